@@ -1,0 +1,1 @@
+"""Long-term memory: knowledge files, KnowledgeRetriever, experience bank."""
