@@ -1,0 +1,142 @@
+"""Benchmark YAML files: oss-fuzz-gen's target format plus where the source comes from.
+
+Example (``benchmarks/cjson.yaml``)::
+
+    project: cjson
+    language: c
+    target_path: fuzzing/cjson_read_fuzzer.c
+    target_name: cjson_read_fuzzer
+    source: {apt: cjson}
+    build: {sources: [cJSON.c], include_dirs: [.], headers: [cJSON.h]}
+    functions:
+      - name: cJSON_Parse
+        signature: "cJSON * cJSON_Parse(const char * value)"
+        return_type: "cJSON *"
+        params: [{name: value, type: "const char *"}]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from fuzzkit.api import FunctionDecl, Param
+
+
+class BenchmarkError(ValueError):
+    """A benchmark file that cannot be used, with what to change."""
+
+
+class ParamSpec(BaseModel):
+    """One parameter as oss-fuzz-gen writes it."""
+
+    name: str = ""
+    type: str
+
+
+class FunctionSpec(BaseModel):
+    """One target function."""
+
+    name: str
+    signature: str = ""
+    return_type: str = "void"
+    params: list[ParamSpec] = Field(default_factory=list)
+
+    def decl(self, header: str = "") -> FunctionDecl:
+        """As the shared C API data model."""
+        params = tuple(
+            Param(name=p.name or f"arg{i}", type=_clang_spelling(p.type))
+            for i, p in enumerate(self.params)
+        )
+        return FunctionDecl(self.name, _clang_spelling(self.return_type), params, header)
+
+
+class SourceSection(BaseModel):
+    """Where the library's source comes from: exactly one of the kinds."""
+
+    apt: str | None = None
+    version: str | None = None
+    path: str | None = None
+    git: str | None = None
+    tarball: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> SourceSection:
+        kinds = [k for k in ("apt", "path", "git", "tarball") if getattr(self, k)]
+        if len(kinds) != 1:
+            raise ValueError(
+                "source: give exactly one of apt (Debian source package), path (local "
+                f"directory), git (URL) or tarball (URL); got {kinds or 'none'}"
+            )
+        return self
+
+
+class BuildSection(BaseModel):
+    """How to build the library (see ``fuzzkit.library.BuildRecipe``)."""
+
+    sources: list[str]
+    include_dirs: list[str] = Field(default_factory=lambda: ["."])
+    defines: list[str] = Field(default_factory=list)
+    headers: list[str]
+    cflags: list[str] = Field(default_factory=list)
+    coverage_sources: list[str] | None = None
+    exclude: list[str] = Field(default_factory=list)
+
+
+class Benchmark(BaseModel):
+    """A whole benchmark file."""
+
+    project: str
+    language: str = "c"
+    target_path: str = ""
+    target_name: str = ""
+    functions: list[FunctionSpec]
+    source: SourceSection
+    build: BuildSection
+    upstream_harnesses: list[str] = Field(default_factory=list)
+    path: str = ""
+
+    def function(self, name: str) -> FunctionSpec:
+        """The function named ``name`` (BenchmarkError listing the choices otherwise)."""
+        for fn in self.functions:
+            if fn.name == name:
+                return fn
+        names = ", ".join(f.name for f in self.functions)
+        raise BenchmarkError(f"{self.path}: no function {name!r}; the benchmark has: {names}")
+
+
+def load_benchmark(path: str | Path) -> Benchmark:
+    """Read and validate a benchmark YAML, with errors that say what to add or fix."""
+    path = Path(path)
+    if not path.is_file():
+        raise BenchmarkError(f"benchmark file {path} does not exist")
+    try:
+        data: Any = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise BenchmarkError(f"{path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise BenchmarkError(f"{path}: expected a mapping with project, functions, source, build")
+    missing = [k for k in ("source", "build") if k not in data]
+    if missing:
+        raise BenchmarkError(
+            f"{path}: no {' and no '.join(missing)} section. oss-fuzz-gen benchmarks do not say "
+            "where the library comes from; add e.g.\n  source: {apt: cjson}\n  build: {sources: "
+            "[cJSON.c], headers: [cJSON.h]}\nor generate a complete file with "
+            "`logicfuzz init-benchmark --apt NAME`."
+        )
+    try:
+        bench = Benchmark.model_validate({**data, "path": str(path)})
+    except ValidationError as exc:
+        raise BenchmarkError(f"{path} is not a valid benchmark:\n{exc}") from exc
+    if not bench.functions:
+        raise BenchmarkError(f"{path}: `functions` is empty; list at least one target function")
+    return bench
+
+
+def _clang_spelling(ctype: str) -> str:
+    """Normalize a C type to clang's spelling: one space before each ``*``, none after."""
+    text = " ".join(ctype.replace("*", " * ").split())
+    return text.replace("* *", "**").replace(" * ", " *").rstrip() if "*" in text else text

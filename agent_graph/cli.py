@@ -1,0 +1,106 @@
+"""``logicfuzz`` command line.
+
+Exit codes: 0 the run finished (see the table for each target's outcome); 1 some target failed
+with an error; 2 bad input (benchmark, options) or a toolchain problem; 3 model configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from agent_graph.benchmark import BenchmarkError
+from agent_graph.context import MEMORY_MODES, Context
+from agent_graph.runner import RunOptions, run_benchmark
+from agents.llm import ModelConfigError
+from fuzzkit.errors import ToolchainError
+
+console = Console(stderr=True)
+
+
+def _pct(entry: dict[str, Any] | None) -> str:
+    return f"{entry['percent']:.1f}%" if entry else "-"
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    """One row per target."""
+    table = Table(title=f"LogicFuzz: {summary['project']} ({summary['run_dir']})")
+    for col in ("function", "archetype", "builds", "runs", "crash", "lines", "branches",
+                "iters", "fixes", "calls", "stop reason"):
+        table.add_column(col)
+    for r in summary["results"]:
+        if r.get("error"):
+            table.add_row(r["function"], "", "", "", "", "", "", "", "", "", f"error: {r['error']}")
+            continue
+        cov = r.get("coverage") or {}
+        crash = r.get("crash") or {}
+        table.add_row(
+            r["function"], r.get("archetype") or "", "yes" if r["compiles"] else "no",
+            "yes" if r["runs"] else "no", crash.get("kind") or "", _pct(cov.get("lines")),
+            _pct(cov.get("branches")), str(r["iterations"]), str(r["fix_rounds"]),
+            str(r["model_calls"]), r.get("termination_reason", "")[:40],
+        )
+    return table
+
+
+def _run(args: argparse.Namespace) -> int:
+    ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, memory_mode=args.memory_mode,
+                  max_iterations=args.max_iterations, debug=args.debug)
+    functions = [f for part in args.functions or [] for f in part.split(",") if f]
+    options = RunOptions(Path(args.benchmark), functions, Path(args.out) if args.out else None, ctx)
+
+    def progress(function: str, step: str, record: dict[str, Any]) -> None:
+        if not args.quiet:
+            console.log(f"[bold]{function}[/]: {step}")
+
+    summary = run_benchmark(options, progress)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    elif not args.quiet:
+        Console().print(summary_table(summary))
+    return 1 if summary["failed"] else 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser."""
+    p = argparse.ArgumentParser(prog="logicfuzz", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the pipeline on a benchmark YAML")
+    run.add_argument("benchmark", help="benchmark YAML, e.g. benchmarks/cjson.yaml")
+    run.add_argument("--functions", action="append", help="only these functions (comma list)")
+    run.add_argument("--model", default="offline", help="offline | openai:<model>")
+    run.add_argument("--fuzz-seconds", type=int, default=60, help="libFuzzer budget per run")
+    run.add_argument("--max-iterations", type=int, default=5, help="optimization iterations")
+    run.add_argument("--memory-mode", default="retrieve-extract", choices=MEMORY_MODES)
+    run.add_argument("--out", help="run directory (default: a new one under results/)")
+    run.add_argument("--debug", action="store_true", help="log full prompts and replies")
+    run.add_argument("--quiet", action="store_true", help="no progress, no table")
+    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.set_defaults(func=_run)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``logicfuzz`` console script."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (BenchmarkError, ToolchainError, ValueError) as exc:
+        hint = getattr(exc, "hint", "")
+        console.print(f"[red]error:[/] {exc}" + (f"\n[yellow]hint:[/] {hint}" if hint else ""))
+        return 2
+    except ModelConfigError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

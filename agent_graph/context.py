@@ -1,0 +1,112 @@
+"""Runtime configuration of one graph run: model, budgets, memory mode, paths.
+
+Passed as LangGraph's runtime context (``graph.invoke(state, context=Context(...))``), so Studio
+shows it as the assistant's configuration. Environment variables ``LOGICFUZZ_<FIELD>`` fill in
+defaults only: a value a caller passes explicitly is never overridden by the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal
+
+MemoryMode = Literal["baseline", "retrieve-extract", "retrieve-only"]
+MEMORY_MODES: tuple[str, ...] = ("baseline", "retrieve-extract", "retrieve-only")
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Everything a run is configured with; every field has a safe default."""
+
+    model: str = field(
+        default="offline",
+        metadata={"description": "Model spec: 'offline' or 'openai:<model>' (any OpenAI-compatible API)."},
+    )
+    base_url: str = field(
+        default="",
+        metadata={"description": "Base URL of the OpenAI-compatible endpoint (default: OPENAI_BASE_URL)."},
+    )
+    api_key_env: str = field(
+        default="OPENAI_API_KEY",
+        metadata={"description": "Name of the environment variable holding the API key (never the key)."},
+    )
+    temperature: float = field(default=0.2, metadata={"description": "Sampling temperature."})
+    max_output_tokens: int = field(default=4096, metadata={"description": "Max tokens per reply."})
+    request_timeout: float = field(default=120.0, metadata={"description": "Seconds per model call."})
+    max_retries: int = field(default=2, metadata={"description": "Retries on 429/5xx/timeouts."})
+    fuzz_seconds: int = field(default=60, metadata={"description": "libFuzzer budget per run."})
+    rss_limit_mb: int = field(default=2048, metadata={"description": "libFuzzer -rss_limit_mb."})
+    max_fix_rounds: int = field(
+        default=5, metadata={"description": "Build/run fix rounds before giving up on a target."}
+    )
+    max_iterations: int = field(
+        default=5, metadata={"description": "Coverage-optimization iterations (phase 2)."}
+    )
+    plateau_iterations: int = field(
+        default=2, metadata={"description": "Stop after this many iterations without coverage gain."}
+    )
+    min_gain_percent: float = field(
+        default=1.0,
+        metadata={"description": "Line-coverage gain (points) that counts as real, not fuzzing noise."},
+    )
+    max_node_visits: int = field(
+        default=80, metadata={"description": "Hard guard on total node visits per target."}
+    )
+    consolidate_every: int = field(
+        default=3, metadata={"description": "Consolidate session memory every N iterations."}
+    )
+    message_token_budget: int = field(
+        default=100_000, metadata={"description": "Token budget of each agent's message history."}
+    )
+    memory_mode: str = field(
+        default="retrieve-extract",
+        metadata={"description": "Experience memory: baseline | retrieve-extract | retrieve-only."},
+    )
+    embedding_model: str = field(
+        default="all-MiniLM-L6-v2", metadata={"description": "sentence-transformers model."}
+    )
+    debug: bool = field(default=False, metadata={"description": "Log full prompts and replies."})
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if f.default is MISSING or getattr(self, f.name) != f.default:
+                continue
+            raw = os.environ.get(f"LOGICFUZZ_{f.name.upper()}")
+            if raw is not None:
+                setattr(self, f.name, _coerce(raw, f.default, f.name))
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ValueError naming the bad field and the accepted values."""
+        if self.memory_mode not in MEMORY_MODES:
+            raise ValueError(
+                f"memory_mode {self.memory_mode!r} is not one of {', '.join(MEMORY_MODES)}"
+            )
+        if not (self.model == "offline" or self.model.startswith("openai:")):
+            raise ValueError(
+                f"model {self.model!r} is not supported: use 'offline' or 'openai:<model-name>'"
+            )
+        for name in ("fuzz_seconds", "max_fix_rounds", "max_iterations", "plateau_iterations",
+                     "max_node_visits", "consolidate_every", "message_token_budget"):
+            if getattr(self, name) < (0 if name == "max_iterations" else 1):
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any] | None) -> Context:
+        """Build from a plain dict (Studio sends one), ignoring unknown keys."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (data or {}).items() if k in names})
+
+
+def _coerce(raw: str, default: Any, name: str) -> Any:
+    try:
+        if isinstance(default, bool):
+            return raw.strip().lower() in ("1", "true", "yes", "on")
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"environment variable LOGICFUZZ_{name.upper()}={raw!r}: {exc}") from exc
+    return raw

@@ -1,0 +1,48 @@
+"""Coverage analyzer: from llvm-cov figures to concrete strategies."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agents.base import Agent
+from agents.sections import api_prototypes, coverage_summary, memory_section, target_decl
+
+
+class Strategy(BaseModel):
+    """One proposed change."""
+
+    strategy: str
+    target_functions: list[str] = Field(default_factory=list)
+    expected_gain: Literal["HIGH", "MEDIUM", "LOW"] = "MEDIUM"
+
+
+class CoverageAdvice(BaseModel):
+    """The analyzer's proposals."""
+
+    summary: str = ""
+    strategies: list[Strategy] = Field(default_factory=list)
+
+
+class CoverageAnalyzer(Agent[CoverageAdvice]):
+    """Reads the coverage of the current harness."""
+
+    name = "coverage_analyzer"
+    template = "coverage_analyzer"
+    output_model = CoverageAdvice
+
+    @staticmethod
+    def variables(
+        state: dict[str, Any], reads: tuple[str, ...], uncovered: str, directions: str
+    ) -> dict[str, str]:
+        """Template values."""
+        return {
+            "target_prototype": target_decl(state).prototype(),
+            "api_prototypes": api_prototypes(state),
+            "harness": state.get("harness_code", ""),
+            "coverage_summary": coverage_summary((state.get("run") or {}).get("coverage") or {}),
+            "uncovered_functions": uncovered,
+            "attempted_directions": directions,
+            "session_memory": memory_section(state, reads),
+        }

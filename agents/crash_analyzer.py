@@ -1,0 +1,91 @@
+"""Crash analyzer and crash feasibility analyzer: triage, then real bug or harness misuse."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from agents.base import Agent
+from agents.sections import memory_section, target_decl
+
+
+class CrashTriage(BaseModel):
+    """What the crash is and where it happens."""
+
+    crash_type: str = "unknown"
+    location: Literal["harness", "library", "unknown"] = "unknown"
+    root_cause: str = ""
+    summary: str = ""
+
+
+class Feasibility(BaseModel):
+    """Whether the crash is a real library bug."""
+
+    feasible: bool
+    verdict: Literal["library_bug", "harness_misuse"] = "harness_misuse"
+    reasoning: str = ""
+    fix_hint: str = ""
+
+
+def stack_text(crash: dict[str, Any], limit: int = 12) -> str:
+    """The crash's frames, one per line, harness frames marked."""
+    lines = []
+    for i, frame in enumerate((crash.get("frames") or [])[:limit]):
+        where = f"{frame.get('file') or '?'}:{frame.get('line') or '?'}"
+        lines.append(f"#{i} {frame.get('function') or '?'} {where}")
+    return "\n".join(lines) or "(no frames)"
+
+
+def report_text(crash: dict[str, Any]) -> str:
+    """Key facts of the parsed sanitizer report."""
+    return "\n".join([
+        f"kind: {crash.get('kind', 'unknown')}",
+        f"summary: {crash.get('summary', '')}",
+        f"top project frame in harness: {bool(crash.get('in_harness'))}",
+        f"near initialization: {bool(crash.get('near_init'))}",
+        f"signature: {crash.get('signature', '')}",
+    ])
+
+
+class CrashAnalyzer(Agent[CrashTriage]):
+    """Triage from the sanitizer report."""
+
+    name = "crash_analyzer"
+    template = "crash_analyzer"
+    output_model = CrashTriage
+
+    @staticmethod
+    def variables(state: dict[str, Any], reads: tuple[str, ...]) -> dict[str, str]:
+        """Template values."""
+        crash = state.get("crash") or {}
+        return {
+            "target_prototype": target_decl(state).prototype(),
+            "crash_report": report_text(crash),
+            "stack": stack_text(crash),
+            "harness": state.get("harness_code", ""),
+            "session_memory": memory_section(state, reads),
+        }
+
+
+class CrashFeasibilityAnalyzer(Agent[Feasibility]):
+    """Real bug or false positive."""
+
+    name = "crash_feasibility_analyzer"
+    template = "crash_feasibility"
+    output_model = Feasibility
+
+    @staticmethod
+    def variables(state: dict[str, Any], reads: tuple[str, ...]) -> dict[str, str]:
+        """Template values."""
+        crash = state.get("crash") or {}
+        triage = state.get("crash_analysis") or {}
+        triage_text = "\n".join(f"{k}: {triage.get(k, '')}" for k in
+                                ("crash_type", "location", "root_cause", "summary"))
+        return {
+            "target_prototype": target_decl(state).prototype(),
+            "crash_triage": f"{report_text(crash)}\n{triage_text}",
+            "stack": stack_text(crash),
+            "harness": state.get("harness_code", ""),
+            "session_memory": memory_section(state, reads),
+        }

@@ -1,0 +1,72 @@
+"""Enhancer: fixes harnesses that fail and improves those that run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agents.base import Agent
+from agents.sections import (
+    api_prototypes,
+    bullet,
+    coverage_summary,
+    include_lines,
+    memory_section,
+    target_decl,
+)
+
+
+class EnhancerReply(BaseModel):
+    """The enhancer's JSON; the new harness comes in the ```c block."""
+
+    fixes: list[str] = Field(default_factory=list)
+    unresolved: list[str] = Field(default_factory=list)
+    directions: list[str] = Field(default_factory=list)
+    added_calls: list[str] = Field(default_factory=list)
+
+
+class Enhancer(Agent[EnhancerReply]):
+    """One role, two templates: ``enhancer_fix`` and ``enhancer_improve``."""
+
+    name = "enhancer"
+    template = "enhancer_fix"
+    output_model = EnhancerReply
+    wants_code = True
+
+    @staticmethod
+    def fix_variables(
+        state: dict[str, Any], reads: tuple[str, ...], problem: str, compile_errors: str,
+        crash_triage: str, last_working: str, pitfalls: str,
+    ) -> dict[str, str]:
+        """Values for ``enhancer_fix``."""
+        return {
+            "target_prototype": target_decl(state).prototype(),
+            "include_lines": include_lines(state),
+            "api_prototypes": api_prototypes(state),
+            "harness": state.get("harness_code", ""),
+            "problem": problem,
+            "compile_errors": compile_errors or "(none)",
+            "crash_triage": crash_triage or "(none)",
+            "last_working_harness": f"```c\n{last_working}```" if last_working else "(none)",
+            "pitfalls": pitfalls,
+            "session_memory": memory_section(state, reads),
+        }
+
+    @staticmethod
+    def improve_variables(
+        state: dict[str, Any], reads: tuple[str, ...], uncovered: str, directions: str,
+    ) -> dict[str, str]:
+        """Values for ``enhancer_improve``."""
+        strategies = (state.get("coverage_analysis") or {}).get("strategies") or []
+        return {
+            "target_prototype": target_decl(state).prototype(),
+            "include_lines": include_lines(state),
+            "api_prototypes": api_prototypes(state),
+            "harness": state.get("harness_code", ""),
+            "coverage_summary": coverage_summary((state.get("run") or {}).get("coverage") or {}),
+            "uncovered_functions": uncovered,
+            "coverage_strategies": bullet([s.get("strategy", "") for s in strategies]),
+            "attempted_directions": directions,
+            "session_memory": memory_section(state, reads),
+        }

@@ -1,0 +1,72 @@
+"""The model seam: ``provider:model`` strings to LangChain chat models.
+
+``offline`` is the embedded deterministic model; ``openai:<name>`` is any OpenAI-compatible
+endpoint through langchain-openai. Clients are built on first use, never at import time, so a
+missing key is reported when a run needs the model and never stops ``langgraph dev``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from agent_graph.context import Context
+
+
+class ModelConfigError(RuntimeError):
+    """The model cannot be used as configured; the message says what to set."""
+
+
+_CACHE: dict[tuple[Any, ...], BaseChatModel] = {}
+_LOCK = threading.Lock()
+
+
+def model_name(spec: str) -> str:
+    """The model part of a spec (``openai:gpt-4o`` → ``gpt-4o``; ``offline`` → ``offline``)."""
+    return spec.split(":", 1)[1] if ":" in spec else spec
+
+
+def get_chat_model(ctx: Context, temperature: float | None = None) -> BaseChatModel:
+    """The chat model for a context, cached per configuration."""
+    temp = ctx.temperature if temperature is None else temperature
+    key = (ctx.model, ctx.base_url, ctx.api_key_env, temp, ctx.max_output_tokens,
+           ctx.request_timeout, ctx.max_retries)
+    with _LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = _build(ctx, temp)
+        return _CACHE[key]
+
+
+def _build(ctx: Context, temperature: float) -> BaseChatModel:
+    if ctx.model == "offline":
+        from agents.offline.model import OfflineChatModel
+
+        return OfflineChatModel()
+    if not ctx.model.startswith("openai:") or not model_name(ctx.model):
+        raise ModelConfigError(
+            f"unknown model {ctx.model!r}: use 'offline' or 'openai:<model-name>'"
+        )
+    key = os.environ.get(ctx.api_key_env, "")
+    base_url = ctx.base_url or os.environ.get("OPENAI_BASE_URL", "")
+    if not key:
+        raise ModelConfigError(
+            f"model {ctx.model} needs an API key: set the environment variable "
+            f"{ctx.api_key_env} (any non-empty value for a local server that ignores keys), "
+            "or run with --model offline"
+        )
+    from langchain_openai import ChatOpenAI
+
+    kwargs: dict[str, Any] = {
+        "model": model_name(ctx.model),
+        "api_key": key,
+        "temperature": temperature,
+        "max_tokens": ctx.max_output_tokens,
+        "timeout": ctx.request_timeout,
+        "max_retries": ctx.max_retries,
+    }
+    if base_url:
+        kwargs["base_url"] = base_url
+    return ChatOpenAI(**kwargs)

@@ -1,0 +1,70 @@
+"""The embedded ``offline`` model: a deterministic chat model that does each role's job.
+
+It reads the same messages a real model receives (system prompt with the role line, the user
+turn with its sections), reasons over them with the C analysis, synthesis, repair and
+improvement engines in this package, and answers in the format the prompt asks for: a JSON
+object, plus a ```c block for the harness roles. No network, no key, same answer for the same
+prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from agent_graph.tokens import count_text_tokens
+from agents.offline import roles
+from agents.offline.prompt_reader import read_prompt
+
+HANDLERS = {
+    "function_analyzer": roles.analyze,
+    "prototyper": roles.prototype,
+    "enhancer": roles.enhance,
+    "crash_analyzer": roles.triage_crash,
+    "crash_feasibility_analyzer": roles.judge_feasibility,
+    "coverage_analyzer": roles.advise_coverage,
+}
+
+
+def reply_text(payload: dict[str, Any], code: str | None = None) -> str:
+    """The reply in the format every prompt asks for."""
+    text = "```json\n" + json.dumps(payload, indent=1) + "\n```\n"
+    if code is not None:
+        text += "\n```c\n" + code.rstrip() + "\n```\n"
+    return text
+
+
+class OfflineChatModel(BaseChatModel):
+    """Deterministic, network-free chat model for every LogicFuzz role."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "logicfuzz-offline"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
+        user = next((str(m.content) for m in reversed(messages) if m.type == "human"), "")
+        facts = read_prompt(system, user)
+        handler = HANDLERS.get(facts.role)
+        if handler is None:
+            text = reply_text({"error": f"offline model has no skill for role {facts.role!r}"})
+        else:
+            payload, code = handler(facts)
+            text = reply_text(payload, code)
+        prompt_tokens = sum(count_text_tokens(str(m.content)) for m in messages)
+        completion_tokens = count_text_tokens(text)
+        message = AIMessage(content=text, usage_metadata={
+            "input_tokens": prompt_tokens, "output_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens})
+        return ChatResult(generations=[ChatGeneration(message=message)])

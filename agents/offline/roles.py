@@ -1,0 +1,166 @@
+"""The offline model's skill per role: prompt facts in, (JSON payload, optional C code) out."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from agents.offline.analysis import analyze_function
+from agents.offline.cdecl import parse_prototype, parse_prototypes
+from agents.offline.fixer import fix_harness
+from agents.offline.improver import improve_harness
+from agents.offline.prompt_reader import PromptFacts, identifiers
+from agents.offline.synth import write_harness
+from fuzzkit.api import FunctionDecl
+
+Reply = tuple[dict[str, Any], str | None]
+_FAILED = {"failed", "noise"}
+
+
+def _target(facts: PromptFacts) -> FunctionDecl:
+    return parse_prototype(facts.text("Target function").splitlines()[0])
+
+
+def _api(facts: PromptFacts) -> list[FunctionDecl]:
+    return parse_prototypes(facts.code("Library API"))
+
+
+def _headers(facts: PromptFacts) -> list[str]:
+    text = facts.text("Headers") or ""
+    found = re.findall(r'#include\s*[<"]([^>"]+)[>"]', text)
+    if found:
+        return found
+    return [h.strip() for h in facts.text("Library").split("Public headers:")[-1].split(",")
+            if h.strip().endswith(".h")]
+
+
+def _memory_lines(facts: PromptFacts, subsection: str, skip_failed: bool = False) -> list[str]:
+    lines = []
+    for _tag, body in facts.memory(subsection):
+        if skip_failed and body.startswith("failed:"):
+            continue
+        lines.append(re.sub(r"^(worked|failed):\s*", "", body))
+    return lines
+
+
+def _tabu(facts: PromptFacts, api: list[FunctionDecl]) -> list[str]:
+    """API functions named in directions that failed: not proposed again without new evidence."""
+    names = {d.name for d in api}
+    avoid: list[str] = []
+    for tag, body in facts.bullets("Attempted directions"):
+        if tag.lower() in _FAILED:
+            avoid += sorted(identifiers(body.split("(")[0]) & names)
+    return sorted(set(avoid))
+
+
+def analyze(facts: PromptFacts) -> Reply:
+    """Function analyzer: archetype by signature and API shape; the knowledge breaks ties."""
+    result = analyze_function(_target(facts), _api(facts))
+    archetype, confidence, reasoning = result.archetype, result.confidence, result.reasoning
+    hits = [body for tag, body in facts.bullets("Knowledge hits") if tag == "archetype"]
+    if confidence == "LOW" and hits:
+        archetype = hits[0].split()[0]
+        reasoning += f" Signature evidence was weak; the knowledge base's best match is {archetype}."
+    known = [body for _t, body in facts.memory("API constraints")]
+    constraints = [c for c in result.constraints if c not in known]
+    return {"archetype": archetype, "confidence": confidence, "reasoning": reasoning,
+            "constraints": constraints, "related_functions": list(result.related)}, None
+
+
+def prototype(facts: PromptFacts) -> Reply:
+    """Prototyper: fill the skeleton with type-driven argument construction."""
+    analysis = _json(facts.text("Analysis"))
+    constraints = list(analysis.get("constraints") or []) + _memory_lines(facts, "API constraints")
+    archetype = facts.text("Archetype").splitlines()[0].strip()
+    draft = write_harness(
+        _target(facts), _api(facts), _headers(facts), archetype, facts.code("Skeleton"),
+        constraints=constraints, known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True),
+    )
+    return {"notes": draft.notes, "functions_called": draft.calls}, draft.code
+
+
+def enhance(facts: PromptFacts) -> Reply:
+    """Enhancer: repair from compiler errors or crash triage, or improve from coverage gaps."""
+    harness = facts.code("Current harness")
+    api = _api(facts)
+    if facts.mode == "improve":
+        uncovered = [parse_prototype(body).name for _t, body in facts.bullets("Uncovered functions")]
+        result = improve_harness(harness, _target(facts), api, uncovered, avoid=_tabu(facts, api))
+        return {"directions": result.directions, "added_calls": result.added_calls}, result.code
+    errors = facts.text("Compile errors")
+    known = _memory_lines(facts, "Known fixes", skip_failed=True)
+    if errors:
+        fixed = fix_harness(harness, errors, api, _headers(facts), known_fixes=known)
+        return {"fixes": fixed.fixes, "unresolved": fixed.unresolved}, fixed.code
+    last_good = facts.code("Last working harness")
+    problem = facts.text("Problem")
+    if last_good:
+        return {"fixes": [f"revert to the last working harness ({problem})"],
+                "unresolved": []}, last_good
+    return {"fixes": [], "unresolved": [f"no repair known for: {problem}"]}, harness
+
+
+def _report(facts: PromptFacts) -> dict[str, str]:
+    text = facts.text("Crash report") or facts.text("Crash triage")
+    return dict(re.findall(r"^([a-z_ ]+):\s*(.*)$", text, re.M))
+
+
+def triage_crash(facts: PromptFacts) -> Reply:
+    """Crash analyzer: kind and location from the parsed sanitizer report."""
+    report = _report(facts)
+    in_harness = report.get("top project frame in harness", "False") == "True"
+    top = (facts.text("Stack").splitlines() or ["(no frames)"])[0]
+    kind = report.get("kind", "unknown")
+    location = "harness" if in_harness else "library"
+    return {"crash_type": kind, "location": location,
+            "root_cause": f"{kind} at {top}; the first frame in project code is in the {location}.",
+            "summary": report.get("summary", "")}, None
+
+
+def judge_feasibility(facts: PromptFacts) -> Reply:
+    """Feasibility: harness frames, its own leaks and resource blow-ups are misuse; else a bug."""
+    report = _report(facts)
+    kind = report.get("kind", "unknown")
+    harness_fault = (report.get("top project frame in harness") == "True"
+                     or report.get("location") == "harness")
+    if kind == "leak" and "LLVMFuzzerTestOneInput" in facts.text("Stack"):
+        harness_fault = True
+    if harness_fault:
+        return {"feasible": False, "verdict": "harness_misuse",
+                "reasoning": f"The {kind} originates in harness code, not in the library.",
+                "fix_hint": "free what the harness allocates and respect the API's preconditions"}, None
+    return {"feasible": True, "verdict": "library_bug",
+            "reasoning": f"The {kind} happens inside library code reached through its public API "
+                         "with input the harness passes as documented.", "fix_hint": ""}, None
+
+
+def advise_coverage(facts: PromptFacts) -> Reply:
+    """Coverage analyzer: uncovered functions that accept objects the harness already holds."""
+    harness = facts.code("Current harness")
+    held = identifiers(harness)
+    api = {d.name: d for d in _api(facts)}
+    avoid = set(_tabu(facts, list(api.values())))
+    strategies = []
+    for _tag, body in facts.bullets("Uncovered functions"):
+        decl = parse_prototype(body)
+        if decl.name in avoid:
+            continue
+        usable = [p for p in decl.params if identifiers(p.type) & held]
+        if decl.params and not usable:
+            continue
+        gain = "HIGH" if usable else "MEDIUM"
+        what = f" on the {usable[0].type.strip()} the harness already has" if usable else ""
+        strategies.append({"strategy": f"call {decl.name}{what}",
+                           "target_functions": [decl.name], "expected_gain": gain})
+    strategies.sort(key=lambda s: s["expected_gain"] != "HIGH")
+    summary = f"{len(strategies)} uncovered API functions can take objects the harness holds"
+    return {"summary": summary, "strategies": strategies[:4]}, None
+
+
+def _json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return {}
+    return value if isinstance(value, dict) else {}

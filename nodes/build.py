@@ -1,0 +1,57 @@
+"""Build node: compile the current harness against the prebuilt library (fuzz + coverage)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent_graph.context import Context
+from agent_graph.session_memory import add_known_fix
+from agent_graph.state import FuzzState
+from fuzzkit.harness import build_harness
+from fuzzkit.library import LibraryBuild
+from nodes._common import log_event, visit, work_dir
+
+MAX_ERRORS_SHOWN = 20
+
+
+def errors_text(diagnostics: list[Any], log: str) -> str:
+    """The compiler's errors as the enhancer sees them: errors first, capped."""
+    errors = [d for d in diagnostics if d.severity in ("error", "fatal error")]
+    if not errors:
+        return log.strip()[-4000:]
+    return "\n".join(
+        f"{d.file}:{d.line}:{d.column}: {d.severity}: {d.message}" for d in errors[:MAX_ERRORS_SHOWN]
+    )
+
+
+def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Write ``harness_v<N>.c`` and build it; a compile error is a result, not an exception."""
+    version = int(state.get("harness_version") or 0)
+    out = work_dir(state) / f"v{version}"
+    out.mkdir(parents=True, exist_ok=True)
+    source = out / "harness.c"
+    source.write_text(state.get("harness_code", ""), encoding="utf-8")
+    lib = LibraryBuild.from_dict(state["library"])
+    result = build_harness(source, lib, out)
+    (out / "build.log").write_text(result.log, encoding="utf-8")
+    record = {
+        "version": version,
+        "ok": result.ok,
+        "errors": "" if result.ok else errors_text(result.diagnostics, result.log),
+        "fuzz_binary": str(result.fuzz_binary) if result.ok else "",
+        "cov_binary": str(result.cov_binary) if result.ok else "",
+        "log_path": str(out / "build.log"),
+        "seconds": round(result.seconds, 3),
+    }
+    log_event(state, "build.done", version=version, ok=result.ok, seconds=record["seconds"])
+    update: dict[str, Any] = {**visit("build"), "build": record, "counters": {"builds": 1}}
+    if state.get("pending_fixes"):
+        # A fix is only known to work once the build says so; failed ones are kept as lessons.
+        memory = state.get("session_memory") or {}
+        for fix in state["pending_fixes"]:
+            memory = add_known_fix(memory, fix, success=result.ok,
+                                   confidence="HIGH" if result.ok else "LOW")
+        update.update(session_memory=memory, pending_fixes=[])
+    return update

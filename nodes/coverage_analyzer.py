@@ -1,0 +1,30 @@
+"""Coverage analyzer node: strategies for the enhancer, kept in session memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent_graph.context import Context
+from agent_graph.session_memory import add_coverage_strategy
+from agent_graph.state import FuzzState
+from agents.coverage_analyzer import CoverageAnalyzer
+from nodes._common import log_event
+from nodes._llm import call_agent, memory_reads_for
+from nodes.enhancer import directions_text, uncovered_text
+
+
+def coverage_analyzer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Analyze the current version's coverage."""
+    variables = CoverageAnalyzer.variables(state, memory_reads_for("coverage_analyzer"),
+                                           uncovered_text(state), directions_text(state))
+    result, update = call_agent(CoverageAnalyzer, state, runtime, variables)
+    memory = state.get("session_memory") or {}
+    for s in result.output.strategies:
+        memory = add_coverage_strategy(memory, s.strategy, target_functions=s.target_functions,
+                                       confidence=s.expected_gain)
+    log_event(state, "coverage.analyzed", strategies=len(result.output.strategies))
+    return {**update, "session_memory": memory, "coverage_analysis": {
+        "version": state.get("harness_version"), "summary": result.output.summary,
+        "strategies": [s.model_dump() for s in result.output.strategies]}}

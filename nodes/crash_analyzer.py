@@ -1,0 +1,28 @@
+"""Crash analyzer node: triage of the current version's crash."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent_graph.context import Context
+from agent_graph.state import FuzzState
+from agents.crash_analyzer import CrashAnalyzer
+from nodes._common import log_event, work_dir
+from nodes._llm import call_agent, memory_reads_for
+
+
+def crash_analyzer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Triage the crash; the feasibility analyzer decides what it means."""
+    variables = CrashAnalyzer.variables(state, memory_reads_for("crash_analyzer"))
+    result, update = call_agent(CrashAnalyzer, state, runtime, variables)
+    crash = state.get("crash") or {}
+    log_event(state, "crash.triaged", signature=crash.get("signature"),
+              location=result.output.location, kind=result.output.crash_type)
+    report_dir = work_dir(state) / "crashes"
+    report_dir.mkdir(exist_ok=True)
+    (report_dir / f"v{state.get('harness_version')}.txt").write_text(
+        f"{crash.get('summary', '')}\n{result.output.model_dump_json(indent=1)}\n", encoding="utf-8")
+    return {**update, "crash_analysis": {"version": state.get("harness_version"),
+                                         **result.output.model_dump()}}

@@ -1,0 +1,27 @@
+"""Crash feasibility node: real library bug (stop) or harness misuse (fix the harness)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent_graph.context import Context
+from agent_graph.session_memory import add_decision
+from agent_graph.state import FuzzState
+from agents.crash_analyzer import CrashFeasibilityAnalyzer
+from nodes._common import log_event
+from nodes._llm import call_agent, memory_reads_for
+
+
+def crash_feasibility_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Decide the crash's verdict and record it as a decision."""
+    variables = CrashFeasibilityAnalyzer.variables(
+        state, memory_reads_for("crash_feasibility_analyzer"))
+    result, update = call_agent(CrashFeasibilityAnalyzer, state, runtime, variables)
+    verdict = result.output
+    memory = add_decision(state.get("session_memory") or {}, f"crash:{verdict.verdict}",
+                          verdict.reasoning or verdict.fix_hint, source="crash_feasibility_analyzer")
+    log_event(state, "crash.verdict", feasible=verdict.feasible, verdict=verdict.verdict)
+    analysis = {**(state.get("crash_analysis") or {}), **verdict.model_dump()}
+    return {**update, "crash_analysis": analysis, "session_memory": memory}

@@ -1,0 +1,87 @@
+"""Enhancer node: repair a failing harness, or improve a running one's coverage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent_graph.context import Context
+from agent_graph.state import FuzzState, counter
+from agents.crash_analyzer import report_text
+from agents.enhancer import Enhancer
+from agents.sections import relevant_api
+from long_term_memory.retrieval import get_retriever
+from nodes._common import log_event
+from nodes._llm import call_agent, memory_reads_for
+from nodes.prototyper import pitfall_lines
+
+
+def directions_text(state: FuzzState) -> str:
+    """Attempted directions of the local memory, one line each with outcome and evidence."""
+    rows = (state.get("local_memory") or {}).get("attempted_directions") or []
+    return "\n".join(
+        f"- [{r.get('outcome', '?')}] {r.get('direction', '')} ({r.get('evidence', '')})" for r in rows
+    ) or "(none yet)"
+
+
+def uncovered_text(state: FuzzState, limit: int = 25) -> str:
+    """Uncovered public functions with their prototypes."""
+    names = set((state.get("run") or {}).get("uncovered_functions") or [])
+    decls = [d for d in relevant_api(state) if d.name in names]
+    return "\n".join(f"- {d.prototype()}" for d in decls[:limit]) or "(none)"
+
+
+def problem_of(state: FuzzState) -> tuple[str, str, str]:
+    """What went wrong with the current version: (problem, compile errors, crash triage)."""
+    build = state.get("build") or {}
+    if not build.get("ok"):
+        return "the harness does not compile", build.get("errors", ""), ""
+    run = state.get("run") or {}
+    if run.get("crashed"):
+        triage = state.get("crash_analysis") or {}
+        text = report_text(state.get("crash") or {}) + "\n" + "\n".join(
+            f"{k}: {triage.get(k, '')}" for k in ("root_cause", "verdict", "fix_hint"))
+        return "the harness crashes by misusing the API (not a library bug)", "", text
+    return run.get("problem") or "the harness does not exercise the target", "", ""
+
+
+def needs_fix(state: FuzzState) -> bool:
+    """True when the current version failed to build, crashed by misuse, or missed the target."""
+    build, run = state.get("build") or {}, state.get("run") or {}
+    if build.get("version") != state.get("harness_version") or not build.get("ok"):
+        return True
+    return run.get("version") == state.get("harness_version") and not run.get("usable")
+
+
+def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Produce the next harness version; fixes count toward the fix-round guard."""
+    reads = memory_reads_for("enhancer")
+    version = counter(state, "harness_versions") + 1
+    if needs_fix(state):
+        archetype = (state.get("analysis") or {}).get("archetype", "stateless_parser")
+        pitfalls = get_retriever(state["long_term_retriever"]).get_pitfalls_for_archetype(archetype)
+        problem, errors, triage = problem_of(state)
+        best = (state.get("best") or {}).get("code", "")
+        variables = Enhancer.fix_variables(state, reads, problem, errors, triage, best,
+                                           pitfall_lines(pitfalls))
+        result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix")
+        log_event(state, "harness.written", version=version, by="enhancer.fix",
+                  fixes=result.output.fixes, unresolved=result.output.unresolved)
+        change = {"kind": "fix", "from_version": state.get("harness_version"),
+                  "fixes": result.output.fixes}
+        extra = {"fix_rounds": int(state.get("fix_rounds") or 0) + 1,
+                 "pending_fixes": result.output.fixes}
+        counters = {"fix_rounds_total": 1}
+    else:
+        variables = Enhancer.improve_variables(state, reads, uncovered_text(state),
+                                               directions_text(state))
+        result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_improve")
+        log_event(state, "harness.written", version=version, by="enhancer.improve",
+                  directions=result.output.directions)
+        change = {"kind": "improve", "from_version": state.get("harness_version"),
+                  "directions": result.output.directions, "added_calls": result.output.added_calls}
+        extra, counters = {"pending_fixes": []}, {}
+    update["counters"] = {**update["counters"], **counters, "harness_versions": 1}
+    return {**update, **extra, "harness_code": result.code, "harness_version": version,
+            "last_change": {**change, "version": version}}

@@ -1,0 +1,62 @@
+"""Execution node: fuzz the built harness, then measure coverage of the library's own code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent_graph.context import Context
+from agent_graph.state import FuzzState
+from fuzzkit.coverage import measure_coverage
+from fuzzkit.library import LibraryBuild
+from fuzzkit.runner import run_fuzzer
+from nodes._common import ctx_of, log_event, visit, work_dir
+
+
+def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Run libFuzzer for the budget; a crash, timeout or OOM is recorded, never raised."""
+    ctx = ctx_of(runtime)
+    version = int(state.get("harness_version") or 0)
+    build = state["build"]
+    out = work_dir(state) / f"v{version}" / "run"
+    lib = LibraryBuild.from_dict(state["library"])
+    fuzz = run_fuzzer(Path(build["fuzz_binary"]), out, seconds=ctx.fuzz_seconds,
+                      rss_limit_mb=ctx.rss_limit_mb)
+    inputs = [fuzz.corpus_dir, *fuzz.crash_files]
+    cov = measure_coverage(Path(build["cov_binary"]), inputs, lib, out / "coverage")
+    target = state["target"]["name"]
+    target_hits = int(cov.function_hits.get(target, 0))
+    crashed = bool(fuzz.crashed and fuzz.crash is not None)
+    problem = ""
+    if not crashed and target_hits == 0:
+        problem = (f"the harness never called {target} (0 executions of it in coverage); "
+                   f"fuzzer exit code {fuzz.exit_code}")
+    coverage = cov.to_dict()
+    record = {
+        "version": version,
+        "crashed": crashed,
+        "usable": not crashed and target_hits > 0,
+        "problem": problem,
+        "target_hits": target_hits,
+        "exit_code": fuzz.exit_code,
+        "seconds": round(fuzz.seconds, 2),
+        "timed_out": fuzz.timed_out,
+        "stats": fuzz.stats,
+        "progress": fuzz.progress,
+        "log_path": str(fuzz.log_path),
+        "corpus_dir": str(fuzz.corpus_dir),
+        "crash_files": [str(p) for p in fuzz.crash_files],
+        "coverage": {k: coverage[k] for k in ("lines", "branches", "functions")},
+        "uncovered_functions": cov.uncovered([d["name"] for d in state.get("api") or []]),
+    }
+    update: dict[str, Any] = {**visit("execution"), "run": record, "counters": {"fuzz_runs": 1}}
+    if crashed:
+        assert fuzz.crash is not None
+        update["crash"] = {"version": version, **fuzz.crash.to_dict(),
+                           "reproducer": str(fuzz.crash_files[0]) if fuzz.crash_files else ""}
+    log_event(state, "execution.done", version=version, crashed=crashed,
+              lines=record["coverage"]["lines"], target_hits=target_hits,
+              exec_per_sec=fuzz.stats.get("exec_per_sec"))
+    return update

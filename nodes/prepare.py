@@ -1,0 +1,73 @@
+"""Prepare: resolve the benchmark, fetch and build the library, parse its API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent_graph.benchmark import Benchmark, load_benchmark
+from agent_graph.context import Context
+from agent_graph.session_memory import empty_session_memory
+from agent_graph.state import FuzzState
+from fuzzkit.api import FunctionDecl
+from fuzzkit.headers import parse_header
+from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
+from fuzzkit.source import SourceSpec, fetch_source
+from long_term_memory.retrieval import RetrieverHandle
+from nodes._common import ctx_of, log_event, visit
+
+
+def library_for(bench: Benchmark) -> LibraryBuild:
+    """Fetch and build a benchmark's library (cached per source and flags)."""
+    root = fetch_source(SourceSpec(**bench.source.model_dump()))
+    recipe = BuildRecipe(**bench.build.model_dump())
+    return build_library(root, recipe)
+
+
+def api_of(lib: LibraryBuild) -> list[FunctionDecl]:
+    """Every function declared in the library's public headers."""
+    seen: dict[str, FunctionDecl] = {}
+    for header in lib.headers:
+        for decl in parse_header(Path(header), lib.include_dirs, lib.defines):
+            seen.setdefault(decl.name, decl)
+    return list(seen.values())
+
+
+def prepare_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Fill in target, API, headers and library unless the caller prepared them already."""
+    ctx = ctx_of(runtime)
+    update: dict[str, Any] = {**visit("prepare")}
+    if not state.get("library") or not state.get("target"):
+        if not state.get("benchmark") or not state.get("function"):
+            raise ValueError(
+                "input needs either `benchmark` (a benchmark YAML path) and `function`, "
+                "or a prepared `target`, `api`, `headers` and `library`"
+            )
+        bench = load_benchmark(state["benchmark"])
+        spec = bench.function(state["function"])
+        lib = library_for(bench)
+        api = api_of(lib)
+        by_name = {d.name: d for d in api}
+        target = by_name.get(spec.name) or spec.decl()
+        update.update(
+            project=bench.project,
+            target=target.to_dict(),
+            api=[d.to_dict() for d in api],
+            headers=[Path(h).name for h in lib.headers],
+            library=lib.to_dict(),
+        )
+        if not state.get("work_dir"):
+            update["work_dir"] = str(Path("results") / "adhoc" / bench.project / spec.name)
+    update.setdefault("project", state.get("project", ""))
+    if not state.get("session_memory"):
+        update["session_memory"] = empty_session_memory()
+    if not state.get("long_term_retriever"):
+        update["long_term_retriever"] = RetrieverHandle(embedding_model=ctx.embedding_model).model_dump()
+    if not state.get("phase"):
+        update.update(phase="compilation", harness_version=0, fix_rounds=0, no_gain_iterations=0)
+    merged = {**state, **update}
+    log_event(merged, "target.prepared", target=merged["target"]["name"],
+              api_functions=len(merged.get("api") or []))
+    return update
