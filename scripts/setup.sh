@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Set up LogicFuzz on Debian (bookworm) as root: the clang toolchain, Debian source packages,
+# a .venv with the package. Idempotent: a second run with everything present takes seconds.
+#   scripts/setup.sh          runtime only
+#   scripts/setup.sh --dev    plus test and lint tools (pytest, ruff, mypy, langgraph-cli)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+DEV=0
+[ "${1:-}" = "--dev" ] && DEV=1
+
+die() { echo "setup: $*" >&2; exit 1; }
+say() { echo "setup: $*"; }
+
+APT_PKGS=(clang llvm libclang-rt-14-dev dpkg-dev python3-venv python3-pip)
+
+need_apt=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
+done
+
+# `apt-get source` needs deb-src entries: add `deb-src` to the Types of the Debian sources,
+# leaving every other line and file alone.
+enable_deb_src() {
+  local changed=0 f
+  for f in /etc/apt/sources.list.d/debian.sources; do
+    [ -f "$f" ] || continue
+    if grep -qE '^Types:.*\bdeb\b' "$f" && ! grep -qE '^Types:.*deb-src' "$f"; then
+      [ -w "$f" ] || die "cannot write $f: run as root (or with sudo) to enable deb-src"
+      cp "$f" "$f.logicfuzz.bak"
+      sed -i -E 's/^Types:[[:space:]]*deb[[:space:]]*$/Types: deb deb-src/' "$f"
+      changed=1
+    fi
+  done
+  if [ -f /etc/apt/sources.list ] && grep -qE '^deb .*debian' /etc/apt/sources.list \
+     && ! grep -qE '^deb-src ' /etc/apt/sources.list; then
+    [ -w /etc/apt/sources.list ] || die "cannot write /etc/apt/sources.list: run as root"
+    cp /etc/apt/sources.list /etc/apt/sources.list.logicfuzz.bak
+    grep -E '^deb .*debian' /etc/apt/sources.list | sed 's/^deb /deb-src /' >> /etc/apt/sources.list
+    changed=1
+  fi
+  echo "$changed"
+}
+
+if [ "$(id -u)" != 0 ] && { [ ${#need_apt[@]} -gt 0 ] || ! grep -rqs 'deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; }; then
+  die "missing system packages (${need_apt[*]:-deb-src entries}); run this script as root, e.g. sudo $0 $*"
+fi
+
+avail_kb=$(df -Pk . | awk 'NR==2 {print $4}')
+[ "${avail_kb:-0}" -gt 4000000 ] || die "less than 4 GB free in $(pwd): free some disk space and rerun"
+
+src_changed=0
+[ "$(id -u)" = 0 ] && src_changed=$(enable_deb_src)
+if [ ${#need_apt[@]} -gt 0 ] || [ "$src_changed" = 1 ]; then
+  say "installing system packages: ${need_apt[*]:-none} (deb-src changed: $src_changed)"
+  apt-get update -qq || die "apt-get update failed: check the network access to Debian's archive"
+  if [ ${#need_apt[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null \
+      || die "apt-get install ${need_apt[*]} failed"
+  fi
+fi
+
+PY=${PYTHON:-python3}
+"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "Python >= 3.11 is required ($PY is older)"
+[ -x .venv/bin/python ] || "$PY" -m venv .venv || die "could not create .venv (install python3-venv)"
+
+extras=""
+[ "$DEV" = 1 ] && extras="[dev]"
+stamp=".venv/.logicfuzz-installed$extras"
+want=$(sha256sum pyproject.toml | cut -c1-16)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "installing the Python package$extras into .venv"
+  # torch first, pinned: a CPU build; a looser requirement would pull gigabytes of CUDA wheels.
+  .venv/bin/pip install -q torch==2.13.0 || die "pip could not install torch==2.13.0"
+  .venv/bin/pip install -q -e ".$extras" || die "pip install -e .$extras failed"
+  echo "$want" > "$stamp"
+fi
+say "ready (.venv/bin/logicfuzz)"
