@@ -22,7 +22,7 @@ from agent_graph.runner import RunOptions, run_benchmark
 from agents.llm import ModelConfigError
 from fuzzkit.errors import ToolchainError
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 
 
 def _pct(entry: dict[str, Any] | None) -> str:

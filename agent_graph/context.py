@@ -83,9 +83,10 @@ class Context:
             raise ValueError(
                 f"memory_mode {self.memory_mode!r} is not one of {', '.join(MEMORY_MODES)}"
             )
-        if not (self.model == "offline" or self.model.startswith("openai:")):
+        provider, _, name = self.model.partition(":")
+        if not provider or (self.model != "offline" and not name):
             raise ValueError(
-                f"model {self.model!r} is not supported: use 'offline' or 'openai:<model-name>'"
+                f"model {self.model!r} is not a model spec: use 'offline' or 'openai:<model-name>'"
             )
         for name in ("fuzz_seconds", "max_fix_rounds", "max_iterations", "plateau_iterations",
                      "max_node_visits", "consolidate_every", "message_token_budget"):

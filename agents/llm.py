@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -22,6 +23,16 @@ class ModelConfigError(RuntimeError):
 
 _CACHE: dict[tuple[Any, ...], BaseChatModel] = {}
 _LOCK = threading.Lock()
+Factory = Callable[[Context, float], BaseChatModel]
+_PROVIDERS: dict[str, Factory] = {}
+
+
+def register_provider(name: str, factory: Factory) -> None:
+    """Make ``name:<model>`` specs resolve through ``factory`` (tests register scripted models)."""
+    with _LOCK:
+        _PROVIDERS[name] = factory
+        for key in [k for k in _CACHE if str(k[0]).split(":", 1)[0] == name]:
+            del _CACHE[key]
 
 
 def model_name(spec: str) -> str:
@@ -41,14 +52,24 @@ def get_chat_model(ctx: Context, temperature: float | None = None) -> BaseChatMo
 
 
 def _build(ctx: Context, temperature: float) -> BaseChatModel:
-    if ctx.model == "offline":
-        from agents.offline.model import OfflineChatModel
+    provider = ctx.model.split(":", 1)[0]
+    if provider in _PROVIDERS:
+        return _PROVIDERS[provider](ctx, temperature)
+    raise ModelConfigError(
+        f"unknown model {ctx.model!r}: use 'offline' or 'openai:<model-name>'"
+        + (f" (registered providers: {', '.join(sorted(_PROVIDERS))})" if _PROVIDERS else "")
+    )
 
-        return OfflineChatModel()
-    if not ctx.model.startswith("openai:") or not model_name(ctx.model):
-        raise ModelConfigError(
-            f"unknown model {ctx.model!r}: use 'offline' or 'openai:<model-name>'"
-        )
+
+def _offline(ctx: Context, temperature: float) -> BaseChatModel:
+    from agents.offline.model import OfflineChatModel
+
+    return OfflineChatModel()
+
+
+def _openai(ctx: Context, temperature: float) -> BaseChatModel:
+    if not model_name(ctx.model) or ctx.model == "openai":
+        raise ModelConfigError("model 'openai:' needs a model name, e.g. openai:gpt-4o-mini")
     key = os.environ.get(ctx.api_key_env, "")
     base_url = ctx.base_url or os.environ.get("OPENAI_BASE_URL", "")
     if not key:
@@ -70,3 +91,7 @@ def _build(ctx: Context, temperature: float) -> BaseChatModel:
     if base_url:
         kwargs["base_url"] = base_url
     return ChatOpenAI(**kwargs)
+
+
+register_provider("offline", _offline)
+register_provider("openai", _openai)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
     lib = LibraryBuild.from_dict(state["library"])
     fuzz = run_fuzzer(Path(build["fuzz_binary"]), out, seconds=ctx.fuzz_seconds,
                       rss_limit_mb=ctx.rss_limit_mb)
-    inputs = [fuzz.corpus_dir, *fuzz.crash_files]
+    inputs = [Path(fuzz.corpus_dir), *(Path(p) for p in fuzz.crash_files)]
     cov = measure_coverage(Path(build["cov_binary"]), inputs, lib, out / "coverage")
     target = state["target"]["name"]
     target_hits = int(cov.function_hits.get(target, 0))
@@ -43,11 +44,11 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
         "exit_code": fuzz.exit_code,
         "seconds": round(fuzz.seconds, 2),
         "timed_out": fuzz.timed_out,
-        "stats": fuzz.stats,
-        "progress": fuzz.progress,
+        "stats": asdict(fuzz.stats),
+        "progress": [list(p) for p in fuzz.progress],
         "log_path": str(fuzz.log_path),
         "corpus_dir": str(fuzz.corpus_dir),
-        "crash_files": [str(p) for p in fuzz.crash_files],
+        "crash_files": list(fuzz.crash_files),
         "coverage": {k: coverage[k] for k in ("lines", "branches", "functions")},
         "uncovered_functions": cov.uncovered([d["name"] for d in state.get("api") or []]),
     }
@@ -58,5 +59,5 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
                            "reproducer": str(fuzz.crash_files[0]) if fuzz.crash_files else ""}
     log_event(state, "execution.done", version=version, crashed=crashed,
               lines=record["coverage"]["lines"], target_hits=target_hits,
-              exec_per_sec=fuzz.stats.get("exec_per_sec"))
+              exec_per_sec=fuzz.stats.exec_per_sec)
     return update

@@ -1,0 +1,160 @@
+"""The whole graph, driven by a scripted model, with the real toolchain on a tiny library."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from agent_graph.builder import build_graph
+from agent_graph.context import Context
+from agent_graph.registry import NodeSpec, default_registry
+from agents.llm import register_provider
+from tests.conftest import harness
+from tests.graph.scripted import ScriptedChatModel, keys
+
+pytestmark = pytest.mark.toolchain
+
+ANALYSIS = json.dumps({"archetype": "stateless_parser", "confidence": "HIGH",
+                       "reasoning": "parses a NUL-terminated string into a list",
+                       "constraints": ["text must be NUL-terminated"],
+                       "related_functions": ["kv_free", "kv_count"]})
+BROKEN = harness("kv_free(kv_parse(text, size));")  # too many arguments: a real compile error
+FIXED = harness("kv_free(kv_parse(text));")
+IMPROVED = harness("""\
+kv_t *kv = kv_parse(text);
+if (kv) { (void)kv_count(kv); (void)kv_get(kv, "a"); }
+kv_free(kv);""")
+
+
+def c_reply(payload: dict[str, Any], code: str) -> str:
+    return f"```json\n{json.dumps(payload)}\n```\n```c\n{code}```"
+
+
+def script() -> dict[str, list[str]]:
+    return {
+        "function_analyzer": [ANALYSIS],
+        "prototyper": [c_reply({"notes": ["one call"], "functions_called": ["kv_parse"]}, BROKEN)],
+        "enhancer:fix": [c_reply({"fixes": ["call kv_parse with one argument"]}, FIXED)],
+        "coverage_analyzer": [json.dumps({"summary": "getters never ran", "strategies": [
+            {"strategy": "call kv_count and kv_get on the parsed list",
+             "target_functions": ["kv_count", "kv_get"], "expected_gain": "HIGH"}]})],
+        "enhancer:improve": [c_reply({"directions": ["query the parsed list"],
+                                      "added_calls": ["kv_count", "kv_get"]}, IMPROVED)],
+    }
+
+
+@pytest.fixture
+def scripted() -> ScriptedChatModel:
+    model = ScriptedChatModel(script=script())
+    register_provider("scripted", lambda ctx, temperature: model)
+    return model
+
+
+def ctx(**kw: Any) -> Context:
+    return Context(model="scripted:test", fuzz_seconds=1, max_iterations=1, **kw)
+
+
+def visited(graph: Any, inputs: Any, config: dict[str, Any], context: Context) -> list[str]:
+    order = []
+    for update in graph.stream(inputs, config, context=context, stream_mode="updates"):
+        order += [n for n in update if n != "supervisor"]
+    return order
+
+
+EXPECTED = ["prepare", "function_analyzer", "prototyper", "build", "enhancer", "build",
+            "execution", "memory_manager", "coverage_analyzer", "enhancer", "build", "execution",
+            "memory_manager", "memory_manager"]
+
+
+def test_whole_graph_with_scripted_model(scripted: ScriptedChatModel, kv_benchmark: Path,
+                                         tmp_path: Path) -> None:
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
+    assert visited(graph, inputs, config, ctx()) == EXPECTED
+    assert keys(scripted) == ["function_analyzer", "prototyper", "enhancer:fix",
+                              "coverage_analyzer", "enhancer:improve"]
+    state = graph.get_state(config).values
+
+    # The compile error reached the enhancer verbatim, and its fix became a known fix.
+    fix_prompt = scripted.seen[2]["messages"][-1][1]
+    assert "too many arguments" in fix_prompt
+    fixes = state["session_memory"]["known_fixes"]
+    assert [(f["content"], f["success"]) for f in fixes] == [("call kv_parse with one argument", True)]
+    # The improve prompt carries the enhancer's categories, including that known fix.
+    improve_prompt = scripted.seen[4]["messages"][-1][1]
+    assert "### Known fixes" in improve_prompt and "### Decisions" not in improve_prompt
+    assert "call kv_count and kv_get on the parsed list" in improve_prompt
+
+    # Histories went through the reducer: the enhancer's holds both of its turns.
+    msgs = state["agent_messages"]
+    assert [m["role"] for m in msgs["enhancer"]] == ["system", "user", "assistant", "user", "assistant"]
+    assert [m["role"] for m in msgs["function_analyzer"]] == ["system", "user", "assistant"]
+
+    counters = state["counters"]
+    assert counters["iterations"] == 1 and counters["fix_rounds_total"] == 1
+    assert counters["harness_versions"] == 3 and counters["guard_iterations"] == 1
+    assert state["termination_reason"] == "iteration budget 1 used"
+    assert state["phase"] == "done"
+    best = state["best"]
+    assert best["run"]["usable"] and best["lines_percent"] > 0
+    assert [row["iteration"] for row in state["coverage_history"]] == [0, 1]
+    events = [json.loads(line)["type"] for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert events.count("build.done") == 3 and "run.finalized" in events
+
+
+def test_fix_round_guard_stops_a_harness_that_never_compiles(
+        scripted: ScriptedChatModel, kv_benchmark: Path, tmp_path: Path) -> None:
+    scripted.script["enhancer:fix"] = [c_reply({"fixes": ["try again"]}, BROKEN)] * 2
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t2"}}
+    inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
+    order = visited(graph, inputs, config, ctx(max_fix_rounds=2))
+    assert order == ["prepare", "function_analyzer", "prototyper", "build", "enhancer", "build",
+                     "enhancer", "build", "memory_manager"]
+    state = graph.get_state(config).values
+    assert state["counters"]["guard_fix_rounds"] == 1
+    assert "gave up after 2 fix rounds" in state["termination_reason"]
+    failed = state["session_memory"]["known_fixes"]
+    assert failed and not any(f["success"] for f in failed)
+
+
+def test_added_node_runs_through_the_registry(scripted: ScriptedChatModel, kv_benchmark: Path,
+                                              tmp_path: Path) -> None:
+    def toy_node(state: dict[str, Any]) -> dict[str, Any]:
+        return {"extras": {"toy_done": True}, "node_visits": {"toy": 1}}
+
+    registry = default_registry().copy([NodeSpec(
+        "toy", toy_node, kind="tool",
+        route_when=lambda s: bool(s.get("analysis")) and not (s.get("extras") or {}).get("toy_done"))])
+    graph = build_graph(registry, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t3"}}
+    inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
+    order = visited(graph, inputs, config, ctx())
+    assert order[:4] == ["prepare", "function_analyzer", "toy", "prototyper"]
+    assert order.count("toy") == 1 and order[-1] == "memory_manager"
+    assert "toy" in graph.get_graph().nodes
+
+
+def test_mid_run_snapshot_round_trips_through_sqlite(scripted: ScriptedChatModel, kv_benchmark: Path,
+                                                      tmp_path: Path) -> None:
+    db = str(tmp_path / "checkpoints.sqlite")
+    config = {"configurable": {"thread_id": "t4"}}
+    inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
+    with SqliteSaver.from_conn_string(db) as saver:
+        graph = build_graph(checkpointer=saver)
+        graph.invoke(inputs, config, context=ctx(), interrupt_after=["execution"])
+        before = graph.get_state(config)
+    assert before.next == ("supervisor",)
+    with SqliteSaver.from_conn_string(db) as saver:  # a new process would see the same
+        graph = build_graph(checkpointer=saver)
+        after = graph.get_state(config)
+        assert after.values == before.values
+        assert after.values["run"]["usable"] and after.values["agent_messages"]["prototyper"]
+        final = graph.invoke(None, config, context=ctx())
+    assert final["termination_reason"] == "iteration budget 1 used"
