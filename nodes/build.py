@@ -50,7 +50,7 @@ def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     if state.get("pending_fixes"):
         # A fix is only known to work once the build says so; failed ones are kept as lessons.
         memory = state.get("session_memory") or {}
-        for fix in state["pending_fixes"]:
+        for fix in filter(None, (f.strip() for f in state["pending_fixes"])):
             memory = add_known_fix(memory, fix, success=result.ok,
                                    confidence="HIGH" if result.ok else "LOW")
         update.update(session_memory=memory, pending_fixes=[])

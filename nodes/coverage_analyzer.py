@@ -22,6 +22,8 @@ def coverage_analyzer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[
     result, update = call_agent(CoverageAnalyzer, state, runtime, variables)
     memory = state.get("session_memory") or {}
     for s in result.output.strategies:
+        if not s.strategy.strip():
+            continue
         memory = add_coverage_strategy(memory, s.strategy, target_functions=s.target_functions,
                                        confidence=s.expected_gain)
     log_event(state, "coverage.analyzed", strategies=len(result.output.strategies))

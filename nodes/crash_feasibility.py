@@ -20,8 +20,9 @@ def crash_feasibility_node(state: FuzzState, runtime: Runtime[Context]) -> dict[
         state, memory_reads_for("crash_feasibility_analyzer"))
     result, update = call_agent(CrashFeasibilityAnalyzer, state, runtime, variables)
     verdict = result.output
-    memory = add_decision(state.get("session_memory") or {}, f"crash:{verdict.verdict}",
-                          verdict.reasoning or verdict.fix_hint, source="crash_feasibility_analyzer")
+    why = verdict.reasoning or verdict.fix_hint or f"verdict {verdict.verdict} given without reasons"
+    memory = add_decision(state.get("session_memory") or {}, f"crash:{verdict.verdict}", why,
+                          source="crash_feasibility_analyzer")
     log_event(state, "crash.verdict", feasible=verdict.feasible, verdict=verdict.verdict)
     analysis = {**(state.get("crash_analysis") or {}), **verdict.model_dump()}
     return {**update, "crash_analysis": analysis, "session_memory": memory}

@@ -51,7 +51,7 @@ def function_analyzer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[
         analysis = analysis.model_copy(update={"archetype": suggested[0][0], "confidence": "LOW"})
     memory = set_archetype(state.get("session_memory") or {}, analysis.archetype,
                            analysis.confidence, analysis.reasoning)
-    for constraint in analysis.constraints:
+    for constraint in filter(None, (c.strip() for c in analysis.constraints)):
         memory = add_api_constraint(memory, constraint, analysis.confidence)
     log_event(state, "analysis.done", archetype=analysis.archetype,
               constraints=len(analysis.constraints))

@@ -1,0 +1,303 @@
+"""Session memory: what the agents learn about one target during one run, as plain JSON data.
+
+The state's ``session_memory`` value is a dict with four lists of entries and one archetype::
+
+    {"api_constraints": [entry], "known_fixes": [entry], "decisions": [entry],
+     "coverage_strategies": [entry],
+     "archetype": {"identified_archetype", "confidence", "reasoning", "source", "timestamp"}}
+
+    entry = {"type", "content", "confidence": "HIGH" | "MEDIUM" | "LOW", "source", "timestamp"}
+    # known_fixes add "success" and "error_signature"; decisions add "decision_type";
+    # coverage_strategies add "target_functions"; consolidated entries add "count",
+    # "sources" and "recorded_confidence" (the highest confidence recorded before any bump).
+
+Every function here is pure: it returns a new dict and never changes its argument, so a node
+returns ``{"session_memory": add_...(state["session_memory"], ...)}``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from agent_graph.tokens import count_text_tokens
+
+CATEGORIES = ("api_constraints", "archetype", "known_fixes", "decisions", "coverage_strategies")
+LIST_CATEGORIES = ("api_constraints", "known_fixes", "decisions", "coverage_strategies")
+CONFIDENCES = ("LOW", "MEDIUM", "HIGH")
+HEADERS = {
+    "api_constraints": "### API constraints",
+    "archetype": "### Archetype",
+    "known_fixes": "### Known fixes",
+    "decisions": "### Decisions",
+    "coverage_strategies": "### Coverage strategies",
+}
+_RANK = {c: i for i, c in enumerate(CONFIDENCES)}
+
+Memory = dict[str, Any]
+
+
+def empty_session_memory() -> Memory:
+    """A session memory with every category present and empty."""
+    return {c: ({} if c == "archetype" else []) for c in CATEGORIES}
+
+
+def _copy(memory: Mapping[str, Any] | None) -> Memory:
+    """A deep copy with every category present, so results share nothing with their input."""
+    out: Memory = copy.deepcopy(dict(memory or {}))
+    for cat in LIST_CATEGORIES:
+        out[cat] = list(out.get(cat) or [])
+    out["archetype"] = dict(out.get("archetype") or {})
+    return out
+
+
+def _confidence(value: str) -> str:
+    norm = str(value).strip().upper()
+    if norm not in _RANK:
+        raise ValueError(f"confidence must be one of HIGH, MEDIUM, LOW; got {value!r}")
+    return norm
+
+
+def _text(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what} must be a non-empty string; got {value!r}")
+    return value.strip()
+
+
+def _stamp(now: datetime | None) -> str:
+    moment = now or datetime.now(UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def _append(memory: Mapping[str, Any] | None, category: str, entry: dict[str, Any]) -> Memory:
+    out = _copy(memory)
+    out[category].append(entry)
+    return out
+
+
+def add_api_constraint(
+    memory: Mapping[str, Any] | None,
+    constraint: str,
+    confidence: str = "MEDIUM",
+    source: str = "function_analyzer",
+    now: datetime | None = None,
+) -> Memory:
+    """Record an API usage rule, e.g. "call cJSON_Delete on every parsed object"."""
+    return _append(memory, "api_constraints", {
+        "type": "api_constraint", "content": _text(constraint, "constraint"),
+        "confidence": _confidence(confidence), "source": source, "timestamp": _stamp(now),
+    })
+
+
+def set_archetype(
+    memory: Mapping[str, Any] | None,
+    archetype: str,
+    confidence: str,
+    reasoning: str,
+    source: str = "function_analyzer",
+    now: datetime | None = None,
+) -> Memory:
+    """Set the identified API archetype (replaces any earlier one)."""
+    out = _copy(memory)
+    out["archetype"] = {
+        "identified_archetype": _text(archetype, "archetype"),
+        "confidence": _confidence(confidence), "reasoning": reasoning.strip(),
+        "source": source, "timestamp": _stamp(now),
+    }
+    return out
+
+
+def add_known_fix(
+    memory: Mapping[str, Any] | None,
+    fix_description: str,
+    success: bool,
+    confidence: str = "MEDIUM",
+    source: str = "enhancer",
+    error_signature: str = "",
+    now: datetime | None = None,
+) -> Memory:
+    """Record a fix that was tried, whether it worked, and the error it addressed."""
+    return _append(memory, "known_fixes", {
+        "type": "known_fix", "content": _text(fix_description, "fix_description"),
+        "confidence": _confidence(confidence), "source": source, "timestamp": _stamp(now),
+        "success": bool(success), "error_signature": error_signature.strip(),
+    })
+
+
+def add_decision(
+    memory: Mapping[str, Any] | None,
+    decision_type: str,
+    reasoning: str,
+    source: str = "supervisor",
+    now: datetime | None = None,
+) -> Memory:
+    """Log a decision (e.g. a route and why); decisions are facts, so confidence is HIGH."""
+    return _append(memory, "decisions", {
+        "type": "decision", "decision_type": _text(decision_type, "decision_type"),
+        "content": _text(reasoning, "reasoning"), "confidence": "HIGH", "source": source,
+        "timestamp": _stamp(now),
+    })
+
+
+def add_coverage_strategy(
+    memory: Mapping[str, Any] | None,
+    strategy: str,
+    confidence: str = "MEDIUM",
+    source: str = "coverage_analyzer",
+    target_functions: Sequence[str] = (),
+    now: datetime | None = None,
+) -> Memory:
+    """Record a way to reach more code, optionally naming the functions it aims at."""
+    return _append(memory, "coverage_strategies", {
+        "type": "coverage_strategy", "content": _text(strategy, "strategy"),
+        "confidence": _confidence(confidence), "source": source, "timestamp": _stamp(now),
+        "target_functions": [str(f) for f in target_functions],
+    })
+
+
+def _when(entry: Mapping[str, Any]) -> float:
+    try:
+        moment = datetime.fromisoformat(str(entry.get("timestamp", "")))
+    except ValueError:
+        return float("-inf")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def _rank(entry: Mapping[str, Any]) -> int:
+    return _RANK.get(str(entry.get("confidence", "")).upper(), 0)
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def _render(category: str, entry: Mapping[str, Any]) -> str:
+    conf = str(entry.get("confidence", "")).upper() or "?"
+    if category == "archetype":
+        line = f"- [{conf}] {entry.get('identified_archetype', '')}"
+        reasoning = _one_line(entry.get("reasoning", ""))
+        return f"{line}: {reasoning}" if reasoning else line
+    line = f"- [{conf}] "
+    if category == "known_fixes":
+        line += "worked: " if entry.get("success") else "failed: "
+    if category == "decisions":
+        line += f"{entry.get('decision_type', '')}: "
+    line += _one_line(entry.get("content", ""))
+    notes = []
+    if entry.get("error_signature"):
+        notes.append(f"error: {_one_line(entry['error_signature'])}")
+    if entry.get("target_functions"):
+        notes.append("targets: " + ", ".join(entry["target_functions"]))
+    if int(entry.get("count", 1)) > 1:
+        notes.append(f"seen {entry['count']}x")
+    return line + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def format_session_memory(memory: Mapping[str, Any] | None, categories: Iterable[str]) -> str:
+    """The requested categories as a Markdown prompt section; ``""`` when none has content.
+
+    Sections come in :data:`CATEGORIES` order whatever the order asked; entries are ordered
+    highest confidence first, then newest (decisions: newest first).
+
+    Raises:
+        ValueError: a requested category is not one of :data:`CATEGORIES`.
+    """
+    wanted = set(categories)
+    unknown = sorted(wanted - set(CATEGORIES))
+    if unknown:
+        raise ValueError(f"unknown session memory categories {unknown}; valid: {CATEGORIES}")
+    memory = memory or {}
+    sections: list[str] = []
+    for cat in CATEGORIES:
+        if cat not in wanted:
+            continue
+        if cat == "archetype":
+            entries = [memory["archetype"]] if (memory.get("archetype") or {}).get(
+                "identified_archetype") else []
+        elif cat == "decisions":
+            entries = sorted(memory.get(cat) or [], key=_when, reverse=True)
+        else:
+            entries = sorted(memory.get(cat) or [], key=lambda e: (_rank(e), _when(e)),
+                             reverse=True)
+        if entries:
+            sections.append("\n".join([HEADERS[cat], *(_render(cat, e) for e in entries)]))
+    if not sections:
+        return ""
+    return "## Session memory\n\n" + "\n\n".join(sections) + "\n"
+
+
+def _key(text: Any) -> str:
+    """Content compared case-, whitespace- and punctuation-insensitively."""
+    return " ".join(re.sub(r"[^\w\s]|_", " ", str(text).casefold()).split())
+
+
+def _merge(group: list[dict[str, Any]], category: str) -> dict[str, Any]:
+    """One entry standing for several records of the same fact."""
+    if category == "known_fixes" and any(e.get("success") for e in group):
+        # A fix that worked supersedes records of it failing: they are no evidence that it works.
+        winners = [e for e in group if e.get("success")]
+    else:
+        winners = group
+    recorded = max(_RANK.get(str(e.get("recorded_confidence", e.get("confidence"))).upper(), 0)
+                   for e in winners)
+    count = sum(int(e.get("count", 1)) for e in winners)
+    sources = sorted({s for e in winners for s in (e.get("sources") or [e.get("source", "")]) if s})
+    bumped = recorded + 1 if len(sources) >= 2 or count >= 3 else recorded
+    best = max(winners, key=lambda e: (_rank(e), _when(e)))
+    merged = dict(best)
+    merged.update({
+        "confidence": CONFIDENCES[min(bumped, len(CONFIDENCES) - 1)],
+        "recorded_confidence": CONFIDENCES[recorded], "count": count, "sources": sources,
+        "timestamp": max(group, key=_when).get("timestamp", best.get("timestamp")),
+    })
+    if category == "known_fixes" and not merged.get("error_signature"):
+        merged["error_signature"] = next((e["error_signature"] for e in group
+                                          if e.get("error_signature")), "")
+    if category == "coverage_strategies":
+        merged["target_functions"] = list(dict.fromkeys(
+            f for e in group for f in e.get("target_functions") or []))
+    return merged
+
+
+def consolidate_session_memory(memory: Mapping[str, Any] | None,
+                               max_per_category: int = 10) -> Memory:
+    """Merge repeated facts and cap each list; pure and idempotent.
+
+    Entries whose content matches case-, whitespace- and punctuation-insensitively become one:
+    it keeps the highest recorded confidence, raised one step (LOW→MEDIUM→HIGH) when the fact
+    came from two or more sources or was recorded three or more times, a ``count``, the
+    ``sources`` and the newest timestamp; for known fixes a fix that worked supersedes records of
+    the same fix failing (they count neither for ``count`` nor for the raise). Each list is then
+    cut to ``max_per_category`` by (confidence, recency) and kept in chronological order.
+    Decisions are a log: not merged, the newest are kept.
+    """
+    if max_per_category < 0:
+        raise ValueError(f"max_per_category must be >= 0, got {max_per_category}")
+    out = _copy(memory)
+    for cat in LIST_CATEGORIES:
+        entries = out[cat]
+        if cat == "decisions":
+            kept = sorted(entries, key=_when)[max(0, len(entries) - max_per_category):]
+        else:
+            groups: dict[str, list[dict[str, Any]]] = {}
+            for entry in entries:
+                groups.setdefault(_key(entry.get("content", "")), []).append(entry)
+            merged = [_merge(g, cat) for g in groups.values()]
+            ranked = sorted(merged, key=lambda e: (_rank(e), _when(e), _key(e.get("content"))),
+                            reverse=True)
+            kept = sorted(ranked[:max_per_category],
+                          key=lambda e: (_when(e), _key(e.get("content"))))
+        out[cat] = kept
+    return out
+
+
+def memory_size_tokens(memory: Mapping[str, Any] | None, model: str = "") -> int:
+    """Tokens the whole memory takes when rendered into a prompt (all categories)."""
+    return count_text_tokens(format_session_memory(memory, CATEGORIES), model)
