@@ -57,7 +57,8 @@ def test_real_crash_finalizes_then_ends() -> None:
     crashed = state(run={"version": 2, "crashed": True},
                     crash_analysis={"version": 2, "feasible": True})
     decision = route(crashed, LIMITS)
-    assert (decision.next, decision.reason) == ("memory_manager", "finalize: real crash found in library code")
+    assert decision.next == "memory_manager"
+    assert decision.reason == "finalize: real crash found in library code"
     assert route({**crashed, "extras": {"finalized": True}}, LIMITS).next == END
 
 
