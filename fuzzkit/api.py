@@ -14,7 +14,16 @@ class Param:
     type: str
 
     def render(self) -> str:
-        """The parameter as C source text, e.g. ``const char * value``."""
+        """The parameter as C source text, e.g. ``const char *value``.
+
+        Function pointers and arrays take the name inside the type:
+        ``int (*cb)(void *)``, ``char buf[16]``.
+        """
+        if "(*)" in self.type:
+            return self.type.replace("(*)", f"(*{self.name})", 1)
+        if self.type.endswith("]") and "[" in self.type:
+            base, _, dims = self.type.partition("[")
+            return f"{base.rstrip()} {self.name}[{dims}"
         if self.type.endswith("*"):
             return f"{self.type}{self.name}"
         return f"{self.type} {self.name}".strip()
@@ -24,7 +33,7 @@ class Param:
 class FunctionDecl:
     """A C function declaration with normalized type spellings.
 
-    Types are spelled the way clang prints them with a space before each ``*``
+    Types are spelled the way clang prints them, with a space before the ``*`` run
     (``const char *``), so prototypes render identically whatever the header's style.
     """
 
@@ -34,7 +43,7 @@ class FunctionDecl:
     header: str = ""
 
     def prototype(self) -> str:
-        """The declaration as one line of C, e.g. ``cJSON * cJSON_Parse(const char * value);``."""
+        """The declaration as one line of C, e.g. ``cJSON *cJSON_Parse(const char *value);``."""
         args = ", ".join(p.render() for p in self.params) or "void"
         ret = self.return_type if self.return_type.endswith("*") else self.return_type + " "
         return f"{ret}{self.name}({args});"

@@ -24,8 +24,8 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
     out = work_dir(state) / f"v{version}" / "run"
     lib = LibraryBuild.from_dict(state["library"])
     fuzz = run_fuzzer(Path(build["fuzz_binary"]), out, seconds=ctx.fuzz_seconds,
-                      rss_limit_mb=ctx.rss_limit_mb)
-    inputs = [Path(fuzz.corpus_dir), *(Path(p) for p in fuzz.crash_files)]
+                      rss_limit_mb=ctx.rss_limit_mb, harness_name="harness.c")
+    inputs = [Path(p) for p in fuzz.replay_inputs()]
     cov = measure_coverage(Path(build["cov_binary"]), inputs, lib, out / "coverage")
     target = state["target"]["name"]
     target_hits = int(cov.function_hits.get(target, 0))

@@ -1,0 +1,124 @@
+"""Building a harness into a libFuzzer binary and a coverage replay binary."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from fuzzkit.diagnostics import Diagnostic, parse_compiler_output
+from fuzzkit.library import COV_FLAGS, LibraryBuild
+from fuzzkit.tools import tool
+
+FUZZ_LINK_FLAGS = ["-g", "-O1", "-fno-omit-frame-pointer", "-fsanitize=address,fuzzer"]
+# Most C libraries call libm; linking it unconditionally costs nothing.
+_SYSTEM_LIBS = ["-lm"]
+
+
+@dataclass
+class HarnessBuild:
+    """The outcome of building one harness; a compile error is ``ok=False``, not an exception."""
+
+    ok: bool
+    fuzz_binary: str | None
+    cov_binary: str | None
+    log: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """Only the error diagnostics."""
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "ok": self.ok,
+            "fuzz_binary": self.fuzz_binary,
+            "cov_binary": self.cov_binary,
+            "log": self.log,
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HarnessBuild:
+        """Inverse of :meth:`to_dict`."""
+        diags = [Diagnostic.from_dict(d) for d in data.get("diagnostics", [])]
+        return cls(**{**data, "diagnostics": diags})
+
+
+def replay_main_source() -> Path:
+    """The replay ``main`` shipped with fuzzkit, linked into every coverage binary."""
+    return Path(str(resources.files("fuzzkit").joinpath("replay_main.c")))
+
+
+def build_harness(
+    source: Path,
+    lib: LibraryBuild,
+    out_dir: Path,
+    timeout: float = 120,
+    extra_flags: tuple[str, ...] = (),
+) -> HarnessBuild:
+    """Compile and link ``source`` against ``lib`` in both flavours.
+
+    Produces ``out_dir/<stem>`` (ASan + libFuzzer) and ``out_dir/<stem>.cov`` (coverage
+    instrumentation, replay main, library linked whole so unreferenced files still count).
+
+    Args:
+        source: The harness (C, or C++ by suffix) defining ``LLVMFuzzerTestOneInput``.
+        lib: The library to link.
+        out_dir: Where the binaries and object files go (created).
+        timeout: Seconds allowed for each compiler invocation.
+        extra_flags: More compiler flags for the harness (e.g. ``-Wall``).
+    """
+    start = time.monotonic()
+    source = Path(source).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    is_cxx = source.suffix in (".cc", ".cpp", ".cxx")
+    compiler = tool("clang++") if is_cxx else tool("clang")
+    lib_flags = [*lib.compile_flags(), *extra_flags]
+    fuzz_bin = out_dir / source.stem
+    cov_bin = out_dir / f"{source.stem}.cov"
+    cov_obj = out_dir / f"{source.stem}.cov.o"
+    replay_obj = out_dir / "replay_main.o"
+    link_tail = [*lib.ldflags, *_SYSTEM_LIBS]
+    steps = [
+        [compiler, *FUZZ_LINK_FLAGS, *lib_flags, str(source), lib.fuzz_archive, *link_tail,
+         "-o", str(fuzz_bin)],
+        [compiler, *COV_FLAGS, *lib_flags, "-c", str(source), "-o", str(cov_obj)],
+        [tool("clang"), "-g", "-O1", "-c", str(replay_main_source()), "-o", str(replay_obj)],
+        [compiler, "-fprofile-instr-generate", str(cov_obj), str(replay_obj),
+         "-Wl,--whole-archive", lib.cov_archive, "-Wl,--no-whole-archive", *link_tail,
+         "-o", str(cov_bin)],
+    ]  # fmt: skip
+    for stale in (fuzz_bin, cov_bin):
+        stale.unlink(missing_ok=True)
+    log_parts: list[str] = []
+    ok = True
+    for cmd in steps:
+        output, ok = _run(cmd, timeout)
+        log_parts.append(f"$ {' '.join(cmd)}\n{output}")
+        if not ok:
+            break
+    log = "\n".join(log_parts)
+    return HarnessBuild(
+        ok=ok,
+        fuzz_binary=str(fuzz_bin) if ok else None,
+        cov_binary=str(cov_bin) if ok else None,
+        log=log,
+        diagnostics=parse_compiler_output(log),
+        seconds=round(time.monotonic() - start, 3),
+    )
+
+
+def _run(cmd: list[str], timeout: float) -> tuple[str, bool]:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"clang: error: compilation timed out after {timeout:g} s\n", False
+    return proc.stdout + proc.stderr, proc.returncode == 0

@@ -1,0 +1,111 @@
+"""Reading a library's public function prototypes from its header with libclang."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.errors import ToolchainError
+from fuzzkit.tools import resource_include_dir
+
+_LIBCLANG_HINT = (
+    "install the PyPI `libclang` wheel into this environment (`pip install libclang`); "
+    "it bundles its own libclang shared library"
+)
+
+
+def _cindex() -> Any:
+    try:
+        from clang import cindex
+    except ImportError as exc:
+        raise ToolchainError("the libclang Python bindings are not installed", _LIBCLANG_HINT) from exc
+    return cindex
+
+
+def parse_header(
+    header: Path, include_dirs: Sequence[str | Path] = (), defines: Iterable[str] = ()
+) -> list[FunctionDecl]:
+    """The non-variadic, non-inline functions declared in ``header`` itself, in order.
+
+    Declarations pulled in from other headers are ignored; export macros such as
+    ``CJSON_PUBLIC(cJSON *)`` are expanded by the real preprocessor, so they come out
+    as plain types. Types are spelled the way clang prints them (``const char *``).
+
+    Args:
+        header: The header to read.
+        include_dirs: ``-I`` directories the header needs.
+        defines: ``-D`` macros (``NAME`` or ``NAME=VALUE``) the library is built with.
+
+    Raises:
+        ToolchainError: libclang is unavailable or cannot read the header at all.
+    """
+    cindex = _cindex()
+    header = Path(header).resolve()
+    if not header.is_file():
+        raise ToolchainError(f"header {header} does not exist", "check `headers:` in the recipe")
+    args = ["-x", "c", "-std=gnu11", *(f"-I{d}" for d in include_dirs), *(f"-D{d}" for d in defines)]
+    builtin = resource_include_dir()
+    if builtin:
+        # Without the compiler's own headers, size_t and friends silently become int.
+        args.append(f"-I{builtin}")
+    try:
+        index = cindex.Index.create()
+        tu = index.parse(
+            str(header),
+            args=args,
+            options=cindex.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES
+            | cindex.TranslationUnit.PARSE_INCOMPLETE,
+        )
+    except cindex.LibclangError as exc:
+        raise ToolchainError(f"libclang cannot be loaded: {exc}", _LIBCLANG_HINT) from exc
+    except cindex.TranslationUnitLoadError as exc:
+        raise ToolchainError(f"libclang could not parse {header}: {exc}", _LIBCLANG_HINT) from exc
+    fatal = [d for d in tu.diagnostics if d.severity >= cindex.Diagnostic.Fatal]
+    decls = _collect(cindex, tu, header)
+    if fatal and not decls:
+        raise ToolchainError(
+            f"cannot parse {header.name}: {fatal[0].spelling}",
+            "add the include_dirs and defines the header needs to the recipe's `build:` section",
+        )
+    return decls
+
+
+def parse_headers(
+    headers: Iterable[str | Path],
+    include_dirs: Sequence[str | Path] = (),
+    defines: Iterable[str] = (),
+) -> list[FunctionDecl]:
+    """:func:`parse_header` over several headers, first declaration of each name winning."""
+    seen: dict[str, FunctionDecl] = {}
+    defines = list(defines)
+    for header in headers:
+        for decl in parse_header(Path(header), include_dirs, defines):
+            seen.setdefault(decl.name, decl)
+    return list(seen.values())
+
+
+def _collect(cindex: Any, tu: Any, header: Path) -> list[FunctionDecl]:
+    kinds = cindex.CursorKind
+    found: dict[str, FunctionDecl] = {}
+    for cursor in tu.cursor.get_children():
+        if cursor.kind != kinds.FUNCTION_DECL or cursor.location.file is None:
+            continue
+        if Path(cursor.location.file.name).resolve() != header:
+            continue
+        if cursor.spelling in found or cursor.is_definition():
+            continue  # a definition in a header is a static/inline helper, not API
+        if cursor.storage_class == cindex.StorageClass.STATIC:
+            continue
+        ftype = cursor.type
+        if ftype.kind == cindex.TypeKind.FUNCTIONPROTO and ftype.is_function_variadic():
+            continue
+        params = tuple(Param(name=arg.spelling, type=arg.type.spelling) for arg in cursor.get_arguments())
+        found[cursor.spelling] = FunctionDecl(
+            name=cursor.spelling,
+            return_type=cursor.result_type.spelling,
+            params=params,
+            header=header.name,
+        )
+    return list(found.values())

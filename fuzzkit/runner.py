@@ -1,0 +1,208 @@
+"""Running a libFuzzer binary for a time budget and describing what happened."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fuzzkit.crash import CrashReport, parse_sanitizer_report
+from fuzzkit.errors import ToolchainError
+from fuzzkit.sandbox import Limits, run_sandboxed
+from fuzzkit.tools import tool
+
+_STATUS = re.compile(
+    r"^#(?P<execs>\d+)\s+(?P<event>\w+)\s+cov: (?P<cov>\d+) ft: (?P<ft>\d+)"
+    r"(?: corp: (?P<corp>\d+)/\S+)?(?:.*?exec/s: (?P<eps>\d+))?(?:.*?rss: (?P<rss>\d+)Mb)?"
+)
+_FINAL = re.compile(r"^stat::(?P<name>\w+):\s+(?P<value>\d+)", re.MULTILINE)
+_ARTIFACT_PREFIXES = ("crash-", "leak-", "timeout-", "oom-")
+_ASAN_DEFAULTS = "detect_leaks=1:symbolize=1:abort_on_error=0:handle_abort=0"
+
+
+@dataclass
+class FuzzStats:
+    """Counters from the libFuzzer log (final stats when printed, else the last status line)."""
+
+    execs: int = 0
+    exec_per_sec: float = 0.0
+    cov: int = 0
+    ft: int = 0
+    corpus_size: int = 0
+    peak_rss_mb: int = 0
+    new_units: int = 0
+
+
+@dataclass
+class FuzzRun:
+    """One libFuzzer run. Crashes, leaks, timeouts and OOMs are results, not exceptions.
+
+    ``crashed`` is True whenever libFuzzer or a sanitizer reported a failure (see
+    ``crash.kind`` for which); ``timed_out`` only when the wall-clock guard had to kill the
+    process group. ``progress`` holds (seconds since start, cov, ft) per status line, timed
+    when the line reached this process.
+    """
+
+    exit_code: int | None
+    seconds: float
+    timed_out: bool
+    crashed: bool
+    crash_files: list[str]
+    corpus_dir: str
+    log_path: str
+    stats: FuzzStats
+    crash: CrashReport | None = None
+    progress: list[tuple[float, int, int]] = field(default_factory=list)
+    seed_dirs: list[str] = field(default_factory=list)
+
+    def replay_inputs(self) -> list[Path]:
+        """What coverage should replay: the corpus, the seeds and the crash files.
+
+        libFuzzer never copies seed inputs into the corpus directory, so seeds must be
+        replayed separately or their coverage is lost.
+        """
+        return [Path(self.corpus_dir), *map(Path, self.seed_dirs), *map(Path, self.crash_files)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        data = asdict(self)
+        data["crash"] = self.crash.to_dict() if self.crash else None
+        data["progress"] = [list(p) for p in self.progress]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FuzzRun:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            **{
+                **data,
+                "stats": FuzzStats(**data["stats"]),
+                "crash": CrashReport.from_dict(data["crash"]) if data.get("crash") else None,
+                "progress": [tuple(p) for p in data.get("progress", [])],
+            }
+        )
+
+
+def parse_fuzz_stats(text: str) -> FuzzStats:
+    """Counters from a libFuzzer log; pure."""
+    stats = FuzzStats()
+    for line in text.splitlines():
+        m = _STATUS.match(line)
+        if m:
+            stats.execs = int(m["execs"])
+            stats.cov, stats.ft = int(m["cov"]), int(m["ft"])
+            stats.corpus_size = int(m["corp"]) if m["corp"] else stats.corpus_size
+            stats.exec_per_sec = float(m["eps"]) if m["eps"] else stats.exec_per_sec
+            stats.peak_rss_mb = max(stats.peak_rss_mb, int(m["rss"] or 0))
+    final = {m["name"]: int(m["value"]) for m in _FINAL.finditer(text)}
+    stats.execs = final.get("number_of_executed_units", stats.execs)
+    stats.exec_per_sec = float(final.get("average_exec_per_sec", stats.exec_per_sec))
+    stats.peak_rss_mb = final.get("peak_rss_mb", stats.peak_rss_mb)
+    stats.new_units = final.get("new_units_added", stats.new_units)
+    return stats
+
+
+def fuzz_env() -> dict[str, str]:
+    """This process's environment plus sanitizer options that make reports useful."""
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [_ASAN_DEFAULTS, env.get("ASAN_OPTIONS", "")]))
+    try:
+        env.setdefault("ASAN_SYMBOLIZER_PATH", tool("llvm-symbolizer"))
+    except ToolchainError:
+        pass  # unsymbolized frames still parse; only file names are missing
+    return env
+
+
+def run_fuzzer(
+    binary: Path,
+    work_dir: Path,
+    seconds: int = 60,
+    rss_limit_mb: int = 2048,
+    timeout_per_input: int = 10,
+    max_len: int | None = None,
+    seed_dirs: Sequence[Path] = (),
+    dict_path: Path | None = None,
+    extra_args: Sequence[str] = (),
+    harness_name: str = "",
+) -> FuzzRun:
+    """Fuzz ``binary`` for ``seconds`` with new inputs kept in ``work_dir/corpus``.
+
+    Artifacts go to ``work_dir/artifacts/`` (emptied first), the log to
+    ``work_dir/fuzz.log``. Seed directories are read, never written. ``harness_name``
+    (the harness file name) decides :attr:`CrashReport.in_harness`; by default it is the
+    binary's name plus ``.c``, matching :func:`fuzzkit.harness.build_harness`.
+
+    Raises:
+        ToolchainError: The binary does not exist.
+    """
+    binary = Path(binary).resolve()
+    if not binary.is_file():
+        raise ToolchainError(f"fuzz binary {binary} does not exist", "build the harness first")
+    work_dir = Path(work_dir).resolve()
+    corpus = work_dir / "corpus"
+    artifacts = work_dir / "artifacts"
+    corpus.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(artifacts, ignore_errors=True)
+    artifacts.mkdir()
+    log_path = work_dir / "fuzz.log"
+    cmd = [
+        str(binary),
+        f"-max_total_time={int(seconds)}",
+        f"-rss_limit_mb={int(rss_limit_mb)}",
+        f"-timeout={int(timeout_per_input)}",
+        f"-artifact_prefix={artifacts}/",
+        "-print_final_stats=1",
+        *([f"-max_len={int(max_len)}"] if max_len else []),
+        *([f"-dict={Path(dict_path).resolve()}"] if dict_path else []),
+        *extra_args,
+        str(corpus),
+        *(str(Path(d).resolve()) for d in seed_dirs),
+    ]
+    progress: list[tuple[float, int, int]] = []
+    lock = threading.Lock()
+
+    def on_line(elapsed: float, line: str) -> None:
+        m = _STATUS.match(line)
+        if m:
+            with lock:
+                progress.append((round(elapsed, 3), int(m["cov"]), int(m["ft"])))
+
+    grace = timeout_per_input + 15
+    result = run_sandboxed(
+        cmd,
+        cwd=work_dir,
+        log_path=log_path,
+        wall_timeout=seconds + grace,
+        limits=Limits(cpu_seconds=int(seconds + grace + 30)),
+        env=fuzz_env(),
+        on_line=on_line,
+    )
+    text = log_path.read_text(errors="replace")
+    crash = parse_sanitizer_report(text, harness_name=harness_name or _harness_hint(binary))
+    crash_files = sorted(str(p) for p in artifacts.iterdir() if p.name.startswith(_ARTIFACT_PREFIXES))
+    return FuzzRun(
+        exit_code=result.exit_code,
+        seconds=result.seconds,
+        timed_out=result.timed_out,
+        crashed=crash is not None or bool(crash_files),
+        crash_files=crash_files,
+        corpus_dir=str(corpus),
+        log_path=str(log_path),
+        stats=parse_fuzz_stats(text),
+        crash=crash,
+        progress=progress,
+        seed_dirs=[str(Path(d).resolve()) for d in seed_dirs],
+    )
+
+
+def _harness_hint(binary: Path) -> str:
+    """The harness file name, assuming the build_harness naming (``<stem>`` from ``<stem>.c``)."""
+    for suffix in (".c", ".cc", ".cpp", ".cxx"):
+        if (binary.parent / f"{binary.name}{suffix}").exists():
+            return binary.name + suffix
+    return binary.name + ".c"

@@ -1,0 +1,154 @@
+"""Shared fixtures for the toolchain tests: a per-session cache, cJSON and a buggy library."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fuzzkit.harness import HarnessBuild, build_harness
+from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
+from fuzzkit.source import SourceSpec, fetch_source
+
+CJSON_RECIPE = BuildRecipe(sources=["cJSON.c"], headers=["cJSON.h"])
+
+NAIVE_CJSON_HARNESS = """\
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cJSON.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *text = malloc(size + 1);
+  if (!text) return 0;
+  memcpy(text, data, size);
+  text[size] = '\\0';
+  cJSON_Delete(cJSON_Parse(text));
+  free(text);
+  return 0;
+}
+"""
+
+# A small library with bugs on purpose; each is reached by one specific first byte so
+# libFuzzer finds it within a second or two.
+BUGGY_HEADER = """\
+#include <stddef.h>
+int bug_sum(const unsigned char *data, size_t size);
+char *bug_keep(const unsigned char *data, size_t size);
+int bug_use_after_free(int value);
+int lib_ok(const unsigned char *data, size_t size);
+void lib_before_abort(void);
+"""
+BUGGY_SOURCE = """\
+#include "buggy.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int sum_bytes(const char *copy, size_t size) {
+  int total = 0;
+  for (size_t i = 0; i <= size; i++) total += copy[i]; /* reads one past the end */
+  return total;
+}
+
+int bug_sum(const unsigned char *data, size_t size) {
+  char *copy = malloc(size);
+  memcpy(copy, data, size);
+  int total = sum_bytes(copy, size);
+  free(copy);
+  return total;
+}
+
+char *bug_keep(const unsigned char *data, size_t size) {
+  char *copy = malloc(size + 1);
+  memcpy(copy, data, size);
+  copy[size] = 0;
+  return copy;
+}
+
+int bug_use_after_free(int value) {
+  int *cell = malloc(sizeof(int));
+  *cell = value;
+  free(cell);
+  return *(volatile int *)cell;
+}
+
+int lib_ok(const unsigned char *data, size_t size) {
+  int acc = 0;
+  for (size_t i = 0; i < size; i++) acc = acc * 31 + data[i];
+  return acc;
+}
+
+void lib_before_abort(void) { fprintf(stderr, "about to abort\\n"); }
+"""
+
+
+def harness_for(body: str) -> str:
+    """A harness calling the buggy library; ``body`` runs when size >= 1."""
+    return textwrap.dedent(
+        """\
+        #include <stdint.h>
+        #include <stdlib.h>
+        #include "buggy.h"
+        void *volatile keep_alive;
+
+        int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+          if (size < 1) return 0;
+        %s
+          return 0;
+        }
+        """
+    ) % textwrap.indent(textwrap.dedent(body), "  ")
+
+
+@pytest.fixture(scope="session")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzzkit-cache")
+
+
+@pytest.fixture(scope="session")
+def cjson_recipe() -> BuildRecipe:
+    return CJSON_RECIPE
+
+
+@pytest.fixture(scope="session")
+def cjson_root(cache: Path) -> Path:
+    return fetch_source(SourceSpec(apt="cjson"), cache=cache)
+
+
+@pytest.fixture(scope="session")
+def cjson_lib(cjson_root: Path, cache: Path) -> LibraryBuild:
+    return build_library(cjson_root, CJSON_RECIPE, cache=cache)
+
+
+@pytest.fixture(scope="session")
+def naive_cjson(cjson_lib: LibraryBuild, tmp_path_factory: pytest.TempPathFactory) -> HarnessBuild:
+    work = tmp_path_factory.mktemp("naive")
+    source = work / "naive.c"
+    source.write_text(NAIVE_CJSON_HARNESS)
+    build = build_harness(source, cjson_lib, work / "out")
+    assert build.ok, build.log
+    return build
+
+
+@pytest.fixture(scope="session")
+def buggy_lib(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> LibraryBuild:
+    root = tmp_path_factory.mktemp("buggy")
+    (root / "buggy.h").write_text(BUGGY_HEADER)
+    (root / "buggy.c").write_text(BUGGY_SOURCE)
+    source = fetch_source(SourceSpec(path=str(root)))
+    return build_library(source, BuildRecipe(sources=["*.c"], headers=["buggy.h"]), cache=cache)
+
+
+@pytest.fixture()
+def make_harness(buggy_lib: LibraryBuild, tmp_path: Path) -> Callable[[str, str], HarnessBuild]:
+    def make(name: str, body: str) -> HarnessBuild:
+        source = tmp_path / f"{name}.c"
+        source.write_text(harness_for(body))
+        build = build_harness(source, buggy_lib, tmp_path / f"{name}-out")
+        assert build.ok, build.log
+        return build
+
+    return make

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fuzzkit.coverage import CoverageReport, measure_coverage
+from fuzzkit.harness import HarnessBuild
+from fuzzkit.library import LibraryBuild
+from fuzzkit.runner import FuzzRun, run_fuzzer
+
+pytestmark = pytest.mark.toolchain
+
+
+def test_naive_cjson_harness_fuzzes_and_measures_coverage(
+    naive_cjson: HarnessBuild, cjson_lib: LibraryBuild, tmp_path: Path
+) -> None:
+    assert naive_cjson.fuzz_binary and naive_cjson.cov_binary
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "object.json").write_text('{"key": [1, 2.5e3, "\\u00e9", true, null]}')
+    run = run_fuzzer(Path(naive_cjson.fuzz_binary), tmp_path, seconds=3, seed_dirs=[seeds])
+    assert not run.crashed and not run.timed_out and run.exit_code == 0
+    assert 3 <= run.seconds < 3 + 10
+    assert run.stats.execs > 1000 and run.stats.cov > 20 and run.stats.corpus_size > 5
+    assert run.stats.exec_per_sec > 0
+    corpus = sorted(Path(run.corpus_dir).iterdir())
+    assert len(corpus) > 5  # libFuzzer keeps about corpus_size files (the empty seed is not written)
+    times = [t for t, _, _ in run.progress]
+    assert times == sorted(times) and 0 <= times[0] < times[-1] <= run.seconds
+    assert run.progress[-1][1:] == (run.stats.cov, run.stats.ft)
+    assert FuzzRun.from_dict(json.loads(json.dumps(run.to_dict()))) == run
+
+    assert run.replay_inputs() == [Path(run.corpus_dir), seeds]
+    assert "1 files found in " + str(seeds) in Path(run.log_path).read_text()
+    report = measure_coverage(Path(naive_cjson.cov_binary), run.replay_inputs(), cjson_lib, tmp_path / "cov")
+    assert 0 < report.lines.percent < 100
+    assert 0 < report.functions.covered < report.functions.count
+    assert 0 < report.branches.covered < report.branches.count
+    assert list(report.per_file) == ["cJSON.c"]
+    assert report.per_file["cJSON.c"]["lines"] == report.lines
+    assert report.function_hits["cJSON_Parse"] >= len(corpus)
+    assert report.function_hits["parse_value"] > 0  # static functions lose llvm-cov's "file.c:" prefix
+    assert report.uncovered(["cJSON_Parse", "cJSON_PrintUnformatted", "not_a_function"]) == [
+        "cJSON_PrintUnformatted",
+        "not_a_function",
+    ]
+    assert 0 < report.function_region_percent["cJSON_Parse"] <= 100
+    assert report.inputs_run == len(corpus) + 1
+    assert CoverageReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+
+
+CRASHY = """\
+if (data[0] == 'B') { lib_before_abort(); abort(); }
+keep_alive = (void *)(long)lib_ok(data, size);
+"""
+
+
+def test_coverage_keeps_profiles_of_crashing_inputs(
+    make_harness: Callable[[str, str], HarnessBuild], buggy_lib: LibraryBuild, tmp_path: Path
+) -> None:
+    build = make_harness("crashy", CRASHY)
+    assert build.cov_binary
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "good").write_bytes(b"hello")
+    (corpus / "bad").write_bytes(b"B")  # kills the batch replay: the fallback runs files one by one
+    crash = tmp_path / "crash-1"
+    crash.write_bytes(b"Boom")
+    report = measure_coverage(
+        Path(build.cov_binary), [corpus, crash, tmp_path / "missing"], buggy_lib, tmp_path / "w"
+    )
+    assert report.function_hits["lib_ok"] == 1  # counted once: the dead batch's profile was dropped
+    assert report.function_hits["lib_before_abort"] == 2  # written by the replay main's signal handler
+    assert report.function_hits["bug_sum"] == 0
+    # The whole library counts, also functions the harness never references.
+    assert report.functions.count == 6 and report.functions.covered == 2
+    assert report.inputs_run == 2 + 2 + 1
+
+
+def test_coverage_of_nothing_run_is_low_but_valid(
+    naive_cjson: HarnessBuild, cjson_lib: LibraryBuild, tmp_path: Path
+) -> None:
+    assert naive_cjson.cov_binary
+    report = measure_coverage(Path(naive_cjson.cov_binary), [], cjson_lib, tmp_path)
+    assert report.function_hits["cJSON_Parse"] == 1  # the empty input always runs
+    assert 0 < report.lines.percent < 10

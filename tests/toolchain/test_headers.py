@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.errors import ToolchainError
+from fuzzkit.headers import parse_header, parse_headers
+from fuzzkit.source import SourceSpec, fetch_source
+
+pytestmark = pytest.mark.toolchain
+
+
+def _by_name(decls: list[FunctionDecl]) -> dict[str, FunctionDecl]:
+    return {d.name: d for d in decls}
+
+
+def test_cjson_prototypes(cjson_root: Path) -> None:
+    decls = parse_header(cjson_root / "cJSON.h", [cjson_root])
+    funcs = _by_name(decls)
+    assert len(decls) == len(funcs) >= 70
+    assert funcs["cJSON_Parse"] == FunctionDecl(
+        "cJSON_Parse", "cJSON *", (Param("value", "const char *"),), "cJSON.h"
+    )
+    assert funcs["cJSON_ParseWithLength"].params == (
+        Param("value", "const char *"),
+        Param("buffer_length", "size_t"),  # not int: the builtin include dir was found
+    )
+    assert funcs["cJSON_Delete"].prototype() == "void cJSON_Delete(cJSON *item);"
+    assert funcs["cJSON_Version"].params == ()
+    assert funcs["cJSON_ParseWithOpts"].params[2] == Param("require_null_terminated", "cJSON_bool")
+
+
+def test_zlib_prototypes(cache: Path) -> None:
+    root = fetch_source(SourceSpec(apt="zlib"), cache=cache)
+    funcs = _by_name(parse_header(root / "zlib.h", [root]))
+    assert len(funcs) >= 70
+    assert funcs["inflate"].params == (Param("strm", "z_streamp"), Param("flush", "int"))
+    assert funcs["inflate"].return_type == "int"
+    assert "gzprintf" not in funcs  # variadic
+    assert "zlibVersion" in funcs and "compress2" in funcs
+
+
+def test_libyaml_prototypes(cache: Path) -> None:
+    root = fetch_source(SourceSpec(apt="libyaml"), cache=cache)
+    funcs = _by_name(parse_headers([root / "include" / "yaml.h"], [root / "include"]))
+    assert len(funcs) >= 40
+    assert funcs["yaml_parser_set_input_string"].params == (
+        Param("parser", "yaml_parser_t *"),
+        Param("input", "const unsigned char *"),
+        Param("size", "size_t"),
+    )
+
+
+def test_only_the_headers_own_api(tmp_path: Path) -> None:
+    (tmp_path / "dep.h").write_text("int dep_function(int x);\n")
+    header = tmp_path / "mine.h"
+    header.write_text(
+        '#include <string.h>\n#include "dep.h"\n'
+        '#if defined(MINE_SHARED)\n#define MINE_API(t) __attribute__((visibility("default"))) t\n'
+        "#else\n#define MINE_API(t) t\n#endif\n"
+        "MINE_API(char *) mine_copy(const char *src, size_t n);\n"
+        "MINE_API(char *) mine_copy(const char *src, size_t n);\n"
+        "int mine_log(const char *fmt, ...);\n"
+        "static inline int mine_twice(int v) { return 2 * v; }\n"
+        "void mine_each(int (*callback)(void *), void *user);\n"
+        "int mine_count(void);\n"
+    )
+    decls = parse_header(header, [tmp_path], defines=["MINE_SHARED"])
+    assert [d.name for d in decls] == ["mine_copy", "mine_each", "mine_count"]
+    assert decls[0].params[1] == Param("n", "size_t")
+    assert decls[1].params[0] == Param("callback", "int (*)(void *)")
+    assert decls[2].prototype() == "int mine_count(void);"
+
+
+def test_missing_header_is_a_toolchain_error(tmp_path: Path) -> None:
+    with pytest.raises(ToolchainError):
+        parse_header(tmp_path / "nope.h")
+    broken = tmp_path / "broken.h"
+    broken.write_text('#include "not_there.h"\n')
+    with pytest.raises(ToolchainError, match="not_there.h"):
+        parse_header(broken)
