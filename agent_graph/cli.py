@@ -54,7 +54,8 @@ def _run(args: argparse.Namespace) -> int:
     ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, memory_mode=args.memory_mode,
                   max_iterations=args.max_iterations, debug=args.debug)
     functions = [f for part in args.functions or [] for f in part.split(",") if f]
-    options = RunOptions(Path(args.benchmark), functions, Path(args.out) if args.out else None, ctx)
+    options = RunOptions(Path(args.benchmark), functions, Path(args.out) if args.out else None, ctx,
+                         jobs=args.jobs)
 
     def progress(function: str, step: str, record: dict[str, Any]) -> None:
         if not args.quiet:
@@ -80,6 +81,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--max-iterations", type=int, default=5, help="optimization iterations")
     run.add_argument("--memory-mode", default="retrieve-extract", choices=MEMORY_MODES)
     run.add_argument("--out", help="run directory (default: a new one under results/)")
+    run.add_argument("--jobs", type=int, default=0, help="targets in parallel (default: cores)")
     run.add_argument("--debug", action="store_true", help="log full prompts and replies")
     run.add_argument("--quiet", action="store_true", help="no progress, no table")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")

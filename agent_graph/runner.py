@@ -1,25 +1,26 @@
 """The benchmark runner: one run directory, one checkpointed graph run per target, resumable.
 
-A rerun with the same ``--out`` skips targets that already have a ``result.json`` and resumes
-an interrupted target from its last checkpoint (SQLite, synchronous durability).
+Targets run in parallel worker processes (``jobs``, default: the number of cores); each has its
+own SQLite checkpoint file, so a rerun with the same ``--out`` skips targets that already have a
+``result.json`` and resumes an interrupted one from its last checkpoint (synchronous
+durability: a checkpoint is on disk before the next node starts).
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.sqlite import SqliteSaver
-
 from agent_graph.benchmark import Benchmark, load_benchmark
-from agent_graph.builder import build_graph
 from agent_graph.context import Context
 from agent_graph.results import result_record, summarize, write_target_outputs
-from agents.base import ModelCallError
 
 Progress = Callable[[str, str, dict[str, Any]], None]
 
@@ -32,6 +33,7 @@ class RunOptions:
     functions: list[str] = field(default_factory=list)
     out: Path | None = None
     context: Context = field(default_factory=Context)
+    jobs: int = 0
 
 
 def new_run_dir(root: Path = Path("results")) -> Path:
@@ -45,7 +47,7 @@ def new_run_dir(root: Path = Path("results")) -> Path:
 
 
 def prepared_input(bench: Benchmark, function: str, work_dir: Path) -> dict[str, Any]:
-    """Graph input with the library built and the API parsed, shared by all targets."""
+    """Graph input with the library built and the API parsed."""
     from nodes.prepare import api_of, library_for
 
     lib = library_for(bench)
@@ -60,39 +62,56 @@ def prepared_input(bench: Benchmark, function: str, work_dir: Path) -> dict[str,
     }
 
 
-def run_target(
-    graph: Any, bench: Benchmark, function: str, out: Path, ctx: Context,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
-    """Run (or resume) one target and write its outputs; failures become error records."""
-    target_dir = out / bench.project / function
-    result_file = target_dir / "result.json"
+def target_dir(out: Path, project: str, function: str) -> Path:
+    """Where one target's outputs live."""
+    return out / project / function
+
+
+def run_target(bench_path: str, function: str, out: str, ctx_data: dict[str, Any]) -> dict[str, Any]:
+    """Run (or resume) one target and write its outputs. Runs in a worker; returns its record."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from agent_graph.builder import build_graph
+    from agents.base import ModelCallError
+    from agents.llm import ModelConfigError
+
+    bench = load_benchmark(bench_path)
+    ctx = Context(**ctx_data)
+    tdir = target_dir(Path(out), bench.project, function)
+    result_file = tdir / "result.json"
     if result_file.is_file():
-        record: dict[str, Any] = json.loads(result_file.read_text())
-        if progress:
-            progress(function, "skipped (already done)", record)
-        return record
+        return {**json.loads(result_file.read_text()), "skipped": True}
+    tdir.mkdir(parents=True, exist_ok=True)
     config = {"configurable": {"thread_id": f"{bench.project}/{function}"}}
     started = time.monotonic()
-    snapshot = graph.get_state(config)
-    payload = None if snapshot.next else prepared_input(bench, function, target_dir)
-    try:
-        for update in graph.stream(payload, config, context=ctx, stream_mode="updates",
-                                   durability="sync"):
-            for node, _ in update.items():
-                if progress and node != "supervisor":
-                    progress(function, node, {})
-    except ModelCallError as exc:
-        record = {"project": bench.project, "function": function, "error": str(exc)}
-        if progress:
-            progress(function, "failed", record)
-        return record
-    state = graph.get_state(config).values
+    with SqliteSaver.from_conn_string(str(tdir / "checkpoints.sqlite")) as saver:
+        graph = build_graph(checkpointer=saver)
+        snapshot = graph.get_state(config)
+        payload = None if snapshot.next else prepared_input(bench, function, tdir)
+        try:
+            graph.invoke(payload, config, context=ctx, durability="sync")
+        except (ModelCallError, ModelConfigError) as exc:
+            record = {"project": bench.project, "function": function, "error": str(exc)}
+            (tdir / "error.json").write_text(json.dumps(record, indent=1))
+            return record
+        state = graph.get_state(config).values
     record = result_record(state, bench.project, function, time.monotonic() - started)
-    write_target_outputs(target_dir, state, record)
-    if progress:
-        progress(function, "done", record)
+    write_target_outputs(tdir, state, record)
     return record
+
+
+def latest_event(tdir: Path) -> str:
+    """The last event of a running target (what the progress display shows)."""
+    events = tdir / "events.jsonl"
+    if not events.is_file():
+        return "starting"
+    with events.open("rb") as fh:
+        fh.seek(max(0, events.stat().st_size - 4096))
+        lines = fh.read().decode("utf-8", "replace").strip().splitlines()
+    try:
+        return str(json.loads(lines[-1])["type"]) if lines else "starting"
+    except (json.JSONDecodeError, KeyError):
+        return "running"
 
 
 def run_benchmark(options: RunOptions, progress: Progress | None = None) -> dict[str, Any]:
@@ -103,15 +122,46 @@ def run_benchmark(options: RunOptions, progress: Progress | None = None) -> dict
         bench.function(name)  # unknown names fail before any work starts
     out = options.out or new_run_dir()
     out.mkdir(parents=True, exist_ok=True)
+    ctx_data = asdict(options.context)
     (out / "run.json").write_text(json.dumps({
-        "benchmark": str(options.benchmark), "functions": functions,
-        "context": {k: v for k, v in vars(options.context).items() if k != "api_key_env"},
-    }, indent=1))
-    records = []
-    with SqliteSaver.from_conn_string(str(out / "checkpoints.sqlite")) as saver:
-        graph = build_graph(checkpointer=saver)
-        for name in functions:
-            records.append(run_target(graph, bench, name, out, options.context, progress))
-    summary = {"run_dir": str(out), "project": bench.project, **summarize(records)}
+        "benchmark": str(options.benchmark), "functions": functions, "context": ctx_data}, indent=1))
+    from nodes.prepare import library_for
+
+    library_for(bench)  # fetch and build once, before the workers share the cached build
+    jobs = max(1, min(options.jobs or os.cpu_count() or 1, len(functions)))
+    pool: ThreadPoolExecutor | ProcessPoolExecutor = (
+        ThreadPoolExecutor(1) if jobs == 1
+        else ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")))
+    records: dict[str, dict[str, Any]] = {}
+    with pool:
+        futures: dict[str, Future[dict[str, Any]]] = {
+            name: pool.submit(run_target, str(options.benchmark), name, str(out), ctx_data)
+            for name in functions}
+        shown: dict[str, str] = {}
+        while len(records) < len(futures):
+            for name, fut in futures.items():
+                if name in records:
+                    continue
+                if fut.done():
+                    records[name] = _record_of(fut, bench.project, name)
+                    step = "skipped (done before)" if records[name].get("skipped") else (
+                        "failed" if records[name].get("error") else "done")
+                    if progress:
+                        progress(name, step, records[name])
+                    continue
+                step = latest_event(target_dir(out, bench.project, name))
+                if progress and shown.get(name) != step:
+                    shown[name] = step
+                    progress(name, step, {})
+            time.sleep(0.5)
+    ordered = [records[n] for n in functions]
+    summary = {"run_dir": str(out), "project": bench.project, **summarize(ordered)}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def _record_of(fut: Future[dict[str, Any]], project: str, function: str) -> dict[str, Any]:
+    try:
+        return fut.result()
+    except Exception as exc:  # a worker's crash must not lose the other targets' results
+        return {"project": project, "function": function, "error": f"{type(exc).__name__}: {exc}"}
