@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from agents.parsing import fenced_blocks
 
-_HEADING = re.compile(r"^## (.+?)\s*$", re.M)
-_SUBHEADING = re.compile(r"^### (.+?)\s*$", re.M)
+_HEADING = re.compile(r"^## (.+?)[ \t]*$", re.M)
+_SUBHEADING = re.compile(r"^### (.+?)[ \t]*$", re.M)
 _BULLET = re.compile(r"^- (?:\[(?P<tag>[^\]]*)\]\s*)?(?P<body>.*)$")
 
 

@@ -1,0 +1,172 @@
+"""The offline model's local-memory skills: the extraction job, and the tabu list it honours.
+
+:func:`extract` answers ``prompts/local_memory_extraction.txt`` from what the prompt shows: the
+outcome the measurement states, the directions the change followed, the calls the diff adds
+and removes, and the current direction list (updated in place, merged, never duplicated).
+:func:`tabu_names` reads a rendered local memory back: the API functions of failed directions,
+except those the prompt's new evidence names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+from typing import Any
+
+from agent_graph.code_memory_c import C_KEYWORDS, LIBC, blank_comments_and_literals, called_names
+from agent_graph.local_memory_schema import api_tokens, same_direction
+from agents.offline.prompt_reader import PromptFacts, bullets, identifiers
+
+Reply = tuple[dict[str, Any], None]
+_OUTCOME = {"SUCCESS": "Success", "FAILURE": "Failed", "NOISE": "Noise"}
+_MAX_EVIDENCE = 300
+
+
+def _outcome(facts: PromptFacts) -> str:
+    found = re.search(r"Outcome:\s*(SUCCESS|FAILURE|NOISE)", facts.text("Measurement"))
+    return _OUTCOME[found.group(1)] if found else "Noise"
+
+
+def _numbers(facts: PromptFacts) -> tuple[str, str]:
+    text = facts.text("Measurement")
+    old = re.search(r"Old line coverage[^:]*:\s*([\d.]+)%", text)
+    new = re.search(r"New line coverage[^:]*:\s*([\d.]+)%", text)
+    return (old.group(1) if old else "?"), (new.group(1) if new else "?")
+
+
+def _version(facts: PromptFacts) -> tuple[str, str, str]:
+    """(version id, parent id, operator) from the Change section."""
+    text = facts.text("Change")
+    found = re.search(r"Version:\s*(\S+)\s*\(parent\s+([^,)]+)", text)
+    operator = re.search(r"Operator:\s*(\S+)", text)
+    return (found.group(1) if found else "new", found.group(2) if found else "old",
+            operator.group(1) if operator else "improve")
+
+
+def diff_calls(diff: str) -> tuple[list[str], list[str]]:
+    """Functions the new version calls that the old did not, and those it no longer calls."""
+    sides: dict[str, list[str]] = {"+": [], "-": []}
+    for line in diff.splitlines():
+        if line[:1] in sides and not line.startswith(("+++", "---")):
+            sides[line[0]].append(line[1:])
+    code = {k: blank_comments_and_literals("\n".join(v)) for k, v in sides.items()}
+    plus = [c for c in called_names(code["+"]) if c not in LIBC and c not in C_KEYWORDS]
+    minus = [c for c in called_names(code["-"]) if c not in LIBC and c not in C_KEYWORDS]
+    return [c for c in plus if c not in minus], [c for c in minus if c not in plus]
+
+
+def _stated(facts: PromptFacts, added: list[str]) -> list[str]:
+    stated = [body for _tag, body in facts.bullets("Change") if body != "(none stated)"]
+    if stated:
+        return stated
+    return [f"call {name}" for name in added] or ["unrecorded change"]
+
+
+def _current(facts: PromptFacts) -> list[dict[str, Any]]:
+    try:
+        rows = json.loads(facts.code("Current directions") or "[]")
+    except json.JSONDecodeError:
+        return []
+    return [dict(r) for r in rows if isinstance(r, dict) and str(r.get("direction", "")).strip()]
+
+
+def _merge_duplicates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per direction: a later record of the same direction updates the earlier one."""
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        twin = next((k for k, kept in enumerate(out) if same_direction(kept["direction"],
+                                                                        row["direction"])), None)
+        if twin is None:
+            out.append(row)
+        else:
+            out[twin] = {**row, "direction": out[twin]["direction"]}
+    return out
+
+
+def _change_text(added: list[str], removed: list[str]) -> str:
+    parts = []
+    if added:
+        parts.append("now calls " + ", ".join(added))
+    if removed:
+        parts.append("no longer calls " + ", ".join(removed))
+    return "; ".join(parts) or "same API calls, different arguments or control flow"
+
+
+def extract(facts: PromptFacts) -> Reply:
+    """Local memory extractor: updated directions and at most one lesson, as the prompt asks."""
+    outcome = _outcome(facts)
+    old, new = _numbers(facts)
+    version, parent, operator = _version(facts)
+    diff = facts.code("Code diff")
+    added, removed = diff_calls(diff)
+    change = _change_text(added, removed)
+    rows = _merge_duplicates(_current(facts))
+    repeated_failure = False
+    for direction in _stated(facts, added):
+        evidence = f"line coverage {old}% -> {new}%; {change}"
+        index = next((k for k, r in enumerate(rows) if same_direction(r["direction"], direction)),
+                     None)
+        if index is None:
+            rows.append({"direction": direction, "outcome": outcome, "source_ref": version,
+                         "evidence": evidence[:_MAX_EVIDENCE]})
+            continue
+        previous = rows[index]
+        if previous.get("outcome") == "Failed" and outcome != "Success":
+            # Retried without the result changing: it stays on the tabu list, now twice backed.
+            repeated_failure = True
+            outcome_here = "Failed"
+            evidence = f"failed again in {version} ({evidence}); before: {previous.get('evidence', '')}"
+        else:
+            outcome_here = outcome
+        rows[index] = {"direction": previous["direction"], "outcome": outcome_here,
+                       "source_ref": version, "evidence": evidence[:_MAX_EVIDENCE]}
+    item = None
+    if outcome != "Noise" and diff.strip() not in ("", "(no code change)") and not repeated_failure:
+        item = _lesson(facts, outcome, _stated(facts, added)[0], change, operator,
+                       (old, new, version, parent))
+    return {"updated_directions": rows, "new_memory_item": item}, None
+
+
+def _lesson(facts: PromptFacts, outcome: str, direction: str, change: str, operator: str,
+            refs: tuple[str, str, str, str]) -> dict[str, Any]:
+    old, new, version, parent = refs
+    archetype = re.search(r"archetype:\s*([\w-]+)", facts.text("Problem"))
+    context = f"the target is a {archetype.group(1)}" if archetype else "the same target"
+    verb = "raised" if outcome == "Success" else "lowered"
+    title = direction[:1].upper() + direction[1:80]
+    insight = ("Calling more of the API on objects the harness already builds executes library "
+               "code the input alone does not reach." if outcome == "Success" else
+               "Do not repeat it unless new evidence says why it would work now.")
+    return {
+        "type": "Success" if outcome == "Success" else "Failure",
+        "title": title if outcome == "Success" else f"Avoid: {title}",
+        "description": f"{verb.capitalize()} line coverage from {old}% to {new}% "
+                       f"({version}, parent {parent}).",
+        "content": f"The harness {change}. {insight}",
+        "related_operator": operator,
+        "evidence": {"code_change": change, "metrics_delta": f"line coverage {old}% -> {new}%",
+                     "context": context},
+    }
+
+
+def tabu_names(facts: PromptFacts, api_names: Collection[str]) -> list[str]:
+    """API functions named by ``[Failed]`` directions and not by any ``New evidence`` bullet.
+
+    Reads every section of the prompt, so it works wherever the rendered local memory is put.
+    """
+    names = {n.casefold(): n for n in api_names}
+    failed: set[str] = set()
+    cleared: set[str] = set()
+    for section in facts.sections.values():
+        parts = re.split(r"^### (.+?)\s*$", section, flags=re.M)
+        for k in range(0, len(parts), 2):
+            heading = parts[k - 1] if k else ""
+            for tag, body in bullets(parts[k]):
+                named = {names[t] for t in api_tokens(body.split("(")[0], names) if t in names}
+                if heading == "New evidence":
+                    cleared |= {names[t.casefold()] for t in identifiers(body)
+                                if t.casefold() in names}
+                elif tag.casefold() == "failed":
+                    failed |= named
+    return sorted(failed - cleared)
