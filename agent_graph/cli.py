@@ -65,7 +65,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=1))
     elif not args.quiet:
-        Console().print(summary_table(summary))
+        out = Console()
+        if not out.is_terminal:
+            out = Console(width=200)  # a log file or pipe: never squeeze the table
+        out.print(summary_table(summary))
     return 1 if summary["failed"] else 0
 
 

@@ -1,0 +1,389 @@
+"""The offline model's compile-error fixer: clang diagnostics in, an edited harness out.
+
+:func:`fix_harness` reads clang and linker messages (``file:line:col: error: ...``,
+``undefined reference to 'x'``) and applies one deterministic edit per problem it understands:
+missing includes, misspelled API names, pointer casts, argument counts rebuilt from the
+prototype, missing returns, redeclarations, unlinked calls. Every applied fix is described in the
+plain-English form a person would record as a known fix (the synthesizer reads those forms back).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents.offline import cdecl
+from agents.offline.fixer_edit import (
+    LIBC,
+    add_include,
+    arg_index,
+    call_at,
+    expression_end,
+    offset,
+    replace_identifier,
+    split_args,
+    statement_span,
+)
+from agents.offline.synth_guide import read_guidance
+from fuzzkit.api import FunctionDecl
+
+_DIAG = re.compile(
+    r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>fatal error|error|warning): "
+    r"(?P<msg>.*)$",
+    re.M,
+)
+_LINK = re.compile(r"(?:undefined reference to|undefined symbol:)\s*[`'\"]?(?P<name>[\w.$]+)")
+# Warnings that break harnesses at run time (a truncated pointer, a wrong argument type).
+_SERIOUS_WARNINGS = re.compile(
+    r"implicit declaration|implicitly declaring|incompatible pointer|incompatible integer to "
+    r"pointer|incompatible pointer to integer|non-void function does not return|control reaches "
+    r"end of non-void"
+)
+_FUZZ_SIGNATURE = "int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)"
+
+
+@dataclass
+class FixResult:
+    """The edited harness, what was fixed (one line each) and what was not understood."""
+
+    code: str
+    fixes: list[str] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Diag:
+    line: int
+    col: int
+    severity: str
+    message: str
+
+
+def parse_diagnostics(text: str) -> tuple[list[_Diag], list[str]]:
+    """Harness diagnostics (errors, then serious warnings) and undefined linker symbols."""
+    found = [m for m in _DIAG.finditer(text)]
+    sources = [m["file"] for m in found if not m["file"].endswith(".h")]
+    harness = sources[0] if sources else None
+    diags: list[_Diag] = []
+    seen = set()
+    for m in found:
+        sev, msg = m["sev"], m["msg"].strip()
+        if harness and m["file"] != harness and not msg.startswith("'"):
+            if "file not found" not in msg:
+                continue
+        if sev == "warning" and not _SERIOUS_WARNINGS.search(msg):
+            continue
+        key = (int(m["line"]), int(m["col"]), msg)
+        if key not in seen:
+            seen.add(key)
+            diags.append(_Diag(int(m["line"]), int(m["col"]), sev, msg))
+    diags.sort(key=lambda d: (d.severity == "warning", d.line, d.col))
+    links = list(dict.fromkeys(m["name"] for m in _LINK.finditer(text)))
+    return diags, links
+
+
+def fix_harness(
+    code: str,
+    diagnostics: str,
+    api: list[FunctionDecl],
+    headers: list[str],
+    known_fixes: list[str] | tuple[str, ...] = (),
+) -> FixResult:
+    """Fix what the diagnostics point at; the same input always gives the same output."""
+    fixer = _Fixer(code, api, headers)
+    fixer.apply_known(list(known_fixes))
+    diags, links = parse_diagnostics(diagnostics)
+    for d in diags:
+        fixer.handle(d)
+    for name in links:
+        fixer.unlinked(name)
+    fixer.finish()
+    if not diags and not links and not fixer.fixes and diagnostics.strip():
+        fixer.unresolved.append("no compiler error or linker message recognized in the output")
+    return FixResult(fixer.code, list(dict.fromkeys(fixer.fixes)),
+                     list(dict.fromkeys(fixer.unresolved)))
+
+
+class _Fixer:
+    def __init__(self, code: str, api: list[FunctionDecl], headers: list[str]) -> None:
+        self.code = code
+        self.api = {f.name: f for f in api}
+        self.headers = [h if h.startswith(("<", '"')) else f'"{Path(h).name}"' for h in headers]
+        self.types = {cdecl.base_name(t) for f in api for t in [f.return_type,
+                                                                *(p.type for p in f.params)]}
+        self.fixes: list[str] = []
+        self.unresolved: list[str] = []
+        self.includes: list[tuple[str, str]] = []
+        self.edits: list[tuple[int, int, str]] = []
+        self.renames: dict[str, str] = {}
+
+    # ----- bookkeeping -----
+    def include(self, header: str, why: str) -> None:
+        if not re.search(rf"#\s*include\s*{re.escape(header)}", self.code):
+            self.includes.append((header, f"add #include {header} for {why}"))
+
+    def edit(self, start: int, end: int, text: str, fix: str) -> None:
+        if any(s < end and start < e or (s == start == e == end) for s, e, _ in self.edits):
+            return  # an overlapping edit from an earlier diagnostic wins
+        self.edits.append((start, end, text))
+        self.fixes.append(fix)
+
+    def rename(self, old: str, new: str, why: str) -> None:
+        if old not in self.renames:
+            self.renames[old] = new
+            self.fixes.append(f"replace {old} with {new} ({why})")
+
+    def library_header(self, name: str) -> str | None:
+        fn = self.api.get(name)
+        if fn is not None and fn.header:
+            return f'"{Path(fn.header).name}"'
+        return self.headers[0] if self.headers else None
+
+    def closest(self, name: str, pool: list[str] | set[str], cutoff: float = 0.75) -> str | None:
+        match = difflib.get_close_matches(name, sorted(pool), n=1, cutoff=cutoff)
+        return match[0] if match else None
+
+    # ----- known fixes -----
+    def apply_known(self, lines: list[str]) -> None:
+        g = read_guidance(lines, list(self.api.values()))
+        for h in g.includes:
+            if not re.search(rf"#\s*include\s*{re.escape(h)}", self.code):
+                self.code = add_include(self.code, h)
+                self.fixes.append(f"add #include {h} (known fix)")
+        for old, new in g.renames.items():
+            if re.search(rf"\b{re.escape(old)}\b", self.code):
+                self.code = replace_identifier(self.code, old, new)
+                self.fixes.append(f"replace {old} with {new} (known fix)")
+
+    # ----- diagnostics -----
+    def handle(self, d: _Diag) -> None:
+        msg = d.message
+        quoted = re.findall(r"'([^']*)'", msg)
+        pos = offset(self.code, d.line, d.col)
+        if "file not found" in msg and quoted:
+            self.missing_header(quoted[0])
+        elif re.search(r"implicit(ly)? declar|call to undeclared function|undeclared function",
+                       msg) and quoted:
+            self.undeclared_function(quoted[0])
+        elif msg.startswith("unknown type name") and quoted:
+            self.unknown_type(quoted[0], pos)
+        elif re.search(r"use of undeclared identifier|undeclared \(first use", msg) and quoted:
+            self.undeclared_identifier(quoted[0], msg, pos)
+        elif re.search(r"(incompatible pointer|incompatible integer to pointer|incompatible "
+                       r"pointer to integer|discards qualifiers).*passing", msg):
+            self.cast_argument(msg, pos)
+        elif re.search(r"^(initializing|assigning to|returning) '.*' (with an expression of type|"
+                       r"from) '", msg) and re.search(r"incompatible|discards", msg):
+            self.cast_expression(quoted[0], pos)
+        elif re.search(r"too (few|many) arguments to function call", msg):
+            self.argument_count(msg, pos)
+        elif "does not return a value" in msg or "control reaches end of non-void" in msg:
+            self.missing_return(pos)
+        elif msg.startswith("conflicting types for") and quoted:
+            self.conflicting(quoted[0], d.line)
+        elif re.search(r"expected ';' (after|at end of)", msg):
+            self.edit(pos, pos, ";", f"add the missing ';' at line {d.line}")
+        elif "use of undeclared label" in msg and quoted:
+            self.missing_label(quoted[0])
+        elif re.search(r"label at end of compound statement|a label can only be part of a "
+                       r"statement", msg):
+            end = self.code.find(":", pos)
+            if end >= 0:
+                self.edit(end + 1, end + 1, " ;", f"put an empty statement after the label at "
+                                                  f"line {d.line}")
+        elif re.search(r"no member named '(\w+)' in", msg):
+            self.drop_statement(pos, f"drop the statement using the unknown member {quoted[0]}")
+        else:
+            self.unresolved.append(f"line {d.line}: {msg}")
+
+    def missing_header(self, header: str) -> None:
+        name = Path(header).name
+        pool = [h.strip('"<>') for h in self.headers]
+        best = name if name in pool else self.closest(name, pool, 0.5)
+        pattern = rf"#\s*include\s*[<\"]{re.escape(header)}[>\"]"
+        if best and re.search(pattern, self.code):
+            self.code = re.sub(pattern, f'#include "{best}"', self.code)
+            self.fixes.append(f'include "{best}" instead of "{header}"')
+        else:
+            self.unresolved.append(f"header {header} not found: add its directory to the build's "
+                                   "include_dirs")
+
+    def undeclared_function(self, name: str) -> None:
+        if name in LIBC:
+            self.include(LIBC[name], name)
+        elif name in self.api:
+            header = self.library_header(name)
+            if header:
+                self.include(header, name)
+        elif best := self.closest(name, self.api.keys()):
+            self.rename(name, best, "closest API name")
+        else:
+            self.unresolved.append(f"{name} is neither a libc nor an API function")
+
+    def unknown_type(self, name: str, pos: int) -> None:
+        if name in LIBC:
+            self.include(LIBC[name], name)
+        elif name in self.types and self.headers:
+            self.include(self.headers[0], name)
+        elif best := self.closest(name, self.types):
+            self.rename(name, best, "closest API type")
+        else:
+            self.unresolved.append(f"unknown type {name}")
+
+    def undeclared_identifier(self, name: str, msg: str, pos: int) -> None:
+        suggested = re.search(r"did you mean '(\w+)'", msg)
+        if name in LIBC:
+            self.include(LIBC[name], name)
+        elif suggested and suggested.group(1) != name:
+            self.rename(name, suggested.group(1), "clang's suggestion")
+        elif name in self.api and self.library_header(name):
+            self.include(self.library_header(name) or "", name)
+        elif re.match(r"^[A-Z][A-Z0-9_]+$", name) and self.headers and not all(
+            re.search(rf"#\s*include\s*{re.escape(h)}", self.code) for h in self.headers
+        ):
+            for h in self.headers:
+                self.include(h, name)
+        elif best := self.closest(name, self.api.keys()):
+            self.rename(name, best, "closest API name")
+        else:
+            self.unresolved.append(f"undeclared identifier {name}")
+
+    def cast_argument(self, msg: str, pos: int) -> None:
+        target = re.search(r"to parameter of type '([^']+)'", msg)
+        if not target:
+            self.unresolved.append(msg)
+            return
+        ctype = target.group(1)
+        call = call_at(self.code, pos)
+        where = f"at line {self.code.count(chr(10), 0, pos) + 1}"
+        if call:
+            where = f"{arg_index(self.code, call[1], pos) + 1} of {call[0]}"
+        self.cast_at(pos, ctype, f"cast argument {where} to ({ctype})")
+
+    def cast_expression(self, ctype: str, pos: int) -> None:
+        line = self.code.count("\n", 0, pos) + 1
+        self.cast_at(pos, ctype, f"cast the value at line {line} to ({ctype})")
+
+    def cast_at(self, pos: int, ctype: str, fix: str) -> None:
+        end = expression_end(self.code, pos)
+        expr = self.code[pos:end].strip()
+        if not expr:
+            self.unresolved.append(fix)
+            return
+        self.edit(pos, pos + len(self.code[pos:end].rstrip()), f"({ctype})({expr})", fix)
+
+    def argument_count(self, msg: str, pos: int) -> None:
+        call = call_at(self.code, pos)
+        if call is None or call[0] not in self.api:
+            self.unresolved.append(msg)
+            return
+        name, open_pos, close_pos = call
+        fn = self.api[name]
+        args = split_args(self.code[open_pos + 1 : close_pos])
+        rebuilt = args[: len(fn.params)]
+        for i in range(len(rebuilt), len(fn.params)):
+            rebuilt.append(_default_arg(fn, i, rebuilt))
+        self.edit(open_pos + 1, close_pos, ", ".join(rebuilt),
+                  f"call {name} with its {len(fn.params)} declared arguments: {fn.prototype()}")
+
+    def missing_return(self, pos: int) -> None:
+        brace = self.code.rfind("}", 0, pos + 1)
+        if brace < 0:
+            self.unresolved.append("non-void function without a return")
+            return
+        head = re.findall(r"(\w+)\s*\([^;{]*\)\s*\{", self.code[:brace])
+        func = head[-1] if head else "the function"
+        self.edit(brace, brace, "  return 0;\n", f"add return 0 at the end of {func}")
+
+    def conflicting(self, name: str, line: int) -> None:
+        lines = self.code.split("\n")
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        start = offset(self.code, line, 1)
+        if name == "LLVMFuzzerTestOneInput":
+            m = re.search(r"[^;{]*LLVMFuzzerTestOneInput\s*\([^)]*\)", self.code)
+            if m:
+                self.edit(m.start(), m.end(), _FUZZ_SIGNATURE,
+                          "declare LLVMFuzzerTestOneInput as int (const uint8_t *, size_t)")
+        elif name in self.api and text.rstrip().endswith(";") and "(" in text:
+            self.edit(start, start + len(text), "",
+                      f"remove the redeclaration of {name} (the header declares it)")
+        elif name in self.api:
+            self.rename(name, f"lf_{name}", "the harness's own function clashed with the API")
+        else:
+            self.unresolved.append(f"conflicting types for {name}")
+
+    def missing_label(self, label: str) -> None:
+        m = list(re.finditer(r"\n(\s*)return 0;\s*\n\}\s*$", self.code))
+        if m:
+            at = m[-1].start() + 1
+            self.edit(at, at, f"{m[-1].group(1)}{label}: ;\n", f"add the {label} label before "
+                                                                "the final return")
+        else:
+            self.unresolved.append(f"label {label} is used but never defined")
+
+    def drop_statement(self, pos: int, fix: str) -> None:
+        start, end = statement_span(self.code, pos)
+        stmt = self.code[start:end]
+        if "{" in stmt or "}" in stmt or re.match(r"\s*(if|for|while|switch)\b", stmt):
+            self.unresolved.append(fix)
+            return
+        self.edit(start, end, f" /* {stmt.strip().replace('*/', '* /')} */", fix)
+
+    def unlinked(self, name: str) -> None:
+        if name in ("main", "LLVMFuzzerTestOneInput"):
+            self.unresolved.append(f"{name} is missing at link time: build with "
+                                   "-fsanitize=fuzzer and define LLVMFuzzerTestOneInput")
+            return
+        if name in self.api:
+            self.unresolved.append(f"{name} is declared but not linked: check that the library "
+                                   "build compiles the file that defines it")
+            return
+        best = self.closest(name, self.api.keys(), 0.8)
+        if best:
+            self.rename(name, best, "closest API name; the original is not in the library")
+            return
+        removed = False
+        for m in reversed(list(re.finditer(rf"\b{re.escape(name)}\s*\(", self.code))):
+            start, end = statement_span(self.code, m.start())
+            stmt = self.code[start:end]
+            if re.match(rf"\s*(\(void\)\s*)?{re.escape(name)}\s*\(", stmt):
+                self.code = self.code[:start] + f" /* {name} is not in the library */" + \
+                    self.code[end:]
+            else:
+                close = expression_end(self.code, m.end())
+                self.code = self.code[: m.start()] + "0" + self.code[close + 1 :]
+            removed = True
+        if removed:
+            self.fixes.append(f"remove the call to {name}: not in the linked library")
+        else:
+            self.unresolved.append(f"undefined reference to {name}")
+
+    def finish(self) -> None:
+        for start, end, text in sorted(self.edits, key=lambda e: (e[0], e[1]), reverse=True):
+            self.code = self.code[:start] + text + self.code[end:]
+        for old, new in self.renames.items():
+            self.code = replace_identifier(self.code, old, new)
+        for header, fix in self.includes:
+            if not re.search(rf"#\s*include\s*{re.escape(header)}", self.code):
+                self.code = add_include(self.code, header)
+                self.fixes.append(fix)
+
+
+def _default_arg(fn: FunctionDecl, i: int, have: list[str]) -> str:
+    """A safe argument for a missing parameter (payload length after the payload pointer)."""
+    p = fn.params[i]
+    prev = have[i - 1] if i > 0 and i - 1 < len(have) else ""
+    if cdecl.is_integer(p.type) and cdecl.is_length(p) and prev:
+        if re.search(r"\bdata\b", prev):
+            return f"({p.type})size"
+        if cdecl.is_string(fn.params[i - 1].type):
+            return f"({p.type})strlen({prev})"
+    if cdecl.is_pointer(p.type) or cdecl.is_function_pointer(p.type):
+        return "NULL"
+    if cdecl.is_float(p.type):
+        return "0.0"
+    if cdecl.is_integer(p.type) or cdecl.is_enum_like(p.type):
+        return f"({p.type.replace('const ', '')})0"
+    return "0"

@@ -1,0 +1,153 @@
+"""Text edits on C source that the fixer needs: includes, calls and their argument lists."""
+
+from __future__ import annotations
+
+import re
+
+LIBC: dict[str, str] = {}
+for _header, _names in {
+    "<stdlib.h>": "malloc calloc realloc free abort exit atoi atol strtol strtoul strtod qsort "
+                  "getenv rand srand abs labs EXIT_SUCCESS EXIT_FAILURE",
+    "<string.h>": "memcpy memmove memset memcmp memchr strlen strcmp strncmp strcpy strncpy "
+                  "strcat strncat strchr strrchr strstr strdup strndup strtok strerror",
+    "<stdio.h>": "printf fprintf sprintf snprintf vsnprintf fopen fclose fread fwrite fmemopen "
+                 "fdopen fflush fputs fgets puts tmpfile fileno fseek ftell rewind perror FILE EOF "
+                 "stdin stdout stderr SEEK_SET SEEK_CUR SEEK_END",
+    "<unistd.h>": "close read write lseek dup dup2 unlink getpid access ftruncate syscall ssize_t",
+    "<fcntl.h>": "open O_RDONLY O_WRONLY O_RDWR O_CREAT",
+    "<sys/mman.h>": "mmap munmap memfd_create",
+    "<sys/syscall.h>": "SYS_memfd_create",
+    "<stdint.h>": "uint8_t uint16_t uint32_t uint64_t int8_t int16_t int32_t int64_t intptr_t "
+                  "uintptr_t SIZE_MAX UINT32_MAX INT32_MAX UINT8_MAX",
+    "<stddef.h>": "size_t ptrdiff_t offsetof NULL",
+    "<stdbool.h>": "bool true false",
+    "<stdarg.h>": "va_list va_start va_end va_arg va_copy",
+    "<assert.h>": "assert",
+    "<limits.h>": "INT_MAX INT_MIN UINT_MAX LONG_MAX LONG_MIN CHAR_BIT",
+    "<errno.h>": "errno",
+    "<math.h>": "isnan isinf fabs floor ceil pow sqrt",
+    "<ctype.h>": "isalpha isdigit isspace toupper tolower isprint isxdigit",
+}.items():
+    for _name in _names.split():
+        LIBC[_name] = _header
+
+
+def add_include(code: str, header: str) -> str:
+    """``code`` with ``#include header`` added after the last include (once)."""
+    if re.search(rf"^\s*#\s*include\s*{re.escape(header)}", code, re.M):
+        return code
+    lines = code.split("\n")
+    last = max((i for i, ln in enumerate(lines) if re.match(r"\s*#\s*include\b", ln)), default=-1)
+    if last < 0:
+        last = next((i for i, ln in enumerate(lines) if "@LF:INCLUDES" in ln), -1)
+    lines.insert(last + 1, f"#include {header}")
+    return "\n".join(lines)
+
+
+def offset(code: str, line: int, col: int) -> int:
+    """The character offset of a 1-based line/column."""
+    lines = code.split("\n")
+    line = max(1, min(line, len(lines)))
+    return sum(len(ln) + 1 for ln in lines[: line - 1]) + max(0, col - 1)
+
+
+def call_at(code: str, pos: int) -> tuple[str, int, int] | None:
+    """The innermost call around ``pos``: (function name, offset of '(', offset of ')')."""
+    depth, i = 0, min(pos, len(code) - 1)
+    if code[i] == ")":
+        i -= 1
+    while i >= 0:
+        ch = code[i]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            if depth == 0:
+                m = re.search(r"(\w+)\s*$", code[:i])
+                if m and m.group(1) not in ("if", "while", "for", "switch", "return", "sizeof"):
+                    close = matching_paren(code, i)
+                    if close is not None:
+                        return m.group(1), i, close
+                    return None
+            else:
+                depth -= 1
+        elif ch in ";{}":
+            return None
+        i -= 1
+    return None
+
+
+def matching_paren(code: str, open_pos: int) -> int | None:
+    """The offset of the ``)`` matching the ``(`` at ``open_pos``."""
+    depth = 0
+    for j in range(open_pos, len(code)):
+        if code[j] == "(":
+            depth += 1
+        elif code[j] == ")":
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+def split_args(text: str) -> list[str]:
+    """Top-level comma-separated arguments (empty list for an empty argument list)."""
+    if not text.strip():
+        return []
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur).strip())
+    return parts
+
+
+def arg_index(code: str, open_pos: int, pos: int) -> int:
+    """Which argument (0-based) of the call opened at ``open_pos`` contains ``pos``."""
+    depth, n = 0, 0
+    for j in range(open_pos + 1, pos):
+        ch = code[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            n += 1
+    return n
+
+
+def expression_end(code: str, pos: int) -> int:
+    """Where the expression starting at ``pos`` ends (next top-level ``,`` ``)`` or ``;``)."""
+    depth = 0
+    for j in range(pos, len(code)):
+        ch = code[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return j
+            depth -= 1
+        elif ch in ",;" and depth == 0:
+            return j
+    return len(code)
+
+
+def statement_span(code: str, pos: int) -> tuple[int, int]:
+    """The statement containing ``pos``: from after the previous ``;``/``{``/``}`` to its ``;``."""
+    start = max(code.rfind(c, 0, pos) for c in ";{}") + 1
+    end = code.find(";", pos)
+    return start, (end + 1 if end >= 0 else len(code))
+
+
+def replace_identifier(code: str, old: str, new: str) -> str:
+    """Every whole-word ``old`` replaced by ``new``, outside comments and strings."""
+    parts = re.split(r"(/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\])*\")", code, flags=re.S)
+    for i in range(0, len(parts), 2):
+        parts[i] = re.sub(rf"\b{re.escape(old)}\b", new, parts[i])
+    return "".join(parts)

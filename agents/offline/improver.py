@@ -1,0 +1,257 @@
+"""Phase-2 coverage growth: add calls to uncovered API functions to a working harness.
+
+:func:`improve_harness` finds the library objects the harness already holds where its USE slot
+is, and adds one self-contained block per uncovered function: a call on those objects where the
+function takes them, or a small pipeline of its own (a new stream run over the payload, a parser
+stepped to the end, a one-shot call) where it does not. Blocks free what they allocate and keep
+the slot markers, so the harness still builds and later passes still find their places.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agents.offline.analysis import with_target
+from agents.offline.fixer_edit import add_include
+from agents.offline.synth_api import RISKY, ApiIndex, words
+from agents.offline.synth_blocks import (
+    OPT_CURSOR,
+    Block,
+    block_planner,
+    call_block,
+    finish_block,
+    identifiers,
+    render_blocks,
+)
+from agents.offline.synth_code import helper_code
+from agents.offline.synth_drive import Ctx, loop, pipe_lines, step_lines, stream_drive
+from agents.offline.synth_knowledge import STREAMS
+from agents.offline.synth_objects import initialize, obtain, producer
+from agents.offline.synth_plan import Obj, Unsupported
+from agents.offline.synth_roles import roles
+from fuzzkit.api import FunctionDecl
+
+_ENTRY = re.compile(
+    r"int\s+LLVMFuzzerTestOneInput\s*\(\s*const\s+uint8_t\s*\*\s*(\w+)\s*,\s*size_t\s+(\w+)\s*\)"
+    r"\s*\{"
+)
+
+
+@dataclass
+class Improvement:
+    """The improved harness, the directions tried (plain English) and the calls added."""
+
+    code: str
+    directions: list[str] = field(default_factory=list)
+    added_calls: list[str] = field(default_factory=list)
+
+
+def improve_harness(
+    code: str,
+    target: FunctionDecl,
+    api: list[FunctionDecl],
+    uncovered: list[str],
+    avoid: list[str] | tuple[str, ...] = (),
+    max_new_calls: int = 4,
+) -> Improvement:
+    """Add up to ``max_new_calls`` blocks calling functions from ``uncovered``.
+
+    Functions in ``avoid`` (directions that already failed) are used only when nothing else
+    can be added. Returns the code unchanged (and no directions) when nothing applies.
+    """
+    idx = ApiIndex(with_target(target, api))
+    entry = _ENTRY.search(code)
+    if entry is None:
+        return Improvement(code)
+    at = _insertion_point(code, entry.end(), target.name)
+    scope = _scope(code, entry.end(), at, idx)
+    called = set(re.findall(r"\b(\w+)\s*\(", code))
+    pool = [n for n in dict.fromkeys(uncovered) if n in idx.by_name and n not in called]
+    blocks = _blocks(idx, code, scope, [n for n in pool if n not in avoid], set(avoid),
+                     max_new_calls)
+    if not blocks:
+        blocks = _blocks(idx, code, scope, pool, set(), max_new_calls)
+    if not blocks:
+        return Improvement(code)
+    return _insert(code, entry, at, blocks)
+
+
+def _insertion_point(code: str, body_start: int, target: str) -> int:
+    use = re.search(r"^[ \t]*/\* @LF:USE \*/[ \t]*$", code[body_start:], re.M)
+    if use:
+        start = body_start + use.end()
+        nxt = re.search(r"^[ \t]*/\* @LF:\w+ \*/", code[start:], re.M)
+        return start + nxt.start() if nxt else start
+    call = re.search(rf"\b{re.escape(target)}\s*\(", code[body_start:])
+    if call:
+        end = code.find(";", body_start + call.end())
+        return code.find("\n", end) + 1 if end >= 0 else len(code)
+    last = code.rfind("return 0;")
+    return code.rfind("\n", 0, last) + 1 if last >= 0 else len(code)
+
+
+def _scope(code: str, body_start: int, at: int, idx: ApiIndex) -> list[Obj]:
+    """Library objects declared at the top level of the fuzz function before ``at``."""
+    found: list[Obj] = []
+    depth = 0
+    text = code[body_start:at]
+    pos = 0
+    for line in text.split("\n"):
+        if depth == 0:
+            m = re.match(r"\s*(?:const\s+)?(?:struct\s+)?(\w+)\s*(\*?)\s*(\w+)\s*(?:=[^;]*)?;", line)
+            if m and m.group(1) not in ("return", "goto") and (
+                idx.type_key(m.group(1) + (" *" if m.group(2) else "")) == m.group(1)
+            ):
+                typ, star, var = m.groups()
+                pointer = bool(star) or idx.is_handle(typ)
+                expr = var if pointer else f"&{var}"
+                found.append(Obj(typ, expr, var, origin=_origin(code, var, pointer)))
+        stripped = re.sub(r"\"(?:\\.|[^\"\\])*\"|'.'|/\*.*?\*/|//.*", "", line)
+        depth += stripped.count("{") - stripped.count("}")
+        pos += len(line) + 1
+    released = {o.var for o in found if re.search(
+        rf"\b\w*(Delete|delete|free|Free|End|close|destroy)\w*\s*\(\s*&?{re.escape(o.var)}\s*\)",
+        text)}
+    return [o for o in found if o.var not in released]
+
+
+def _origin(code: str, var: str, pointer: bool) -> str:
+    m = (re.search(rf"\b{re.escape(var)}\s*=\s*(\w+)\s*\(", code) if pointer
+         else re.search(rf"\b(\w+)\s*\(\s*&{re.escape(var)}\b", code))
+    return m.group(1) if m else ""
+
+
+VALUE = [  # (words, rank): how much new code a call of this kind usually reaches
+    ({"print", "dump", "serialize", "emit", "unparse", "stringify", "write"}, 0),
+    ({"parse", "load", "scan", "read", "decode", "inflate", "deflate", "compress", "uncompress"},
+     1),
+    ({"dup", "duplicate", "copy", "clone", "compare", "minify", "equal"}, 1),
+    ({"add", "insert", "replace", "detach", "delete", "remove", "set", "append", "prime",
+      "params", "tune", "sync", "reset"}, 2),
+    ({"get", "find", "has", "lookup", "create", "new", "mark", "header", "dictionary"}, 3),
+    ({"is", "size", "count", "length", "eof", "tell", "offset", "bound"}, 5),
+]
+
+
+def value(idx: ApiIndex, fn: FunctionDecl) -> int:
+    """A rank for ``fn`` (lower first): printers and parsers before predicates."""
+    ws = set(words(fn.name)) | set(idx.verbs(fn.name))
+    ranks = [rank for group, rank in VALUE if ws & group]
+    if not fn.params:
+        return 7
+    return min(ranks) if ranks else 4
+
+
+def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
+    """Functions a block must not call on objects the harness still owns."""
+    if RISKY.search(fn.name) or any(r.kind == "unsupported" for r in roles(fn, idx)):
+        return True
+    keys = {o.type_key for o in scope}
+    first = idx.first_object(fn)
+    if first in keys and idx.kind(fn) in ("init", "destroy"):
+        return True  # would re-initialize or free what the harness frees later
+    if first in keys and (fn in idx.feeders(first) or fn in idx.outputs(first)):
+        return True  # a second input/output source is a usage error
+    return False
+
+
+def _blocks(idx: ApiIndex, code: str, scope: list[Obj], names: list[str], avoid: set[str],
+            limit: int) -> list[tuple[Block, str]]:
+    taken = identifiers(code)
+    keys = {o.type_key for o in scope}
+    ranked = sorted(
+        (idx.by_name[n] for n in names),
+        key=lambda f: (value(idx, f) + (idx.first_object(f) not in keys), names.index(f.name)),
+    )
+    out: list[tuple[Block, str]] = []
+    for fn in ranked:
+        if len(out) >= limit:
+            break
+        if _skip(idx, fn, scope):
+            continue
+        number = len(re.findall(r"\blf_skip_\d+\b", code)) + len(out) + 1
+        while f"lf_skip_{number}" in taken:
+            number += 1
+        made = _one_block(idx, fn, scope, avoid, taken, number)
+        if made is None:
+            continue
+        block, direction = made
+        taken |= identifiers("\n".join(block.lines + block.hoist))
+        out.append((block, direction))
+    return out
+
+
+def _one_block(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[str],
+               taken: set[str], number: int) -> tuple[Block, str] | None:
+    first = idx.first_object(fn)
+    held = [o for o in scope if o.type_key == first]
+    if held:
+        obj = held[0]
+        block = call_block(idx, fn, scope, avoid, taken, number,
+                           f"LF improve: call {fn.name} on {obj.var}")
+        return (block, f"call {fn.name} on {obj.var} ({obj.type_key})") if block else None
+    pl = block_planner(idx, fn, [], avoid, taken, number)
+    ctx = Ctx(fn, idx, pl, [])
+    rs = roles(fn, idx)
+    try:
+        if first in STREAMS and any(r.param.name in ("flush", "action") for r in rs):
+            obj = initialize(pl, first, fn.name, feed=False)
+            if not stream_drive(ctx, obj, STREAMS[first], proc=fn):
+                return None
+            what = f"run {fn.name} over the input on a new {first}"
+        elif first and producer(idx, avoid, key=first) == fn:
+            obj = obtain(pl, first, fn.name)
+            ctx.use.extend(loop(step_lines(ctx, fn, obj)))
+            what = f"step {fn.name} to the end of the input on a new {first}"
+        elif first and any(r.kind == "consumed" for r in rs):
+            dst = obtain(pl, first, fn.name, feed=False)
+            lines = pipe_lines(ctx, fn, dst)
+            if lines is None:
+                return None
+            ctx.use.extend(lines)
+            what = f"feed {fn.name} with items parsed from the input"
+        else:
+            pl.emit(pl.plan(fn), pl.f.call)
+            what = f"call {fn.name} on {'a new ' + first if first else 'the input'}"
+    except (Unsupported, KeyError, IndexError):
+        return None
+    pl.f.call.extend(ctx.use)
+    block = finish_block(fn, pl.f, [], f"LF improve: {what}")
+    return block, what
+
+
+def _insert(code: str, entry: re.Match[str], at: int, made: list[tuple[Block, str]]) -> Improvement:
+    blocks = [b for b, _ in made]
+    line_start = code.rfind("\n", 0, at) + 1
+    pad_match = re.match(r"[ \t]*", code[line_start:])
+    pad = pad_match.group(0) if pad_match and code[line_start:at].strip() == "" else "  "
+    pad = pad or "  "
+    declare = not re.search(rf"\blf_input_t\s+{OPT_CURSOR}\b", code)
+    text = render_blocks(blocks, pad, declare_cursor=declare)
+    data, size = entry.group(1), entry.group(2)
+    if (data, size) != ("data", "size"):
+        text = f"{pad}{{\n{pad}const uint8_t *data = {data};\n{pad}size_t size = {size};\n" \
+               f"{text}\n{pad}}}"
+    new = code[:at].rstrip(" \t")
+    new = (new if new.endswith("\n") else new + "\n") + text + "\n" + code[at:].lstrip("\n")
+    helpers = [h for b in blocks for h in b.helpers]
+    if any(b.needs_cursor for b in blocks):
+        helpers.insert(0, "input")
+    helper_text, heads = helper_code(list(dict.fromkeys(helpers)), new)
+    extra = [g for b in blocks for g in b.globals]
+    globals_text = "\n\n".join(x for x in [helper_text, *extra] if x)
+    if globals_text:
+        new = _add_globals(new, globals_text)
+    for h in dict.fromkeys([*heads, *(i for b in blocks for i in b.includes), "<stdlib.h>",
+                            "<string.h>"]):
+        new = add_include(new, h)
+    calls = list(dict.fromkeys(c for b in blocks for c in b.calls))
+    return Improvement(new, [d for _, d in made], calls)
+
+
+def _add_globals(code: str, text: str) -> str:
+    # At the end of the globals, so new helpers can use the ones already there.
+    entry = re.search(r"^int\s+LLVMFuzzerTestOneInput", code, re.M)
+    pos = entry.start() if entry else 0
+    return code[:pos] + text + "\n\n" + code[pos:]

@@ -1,0 +1,237 @@
+"""Harness synthesis: fill an archetype skeleton's slots with code built from the prototypes.
+
+:func:`write_harness` is the offline model's prototyper. It builds every argument from the fuzz
+input by type (payload text or bytes, option values from the input's end, library objects from
+their constructors or initializers, output buffers, callbacks), releases everything on every
+path, applies guidance from constraints and known fixes, and keeps the slot markers so later
+passes (the fixer, the improver) can find their places.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from agents.offline.analysis import ARCHETYPES, analyze_function, with_target
+from agents.offline.synth_api import ApiIndex, words
+from agents.offline.synth_arche import FILLERS
+from agents.offline.synth_blocks import identifiers, render_blocks
+from agents.offline.synth_code import Frag, helper_code, indent
+from agents.offline.synth_drive import Ctx
+from agents.offline.synth_guide import Guidance, read_guidance
+from agents.offline.synth_plan import Planner, Unsupported
+from fuzzkit.api import FunctionDecl
+
+SLOTS = ("INCLUDES", "GLOBALS", "GUARD", "SETUP", "CALL", "USE", "CLEANUP")
+MAX_INPUT = 1 << 20
+# Identifiers an archetype's code relies on the skeleton to provide.
+NEEDS = {
+    "stream_processor": ("lf_chunk", "lf_chunk_size", "lf_is_last", "lf_chunk_max"),
+    "incremental_digest": ("lf_chunk", "lf_chunk_size", "lf_chunk_max"),
+    "state_machine": ("lf_step",),
+    "file_based": ("lf_fd", "lf_path"),
+}
+
+
+@dataclass
+class HarnessDraft:
+    """A generated harness with what the model wants the caller to know."""
+
+    code: str
+    notes: list[str] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+
+
+def marker(slot: str) -> str:
+    """The marker comment of a slot (``/* @LF:SETUP */``)."""
+    return f"/* @LF:{slot} */"
+
+
+@cache
+def default_skeleton(archetype: str) -> str:
+    """The shipped skeleton for ``archetype`` (long_term_memory/knowledge/skeletons)."""
+    name = f"{archetype}.c"
+    try:
+        path = resources.files("long_term_memory").joinpath("knowledge", "skeletons", name)
+        return path.read_text()
+    except (ModuleNotFoundError, FileNotFoundError, TypeError):
+        root = Path(__file__).resolve().parents[2]
+        return (root / "long_term_memory" / "knowledge" / "skeletons" / name).read_text()
+
+
+def _usable_skeleton(skeleton: str, archetype: str) -> bool:
+    if not skeleton or "LLVMFuzzerTestOneInput" not in skeleton:
+        return False
+    if any(marker(s) not in skeleton for s in SLOTS):
+        return False
+    return all(re.search(rf"\b{v}\b", skeleton) for v in NEEDS.get(archetype, ()))
+
+
+def write_harness(
+    target: FunctionDecl,
+    api: list[FunctionDecl],
+    headers: list[str],
+    archetype: str,
+    skeleton: str,
+    constraints: list[str] | tuple[str, ...] = (),
+    known_fixes: list[str] | tuple[str, ...] = (),
+    avoid: list[str] | tuple[str, ...] = (),
+    related: list[str] | None = None,
+) -> HarnessDraft:
+    """Write a libFuzzer harness for ``target`` by filling ``skeleton``.
+
+    Args:
+        target: The function to fuzz.
+        api: The library's public functions (the target may or may not be among them).
+        headers: Header names to include (``cJSON.h``; paths are reduced to their names).
+        archetype: One of :data:`agents.offline.analysis.ARCHETYPES` (unknown: analyzed).
+        skeleton: The archetype's skeleton text; the shipped one is used when it lacks a slot.
+        constraints: Usage rules (from the analyzer) that change the code where they apply.
+        known_fixes: Fixes recorded in session memory, applied before any compile.
+        avoid: API functions the harness must not call.
+        related: Functions worth calling on the result (default: from the analysis).
+    """
+    api = with_target(target, api)
+    notes: list[str] = []
+    if archetype not in ARCHETYPES:
+        analysis = analyze_function(target, api)
+        notes.append(f"unknown archetype {archetype!r}: using {analysis.archetype} instead")
+        archetype = analysis.archetype
+    if not _usable_skeleton(skeleton, archetype):
+        if skeleton:
+            notes.append(f"the given skeleton lacks slots this archetype needs: shipped "
+                         f"{archetype} skeleton used")
+        skeleton = default_skeleton(archetype)
+    guide = read_guidance([*constraints, *known_fixes], api, target)
+    if related is None:
+        related = analyze_function(target, api).related
+    banned = set(avoid) | guide.avoid
+    banned.discard(target.name)
+    try:
+        ctx = _fill(target, api, archetype, skeleton, guide, banned, related)
+    except Unsupported as exc:
+        notes.append(f"{archetype} pattern not possible ({exc}); plain call used")
+        ctx = _fill(target, api, "stateless_parser", skeleton, guide, banned, related)
+    code = _render(ctx, skeleton, headers, guide)
+    for old, new in guide.renames.items():
+        code = re.sub(rf"\b{re.escape(old)}\b", new, code)
+    notes.extend(ctx.f.notes)
+    notes.extend(f"applied guidance: {line}" for line in guide.applied)
+    calls = list(dict.fromkeys(ctx.f.calls + [c for b in ctx.blocks for c in b.calls]))
+    return HarnessDraft(code=code, notes=list(dict.fromkeys(notes)), calls=calls)
+
+
+def _fill(target: FunctionDecl, api: list[FunctionDecl], archetype: str, skeleton: str,
+          guide: Guidance, banned: set[str], related: list[str]) -> Ctx:
+    idx = ApiIndex(api)
+    for name in guide.release:
+        idx.prefer(name)
+    for first, _then in guide.before:
+        idx.prefer(first)
+    frag = Frag()
+    frag.taken |= identifiers(skeleton)
+    file_ctx = ("lf_fd", "lf_path") if re.search(r"\blf_fd\b", skeleton) else None
+    pl = Planner(idx, frag, banned, purpose=target.name, file_ctx=file_ctx)
+    pl.c_strings = set(guide.c_strings)
+    key = idx.first_object(target)
+    if key and set(words(target.name)) & {"input", "output", "source", "sink"}:
+        pl.configuring.add(key)
+    ctx = Ctx(target, idx, pl, [r for r in related if r not in banned])
+    FILLERS[archetype](ctx)
+    _calls_before(ctx, guide)
+    return ctx
+
+
+def _calls_before(ctx: Ctx, guide: Guidance) -> None:
+    """Honour "call X before Y" for plain functions (initializers were preferred already)."""
+    for first, then in guide.before:
+        fn = ctx.idx.by_name.get(first)
+        if fn is None or first in ctx.f.calls or then not in (ctx.target.name, *ctx.f.calls):
+            continue
+        if ctx.idx.kind(fn) == "init":
+            continue
+        lines: list[str] = []
+        try:
+            ctx.pl.emit(ctx.pl.plan(fn, payload=False), lines)
+        except Unsupported:
+            continue
+        ctx.f.setup.extend(lines)
+        ctx.f.notes.append(f"{first} is called before {then} as the guidance asks")
+
+
+def _render(ctx: Ctx, skeleton: str, headers: list[str], guide: Guidance) -> str:
+    f = ctx.f
+    helpers = list(f.helpers)
+    for b in ctx.blocks:
+        helpers += [h for h in b.helpers if h not in helpers]
+    if ctx.blocks and any(b.needs_cursor for b in ctx.blocks):
+        helpers.append("input")
+    helper_text, helper_heads = helper_code(helpers, skeleton)
+    includes = ["<stdlib.h>", "<string.h>", *helper_heads, *f.includes, *guide.includes]
+    for b in ctx.blocks:
+        includes += b.includes
+    includes += [_header(h) for h in headers]
+    present = set(re.findall(r"#\s*include\s*([<\"][^>\"]+[>\"])", skeleton))
+    include_lines = [f"#include {h}" for h in dict.fromkeys(includes) if h not in present]
+    globals_ = [helper_text] if helper_text else []
+    globals_ += f.globals + [g for b in ctx.blocks for g in b.globals]
+    guard = [f"if (size > {MAX_INPUT}u) return 0;"]
+    if guide.min_size:
+        guard.append(f"if (size < {guide.min_size}u) return 0;")
+    setup = list(f.decls) + list(f.hoist)
+    if f.opts:
+        setup.append("lf_input_t lf_in = {data, size};")
+        setup += f.opts
+        setup.append("size = lf_in.size; /* the payload is what the options left */")
+    setup += f.setup
+    use = list(ctx.use)
+    cleanup = ([f"{f.label}: ;"] if f.label_used else []) + list(reversed(f.cleanup))
+    parts = {
+        "INCLUDES": include_lines,
+        "GLOBALS": ["\n\n".join(globals_)] if globals_ else [],
+        "GUARD": guard,
+        "SETUP": setup,
+        "CALL": list(f.call),
+        "USE": use,
+        "CLEANUP": cleanup,
+    }
+    code = skeleton
+    for slot in SLOTS:
+        code = _fill_slot(code, slot, parts[slot])
+    if ctx.blocks:
+        pad = _slot_indent(code, "USE")
+        text = render_blocks(ctx.blocks, pad, declare_cursor=True)
+        code = _after_slot_content(code, "USE", text)
+    return code
+
+
+def _header(h: str) -> str:
+    if h.startswith(("<", '"')):
+        return h
+    return f'"{Path(h).name}"'
+
+
+def _slot_indent(code: str, slot: str) -> str:
+    m = re.search(rf"^([ \t]*){re.escape(marker(slot))}", code, re.M)
+    return m.group(1) if m else ""
+
+
+def _fill_slot(code: str, slot: str, lines: list[str]) -> str:
+    m = re.search(rf"^([ \t]*){re.escape(marker(slot))}[ \t]*$", code, re.M)
+    if m is None or not lines:
+        return code
+    body = indent(lines, m.group(1))
+    return code[: m.end()] + "\n" + body + code[m.end() :]
+
+
+def _after_slot_content(code: str, slot: str, text: str) -> str:
+    """Insert ``text`` after what a slot already holds (before the next marker)."""
+    m = re.search(rf"^[ \t]*{re.escape(marker(slot))}[ \t]*$", code, re.M)
+    if m is None:
+        return code
+    nxt = re.search(r"^[ \t]*/\* @LF:\w+ \*/", code[m.end() :], re.M)
+    pos = m.end() + nxt.start() if nxt else len(code)
+    return code[:pos].rstrip("\n") + "\n" + text + "\n" + code[pos:]

@@ -1,0 +1,313 @@
+"""What a library's API says about its objects: who creates, initializes, feeds and frees them.
+
+Everything here is inferred from prototypes and naming conventions, the way a reader of an
+unfamiliar header would do it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from agents.offline import cdecl
+from fuzzkit.api import FunctionDecl
+
+CREATE = {"create", "new", "alloc", "malloc", "calloc", "make", "build", "parse", "load", "dup",
+          "duplicate", "copy", "clone", "detach", "open", "dopen", "fopen", "compile", "read"}
+INIT = {"init", "initialize", "initialise", "setup", "construct", "begin", "start"}
+DESTROY = {"delete", "free", "destroy", "end", "close", "release", "cleanup", "dispose", "deinit",
+           "fini", "unref", "term", "terminate", "destruct"}
+PRODUCE = {"parse", "scan", "load", "next", "read", "fetch", "get", "pull", "take", "decode",
+           "lex", "step"}
+CONSUME = {"emit", "dump", "add", "insert", "append", "push", "replace", "attach", "enqueue",
+           "submit", "put", "prepend"}
+PRINT = {"print", "dump", "serialize", "stringify", "format", "encode", "export", "render",
+         "write", "emit", "unparse", "tostring"}
+FEED = {"input", "feed", "source", "buffer", "string", "memory", "attach", "data"}
+# Functions that alias caller memory or change process-wide state: ownership of what they
+# keep cannot be inferred from a prototype, so generated code leaves them alone.
+RISKY = re.compile(r"Reference|InitHooks|set_allocator|SetAllocator|atexit|signal", re.I)
+_DESTROY_RANK = ["delete", "destroy", "free", "release", "dispose", "cleanup", "deinit", "fini",
+                 "unref", "term", "terminate", "destruct", "end", "close"]
+VERBS = CREATE | INIT | DESTROY | PRODUCE | CONSUME | PRINT
+
+
+def words(name: str) -> list[str]:
+    """The lower-case words of an identifier (``cJSON_PrintUnformatted`` -> c,json,print,...)."""
+    parts = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)
+    return [p.lower() for p in parts if not p.isdigit()]
+
+
+@dataclass
+class Lifecycle:
+    """How one struct or handle type is made and unmade."""
+
+    type_name: str
+    create: list[str] = field(default_factory=list)
+    init: list[str] = field(default_factory=list)
+    destroy: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, list[str]]:
+        """A JSON-ready dict."""
+        return {"create": self.create, "init": self.init, "destroy": self.destroy}
+
+
+class ApiIndex:
+    """Lookups over one library's API, computed once per call of a public function."""
+
+    def __init__(self, api: list[FunctionDecl]) -> None:
+        self.api = list(api)
+        self.by_name = {f.name: f for f in self.api}
+        counts: Counter[str] = Counter()
+        for f in self.api:
+            if f.name[:1].islower():
+                for n in (2, 3):
+                    counts[f.name[:n]] += 1
+        self._family = sorted((p for p, c in counts.items() if c >= 4), key=len, reverse=True)
+        # Overrides from guidance ("must be released with X", "initialise with X before Y").
+        self.preferred_destroy: dict[str, str] = {}
+        self.preferred_init: dict[str, str] = {}
+
+    def prefer(self, name: str) -> None:
+        """Make ``name`` the destructor or initializer of its first parameter's type."""
+        fn = self.by_name.get(name)
+        key = self.type_key(fn.params[0].type) if fn and fn.params else None
+        if fn is None or key is None:
+            return
+        if self.kind(fn) == "init" or "init" in name.lower():
+            self.preferred_init[key] = name
+        elif len(fn.params) == 1:
+            self.preferred_destroy[key] = name
+
+    # ----- naming -----
+    def verbs(self, name: str) -> list[str]:
+        """The verb-like words of a function name, in order (library prefixes stripped)."""
+        found = []
+        for word in words(name):
+            if word in VERBS:
+                found.append(word)
+                continue
+            for prefix in self._family:
+                if word.startswith(prefix) and word[len(prefix) :] in VERBS:
+                    found.append(word[len(prefix) :])
+                    break
+        return found
+
+    def last_verb(self, name: str, among: set[str] | None = None) -> str | None:
+        """The last verb of the name (optionally only verbs in ``among``)."""
+        verbs = [v for v in self.verbs(name) if among is None or v in among]
+        return verbs[-1] if verbs else None
+
+    def kind(self, fn: FunctionDecl) -> str:
+        """``destroy``, ``init``, ``create`` or ``other`` by the name's last lifecycle verb."""
+        verb = self.last_verb(fn.name, CREATE | INIT | DESTROY)
+        if verb in DESTROY:
+            return "destroy"
+        if verb in INIT:
+            return "init"
+        return "create" if verb in CREATE else "other"
+
+    @staticmethod
+    def stem(name: str) -> str:
+        """The name before its lifecycle verb (``inflateInit_`` -> ``inflate``)."""
+        match = re.search(
+            r"(?i)(init\w*|initiali[sz]e|create|new|open|delete|free|destroy|end|close|release|"
+            r"cleanup|parse\w*)$",
+            name,
+        )
+        return name[: match.start()] if match else name
+
+    # ----- types -----
+    def type_key(self, ctype: str) -> str | None:
+        """The object type a parameter or return type refers to (struct pointer or handle)."""
+        if cdecl.is_struct_pointer(ctype):
+            return cdecl.base_name(ctype)
+        if ctype and not cdecl.is_pointer(ctype) and cdecl.base_name(ctype) in self.handle_types:
+            return cdecl.base_name(ctype)
+        return None
+
+    @cached_property
+    def handle_types(self) -> set[str]:
+        """Named non-scalar types passed by value that a function returns and another closes."""
+        returned = {
+            cdecl.base_name(f.return_type)
+            for f in self.api
+            if not cdecl.is_pointer(f.return_type)
+            and not cdecl.is_void(f.return_type)
+            and not cdecl.is_integer(f.return_type)
+            and not cdecl.is_float(f.return_type)
+            and not cdecl.is_enum_like(f.return_type)
+            and not cdecl.is_function_pointer(f.return_type)
+        }
+        return {t for t in returned if t not in cdecl.INT_TYPES}
+
+    def is_handle(self, type_key: str) -> bool:
+        """Whether the type is an opaque handle passed by value (``gzFile``)."""
+        return type_key in self.handle_types
+
+    def first_object(self, fn: FunctionDecl) -> str | None:
+        """The type of the first object parameter."""
+        for p in fn.params:
+            key = self.type_key(p.type)
+            if key:
+                return key
+        return None
+
+    # ----- lifecycles -----
+    def lifecycle(self, type_key: str) -> Lifecycle:
+        """Constructors, initializers and destructors of ``type_key``, best first."""
+        life = Lifecycle(type_key)
+        for f in self.api:
+            ret = self.type_key(f.return_type)
+            first = self.type_key(f.params[0].type) if f.params else None
+            kind = self.kind(f)
+            if ret == type_key and self.returns_owned(f) and not any(
+                self.type_key(p.type) == type_key for p in f.params
+            ):
+                life.create.append(f.name)
+            elif first == type_key and kind == "init" and not cdecl.is_const_target(
+                f.params[0].type
+            ):
+                life.init.append(f.name)
+            elif first == type_key and kind == "destroy" and len(f.params) == 1:
+                life.destroy.append(f.name)
+        life.create.sort(key=lambda n: (len(self.by_name[n].params) > 0, n))
+        life.init.sort(key=lambda n: (len(self.by_name[n].params), len(n), n))
+        return life
+
+    def destructor(self, type_key: str, near: str = "") -> str | None:
+        """The destructor of ``type_key`` whose stem best matches ``near`` (a creator's name)."""
+        if type_key in self.preferred_destroy:
+            return self.preferred_destroy[type_key]
+        options = self.lifecycle(type_key).destroy
+        if not options:
+            return None
+        stem = self.stem(near)
+
+        def score(name: str) -> tuple[int, int, int, int, str]:
+            common = len(_common_prefix(stem, self.stem(name)))
+            verb = self.last_verb(name, DESTROY) or ""
+            rank = _DESTROY_RANK.index(verb) if verb in _DESTROY_RANK else len(_DESTROY_RANK)
+            return (-(self.stem(name) == stem), -common, rank, len(name), name)
+
+        return sorted(options, key=score)[0]
+
+    def returns_owned(self, fn: FunctionDecl) -> bool:
+        """Whether the caller must free what ``fn`` returns (by the name's verbs)."""
+        ret = fn.return_type
+        if not cdecl.is_pointer(ret) and not self.type_key(ret):
+            return False
+        if cdecl.is_pointer(ret) and cdecl.is_const_target(ret):
+            return False
+        verbs = self.verbs(fn.name)
+        if cdecl.is_string(ret) or cdecl.is_bytes(ret):
+            return any(v in PRINT | {"dup", "duplicate", "copy", "alloc", "malloc", "calloc"}
+                       for v in verbs) and "get" not in verbs
+        if self.type_key(ret) and self.is_handle(self.type_key(ret) or ""):
+            return True
+        last = self.last_verb(fn.name, CREATE | {"get", "add", "find", "lookup"})
+        return last in CREATE
+
+    def free_function(self) -> str | None:
+        """The library's own ``free(void *)`` for memory it hands out, if it has one."""
+        for f in self.api:
+            if (
+                len(f.params) == 1
+                and cdecl.strip_const(f.params[0].type) == "void *"
+                and re.search(r"free$", f.name, re.I)
+            ):
+                return f.name
+        return None
+
+    def version_function(self) -> str | None:
+        """A ``const char *xVersion(void)`` function (for ABI-checking init functions)."""
+        for f in self.api:
+            if not f.params and cdecl.is_string(f.return_type) and "version" in f.name.lower():
+                return f.name
+        return None
+
+    def bound_function(self) -> str | None:
+        """A ``uLong xBound(uLong len)`` worst-case output size function."""
+        for f in self.api:
+            if (
+                len(f.params) == 1
+                and cdecl.is_integer(f.params[0].type)
+                and cdecl.is_integer(f.return_type)
+                and f.name.lower().endswith("bound")
+            ):
+                return f.name
+        return None
+
+    def taking(self, type_key: str) -> list[FunctionDecl]:
+        """Functions with a parameter of ``type_key``."""
+        return [f for f in self.api if any(self.type_key(p.type) == type_key for p in f.params)]
+
+    def feeders(self, type_key: str) -> list[FunctionDecl]:
+        """``f(T *, bytes, len)`` / ``f(T *, text)`` functions that attach input to an object."""
+        found = []
+        for f in self.api:
+            if not f.params or self.type_key(f.params[0].type) != type_key:
+                continue
+            rest = f.params[1:]
+            has_input = any(cdecl.is_bytes(p.type) or cdecl.is_string(p.type) for p in rest)
+            ws = set(words(f.name))
+            setter = ws & {"input", "feed", "source"} or ("set" in ws and ws & FEED)
+            if has_input and setter and "output" not in ws and not ws & {"add", "to"}:
+                found.append(f)
+        return sorted(found, key=lambda f: (not re.search("string|buffer|memory", f.name), f.name))
+
+    def outputs(self, type_key: str) -> list[FunctionDecl]:
+        """``f(T *, out...)`` functions that tell an object where to write (``set_output*``)."""
+        found = [
+            f for f in self.api
+            if f.params and self.type_key(f.params[0].type) == type_key
+            and "output" in f.name.lower() and len(f.params) > 1
+            and not any(cdecl.is_enum_like(p.type) for p in f.params[1:])
+        ]
+        return sorted(found, key=lambda f: (not re.search("string|buffer|memory", f.name), f.name))
+
+    def printer(self, type_key: str) -> FunctionDecl | None:
+        """A function turning a (const) object into an owned string."""
+        for f in self.api:
+            if (
+                len(f.params) == 1
+                and self.type_key(f.params[0].type) == type_key
+                and cdecl.is_string(f.return_type)
+                and self.returns_owned(f)
+            ):
+                return f
+        return None
+
+    def copier(self, type_key: str) -> FunctionDecl | None:
+        """A function returning an owned copy of an object (``cJSON_Duplicate``)."""
+        for f in self.api:
+            if (
+                f.params
+                and self.type_key(f.params[0].type) == type_key
+                and self.type_key(f.return_type) == type_key
+                and self.last_verb(f.name) in {"dup", "duplicate", "copy", "clone"}
+            ):
+                return f
+        return None
+
+    def child_getter(self, type_key: str) -> FunctionDecl | None:
+        """A ``T *get(T *parent, int index)`` accessor returning a borrowed child."""
+        for f in self.api:
+            if (
+                len(f.params) == 2
+                and self.type_key(f.params[0].type) == type_key
+                and self.type_key(f.return_type) == type_key
+                and cdecl.is_integer(f.params[1].type)
+                and not self.returns_owned(f)
+            ):
+                return f
+        return None
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]

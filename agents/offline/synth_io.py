@@ -1,0 +1,163 @@
+"""Files, descriptors, modes and callbacks: arguments through which a library does its own I/O.
+
+The payload becomes an anonymous memfd (no file is left on disk); paths point at it through
+``/proc/self/fd``. Callbacks are generated from the typedef's known signature or from a spelled
+function pointer type.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline import cdecl
+from agents.offline.synth_knowledge import CALLBACKS, Callback
+from agents.offline.synth_plan import WRITE_WORDS, CallPlan, Planner, decl_cast
+from agents.offline.synth_roles import Role
+from fuzzkit.api import FunctionDecl
+
+
+def memfd(pl: Planner) -> tuple[str, str]:
+    """The descriptor and ``/proc/self/fd`` path of the payload as an in-memory file."""
+    if pl.file_ctx:
+        return pl.file_ctx
+    pl.f.need("memfd")
+    pl.f.include("<stdio.h>", "<unistd.h>")
+    fd = pl.var("int", "fd", "-1")
+    path = pl.f.name("path")
+    pl.f.decls.append(f"char {path}[64] = {{0}};")
+    pl.f.setup.append(f"{fd} = lf_memfd(data, size);")
+    pl.f.setup.append(f"if ({fd} < 0) {pl.f.fail()}")
+    pl.f.setup.append(f'snprintf({path}, sizeof {path}, "/proc/self/fd/%d", {fd});')
+    pl.f.cleanup.append(f"if ({fd} >= 0) close({fd});")
+    pl.file_ctx = (fd, path)
+    return fd, path
+
+
+def _writes(pl: Planner, fn: FunctionDecl) -> bool:
+    return bool(WRITE_WORDS.search(pl.purpose or fn.name))
+
+
+def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
+    """The argument for an fd, path, mode, FILE *, callback, user-data or format parameter."""
+    k = r.kind
+    if k == "mode":
+        return '"wb"' if _writes(pl, fn) else '"rb"'
+    if k == "format":
+        return '"lf"'
+    if k == "path":
+        return memfd(pl)[1]
+    if k == "fd":
+        fd = memfd(pl)[0]
+        if pl.idx.returns_owned(fn):
+            # The opened object owns the descriptor it is given: give it a duplicate, and close
+            # the duplicate ourselves when the open fails.
+            dup = pl.var("int", "fd_dup", "-1")
+            pl.f.setup.append(f"lseek({fd}, 0, SEEK_SET);")
+            pl.f.setup.append(f"{dup} = dup({fd});")
+            pl.f.setup.append(f"if ({dup} < 0) {pl.f.fail()}")
+            pl.f.cleanup.append(f"if ({dup} >= 0) close({dup});")
+            plan.after.append(f"if ({{result}} != NULL) {dup} = -1;")
+            pl.f.notes.append(f"{fn.name} takes ownership of its descriptor: it gets a dup()")
+            return dup
+        return fd
+    if k == "file":
+        fd = memfd(pl)[0]
+        fp = pl.var("FILE *", "fp", "NULL")
+        dup = pl.var("int", "fp_fd", "-1")
+        mode = '"wb"' if _writes(pl, fn) else '"rb"'
+        pl.f.setup.append(f"lseek({fd}, 0, SEEK_SET);")
+        pl.f.setup.append(f"{dup} = dup({fd});")
+        pl.f.setup.append(f"if ({dup} < 0) {pl.f.fail()}")
+        pl.f.setup.append(f"{fp} = fdopen({dup}, {mode});")
+        pl.f.setup.append(f"if ({fp} == NULL) {{ close({dup}); {pl.f.fail()} }}")
+        pl.f.cleanup.append(f"if ({fp} != NULL) fclose({fp});")
+        pl.f.include("<stdio.h>", "<unistd.h>")
+        return fp
+    if k == "callback":
+        return callback(pl, r.param.type)
+    if k == "userdata":
+        pl.f.need("input")
+        src = pl.f.name("source")
+        pl.f.decls.append(f"lf_input_t {src} = {{data, size}};")
+        return f"({decl_cast(r.param.type)})&{src}"
+    return "NULL"
+
+
+def _signature(ctype: str) -> Callback | None:
+    base = cdecl.strip_const(ctype).replace("*", "").strip()
+    if base in CALLBACKS:
+        return CALLBACKS[base]
+    m = re.match(r"^(?P<ret>.*?)\s*\(\*\)\s*\((?P<args>.*)\)$", ctype.strip())
+    if not m:
+        return None
+    params = tuple(cdecl.normalize_type(a) for a in m["args"].split(",") if a.strip() != "void")
+    ret = cdecl.normalize_type(m["ret"])
+    shape = "sink"
+    if len(params) == 4 and cdecl.is_bytes(params[1]) and cdecl.is_pointer(params[3]):
+        shape = "reader"
+    elif len(params) == 3 and cdecl.is_bytes(params[1]):
+        shape = "writer" if cdecl.is_const_target(params[1]) else "reader_count"
+    return Callback(ret, params, shape, "0")
+
+
+def callback(pl: Planner, ctype: str) -> str:
+    """A static function in GLOBALS implementing the callback type ``ctype``."""
+    sig = _signature(ctype)
+    if sig is None:
+        pl.f.notes.append(f"unknown callback type {ctype}: NULL passed")
+        return "NULL"
+    name = pl.f.name(f"lf_{sig.shape}_cb")
+    pl.f.taken.add(name)
+    names = [f"a{i}" for i in range(len(sig.params))]
+    head = ", ".join(
+        f"{t}{'' if t.endswith('*') else ' '}{n}" for t, n in zip(sig.params, names, strict=True)
+    )
+    body: list[str]
+    if sig.shape == "reader":
+        body = [
+            f"lf_input_t *in = (lf_input_t *){names[0]};",
+            f"size_t n = in->size < (size_t){names[2]} ? in->size : (size_t){names[2]};",
+            f"if (n) memcpy({names[1]}, in->data, n);",
+            "in->data += n;",
+            "in->size -= n;",
+            f"*{names[3]} = n;",
+            f"return {sig.ok_value if sig.ok_value != '0' else '1'};",
+        ]
+    elif sig.shape == "reader_count":
+        body = [
+            f"lf_input_t *in = (lf_input_t *){names[0]};",
+            f"size_t n = in->size < (size_t){names[2]} ? in->size : (size_t){names[2]};",
+            f"if (n) memcpy({names[1]}, in->data, n);",
+            "in->data += n;",
+            "in->size -= n;",
+            f"return ({sig.return_type})n;",
+        ]
+    elif sig.shape == "pull":
+        body = [
+            f"lf_input_t *in = (lf_input_t *){names[0]};",
+            "size_t n = in->size;",
+            f"*{names[1]} = (unsigned char *)in->data;",
+            "in->data += n;",
+            "in->size = 0;",
+            f"return ({sig.return_type})n;",
+        ]
+    else:
+        body = [f"(void){n};" for n in names]
+        if not cdecl.is_void(sig.return_type):
+            value = sig.ok_value if sig.shape == "writer" else "0"
+            body.append(f"return ({sig.return_type}){value};")
+    pl.f.need("input")
+    pl.f.include("<string.h>")
+    comment = {
+        "reader": "/* Serves the payload to the library in the pieces it asks for. */",
+        "reader_count": "/* Serves the payload to the library; returns the byte count. */",
+        "pull": "/* Hands the whole remaining payload to the library at once. */",
+        "writer": "/* Accepts (and drops) whatever the library writes. */",
+    }.get(sig.shape, "/* A callback that does nothing and reports success. */")
+    ret = sig.return_type
+    pl.f.globals.append(
+        f"{comment}\nstatic {ret}{'' if ret.endswith('*') else ' '}{name}({head}) {{\n"
+        + "\n".join("  " + b for b in body)
+        + "\n}"
+    )
+    return name

@@ -1,0 +1,266 @@
+"""Getting library objects for arguments: reuse one in scope, construct one (from the payload
+or from small option values), initialize a zeroed struct, or borrow a child."""
+
+from __future__ import annotations
+
+from agents.offline import cdecl
+from agents.offline.synth_api import RISKY, ApiIndex
+from agents.offline.synth_knowledge import success_test
+from agents.offline.synth_plan import CallPlan, Obj, Planner, Unsupported
+from agents.offline.synth_roles import Role, payload_slot, roles
+from fuzzkit.api import FunctionDecl
+
+MAX_DEPTH = 3
+PRODUCER_ORDER = ["parse", "load", "scan", "next", "read", "fetch", "pull"]
+# Consumers that take ownership even when they fail.
+ALWAYS_CONSUMES = ("yaml_emitter_emit", "yaml_emitter_dump")
+
+
+def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str],
+                 plan: CallPlan) -> str:
+    """The argument expression for an object-typed parameter of ``fn``."""
+    key = r.type_key or ""
+    if r.kind == "child":
+        return _child(pl, fn, key, args, plan)
+    if r.kind == "out_object":
+        v = zeroed(pl, key, r.param.name, hoist=True)
+        dtor = pl.idx.destructor(key, fn.name)
+        if dtor:
+            plan.after.append(f"{dtor}(&{v});")
+        return f"&{v}"
+    if r.kind == "fresh":
+        return fresh(pl, key, fn.name, small=True).expr
+    if r.kind == "consumed":
+        obj = fresh(pl, key, fn.name, small=True)
+        when = "always" if fn.name in ALWAYS_CONSUMES else "success"
+        if obj.owned and obj.expr.startswith("&"):
+            plan.consumed.append((f"{obj.var}_ready = 0;", when))
+        elif obj.owned:
+            plan.consumed.append((f"{obj.var} = NULL;", when))
+        return obj.expr
+    used = set(args.values())
+    for obj in pl.scope:
+        if obj.type_key == key and obj.expr not in used:
+            return obj.expr
+    peers = [a for i, a in args.items() if pl.idx.type_key(fn.params[i].type) == key]
+    copier = pl.idx.copier(key)
+    if peers and copier and copier.name not in pl.avoid:
+        cplan = pl.plan(copier, bind={0: peers[0]}, payload=False)
+        var = pl.emit(cplan, pl.f.setup, result="copy")
+        pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
+        return var or "NULL"
+    if r.kind == "object" and pl.idx.lifecycle(key).create == [] and not pl.idx.lifecycle(
+        key
+    ).init and cdecl.is_pointer(r.param.type):
+        return f"&{zeroed(pl, key, r.param.name)}"
+    return obtain(pl, key, fn.name).expr
+
+
+def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
+    """A zero-filled struct of type ``key`` on the stack."""
+    v = pl.f.name(base)
+    target = pl.f.hoist if hoist else pl.f.decls
+    target.append(f"{key} {v};")
+    target.append(f"memset(&{v}, 0, sizeof {v});")
+    pl.f.include("<string.h>")
+    return v
+
+
+def _child(pl: Planner, fn: FunctionDecl, key: str, args: dict[int, str], plan: CallPlan) -> str:
+    getter = pl.idx.child_getter(key)
+    parent = args.get(0)
+    if getter is None or parent is None or getter.name in pl.avoid:
+        plan.guards.append("0")
+        return "NULL"
+    v = pl.var(f"{key} *", "child", "NULL")
+    which = pl.var("int", "which")
+    pl.f.opts.append(f"{which} = {pl.f.take_int((0, 7))};")
+    pl.f.setup.append(f"{v} = {getter.name}({parent}, {which});")
+    plan.guards.append(f"{v} != NULL")
+    pl.f.calls.append(getter.name)
+    return v
+
+
+def _usable(pl: Planner, f: FunctionDecl) -> bool:
+    return f.name not in pl.avoid and not RISKY.search(f.name)
+
+
+def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
+    """An object of type ``key`` built from the payload when a constructor takes it.
+
+    Raises:
+        Unsupported: No way to build one within the recursion limit.
+    """
+    if pl.depth >= MAX_DEPTH:
+        raise Unsupported(f"cannot build a {key} (nested too deep)")
+    pl.depth += 1
+    try:
+        life = pl.idx.lifecycle(key)
+        ctors = [pl.idx.by_name[n] for n in life.create if _usable(pl, pl.idx.by_name[n])]
+        fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or _io(pl, c)]
+        fed.sort(key=lambda c: ("parse" not in c.name.lower(), len(c.params), c.name))
+        prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None
+        if feed and fed:
+            obj = _construct(pl, fed[0], key)
+        elif prod is not None and roles(prod, pl.idx)[0].type_key != key:
+            obj = _produce(pl, prod, key)
+        elif pl.idx.lifecycle(key).init and any(_usable(pl, pl.idx.by_name[n]) for n in life.init):
+            obj = initialize(pl, key, near, feed=feed)
+        elif ctors:
+            obj = _construct(pl, sorted(ctors, key=lambda c: len(c.params))[0], key)
+        else:
+            v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
+            pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")
+            obj = Obj(key, f"&{v}", v, owned=False)
+        pl.scope.append(obj)
+        return obj
+    finally:
+        pl.depth -= 1
+
+
+def _produce(pl: Planner, prod: FunctionDecl, key: str) -> Obj:
+    """An out struct of ``key`` filled once by ``prod`` from an object fed the payload."""
+    prs = roles(prod, pl.idx)
+    src = obtain(pl, prs[0].type_key or "", prod.name, feed=True)
+    out = next(r for r in prs if r.kind == "out_object")
+    v = zeroed(pl, key, out.param.name)
+    ready = f"{v}_ready"
+    pl.f.taken.add(ready)
+    pl.f.decls.append(f"int {ready} = 0;")
+    plan = pl.plan(prod, bind={0: src.expr, out.index: f"&{v}"})
+    rc = pl.emit(plan, pl.f.setup)
+    if rc is not None:
+        ok = success_test(prod.name, prod.return_type, rc, cdecl.is_bool(prod.return_type), False)
+        pl.f.setup.append(f"if (!({ok})) {pl.f.fail()}")
+    pl.f.setup.append(f"{ready} = 1;")
+    dtor = pl.idx.destructor(key, prod.name)
+    if dtor:
+        pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
+    return Obj(key, f"&{v}", v, origin=prod.name)
+
+
+def _io(pl: Planner, f: FunctionDecl) -> bool:
+    return any(r.kind in ("fd", "path", "file") for r in roles(f, pl.idx))
+
+
+def _construct(pl: Planner, ctor: FunctionDecl, key: str) -> Obj:
+    plan = pl.plan(ctor)
+    base = key.split("_")[-2] if key.endswith("_t") and "_" in key[:-2] else key.lower()
+    var = pl.emit(plan, pl.f.setup, result=base if base not in ("cjson",) else "tree")
+    pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
+    return Obj(key, var or "NULL", var or "", origin=ctor.name)
+
+
+def initialize(pl: Planner, key: str, near: str, feed: bool = True,
+               init: FunctionDecl | None = None, into: list[str] | None = None,
+               setters: bool = True) -> Obj:
+    """A zeroed stack struct of ``key`` set up by its initializer (and fed the payload).
+
+    ``into`` receives the init call (default: setup); ``setters`` also points the object's
+    output at a buffer when the API has such a setter.
+    """
+    into = pl.f.setup if into is None else into
+    if init is None:
+        init = choose_init(pl.idx, key, near, pl.avoid)
+    if init is None:
+        raise Unsupported(f"no usable initializer for {key}")
+    base = key[:-2].split("_")[-1] if key.endswith("_t") else key.split("_")[-1]
+    v = zeroed(pl, key, base)
+    ready = f"{v}_ready"
+    pl.f.taken.add(ready)
+    pl.f.decls.append(f"int {ready} = 0;")
+    plan = pl.plan(init, bind={0: f"&{v}"}, payload=False)
+    rc = pl.emit(plan, into)
+    if rc is not None:
+        test = success_test(init.name, init.return_type, rc, cdecl.is_bool(init.return_type),
+                            False)
+        into.append(f"if (!({test})) {pl.f.fail()}")
+    into.append(f"{ready} = 1;")
+    dtor = pl.idx.destructor(key, init.name)
+    if dtor:
+        pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
+    obj = Obj(key, f"&{v}", v, origin=init.name)
+    if key in pl.configuring:
+        setters = feed = False
+    for setter in pl.idx.outputs(key)[:1] if setters else []:
+        if _usable(pl, setter):
+            pl.emit(pl.plan(setter, bind={0: f"&{v}"}, payload=False), into)
+    if feed:
+        feeders = [f for f in pl.idx.feeders(key) if _usable(pl, f)]
+        if feeders:
+            pl.emit(pl.plan(feeders[0], bind={0: f"&{v}"}), into)
+    return obj
+
+
+def choose_init(idx: ApiIndex, key: str, near: str, avoid: set[str]) -> FunctionDecl | None:
+    """The initializer of ``key`` that fits function ``near`` (same name stem), preferring the
+    one with the most tunable options (``inflateInit2_`` for ``inflate``)."""
+    if key in idx.preferred_init:
+        return idx.by_name[idx.preferred_init[key]]
+    stem = idx.stem(near)
+    options = [idx.by_name[n] for n in idx.lifecycle(key).init
+               if n not in avoid and not RISKY.search(n)]
+    options.sort(key=lambda f: (idx.stem(f.name) != stem, not stem.startswith(idx.stem(f.name)),
+                                -_tunable(idx, f), len(f.params), f.name))
+    return options[0] if options else None
+
+
+def _tunable(idx: ApiIndex, f: FunctionDecl) -> int:
+    """How many option parameters an initializer has (more options reach more code)."""
+    return sum(r.kind == "int" and len(r.choices) != 1 for r in roles(f, idx))
+
+
+def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
+    """A new object the caller hands over (a consumed argument): picked among simple
+    constructors by an option byte so each input can build a different kind of item."""
+    life = pl.idx.lifecycle(key)
+    simple = []
+    for name in life.create:
+        f = pl.idx.by_name[name]
+        rs = roles(f, pl.idx)
+        if _usable(pl, f) and not any(r.kind in ("object", "handle", "unsupported", "fd", "path",
+                                                  "file", "callback") for r in rs):
+            simple.append(f)
+    if not simple:
+        if life.init:
+            obj = initialize(pl, key, near, feed=False)
+            return obj
+        raise Unsupported(f"no simple constructor for {key}")
+    simple = simple[:8]
+    var = pl.var(f"{key} *", "item", "NULL")
+    dtor = pl.idx.destructor(key, simple[0].name)
+    if len(simple) == 1:
+        plan = pl.plan(simple[0], payload=False)
+        pl.f.setup.append(f"{var} = {plan.text};")
+    else:
+        choice = pl.var("int", "kind")
+        pl.f.opts.append(f"{choice} = {pl.f.take_int((0, len(simple) - 1))};")
+        texts = [pl.plan(f, payload=False).text for f in simple]
+        pl.f.setup.append(f"switch ({choice}) {{")
+        for i, text in enumerate(texts):
+            pl.f.setup.append(f"  case {i}: {var} = {text}; break;")
+        pl.f.setup.append("  default: break;")
+        pl.f.setup.append("}")
+    pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
+    pl.f.cleanup.append(f"if ({var} != NULL) {dtor or 'free'}({var});")
+    return Obj(key, var, var)
+
+
+def producer(idx: ApiIndex, avoid: set[str], key: str | None = None,
+             out_key: str | None = None) -> FunctionDecl | None:
+    """A function filling an out struct one step at a time (from object ``key`` or of type
+    ``out_key``): ``yaml_parser_parse(parser, event)``."""
+    found = []
+    for f in idx.api:
+        if f.name in avoid or not f.params:
+            continue
+        rs = roles(f, idx)
+        outs = [r for r in rs if r.kind == "out_object"]
+        if not outs or rs[0].kind != "object":
+            continue
+        if key and rs[0].type_key != key or out_key and outs[0].type_key != out_key:
+            continue
+        verb = next((v for v in PRODUCER_ORDER if v in idx.verbs(f.name)), None)
+        if verb is not None:
+            found.append((PRODUCER_ORDER.index(verb), f.name, f))
+    return sorted(found, key=lambda x: x[:2])[0][2] if found else None

@@ -1,0 +1,396 @@
+"""Type-driven argument construction: turn a prototype into a call built from the fuzz input.
+
+The :class:`Planner` writes into a :class:`~agents.offline.synth_code.Frag`: declarations,
+option reads, setup with failure jumps, the call, and cleanup of everything it acquired.
+Library objects come from :mod:`agents.offline.synth_objects`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agents.offline import cdecl
+from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_code import Frag
+from agents.offline.synth_knowledge import LITERAL_KEYS, RETAINED_STRINGS, success_test
+from agents.offline.synth_roles import Role, payload_slot, roles
+from fuzzkit.api import FunctionDecl
+
+MAX_OUT = 1 << 20
+WRITE_WORDS = re.compile(r"(write|put|print|flush|setparams|emit|dump|output|compress|deflate)",
+                         re.I)
+
+
+class Unsupported(Exception):
+    """The function has a parameter the offline model cannot build (e.g. a ``va_list``)."""
+
+
+@dataclass
+class Obj:
+    """A library object the generated code holds: ``expr`` is what a call receives."""
+
+    type_key: str
+    expr: str
+    var: str
+    owned: bool = True
+    origin: str = ""  # the function that created or initialized it
+
+
+@dataclass
+class CallPlan:
+    """A call ready to emit: its text, conditions that must hold, and post-call bookkeeping."""
+
+    fn: FunctionDecl
+    text: str
+    guards: list[str] = field(default_factory=list)
+    consumed: list[tuple[str, str]] = field(default_factory=list)  # (release stmt, when)
+    after: list[str] = field(default_factory=list)
+    out_buf: str | None = None
+    out_len: str | None = None
+
+
+class Planner:
+    """Builds arguments and objects for calls into one library."""
+
+    def __init__(
+        self,
+        idx: ApiIndex,
+        frag: Frag,
+        avoid: set[str] | None = None,
+        purpose: str = "",
+        file_ctx: tuple[str, str] | None = None,
+    ) -> None:
+        self.idx, self.f = idx, frag
+        self.avoid = set(avoid or ())
+        self.purpose = purpose
+        self.scope: list[Obj] = []
+        self.file_ctx = file_ctx  # (fd variable, path variable) when the skeleton made them
+        self._text: str | None = None
+        self.depth = 0
+        self.c_strings: set[str] = set()  # params that must get a NUL-terminated string
+        # Object types whose input/output the target itself sets: no automatic feeding.
+        self.configuring: set[str] = set()
+
+    # ----- small builders -----
+    def var(self, ctype: str, base: str, init: str = "0", hoist: bool = False) -> str:
+        """Declare a local of ``ctype`` (top-level const dropped) and return its name."""
+        name = self.f.name(base)
+        ctype = decl_type(ctype)
+        sep = "" if ctype.endswith("*") else " "
+        (self.f.hoist if hoist else self.f.decls).append(f"{ctype}{sep}{name} = {init};")
+        return name
+
+    def payload_text(self) -> str:
+        """A NUL-terminated heap copy of the payload (made once)."""
+        if self._text is None:
+            self.f.need("strndup")
+            self._text = self.var("char *", "text", "NULL")
+            self.f.setup.append(f"{self._text} = lf_strndup(data, size);")
+            self.f.setup.append(f"if ({self._text} == NULL) {self.f.fail()}")
+            self.f.cleanup.append(f"free({self._text});")
+        return self._text
+
+    def key_text(self, base: str, max_len: int = 16) -> str:
+        """A short NUL-terminated string taken from the option end of the input."""
+        self.f.need("take_str")
+        name = self.var("char *", base, "NULL")
+        self.f.opts.append(f"{name} = lf_take_str(&{self.f.cursor}, {max_len});")
+        self.f.setup.append(f"if ({name} == NULL) {self.f.fail()}")
+        self.f.cleanup.append(f"free({name});")
+        return name
+
+    def literal_key(self) -> str:
+        """A string literal picked by an option byte (for APIs that keep the pointer)."""
+        table = self.f.name("lf_keys")
+        quoted = ", ".join('"' + k + '"' for k in LITERAL_KEYS)
+        self.f.decls.append(f"static const char *const {table}[] = {{{quoted}}};")
+        pick = self.f.take_int((0, len(LITERAL_KEYS) - 1))
+        return f"{table}[{pick}]"
+
+    def option(self, role: Role) -> str:
+        """An option variable for an int/bool/enum/float role."""
+        ctype = decl_type(role.param.type)
+        if role.kind == "float":
+            self.f.need("take_double")
+            name = self.var(ctype, role.param.name)
+            self.f.opts.append(f"{name} = ({ctype})lf_take_double(&{self.f.cursor});")
+            return name
+        name = self.var(ctype, role.param.name, f"({ctype})0" if role.kind == "enum" else "0")
+        self.f.opts.append(f"{name} = ({ctype}){self.f.take_int(role.choices or (0, 1))};")
+        return name
+
+    def out_buffer(self, fn: FunctionDecl) -> tuple[str, str]:
+        """A heap output buffer and its capacity variable (bounded by 1 MiB)."""
+        buf = self.var("uint8_t *", "out", "NULL")
+        cap = self.var("size_t", "out_cap")
+        bound = self.idx.bound_function()
+        if bound and re.search(r"(compress|deflate|encode)", fn.name, re.I) and not re.search(
+            "uncompress", fn.name, re.I
+        ):
+            self.f.setup.append(f"{cap} = (size_t){bound}((uLong)size) + 64;")
+        else:
+            grow = self.var("size_t", "grow")
+            self.f.opts.append(f"{grow} = (size_t){self.f.take_int((1, 8))};")
+            self.f.setup.append(f"{cap} = 32768 + size * {grow};")
+        self.f.setup.append(f"if ({cap} > {MAX_OUT}u) {cap} = {MAX_OUT}u;")
+        self.f.setup.append(f"{buf} = (uint8_t *)malloc({cap});")
+        self.f.setup.append(f"if ({buf} == NULL) {self.f.fail()}")
+        self.f.cleanup.append(f"free({buf});")
+        self.f.include("<stdlib.h>")
+        return buf, cap
+
+    def length(self, ctype: str, expr: str) -> str:
+        """``expr`` (a size_t) cast to a length type, clamped when the type is narrow."""
+        bits = cdecl.integer_bits(ctype)
+        if bits < 32:
+            limit = (1 << (bits - (0 if cdecl.is_unsigned(ctype) else 1))) - 1
+            expr = f"({expr} > {limit}u ? {limit}u : {expr})"
+        return f"({decl_type(ctype)}){expr}"
+
+    # ----- calls -----
+    def plan(self, fn: FunctionDecl, bind: dict[int, str] | None = None,
+             payload: bool = True) -> CallPlan:
+        """Build every argument of ``fn`` (``bind`` fixes some by index) into a call.
+
+        Raises:
+            Unsupported: A parameter cannot be built.
+        """
+        from agents.offline.synth_objects import build_object  # cycle: objects use the planner
+
+        bind = dict(bind or {})
+        rs = roles(fn, self.idx)
+        if rs and rs[-1].kind == "unsupported" and len(rs) > 1 and "va_list" in rs[-1].param.type:
+            return self._va_wrapped(fn, bind, payload)
+        main = payload_slot(rs) if payload else None
+        args: dict[int, str] = {}
+        plan = CallPlan(fn, "")
+        for r in rs:
+            if r.index in bind:
+                args[r.index] = bind[r.index]
+                continue
+            if r.index in args:
+                continue
+            k = r.kind
+            ptype = r.param.type
+            cast = f"({decl_cast(ptype)})"
+            if k == "unsupported":
+                raise Unsupported(f"{fn.name}: cannot build a {ptype} argument")
+            if k == "text" and r.param.name in RETAINED_STRINGS.get(fn.name, ()):
+                args[r.index] = f"{cast}{self.literal_key()}"
+            elif k in ("text", "bytes") and r.index == main:
+                if k == "bytes" and r.param.name not in self.c_strings:
+                    args[r.index] = f"{cast}data"
+                    if r.pair is not None and rs[r.pair].kind == "len":
+                        args[r.pair] = self.length(rs[r.pair].param.type, "size")
+                    elif r.pair is not None:  # pointer to the input length
+                        inner = decl_type(cdecl.pointee(rs[r.pair].param.type))
+                        lp = self.var(inner, "in_len")
+                        self.f.setup.append(f"{lp} = ({inner})size;")
+                        args[r.pair] = f"&{lp}"
+                else:
+                    text = self.payload_text()
+                    args[r.index] = f"{cast}{text}"
+                    if r.pair is not None:
+                        args[r.pair] = self.length(rs[r.pair].param.type, f"strlen({text})")
+                        self.f.include("<string.h>")
+            elif k in ("text", "bytes"):
+                key = self.key_text(r.param.name)
+                args[r.index] = f"{cast}{key}"
+                if r.pair is not None and rs[r.pair].kind == "len":
+                    args[r.pair] = self.length(rs[r.pair].param.type, f"strlen({key})")
+                elif r.pair is not None:
+                    lp = self.var(cdecl.pointee(rs[r.pair].param.type), "key_len")
+                    self.f.setup.append(f"{lp} = strlen({key});")
+                    args[r.pair] = f"&{lp}"
+                self.f.include("<string.h>")
+            elif k == "outbuf":
+                buf, cap = self.out_buffer(fn)
+                args[r.index] = f"{cast}{buf}"
+                plan.out_buf, plan.out_len = buf, cap
+                if r.pair is not None:
+                    pr = rs[r.pair]
+                    if pr.kind == "outlen_ptr":
+                        inner = decl_type(cdecl.pointee(pr.param.type))
+                        lv = self.var(inner, "out_len")
+                        self.f.setup.append(f"{lv} = ({inner}){cap};")
+                        args[r.pair] = f"&{lv}"
+                        plan.out_len = lv
+                    else:
+                        args[r.pair] = self.length(pr.param.type, cap)
+            elif k == "unit":
+                args[r.index] = f"({decl_cast(ptype)})1"
+            elif k == "int" and 0 in args and (ident := self.node_id(fn, r, args[0])):
+                args[r.index] = ident
+            elif k in ("int", "bool", "enum", "float"):
+                args[r.index] = self.option(r)
+            elif k == "version":
+                args[r.index] = f"{self.idx.version_function()}()"
+            elif k == "struct_size":
+                args[r.index] = f"{cast}sizeof({r.type_key})"
+            elif k in ("object", "handle", "consumed", "fresh", "out_object", "child"):
+                args[r.index] = build_object(self, fn, r, args, plan)
+            elif k == "out_scalar":
+                v = self.var(cdecl.pointee(ptype), r.param.name)
+                args[r.index] = f"&{v}"
+            elif k == "out_ptr":
+                v = self.var(cdecl.pointee(ptype), r.param.name, "NULL")
+                args[r.index] = f"&{v}"
+            elif k == "scratch":
+                v = self.var("uint8_t *", r.param.name, "NULL")
+                self.f.setup.append(f"{v} = (uint8_t *)calloc(1, 65536);")
+                self.f.setup.append(f"if ({v} == NULL) {self.f.fail()}")
+                self.f.cleanup.append(f"free({v});")
+                self.f.include("<stdlib.h>")
+                args[r.index] = f"{cast}{v}"
+            elif k == "alloc":
+                args[r.index] = self.alloc_for(fn)
+            elif k in ("array", "strarray"):
+                args[r.index], args[r.pair or r.index + 1] = self.array(r, rs)
+            elif k in ("fd", "path", "mode", "file", "callback", "userdata", "format"):
+                from agents.offline.synth_io import io_arg
+
+                args[r.index] = io_arg(self, fn, r, plan)
+            else:
+                args[r.index] = "NULL"
+        ordered = [args.get(i, "0") for i in range(len(fn.params))]
+        plan.text = f"{fn.name}({', '.join(ordered)})"
+        self.f.calls.append(fn.name)
+        return plan
+
+    def _va_wrapped(self, fn: FunctionDecl, bind: dict[int, str], payload: bool) -> CallPlan:
+        """Call a ``va_list`` function through a generated variadic wrapper."""
+        name = f"lf_va_{fn.name}"
+        if not any(name + "(" in g for g in self.f.globals):
+            head = ", ".join(p.render() for p in fn.params[:-1])
+            last = fn.params[-2].name
+            ret = fn.return_type
+            keep = "" if cdecl.is_void(ret) else f"{decl_type(ret)} r = "
+            args = ", ".join(p.name for p in fn.params[:-1])
+            self.f.globals.append(
+                f"/* {fn.name} takes a va_list: this variadic wrapper makes one. */\n"
+                f"static {ret}{'' if ret.endswith('*') else ' '}{name}({head}, ...) {{\n"
+                f"  va_list ap;\n  va_start(ap, {last});\n  {keep}{fn.name}({args}, ap);\n"
+                f"  va_end(ap);\n" + ("" if cdecl.is_void(ret) else "  return r;\n") + "}"
+            )
+            self.f.include("<stdarg.h>")
+        inner = FunctionDecl(name=fn.name, return_type=fn.return_type, params=fn.params[:-1])
+        plan = self.plan(inner, bind, payload)
+        plan.text = name + plan.text[len(fn.name) :]
+        plan.fn = fn
+        return plan
+
+    def node_id(self, fn: FunctionDecl, r: Role, owner: str) -> str | None:
+        """An id returned by the API's ``add_<name>`` function on the same object, for an int
+        parameter that names what it refers to (``sequence``, ``item``, ``key``...)."""
+        from agents.offline.synth_api import words
+
+        key = self.idx.type_key(fn.params[0].type)
+        name = r.param.name.lower()
+        for g in self.idx.api:
+            if g.name == fn.name or g.name in self.avoid or not g.params:
+                continue
+            gw = set(words(g.name))
+            if self.idx.type_key(g.params[0].type) != key or "add" not in gw:
+                continue
+            if not cdecl.is_integer(g.return_type) or cdecl.is_bool(g.return_type):
+                continue
+            if name in gw or (name in ("item", "key", "value", "node") and "scalar" in gw):
+                plan = self.plan(g, bind={0: owner}, payload=False)
+                ident = self.emit(plan, self.f.setup, result=f"{name}_id")
+                self.f.setup.append(f"if ({ident} <= 0) {self.f.fail()}")
+                return ident
+        return None
+
+    def alloc_for(self, fn: FunctionDecl) -> str:
+        """Memory for a ``free``-like function, from the library's own allocator if it has one."""
+        alloc = next((f for f in self.idx.api if re.search(r"malloc$", f.name) and len(f.params) == 1),
+                     None)
+        v = self.var("void *", "block", "NULL")
+        self.f.setup.append(f"{v} = {alloc.name if alloc else 'malloc'}(16 + size);")
+        self.f.setup.append(f"if ({v} == NULL) {self.f.fail()}")
+        return v
+
+    def array(self, r: Role, rs: list[Role]) -> tuple[str, str]:
+        """A small array (numbers or strings) from option bytes, and its count."""
+        count_role = rs[r.pair] if r.pair is not None else None
+        n = self.var(count_role.param.type if count_role else "int", "count")
+        if r.kind == "strarray":
+            arr = self.f.name("strings")
+            self.f.decls.append(f"char *{arr}[4] = {{NULL, NULL, NULL, NULL}};")
+            self.f.need("take_str")
+            self.f.opts.append(f"for (int lf_i = 0; lf_i < 4; lf_i++) {arr}[lf_i] = "
+                               f"lf_take_str(&{self.f.cursor}, 8);")
+            self.f.opts.append(f"{n} = {self.f.take_int((0, 4))};")
+            self.f.setup.append(f"for (int lf_i = 0; lf_i < 4; lf_i++) if ({arr}[lf_i] == NULL) "
+                                f"{self.f.fail()}")
+            self.f.cleanup.append(f"for (int lf_i = 0; lf_i < 4; lf_i++) free({arr}[lf_i]);")
+            return f"({decl_cast(r.param.type)}){arr}", n
+        elem = decl_type(cdecl.pointee(r.param.type))
+        arr = self.f.name("numbers")
+        self.f.decls.append(f"{elem} {arr}[8] = {{0}};")
+        pick = self.f.take_int((-1000, 1000))
+        self.f.opts.append(f"for (int lf_i = 0; lf_i < 8; lf_i++) {arr}[lf_i] = ({elem}){pick};")
+        self.f.opts.append(f"{n} = {self.f.take_int((0, 8))};")
+        return arr, n
+
+    def emit(self, plan: CallPlan, into: list[str], result: str | None = None) -> str | None:
+        """Write the call into ``into``; returns the variable holding its result, if any.
+
+        ``result`` names the variable for the return value (declared here); None keeps
+        the result only when it must be released.
+        """
+        fn = plan.fn
+        ret = fn.return_type
+        owned = self.idx.returns_owned(fn)
+        rkey = self.idx.type_key(ret)
+        stmts: list[str] = []
+        var = None
+        if cdecl.is_void(ret):
+            stmts.append(f"{plan.text};")
+        else:
+            var = self.var(ret, result or ("rc" if not cdecl.is_pointer(ret) else "result"),
+                           "NULL" if cdecl.is_pointer(ret) else "0")
+            stmts.append(f"{var} = {plan.text};")
+            if owned and rkey:
+                dtor = self.idx.destructor(rkey, fn.name)
+                release = f"{dtor}({var})" if dtor else f"free({var})"
+                self.f.cleanup.append(f"if ({var} != NULL) {release};")
+                if not dtor:
+                    self.f.notes.append(f"no destructor for {rkey} in the API: freed with free()")
+            elif owned:
+                free_fn = self.idx.free_function() or "free"
+                self.f.cleanup.append(f"if ({var} != NULL) {free_fn}({var});")
+            if not cdecl.is_pointer(ret) and not rkey:
+                stmts.append(f"(void){var};")
+        ok = None
+        for release, when in plan.consumed:
+            if when == "always" or var is None:
+                stmts.append(release)
+            else:
+                ok = ok or success_test(fn.name, ret, var, cdecl.is_bool(ret),
+                                        cdecl.is_pointer(ret))
+                stmts.append(f"if ({ok}) {release}")
+        stmts.extend(a.replace("{result}", var or "0") for a in plan.after if a)
+        if plan.guards:
+            into.append(f"if ({' && '.join(plan.guards)}) {{")
+            into.extend("  " + s for s in stmts)
+            into.append("}")
+        else:
+            into.extend(stmts)
+        return var
+
+
+def decl_type(ctype: str) -> str:
+    """A type usable for a local variable: top-level const dropped, pointer typedefs kept."""
+    text = cdecl.normalize_type(ctype)
+    if text.endswith("*const"):
+        text = text[: -len("const")].rstrip()
+    if "*" not in text and text.startswith("const "):
+        text = text[len("const ") :]
+    return text
+
+
+def decl_cast(ctype: str) -> str:
+    """The parameter type as a cast (array and function types decayed to pointers)."""
+    return decl_type(ctype)
