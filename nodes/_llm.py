@@ -7,8 +7,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from agent_graph.code_memory import compress_history
 from agent_graph.context import Context
-from agent_graph.messages import append_and_trim
+from agent_graph.messages import REPLACE, append_and_trim, trim_messages_to_limit
 from agent_graph.state import FuzzState
 from agents.base import Agent, AgentResult
 from agents.llm import get_chat_model, model_name
@@ -40,11 +41,21 @@ def call_agent(
     agent = agent_cls(get_chat_model(ctx), token_budget=ctx.message_token_budget,
                       model=model_name(ctx.model), debug_log=debug_log)
     history = (state.get("agent_messages") or {}).get(agent.name, [])
-    result = agent.run(variables, history, template)
+    model = model_name(ctx.model)
+    compact = history
+    if ctx.code_memory:
+        # Past the threshold, old turns give way to the code memory plus the newest messages.
+        compact = compress_history(history, state.get("code_memory") or {}, ctx.history_keep_last,
+                                   ctx.history_compress_tokens, model)
+    result = agent.run(variables, compact, template)
+    if compact is history:
+        messages: Any = append_and_trim(history, result.new_messages, ctx.message_token_budget, model)
+    else:
+        messages = {REPLACE: trim_messages_to_limit([*compact, *result.new_messages],
+                                                    ctx.message_token_budget, model)}
     update: dict[str, Any] = {
         **visit(agent.name),
-        "agent_messages": {agent.name: append_and_trim(
-            history, result.new_messages, ctx.message_token_budget, model_name(ctx.model))},
+        "agent_messages": {agent.name: messages},
         "usage": {agent.name: dict(result.usage)},
         "counters": {"model_calls": result.usage["calls"]},
     }

@@ -6,6 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from agent_graph.code_memory import update_code_memory
 from agent_graph.context import Context
 from agent_graph.session_memory import add_known_fix
 from agent_graph.state import FuzzState
@@ -32,7 +33,8 @@ def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     out = work_dir(state) / f"v{version}"
     out.mkdir(parents=True, exist_ok=True)
     source = out / "harness.c"
-    source.write_text(state.get("harness_code", ""), encoding="utf-8")
+    code = state.get("harness_code", "")
+    source.write_text(code, encoding="utf-8")
     lib = LibraryBuild.from_dict(state["library"])
     result = build_harness(source, lib, out)
     (out / "build.log").write_text(result.log, encoding="utf-8")
@@ -47,6 +49,8 @@ def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     }
     log_event(state, "build.done", version=version, ok=result.ok, seconds=record["seconds"])
     update: dict[str, Any] = {**visit("build"), "build": record, "counters": {"builds": 1}}
+    update["code_memory"] = update_code_memory(state.get("code_memory"), "harness.c", code,
+                                               {d["name"] for d in state.get("api") or []})
     if state.get("pending_fixes"):
         # A fix is only known to work once the build says so; failed ones are kept as lessons.
         memory = state.get("session_memory") or {}

@@ -7,6 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
+from agent_graph.local_memory import render_local_memory
 from agent_graph.state import FuzzState, counter
 from agents.crash_analyzer import report_text
 from agents.enhancer import Enhancer
@@ -18,11 +19,8 @@ from nodes.prototyper import pitfall_lines
 
 
 def directions_text(state: FuzzState) -> str:
-    """Attempted directions of the local memory, one line each with outcome and evidence."""
-    rows = (state.get("local_memory") or {}).get("attempted_directions") or []
-    return "\n".join(
-        f"- [{r.get('outcome', '?')}] {r.get('direction', '')} ({r.get('evidence', '')})" for r in rows
-    ) or "(none yet)"
+    """The local memory as the enhancer and coverage analyzer see it (compact Markdown)."""
+    return render_local_memory(state.get("local_memory"))
 
 
 def uncovered_text(state: FuzzState, limit: int = 25) -> str:
@@ -68,8 +66,13 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix")
         log_event(state, "harness.written", version=version, by="enhancer.fix",
                   fixes=result.output.fixes, unresolved=result.output.unresolved)
-        change = {"kind": "fix", "from_version": state.get("harness_version"),
-                  "fixes": result.output.fixes}
+        previous = state.get("last_change") or {}
+        if previous.get("kind") == "improve":
+            # Fixing an improvement: the direction being tried is still the improvement's.
+            change = {**previous, "fixes": [*previous.get("fixes", []), *result.output.fixes]}
+        else:
+            change = {"kind": "fix", "from_version": state.get("harness_version"),
+                      "fixes": result.output.fixes}
         extra = {"fix_rounds": int(state.get("fix_rounds") or 0) + 1,
                  "pending_fixes": result.output.fixes}
         counters = {"fix_rounds_total": 1}

@@ -1,8 +1,9 @@
 """Memory manager node: records each measured iteration, reverts failed ones, finalizes the run.
 
-After every measured harness version it updates the run's best result, the plateau counter,
-the coverage history and the attempted directions of the local memory; when the supervisor
-decides to stop, it writes the final record once.
+After every measured harness version it updates the run's best result, the plateau counter and
+the coverage history, and runs the SE-Agent local-memory extraction (attempted directions
+replaced wholesale, a distilled lesson appended, compression past a token threshold); when the
+supervisor decides to stop, it writes the final record once.
 """
 
 from __future__ import annotations
@@ -12,8 +13,23 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
+from agent_graph.local_memory import (
+    apply_extraction,
+    branch_for,
+    compress,
+    describe_approach,
+    empty_local_memory,
+    metrics_delta,
+    record_failed_attempt,
+    set_global_status,
+)
 from agent_graph.state import FuzzState, counter
+from agents.base import ModelCallError
+from agents.llm import model_name
+from agents.local_memory_extractor import LocalMemoryExtractor
+from agents.parsing import ReplyParseError
 from nodes._common import ctx_of, log_event, visit
+from nodes._llm import call_agent
 
 
 def lines_percent(run: dict[str, Any]) -> float:
@@ -37,67 +53,91 @@ def _history_row(state: FuzzState, iteration: int) -> dict[str, Any]:
             "progress": run.get("progress") or []}
 
 
-def _direction(state: FuzzState, outcome: str, evidence: str) -> dict[str, Any]:
-    change = state.get("last_change") or {}
-    text = "; ".join(change.get("directions") or change.get("fixes") or []) or "unrecorded change"
-    return {"direction": text, "outcome": outcome, "source_ref": f"v{state.get('harness_version')}",
-            "evidence": evidence}
-
-
-def _revert(state: FuzzState, best: dict[str, Any]) -> dict[str, Any]:
+def _revert(best: dict[str, Any]) -> dict[str, Any]:
     return {"harness_code": best["code"], "harness_version": best["version"],
             "build": best["build"], "run": best["run"], "fix_rounds": 0}
 
 
-def record_measurement(state: FuzzState, ctx: Context) -> dict[str, Any]:
+def _api_names(state: FuzzState) -> list[str]:
+    return [d["name"] for d in state.get("api") or []]
+
+
+def _with_status(state: FuzzState, local: dict[str, Any], best: dict[str, Any], iteration: int,
+                 ctx: Context) -> dict[str, Any]:
+    calls = ((state.get("code_memory") or {}).get("harness.c") or {}).get("library_calls") or []
+    archetype = (state.get("analysis") or {}).get("archetype", "")
+    local = set_global_status(local, iteration=iteration, best_coverage=best["lines_percent"],
+                              best_harness_id=f"v{best['version']}",
+                              current_approach=describe_approach(archetype, calls))
+    local = compress(local, ctx.local_memory_tokens, ctx.min_gain_percent, model_name(ctx.model))
+    return {**local, "recorded_version": best["version"]}
+
+
+def _extract(state: FuzzState, runtime: Runtime[Context], best: dict[str, Any],
+             current: dict[str, Any], iteration: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The LLM extraction step; a failure leaves the local memory as it was and says why."""
+    ctx = ctx_of(runtime)
+    local = state.get("local_memory") or empty_local_memory()
+    variables = LocalMemoryExtractor.variables(state, best, current, ctx.min_gain_percent, iteration)
+    try:
+        result, llm_update = call_agent(LocalMemoryExtractor, state, runtime, variables)
+    except (ReplyParseError, ModelCallError) as exc:
+        log_event(state, "local_memory.extracted", iteration=iteration, reason=f"rejected: {exc}")
+        return local, {}
+    local, why = apply_extraction(
+        local, result.reply,
+        source_ref={"iteration": iteration, "harness_id": f"v{current['version']}",
+                    "parent_id": f"v{best['version']}"},
+        metrics=metrics_delta(best["lines_percent"], current["lines_percent"]))
+    log_event(state, "local_memory.extracted", iteration=iteration, reason=why)
+    # Every extraction prompt carries the whole current memory: its history need not grow.
+    llm_update["agent_messages"] = {LocalMemoryExtractor.name: {"__replace__": result.new_messages}}
+    return local, llm_update
+
+
+def record_measurement(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Fold the current version's measurement into best, plateau counter and local memory."""
-    local = dict(state.get("local_memory") or {"attempted_directions": []})
-    directions = list(local.get("attempted_directions") or [])
+    ctx = ctx_of(runtime)
     current = _snapshot(state)
     update: dict[str, Any] = {"fix_rounds": 0}
     if state.get("phase") == "compilation" or not state.get("best"):
         update.update(phase="optimization", best=current, no_gain_iterations=0)
         update["coverage_history"] = [_history_row(state, 0)]
-        log_event(state, "iteration.baseline", version=current["version"],
-                  lines=current["lines_percent"])
+        log_event(state, "iteration.baseline", version=current["version"], lines=current["lines_percent"])
+        local = _with_status(state, state.get("local_memory") or empty_local_memory(), current, 0, ctx)
+        return {**update, "local_memory": local}
+    best = state["best"]
+    iteration = counter(state, "iterations") + 1
+    branch = branch_for(best["lines_percent"], current["lines_percent"], ctx.min_gain_percent)
+    local, llm_update = _extract(state, runtime, best, current, iteration)
+    update.update(llm_update)
+    update["counters"] = {**(llm_update.get("counters") or {}), "iterations": 1}
+    update["coverage_history"] = [_history_row(state, iteration)]
+    if branch == "success":
+        update.update(best=current, no_gain_iterations=0)
         best = current
     else:
-        best = state["best"]
-        iteration = counter(state, "iterations") + 1
-        delta = current["lines_percent"] - best["lines_percent"]
-        evidence = f"line coverage {best['lines_percent']:.2f}% -> {current['lines_percent']:.2f}%"
-        update["counters"] = {"iterations": 1}
-        update["coverage_history"] = [_history_row(state, iteration)]
-        if delta >= ctx.min_gain_percent:
-            outcome = "Success"
-            update.update(best=current, no_gain_iterations=0)
-            best = current
-        else:
-            outcome = "Noise" if abs(delta) < ctx.min_gain_percent else "Failed"
-            update["no_gain_iterations"] = int(state.get("no_gain_iterations") or 0) + 1
-            update.update(_revert(state, best))
-        directions.append(_direction(state, outcome, evidence))
-        log_event(state, "iteration.measured", iteration=iteration, outcome=outcome,
-                  delta=round(delta, 3), lines=current["lines_percent"])
-    local.update(
-        recorded_version=best["version"],
-        attempted_directions=directions,
-        global_status={"iteration": counter(state, "iterations") + (1 if "counters" in update else 0),
-                       "best_coverage": best["lines_percent"], "best_harness": f"v{best['version']}"},
-    )
-    return {**update, "local_memory": local}
+        update["no_gain_iterations"] = int(state.get("no_gain_iterations") or 0) + 1
+        update.update(_revert(best))
+    log_event(state, "iteration.measured", iteration=iteration, outcome=branch,
+              delta=round(current["lines_percent"] - state["best"]["lines_percent"], 3),
+              lines=current["lines_percent"])
+    return {**update, "local_memory": _with_status(state, local, best, iteration, ctx)}
 
 
-def revert_failed(state: FuzzState) -> dict[str, Any]:
+def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
     """An improvement that could not be made to build or run: count it and go back to best."""
     best = state["best"]
-    local = dict(state.get("local_memory") or {})
-    why = (state.get("build") or {}).get("errors") and "did not compile" or "did not run cleanly"
-    local["attempted_directions"] = [*(local.get("attempted_directions") or []),
-                                     _direction(state, "Failed", f"{why} after fix rounds")]
-    local["recorded_version"] = best["version"]
+    why = "did not compile" if not (state.get("build") or {}).get("ok") else "did not run cleanly"
+    change = state.get("last_change") or {}
+    direction = "; ".join(change.get("directions") or change.get("fixes") or []) or "unrecorded change"
+    local = record_failed_attempt(state.get("local_memory") or empty_local_memory(), direction,
+                                  f"{why} after fix rounds", f"v{state.get('harness_version')}",
+                                  _api_names(state))
+    iteration = counter(state, "iterations") + 1
     log_event(state, "iteration.reverted", version=state.get("harness_version"), reason=why)
-    return {**_revert(state, best), "local_memory": local, "counters": {"iterations": 1},
+    return {**_revert(best), "local_memory": _with_status(state, local, best, iteration, ctx),
+            "counters": {"iterations": 1},
             "no_gain_iterations": int(state.get("no_gain_iterations") or 0) + 1}
 
 
@@ -111,16 +151,18 @@ def finalize(state: FuzzState) -> dict[str, Any]:
     real_crash = run.get("crashed") and (state.get("crash_analysis") or {}).get("feasible")
     if best and best.get("version") != state.get("harness_version") and not real_crash:
         # The last attempt did not beat the best one: the run's result is the best harness.
-        update.update(_revert(state, best))
+        update.update(_revert(best))
     return update
 
 
 def memory_manager_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Dispatch on why the supervisor came here."""
-    ctx = ctx_of(runtime)
     if (state.get("last_decision") or "").startswith("finalize"):
         return {**visit("memory_manager"), **finalize(state)}
     run = state.get("run") or {}
     if run.get("version") == state.get("harness_version") and run.get("usable"):
-        return {**visit("memory_manager"), **record_measurement(state, ctx)}
-    return {**visit("memory_manager"), **revert_failed(state)}
+        update = record_measurement(state, runtime)
+    else:
+        update = revert_failed(state, ctx_of(runtime))
+    update["node_visits"] = {**(update.get("node_visits") or {}), "memory_manager": 1}
+    return update

@@ -10,12 +10,12 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototype, parse_prototypes
 from agents.offline.fixer import fix_harness
 from agents.offline.improver import improve_harness
+from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, identifiers
 from agents.offline.synth import write_harness
 from fuzzkit.api import FunctionDecl
 
 Reply = tuple[dict[str, Any], str | None]
-_FAILED = {"failed", "noise"}
 
 
 def _target(facts: PromptFacts) -> FunctionDecl:
@@ -46,12 +46,7 @@ def _memory_lines(facts: PromptFacts, subsection: str, skip_failed: bool = False
 
 def _tabu(facts: PromptFacts, api: list[FunctionDecl]) -> list[str]:
     """API functions named in directions that failed: not proposed again without new evidence."""
-    names = {d.name for d in api}
-    avoid: list[str] = []
-    for tag, body in facts.bullets("Attempted directions"):
-        if tag.lower() in _FAILED:
-            avoid += sorted(identifiers(body.split("(")[0]) & names)
-    return sorted(set(avoid))
+    return tabu_names(facts, [d.name for d in api])
 
 
 def analyze(facts: PromptFacts) -> Reply:

@@ -45,6 +45,9 @@ def script() -> dict[str, list[str]]:
              "target_functions": ["kv_count", "kv_get"], "expected_gain": "HIGH"}]})],
         "enhancer:improve": [c_reply({"directions": ["query the parsed list"],
                                       "added_calls": ["kv_count", "kv_get"]}, IMPROVED)],
+        "local_memory_extractor": [json.dumps({"updated_directions": [
+            {"direction": "query the parsed list", "outcome": "Noise", "source_ref": "v3",
+             "evidence": "getters are tiny"}], "new_memory_item": None})],
     }
 
 
@@ -78,7 +81,7 @@ def test_whole_graph_with_scripted_model(scripted: ScriptedChatModel, kv_benchma
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
     assert visited(graph, inputs, config, ctx()) == EXPECTED
     assert keys(scripted) == ["function_analyzer", "prototyper", "enhancer:fix",
-                              "coverage_analyzer", "enhancer:improve"]
+                              "coverage_analyzer", "enhancer:improve", "local_memory_extractor"]
     state = graph.get_state(config).values
 
     # The compile error reached the enhancer verbatim, and its fix became a known fix.
@@ -104,6 +107,10 @@ def test_whole_graph_with_scripted_model(scripted: ScriptedChatModel, kv_benchma
     best = state["best"]
     assert best["run"]["usable"] and best["lines_percent"] > 0
     assert [row["iteration"] for row in state["coverage_history"]] == [0, 1]
+    # The extraction's directions replaced the local memory's list wholesale.
+    directions = state["local_memory"]["attempted_directions"]
+    assert [d["direction"] for d in directions] == ["query the parsed list"]
+    assert state["code_memory"]["harness.c"]["library_calls"]
     events = [json.loads(line)["type"] for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert events.count("build.done") == 3 and "run.finalized" in events
 
