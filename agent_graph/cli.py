@@ -17,9 +17,10 @@ from rich.console import Console
 from rich.table import Table
 
 from agent_graph.benchmark import BenchmarkError
+from agent_graph.cli_report import add_report_command
 from agent_graph.context import MEMORY_MODES, Context
 from agent_graph.runner import RunOptions, run_benchmark
-from agents.llm import ModelConfigError
+from agents.llm import ModelConfigError, get_chat_model
 from fuzzkit.errors import ToolchainError
 
 console = Console(stderr=True, soft_wrap=True)
@@ -52,7 +53,9 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
 def _run(args: argparse.Namespace) -> int:
     ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, memory_mode=args.memory_mode,
-                  max_iterations=args.max_iterations, debug=args.debug)
+                  max_iterations=args.max_iterations, debug=args.debug, base_url=args.base_url,
+                  api_key_env=args.api_key_env)
+    get_chat_model(ctx)  # a missing key or unknown provider stops here, before any work
     functions = [f for part in args.functions or [] for f in part.split(",") if f]
     options = RunOptions(Path(args.benchmark), functions, Path(args.out) if args.out else None, ctx,
                          jobs=args.jobs)
@@ -88,7 +91,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--debug", action="store_true", help="log full prompts and replies")
     run.add_argument("--quiet", action="store_true", help="no progress, no table")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument("--base-url", default="", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    run.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key")
     run.set_defaults(func=_run)
+    add_report_command(sub)
     return p
 
 

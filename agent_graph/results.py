@@ -51,9 +51,10 @@ def result_record(state: dict[str, Any], project: str, function: str, seconds: f
             "experience": state.get("memories_used") or [],
         },
         "coverage_history": [
-            {k: row.get(k) for k in ("iteration", "version", "lines", "branches")}
+            {k: row.get(k) for k in ("iteration", "version", "lines", "branches", "progress")}
             for row in state.get("coverage_history") or []
         ],
+        "coverage_over_time": [list(p) for p in run.get("progress") or []],
         "seconds": round(seconds, 1),
     }
 

@@ -100,7 +100,7 @@ class Agent(Generic[T]):
         try:
             message = self.llm.invoke(to_langchain(convo))
         except Exception as exc:  # the provider's exception types vary; all end the same way
-            raise ModelCallError(f"{self.name}: model call failed: {exc}") from exc
+            raise ModelCallError(f"{self.name}: model call failed: {type(exc).__name__}: {exc}") from exc
         reply = message.content if isinstance(message.content, str) else json.dumps(message.content)
         meta = getattr(message, "usage_metadata", None) or {}
         usage = {

@@ -7,6 +7,7 @@ missing key is reported when a run needs the model and never stops ``langgraph d
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Callable
@@ -43,7 +44,9 @@ def model_name(spec: str) -> str:
 def get_chat_model(ctx: Context, temperature: float | None = None) -> BaseChatModel:
     """The chat model for a context, cached per configuration."""
     temp = ctx.temperature if temperature is None else temperature
-    key = (ctx.model, ctx.base_url, ctx.api_key_env, temp, ctx.max_output_tokens,
+    # A hash of the key's value (never the key) so a changed key gets a new client.
+    secret = hashlib.sha256(os.environ.get(ctx.api_key_env, "").encode()).hexdigest()[:12]
+    key = (ctx.model, ctx.base_url, ctx.api_key_env, secret, temp, ctx.max_output_tokens,
            ctx.request_timeout, ctx.max_retries)
     with _LOCK:
         if key not in _CACHE:

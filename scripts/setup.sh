@@ -13,6 +13,8 @@ die() { echo "setup: $*" >&2; exit 1; }
 say() { echo "setup: $*"; }
 
 APT_PKGS=(clang llvm libclang-rt-14-dev dpkg-dev python3-venv python3-pip)
+# The report's browser test renders in headless Chromium.
+[ "$DEV" = 1 ] && APT_PKGS+=(chromium)
 
 need_apt=()
 for p in "${APT_PKGS[@]}"; do
