@@ -46,7 +46,7 @@ class Agent(Generic[T]):
 
     name: ClassVar[str]
     template: ClassVar[str]
-    output_model: ClassVar[type[BaseModel]]
+    output_model: ClassVar[type[Any]]
     wants_code: ClassVar[bool] = False
     parse_retries: ClassVar[int] = 1
 
@@ -81,7 +81,7 @@ class Agent(Generic[T]):
                 usage[k] += v
             turn.append({"role": "assistant", "content": reply})
             try:
-                output = parse_reply(reply, self.output_model)
+                output: T = parse_reply(reply, self.output_model)
                 code = extract_code(reply) if self.wants_code else None
                 if self.wants_code and not code:
                     raise ReplyParseError("the reply has no ```c block with the whole harness")

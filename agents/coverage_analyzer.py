@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -34,7 +35,7 @@ class CoverageAnalyzer(Agent[CoverageAdvice]):
 
     @staticmethod
     def variables(
-        state: dict[str, Any], reads: tuple[str, ...], uncovered: str, directions: str
+        state: Mapping[str, Any], reads: tuple[str, ...], uncovered: str, directions: str
     ) -> dict[str, str]:
         """Template values."""
         return {

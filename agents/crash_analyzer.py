@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -28,7 +29,7 @@ class Feasibility(BaseModel):
     fix_hint: str = ""
 
 
-def stack_text(crash: dict[str, Any], limit: int = 12) -> str:
+def stack_text(crash: Mapping[str, Any], limit: int = 12) -> str:
     """The crash's frames, one per line, harness frames marked."""
     lines = []
     for i, frame in enumerate((crash.get("frames") or [])[:limit]):
@@ -37,7 +38,7 @@ def stack_text(crash: dict[str, Any], limit: int = 12) -> str:
     return "\n".join(lines) or "(no frames)"
 
 
-def report_text(crash: dict[str, Any]) -> str:
+def report_text(crash: Mapping[str, Any]) -> str:
     """Key facts of the parsed sanitizer report."""
     return "\n".join([
         f"kind: {crash.get('kind', 'unknown')}",
@@ -56,7 +57,7 @@ class CrashAnalyzer(Agent[CrashTriage]):
     output_model = CrashTriage
 
     @staticmethod
-    def variables(state: dict[str, Any], reads: tuple[str, ...]) -> dict[str, str]:
+    def variables(state: Mapping[str, Any], reads: tuple[str, ...]) -> dict[str, str]:
         """Template values."""
         crash = state.get("crash") or {}
         return {
@@ -76,7 +77,7 @@ class CrashFeasibilityAnalyzer(Agent[Feasibility]):
     output_model = Feasibility
 
     @staticmethod
-    def variables(state: dict[str, Any], reads: tuple[str, ...]) -> dict[str, str]:
+    def variables(state: Mapping[str, Any], reads: tuple[str, ...]) -> dict[str, str]:
         """Template values."""
         crash = state.get("crash") or {}
         triage = state.get("crash_analysis") or {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -36,7 +37,7 @@ class Enhancer(Agent[EnhancerReply]):
 
     @staticmethod
     def fix_variables(
-        state: dict[str, Any], reads: tuple[str, ...], problem: str, compile_errors: str,
+        state: Mapping[str, Any], reads: tuple[str, ...], problem: str, compile_errors: str,
         crash_triage: str, last_working: str, pitfalls: str,
     ) -> dict[str, str]:
         """Values for ``enhancer_fix``."""
@@ -55,7 +56,7 @@ class Enhancer(Agent[EnhancerReply]):
 
     @staticmethod
     def improve_variables(
-        state: dict[str, Any], reads: tuple[str, ...], uncovered: str, directions: str,
+        state: Mapping[str, Any], reads: tuple[str, ...], uncovered: str, directions: str,
     ) -> dict[str, str]:
         """Values for ``enhancer_improve``."""
         strategies = (state.get("coverage_analysis") or {}).get("strategies") or []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -29,7 +30,7 @@ class FunctionAnalyzer(Agent[FunctionAnalysis]):
 
     @staticmethod
     def variables(
-        state: dict[str, Any], reads: tuple[str, ...], catalog: str, knowledge_hits: str
+        state: Mapping[str, Any], reads: tuple[str, ...], catalog: str, knowledge_hits: str
     ) -> dict[str, str]:
         """Template values from the state and the retriever's findings."""
         return {

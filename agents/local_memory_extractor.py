@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from agent_graph.local_memory import extraction_variables
@@ -19,7 +20,7 @@ class LocalMemoryExtractor(Agent[ExtractionReply]):
 
     @staticmethod
     def variables(
-        state: dict[str, Any], parent: dict[str, Any], measured: dict[str, Any], noise: float,
+        state: Mapping[str, Any], parent: dict[str, Any], measured: dict[str, Any], noise: float,
         iteration: int,
     ) -> dict[str, str]:
         """Template values.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -28,7 +29,7 @@ class Prototyper(Agent[PrototypeReply]):
 
     @staticmethod
     def variables(
-        state: dict[str, Any], reads: tuple[str, ...], archetype: str, description: str,
+        state: Mapping[str, Any], reads: tuple[str, ...], archetype: str, description: str,
         skeleton: str, pitfalls: str,
     ) -> dict[str, str]:
         """Template values from the state and the archetype bundle."""

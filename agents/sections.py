@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from agent_graph.session_memory import format_session_memory
@@ -15,7 +16,7 @@ _PRIMITIVE = re.compile(
 )
 
 
-def target_decl(state: dict[str, Any]) -> FunctionDecl:
+def target_decl(state: Mapping[str, Any]) -> FunctionDecl:
     """The target function of the run."""
     return FunctionDecl.from_dict(state["target"])
 
@@ -25,7 +26,7 @@ def _type_words(decl: FunctionDecl) -> set[str]:
     return {w for t in types for w in _PRIMITIVE.sub(" ", t).split()}
 
 
-def relevant_api(state: dict[str, Any], limit: int = MAX_API) -> list[FunctionDecl]:
+def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[FunctionDecl]:
     """The API functions worth showing: all of a small API, else those sharing the target's types."""
     api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
     if len(api) <= limit:
@@ -41,17 +42,17 @@ def relevant_api(state: dict[str, Any], limit: int = MAX_API) -> list[FunctionDe
     return [d for d in api if d.name in keep]
 
 
-def api_prototypes(state: dict[str, Any]) -> str:
+def api_prototypes(state: Mapping[str, Any]) -> str:
     """The relevant API, one prototype per line."""
     return "\n".join(d.prototype() for d in relevant_api(state)) or "(no API parsed)"
 
 
-def include_lines(state: dict[str, Any]) -> str:
+def include_lines(state: Mapping[str, Any]) -> str:
     """``#include`` lines for the library's public headers."""
     return "\n".join(f'#include "{h}"' for h in state.get("headers") or []) or "(none)"
 
 
-def memory_section(state: dict[str, Any], categories: tuple[str, ...]) -> str:
+def memory_section(state: Mapping[str, Any], categories: tuple[str, ...]) -> str:
     """Session memory filtered to the categories one agent reads."""
     return format_session_memory(state.get("session_memory") or {}, categories)
 
@@ -61,7 +62,7 @@ def bullet(items: list[str], empty: str = "(none)") -> str:
     return "\n".join(f"- {i}" for i in items) if items else empty
 
 
-def coverage_summary(coverage: dict[str, Any]) -> str:
+def coverage_summary(coverage: Mapping[str, Any]) -> str:
     """One block of coverage figures."""
     if not coverage:
         return "(not measured)"

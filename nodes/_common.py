@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
-from agent_graph.state import FuzzState
 
 
 def ctx_of(runtime: Runtime[Context] | None) -> Context:
@@ -28,16 +28,16 @@ def visit(name: str) -> dict[str, Any]:
     return {"node_visits": {name: 1}}
 
 
-def work_dir(state: FuzzState) -> Path:
+def work_dir(state: Mapping[str, Any]) -> Path:
     """The target's output directory, created on demand."""
     path = Path(state.get("work_dir") or "results/adhoc")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
-def log_event(state: FuzzState, kind: str, **data: Any) -> None:
+def log_event(state: Mapping[str, Any], event_type: str, /, **data: Any) -> None:
     """Append one line to the target's ``events.jsonl`` audit log."""
-    record = {"v": 1, "type": kind, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    record = {"v": 1, "type": event_type, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     record["data"] = data
     with (work_dir(state) / "events.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(record, default=str) + "\n")

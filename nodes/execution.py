@@ -35,7 +35,8 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
         problem = (f"the harness never called {target} (0 executions of it in coverage); "
                    f"fuzzer exit code {fuzz.exit_code}")
     coverage = cov.to_dict()
-    record = {
+    summary = {k: coverage[k] for k in ("lines", "branches", "functions")}
+    record: dict[str, Any] = {
         "version": version,
         "crashed": crashed,
         "usable": not crashed and target_hits > 0,
@@ -49,7 +50,7 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
         "log_path": str(fuzz.log_path),
         "corpus_dir": str(fuzz.corpus_dir),
         "crash_files": list(fuzz.crash_files),
-        "coverage": {k: coverage[k] for k in ("lines", "branches", "functions")},
+        "coverage": summary,
         "uncovered_functions": cov.uncovered([d["name"] for d in state.get("api") or []]),
     }
     update: dict[str, Any] = {**visit("execution"), "run": record, "counters": {"fuzz_runs": 1}}
@@ -58,6 +59,6 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
         update["crash"] = {"version": version, **fuzz.crash.to_dict(),
                            "reproducer": str(fuzz.crash_files[0]) if fuzz.crash_files else ""}
     log_event(state, "execution.done", version=version, crashed=crashed,
-              lines=record["coverage"]["lines"], target_hits=target_hits,
+              lines=summary["lines"], target_hits=target_hits,
               exec_per_sec=fuzz.stats.exec_per_sec)
     return update

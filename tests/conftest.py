@@ -18,6 +18,8 @@ kv_t *kv_parse(const char *text);
 void kv_free(kv_t *kv);
 int kv_count(const kv_t *kv);
 const char *kv_get(const kv_t *kv, const char *key);
+/* Counts '=' signs; has a heap overflow on purpose for input starting with "!!". */
+int kv_check(const char *text);
 #endif
 """
 
@@ -61,6 +63,16 @@ void kv_free(kv_t *kv) {
 int kv_count(const kv_t *kv) {
   int n = 0;
   for (; kv; kv = kv->next) n++;
+  return n;
+}
+
+int kv_check(const char *text) {
+  int n = 0;
+  if (text[0] == '!' && text[1] == '!') {
+    volatile char *scratch = malloc(4);  /* volatile: the bad store must survive -O1 */
+    if (scratch) { scratch[4 + (unsigned char)text[1] % 4] = 1; free((void *)scratch); }
+  }
+  for (; *text; text++) n += *text == '=';
   return n;
 }
 

@@ -59,7 +59,7 @@ def scripted() -> ScriptedChatModel:
 
 
 def ctx(**kw: Any) -> Context:
-    return Context(model="scripted:test", fuzz_seconds=1, max_iterations=1, **kw)
+    return Context(**{"model": "scripted:test", "fuzz_seconds": 1, "max_iterations": 1, **kw})
 
 
 def visited(graph: Any, inputs: Any, config: dict[str, Any], context: Context) -> list[str]:
@@ -165,3 +165,51 @@ def test_mid_run_snapshot_round_trips_through_sqlite(scripted: ScriptedChatModel
         assert after.values["run"]["usable"] and after.values["agent_messages"]["prototyper"]
         final = graph.invoke(None, config, context=ctx())
     assert final["termination_reason"] == "iteration budget 1 used"
+
+
+CRASH_TRIAGE = json.dumps({"crash_type": "heap-buffer-overflow", "location": "library",
+                           "root_cause": "kv_check writes past a 4-byte buffer", "summary": "overflow"})
+
+
+def test_library_crash_ends_the_run_as_a_real_bug(scripted: ScriptedChatModel, kv_benchmark: Path,
+                                                   tmp_path: Path) -> None:
+    scripted.script["prototyper"] = [c_reply({"notes": []}, harness("kv_free(kv_parse(text));\n(void)kv_check(text);"))]
+    scripted.script["crash_analyzer"] = [CRASH_TRIAGE]
+    scripted.script["crash_feasibility_analyzer"] = [json.dumps(
+        {"feasible": True, "verdict": "library_bug", "reasoning": "input reaches the overflow"})]
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t5"}}
+    inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
+    order = visited(graph, inputs, config, ctx(fuzz_seconds=20))
+    assert order == ["prepare", "function_analyzer", "prototyper", "build", "execution",
+                     "crash_analyzer", "crash_feasibility_analyzer", "memory_manager"]
+    state = graph.get_state(config).values
+    assert state["crash"]["kind"] == "heap-buffer-overflow"
+    assert "kv_check" in state["crash"]["signature"]
+    assert Path(state["crash"]["reproducer"]).is_file()
+    assert state["termination_reason"] == "real crash found in library code"
+    decisions = [d["decision_type"] for d in state["session_memory"]["decisions"]]
+    assert "crash:library_bug" in decisions
+    # The crash analyzer saw the parsed report, not raw bytes.
+    triage_prompt = next(s for s in scripted.seen if s["key"] == "crash_analyzer")["messages"][-1][1]
+    assert "kind: heap-buffer-overflow" in triage_prompt and "kv_check" in triage_prompt
+
+
+def test_harness_crash_goes_back_to_the_enhancer(scripted: ScriptedChatModel, kv_benchmark: Path,
+                                                 tmp_path: Path) -> None:
+    leaky = harness("kv_t *kv = kv_parse(text);\n(void)kv;  /* never freed: a leak in harness code */")
+    scripted.script["prototyper"] = [c_reply({"notes": []}, leaky)]
+    scripted.script["crash_analyzer"] = [json.dumps({"crash_type": "leak", "location": "harness"})]
+    scripted.script["crash_feasibility_analyzer"] = [json.dumps(
+        {"feasible": False, "verdict": "harness_misuse", "fix_hint": "free the list"})]
+    scripted.script["enhancer:fix"] = [c_reply({"fixes": ["free the parsed list with kv_free"]}, FIXED)]
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t6"}}
+    inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
+    order = visited(graph, inputs, config, ctx(fuzz_seconds=5, max_iterations=0))
+    assert order[:9] == ["prepare", "function_analyzer", "prototyper", "build", "execution",
+                         "crash_analyzer", "crash_feasibility_analyzer", "enhancer", "build"]
+    state = graph.get_state(config).values
+    fix_prompt = next(s for s in scripted.seen if s["key"] == "enhancer:fix")["messages"][-1][1]
+    assert "kind: leak" in fix_prompt and "free the list" in fix_prompt
+    assert state["best"]["run"]["usable"] and state["counters"]["fix_rounds_total"] == 1
