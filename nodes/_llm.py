@@ -13,7 +13,7 @@ from agent_graph.messages import REPLACE, append_and_trim, trim_messages_to_limi
 from agent_graph.state import FuzzState
 from agents.base import Agent, AgentResult
 from agents.llm import get_chat_model, model_name
-from nodes._common import ctx_of, visit, work_dir
+from nodes._common import ctx_of, log_event, visit, work_dir
 
 
 @lru_cache(maxsize=1)
@@ -53,6 +53,9 @@ def call_agent(
     else:
         messages = {REPLACE: trim_messages_to_limit([*compact, *result.new_messages],
                                                     ctx.message_token_budget, model)}
+    log_event(state, "model.call", agent=agent.name, prompt_tokens=result.usage["prompt_tokens"],
+              completion_tokens=result.usage["completion_tokens"], calls=result.usage["calls"],
+              history_messages=len(compact), history_compressed=compact is not history)
     update: dict[str, Any] = {
         **visit(agent.name),
         "agent_messages": {agent.name: messages},

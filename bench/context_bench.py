@@ -1,0 +1,83 @@
+"""CodeMem + history optimization: prompt tokens per model call, with and without, side by side.
+
+Runs the same benchmark functions twice in one invocation — once with CodeMem summaries and
+history compression (`Context.code_memory=True`), once without — and prints, per mode, prompt
+tokens per model call (median, p95, total, from each target's ``events.jsonl`` ``model.call``
+records) and the outcome (targets compiling and running, line coverage).
+
+    .venv/bin/python bench/context_bench.py benchmarks/cjson.yaml \
+        --functions cJSON_Parse,cJSON_Print --fuzz-seconds 20 --max-iterations 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from agent_graph.context import Context
+from agent_graph.runner import RunOptions, run_benchmark
+
+
+def calls_of(run_dir: Path) -> list[int]:
+    tokens = []
+    for events in sorted(run_dir.rglob("events.jsonl")):
+        for line in events.read_text().splitlines():
+            event = json.loads(line)
+            if event["type"] == "model.call":
+                tokens.append(int(event["data"]["prompt_tokens"]))
+    return tokens
+
+
+def p95(values: list[int]) -> float:
+    ordered = sorted(values)
+    return float(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]) if ordered else 0.0
+
+
+def measure(bench: Path, functions: list[str], out: Path, args: argparse.Namespace,
+            on: bool) -> dict[str, Any]:
+    ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, max_iterations=args.max_iterations,
+                  code_memory=on, history_compress_tokens=args.threshold,
+                  history_keep_last=args.keep_last, plateau_iterations=args.max_iterations)
+    summary = run_benchmark(RunOptions(bench, functions, out, ctx, jobs=args.jobs))
+    tokens = calls_of(out)
+    lines = [r["coverage"]["lines"]["percent"] for r in summary["results"] if r.get("runs")]
+    return {"calls": len(tokens), "median": statistics.median(tokens) if tokens else 0,
+            "p95": p95(tokens), "total": sum(tokens), "compiling": summary["compiling"],
+            "running": summary["running"], "targets": summary["targets"],
+            "mean_lines": statistics.mean(lines) if lines else 0.0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("benchmark", type=Path)
+    parser.add_argument("--functions", default="")
+    parser.add_argument("--model", default="offline")
+    parser.add_argument("--fuzz-seconds", type=int, default=20)
+    parser.add_argument("--max-iterations", type=int, default=5)
+    parser.add_argument("--threshold", type=int, default=8000, help="history_compress_tokens")
+    parser.add_argument("--keep-last", type=int, default=4)
+    parser.add_argument("--jobs", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    functions = [f for f in args.functions.split(",") if f]
+    root = args.out or Path(tempfile.mkdtemp(prefix="context-bench-"))
+    rows = {"without": measure(args.benchmark, functions, root / "without", args, False),
+            "with CodeMem": measure(args.benchmark, functions, root / "with", args, True)}
+    base = rows["without"]["total"] or 1
+    print(f"# context bench: {args.benchmark} {functions or 'all'} model={args.model} "
+          f"fuzz={args.fuzz_seconds}s iterations={args.max_iterations} (runs in {root})")
+    print("| mode | calls | prompt tokens/call median | p95 | total | total vs without | "
+          "compiling | running | mean line cov |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for mode, r in rows.items():
+        print(f"| {mode} | {r['calls']} | {r['median']:.0f} | {r['p95']:.0f} | {r['total']} | "
+              f"{r['total'] / base:.2f}x | {r['compiling']}/{r['targets']} | {r['running']}/{r['targets']} "
+              f"| {r['mean_lines']:.1f}% |")
+
+
+if __name__ == "__main__":
+    main()
