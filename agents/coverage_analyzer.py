@@ -35,13 +35,16 @@ class CoverageAnalyzer(Agent[CoverageAdvice]):
 
     @staticmethod
     def variables(
-        state: Mapping[str, Any], reads: tuple[str, ...], uncovered: str, directions: str
+        state: Mapping[str, Any], reads: tuple[str, ...], uncovered: str, directions: str,
+        harness_summary: str = "",
     ) -> dict[str, str]:
-        """Template values."""
+        """Template values; with a CodeMem summary the analyzer reads it instead of the source."""
+        harness = (f"(summary from code memory; the analyzer does not edit the file)\n{harness_summary}"
+                   if harness_summary else f"```c\n{state.get('harness_code', '')}```")
         return {
             "target_prototype": target_decl(state).prototype(),
             "api_prototypes": api_prototypes(state),
-            "harness": state.get("harness_code", ""),
+            "harness": harness,
             "coverage_summary": coverage_summary((state.get("run") or {}).get("coverage") or {}),
             "uncovered_functions": uncovered,
             "attempted_directions": directions,

@@ -34,13 +34,18 @@ def call_agent(
     runtime: Runtime[Context],
     variables: dict[str, str],
     template: str | None = None,
+    stateless: bool = False,
 ) -> tuple[AgentResult[Any], dict[str, Any]]:
-    """Run a role and build the update every LLM node returns (messages, usage, visits)."""
+    """Run a role and build the update every LLM node returns (messages, usage, visits).
+
+    A ``stateless`` role gets everything it needs in each prompt: it is sent no history, and
+    only its latest exchange is kept.
+    """
     ctx = ctx_of(runtime)
     debug_log = work_dir(state) / "debug.jsonl" if ctx.debug else None
     agent = agent_cls(get_chat_model(ctx), token_budget=ctx.message_token_budget,
                       model=model_name(ctx.model), debug_log=debug_log)
-    history = (state.get("agent_messages") or {}).get(agent.name, [])
+    history = [] if stateless else (state.get("agent_messages") or {}).get(agent.name, [])
     model = model_name(ctx.model)
     compact = history
     if ctx.code_memory:
@@ -48,8 +53,10 @@ def call_agent(
         compact = compress_history(history, state.get("code_memory") or {}, ctx.history_keep_last,
                                    ctx.history_compress_tokens, model)
     result = agent.run(variables, compact, template)
-    if compact is history:
-        messages: Any = append_and_trim(history, result.new_messages, ctx.message_token_budget, model)
+    if stateless:
+        messages: Any = {REPLACE: result.new_messages}
+    elif compact is history:
+        messages = append_and_trim(history, result.new_messages, ctx.message_token_budget, model)
     else:
         messages = {REPLACE: trim_messages_to_limit([*compact, *result.new_messages],
                                                     ctx.message_token_budget, model)}

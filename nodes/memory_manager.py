@@ -80,7 +80,7 @@ def _extract(state: FuzzState, runtime: Runtime[Context], best: dict[str, Any],
     local = state.get("local_memory") or empty_local_memory()
     variables = LocalMemoryExtractor.variables(state, best, current, ctx.min_gain_percent, iteration)
     try:
-        result, llm_update = call_agent(LocalMemoryExtractor, state, runtime, variables)
+        result, llm_update = call_agent(LocalMemoryExtractor, state, runtime, variables, stateless=True)
     except (ReplyParseError, ModelCallError) as exc:
         log_event(state, "local_memory.extracted", iteration=iteration, reason=f"rejected: {exc}")
         return local, {}
@@ -90,8 +90,6 @@ def _extract(state: FuzzState, runtime: Runtime[Context], best: dict[str, Any],
                     "parent_id": f"v{best['version']}"},
         metrics=metrics_delta(best["lines_percent"], current["lines_percent"]))
     log_event(state, "local_memory.extracted", iteration=iteration, reason=why)
-    # Every extraction prompt carries the whole current memory: its history need not grow.
-    llm_update["agent_messages"] = {LocalMemoryExtractor.name: {"__replace__": result.new_messages}}
     return local, llm_update
 
 

@@ -133,8 +133,14 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
 def advise_coverage(facts: PromptFacts) -> Reply:
     """Coverage analyzer: uncovered functions that accept objects the harness already holds."""
     harness = facts.code("Current harness")
-    held = identifiers(harness)
     api = {d.name: d for d in _api(facts)}
+    if harness:
+        held = identifiers(harness)
+    else:  # a CodeMem summary: the objects held are those its library calls produce and take
+        calls = re.search(r"^Library calls:\s*(.*)$", facts.text("Current harness"), re.M)
+        names = [n.strip() for n in calls.group(1).split(",")] if calls else []
+        held = {w for n in names if n in api for t in (api[n].return_type, *(p.type for p in api[n].params))
+                for w in identifiers(t)} | set(names)
     avoid = set(_tabu(facts, list(api.values())))
     strategies = []
     for _tag, body in facts.bullets("Uncovered functions"):
