@@ -1,0 +1,235 @@
+"""``logicfuzz memory list | show ID | search TEXT | stats | export | prune``.
+
+Every command works on one bank: ``--task`` (default from the config, ``fuzz-c``) in ``--dir``
+(default ``<cache dir>/experience/<task>``), configured by ``--config``. Inspection commands
+open the bank read-only and load no embedding model unless they must encode (``search``).
+Exit codes: 0 done; 2 bad input (no such bank, id, option or config value).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from long_term_memory.embeddings import EmbeddingModelError
+from long_term_memory.experience import (
+    ExperienceConfig,
+    ExperienceConfigError,
+    Gatekeeper,
+    ReadOnlyBankError,
+    admin,
+)
+from long_term_memory.experience.bank import ExperienceBank
+from long_term_memory.experience.rules import LEVEL_NAMES
+
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", help="bank name (default: bank.task of the config, fuzz-c)")
+    p.add_argument("--dir", help="bank directory (default: <cache dir>/experience/<task>)")
+    p.add_argument("--config", help="experience config file (YAML or TOML)")
+
+
+def add_memory_commands(subparsers: Any) -> None:
+    """Add ``memory`` and its subcommands to the CLI's subparsers."""
+    memory = subparsers.add_parser("memory", help="inspect and maintain the experience bank")
+    sub = memory.add_subparsers(dest="memory_command", required=True)
+    p = sub.add_parser("list", help="items with their lifecycle standing")
+    _common(p)
+    p.add_argument("--limit", type=int, default=50, help="rows to show (default 50, 0 = all)")
+    p.add_argument("--sort", default="recent", choices=("recent", "trust", "level", "hits", "uses"))
+    p.add_argument("--status", choices=("active", "blocked"), help="only items with this status")
+    p.set_defaults(func=_list)
+    p = sub.add_parser("show", help="one item (MEM-xxxxxxxx) or record (rec-...) in full")
+    _common(p)
+    p.add_argument("id", help="item id, record id, or a unique prefix")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_show)
+    p = sub.add_parser("search", help="what a target described by TEXT would retrieve")
+    _common(p)
+    p.add_argument("text", help="query text, e.g. 'project cjson; target cJSON_Parse'")
+    p.add_argument("-k", type=int, help="matches to fetch (default: retrieval.candidates)")
+    p.add_argument("--threshold", type=float, help="minimum similarity (default: retrieval.threshold)")
+    p.add_argument("--exclude-task", help="task id whose own items are excluded (project/function)")
+    p.set_defaults(func=_search)
+    p = sub.add_parser("stats", help="counts, levels, trust, lifecycle totals, files")
+    _common(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_stats)
+    p = sub.add_parser("export", help="every record with its items' lifecycle stats, as JSON lines")
+    _common(p)
+    p.add_argument("--out", help="output file (default: standard output)")
+    p.set_defaults(func=_export)
+    p = sub.add_parser("prune", help="remove blocked, distrusted or stale items")
+    _common(p)
+    p.add_argument("--blocked", action="store_true", help="remove blocked items")
+    p.add_argument("--min-trust", type=float, help="remove items with trust below this")
+    p.add_argument("--older-than", type=float, metavar="DAYS",
+                   help="remove items neither created nor validated in this many days")
+    p.add_argument("--dry-run", action="store_true", help="only show what would be removed")
+    p.set_defaults(func=_prune)
+
+
+def _config(args: argparse.Namespace) -> ExperienceConfig:
+    return ExperienceConfig.load(Path(args.config) if args.config else None)
+
+
+def _open(args: argparse.Namespace, read_only: bool = True) -> ExperienceBank:
+    config = _config(args)
+    task = args.task or config.bank.task
+    directory = Path(args.dir).expanduser() if args.dir else config.with_overrides(
+        bank__task=task).bank_directory()
+    return admin.open_existing(task, directory, config, read_only=read_only)
+
+
+def _guarded(func: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(func(args))
+        except (admin.BankNotFoundError, ExperienceConfigError, EmbeddingModelError, KeyError,
+                ValueError, ReadOnlyBankError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            err.print(f"[red]error:[/] {message}")
+            return 2
+    run.__doc__ = func.__doc__
+    return run
+
+
+def _short(text: str, width: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+@_guarded
+def _list(args: argparse.Namespace) -> int:
+    with _open(args) as bank:
+        rows = admin.rows(bank, args.sort, args.status)
+        table = Table(title=f"experience bank {bank.paths.task}: {bank.size} items, "
+                            f"{bank.record_count} records ({bank.paths.directory})")
+        for col in ("id", "title", "from", "ok", "level", "trust", "fails", "hits", "uses", "status"):
+            table.add_column(col, overflow="fold")
+        for entry, st in rows[: args.limit or None]:
+            table.add_row(entry.item_id, _short(entry.title, 48), _short(entry.task_id, 28),
+                          "yes" if entry.is_success else "no", LEVEL_NAMES[st.validation_level],
+                          f"{st.trust:.2f}", f"{st.consecutive_fail:g}", str(st.hit_count),
+                          str(st.use_count), st.status)
+        Console().print(table)
+        if args.limit and len(rows) > args.limit:
+            err.print(f"{len(rows) - args.limit} more; use --limit 0 to show all")
+    return 0
+
+
+@_guarded
+def _show(args: argparse.Namespace) -> int:
+    with _open(args) as bank:
+        kind, ident = admin.find(bank, args.id)
+        data: dict[str, Any] = (admin.item_view(bank, ident) if kind == "item"
+                                else {"record": bank.record(ident)})
+    if args.json:
+        print(json.dumps(data, indent=1, ensure_ascii=False, default=str))
+        return 0
+    out = Console()
+    record = data.get("record") or {}
+    if kind == "item":
+        item, st = data["item"], data["stats"]
+        out.print(f"[bold]{item['item_id']}[/] {item['title']}")
+        out.print(f"[dim]when:[/] {item['description']}\n\n{item['content']}\n")
+        out.print(f"status {st['status']} · level {st['validation_level']} "
+                  f"({LEVEL_NAMES[st['validation_level']]}) · trust {st['trust']:.2f} · "
+                  f"consecutive_fail {st['consecutive_fail']:g} · hits {st['hit_count']} · "
+                  f"uses {st['use_count']} · pass/partial/fail {st['pass_count']}/"
+                  f"{st['partial_count']}/{st['fail_count']} · support {st['support']} · "
+                  f"freshness {data['freshness']}")
+        for v in data["history"]["validations"]:
+            out.print(f"  validation {v['result']}: trust {v['trust_before']:.2f}→{v['trust_after']:.2f}, "
+                      f"level {v['level_before']}→{v['level_after']} ({_short(v['notes'], 90)})")
+    out.print(f"\n[bold]record {record.get('memory_id')}[/] ({record.get('kind')}, "
+              f"{'success' if record.get('is_success') else 'failure'}) task {record.get('task_id')}")
+    out.print(f"[dim]query:[/] {record.get('query')}")
+    if record.get("trajectory"):
+        out.print(f"[dim]trajectory:[/]\n{record['trajectory']}")
+    for i in record.get("memory_items") or []:
+        where = f"merged into {i['merged_into']}" if i.get("merged_into") else i.get("item_id")
+        out.print(f"  - [{where}] {i.get('title')}")
+    return 0
+
+
+@_guarded
+def _search(args: argparse.Namespace) -> int:
+    with _open(args) as bank:
+        matches = bank.search(args.text, exclude_task_id=args.exclude_task, k=args.k,
+                              threshold=args.threshold)
+        chosen = {i.item_id for i in Gatekeeper(bank.config).prepare_inject(matches)}
+    table = Table(title=f"search: {_short(args.text, 60)}")
+    for col in ("id", "score", "title", "from", "level", "trust", "status", "injected"):
+        table.add_column(col, overflow="fold")
+    for m in matches:
+        table.add_row(m.item_id, f"{m.score:.3f}", _short(m.title, 48), _short(m.task_id, 28),
+                      str(m.validation_level), f"{m.trust:.2f}", m.status,
+                      "yes" if m.item_id in chosen else "")
+    Console().print(table)
+    if not matches:
+        err.print("no match at or above the threshold")
+    return 0
+
+
+@_guarded
+def _stats(args: argparse.Namespace) -> int:
+    with _open(args) as bank:
+        data = admin.summary(bank)
+    if args.json:
+        print(json.dumps(data, indent=1))
+        return 0
+    table = Table(title=f"experience bank {data['task']} ({data['directory']})", show_header=False)
+    table.add_column("what")
+    table.add_column("value", overflow="fold")
+    life = data["lifecycle"]
+    for what, value in (
+        ("records", f"{data['records']} ({', '.join(f'{k} {v}' for k, v in data['kinds'].items())})"),
+        ("items", f"{data['items']} searchable, {data['merged_items']} merged into others"),
+        ("status", ", ".join(f"{k} {v}" for k, v in data["statuses"].items()) or "-"),
+        ("levels", ", ".join(f"{LEVEL_NAMES[int(k)]} {v}" for k, v in data["levels"].items()) or "-"),
+        ("mean trust", str(data["trust_mean"] if data["trust_mean"] is not None else "-")),
+        ("decisions", str(life["decisions"])),
+        ("hits / uses", f"{life['hits']} / {life['uses']}"),
+        ("validations", ", ".join(f"{k} {v}" for k, v in life["validations"].items()) or "-"),
+        ("embedding", f"{data['model']} ({data['dim']}-d), index {data['index']}"),
+        ("files", ", ".join(f"{k} {v:,} B" for k, v in data["files"].items())),
+    ):
+        table.add_row(what, value)
+    Console().print(table)
+    return 0
+
+
+@_guarded
+def _export(args: argparse.Namespace) -> int:
+    with _open(args) as bank:
+        lines = [admin.dumps(r) + "\n" for r in admin.export_records(bank)]
+    if args.out:
+        Path(args.out).write_text("".join(lines), encoding="utf-8")
+        err.print(f"exported {len(lines)} records to {args.out}")
+    else:
+        sys.stdout.writelines(lines)
+    return 0
+
+
+@_guarded
+def _prune(args: argparse.Namespace) -> int:
+    criteria = admin.PruneCriteria(args.blocked, args.min_trust, args.older_than)
+    if not criteria.any():
+        criteria.blocked = True  # the safe default: what the Gatekeeper already refuses to inject
+    with _open(args, read_only=args.dry_run) as bank:
+        report = admin.prune(bank, criteria, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    for row in report.removed:
+        err.print(f"{verb} {row['item_id']} ({row['reason']}): {_short(row['title'], 60)}")
+    err.print(f"{verb} {len(report.removed)} items, {report.records_dropped} records left empty; "
+              f"{report.kept} items kept")
+    return 0

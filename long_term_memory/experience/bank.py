@@ -1,0 +1,313 @@
+"""The experience bank: one per task, searched before a target and written after it.
+
+Files, in ``<directory>/`` (default ``<cache dir>/experience/<task>/``), all named after the
+task: ``<task>.jsonl`` (records), ``<task>.embeddings.npy`` + ``<task>.meta.json`` (item vectors,
+model, row order), ``<task>.lifecycle.sqlite`` (trust, levels, hits, validations) and
+``<task>.lock``. Writers take the lock, append and fsync, then commit the vectors; a write
+interrupted at any point is completed (or cut back) by the next process that opens the bank.
+A read-only bank never changes, creates or locks-by-creating any file.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from fuzzkit.paths import cache_dir
+from long_term_memory.embeddings import Embedder
+from long_term_memory.experience.catalog import BankPaths, ItemEntry
+from long_term_memory.experience.config import ExperienceConfig
+from long_term_memory.experience.embedder import resolve_embedder
+from long_term_memory.experience.events import EventLog
+from long_term_memory.experience.lifecycle import LifecycleStore
+from long_term_memory.experience.models import ItemStats, Match
+from long_term_memory.experience.record_log import bank_lock
+from long_term_memory.experience.rules import freshness
+from long_term_memory.experience.view import BankView
+from long_term_memory.experience.writes import BankWrites, ReadOnlyBankError
+
+_shared: dict[tuple[str, str, str, bool], ExperienceBank] = {}
+_shared_lock = threading.Lock()
+
+
+class ExperienceBank(BankWrites):
+    """Search, add and lifecycle updates over one task's bank."""
+
+    def __init__(
+        self,
+        paths: BankPaths,
+        config: ExperienceConfig,
+        embedder: Embedder,
+        read_only: bool,
+        events: EventLog | None = None,
+    ) -> None:
+        """Use :meth:`open`."""
+        self.paths, self.config, self.embedder, self.read_only = paths, config, embedder, read_only
+        self.notices: list[dict[str, Any]] = []
+        self._events = events
+        self._mutex = threading.RLock()
+        self._lock_depth = 0
+        self._life = LifecycleStore(paths.lifecycle, config.gatekeeper, read_only=read_only)
+        self._view = BankView(paths, config, embedder, read_only, self._life, self._notify)
+
+    @classmethod
+    def open(
+        cls,
+        task: str,
+        directory: Path | None = None,
+        config: ExperienceConfig | None = None,
+        embedder: Embedder | None = None,
+        *,
+        read_only: bool = False,
+        events: EventLog | None = None,
+    ) -> ExperienceBank:
+        """Open (write mode: create) the bank of ``task``.
+
+        Stored vectors are reused, never re-encoded, unless the embedding model changed (all
+        items are embedded again from their text) or an interrupted write left items without
+        vectors (those are embedded).
+
+        Raises:
+            ExperienceConfigError: the default config file is invalid.
+            EmbeddingModelError: the configured embedding model cannot be loaded.
+        """
+        config = config or ExperienceConfig.load()
+        if directory is None:
+            directory = (
+                Path(config.bank.directory).expanduser()
+                if config.bank.directory
+                else cache_dir() / "experience" / task
+            )
+        embedder = embedder or resolve_embedder(config.embedding.model)
+        bank = cls(BankPaths(Path(directory), task), config, embedder, read_only, events)
+        with bank._locked():
+            bank._view.load()
+        return bank
+
+    @classmethod
+    def shared(cls, config: ExperienceConfig, *, read_only: bool, embedder: Embedder | None = None,
+               ) -> ExperienceBank:
+        """The process-wide bank for ``config`` (bank task, directory, model) and mode.
+
+        Graph nodes call this on every target: the bank is opened once per process and then
+        only follows other processes' appends.
+        """
+        key = (str(config.bank_directory()), config.bank.task, config.embedding.model, read_only)
+        with _shared_lock:
+            bank = _shared.get(key)
+            if bank is None:
+                bank = cls.open(config.bank.task, config.bank_directory(), config, embedder,
+                                read_only=read_only)
+                _shared[key] = bank
+        return bank
+
+    def _notify(self, kind: str, /, **data: Any) -> None:
+        notice = {"type": kind, "bank": self.paths.task, **data}
+        self.notices.append(notice)
+        if self._events is not None:
+            self._events.emit(kind, bank=self.paths.task, **data)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        # flock locks belong to an open file, so a nested acquisition in the same process would
+        # wait for itself: the thread already holding the lock just goes on.
+        with self._mutex:
+            if self._lock_depth:
+                self._lock_depth += 1
+                try:
+                    yield
+                finally:
+                    self._lock_depth -= 1
+                return
+            with bank_lock(self.paths.lock, create=not self.read_only):
+                self._lock_depth = 1
+                try:
+                    yield
+                finally:
+                    self._lock_depth = 0
+
+    def close(self) -> None:
+        """Release the database connection (safe to call twice)."""
+        self._life.close()
+
+    def __enter__(self) -> ExperienceBank:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def size(self) -> int:
+        """Searchable items."""
+        return len(self._view.ids)
+
+    @property
+    def record_count(self) -> int:
+        """Stored records."""
+        return len(self._view.records)
+
+    def refresh(self) -> None:
+        """Take in other processes' writes now (search and add do this themselves)."""
+        with self._locked():
+            self._view.sync()
+
+    def search(
+        self,
+        query: str,
+        *,
+        exclude_task_id: str | None,
+        k: int | None = None,
+        threshold: float | None = None,
+        events: EventLog | None = None,
+    ) -> list[Match]:
+        """The best items for ``query``, best first.
+
+        At most ``k`` (default ``retrieval.candidates``) items scoring at least ``threshold``
+        (default ``retrieval.threshold``), none of them from ``exclude_task_id``.
+        """
+        k = self.config.retrieval.candidates if k is None else k
+        threshold = self.config.retrieval.threshold if threshold is None else threshold
+        vector = self.embedder.encode([query])[0] if k > 0 else None
+        with self._locked():
+            view = self._view
+            view.sync()
+            chosen: list[tuple[ItemEntry, float]] = []
+            if view.ids and vector is not None and view.index is not None:
+                wanted = k + view.task_items.get(exclude_task_id or "", 0)
+                rows = [
+                    (row, score)
+                    for row, score in view.index.search(vector, wanted)
+                    if score >= threshold and view.tasks[row] != exclude_task_id
+                ][:k]
+                chosen = [(view.entry(row), score) for row, score in rows]
+        matches = self._matches(chosen)
+        if events is not None:
+            events.emit(
+                "memory.search.result",
+                query=query,
+                exclude_task_id=exclude_task_id,
+                k=k,
+                threshold=threshold,
+                matches=[
+                    {
+                        "item_id": m.item_id,
+                        "title": m.title,
+                        "score": round(m.score, 4),
+                        "status": m.status,
+                        "validation_level": m.validation_level,
+                        "trust": m.trust,
+                    }
+                    for m in matches
+                ],
+            )
+        return matches
+
+    def _stats_for(self, entries: list[ItemEntry]) -> dict[str, ItemStats]:
+        stats = self._life.stats([e.item_id for e in entries])
+        for entry in entries:
+            if entry.item_id not in stats:
+                stats[entry.item_id] = ItemStats(
+                    entry.item_id, trust=self.config.gatekeeper.initial_trust, created_at=entry.created_at
+                )
+        return stats
+
+    def _matches(self, chosen: list[tuple[ItemEntry, float]]) -> list[Match]:
+        stats = self._stats_for([e for e, _ in chosen])
+        now = time.time()
+        out = []
+        for entry, score in chosen:
+            st = stats[entry.item_id]
+            out.append(
+                Match(
+                    entry.item_id,
+                    entry.memory_id,
+                    entry.task_id,
+                    entry.title,
+                    entry.description,
+                    entry.content,
+                    float(score),
+                    st.status,
+                    st.validation_level,
+                    st.trust,
+                    freshness(st, now, self.config.gatekeeper),
+                    st.consecutive_fail,
+                    entry.is_success,
+                    entry.query,
+                    st.hit_count,
+                    st.use_count,
+                )
+            )
+        return out
+
+    def _entry(self, item_id: str) -> ItemEntry | None:
+        row = self._view.row_of.get(item_id)
+        return self._view.entry(row) if row is not None else None
+
+    def entries(self) -> list[ItemEntry]:
+        """Every searchable item, in storage order."""
+        with self._mutex:
+            return self._view.all_entries()
+
+    def stats(self, item_ids: list[str]) -> dict[str, ItemStats]:
+        """Lifecycle stats of items (defaults for items without a row yet)."""
+        return self._stats_for([e for i in item_ids if (e := self._entry(i)) is not None])
+
+    def all_stats(self) -> dict[str, ItemStats]:
+        """Lifecycle stats of every searchable item."""
+        stats = self._life.all_stats()
+        out = {}
+        for item_id in self._view.ids:
+            st = stats.get(item_id)
+            if st is None:
+                st = self._stats_for([e for e in [self._entry(item_id)] if e is not None])[item_id]
+            out[item_id] = st
+        return out
+
+    def record(self, memory_id: str) -> dict[str, Any] | None:
+        """A stored record as written, or None."""
+        offset = self._view.records.get(memory_id)
+        return None if offset is None else self._view.log.read_at(offset)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every stored record, in order."""
+        for _start, record in self._view.log.read_from(0).records:
+            yield record
+
+    def history(self, item_id: str) -> dict[str, list[dict[str, Any]]]:
+        """Hits, validations and merges of an item."""
+        return self._life.history(item_id)
+
+    def lifecycle_counts(self) -> dict[str, Any]:
+        """Totals of decisions, hits, uses, validations and merges."""
+        return self._life.counts()
+
+    @property
+    def lifecycle(self) -> LifecycleStore:
+        """The SQLite store (prune uses it)."""
+        return self._life
+
+    @property
+    def view(self) -> BankView:
+        """The in-memory view (prune and the benchmark use it)."""
+        return self._view
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Hold the bank's lock, synced with the files (maintenance such as prune).
+
+        Raises:
+            ReadOnlyBankError: the bank was opened read-only.
+        """
+        if self.read_only:
+            raise ReadOnlyBankError(f"bank {self.paths.task} is open read-only")
+        with self._locked():
+            self._view.sync()
+            yield
+
+    def reload(self) -> None:
+        """Re-read everything from disk; call while holding :meth:`write_lock` after rewriting."""
+        self._view.load()

@@ -1,0 +1,147 @@
+"""What a bank knows about its items without their text: paths, item entries, catalog rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from long_term_memory.experience.lifecycle import CatalogUpdate, NewItem
+from long_term_memory.experience.models import normalize_text, short_hash
+
+
+@dataclass(slots=True)
+class ItemEntry:
+    """One searchable item with its record's context."""
+
+    item_id: str
+    memory_id: str
+    task_id: str
+    title: str
+    description: str
+    content: str
+    is_success: bool
+    query: str
+    created_at: float
+    digest: str
+
+
+@dataclass
+class BankPaths:
+    """The files of one bank, all named after its task."""
+
+    directory: Path
+    task: str
+
+    def file(self, suffix: str) -> Path:
+        """``<directory>/<task><suffix>``."""
+        return self.directory / f"{self.task}{suffix}"
+
+    @property
+    def jsonl(self) -> Path:
+        """The records."""
+        return self.file(".jsonl")
+
+    @property
+    def vectors(self) -> Path:
+        """The item vectors."""
+        return self.file(".embeddings.npy")
+
+    @property
+    def meta(self) -> Path:
+        """Model, dimension and row order of the vectors."""
+        return self.file(".meta.json")
+
+    @property
+    def lifecycle(self) -> Path:
+        """Lifecycle statistics and the catalog (SQLite)."""
+        return self.file(".lifecycle.sqlite")
+
+    @property
+    def lock(self) -> Path:
+        """The writers' lock file."""
+        return self.file(".lock")
+
+
+def item_digest(title: str, description: str, content: str) -> str:
+    """Hash of an item's normalized text (the same as ``MemoryItem.content_hash``)."""
+    return short_hash(normalize_text(title), normalize_text(description), normalize_text(content), length=32)
+
+
+class Found(NamedTuple):
+    """An indexed item met while reading records (its text is kept only until embedded)."""
+
+    item_id: str
+    task_id: str
+    offset: int
+    digest: str
+    record: dict[str, Any]
+    item: dict[str, Any]
+
+    def key_text(self) -> str:
+        """The text embedded for this item (see ``models.item_key_text``)."""
+        return (
+            f"{self.record['query']}\n{self.item['title']}: {self.item['description']}\n"
+            f"{self.item['content']}"
+        )
+
+
+def entry_from(record: dict[str, Any], item: dict[str, Any]) -> ItemEntry:
+    """The :class:`ItemEntry` of one stored item."""
+    return ItemEntry(
+        item["item_id"],
+        record["memory_id"],
+        record["task_id"],
+        item["title"],
+        item["description"],
+        item["content"],
+        bool(record["is_success"]),
+        record["query"],
+        float(record.get("created_at") or 0.0),
+        item.get("digest") or item_digest(item["title"], item["description"], item["content"]),
+    )
+
+
+def found_in(start: int, record: dict[str, Any]) -> list[Found]:
+    """The indexed items of a stored record (merged-away items are not indexed).
+
+    Raises:
+        ValueError: the record lacks a required field.
+    """
+    try:
+        task_id, out = record["task_id"], []
+        if not isinstance(record["memory_id"], str) or not isinstance(task_id, str):
+            raise TypeError("memory_id and task_id must be strings")
+        str(record["query"]), bool(record["is_success"])
+        for item in record["memory_items"]:
+            if not item.get("item_id") or item.get("merged_into"):
+                continue
+            digest = item.get("digest") or item_digest(item["title"], item["description"], item["content"])
+            out.append(Found(item["item_id"], task_id, start, digest, record, item))
+        return out
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"record {record.get('memory_id')!r} is malformed: {exc!r}") from exc
+
+
+def catalog_update(
+    records: list[tuple[int, dict[str, Any]]], state: tuple[str, int] | None, full: bool = False
+) -> CatalogUpdate:
+    """The catalog and lifecycle rows a set of stored records implies."""
+    update = CatalogUpdate(state=state, full=full)
+    for start, record in records:
+        memory_id, task_id = record.get("memory_id"), record.get("task_id")
+        if not isinstance(memory_id, str) or not isinstance(task_id, str):
+            continue
+        update.records.append((memory_id, task_id, start))
+        created = float(record.get("created_at") or 0.0)
+        for position, item in enumerate(record.get("memory_items") or []):
+            if not isinstance(item, dict):
+                continue
+            if item.get("merged_into"):
+                update.merges.append((memory_id, position, item["merged_into"], task_id))
+            elif item.get("item_id"):
+                digest = item.get("digest") or item_digest(
+                    str(item.get("title", "")), str(item.get("description", "")), str(item.get("content", ""))
+                )
+                update.items.append(NewItem(item["item_id"], memory_id, task_id, created, digest, start))
+    return update

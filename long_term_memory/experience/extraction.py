@@ -1,0 +1,117 @@
+"""Extraction prompts: a finished trajectory (or N of them, for MaTTS) in, template variables out.
+
+Labels come from the measured outcome, never from the model: a successful trajectory can only
+go to ``experience_success``, a failed one only to ``experience_failure``, several only to
+``experience_contrastive``; asking otherwise is an error (the swapped-label bug of published
+implementations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from long_term_memory.experience.trajectory import Step, Trajectory
+
+ExtractionKind = Literal["success", "failure", "contrastive"]
+TEMPLATES: dict[str, str] = {
+    "success": "experience_success",
+    "failure": "experience_failure",
+    "contrastive": "experience_contrastive",
+}
+HARNESS_CHARS = 2500
+
+
+class ExtractionLabelError(ValueError):
+    """The requested prompt contradicts the measured outcome of the trajectories."""
+
+
+def extraction_kind(trajectories: Sequence[Trajectory]) -> ExtractionKind:
+    """The prompt the trajectories call for: one success, one failure, or contrastive."""
+    if not trajectories:
+        raise ValueError("no trajectory to extract from")
+    if len(trajectories) > 1:
+        return "contrastive"
+    return "success" if trajectories[0].is_success else "failure"
+
+
+def label(trajectory: Trajectory) -> str:
+    """``SUCCESS`` or ``FAILURE`` from the measured outcome."""
+    return "SUCCESS" if trajectory.is_success else "FAILURE"
+
+
+def _steps_text(steps: Sequence[Step], budget: int) -> str:
+    lines = [f"- [{tag}] {' '.join(body.split())}" for tag, body in steps]
+    if not lines:
+        return "(no steps recorded)"
+    text = "\n".join(lines)
+    if len(text) <= budget:
+        return text
+    # Keep the beginning (how it started) and the end (how it finished).
+    half = max(0, budget - 40) // 2
+    head: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > half:
+            break
+        head.append(line)
+        used += len(line) + 1
+    tail: list[str] = []
+    used = 0
+    for line in reversed(lines[len(head) :]):
+        if used + len(line) + 1 > half:
+            break
+        tail.insert(0, line)
+        used += len(line) + 1
+    omitted = len(lines) - len(head) - len(tail)
+    return "\n".join([*head, f"- [...] {omitted} steps omitted", *tail])
+
+
+def _harness_excerpt(code: str, limit: int = HARNESS_CHARS) -> str:
+    code = code.strip()
+    if not code:
+        return "(no harness)"
+    return code if len(code) <= limit else code[:limit].rsplit("\n", 1)[0] + "\n/* ... truncated ... */"
+
+
+def build_extraction_prompt(
+    kind: ExtractionKind, trajectories: Sequence[Trajectory], max_chars: int = 6000
+) -> tuple[str, dict[str, str]]:
+    """``(template name, variables)`` for ``prompts.render``.
+
+    Raises:
+        ExtractionLabelError: ``kind`` contradicts the trajectories' measured outcomes (e.g.
+            ``success`` for a failed target, or a single-trajectory kind for several).
+        ValueError: no trajectories, or an unknown kind.
+    """
+    if kind not in TEMPLATES:
+        raise ValueError(f"extraction kind must be one of {sorted(TEMPLATES)}, got {kind!r}")
+    expected = extraction_kind(trajectories)
+    if kind != expected:
+        raise ExtractionLabelError(
+            f"asked for {kind!r} extraction, but the measured outcome calls for {expected!r} "
+            f"({', '.join(label(t) for t in trajectories)})"
+        )
+    first = trajectories[0]
+    if kind != "contrastive":
+        return TEMPLATES[kind], {
+            "task": first.query,
+            "outcome": f"{label(first)}: {first.outcome.summary()}",
+            "trajectory": _steps_text(first.steps, max_chars),
+            "harness": _harness_excerpt(first.harness),
+        }
+    share = max(400, max_chars // len(trajectories))
+    blocks = []
+    for n, t in enumerate(trajectories, 1):
+        blocks.append(
+            f"### Trajectory {n}: {label(t)}\nOutcome: {t.outcome.summary()}\n"
+            f"{_steps_text(t.steps, share)}\n```c\n"
+            f"{_harness_excerpt(t.harness, max(600, HARNESS_CHARS // len(trajectories)))}\n```"
+        )
+    wins = sum(t.is_success for t in trajectories)
+    return TEMPLATES[kind], {
+        "task": first.query,
+        "summary": f"{len(trajectories)} trajectories of the same target: {wins} succeeded, "
+        f"{len(trajectories) - wins} failed",
+        "trajectories": "\n\n".join(blocks),
+    }

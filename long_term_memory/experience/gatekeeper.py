@@ -1,0 +1,214 @@
+"""The Gatekeeper: what gets injected before a target, and what gets written after it.
+
+Before: :meth:`Gatekeeper.prepare_inject` drops matches that are not active, too stale or
+failing, ranks the rest by (validation level, trust, score, freshness) and keeps
+``retrieval.top_k``. After: :meth:`Gatekeeper.evaluate` turns what was shown, what the model
+cited and the measured outcome into hit references, validation plans and the decision whether
+to extract a candidate at all; :meth:`Gatekeeper.admit` checks the extracted items (secrets,
+triviality, confidence) and builds the candidate record. Nothing here touches storage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+from long_term_memory.experience.config import ExperienceConfig
+from long_term_memory.experience.models import (
+    GatekeeperDecision,
+    HitRef,
+    InjectItem,
+    Match,
+    MemoryItem,
+    MemoryRecord,
+    Outcome,
+    RecordKind,
+    ValidationPlan,
+    record_id_for,
+)
+from long_term_memory.experience.redaction import redact
+from long_term_memory.experience.rules import is_injectable, is_success, validation_result
+
+_CODE_HINT = re.compile(r"`[^`]+`|\b[A-Za-z_][A-Za-z0-9_]*\s*\(|#include")
+
+
+def assess_confidence(items: Sequence[MemoryItem], outcome: Outcome) -> float:
+    """The seed's confidence, on measured steps and the lessons' text.
+
+    0.5 base; +0.2 for three or more measured steps (harness versions, fix rounds, iterations),
+    +0.1 for one or two; +0.15 when the average lesson is 50–1000 characters long, +0.05 when
+    it is at least 20; +0.1 when the lessons name concrete code (a call, an include, backticks).
+    """
+    score = 0.5
+    steps = outcome.harness_versions + outcome.fix_rounds + outcome.iterations
+    score += 0.2 if steps >= 3 else 0.1 if steps >= 1 else 0.0
+    length = sum(len(i.content) for i in items) / max(1, len(items))
+    score += 0.15 if 50 <= length <= 1000 else 0.05 if length >= 20 else 0.0
+    if any(_CODE_HINT.search(i.content) for i in items):
+        score += 0.1
+    return round(min(1.0, score), 4)
+
+
+def record_kind(decision: GatekeeperDecision, contrastive: bool = False) -> RecordKind:
+    """The extraction prompt a decision calls for: labels come from the outcome, never the model."""
+    if contrastive:
+        return "contrastive"
+    return "success" if decision.is_success else "failure"
+
+
+class Gatekeeper:
+    """Lifecycle decisions, configured by :class:`ExperienceConfig`."""
+
+    def __init__(self, config: ExperienceConfig | None = None) -> None:
+        """Use ``config`` (default: the packaged defaults)."""
+        self.config = config or ExperienceConfig.load()
+
+    def screen(self, matches: Sequence[Match]) -> tuple[list[InjectItem], list[dict[str, str]]]:
+        """Injectable items (ranked, at most ``retrieval.top_k``) and why the others were not."""
+        g = self.config.gatekeeper
+        keep: list[Match] = []
+        rejected: list[dict[str, str]] = []
+        for match in matches:
+            reason = is_injectable(match.status, match.freshness, match.consecutive_fail, g)
+            if reason:
+                rejected.append({"item_id": match.item_id, "reason": reason})
+            else:
+                keep.append(match)
+        keep.sort(key=lambda m: (-m.validation_level, -m.trust, -m.score, -m.freshness, m.item_id))
+        top_k = self.config.retrieval.top_k
+        rejected += [{"item_id": m.item_id, "reason": f"ranked below the top {top_k}"} for m in keep[top_k:]]
+        return [InjectItem.from_match(m) for m in keep[:top_k]], rejected
+
+    def prepare_inject(self, matches: Sequence[Match]) -> list[InjectItem]:
+        """The items to show the model, best first."""
+        return self.screen(matches)[0]
+
+    def evaluate(
+        self,
+        shown: Sequence[InjectItem | str],
+        used: Sequence[str],
+        outcome: Outcome,
+        matches: Sequence[Match] = (),
+    ) -> GatekeeperDecision:
+        """Hits, validations and whether to extract, from the measured outcome.
+
+        Validation targets are the used items, else the first shown one. A cited id that was
+        never shown is ignored (a model can invent ids). ``matches`` (the search result) tells
+        whether a strong answer already exists and how close the best match is.
+        """
+        shown_ids = list(dict.fromkeys(s.item_id if isinstance(s, InjectItem) else s for s in shown))
+        used_ids = [u for u in dict.fromkeys(used) if u in shown_ids]
+        decision = GatekeeperDecision(
+            outcome.decision_id(), outcome.task_id, is_success(outcome, self.config)
+        )
+        decision.hit_refs = [HitRef(i, True, i in used_ids) for i in shown_ids]
+        result = validation_result(outcome, self.config)
+        targets = used_ids or shown_ids[:1]
+        decision.validations = [
+            ValidationPlan(
+                item_id,
+                result,
+                item_id in used_ids,
+                result == "pass" and item_id in used_ids,
+                f"{outcome.summary()}; used={'yes' if item_id in used_ids else 'no'}",
+            )
+            for item_id in targets
+        ]
+        strong_level = self.config.gatekeeper.strong_level
+        strong_match = next(
+            (
+                m
+                for m in matches
+                if m.validation_level >= strong_level
+                and m.status in self.config.gatekeeper.active_statuses
+                and m.score >= self.config.retrieval.threshold
+            ),
+            None,
+        )
+        decision.has_strong = strong_match is not None or any(p.strong_signal for p in decision.validations)
+        decision.top1_score = max((m.score for m in matches), default=0.0)
+        reasons = decision.skip_reasons
+        if outcome.harness_versions < 1 or outcome.model_calls < 1:
+            reasons.append("trivial trajectory: no harness was written")
+        if decision.has_strong:
+            why = (
+                f"{strong_match.item_id} is at validation level {strong_match.validation_level}"
+                if strong_match
+                else "a used experience item passed validation in this run"
+            )
+            reasons.append(f"a strong answer already exists ({why})")
+        skip_at = self.config.gatekeeper.skip_if_top1_score_ge
+        if decision.top1_score >= skip_at:
+            reasons.append(f"top-1 match score {decision.top1_score:.3f} >= skip_if_top1_score_ge {skip_at}")
+        decision.should_extract = not reasons
+        return decision
+
+    def admit(
+        self,
+        decision: GatekeeperDecision,
+        outcome: Outcome,
+        items: Sequence[MemoryItem],
+        *,
+        query: str,
+        trajectory: str,
+        task_type: str,
+        kind: RecordKind | None = None,
+    ) -> GatekeeperDecision:
+        """The decision with its candidate record, or with the reason there is none.
+
+        Checks, in order: the decision allows extraction; secrets (redacted, or the candidate
+        refused when ``strict_secret_block``); trivial lessons (shorter than
+        ``min_content_chars``) are dropped; confidence at least ``min_confidence``.
+        """
+        out = dataclasses.replace(decision, skip_reasons=list(decision.skip_reasons), candidate=None)
+        if not decision.should_extract:
+            return out
+        kind = kind or record_kind(decision)
+        if kind != "contrastive" and (kind == "success") != decision.is_success:
+            raise ValueError(
+                f"record kind {kind!r} contradicts the measured outcome (is_success={decision.is_success})"
+            )
+        cand = self.config.candidate
+        kept = list(items)
+        if cand.redact:
+            texts = [query, trajectory, *(i.text() for i in kept)]
+            found = sorted({name for text in texts for name in redact(text).found})
+            if found and cand.strict_secret_block:
+                out.skip_reasons.append(
+                    f"secret detected ({', '.join(found)}): candidate refused (strict_secret_block)"
+                )
+                out.redactions = found
+                return out
+            if found:
+                out.redactions = found
+                query, trajectory = redact(query).text, redact(trajectory).text
+                kept = [
+                    MemoryItem(
+                        title=redact(i.title).text,
+                        description=redact(i.description).text,
+                        content=redact(i.content).text,
+                    )
+                    for i in kept
+                ]
+        kept = [i for i in kept if len(i.content) >= cand.min_content_chars]
+        if not kept:
+            out.skip_reasons.append(f"trivial output: no lesson has {cand.min_content_chars}+ characters")
+            return out
+        out.confidence = assess_confidence(kept, outcome)
+        if out.confidence < cand.min_confidence:
+            out.skip_reasons.append(f"confidence {out.confidence:.2f} < min_confidence {cand.min_confidence}")
+            return out
+        out.candidate = MemoryRecord(
+            memory_id=record_id_for(decision.decision_id),
+            task_id=decision.task_id,
+            task_type=task_type,
+            query=query,
+            trajectory=trajectory,
+            is_success=decision.is_success,
+            kind=kind,
+            memory_items=kept[:3],
+            run_id=outcome.run_id,
+            confidence=out.confidence,
+        )
+        return out

@@ -1,0 +1,197 @@
+"""A finished target, read from its final graph state: the outcome, the query, the trajectory.
+
+Everything comes from measurements the graph recorded: the state (build, run, coverage,
+crash verdict, counters, session memory) and the target's ``events.jsonl`` audit log, plus the
+first compiler errors of each failed build from ``v<N>/build.log``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fuzzkit.api import FunctionDecl
+from long_term_memory.experience.config import ExperienceConfig
+from long_term_memory.experience.models import Outcome
+from long_term_memory.experience.rules import is_success
+
+Step = tuple[str, str]
+_ERROR_LINE = re.compile(r"\berror: .*")
+
+
+@dataclass
+class Trajectory:
+    """One attempt at a target, as the extraction prompt shows it."""
+
+    task_id: str
+    query: str
+    outcome: Outcome
+    is_success: bool
+    steps: list[Step] = field(default_factory=list)
+    harness: str = ""
+
+
+def _pct(run: Mapping[str, Any], key: str) -> float:
+    return float(((run.get("coverage") or {}).get(key) or {}).get("percent", 0.0) or 0.0)
+
+
+def task_id_of(state: Mapping[str, Any]) -> str:
+    """``<project>/<function>``: one target of one library."""
+    function = state.get("function") or (state.get("target") or {}).get("name", "?")
+    return f"{state.get('project') or '?'}/{function}"
+
+
+def target_query(state: Mapping[str, Any], problem: str = "") -> str:
+    """What describes the current target for retrieval: project, signature, archetype, constraints."""
+    parts = [f"project {state.get('project') or '?'}"]
+    if state.get("target"):
+        parts.append(f"target {FunctionDecl.from_dict(dict(state['target'])).prototype().rstrip(';')}")
+    analysis = state.get("analysis") or {}
+    if analysis.get("archetype"):
+        parts.append(f"archetype {analysis['archetype']}")
+    if analysis.get("constraints"):
+        parts.append("constraints: " + "; ".join(str(c) for c in analysis["constraints"][:6]))
+    if analysis.get("related_functions"):
+        parts.append("related: " + ", ".join(str(f) for f in analysis["related_functions"][:8]))
+    if problem:
+        parts.append("problem: " + " ".join(problem.split())[:300])
+    return "; ".join(parts)
+
+
+def outcome_from_state(
+    state: Mapping[str, Any], run_id: str, attempt: int = 0, task_id: str | None = None
+) -> Outcome:
+    """The measured outcome of a finished target (the same facts ``result_record`` reports)."""
+    best = state.get("best") or {}
+    run = best.get("run") or state.get("run") or {}
+    build = best.get("build") or state.get("build") or {}
+    last_run = state.get("run") or {}
+    verdict = state.get("crash_analysis") or {}
+    counters = state.get("counters") or {}
+    usage = state.get("usage") or {}
+    crashed = bool(state.get("crash"))
+    return Outcome(
+        task_id=task_id or task_id_of(state),
+        run_id=run_id,
+        attempt=attempt,
+        compiles=bool(build.get("ok")),
+        runs=bool(run.get("usable")),
+        crashed=crashed,
+        crashed_real=bool(crashed and last_run.get("crashed") and verdict.get("feasible")),
+        lines_percent=_pct(run, "lines"),
+        branches_percent=_pct(run, "branches"),
+        fix_rounds=int(counters.get("fix_rounds_total", 0)),
+        model_calls=sum(int(u.get("calls", 0)) for u in usage.values()),
+        iterations=int(counters.get("iterations", 0)),
+        harness_versions=int(counters.get("harness_versions", 0)),
+        termination_reason=str(state.get("termination_reason") or ""),
+    )
+
+
+def _read_events(work_dir: Path) -> list[dict[str, Any]]:
+    path = work_dir / "events.jsonl"
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            out.append(event)
+    return out
+
+
+def _build_errors(work_dir: Path, version: Any, limit: int = 2) -> str:
+    log = work_dir / f"v{version}" / "build.log"
+    if not log.is_file():
+        return ""
+    found = _ERROR_LINE.findall(log.read_text(encoding="utf-8", errors="replace"))
+    return "; ".join(dict.fromkeys(found))[:400] if found else ""
+
+
+def _event_step(event: Mapping[str, Any], work_dir: Path) -> Step | None:
+    kind, data = event.get("type", ""), event.get("data") or {}
+    version = data.get("version")
+    if kind == "harness.written":
+        what = ", ".join(data.get("calls") or data.get("fixes") or data.get("directions") or [])
+        return "harness", f"v{version} by {data.get('by', '?')}" + (f": {what}" if what else "")
+    if kind == "build.done":
+        if data.get("ok"):
+            return "build", f"v{version} built"
+        errors = _build_errors(work_dir, version)
+        return "build", f"v{version} failed" + (f": {errors}" if errors else "")
+    if kind == "execution.done":
+        lines = data.get("lines") or {}
+        pct = lines.get("percent", 0.0) if isinstance(lines, dict) else lines
+        state = "crashed" if data.get("crashed") else f"ran, target hit {data.get('target_hits', 0)}x"
+        return "run", f"v{version} {state}; line coverage {float(pct or 0):.1f}%"
+    if kind == "crash.triaged":
+        return "crash", f"{data.get('kind') or '?'} at {data.get('location') or '?'}"
+    if kind == "crash.verdict":
+        real = "a real library bug" if data.get("feasible") else "a harness misuse"
+        return "crash", f"verdict {data.get('verdict')}: {real}"
+    if kind == "iteration.measured":
+        return "iteration", (
+            f"#{data.get('iteration')} {data.get('outcome')}: line coverage "
+            f"{data.get('lines')}% (delta {data.get('delta')})"
+        )
+    if kind == "iteration.reverted":
+        return "revert", f"v{version} {data.get('reason', '')}, back to the best version"
+    if kind == "guard.fired":
+        return "stop", f"guard {data.get('guard')}: {data.get('reason', '')}"
+    return None
+
+
+def trajectory_from_state(
+    state: Mapping[str, Any],
+    config: ExperienceConfig,
+    run_id: str,
+    attempt: int = 0,
+    events: list[dict[str, Any]] | None = None,
+) -> Trajectory:
+    """The trajectory of a finished target; ``events`` default to its ``events.jsonl``."""
+    work_dir = Path(str(state.get("work_dir") or "."))
+    outcome = outcome_from_state(state, run_id, attempt)
+    steps: list[Step] = []
+    analysis = state.get("analysis") or {}
+    if analysis.get("archetype"):
+        steps.append(
+            ("analysis", f"archetype {analysis['archetype']} ({analysis.get('confidence', '?')} confidence)")
+        )
+    for constraint in (analysis.get("constraints") or [])[:4]:
+        steps.append(("constraint", str(constraint)))
+    for event in events if events is not None else _read_events(work_dir):
+        step = _event_step(event, work_dir)
+        if step:
+            steps.append(step)
+    memory = state.get("session_memory") or {}
+    for fix in memory.get("known_fixes") or []:
+        verdict = "worked" if fix.get("success") else "did not fix the build"
+        steps.append(("fix", f"{fix.get('content', '')} ({verdict})"))
+    for direction in (state.get("local_memory") or {}).get("attempted_directions") or []:
+        steps.append(
+            (
+                "direction",
+                f"{direction.get('outcome')}: {direction.get('direction')} ({direction.get('evidence', '')})",
+            )
+        )
+    crash = state.get("crash") or {}
+    if crash:
+        steps.append(("crash", f"{crash.get('kind', '?')}: {crash.get('summary') or crash.get('signature')}"))
+    if outcome.termination_reason:
+        steps.append(("stop", outcome.termination_reason))
+    best = state.get("best") or {}
+    return Trajectory(
+        task_id=outcome.task_id,
+        query=target_query(state),
+        outcome=outcome,
+        is_success=is_success(outcome, config),
+        steps=steps,
+        harness=str(best.get("code") or state.get("harness_code") or ""),
+    )
