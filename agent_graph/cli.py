@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent_graph.benchmark import BenchmarkError
+from agent_graph.cli_memory import add_memory_commands
 from agent_graph.cli_report import add_report_command
 from agent_graph.context import MEMORY_MODES, Context
 from agent_graph.runner import RunOptions, run_benchmark
@@ -54,8 +55,11 @@ def summary_table(summary: dict[str, Any]) -> Table:
 def _run(args: argparse.Namespace) -> int:
     ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, memory_mode=args.memory_mode,
                   max_iterations=args.max_iterations, debug=args.debug, base_url=args.base_url,
-                  api_key_env=args.api_key_env)
+                  api_key_env=args.api_key_env, memory_config=args.memory_config)
     get_chat_model(ctx)  # a missing key or unknown provider stops here, before any work
+    from nodes._experience import config_of
+
+    config_of(ctx)  # so does a bad experience-memory config file
     functions = [f for part in args.functions or [] for f in part.split(",") if f]
     options = RunOptions(Path(args.benchmark), functions, Path(args.out) if args.out else None, ctx,
                          jobs=args.jobs)
@@ -94,7 +98,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", default="", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
     run.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key")
     run.set_defaults(func=_run)
+    run.add_argument("--memory-config", default="", help="experience-memory config file (YAML/TOML)")
     add_report_command(sub)
+    add_memory_commands(sub)
     return p
 
 

@@ -76,6 +76,9 @@ class Context:
     code_memory: bool = field(
         default=True, metadata={"description": "CodeMem summaries and history compression on/off."}
     )
+    memory_config: str = field(
+        default="", metadata={"description": "Experience-memory config file (default: the shipped one)."}
+    )
     embedding_model: str = field(
         default="all-MiniLM-L6-v2", metadata={"description": "sentence-transformers model."}
     )

@@ -38,7 +38,7 @@ class Enhancer(Agent[EnhancerReply]):
     @staticmethod
     def fix_variables(
         state: Mapping[str, Any], reads: tuple[str, ...], problem: str, compile_errors: str,
-        crash_triage: str, last_working: str, pitfalls: str,
+        crash_triage: str, last_working: str, pitfalls: str, experience: str = "",
     ) -> dict[str, str]:
         """Values for ``enhancer_fix``."""
         return {
@@ -52,11 +52,13 @@ class Enhancer(Agent[EnhancerReply]):
             "last_working_harness": f"```c\n{last_working}```" if last_working else "(none)",
             "pitfalls": pitfalls,
             "session_memory": memory_section(state, reads),
+            "experience": experience,
         }
 
     @staticmethod
     def improve_variables(
         state: Mapping[str, Any], reads: tuple[str, ...], uncovered: str, directions: str,
+        experience: str = "",
     ) -> dict[str, str]:
         """Values for ``enhancer_improve``."""
         strategies = (state.get("coverage_analysis") or {}).get("strategies") or []
@@ -70,4 +72,5 @@ class Enhancer(Agent[EnhancerReply]):
             "coverage_strategies": bullet([s.get("strategy", "") for s in strategies]),
             "attempted_directions": directions,
             "session_memory": memory_section(state, reads),
+            "experience": experience,
         }

@@ -30,7 +30,7 @@ class Prototyper(Agent[PrototypeReply]):
     @staticmethod
     def variables(
         state: Mapping[str, Any], reads: tuple[str, ...], archetype: str, description: str,
-        skeleton: str, pitfalls: str,
+        skeleton: str, pitfalls: str, experience: str = "",
     ) -> dict[str, str]:
         """Template values from the state and the archetype bundle."""
         analysis = state.get("analysis") or {}
@@ -46,4 +46,5 @@ class Prototyper(Agent[PrototypeReply]):
             "pitfalls": pitfalls,
             "analysis": json.dumps(shown, indent=1) if shown else "(none)",
             "session_memory": memory_section(state, reads),
+            "experience": experience,
         }

@@ -13,7 +13,8 @@ from agents.crash_analyzer import report_text
 from agents.enhancer import Enhancer
 from agents.sections import relevant_api
 from long_term_memory.retrieval import get_retriever
-from nodes._common import log_event
+from nodes._common import ctx_of, log_event
+from nodes._experience import inject, note_used
 from nodes._llm import call_agent, memory_reads_for
 from nodes.prototyper import pitfall_lines
 
@@ -61,8 +62,9 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         pitfalls = get_retriever(state["long_term_retriever"]).get_pitfalls_for_archetype(archetype)
         problem, errors, triage = problem_of(state)
         best = (state.get("best") or {}).get("code", "")
+        experience, extras = inject(state, ctx_of(runtime), f"{problem}\n{errors}")
         variables = Enhancer.fix_variables(state, reads, problem, errors, triage, best,
-                                           pitfall_lines(pitfalls))
+                                           pitfall_lines(pitfalls), experience)
         result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix")
         log_event(state, "harness.written", version=version, by="enhancer.fix",
                   fixes=result.output.fixes, unresolved=result.output.unresolved)
@@ -77,14 +79,16 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
                  "pending_fixes": result.output.fixes}
         counters = {"fix_rounds_total": 1}
     else:
+        experience, extras = inject(state, ctx_of(runtime), "improve coverage: " + uncovered_text(state))
         variables = Enhancer.improve_variables(state, reads, uncovered_text(state),
-                                               directions_text(state))
+                                               directions_text(state), experience)
         result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_improve")
         log_event(state, "harness.written", version=version, by="enhancer.improve",
                   directions=result.output.directions)
         change = {"kind": "improve", "from_version": state.get("harness_version"),
                   "directions": result.output.directions, "added_calls": result.output.added_calls}
         extra, counters = {"pending_fixes": []}, {}
+    update.update(note_used(state, result.reply, extras))
     update["counters"] = {**update["counters"], **counters, "harness_versions": 1}
     return {**update, **extra, "harness_code": result.code, "harness_version": version,
             "last_change": {**change, "version": version}}

@@ -28,7 +28,8 @@ from agents.base import ModelCallError
 from agents.llm import model_name
 from agents.local_memory_extractor import LocalMemoryExtractor
 from agents.parsing import ReplyParseError
-from nodes._common import ctx_of, log_event, visit
+from nodes._common import ctx_of, log_event
+from nodes._experience import finalize_experience
 from nodes._llm import call_agent
 
 
@@ -156,7 +157,11 @@ def finalize(state: FuzzState) -> dict[str, Any]:
 def memory_manager_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Dispatch on why the supervisor came here."""
     if (state.get("last_decision") or "").startswith("finalize"):
-        return {**visit("memory_manager"), **finalize(state)}
+        update = finalize(state)
+        # The experience lifecycle judges the final result (after any revert to the best harness).
+        experience = finalize_experience({**state, **update}, runtime)  # type: ignore[typeddict-item]
+        visits = {**(experience.pop("node_visits", None) or {}), "memory_manager": 1}
+        return {**experience, **update, "node_visits": visits}
     run = state.get("run") or {}
     if run.get("version") == state.get("harness_version") and run.get("usable"):
         update = record_measurement(state, runtime)

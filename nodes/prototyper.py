@@ -10,7 +10,8 @@ from agent_graph.context import Context
 from agent_graph.state import FuzzState, counter
 from agents.prototyper import Prototyper
 from long_term_memory.retrieval import Pitfall, get_retriever
-from nodes._common import log_event
+from nodes._common import ctx_of, log_event
+from nodes._experience import inject, note_used
 from nodes._llm import call_agent, memory_reads_for
 
 
@@ -24,11 +25,13 @@ def prototyper_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, An
     retriever = get_retriever(state["long_term_retriever"])
     archetype = (state.get("analysis") or {}).get("archetype", "stateless_parser")
     bundle = retriever.get_archetype_bundle(archetype)
+    experience, extras = inject(state, ctx_of(runtime))
     variables = Prototyper.variables(
         state, memory_reads_for("prototyper"), archetype, bundle.archetype.text,
-        bundle.skeleton, pitfall_lines(bundle.pitfalls),
+        bundle.skeleton, pitfall_lines(bundle.pitfalls), experience,
     )
     result, update = call_agent(Prototyper, state, runtime, variables)
+    update.update(note_used(state, result.reply, extras))
     version = counter(state, "harness_versions") + 1
     log_event(state, "harness.written", version=version, by="prototyper",
               calls=result.output.functions_called)

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent_graph.tokens import count_text_tokens
-from agents.offline import local_memory, roles
+from agents.offline import experience, local_memory, roles
 from agents.offline.prompt_reader import read_prompt
 
 HANDLERS = {
@@ -29,6 +29,7 @@ HANDLERS = {
     "crash_feasibility_analyzer": roles.judge_feasibility,
     "coverage_analyzer": roles.advise_coverage,
     "local_memory_extractor": local_memory.extract,
+    **{role: experience.distil for role in experience.ROLES},
 }
 
 

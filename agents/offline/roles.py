@@ -8,6 +8,7 @@ from typing import Any
 
 from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototype, parse_prototypes
+from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
 from agents.offline.improver import improve_harness
 from agents.offline.local_memory import tabu_names
@@ -63,16 +64,26 @@ def analyze(facts: PromptFacts) -> Reply:
             "constraints": constraints, "related_functions": list(result.related)}, None
 
 
+def _lessons(facts: PromptFacts, names: set[str]) -> tuple[list[str], list[str]]:
+    """Guidance sentences from the injected experience that names these functions, and citations."""
+    lessons = applicable(facts, names)
+    return ([s for lesson in lessons for s in lesson.sentences()],
+            [f"applied [{lesson.item_id}] {lesson.title}" for lesson in lessons])
+
+
 def prototype(facts: PromptFacts) -> Reply:
     """Prototyper: fill the skeleton with type-driven argument construction."""
     analysis = _json(facts.text("Analysis"))
-    constraints = list(analysis.get("constraints") or []) + _memory_lines(facts, "API constraints")
+    target = _target(facts)
+    guidance, cited = _lessons(facts, {target.name, *(analysis.get("related_functions") or [])})
+    constraints = (list(analysis.get("constraints") or []) + _memory_lines(facts, "API constraints")
+                   + guidance)
     archetype = facts.text("Archetype").splitlines()[0].strip()
     draft = write_harness(
-        _target(facts), _api(facts), _headers(facts), archetype, facts.code("Skeleton"),
+        target, _api(facts), _headers(facts), archetype, facts.code("Skeleton"),
         constraints=constraints, known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True),
     )
-    return {"notes": draft.notes, "functions_called": draft.calls}, draft.code
+    return {"notes": [*draft.notes, *cited], "functions_called": draft.calls}, draft.code
 
 
 def enhance(facts: PromptFacts) -> Reply:
@@ -81,13 +92,20 @@ def enhance(facts: PromptFacts) -> Reply:
     api = _api(facts)
     if facts.mode == "improve":
         uncovered = [parse_prototype(body).name for _t, body in facts.bullets("Uncovered functions")]
+        # Functions a trusted lesson names go first: experience says they pay off.
+        lessons = applicable(facts, set(uncovered))
+        named = {n for lesson in lessons for n in identifiers(lesson.title + " " + lesson.text)}
+        uncovered.sort(key=lambda n: n not in named)
         result = improve_harness(harness, _target(facts), api, uncovered, avoid=_tabu(facts, api))
-        return {"directions": result.directions, "added_calls": result.added_calls}, result.code
+        cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in lessons
+                 if named & set(result.added_calls)]
+        return {"directions": [*result.directions, *cited], "added_calls": result.added_calls}, result.code
     errors = facts.text("Compile errors")
     known = _memory_lines(facts, "Known fixes", skip_failed=True)
     if errors:
-        fixed = fix_harness(harness, errors, api, _headers(facts), known_fixes=known)
-        return {"fixes": fixed.fixes, "unresolved": fixed.unresolved}, fixed.code
+        guidance, cited = _lessons(facts, identifiers(errors))
+        fixed = fix_harness(harness, errors, api, _headers(facts), known_fixes=known + guidance)
+        return {"fixes": [*fixed.fixes, *cited], "unresolved": fixed.unresolved}, fixed.code
     last_good = facts.code("Last working harness")
     problem = facts.text("Problem")
     if last_good:

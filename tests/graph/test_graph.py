@@ -59,7 +59,8 @@ def scripted() -> ScriptedChatModel:
 
 
 def ctx(**kw: Any) -> Context:
-    return Context(**{"model": "scripted:test", "fuzz_seconds": 1, "max_iterations": 1, **kw})
+    return Context(**{"model": "scripted:test", "fuzz_seconds": 1, "max_iterations": 1,
+                      "memory_mode": "baseline", **kw})
 
 
 def visited(graph: Any, inputs: Any, config: dict[str, Any], context: Context) -> list[str]:
@@ -213,3 +214,34 @@ def test_harness_crash_goes_back_to_the_enhancer(scripted: ScriptedChatModel, kv
     fix_prompt = next(s for s in scripted.seen if s["key"] == "enhancer:fix")["messages"][-1][1]
     assert "kind: leak" in fix_prompt and "free the list" in fix_prompt
     assert state["best"]["run"]["usable"] and state["counters"]["fix_rounds_total"] == 1
+
+
+LESSON = json.dumps({"memory_items": [{
+    "title": "Parse kv text from a NUL-terminated copy",
+    "description": "For kv_parse-like string parsers of small C libraries.",
+    "content": "Copy the fuzz input into a NUL-terminated buffer, call kv_parse, free with kv_free; "
+               "a call with two arguments does not compile."}]})
+
+
+def test_experience_is_extracted_at_the_end_and_not_retrieved_by_its_own_task(
+        scripted: ScriptedChatModel, kv_benchmark: Path, tmp_path: Path) -> None:
+    scripted.script["experience_success"] = [LESSON]
+    graph = build_graph(checkpointer=InMemorySaver())
+    work = tmp_path / "run1" / "kv" / "kv_parse"
+    inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(work)}
+    visited(graph, inputs, {"configurable": {"thread_id": "t7"}}, ctx(memory_mode="retrieve-extract",
+                                                                     max_iterations=0))
+    assert keys(scripted)[-1] == "experience_success"
+    events = [json.loads(line) for line in (tmp_path / "run1" / "run.events.jsonl").read_text().splitlines()]
+    kinds = [e["type"] for e in events]
+    assert "memory.search.result" in kinds and "memory.candidate.write" in kinds
+    # Same task again: its own record is excluded from retrieval.
+    scripted.script.update(script())
+    scripted.script["experience_success"] = [LESSON]
+    work2 = tmp_path / "run2" / "kv" / "kv_parse"
+    visited(graph, {**inputs, "work_dir": str(work2)}, {"configurable": {"thread_id": "t8"}},
+            ctx(memory_mode="retrieve-only", max_iterations=0))
+    second = [json.loads(line) for line in (tmp_path / "run2" / "run.events.jsonl").read_text().splitlines()]
+    searches = [e for e in second if e["type"] == "memory.search.result"]
+    assert searches and all(not e["data"].get("matches") for e in searches)
+    assert not any(e["type"].endswith(".write") for e in second)

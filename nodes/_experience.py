@@ -1,0 +1,138 @@
+"""Experience memory in the graph: retrieval + Gatekeeper before a prompt, lifecycle at the end.
+
+Before the prototyper's and enhancer's prompts: search the task's bank (self-excluded), let the
+Gatekeeper choose what to inject, render it with ids the model can cite. When the run ends:
+evaluate the measured outcome (Hit / Validation records), extract lessons from the trajectory
+when the Gatekeeper allows a Candidate, and apply it all to the bank, audited in
+``run.events.jsonl`` in the run directory. The mode decides what happens: baseline neither
+reads nor writes, retrieve-only reads and never writes.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent_graph.context import Context
+from agent_graph.state import FuzzState
+from agents.base import ModelCallError
+from agents.experience_extractor import ExperienceExtractor
+from agents.parsing import ReplyParseError
+from long_term_memory.experience import (
+    EventLog,
+    ExperienceBank,
+    ExperienceConfig,
+    Gatekeeper,
+    InjectItem,
+    Match,
+    MemoryParseError,
+    build_extraction_prompt,
+    detect_used,
+    extraction_kind,
+    memories_used,
+    mode_allows_retrieval,
+    mode_allows_writes,
+    outcome_from_state,
+    parse_memory_items,
+    render_experience,
+    target_query,
+    task_id_of,
+    trajectory_from_state,
+)
+from nodes._common import ctx_of, log_event, work_dir
+from nodes._llm import call_agent
+
+
+@lru_cache(maxsize=8)
+def _config(path: str, mode: str, model: str) -> ExperienceConfig:
+    base = ExperienceConfig.load(Path(path) if path else None)
+    return base.with_overrides(mode=mode, embedding__model=model)
+
+
+def config_of(ctx: Context) -> ExperienceConfig:
+    """The experience config of a run: the config file, with the run's mode and model."""
+    return _config(ctx.memory_config, ctx.memory_mode, ctx.embedding_model)
+
+
+def run_dir(state: FuzzState) -> Path:
+    """The run directory (``<run>/<project>/<function>`` is a target's work dir)."""
+    return work_dir(state).parent.parent
+
+
+def events_of(state: FuzzState) -> EventLog:
+    """The run's memory audit log."""
+    return EventLog(run_dir(state) / "run.events.jsonl")
+
+
+def _bank(ctx: Context) -> ExperienceBank:
+    return ExperienceBank.shared(config_of(ctx), read_only=not mode_allows_writes(ctx.memory_mode))
+
+
+def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict[str, Any]]:
+    """The ``## Relevant experience`` section for a prompt and the state it leaves behind."""
+    if not mode_allows_retrieval(ctx.memory_mode):
+        return "", {}
+    events = events_of(state)
+    matches = _bank(ctx).search(target_query(state, problem), exclude_task_id=task_id_of(state),
+                                events=events)
+    shown, rejected = Gatekeeper(config_of(ctx)).screen(matches)
+    events.emit("memory.inject", task_id=task_id_of(state), shown=[i.item_id for i in shown],
+                rejected=rejected)
+    past = (state.get("extras") or {}).get("experience") or {}
+    known = {m["item_id"] for m in past.get("matches", [])}
+    seen = {i["item_id"] for i in past.get("shown", [])}
+    merged = {
+        "matches": past.get("matches", []) + [m.to_dict() for m in matches if m.item_id not in known],
+        "shown": past.get("shown", []) + [i.to_dict() for i in shown if i.item_id not in seen],
+        "used": past.get("used", []),
+    }
+    return render_experience(shown), {"experience": merged}
+
+
+def note_used(state: FuzzState, reply: str, extras: dict[str, Any]) -> dict[str, Any]:
+    """Record which injected items the model's reply cites (its ``[MEM-...]`` ids)."""
+    exp = dict(extras.get("experience") or (state.get("extras") or {}).get("experience") or {})
+    if not exp.get("shown"):
+        return extras
+    used = detect_used(reply, [i["item_id"] for i in exp["shown"]])
+    exp["used"] = sorted(set(exp.get("used", [])) | set(used))
+    shown = [InjectItem.from_dict(i) for i in exp["shown"]]
+    return {"extras": {**extras, "experience": exp}, "memories_used": memories_used(shown, exp["used"])}
+
+
+def finalize_experience(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Post-run lifecycle: evaluate, maybe extract, apply. Failures are logged, never fatal."""
+    ctx = ctx_of(runtime)
+    if not mode_allows_retrieval(ctx.memory_mode) and not mode_allows_writes(ctx.memory_mode):
+        return {}
+    cfg, events = config_of(ctx), events_of(state)
+    exp = (state.get("extras") or {}).get("experience") or {}
+    shown = [InjectItem.from_dict(i) for i in exp.get("shown", [])]
+    matches = [Match.from_dict(m) for m in exp.get("matches", [])]
+    outcome = outcome_from_state(state, run_id=run_dir(state).name)
+    gatekeeper = Gatekeeper(cfg)
+    decision = gatekeeper.evaluate(shown, exp.get("used", []), outcome, matches)
+    update: dict[str, Any] = {}
+    if mode_allows_writes(ctx.memory_mode) and decision.should_extract:
+        trajectory = trajectory_from_state(state, cfg, run_id=run_dir(state).name)
+        kind = extraction_kind([trajectory])
+        template, variables = build_extraction_prompt(kind, [trajectory],
+                                                      cfg.extraction.max_trajectory_chars)
+        try:
+            result, update = call_agent(ExperienceExtractor, state, runtime, variables, template,
+                                        stateless=True)
+            items = parse_memory_items(result.reply)
+            decision = gatekeeper.admit(decision, outcome, items, query=trajectory.query,
+                                        trajectory=variables.get("trajectory", ""),
+                                        task_type=cfg.bank.task)
+        except (MemoryParseError, ReplyParseError, ModelCallError) as exc:
+            events.emit("memory.extract.error", task_id=outcome.task_id, error=str(exc)[:500])
+    elif mode_allows_writes(ctx.memory_mode):
+        events.emit("memory.extract.skip", task_id=outcome.task_id, reasons=decision.skip_reasons)
+    applied = _bank(ctx).apply(decision, events)
+    log_event(state, "memory.experience.applied", task_id=outcome.task_id,
+              added=list(getattr(applied.record, "added", []) or []) if applied.record else [])
+    return update
