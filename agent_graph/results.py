@@ -55,6 +55,8 @@ def result_record(state: dict[str, Any], project: str, function: str, seconds: f
             for row in state.get("coverage_history") or []
         ],
         "coverage_over_time": [list(p) for p in run.get("progress") or []],
+        "artifacts": {"cov_binary": build.get("cov_binary", ""), "corpus_dir": run.get("corpus_dir", ""),
+                      "crash_files": run.get("crash_files") or []},
         "seconds": round(seconds, 1),
     }
 

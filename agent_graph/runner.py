@@ -156,8 +156,31 @@ def run_benchmark(options: RunOptions, progress: Progress | None = None) -> dict
             time.sleep(0.5)
     ordered = [records[n] for n in functions]
     summary = {"run_dir": str(out), "project": bench.project, **summarize(ordered)}
+    summary["union_coverage"] = union_of(bench, ordered, out)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def union_of(bench: Benchmark, records: list[dict[str, Any]], out: Path) -> dict[str, Any] | None:
+    """Line/branch/function coverage of the library by all running harnesses together."""
+    from fuzzkit.coverage_union import union_coverage
+    from fuzzkit.errors import ToolchainError
+    from nodes.prepare import library_for
+
+    harnesses = []
+    for r in records:
+        art = r.get("artifacts") or {}
+        if r.get("runs") and art.get("cov_binary") and Path(art["cov_binary"]).is_file():
+            inputs = [Path(p) for p in [art.get("corpus_dir"), *art.get("crash_files", [])] if p]
+            harnesses.append((Path(art["cov_binary"]), inputs))
+    if not harnesses:
+        return None
+    try:
+        report = union_coverage(harnesses, library_for(bench), out / "union_coverage")
+    except ToolchainError as exc:
+        return {"error": str(exc)}
+    data = report.to_dict()
+    return {"harnesses": len(harnesses), **{k: data[k] for k in ("lines", "branches", "functions")}}
 
 
 def _record_of(fut: Future[dict[str, Any]], project: str, function: str) -> dict[str, Any]:

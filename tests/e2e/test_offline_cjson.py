@@ -41,6 +41,9 @@ def test_offline_pipeline_on_cjson_parse(tmp_path: Path) -> None:
     assert result["termination_reason"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["running"] == 1
+    union = summary["union_coverage"]
+    assert union["harnesses"] == 1 and union["lines"]["count"] == lines["count"]
+    assert abs(union["lines"]["covered"] - lines["covered"]) <= lines["count"] * 0.02
 
     again = logicfuzz("run", "benchmarks/cjson.yaml", "--functions", "cJSON_Parse", "--out", str(out),
                       "--json")
