@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,39 +108,71 @@ def measure_coverage(
     """
     start = time.monotonic()
     cov_binary = Path(cov_binary).resolve()
-    if not cov_binary.is_file():
-        raise ToolchainError(f"coverage binary {cov_binary} does not exist", "build the harness")
     work_dir = Path(work_dir).resolve()
     prof_dir = work_dir / "profraw"
     shutil.rmtree(prof_dir, ignore_errors=True)
-    prof_dir.mkdir(parents=True)
+    inputs_run = replay_inputs(cov_binary, inputs, prof_dir, work_dir / "replay.log", timeout_per_input)
+    profdata = merge_profiles(
+        sorted(prof_dir.glob("*.profraw")), work_dir / "coverage.profdata", cov_binary.name
+    )
+    report = export_report(profdata, [cov_binary], lib)
+    report.inputs_run = inputs_run
+    report.seconds = round(time.monotonic() - start, 3)
+    return report
+
+
+def replay_inputs(
+    cov_binary: Path, inputs: Sequence[Path], prof_dir: Path, log: Path, timeout_per_input: int = 10
+) -> int:
+    """Replay ``inputs`` through ``cov_binary``, writing ``.profraw`` files into ``prof_dir``.
+
+    Directories run in one process (falling back to one process per file if it dies);
+    single files (crash files) run one per process so a crash cannot lose other profiles.
+    Paths that do not exist are skipped. Returns how many inputs ran.
+
+    Raises:
+        ToolchainError: The binary does not exist.
+    """
+    if not Path(cov_binary).is_file():
+        raise ToolchainError(f"coverage binary {cov_binary} does not exist", "build the harness")
+    prof_dir.mkdir(parents=True, exist_ok=True)
     dirs = [Path(p).resolve() for p in inputs if Path(p).is_dir()]
     files = [Path(p).resolve() for p in inputs if Path(p).is_file()]
-    replay = _Replayer(cov_binary, prof_dir, work_dir / "replay.log", timeout_per_input)
+    replay = _Replayer(Path(cov_binary).resolve(), prof_dir, log, timeout_per_input)
     corpus_files = [f for d in dirs for f in sorted(d.iterdir()) if f.is_file()]
     if not replay.run(dirs, len(corpus_files)):
-        for stale in prof_dir.iterdir():
+        for stale in prof_dir.glob("*.profraw"):
             stale.unlink()  # rerun file by file without counting the batch twice
         for path in corpus_files:
             replay.run([path], 1)
     for path in files:
         replay.run([path], 1)
-    profdata = work_dir / "coverage.profdata"
-    raws = sorted(str(p) for p in prof_dir.glob("*.profraw"))
+    return replay.inputs_run
+
+
+def merge_profiles(raws: Sequence[Path], profdata: Path, what: str) -> Path:
+    """``llvm-profdata merge`` of ``raws`` into ``profdata``.
+
+    Raises:
+        ToolchainError: There is no profile, or the tool fails.
+    """
     if not raws:
         raise ToolchainError(
-            f"{cov_binary.name} wrote no coverage profile",
-            f"run it by hand with LLVM_PROFILE_FILE set; see {work_dir / 'replay.log'}",
+            f"{what} wrote no coverage profile",
+            f"run it by hand with LLVM_PROFILE_FILE set; see the replay log next to {profdata}",
         )
-    _llvm([tool("llvm-profdata"), "merge", "-sparse", *raws, "-o", str(profdata)])
+    _llvm([tool("llvm-profdata"), "merge", "-sparse", *map(str, raws), "-o", str(profdata)])
+    return profdata
+
+
+def export_report(profdata: Path, binaries: Sequence[Path], lib: LibraryBuild) -> CoverageReport:
+    """``llvm-cov export`` of the library's files for one or more coverage binaries."""
+    objects = [str(binaries[0])] + [arg for b in binaries[1:] for arg in ("-object", str(b))]
     exported = _llvm(
         [tool("llvm-cov"), "export", "-skip-expansions", f"-instr-profile={profdata}",
-         str(cov_binary), *lib.coverage_files]
+         *objects, *lib.coverage_files]
     )  # fmt: skip
-    report = parse_export(json.loads(exported), lib.coverage_files)
-    report.inputs_run = replay.inputs_run
-    report.seconds = round(time.monotonic() - start, 3)
-    return report
+    return parse_export(json.loads(exported), lib.coverage_files)
 
 
 class _Replayer:
@@ -154,6 +186,7 @@ class _Replayer:
             "LOGICFUZZ_REPLAY_TIMEOUT": str(timeout_per_input),
         }
         self.inputs_run = 0
+        log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("")
 
     def run(self, paths: list[Path], count: int) -> bool:
@@ -163,7 +196,8 @@ class _Replayer:
             cwd=self.log.parent,
             log_path=self.log,
             wall_timeout=30 + self.timeout_per_input * (count + 1),
-            limits=Limits(file_size_mb=256),
+            # No ASan here, so RLIMIT_AS works and stops a harness that allocates without bound.
+            limits=Limits(file_size_mb=256, address_space_mb=4096, memory_mb=4096),
             env=self.env,
             append=True,
         )

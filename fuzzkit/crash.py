@@ -1,52 +1,22 @@
-"""Parsing ASan, LeakSanitizer and libFuzzer reports into stable crash descriptions."""
+"""Parsing ASan, LeakSanitizer and libFuzzer reports into stable, triaged crash descriptions."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from fuzzkit.frames import BUILD_ID, Frame, read_stack
+from fuzzkit.triage import is_harness_frame, triage
+
+__all__ = ["CrashGroup", "CrashReport", "Frame", "dedupe_crashes", "parse_sanitizer_report"]
+
 _ERROR = re.compile(r"^==\d+==\s*ERROR: (?P<tool>\w+): (?P<what>.*)$")
 _SUMMARY = re.compile(r"^SUMMARY: (?P<tool>\w+): (?P<what>.*)$")
-_FRAME = re.compile(r"^\s*#(?P<n>\d+) 0x[0-9a-fA-F]+(?: in (?P<rest>.*)| +\((?P<mod>.*)\))$")
-_BUILD_ID = re.compile(r" \(BuildId: [0-9a-fA-F]+\)")
-_MODULE = re.compile(r"^(?P<func>.*?) ?\((?P<module>[^()]*)\+0x[0-9a-fA-F]+\)$")
-_LOCATION = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::\d+)?$")
 _UNIT = re.compile(r"Test unit written to (?P<path>\S+)")
-
-_RUNTIME_PREFIXES = (
-    "__sanitizer", "__asan", "__lsan", "__ubsan", "__interceptor", "__interception",
-    "fuzzer::", "__libc_", "_start", "__GI_", "__pthread", "__llvm_profile",
-    "std::", "operator new", "operator delete",
-)  # fmt: skip
-_RUNTIME_FUNCS = {
-    "malloc", "calloc", "realloc", "free", "strdup", "strndup", "memcpy", "memmove", "memset",
-    "memcmp", "strlen", "strcpy", "strncpy", "strcmp", "strncmp", "raise", "abort",
-    "__assert_fail", "__stack_chk_fail", "main", "MallocHook", "posix_memalign",
-    "aligned_alloc",
-}  # fmt: skip
-_RUNTIME_PATH_MARKERS = ("compiler-rt/", "/sanitizer_common/", "/libfuzzer/", "/asan/", "/lsan/")
-_HARNESS_FUNCS = ("LLVMFuzzerTestOneInput", "LLVMFuzzerInitialize")
 _KIND_ALIASES = {"out-of-memory": "oom", "allocator": "oom"}
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One stack frame; ``file`` is empty and ``line`` 0 when there is no debug info."""
-
-    function: str
-    file: str = ""
-    line: int = 0
-
-    def is_project(self) -> bool:
-        """Whether the frame is in code built by the project (harness or library)."""
-        if not self.file or not self.file.startswith("/") or self.file.startswith("/usr/"):
-            return False
-        if any(marker in self.file for marker in _RUNTIME_PATH_MARKERS):
-            return False
-        name = self.function
-        return name not in _RUNTIME_FUNCS and not name.startswith(_RUNTIME_PREFIXES)
 
 
 @dataclass
@@ -58,6 +28,9 @@ class CrashReport:
     ``leak``, ``timeout``, ``oom``, ``deadly-signal``, ``fuzz-target-exited``.
     ``signature`` is the kind plus up to three project frames (no addresses, no line
     numbers), so the same bug gives the same signature across runs and harness edits.
+    ``category`` and the fields after it come from :func:`fuzzkit.triage.triage`: where
+    the fault lies (``timeout``, ``oom``, ``leak``, ``near-init``, ``harness``, ``library``,
+    ``unknown``) and the evidence for calling it a harness misuse.
     """
 
     kind: str
@@ -68,6 +41,13 @@ class CrashReport:
     near_init: bool = False
     reproducer: str | None = None
     excerpt: str = ""
+    category: str = "unknown"
+    entry_function: str = ""
+    crash_function: str = ""
+    access: str = ""
+    region: str = ""
+    buffer_origin: str = ""
+    misuse_hint: str = ""
 
     @property
     def project_frames(self) -> list[Frame]:
@@ -83,6 +63,37 @@ class CrashReport:
         """Inverse of :meth:`to_dict`."""
         frames = [Frame(**f) for f in data.get("frames", [])]
         return cls(**{**data, "frames": frames})
+
+
+@dataclass
+class CrashGroup:
+    """Crashes with one signature: the first report, how many there were, their inputs."""
+
+    signature: str
+    report: CrashReport
+    count: int = 1
+    reproducers: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {**asdict(self), "report": self.report.to_dict()}
+
+
+def dedupe_crashes(reports: Iterable[CrashReport | dict[str, Any]]) -> list[CrashGroup]:
+    """Group reports by signature, in order of first appearance.
+
+    Reports may be :class:`CrashReport` objects or their dicts (as stored in results).
+    """
+    groups: dict[str, CrashGroup] = {}
+    for item in reports:
+        report = CrashReport.from_dict(item) if isinstance(item, dict) else item
+        group = groups.get(report.signature)
+        if group is None:
+            group = groups[report.signature] = CrashGroup(report.signature, report, count=0)
+        group.count += 1
+        if report.reproducer and report.reproducer not in group.reproducers:
+            group.reproducers.append(report.reproducer)
+    return list(groups.values())
 
 
 def parse_sanitizer_report(text: str, harness_name: str = "") -> CrashReport | None:
@@ -107,29 +118,29 @@ def parse_sanitizer_report(text: str, harness_name: str = "") -> CrashReport | N
     summary_match = _SUMMARY.match(lines[summary_idx]) if summary_idx is not None else None
     source = summary_match or error
     kind = _kind(source["tool"], source["what"])
-    frames = _first_stack(lines[start + 1 :])
+    frames = read_stack(lines[start + 1 :])
     project = [f for f in frames if f.is_project()]
     harness = PurePath(harness_name).name if harness_name else ""
-    in_harness = False
-    if project:
-        top = project[0]
-        in_harness = PurePath(top.file).name == harness if harness else top.function in _HARNESS_FUNCS
+    in_harness = bool(project) and is_harness_frame(project[0], harness)
     before = "\n".join(lines[:start])
     fuzzing_log = "INFO: Seed:" in before or "INFO: Running with" in before
     near_init = any(f.function == "LLVMFuzzerInitialize" for f in frames) or (
         fuzzing_log and "INITED" not in before
     )
+    report_end = summary_idx + 1 if summary_idx is not None else len(lines)
+    found = triage(kind, lines[start:report_end], harness, near_init)
     # libFuzzer writes the unit before a timeout report and after other reports.
     units = _UNIT.findall(text)
     return CrashReport(
         kind=kind,
-        summary=_BUILD_ID.sub("", (summary_match or error)[0].strip()),
+        summary=BUILD_ID.sub("", (summary_match or error)[0].strip()),
         frames=frames,
         signature=_signature(kind, project),
         in_harness=in_harness,
         near_init=near_init,
         reproducer=units[-1] if units else None,
         excerpt=_excerpt(lines, start, summary_idx),
+        **found.__dict__,
     )
 
 
@@ -148,35 +159,6 @@ def _kind(tool: str, what: str) -> str:
     return _KIND_ALIASES.get(word, word)
 
 
-def _parse_frame(rest: str) -> Frame:
-    rest = _BUILD_ID.sub("", rest.strip())
-    module = _MODULE.match(rest)
-    if module:
-        return Frame(function=module["func"].strip())
-    func, _, location = rest.rpartition(" ")
-    if not func:
-        return Frame(function=location)
-    loc = _LOCATION.match(location)
-    if loc:
-        return Frame(function=func, file=loc["file"], line=int(loc["line"]))
-    return Frame(function=func, file=location)
-
-
-def _first_stack(lines: list[str]) -> list[Frame]:
-    frames: list[Frame] = []
-    for line in lines:
-        match = _FRAME.match(line)
-        if match is None:
-            if frames:
-                break  # the first stack ended (e.g. "freed by thread T0 here:" follows)
-            continue
-        if int(match["n"]) == 0 and frames:
-            break
-        rest = match["rest"]
-        frames.append(_parse_frame(rest) if rest is not None else Frame(function=""))
-    return frames
-
-
 def _signature(kind: str, project: list[Frame]) -> str:
     names: list[str] = []
     for frame in project:
@@ -190,7 +172,7 @@ def _signature(kind: str, project: list[Frame]) -> str:
 
 def _excerpt(lines: list[str], start: int, summary_idx: int | None, limit: int = 60) -> str:
     end = summary_idx + 1 if summary_idx is not None else min(len(lines), start + limit)
-    kept = [_BUILD_ID.sub("", ln.rstrip()) for ln in lines[start:end]]
+    kept = [BUILD_ID.sub("", ln.rstrip()) for ln in lines[start:end]]
     if len(kept) > limit:
         kept = kept[: limit - 5] + ["    ..."] + kept[-4:]
     return "\n".join(kept)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from fuzzkit.diagnostics import Diagnostic, parse_compiler_output
-from fuzzkit.library import COV_FLAGS, LibraryBuild
+from fuzzkit.library import COV_FLAGS, FUZZ_FLAGS, LibraryBuild
+from fuzzkit.sandbox import Limits, run_sandboxed
 from fuzzkit.tools import tool
 
 FUZZ_LINK_FLAGS = ["-g", "-O1", "-fno-omit-frame-pointer", "-fsanitize=address,fuzzer"]
@@ -63,6 +64,7 @@ def build_harness(
     out_dir: Path,
     timeout: float = 120,
     extra_flags: tuple[str, ...] = (),
+    extra_sources: Sequence[Path] = (),
 ) -> HarnessBuild:
     """Compile and link ``source`` against ``lib`` in both flavours.
 
@@ -75,6 +77,8 @@ def build_harness(
         out_dir: Where the binaries and object files go (created).
         timeout: Seconds allowed for each compiler invocation.
         extra_flags: More compiler flags for the harness (e.g. ``-Wall``).
+        extra_sources: Helper files the harness needs (upstream harnesses often share a
+            ``fuzz_helpers.c``); compiled in both flavours and linked in.
     """
     start = time.monotonic()
     source = Path(source).resolve()
@@ -87,12 +91,16 @@ def build_harness(
     cov_obj = out_dir / f"{source.stem}.cov.o"
     replay_obj = out_dir / "replay_main.o"
     link_tail = [*lib.ldflags, *_SYSTEM_LIBS]
+    helper_steps, fuzz_helpers, cov_helpers = _helper_steps(extra_sources, lib_flags, out_dir)
+    if any(Path(h).suffix in (".cc", ".cpp", ".cxx") for h in extra_sources):
+        compiler = tool("clang++")
     steps = [
-        [compiler, *FUZZ_LINK_FLAGS, *lib_flags, str(source), lib.fuzz_archive, *link_tail,
+        *helper_steps,
+        [compiler, *FUZZ_LINK_FLAGS, *lib_flags, str(source), *fuzz_helpers, lib.fuzz_archive, *link_tail,
          "-o", str(fuzz_bin)],
         [compiler, *COV_FLAGS, *lib_flags, "-c", str(source), "-o", str(cov_obj)],
         [tool("clang"), "-g", "-O1", "-c", str(replay_main_source()), "-o", str(replay_obj)],
-        [compiler, "-fprofile-instr-generate", str(cov_obj), str(replay_obj),
+        [compiler, "-fprofile-instr-generate", str(cov_obj), *cov_helpers, str(replay_obj),
          "-Wl,--whole-archive", lib.cov_archive, "-Wl,--no-whole-archive", *link_tail,
          "-o", str(cov_bin)],
     ]  # fmt: skip
@@ -101,7 +109,7 @@ def build_harness(
     log_parts: list[str] = []
     ok = True
     for cmd in steps:
-        output, ok = _run(cmd, timeout)
+        output, ok = _run(cmd, timeout, out_dir)
         log_parts.append(f"$ {' '.join(cmd)}\n{output}")
         if not ok:
             break
@@ -116,9 +124,35 @@ def build_harness(
     )
 
 
-def _run(cmd: list[str], timeout: float) -> tuple[str, bool]:
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return f"clang: error: compilation timed out after {timeout:g} s\n", False
-    return proc.stdout + proc.stderr, proc.returncode == 0
+def _helper_steps(
+    helpers: Sequence[Path], flags: list[str], out_dir: Path
+) -> tuple[list[list[str]], list[str], list[str]]:
+    """Compile commands for helper sources in both flavours, and the objects they make."""
+    steps: list[list[str]] = []
+    fuzz_objs: list[str] = []
+    cov_objs: list[str] = []
+    for i, helper in enumerate(Path(h).resolve() for h in helpers):
+        cc = tool("clang++") if helper.suffix in (".cc", ".cpp", ".cxx") else tool("clang")
+        fuzz_obj, cov_obj = out_dir / f"helper{i}-{helper.stem}.o", out_dir / f"helper{i}-{helper.stem}.cov.o"
+        steps.append([cc, *FUZZ_FLAGS, *flags, "-c", str(helper), "-o", str(fuzz_obj)])
+        steps.append([cc, *COV_FLAGS, *flags, "-c", str(helper), "-o", str(cov_obj)])
+        fuzz_objs.append(str(fuzz_obj))
+        cov_objs.append(str(cov_obj))
+    return steps, fuzz_objs, cov_objs
+
+
+def _run(cmd: list[str], timeout: float, out_dir: Path) -> tuple[str, bool]:
+    """One compiler step, sandboxed: the harness is untrusted text (``#include``, pragmas)."""
+    log = out_dir / ".step.log"
+    result = run_sandboxed(
+        cmd,
+        cwd=out_dir,
+        log_path=log,
+        wall_timeout=timeout,
+        limits=Limits(cpu_seconds=int(timeout) + 5, file_size_mb=1024, processes=64, address_space_mb=8192),
+    )
+    output = log.read_text(errors="replace")
+    log.unlink(missing_ok=True)
+    if result.timed_out:
+        return output + f"clang: error: compilation timed out after {timeout:g} s\n", False
+    return output, result.exit_code == 0

@@ -43,6 +43,18 @@ def parse_header(
     """
     cindex = _cindex()
     header = Path(header).resolve()
+    tu = _parse(cindex, header, include_dirs, defines)
+    fatal = [d for d in tu.diagnostics if d.severity >= cindex.Diagnostic.Fatal]
+    decls = _collect(cindex, tu, header)
+    if fatal and not decls:
+        raise ToolchainError(
+            f"cannot parse {header.name}: {fatal[0].spelling}",
+            "add the include_dirs and defines the header needs to the recipe's `build:` section",
+        )
+    return decls
+
+
+def _parse(cindex: Any, header: Path, include_dirs: Sequence[str | Path], defines: Iterable[str]) -> Any:
     if not header.is_file():
         raise ToolchainError(f"header {header} does not exist", "check `headers:` in the recipe")
     args = ["-x", "c", "-std=gnu11", *(f"-I{d}" for d in include_dirs), *(f"-D{d}" for d in defines)]
@@ -52,7 +64,7 @@ def parse_header(
         args.append(f"-I{builtin}")
     try:
         index = cindex.Index.create()
-        tu = index.parse(
+        return index.parse(
             str(header),
             args=args,
             options=cindex.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES
@@ -62,14 +74,27 @@ def parse_header(
         raise ToolchainError(f"libclang cannot be loaded: {exc}", _LIBCLANG_HINT) from exc
     except cindex.TranslationUnitLoadError as exc:
         raise ToolchainError(f"libclang could not parse {header}: {exc}", _LIBCLANG_HINT) from exc
-    fatal = [d for d in tu.diagnostics if d.severity >= cindex.Diagnostic.Fatal]
-    decls = _collect(cindex, tu, header)
-    if fatal and not decls:
-        raise ToolchainError(
-            f"cannot parse {header.name}: {fatal[0].spelling}",
-            "add the include_dirs and defines the header needs to the recipe's `build:` section",
-        )
-    return decls
+
+
+def deprecated_functions(
+    header: Path, include_dirs: Sequence[str | Path] = (), defines: Iterable[str] = ()
+) -> set[str]:
+    """Functions ``header`` marks deprecated (``__attribute__((deprecated))``, ``[[deprecated]]``).
+
+    Deprecated functions are often deprecated for being unsafe on untrusted input
+    (``LZ4_decompress_fast``), so they make poor default fuzz targets.
+    """
+    cindex = _cindex()
+    header = Path(header).resolve()
+    tu = _parse(cindex, header, include_dirs, defines)
+    return {
+        c.spelling
+        for c in tu.cursor.get_children()
+        if c.kind == cindex.CursorKind.FUNCTION_DECL
+        and c.location.file is not None
+        and Path(c.location.file.name).resolve() == header
+        and c.availability == cindex.AvailabilityKind.DEPRECATED
+    }
 
 
 def parse_headers(

@@ -37,7 +37,9 @@ class BuildRecipe(BaseModel):
     """How to compile a library from its source root (the benchmark YAML's ``build:``).
 
     Paths and globs are relative to the source root; ``**`` matches directories.
-    ``cflags`` are added to both flavours after the flavour's own flags.
+    ``cflags`` are added to both flavours after the flavour's own flags. ``root`` is set by
+    detection (:mod:`fuzzkit.detect`) when the build uses a configured copy of the source
+    tree (an absolute path in the cache); it is never written in a benchmark YAML.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -50,6 +52,7 @@ class BuildRecipe(BaseModel):
     ldflags: list[str] = []
     coverage_sources: list[str] | None = None
     exclude: list[str] = []
+    root: str | None = None
 
 
 @dataclass
@@ -130,7 +133,7 @@ def plan_build(src_root: Path, recipe: BuildRecipe, cache: Path | None = None) -
     Raises:
         ToolchainError: The root is missing, a glob matches nothing or a header is missing.
     """
-    root = Path(src_root).resolve()
+    root = Path(recipe.root or src_root).resolve()
     if not root.is_dir():
         raise ToolchainError(f"source root {root} is not a directory", _RECIPE_HINT)
     sources = resolve_globs(root, recipe.sources, recipe.exclude, "sources")

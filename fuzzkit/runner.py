@@ -44,8 +44,10 @@ class FuzzRun:
 
     ``crashed`` is True whenever libFuzzer or a sanitizer reported a failure (see
     ``crash.kind`` for which); ``timed_out`` only when the wall-clock guard had to kill the
-    process group. ``progress`` holds (seconds since start, cov, ft) per status line, timed
-    when the line reached this process.
+    process group. ``limit`` names the sandbox limit that stopped the run (``processes``,
+    ``memory``, ``wall-time``...; see :class:`fuzzkit.sandbox.SandboxResult`), and
+    ``sandbox_warnings`` the isolation this machine could not give. ``progress``
+    holds (seconds since start, cov, ft) per status line, timed when the line reached us.
     """
 
     exit_code: int | None
@@ -59,6 +61,8 @@ class FuzzRun:
     crash: CrashReport | None = None
     progress: list[tuple[float, int, int]] = field(default_factory=list)
     seed_dirs: list[str] = field(default_factory=list)
+    limit: str | None = None
+    sandbox_warnings: list[str] = field(default_factory=list)
 
     def replay_inputs(self) -> list[Path]:
         """What coverage should replay: the corpus, the seeds and the crash files.
@@ -178,7 +182,8 @@ def run_fuzzer(
         cwd=work_dir,
         log_path=log_path,
         wall_timeout=seconds + grace,
-        limits=Limits(cpu_seconds=int(seconds + grace + 30)),
+        # The memory cgroup is a backstop above libFuzzer's own -rss_limit_mb check.
+        limits=Limits(cpu_seconds=int(seconds + grace + 30), memory_mb=int(rss_limit_mb) + 1024),
         env=fuzz_env(),
         on_line=on_line,
     )
@@ -197,6 +202,8 @@ def run_fuzzer(
         crash=crash,
         progress=progress,
         seed_dirs=[str(Path(d).resolve()) for d in seed_dirs],
+        limit=result.limit,
+        sandbox_warnings=result.warnings,
     )
 
 

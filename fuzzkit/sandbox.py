@@ -1,59 +1,116 @@
-"""Running an untrusted binary with resource limits, a wall timeout and a bounded log."""
+"""Running untrusted code (harness builds and runs) with limits, isolation and a bounded log.
+
+What each run gets, and how it is enforced:
+
+* **wall time**: the whole process group gets SIGTERM, then SIGKILL two seconds later;
+  processes that left the group are killed through the run's control group.
+* **CPU time, file size**: ``RLIMIT_CPU`` and ``RLIMIT_FSIZE`` (SIGXCPU / SIGXFSZ).
+* **processes**: a ``pids`` control group (:mod:`fuzzkit.cgroups`). Without one, a
+  non-root user gets ``RLIMIT_NPROC`` (it counts all of the user's processes, so the cap is
+  the current count plus the allowance); root ignores ``RLIMIT_NPROC``, so for root a
+  watchdog counts the session's processes every 50 ms and kills the group past the cap.
+* **memory**: ASan reserves terabytes of address space, so ``RLIMIT_AS``/``RLIMIT_DATA``
+  would stop every ASan binary at start (measured: "ReserveShadowMemoryRange failed"); an
+  ASan run is bounded by libFuzzer's ``-rss_limit_mb``/``-malloc_limit_mb`` plus a
+  ``memory`` control group as a backstop. ``address_space_mb`` (``RLIMIT_AS``) is for
+  binaries without ASan: the coverage replay and the compiler.
+* **network**: a new network namespace; **writes**: everything read-only except the run
+  directory (:mod:`fuzzkit.isolation`); ``cwd`` and ``TMPDIR`` are the run directory.
+
+Where the kernel refuses a feature, the run goes ahead without it and a warning is logged
+once per process; ``SandboxResult.warnings`` lists what was missing. Setting
+``LOGICFUZZ_SANDBOX=no-network,no-writes,no-cgroup`` (any subset) turns features off, for
+machines where they misbehave. Timeouts and limits are results, never exceptions.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import resource
 import signal
 import subprocess
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
-# Enough to keep libFuzzer's final report when a chatty harness floods stdout.
-MAX_LOG_BYTES = 32 * 1024 * 1024
-_TAIL_LINES = 5000
+from fuzzkit import isolation
+from fuzzkit.cgroups import RunGroup, create_group
+from fuzzkit.errors import ToolchainError
+from fuzzkit.sandbox_io import MAX_LOG_BYTES, count_session, count_user_processes, pump
+
+log = logging.getLogger(__name__)
+_unavailable: set[str] = set()
+_warned: set[str] = set()
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-process limits applied in the child before it runs.
-
-    Address space is deliberately not limited: ASan reserves terabytes of virtual memory.
-    Memory is bounded by libFuzzer's ``-rss_limit_mb`` instead.
-    """
+    """What a sandboxed run may use; None means unlimited."""
 
     cpu_seconds: int | None = None
     file_size_mb: int | None = 512
-    extra_processes: int | None = 256
+    processes: int | None = 256
+    memory_mb: int | None = None
+    address_space_mb: int | None = None
+    network: bool = False
+    confine_writes: bool = True
 
 
 @dataclass
 class SandboxResult:
-    """How a sandboxed process ended; ``exit_code`` is negative for a signal, None if unknown."""
+    """How a sandboxed process ended.
+
+    ``exit_code`` is negative for a signal, None if unknown. ``limit`` names the limit that
+    stopped it: ``wall-time``, ``cpu-time``, ``file-size``, ``processes``, ``memory``.
+    """
 
     exit_code: int | None
     seconds: float
     timed_out: bool
+    limit: str | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
-def _count_user_processes() -> int:
-    uid = os.getuid()
-    count = 0
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                count += entry.stat().st_uid == uid
-            except OSError:
-                continue
-    return count
+def safe_path(run_dir: Path, candidate: str | Path) -> Path:
+    """``candidate`` (relative to ``run_dir``, or absolute) if it stays inside ``run_dir``.
+
+    Symlinks are resolved, so a link in the run directory pointing elsewhere is refused.
+    Use it for every file name an agent or a model produces before writing to it.
+
+    Raises:
+        ToolchainError: The path is empty, has a NUL byte, or resolves outside ``run_dir``.
+    """
+    text = str(candidate)
+    if not text.strip() or "\0" in text:
+        raise ToolchainError(f"invalid file name {candidate!r}", "use a plain relative file name")
+    root = Path(run_dir).resolve()
+    resolved = (root / text).resolve()
+    if resolved == root or not resolved.is_relative_to(root):
+        raise ToolchainError(
+            f"refusing to write {candidate!r}: it resolves to {resolved}, outside the run directory {root}",
+            "generated files must stay inside the run directory; use a relative name without '..'",
+        )
+    return resolved
 
 
-def _preexec(limits: Limits, nproc: int | None) -> Callable[[], None]:
+def _disabled() -> set[str]:
+    words = {w.strip() for w in os.environ.get("LOGICFUZZ_SANDBOX", "").split(",")}
+    return {w[3:] for w in words if w.startswith("no-")} | _unavailable
+
+
+def _warn_once(key: str, message: str, warnings: list[str]) -> None:
+    warnings.append(message)
+    if key not in _warned:
+        _warned.add(key)
+        log.warning("%s", message)
+
+
+def _preexec(
+    limits: Limits, nproc: int | None, join: list[str], step: Callable[[], None]
+) -> Callable[[], None]:
     def apply() -> None:
         def cap(which: int, value: int) -> None:
             try:
@@ -63,13 +120,19 @@ def _preexec(limits: Limits, nproc: int | None) -> Callable[[], None]:
             except (ValueError, OSError):
                 pass  # best effort: a limit we may not lower is not worth failing the run
 
+        for path in join:  # before the namespaces: a user namespace may not write cgroup files
+            with open(path, "w") as handle:
+                handle.write(str(os.getpid()))
         cap(resource.RLIMIT_CORE, 0)
         if limits.cpu_seconds:
             cap(resource.RLIMIT_CPU, limits.cpu_seconds)
         if limits.file_size_mb:
             cap(resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024)
+        if limits.address_space_mb:
+            cap(resource.RLIMIT_AS, limits.address_space_mb * 1024 * 1024)
         if nproc:
             cap(resource.RLIMIT_NPROC, nproc)
+        step()
 
     return apply
 
@@ -79,6 +142,72 @@ def _kill_group(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _start(
+    cmd: Sequence[str],
+    cwd: Path,
+    env: dict[str, str],
+    limits: Limits,
+    writable: list[str],
+    warnings: list[str],
+) -> tuple[subprocess.Popen[bytes], RunGroup | None, bool]:
+    """Spawn with every available feature, dropping ones the kernel refuses."""
+    while True:
+        off = _disabled()
+        group = None if "cgroup" in off else create_group(limits.processes, limits.memory_mb)
+        missing = {"pids"} if limits.processes else set()
+        missing -= group.limited if group else set()
+        nproc = watchdog = None
+        if missing and os.geteuid() != 0:
+            nproc = count_user_processes() + int(limits.processes or 0)
+        elif missing:
+            watchdog = limits.processes
+        wanted = {isolation.NETWORK} if not limits.network else set()
+        wanted |= {isolation.WRITES} if limits.confine_writes else set()
+        features = frozenset(wanted - off)
+        for feature in sorted(wanted - features):
+            _warn_once(feature, f"sandbox: running without {feature} isolation", warnings)
+        if watchdog:
+            _warn_once("watchdog", "sandbox: no pids cgroup; process count enforced by polling", warnings)
+        if limits.memory_mb and not (group and "memory" in group.limited):
+            _warn_once(
+                "memory", "sandbox: no memory cgroup; memory is bounded by the run's own limits", warnings
+            )
+        read_fd, write_fd = os.pipe()
+        step = isolation.isolate(features, writable, write_fd)
+        join = group.join_files() if group else []
+        try:
+            proc = subprocess.Popen(
+                list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=_preexec(limits, nproc, join, step),
+            )  # fmt: skip
+        except subprocess.SubprocessError as exc:  # our preexec step failed (exec errors are OSError)
+            os.close(write_fd)
+            reason = os.read(read_fd, 4096).decode(errors="replace")
+            os.close(read_fd)
+            if group:
+                group.kill_and_remove()
+            failed = isolation.failed_feature(reason)
+            if failed is None and join:
+                failed = "cgroup"  # joining the group failed before any namespace step
+            if failed is None or failed in _unavailable:
+                raise
+            _unavailable.add(failed)
+            _warn_once(failed, f"sandbox: {failed} isolation unavailable ({reason or exc}); "
+                       "continuing without it", warnings)  # fmt: skip
+            continue
+        except OSError:
+            os.close(write_fd)
+            os.close(read_fd)
+            if group:
+                group.kill_and_remove()
+            raise
+        os.close(write_fd)
+        os.close(read_fd)
+        warnings[:] = list(dict.fromkeys(warnings))
+        return proc, group, bool(watchdog)
 
 
 def run_sandboxed(
@@ -92,83 +221,79 @@ def run_sandboxed(
     on_line: Callable[[float, str], None] | None = None,
     append: bool = False,
     max_log_bytes: int = MAX_LOG_BYTES,
+    writable: Sequence[Path] = (),
 ) -> SandboxResult:
-    """Run ``cmd`` in its own process group, writing stdout+stderr to ``log_path``.
-
-    The whole group gets SIGTERM, then SIGKILL two seconds later, when ``wall_timeout``
-    passes. The log keeps the first ``max_log_bytes`` and the last lines.
+    """Run ``cmd`` in its own session under ``limits``, writing stdout+stderr to ``log_path``.
 
     Args:
         cmd: The command.
-        cwd: Working directory.
-        log_path: Where the combined output goes.
-        wall_timeout: Seconds before the group is killed.
-        limits: Resource limits for the child.
+        cwd: Working directory; also ``TMPDIR`` and (with ``confine_writes``) the one
+            directory the command may write to.
+        log_path: Where the combined output goes (written by this process, so it may lie
+            outside ``cwd``). The log keeps the first ``max_log_bytes`` and the last lines.
+        wall_timeout: Seconds before the whole group is killed.
+        limits: Resource limits and isolation for the child.
         env: Environment (defaults to this process's).
         on_line: Called from a reader thread with (seconds since start, line) per line.
         append: Append to ``log_path`` instead of replacing it.
         max_log_bytes: Output kept from the start; after that only the last lines are kept.
+        writable: More directories the command may write to.
     """
-    nproc = None
-    if limits.extra_processes:
-        nproc = _count_user_processes() + limits.extra_processes
+    cwd = Path(cwd).resolve()
+    dirs = [str(cwd), *(str(Path(d).resolve()) for d in writable)]
+    for directory in dirs:
+        os.makedirs(directory, exist_ok=True)
+    child_env = {**(os.environ if env is None else env), "TMPDIR": str(cwd)}
+    warnings: list[str] = []
     start = time.monotonic()
-    proc = subprocess.Popen(
-        list(cmd),
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=_preexec(limits, nproc),
-    )
+    proc, group, watchdog = _start(cmd, cwd, child_env, limits, dirs, warnings)
     assert proc.stdout is not None
     reader = threading.Thread(
-        target=_pump, args=(proc.stdout, log_path, start, on_line, append, max_log_bytes), daemon=True
+        target=pump, args=(proc.stdout, log_path, start, on_line, append, max_log_bytes), daemon=True
     )
     reader.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=wall_timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc.pid, signal.SIGKILL)
-            proc.wait()
+    timed_out, limit = _wait(proc, wall_timeout, limits.processes if watchdog else None)
     seconds = time.monotonic() - start
     # Leftover children (a symbolizer, a forked helper) would hold the pipe open.
     _kill_group(proc.pid, signal.SIGKILL)
+    if group:
+        limit = limit or group.hit()
+        group.kill_and_remove()
     reader.join(timeout=10)
-    return SandboxResult(exit_code=proc.returncode, seconds=round(seconds, 3), timed_out=timed_out)
+    code = proc.returncode
+    if limit is None and code is not None:
+        limit = {-signal.SIGXCPU: "cpu-time", -signal.SIGXFSZ: "file-size"}.get(code)
+    return SandboxResult(code, round(seconds, 3), timed_out, "wall-time" if timed_out else limit, warnings)
 
 
-def _pump(
-    stream: IO[bytes],
-    log_path: Path,
-    start: float,
-    on_line: Callable[[float, str], None] | None,
-    append: bool,
-    max_log_bytes: int,
-) -> None:
-    written = 0
-    dropped = 0
-    tail: deque[bytes] = deque(maxlen=_TAIL_LINES)
-    with open(log_path, "ab" if append else "wb") as log:
-        # Bounded reads: a harness printing binary data without newlines must not eat memory.
-        for raw in iter(lambda: stream.readline(65536), b""):
-            if on_line is not None:
-                on_line(time.monotonic() - start, raw.decode("utf-8", "replace").rstrip("\n"))
-            if not tail and written + len(raw) <= max_log_bytes:
-                log.write(raw)
-                written += len(raw)
-            else:
-                if len(tail) == tail.maxlen:
-                    dropped += len(tail[0])
-                tail.append(raw)
-        if tail:
-            log.write(f"\n[... {dropped} bytes of output dropped ...]\n".encode())
-            log.writelines(tail)
+def _wait(
+    proc: subprocess.Popen[bytes], wall_timeout: float, watchdog: int | None
+) -> tuple[bool, str | None]:
+    """Wait for the process; kill its group on the wall timeout or the watchdog's count."""
+    deadline = time.monotonic() + wall_timeout
+    limit = None
+    while proc.poll() is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        if watchdog is None:
+            try:
+                proc.wait(timeout=remaining)
+            except subprocess.TimeoutExpired:
+                break
+            continue
+        if count_session(proc.pid) > watchdog:
+            limit = "processes"
+            _kill_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+            break
+        time.sleep(0.05)
+    if proc.poll() is not None:
+        return False, limit
+    _kill_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return True, limit

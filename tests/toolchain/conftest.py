@@ -85,13 +85,14 @@ void lib_before_abort(void) { fprintf(stderr, "about to abort\\n"); }
 """
 
 
-def harness_for(body: str) -> str:
+def harness_for(body: str, includes: str = "") -> str:
     """A harness calling the buggy library; ``body`` runs when size >= 1."""
     return textwrap.dedent(
         """\
         #include <stdint.h>
         #include <stdlib.h>
         #include "buggy.h"
+        %s
         void *volatile keep_alive;
 
         int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -100,7 +101,7 @@ def harness_for(body: str) -> str:
           return 0;
         }
         """
-    ) % textwrap.indent(textwrap.dedent(body), "  ")
+    ) % (includes, textwrap.indent(textwrap.dedent(body), "  "))
 
 
 @pytest.fixture(scope="session")
@@ -143,10 +144,10 @@ def buggy_lib(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> LibraryB
 
 
 @pytest.fixture()
-def make_harness(buggy_lib: LibraryBuild, tmp_path: Path) -> Callable[[str, str], HarnessBuild]:
-    def make(name: str, body: str) -> HarnessBuild:
+def make_harness(buggy_lib: LibraryBuild, tmp_path: Path) -> Callable[..., HarnessBuild]:
+    def make(name: str, body: str, includes: str = "") -> HarnessBuild:
         source = tmp_path / f"{name}.c"
-        source.write_text(harness_for(body))
+        source.write_text(harness_for(body, includes))
         build = build_harness(source, buggy_lib, tmp_path / f"{name}-out")
         assert build.ok, build.log
         return build

@@ -39,6 +39,10 @@ def test_overflow_in_library_is_found_and_described(make_harness: MakeHarness, t
     assert [f.function for f in crash.project_frames] == ["sum_bytes", "bug_sum", "LLVMFuzzerTestOneInput"]
     assert crash.project_frames[0].file.endswith("buggy.c") and crash.project_frames[0].line == 8
     assert not crash.in_harness and not crash.near_init
+    # A real library bug: the overflowed copy was allocated by the library, no misuse evidence.
+    assert crash.category == "library" and crash.entry_function == "bug_sum"
+    assert crash.access == "READ of size 1" and crash.buffer_origin == "library"
+    assert crash.region.startswith("0 bytes to the right of") and crash.misuse_hint == ""
     assert crash.summary.startswith("SUMMARY: AddressSanitizer: heap-buffer-overflow")
     assert "0x" not in crash.signature
     assert len(first.crash_files) == 1 and Path(first.crash_files[0]).read_bytes().startswith(b"A")
@@ -58,6 +62,9 @@ def test_different_bugs_have_different_signatures(make_harness: MakeHarness, tmp
     assert uaf.kind == "heap-use-after-free"
     assert uaf.signature == "heap-use-after-free@bug_use_after_free<LLVMFuzzerTestOneInput"
     assert len({leak.signature, uaf.signature}) == 2
+    assert leak.category == "leak" and leak.entry_function == "bug_keep"
+    assert "never freed" in leak.misuse_hint and "bug_keep" in leak.misuse_hint
+    assert uaf.category == "library" and uaf.access.startswith("READ")
 
 
 def test_crash_in_harness_is_flagged(make_harness: MakeHarness, tmp_path: Path) -> None:
@@ -65,6 +72,7 @@ def test_crash_in_harness_is_flagged(make_harness: MakeHarness, tmp_path: Path) 
     assert run.crash is not None
     assert run.crash.kind == "SEGV" and run.crash.in_harness
     assert run.crash.signature == "SEGV@LLVMFuzzerTestOneInput"
+    assert run.crash.category == "harness" and "harness's own code" in run.crash.misuse_hint
 
 
 def test_crash_on_the_first_input_is_near_init(buggy_lib: LibraryBuild, tmp_path: Path) -> None:
@@ -77,6 +85,7 @@ def test_crash_on_the_first_input_is_near_init(buggy_lib: LibraryBuild, tmp_path
     run = _fuzz(build, tmp_path / "work", seconds=30)
     assert run.crash is not None and run.crash.near_init
     assert run.crash.kind == "heap-use-after-free" and not run.crash.in_harness
+    assert run.crash.category == "near-init" and "first inputs" in run.crash.misuse_hint
 
 
 def test_endless_loop_is_stopped_as_a_timeout(make_harness: MakeHarness, tmp_path: Path) -> None:
@@ -86,11 +95,12 @@ def test_endless_loop_is_stopped_as_a_timeout(make_harness: MakeHarness, tmp_pat
     assert run.seconds < 20 + 1 + 15
     assert any(Path(f).name.startswith("timeout-") for f in run.crash_files)
     assert run.crash.signature == "timeout@LLVMFuzzerTestOneInput"
+    assert run.crash.category == "timeout"
 
 
 def test_unbounded_allocation_is_stopped_as_oom(make_harness: MakeHarness, tmp_path: Path) -> None:
     run = _fuzz(make_harness("hog", "#include <string.h>\n" + HOG), tmp_path, seconds=20, rss_limit_mb=300)
-    assert run.crash is not None and run.crash.kind == "oom"
+    assert run.crash is not None and run.crash.kind == "oom" and run.crash.category == "oom"
     assert run.seconds < 20 + 10 + 15
     assert any(Path(f).name.startswith("oom-") for f in run.crash_files)
 
@@ -113,4 +123,5 @@ def test_report_parsing_edge_cases() -> None:
     assert report.signature == "stack-overflow@walk<visit"  # recursion collapsed
     assert report.frames[-1] == Frame("__libc_start_main", "csu/../csu/libc-start.c", 360)
     assert not report.in_harness and not report.near_init
+    assert report.category == "library" and report.entry_function == ""  # no harness frame
     assert CrashReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from fuzzkit.coverage import CoverageReport, measure_coverage
+from fuzzkit.coverage_union import union_coverage
+from fuzzkit.errors import ToolchainError
 from fuzzkit.harness import HarnessBuild
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import FuzzRun, run_fuzzer
@@ -87,3 +89,32 @@ def test_coverage_of_nothing_run_is_low_but_valid(
     report = measure_coverage(Path(naive_cjson.cov_binary), [], cjson_lib, tmp_path)
     assert report.function_hits["cJSON_Parse"] == 1  # the empty input always runs
     assert 0 < report.lines.percent < 10
+
+
+def test_union_coverage_joins_harnesses(
+    make_harness: Callable[..., HarnessBuild], buggy_lib: LibraryBuild, tmp_path: Path
+) -> None:
+    first = make_harness("only_ok", "keep_alive = (void *)(long)lib_ok(data, size);")
+    second = make_harness("only_keep", "free(bug_keep(data, size));")
+    assert first.cov_binary and second.cov_binary
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a").write_bytes(b"xyz")
+    one = measure_coverage(Path(first.cov_binary), [corpus], buggy_lib, tmp_path / "one")
+    two = measure_coverage(Path(second.cov_binary), [corpus], buggy_lib, tmp_path / "two")
+    both = union_coverage(
+        [(Path(first.cov_binary), [corpus]), (Path(second.cov_binary), [corpus])], buggy_lib, tmp_path / "u"
+    )
+    assert one.function_hits["lib_ok"] > 0 and one.function_hits["bug_keep"] == 0
+    assert two.function_hits["bug_keep"] > 0 and two.function_hits["lib_ok"] == 0
+    assert both.function_hits["lib_ok"] == one.function_hits["lib_ok"]
+    assert both.function_hits["bug_keep"] == two.function_hits["bug_keep"]
+    assert both.lines.count == one.lines.count  # one library, counted once across binaries
+    assert both.lines.covered == one.lines.covered + two.lines.covered  # disjoint functions
+    assert both.functions.covered == 2 and both.inputs_run == one.inputs_run + two.inputs_run
+    same = union_coverage(
+        [(Path(first.cov_binary), [corpus]), (Path(first.cov_binary), [corpus])], buggy_lib, tmp_path / "s"
+    )
+    assert same.lines == one.lines and same.function_hits["lib_ok"] == 2 * one.function_hits["lib_ok"]
+    with pytest.raises(ToolchainError):
+        union_coverage([], buggy_lib, tmp_path / "none")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from fuzzkit.detect import prepare_library
 from fuzzkit.errors import ToolchainError
 from fuzzkit.library import BuildRecipe, LibraryBuild, build_library, plan_build
 
@@ -104,3 +105,26 @@ def test_exclude_and_coverage_sources(cjson_root: Path) -> None:
     assert [Path(s).name for s in plan.coverage_files] == ["cJSON.c"]
     both = plan_build(cjson_root, BuildRecipe(sources=["cJSON*.c"]))
     assert [Path(s).name for s in both.sources] == ["cJSON.c", "cJSON_Utils.c"]
+
+
+def _prepare_in_child(cache: str, barrier: Any, results: Any) -> None:
+    barrier.wait()
+    lib = prepare_library({"apt": "cjson"}, None, cache=Path(cache), jobs=1)
+    results.put((lib.build_id, lib.fuzz_archive))
+
+
+def test_concurrent_fetch_detect_and_build_from_two_processes(tmp_path: Path) -> None:
+    """Two runs sharing an empty cache: one fetch, one detection, one build, both succeed."""
+    ctx = multiprocessing.get_context("fork")
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=_prepare_in_child, args=(str(tmp_path), barrier, results)) for _ in range(2)]
+    for proc in procs:
+        proc.start()
+    got = [results.get(timeout=300) for _ in procs]
+    for proc in procs:
+        proc.join(timeout=30)
+        assert proc.exitcode == 0
+    assert got[0] == got[1] and Path(got[0][1]).is_file()
+    for kind in ("sources/apt", "detect", "builds"):
+        entries = [p.name for p in (tmp_path / kind).iterdir() if p.is_dir()]
+        assert len(entries) == 1, (kind, entries)  # no second copy, no leftover temporary directory

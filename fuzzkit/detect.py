@@ -1,0 +1,226 @@
+"""Build recipes detected from a library's source tree, and the benchmark YAML's ``build:``.
+
+The ``build:`` section takes one of these forms::
+
+    build: {sources: [cJSON.c], headers: [cJSON.h]}   # explicit: no detection at all
+    # (no build section)  or  build: {auto: true}      # detect everything
+    build: {system: cmake, configure_args: [-DJANSSON_WITHOUT_TESTS=ON]}   # pick the system
+    build: {auto: true, exclude: [src/win32_*.c], defines: [NDEBUG], headers: [include/x.h]}
+
+An explicit recipe (``sources`` given, neither ``auto`` nor ``system``) is used as written
+(:class:`fuzzkit.library.BuildRecipe`); if it lists no ``headers``, the public headers are
+found as detection finds them. Otherwise the recipe is detected and the fields given
+override it: ``sources``, ``include_dirs``, ``headers`` and ``coverage_sources`` replace
+the detected lists, while ``defines``, ``cflags``, ``ldflags`` and ``exclude`` are added.
+Paths stay relative to the source root (a configured copy has the same layout).
+
+Detectors (``system``), tried in this order for ``auto``:
+
+1. ``sources``: the ``.c`` files at the top and in ``src/``, ``lib/``... compiled directly,
+   with ``-D`` macros read from ``configure.ac``/``CMakeLists.txt`` if needed
+   (:mod:`fuzzkit.detect_sources`): no configure step, cheapest, and an explicit list.
+2. ``cmake``: configure with clang, static, tests off; library targets from CMake's File
+   API (:mod:`fuzzkit.detect_cmake`).
+3. ``autotools``: ``./configure --disable-shared ...`` with ``CC=clang``, then ``make -n``
+   (:mod:`fuzzkit.detect_make`); also zlib-style hand-written ``configure`` scripts.
+   ``configure_args`` go to ``./configure`` (or to ``cmake`` for the ``cmake`` system).
+4. ``make``: a plain Makefile, read through ``make -n CC=clang``; ``configure_args`` are
+   extra make arguments (variables such as ``USE_FOO=1``, or targets).
+
+Configure steps run sandboxed (no network, writes confined) in a private copy of the tree
+in the cache, never in the shared source tree: CMake projects such as zlib rename files in
+their source directory, and autotools writes ``config.h`` next to the sources. The result
+is cached per (source tree contents, system, options, clang version) under a file lock, so
+concurrent runs configure once. Tests, examples, fuzzers and tools are excluded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from fuzzkit import detect_cmake, detect_make
+from fuzzkit.detect_recipe import HINT, fingerprint, from_compiles, with_api_headers
+from fuzzkit.detect_sources import detect_sources
+from fuzzkit.detect_tree import project_dir
+from fuzzkit.errors import ToolchainError
+from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
+from fuzzkit.paths import cache_dir, file_lock
+from fuzzkit.source import SourceSpec, fetch_source
+from fuzzkit.tools import clang_version
+
+System = Literal["auto", "sources", "cmake", "autotools", "make"]
+_ORDER: tuple[System, ...] = ("sources", "cmake", "autotools", "make")
+_SCHEME = "1"
+
+
+class BuildSpec(BaseModel):
+    """The benchmark YAML's ``build:`` section (see the module docstring for its forms)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    auto: bool = False
+    system: System | None = None
+    configure_args: list[str] = []
+    sources: list[str] | None = None
+    include_dirs: list[str] | None = None
+    headers: list[str] | None = None
+    coverage_sources: list[str] | None = None
+    defines: list[str] = []
+    cflags: list[str] = []
+    ldflags: list[str] = []
+    exclude: list[str] = []
+
+    def is_explicit(self) -> bool:
+        """Whether the section is a complete recipe that skips detection."""
+        return self.sources is not None and not self.auto and self.system is None
+
+
+@dataclass
+class Detection:
+    """What detection found: the build system used, the recipe, and notes for the user."""
+
+    system: str
+    recipe: BuildRecipe
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"system": self.system, "recipe": self.recipe.model_dump(), "notes": self.notes}
+
+
+def _prefixed(recipe: BuildRecipe, prefix: str) -> BuildRecipe:
+    """Paths relative to a project subdirectory made relative to the source root."""
+
+    def fix(paths: list[str]) -> list[str]:
+        return [p if Path(p).is_absolute() else (Path(prefix) / p).as_posix() for p in paths]
+
+    return recipe.model_copy(
+        update={k: fix(getattr(recipe, k)) for k in ("sources", "include_dirs", "headers")}
+    )
+
+
+def _copy_filter(dest: Path) -> Any:
+    """Skip ``.git`` and the cache itself when it lies inside the tree being copied."""
+    inside = dest.resolve()
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        skip = {n for n in names if n == ".git"}
+        return skip | {n for n in names if inside.is_relative_to(Path(directory, n).resolve())}
+
+    return ignore
+
+
+def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> Detection:
+    project = project_dir(src_root)
+    if system == "sources":
+        recipe, notes = detect_sources(project)
+        recipe = with_api_headers(project, recipe, [])
+        prefix = project.relative_to(src_root).as_posix()
+        return Detection(system, _prefixed(recipe, prefix) if prefix != "." else recipe, notes)
+    src_root = project
+    tree = dest / project.name
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(src_root, tree, symlinks=True, ignore=_copy_filter(dest))
+    if system == "cmake":
+        if not (tree / "CMakeLists.txt").is_file():
+            raise ToolchainError("no CMakeLists.txt")
+        build = detect_cmake.cmake_configure(tree, args)
+        compiles = detect_cmake.cmake_compiles(tree, detect_cmake.library_targets(build))
+        return Detection(system, from_compiles(tree, compiles, build))
+    env = detect_make.build_env()
+    if system == "autotools":
+        if not (tree / "configure").is_file():
+            raise ToolchainError("no configure script")
+        options = detect_make.configure_args(tree, args)
+        detect_make.run_step(
+            ["sh", "./configure", *options], tree, dest / "configure.log", env, "./configure"
+        )
+    elif not any((tree / n).is_file() for n in ("Makefile", "makefile", "GNUmakefile")):
+        raise ToolchainError("no Makefile")
+    # For a plain Makefile, configure_args are make arguments (variables or targets).
+    extra = [] if system == "autotools" else [f"CC={env['CC']}", *args]
+    make = ["make", "-n", "-w", "-k", *extra]
+    dry_run = detect_make.run_step(make, tree, dest / "make-n.log", env, "make -n")
+    commands = detect_make.parse_make_dry_run(dry_run, tree.resolve())
+    entries = detect_make.library_compiles(commands, tree.resolve())
+    return Detection(system, from_compiles(tree, [(e.source, e.flags) for e in entries], None))
+
+
+def detect_build(
+    src_root: Path, system: System = "auto", configure_args: list[str] | tuple[str, ...] = (),
+    cache: Path | None = None,
+) -> Detection:  # fmt: skip
+    """Detect how to build the library in ``src_root`` (cached; see the module docstring).
+
+    Raises:
+        ToolchainError: No detector worked; the message lists why each one failed.
+    """
+    root = Path(src_root).resolve()
+    args = list(configure_args)
+    key = hashlib.sha256(
+        json.dumps([_SCHEME, system, args, clang_version(), str(root), fingerprint(root)]).encode()
+    ).hexdigest()[:16]
+    base = (cache or cache_dir()) / "detect"
+    dest = base / f"{root.name[:40]}-{system}-{key}"
+    with file_lock(base / f"{dest.name}.lock"):
+        marker = dest / "detection.json"
+        if marker.is_file():
+            data = json.loads(marker.read_text())
+            return Detection(data["system"], BuildRecipe(**data["recipe"]), data["notes"])
+        shutil.rmtree(dest, ignore_errors=True)  # a half-finished detection by a dead process
+        dest.mkdir(parents=True)
+        reasons: list[str] = []
+        for candidate in _ORDER if system == "auto" else (system,):
+            try:
+                found = _run_detector(candidate, root, dest, args)
+            except ToolchainError as exc:
+                reasons.append(f"{candidate}: {exc.message}")
+                continue
+            marker.write_text(json.dumps(found.to_dict(), indent=1))
+            return found
+        shutil.rmtree(dest, ignore_errors=True)
+    raise ToolchainError(f"cannot work out how to build {root}:\n  " + "\n  ".join(reasons), HINT)
+
+
+def detect_recipe(
+    src_root: Path, system: System = "auto", configure_args: list[str] | tuple[str, ...] = (),
+    cache: Path | None = None,
+) -> BuildRecipe:  # fmt: skip
+    """The detected :class:`BuildRecipe` for ``src_root`` (see :func:`detect_build`)."""
+    return detect_build(src_root, system, configure_args, cache).recipe
+
+
+def resolve_recipe(
+    src_root: Path, build: BuildSpec | dict[str, Any] | None, cache: Path | None = None
+) -> BuildRecipe:
+    """The recipe for a benchmark's ``build:`` section: explicit, detected, or detected+overridden."""
+    spec = build if isinstance(build, BuildSpec) else BuildSpec.model_validate(build or {"auto": True})
+    given = spec.model_dump(exclude={"auto", "system", "configure_args"}, exclude_none=True)
+    if spec.is_explicit():
+        recipe = BuildRecipe(**given)
+        return recipe if recipe.headers else with_api_headers(Path(src_root).resolve(), recipe, [])
+    recipe = detect_recipe(src_root, spec.system or "auto", spec.configure_args, cache)
+    update: dict[str, Any] = {}
+    for name in ("sources", "include_dirs", "headers", "coverage_sources"):
+        if getattr(spec, name) is not None:
+            update[name] = getattr(spec, name)
+    for name in ("defines", "cflags", "ldflags", "exclude"):
+        update[name] = [*getattr(recipe, name), *getattr(spec, name)]
+    return recipe.model_copy(update=update)
+
+
+def prepare_library(
+    source: SourceSpec | dict[str, Any], build: BuildSpec | dict[str, Any] | None = None,
+    cache: Path | None = None, jobs: int = 2,
+) -> LibraryBuild:  # fmt: skip
+    """Fetch, detect (or read) the recipe, and build a benchmark's library; all cached."""
+    spec = source if isinstance(source, SourceSpec) else SourceSpec.model_validate(source)
+    root = fetch_source(spec, cache)
+    return build_library(root, resolve_recipe(root, build, cache), cache=cache, jobs=jobs)

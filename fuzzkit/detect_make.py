@@ -1,0 +1,186 @@
+"""The ``autotools`` and ``make`` detectors: configure once, then read ``make -n``.
+
+There is no ``bear`` here to record real compiler calls, and automake's ``*_SOURCES``
+variables hide conditionals and generated lists, so the library's files are read from what
+make would run: ``make -n -w -k`` prints every compile, archive and link command without
+running them (recursive ``$(MAKE)`` calls still run, so subdirectories are seen). Compile
+commands give each source with its ``-D``/``-I`` flags and object; archive (``ar``) and
+library link commands (``-o lib*.a``/``.la``/``.so``, ``-shared``) say which objects make
+up the library. Objects that only go into programs (tools, tests, examples) are left out.
+If no library command can be read, every compiled file that does not define ``main`` is
+taken. Both steps run sandboxed in a private copy of the tree (:mod:`fuzzkit.detect`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fuzzkit.detect_sources import is_program
+from fuzzkit.detect_tree import skipped
+from fuzzkit.errors import ToolchainError
+from fuzzkit.sandbox import Limits, run_sandboxed
+from fuzzkit.tools import tool
+
+_COMPILER = re.compile(r"^(?:.*-)?(?:clang|gcc|cc|c\+\+|g\+\+|clang\+\+)(?:-[\d.]+)?$")
+_ARCHIVER = re.compile(r"^(?:.*-)?(?:llvm-)?ar(?:-[\d.]+)?$")
+_LIBRARY_OUT = re.compile(r"(^lib.*\.(a|la)$)|\.so(\.\d+)*$|\.dylib$")
+_ENTERING = re.compile(r"^make(?:\[\d+\])?: Entering directory [`'](.*)'$")
+_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
+_KEPT_FLAGS = re.compile(r"^(-pthread|-f(?:no-)?(?:signed-char|unsigned-char|strict-aliasing))$")
+
+
+def run_step(cmd: list[str], cwd: Path, log: Path, env: dict[str, str], what: str) -> str:
+    """Run a configure/make step sandboxed (no network, writes only under ``cwd``); its output.
+
+    Raises:
+        ToolchainError: The step failed or took over 15 minutes.
+    """
+    result = run_sandboxed(
+        cmd, cwd=cwd, log_path=log, wall_timeout=900, env=env,
+        limits=Limits(cpu_seconds=1800, processes=512, file_size_mb=2048),
+    )  # fmt: skip
+    output = log.read_text(errors="replace")
+    if result.exit_code != 0 or result.timed_out:
+        tail = "\n".join(output.strip().splitlines()[-15:])
+        raise ToolchainError(f"{what} failed (exit {result.exit_code}):\n{tail}")
+    return output
+
+
+def build_env() -> dict[str, str]:
+    """The environment configure steps see: our clang, no optimization, C locale."""
+    return {**os.environ, "CC": tool("clang"), "CXX": tool("clang++"), "CFLAGS": "-g -O0", "LC_ALL": "C"}
+
+
+def configure_args(tree: Path, extra: list[str]) -> list[str]:
+    """Options for ``./configure``: static only, when the script knows the options."""
+    script = (tree / "configure").read_text(errors="replace")
+    wanted = ["--disable-shared", "--enable-static", "--static", "--disable-dependency-tracking"]
+    return [opt for opt in wanted if re.search(re.escape(opt) + r"\b", script)] + extra
+
+
+@dataclass
+class _Compile:
+    source: Path
+    flags: list[str]
+
+
+@dataclass
+class _Commands:
+    compiles: dict[Path, _Compile] = field(default_factory=dict)
+    members: list[tuple[Path, str]] = field(default_factory=list)  # (dir, object or glob)
+    direct: list[_Compile] = field(default_factory=list)  # sources linked straight into a library
+
+
+def _split(line: str) -> list[list[str]]:
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return []
+    segments: list[list[str]] = []
+    current: list[str] = []
+    for token in tokens:
+        if token and set(token) <= set(";&|()"):
+            segments.append(current)
+            current = []
+        else:
+            current.append(token)
+    return [s for s in [*segments, current] if s]
+
+
+def _unwrap(tokens: list[str]) -> list[str]:
+    """Drop env assignments and wrappers (libtool ``--mode=...``, ccache) before the tool."""
+    for i, token in enumerate(tokens):
+        if token.startswith("--mode="):
+            rest = [t for t in tokens[i + 1 :] if not t.startswith("--")]
+            return _unwrap(rest)
+    while tokens and (re.fullmatch(r"\w+=.*", tokens[0]) or Path(tokens[0]).name in ("ccache", "env")):
+        tokens = tokens[1:]
+    return tokens
+
+
+def _parse_compiler(args: list[str], cwd: Path, out: _Commands) -> None:
+    flags, sources, inputs, output, compile_only = [], [], [], None, False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-o", "-I", "-D", "-include", "-isystem", "-MF", "-MT", "-MQ") and i + 1 < len(args):
+            if arg == "-o":
+                output = args[i + 1]
+            elif arg in ("-I", "-isystem"):
+                flags.append("-I" + str((cwd / args[i + 1]).resolve()))
+            elif arg in ("-D", "-include"):
+                flags += [arg, args[i + 1]] if arg == "-include" else ["-D" + args[i + 1]]
+            i += 2
+            continue
+        if arg == "-c":
+            compile_only = True
+        elif arg.startswith("-I"):
+            flags.append("-I" + str((cwd / arg[2:]).resolve()))
+        elif arg.startswith("-D") or _KEPT_FLAGS.match(arg):
+            flags.append(arg)
+        elif arg.endswith(_SOURCE_SUFFIXES) and not arg.startswith("-"):
+            sources.append((cwd / arg).resolve())
+        elif arg.endswith((".o", ".lo", ".a", ".la")) and not arg.startswith("-"):
+            inputs.append(arg)
+        i += 1
+    if compile_only:
+        for source in sources:
+            obj = output if output and len(sources) == 1 else Path(source.name).with_suffix(".o").as_posix()
+            out.compiles[(cwd / obj).resolve()] = _Compile(source, flags)
+    elif output and (_LIBRARY_OUT.search(Path(output).name) or "-shared" in args):
+        out.direct += [_Compile(s, flags) for s in sources]
+        out.members += [(cwd, name) for name in inputs]
+
+
+def parse_make_dry_run(text: str, top: Path) -> _Commands:
+    """Compile and library commands in ``make -n -w`` output; paths are absolute."""
+    out = _Commands()
+    cwd = top
+    for line in text.replace("\\\n", " ").splitlines():
+        entering = _ENTERING.match(line.strip())
+        if entering:
+            cwd = Path(entering[1])
+            continue
+        local = cwd
+        for segment in _split(line):
+            tokens = _unwrap(segment)
+            if not tokens:
+                continue
+            name = Path(tokens[0]).name
+            if name == "cd" and len(tokens) > 1:
+                local = (local / tokens[1]).resolve()
+            elif _COMPILER.match(name):
+                _parse_compiler(tokens[1:], local, out)
+            elif _ARCHIVER.match(name) and len(tokens) > 2:
+                archive_at = 2 if not tokens[1].endswith((".a", ".la")) else 1
+                out.members += [(local, m) for m in tokens[archive_at + 1 :] if not m.startswith("-")]
+    return out
+
+
+def library_compiles(commands: _Commands, tree: Path) -> list[_Compile]:
+    """The compile entries of the library's own sources (see the module docstring)."""
+    chosen: dict[Path, _Compile] = {}
+    for directory, member in commands.members:
+        pattern = str((directory / member).resolve()) if not Path(member).is_absolute() else member
+        for obj, entry in commands.compiles.items():
+            if obj.with_suffix(".lo") == Path(pattern).with_suffix(".lo") or fnmatch.fnmatch(
+                str(obj), pattern
+            ):
+                chosen.setdefault(entry.source, entry)
+    for entry in commands.direct:
+        chosen.setdefault(entry.source, entry)
+    if not chosen:
+        for entry in commands.compiles.values():
+            rel = entry.source.relative_to(tree) if entry.source.is_relative_to(tree) else None
+            if rel is not None and not skipped(rel) and not is_program(entry.source, entry.flags, tree):
+                chosen.setdefault(entry.source, entry)
+    if not chosen:
+        raise ToolchainError("`make -n` showed no compile command for a library source")
+    return [chosen[s] for s in sorted(chosen)]

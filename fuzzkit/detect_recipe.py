@@ -1,0 +1,93 @@
+"""Turning what a detector found into a :class:`~fuzzkit.library.BuildRecipe`."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from fuzzkit.detect_tree import public_headers, read_text
+from fuzzkit.errors import ToolchainError
+from fuzzkit.headers import parse_header
+from fuzzkit.library import BuildRecipe
+
+HINT = (
+    "write the benchmark YAML's `build:` section by hand, e.g. `build: {sources: [src/*.c], "
+    "include_dirs: [include], defines: [HAVE_CONFIG_H], headers: [include/foo.h]}`, or pick a "
+    "system with `build: {system: cmake}` and pass options with `configure_args`"
+)
+
+
+def fingerprint(root: Path) -> str:
+    """A digest of the tree's file names, sizes and times (changes when any file does)."""
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            try:
+                stat = path.lstat()
+            except OSError:
+                continue
+            digest.update(f"{path.relative_to(root)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def with_api_headers(tree: Path, recipe: BuildRecipe, extra_roots: list[Path]) -> BuildRecipe:
+    """Keep public headers declaring functions the sources define; add their include dirs."""
+    candidates = [tree / h for h in recipe.headers] or public_headers(tree, extra_roots)
+    incs = [str((tree / d).resolve()) for d in recipe.include_dirs]
+    incs = list(dict.fromkeys([*incs, *(str(h.parent) for h in candidates)]))
+    code = "\n".join(read_text(p) for g in recipe.sources for p in tree.glob(g))
+    defined = set(re.findall(r"\b(\w+)\s*\(", code))
+    # A header of an optional part that is not built (cJSON_Utils.h without cJSON_Utils.c) is
+    # left out, or harnesses would call functions the library does not have.
+    useful = [h for h in candidates if {d.name for d in parse_header(h, incs, recipe.defines)} & defined]
+    chosen = useful or candidates
+    if not chosen:
+        raise ToolchainError(f"no public header found under {tree}", HINT)
+    include_dirs = list(recipe.include_dirs)
+    for header in chosen:
+        rel = _rel(tree, header.parent)
+        if rel not in include_dirs and str(header.parent) not in include_dirs:
+            include_dirs.append(rel)
+    return recipe.model_copy(
+        update={"headers": [_rel(tree, h) for h in chosen], "include_dirs": include_dirs}
+    )
+
+
+def _rel(tree: Path, path: Path) -> str:
+    path = path.resolve()
+    return (
+        path.relative_to(tree.resolve()).as_posix() or "."
+        if path.is_relative_to(tree.resolve())
+        else str(path)
+    )
+
+
+def from_compiles(tree: Path, compiles: list[tuple[Path, list[str]]], build_dir: Path | None) -> BuildRecipe:
+    """A recipe for a configured ``tree`` from (source, ``-D``/``-I``/other flags) pairs."""
+    defines: dict[str, str] = {}
+    incs: list[str] = ["."]
+    cflags: list[str] = []
+    for _, flags in compiles:
+        it = iter(flags)
+        for flag in it:
+            if flag.startswith("-D"):
+                defines.setdefault(flag[2:].split("=")[0], flag[2:])
+            elif flag.startswith("-I"):
+                rel = _rel(tree, Path(flag[2:]))
+                incs += [rel] if rel not in incs else []
+            elif flag == "-include":
+                cflags += ["-include", next(it, "")]
+            elif flag not in cflags:
+                cflags.append(flag)
+    outside = [str(s) for s, _ in compiles if not s.resolve().is_relative_to(tree.resolve())]
+    if outside:
+        raise ToolchainError(f"library sources outside the source tree: {outside[:3]}", HINT)
+    recipe = BuildRecipe(
+        sources=[_rel(tree, s) for s, _ in compiles], include_dirs=incs, defines=list(defines.values()),
+        cflags=cflags, root=str(tree),
+    )  # fmt: skip
+    return with_api_headers(tree, recipe, [build_dir] if build_dir else [])

@@ -1,0 +1,177 @@
+"""Reading a C source tree: which files are library code, which headers are public.
+
+Shared by every detector in :mod:`fuzzkit.detect`. Everything here reads files only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+# Directory names that hold no library code (matched case-insensitively, whole segment).
+SKIP_DIRS = frozenset(
+    """test tests testing testsuite unittest unittests t example examples sample samples demo
+    demos fuzz fuzzing fuzzer fuzzers ossfuzz oss-fuzz bench benchmark benchmarks perf doc docs
+    contrib tool tools util utils utilities programs apps app bin cmd cli scripts debian .pc .git
+    .github build cmake win32 windows msvc vms amiga os2 os400 msdos nintendods qnx watcom old
+    android ios macos third_party thirdparty vendor external deps node_modules""".split()
+)
+# Where library sources live besides the top directory (searched recursively).
+SOURCE_DIRS = ("src", "lib", "source", "sources", "library", "libsrc")
+_PRIVATE = re.compile(r"(private|internal|_int$|^config$|compat|_impl$|guts|^test)", re.I)
+_FUZZ_ENTRY = re.compile(r"LLVMFuzzerTestOneInput\s*\([^;{)]*\)\s*\{")
+_HEADER_TOKEN = re.compile(r"(?<![\w.+-])([A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*\.h)\b")
+_TEMPLATE_SUFFIXES = (".in", ".cmake", ".cmakein", ".meson", ".build")
+
+
+_BUILD_FILES = ("CMakeLists.txt", "configure", "configure.ac", "Makefile", "Makefile.am", "meson.build")
+
+
+def project_dir(root: Path) -> Path:
+    """The directory holding the library's build files.
+
+    That is ``root``, or its one subdirectory that has them when ``root`` has none
+    (Debian's expat keeps the library in ``expat/``).
+    """
+
+    def has_build(d: Path) -> bool:
+        return any((d / n).is_file() for n in _BUILD_FILES) or any(d.glob("*.c"))
+
+    if has_build(root):
+        return root
+    subdirs = [d for d in root.iterdir() if d.is_dir() and not skipped(Path(d.name, "x")) and has_build(d)]
+    return subdirs[0] if len(subdirs) == 1 else root
+
+
+def read_text(path: Path) -> str:
+    """A source file's text (bad bytes replaced), or ``""`` when unreadable."""
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def skipped(rel: Path) -> bool:
+    """Whether a path relative to the root lies in a directory that holds no library code."""
+    return any(part.lower() in SKIP_DIRS or part.startswith(".") for part in rel.parts[:-1])
+
+
+def walk(root: Path, suffixes: tuple[str, ...], skip: bool = True) -> Iterator[Path]:
+    """Files under ``root`` with one of ``suffixes``, sorted, optionally outside :data:`SKIP_DIRS`."""
+    for path in sorted(root.rglob("*")):
+        if path.suffix in suffixes and path.is_file() and not (skip and skipped(path.relative_to(root))):
+            yield path
+
+
+def fuzz_harnesses(root: Path) -> list[str]:
+    """Files in the tree that define ``LLVMFuzzerTestOneInput`` (relative paths, sorted)."""
+    found = []
+    for path in walk(root, (".c", ".cc", ".cpp", ".cxx"), skip=False):
+        rel = path.relative_to(root)
+        if rel.parts[0] in (".pc", ".git", "debian") or any(p.startswith(".logicfuzz") for p in rel.parts):
+            continue
+        if _FUZZ_ENTRY.search(read_text(path)):
+            found.append(rel.as_posix())
+    return found
+
+
+def harness_helpers(harness: Path) -> list[Path]:
+    """Helper sources next to an upstream harness.
+
+    These are the files in its directory defining neither a fuzz entry point nor ``main``
+    (lz4's ``ossfuzz/fuzz_data_producer.c``).
+    """
+    helpers = []
+    for path in sorted(harness.parent.iterdir()):
+        if path == harness or path.suffix not in (".c", ".cc", ".cpp", ".cxx"):
+            continue
+        text = read_text(path)
+        if not _FUZZ_ENTRY.search(text) and not re.search(r"\bmain\s*\([^;{)]*\)\s*\{", text):
+            helpers.append(path)
+    return helpers
+
+
+def candidate_sources(root: Path) -> list[Path]:
+    """``.c`` files that may be library code: top level and the usual source directories.
+
+    Fuzz targets are left out here; programs and ``#include``d fragments are recognized
+    from the symbols their objects define (:mod:`fuzzkit.detect_sources`), since ``main``
+    often sits in a comment or an ``#ifdef`` (zlib's ``crc32.c``).
+    """
+    files = [p for p in sorted(root.glob("*.c")) if p.is_file()]
+    for name in SOURCE_DIRS:
+        for directory in (d for d in root.iterdir() if d.is_dir() and d.name.lower() == name):
+            files += [p for p in walk(directory, (".c",)) if not skipped(p.relative_to(directory))]
+    return [p for p in files if not _FUZZ_ENTRY.search(read_text(p))]
+
+
+def generated_headers(root: Path) -> set[str]:
+    """Names of headers a configure step would generate (``config.h`` from ``config.h.in``)."""
+    names: set[str] = set()
+    for path in root.rglob("*"):
+        for suffix in _TEMPLATE_SUFFIXES:
+            if path.name.endswith(".h" + suffix):
+                names.add(path.name[: -len(suffix)])
+    return names
+
+
+def _install_mentions(root: Path) -> set[str]:
+    """Header names the build files install or call public."""
+    names: set[str] = set()
+    for path in root.rglob("*"):
+        if not path.is_file() or skipped(path.relative_to(root)):
+            continue
+        text = ""
+        if path.name == "CMakeLists.txt" or path.name == "meson.build":
+            text = read_text(path)
+            blocks = re.findall(r"(?:install|install_headers)\s*\(([^)]*)\)", text, re.I)
+            for var, body in re.findall(r"set\s*\(\s*(\w+)([^)]*)\)", text, re.I):
+                if re.search(r"HEADER|HDR|PUBLIC|INCLUDE", var, re.I) and not _PRIVATE.search(var):
+                    blocks.append(body)
+            blocks += re.findall(r"PUBLIC_HEADER\s*\"?([^)\"]*)", text)
+        elif path.name in ("Makefile", "Makefile.am", "Makefile.in", "GNUmakefile", "makefile"):
+            joined = read_text(path).replace("\\\n", " ")
+            blocks = [
+                line
+                for line in joined.splitlines()
+                if re.search(r"_HEADERS\s*[+:]?=|includedir|INCLUDEDIR|install", line, re.I)
+            ]
+        else:
+            continue
+        for block in blocks:
+            names.update(_HEADER_TOKEN.findall(block))
+    return names
+
+
+def public_headers(root: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:
+    """The library's public headers, most likely first.
+
+    A header is public when the build files install it (CMake ``install``/``*_HEADERS``
+    variables, automake ``include_HEADERS``, Makefile install or ``includedir`` lines) or
+    it sits in a top-level ``include/`` directory; failing both, every header next to the
+    library sources is. Headers named like private ones (``*_private.h``, ``*internal*``,
+    ``config.h``) are dropped unless nothing else is left. ``extra_roots`` (a build
+    directory) are searched for generated headers too.
+    """
+    headers = [p for r in (root, *extra_roots) for p in walk(r, (".h",)) if p.is_file()]
+    mentioned = _install_mentions(root)
+    include_dir = root / "include"
+    chosen = [p for p in headers if p.name in mentioned or p.is_relative_to(include_dir)]
+    if not chosen:
+        source_dirs = {p.parent for p in candidate_sources(root)}
+        chosen = [p for p in headers if p.parent in source_dirs]
+    public = [p for p in chosen if not _PRIVATE.search(p.stem)] or chosen
+    by_name: dict[str, Path] = {}
+    for path in public:
+        by_name.setdefault(path.name, path)  # a copy in the build directory adds nothing
+    public = list(by_name.values())
+    project = _project_words(root)
+    # The header named like the project (zlib.h, cJSON.h, yaml.h) is usually the main one.
+    return sorted(dict.fromkeys(public), key=lambda p: (p.stem.lower() not in project, len(p.parts), p.name))
+
+
+def _project_words(root: Path) -> set[str]:
+    name = root.name.lower()
+    base = re.split(r"[-_]\d", name)[0]
+    return {base, base.removeprefix("lib"), base.replace("-", "_")}

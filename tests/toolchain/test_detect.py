@@ -1,0 +1,191 @@
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from fuzzkit.detect import BuildSpec, detect_build, resolve_recipe
+from fuzzkit.detect_make import parse_make_dry_run
+from fuzzkit.errors import ToolchainError
+from fuzzkit.library import build_library
+from fuzzkit.source import SourceSpec, fetch_source
+
+pytestmark = pytest.mark.toolchain
+
+
+def _symbols(archive: str) -> str:
+    return subprocess.run(["nm", archive], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture(scope="module")
+def zlib_root(cache: Path) -> Path:
+    return fetch_source(SourceSpec(apt="zlib"), cache=cache)
+
+
+@pytest.fixture(scope="module")
+def libyaml_root(cache: Path) -> Path:
+    return fetch_source(SourceSpec(apt="libyaml"), cache=cache)
+
+
+def test_sources_detection_on_cjson_zlib_libyaml(
+    cjson_root: Path, zlib_root: Path, libyaml_root: Path, cache: Path
+) -> None:
+    cjson = detect_build(cjson_root, cache=cache)
+    assert cjson.system == "sources" and cjson.recipe.root is None
+    assert cjson.recipe.sources == ["cJSON.c", "cJSON_Utils.c"]  # test.c defines main
+    assert cjson.recipe.headers == ["cJSON.h", "cJSON_Utils.h"]
+
+    zlib = detect_build(zlib_root, cache=cache).recipe
+    # crc32.c and inflate.c mention main() in an #ifdef and a comment: still library code.
+    assert {"crc32.c", "inflate.c", "gzread.c"} <= set(zlib.sources) and len(zlib.sources) == 15
+    assert zlib.headers == ["zlib.h"] and zlib.defines == []  # zconf.h declares no function
+
+    yaml = detect_build(libyaml_root, cache=cache).recipe
+    assert yaml.sources == [
+        f"src/{n}.c" for n in "api dumper emitter loader parser reader scanner writer".split()
+    ]
+    assert yaml.defines == [
+        "YAML_VERSION_MAJOR=0", "YAML_VERSION_MINOR=2", "YAML_VERSION_PATCH=5", 'YAML_VERSION_STRING="0.2.5"'
+    ]  # fmt: skip
+    assert yaml.headers == ["include/yaml.h"] and "include" in yaml.include_dirs
+    lib = build_library(libyaml_root, yaml, cache=cache)
+    assert " T yaml_parser_parse" in _symbols(lib.fuzz_archive)
+
+
+def test_cmake_and_autotools_detection(libyaml_root: Path, zlib_root: Path, cache: Path) -> None:
+    cmake = detect_build(libyaml_root, system="cmake", cache=cache)
+    recipe = cmake.recipe
+    assert recipe.root and Path(recipe.root).name == libyaml_root.name and Path(recipe.root) != libyaml_root
+    assert len(recipe.sources) == 8 and "HAVE_CONFIG_H" in recipe.defines
+    assert (Path(recipe.root) / ".logicfuzz-build" / "include" / "config.h").is_file()  # generated
+    assert not (libyaml_root / ".logicfuzz-build").exists()  # the shared tree is untouched
+
+    auto = detect_build(zlib_root, system="autotools", cache=cache).recipe
+    assert "_LARGEFILE64_SOURCE=1" in auto.defines
+    assert len(auto.sources) == 15 and not any("example" in s or "minigzip" in s for s in auto.sources)
+    again = detect_build(zlib_root, system="autotools", cache=cache)
+    assert again.recipe == auto  # cached
+
+
+MAKEFILE = """\
+CFLAGS = -O2 -DFOO_LEVEL=3
+all: libfoo.a footool
+libfoo.a: foo.o bar.o
+\t$(AR) rcs $@ foo.o bar.o
+footool: tool.o libfoo.a
+\t$(CC) -o $@ tool.o libfoo.a
+%.o: %.c
+\t$(CC) $(CFLAGS) -Iinclude -c -o $@ $<
+"""
+
+
+def _make_project(root: Path) -> None:
+    (root / "include").mkdir(parents=True)
+    (root / "include" / "foo.h").write_text("int foo_parse(const char *text, int len);\nint bar(int x);\n")
+    (root / "foo.c").write_text(
+        '#include "foo.h"\n#ifndef FOO_LEVEL\n#define FOO_LEVEL 1\n#endif\n'
+        "int foo_parse(const char *t, int n) { return n + FOO_LEVEL; }\n"
+    )
+    (root / "bar.c").write_text('#include "foo.h"\nint bar(int x) { return x * 2; }\n')
+    (root / "tool.c").write_text('#include "foo.h"\nint main(void) { return bar(1); }\n')
+    (root / "Makefile").write_text(MAKEFILE)
+
+
+def test_plain_makefile_project(tmp_path: Path) -> None:
+    root = tmp_path / "foo-1.0"
+    _make_project(root)
+    found = detect_build(root, system="make", cache=tmp_path / "cache")
+    assert found.recipe.sources == ["bar.c", "foo.c"]  # the tool is not library code
+    assert found.recipe.defines == ["FOO_LEVEL=3"] and found.recipe.headers == ["include/foo.h"]
+    assert "include" in found.recipe.include_dirs
+    lib = build_library(root, found.recipe, cache=tmp_path / "cache")
+    assert " T foo_parse" in _symbols(lib.fuzz_archive) and " T main" not in _symbols(lib.fuzz_archive)
+
+
+def test_make_dry_run_parsing() -> None:
+    top = Path("/src/proj")
+    text = textwrap.dedent("""\
+        make: Entering directory '/src/proj'
+        make[1]: Entering directory '/src/proj/lib'
+        sh ../libtool --tag=CC --mode=compile clang -DHAVE_CONFIG_H -I. -I../include -g -c -o api.lo api.c
+        clang -DX=1 -std=c99 -pthread -c a.c b.c
+        ar rcs libpart.a *.o
+        sh ../libtool --tag=CC --mode=link clang -g -o libproj.la -rpath /usr/lib api.lo -lm
+        make[1]: Leaving directory '/src/proj/lib'
+        make[1]: Entering directory '/src/proj/tests'
+        clang -I../include -c -o t.o t.c && clang -o t t.o ../lib/libproj.la
+        """)
+    commands = parse_make_dry_run(text, top)
+    assert set(commands.compiles) == {Path("/src/proj/lib/api.lo"), Path("/src/proj/lib/a.o"),
+                                      Path("/src/proj/lib/b.o"), Path("/src/proj/tests/t.o")}  # fmt: skip
+    api = commands.compiles[Path("/src/proj/lib/api.lo")]
+    assert api.source == Path("/src/proj/lib/api.c")
+    assert api.flags == ["-DHAVE_CONFIG_H", "-I/src/proj/lib", "-I/src/proj/include"]
+    assert commands.compiles[Path("/src/proj/lib/a.o")].flags == ["-DX=1", "-pthread"]
+    members = {(str(d), m) for d, m in commands.members}
+    assert members == {("/src/proj/lib", "*.o"), ("/src/proj/lib", "api.lo")}  # not the test program
+
+
+def test_generated_header_defers_to_the_build_system(tmp_path: Path) -> None:
+    root = tmp_path / "gen"
+    root.mkdir()
+    (root / "gen.h").write_text("int gen_decode(const unsigned char *data, unsigned long size);\n")
+    (root / "gen_config.h.in").write_text("#define GEN_LIMIT @LIMIT@\n")
+    (root / "gen.c").write_text(
+        '#include "gen_config.h"\n#include "gen.h"\n'
+        "int gen_decode(const unsigned char *d, unsigned long n) { return n > GEN_LIMIT ? d[0] : 0; }\n"
+    )
+    (root / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(gen C)\nset(LIMIT 7)\n"
+        "configure_file(gen_config.h.in ${CMAKE_CURRENT_BINARY_DIR}/gen_config.h)\n"
+        "add_library(gen gen.c)\ntarget_include_directories(gen PRIVATE ${CMAKE_CURRENT_BINARY_DIR})\n"
+        "add_executable(gen_test gen.c)\n"
+    )
+    found = detect_build(root, cache=tmp_path / "cache")
+    assert found.system == "cmake" and found.recipe.sources == ["gen.c"]
+    assert found.recipe.headers == ["gen.h"]
+    lib = build_library(root, found.recipe, cache=tmp_path / "cache")
+    assert " T gen_decode" in _symbols(lib.fuzz_archive)
+
+
+def test_undetectable_tree_says_what_to_write(tmp_path: Path) -> None:
+    (tmp_path / "README").write_text("nothing to build here\n")
+    (tmp_path / "Makefile").write_text("all:\n\t@echo nothing\n")
+    with pytest.raises(ToolchainError) as info:
+        detect_build(tmp_path, cache=tmp_path / "cache")  # a cache inside the tree is not copied
+    assert "sources:" in str(info.value) and "make: `make -n` showed no compile" in str(info.value)
+    assert "build:" in info.value.hint
+
+
+def test_build_section_forms(tmp_path: Path) -> None:
+    root = tmp_path / "foo-1.0"
+    _make_project(root)
+    (root / "Makefile").unlink()  # leave the `sources` detector to do it
+    (root / "win32_port.c").write_text("#include <windows.h>\nint port(void) { return 0; }\n")
+    cache = tmp_path / "cache"
+    explicit = resolve_recipe(root, {"sources": ["foo.c"], "defines": ["FOO_LEVEL=1"]}, cache)
+    assert explicit.sources == ["foo.c"] and explicit.headers == ["include/foo.h"]  # headers found
+    detected = resolve_recipe(root, None, cache)
+    assert detected.sources == ["bar.c", "foo.c"]  # win32_port.c needs a platform header
+    assert detect_build(root, cache=cache).notes == [
+        "dropped win32_port.c: needs windows.h (a platform header)"
+    ]
+    tuned = resolve_recipe(root, BuildSpec(auto=True, exclude=["bar.c"], defines=["FOO_LEVEL=9"]), cache)
+    assert tuned.exclude == ["bar.c"] and tuned.defines[-1] == "FOO_LEVEL=9"
+    lib = build_library(root, tuned, cache=cache)
+    assert [Path(s).name for s in lib.sources] == ["foo.c"]
+    with pytest.raises(ValueError):
+        BuildSpec.model_validate({"sources": ["a.c"], "colour": "red"})
+
+
+def test_library_in_a_subdirectory(tmp_path: Path) -> None:
+    root = tmp_path / "pkg-2.0"
+    (root / "debian").mkdir(parents=True)
+    (root / "debian" / "rules").write_text("#!/usr/bin/make -f\n")
+    _make_project(root / "foo")
+    (root / "foo" / "Makefile").unlink()
+    found = detect_build(root, cache=tmp_path / "cache")
+    assert found.recipe.sources == ["foo/bar.c", "foo/foo.c"]
+    assert found.recipe.headers == ["foo/include/foo.h"] and "foo/include" in found.recipe.include_dirs

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agent_graph.benchmark import load_benchmark
+from agent_graph.cli_init import add_init_benchmark_command
+from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.errors import ToolchainError
+from fuzzkit.init_benchmark import make_benchmark
+from fuzzkit.select_functions import archetype, choose_functions, score
+
+pytestmark = pytest.mark.toolchain
+
+
+def _decl(name: str, ret: str, *params: tuple[str, str]) -> FunctionDecl:
+    return FunctionDecl(name, ret, tuple(Param(n, t) for n, t in params))
+
+
+def test_default_choice_prefers_varied_data_entry_points() -> None:
+    api = [
+        _decl("z_version", "const char *"),
+        _decl("z_free", "void", ("p", "void *")),
+        _decl(
+            "z_decode", "int", ("out", "unsigned char *"), ("in", "const unsigned char *"), ("len", "size_t")
+        ),
+        _decl("z_decode2", "int", ("in", "const unsigned char *"), ("len", "size_t"), ("flags", "int")),
+        _decl("z_parse_text", "z_doc *", ("text", "const char *")),
+        _decl("z_stream_read", "int", ("s", "z_stream *"), ("flush", "int")),
+        _decl("z_get_count", "int", ("d", "const z_doc *")),
+        _decl("z_load_file", "z_doc *", ("path", "const char *")),
+        _decl("z_on_event", "void", ("cb", "int (*)(void *)"), ("user", "void *")),
+        _decl("z_encode", "int", ("d", "const z_doc *"), ("out", "char *"), ("cap", "size_t")),
+    ]
+    assert [archetype(d) for d in api[2:6]] == ["buffer", "buffer", "string", "object"]
+    four = [d.name for d in choose_functions(api, max_functions=4)]
+    assert four[0] == "z_decode" and set(four) == {"z_decode", "z_parse_text", "z_stream_read", "z_encode"}
+    # The variant comes only when there is room; getters, free, version, files, callbacks never.
+    eight = [d.name for d in choose_functions(api, max_functions=8)]
+    assert eight == ["z_decode", "z_decode2", "z_parse_text", "z_stream_read", "z_encode"]
+    assert score(api[0]) < 0 and score(api[1]) < 0 and score(api[7]) < score(api[4])
+    assert [d.name for d in choose_functions(api, max_functions=2)] == ["z_decode", "z_parse_text"]
+
+
+def test_zlib_benchmark_from_apt(cache: Path, tmp_path: Path) -> None:
+    bench = make_benchmark({"apt": "zlib"}, cache=cache)
+    names = [f["name"] for f in bench["functions"]]
+    assert {"uncompress", "inflate", "crc32"} <= set(names) and len(names) <= 8
+    assert not any(n.endswith("_") or "Init" in n or n.startswith("gz") for n in names)
+    assert bench["project"] == "zlib" and bench["source"] == {"apt": "zlib"}
+    assert bench["build"]["headers"] == ["zlib.h"] and len(bench["build"]["sources"]) == 15
+    assert bench["upstream_harnesses"] == [] and "target_path" not in bench
+    inflate = next(f for f in bench["functions"] if f["name"] == "inflate")
+    assert inflate == {
+        "name": "inflate", "signature": "int inflate(z_streamp strm, int flush)", "return_type": "int",
+        "params": [{"name": "strm", "type": "z_streamp"}, {"name": "flush", "type": "int"}],
+    }  # fmt: skip
+    path = tmp_path / "zlib.yaml"
+    path.write_text(yaml.safe_dump(bench, sort_keys=False))
+    loaded = load_benchmark(path)  # the runner's own loader accepts it as it is
+    assert [f.name for f in loaded.functions] == names
+
+
+def test_cjson_upstream_harness_and_named_functions(cache: Path) -> None:
+    bench = make_benchmark({"apt": "cjson"}, functions=["cJSON_Parse", "cJSON_Print"], cache=cache)
+    assert bench["upstream_harnesses"] == ["fuzzing/cjson_read_fuzzer.c"]  # not fuzz_main.c
+    assert (
+        bench["target_path"] == "fuzzing/cjson_read_fuzzer.c" and bench["target_name"] == "cjson_read_fuzzer"
+    )
+    assert [f["name"] for f in bench["functions"]] == ["cJSON_Parse", "cJSON_Print"]
+    assert bench["functions"][0]["signature"] == "cJSON *cJSON_Parse(const char *value)"
+    with pytest.raises(ToolchainError, match="did you mean cJSON_Parse"):
+        make_benchmark({"apt": "cjson"}, functions=["cJSON_Parze"], cache=cache)
+
+
+def _cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="logicfuzz")
+    add_init_benchmark_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+def test_cli_writes_yaml_or_fails_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOGICFUZZ_CACHE_DIR", str(tmp_path / "cache"))
+    lib = tmp_path / "tiny-0.1"
+    lib.mkdir()
+    (lib / "tiny.h").write_text("#include <stddef.h>\nint tiny_parse(const char *data, size_t size);\n")
+    (lib / "tiny.c").write_text(
+        '#include "tiny.h"\nint tiny_parse(const char *d, size_t n) { return n ? d[0] : 0; }\n'
+    )
+    assert _cli(["init-benchmark", "--path", str(lib)]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("# Generated by: logicfuzz init-benchmark")
+    data = yaml.safe_load(out.out)
+    assert data["project"] == "tiny" and data["source"] == {"path": str(lib)}
+    assert data["build"] == {"sources": ["tiny.c"], "include_dirs": ["."], "headers": ["tiny.h"]}
+    assert [f["name"] for f in data["functions"]] == ["tiny_parse"]
+
+    assert _cli(["init-benchmark", "--path", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr()
+    assert err.out == "" and "error:" in err.err and "not a directory" in err.err
+    assert _cli(["init-benchmark", "--path", str(lib), "--functions", "tiny_nope"]) == 2
+    assert "tiny_parse" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        _cli(["init-benchmark", "--apt", "zlib", "--path", str(lib)])  # exactly one source
