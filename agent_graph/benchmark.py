@@ -7,7 +7,7 @@ Example (``benchmarks/cjson.yaml``)::
     target_path: fuzzing/cjson_read_fuzzer.c
     target_name: cjson_read_fuzzer
     source: {apt: cjson}
-    build: {sources: [cJSON.c], include_dirs: [.], headers: [cJSON.h]}
+    build: {sources: [cJSON.c], include_dirs: [.], headers: [cJSON.h]}   # optional: detected
     functions:
       - name: cJSON_Parse
         signature: "cJSON * cJSON_Parse(const char * value)"
@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.detect import BuildSpec
 
 
 class BenchmarkError(ValueError):
@@ -74,18 +75,6 @@ class SourceSection(BaseModel):
         return self
 
 
-class BuildSection(BaseModel):
-    """How to build the library (see ``fuzzkit.library.BuildRecipe``)."""
-
-    sources: list[str]
-    include_dirs: list[str] = Field(default_factory=lambda: ["."])
-    defines: list[str] = Field(default_factory=list)
-    headers: list[str]
-    cflags: list[str] = Field(default_factory=list)
-    coverage_sources: list[str] | None = None
-    exclude: list[str] = Field(default_factory=list)
-
-
 class Benchmark(BaseModel):
     """A whole benchmark file."""
 
@@ -95,7 +84,7 @@ class Benchmark(BaseModel):
     target_name: str = ""
     functions: list[FunctionSpec]
     source: SourceSection
-    build: BuildSection
+    build: BuildSpec | None = None
     upstream_harnesses: list[str] = Field(default_factory=list)
     path: str = ""
 
@@ -119,12 +108,11 @@ def load_benchmark(path: str | Path) -> Benchmark:
         raise BenchmarkError(f"{path} is not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise BenchmarkError(f"{path}: expected a mapping with project, functions, source, build")
-    missing = [k for k in ("source", "build") if k not in data]
-    if missing:
+    if "source" not in data:
         raise BenchmarkError(
-            f"{path}: no {' and no '.join(missing)} section. oss-fuzz-gen benchmarks do not say "
-            "where the library comes from; add e.g.\n  source: {apt: cjson}\n  build: {sources: "
-            "[cJSON.c], headers: [cJSON.h]}\nor generate a complete file with "
+            f"{path}: no source section. oss-fuzz-gen benchmarks do not say where the library "
+            "comes from; add e.g.\n  source: {apt: cjson}\n(optionally a build: section; without "
+            "one the build is detected) or generate a complete file with "
             "`logicfuzz init-benchmark --apt NAME`."
         )
     try:

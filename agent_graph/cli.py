@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent_graph.benchmark import BenchmarkError
+from agent_graph.cli_init import add_init_benchmark_command
 from agent_graph.cli_memory import add_memory_commands
 from agent_graph.cli_report import add_report_command
 from agent_graph.context import MEMORY_MODES, Context
@@ -101,6 +102,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--memory-config", default="", help="experience-memory config file (YAML/TOML)")
     add_report_command(sub)
     add_memory_commands(sub)
+    add_init_benchmark_command(sub)
     return p
 
 

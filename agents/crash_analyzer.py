@@ -46,6 +46,11 @@ def report_text(crash: Mapping[str, Any]) -> str:
         f"top project frame in harness: {bool(crash.get('in_harness'))}",
         f"near initialization: {bool(crash.get('near_init'))}",
         f"signature: {crash.get('signature', '')}",
+        f"category: {crash.get('category', '')}",
+        f"entry function: {crash.get('entry_function', '')}",
+        f"access: {crash.get('access', '')}",
+        f"buffer origin: {crash.get('buffer_origin', '')}",
+        f"misuse hint: {crash.get('misuse_hint', '')}",
     ])
 
 

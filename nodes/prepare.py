@@ -12,18 +12,16 @@ from agent_graph.context import Context
 from agent_graph.session_memory import empty_session_memory
 from agent_graph.state import FuzzState
 from fuzzkit.api import FunctionDecl
+from fuzzkit.detect import prepare_library
 from fuzzkit.headers import parse_header
-from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
-from fuzzkit.source import SourceSpec, fetch_source
+from fuzzkit.library import LibraryBuild
 from long_term_memory.retrieval import RetrieverHandle
 from nodes._common import ctx_of, log_event, visit
 
 
 def library_for(bench: Benchmark) -> LibraryBuild:
-    """Fetch and build a benchmark's library (cached per source and flags)."""
-    root = fetch_source(SourceSpec(**bench.source.model_dump()))
-    recipe = BuildRecipe(**bench.build.model_dump())
-    return build_library(root, recipe)
+    """Fetch, detect or read the recipe, and build a benchmark's library (all cached)."""
+    return prepare_library(bench.source.model_dump(exclude_none=True), bench.build)
 
 
 def api_of(lib: LibraryBuild) -> list[FunctionDecl]:

@@ -139,6 +139,8 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
                      or report.get("location") == "harness")
     if kind == "leak" and "LLVMFuzzerTestOneInput" in facts.text("Stack"):
         harness_fault = True
+    if report.get("misuse hint", "").strip() or report.get("category") == "harness":
+        harness_fault = True  # the triage traced the bad access to what the harness passed
     if harness_fault:
         return {"feasible": False, "verdict": "harness_misuse",
                 "reasoning": f"The {kind} originates in harness code, not in the library.",
