@@ -79,6 +79,10 @@ class Context:
     memory_config: str = field(
         default="", metadata={"description": "Experience-memory config file (default: the shipped one)."}
     )
+    defer_experience: bool = field(
+        default=False,
+        metadata={"description": "Leave the experience lifecycle to the caller (MaTTS attempts)."},
+    )
     embedding_model: str = field(
         default="all-MiniLM-L6-v2", metadata={"description": "sentence-transformers model."}
     )

@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,13 +67,36 @@ def target_dir(out: Path, project: str, function: str) -> Path:
     return out / project / function
 
 
-def run_target(bench_path: str, function: str, out: str, ctx_data: dict[str, Any]) -> dict[str, Any]:
-    """Run (or resume) one target and write its outputs. Runs in a worker; returns its record."""
+def _run_graph(bench: Benchmark, function: str, wdir: Path, run_dir: Path, ctx: Context,
+               thread: str) -> dict[str, Any]:
+    """One checkpointed graph run in ``wdir`` (resumed when its checkpoint is unfinished)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from agent_graph.builder import build_graph
+
+    wdir.mkdir(parents=True, exist_ok=True)
+    config = {"configurable": {"thread_id": thread}}
+    with SqliteSaver.from_conn_string(str(wdir / "checkpoints.sqlite")) as saver:
+        graph = build_graph(checkpointer=saver)
+        snapshot = graph.get_state(config)
+        payload = None
+        if not snapshot.next:
+            payload = {**prepared_input(bench, function, wdir), "run_dir": str(run_dir)}
+        graph.invoke(payload, config, context=ctx, durability="sync")
+        return dict(graph.get_state(config).values)
+
+
+def run_target(bench_path: str, function: str, out: str, ctx_data: dict[str, Any]) -> dict[str, Any]:
+    """Run (or resume) one target and write its outputs. Runs in a worker; returns its record.
+
+    With MaTTS on (the experience config's ``matts``), the target runs as N attempts at a higher
+    temperature; the best attempt is the target's result and one contrastive extraction learns
+    from all of them.
+    """
     from agents.base import ModelCallError
     from agents.llm import ModelConfigError
+    from long_term_memory.experience import attempt_specs, best_attempt, outcome_from_state
+    from nodes._experience import config_of, matts_lifecycle
 
     bench = load_benchmark(bench_path)
     ctx = Context(**ctx_data)
@@ -81,21 +104,37 @@ def run_target(bench_path: str, function: str, out: str, ctx_data: dict[str, Any
     result_file = tdir / "result.json"
     if result_file.is_file():
         return {**json.loads(result_file.read_text()), "skipped": True}
-    tdir.mkdir(parents=True, exist_ok=True)
-    config = {"configurable": {"thread_id": f"{bench.project}/{function}"}}
     started = time.monotonic()
-    with SqliteSaver.from_conn_string(str(tdir / "checkpoints.sqlite")) as saver:
-        graph = build_graph(checkpointer=saver)
-        snapshot = graph.get_state(config)
-        payload = None if snapshot.next else prepared_input(bench, function, tdir)
-        try:
-            graph.invoke(payload, config, context=ctx, durability="sync")
-        except (ModelCallError, ModelConfigError) as exc:
-            record = {"project": bench.project, "function": function, "error": str(exc)}
-            (tdir / "error.json").write_text(json.dumps(record, indent=1))
-            return record
-        state = graph.get_state(config).values
+    specs = attempt_specs(config_of(ctx))
+    try:
+        if len(specs) == 1:
+            state = _run_graph(bench, function, tdir, Path(out), ctx, f"{bench.project}/{function}")
+            matts = None
+        else:
+            states = []
+            for spec in specs:
+                attempt_ctx = replace(ctx, defer_experience=True,
+                                      temperature=spec.temperature or ctx.temperature)
+                states.append(_run_graph(bench, function, tdir / f"attempt-{spec.attempt}", Path(out),
+                                         attempt_ctx, f"{bench.project}/{function}#a{spec.attempt}"))
+            outcomes = [outcome_from_state(s, Path(out).name, attempt=i) for i, s in enumerate(states)]
+            best = best_attempt(outcomes)
+            extra_usage = matts_lifecycle(states, ctx, best)
+            state = states[best]
+            if extra_usage:
+                usage = dict(state.get("usage") or {})
+                usage["experience_extractor"] = extra_usage
+                state["usage"] = usage
+            matts = {"attempts": len(states), "best": best,
+                     "lines": [o.lines_percent for o in outcomes]}
+    except (ModelCallError, ModelConfigError) as exc:
+        record = {"project": bench.project, "function": function, "error": str(exc)}
+        tdir.mkdir(parents=True, exist_ok=True)
+        (tdir / "error.json").write_text(json.dumps(record, indent=1))
+        return record
     record = result_record(state, bench.project, function, time.monotonic() - started)
+    if matts:
+        record["matts"] = matts
     write_target_outputs(tdir, state, record)
     return record
 

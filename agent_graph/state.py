@@ -50,6 +50,7 @@ class FuzzInput(TypedDict, total=False):
     benchmark: str
     function: str
     work_dir: str
+    run_dir: str
     target: dict[str, Any]
     api: list[dict[str, Any]]
     headers: list[str]

@@ -58,8 +58,8 @@ def config_of(ctx: Context) -> ExperienceConfig:
 
 
 def run_dir(state: FuzzState) -> Path:
-    """The run directory (``<run>/<project>/<function>`` is a target's work dir)."""
-    return work_dir(state).parent.parent
+    """The run directory (by default ``<run>/<project>/<function>`` is a target's work dir)."""
+    return Path(state["run_dir"]) if state.get("run_dir") else work_dir(state).parent.parent
 
 
 def events_of(state: FuzzState) -> EventLog:
@@ -106,7 +106,8 @@ def note_used(state: FuzzState, reply: str, extras: dict[str, Any]) -> dict[str,
 def finalize_experience(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Post-run lifecycle: evaluate, maybe extract, apply. Failures are logged, never fatal."""
     ctx = ctx_of(runtime)
-    if not mode_allows_retrieval(ctx.memory_mode) and not mode_allows_writes(ctx.memory_mode):
+    if ctx.defer_experience or (not mode_allows_retrieval(ctx.memory_mode)
+                                and not mode_allows_writes(ctx.memory_mode)):
         return {}
     cfg, events = config_of(ctx), events_of(state)
     exp = (state.get("extras") or {}).get("experience") or {}
@@ -136,3 +137,46 @@ def finalize_experience(state: FuzzState, runtime: Runtime[Context]) -> dict[str
     log_event(state, "memory.experience.applied", task_id=outcome.task_id,
               added=list(getattr(applied.record, "added", []) or []) if applied.record else [])
     return update
+
+
+def _attempt_decision(state: FuzzState, gatekeeper: Gatekeeper, attempt: int) -> Any:
+    exp = (state.get("extras") or {}).get("experience") or {}
+    shown = [InjectItem.from_dict(i) for i in exp.get("shown", [])]
+    matches = [Match.from_dict(m) for m in exp.get("matches", [])]
+    outcome = outcome_from_state(state, run_id=run_dir(state).name, attempt=attempt)
+    return gatekeeper.evaluate(shown, exp.get("used", []), outcome, matches), outcome
+
+
+def matts_lifecycle(states: list[FuzzState], ctx: Context, best: int) -> dict[str, Any]:
+    """MaTTS: every attempt's Hit/Validation records, and one contrastive extraction over all.
+
+    Returns the extraction's usage (added to the best attempt's record by the caller).
+    """
+    from agents.llm import get_chat_model, model_name
+
+    cfg = config_of(ctx)
+    events = events_of(states[best])
+    gatekeeper = Gatekeeper(cfg)
+    decisions = [_attempt_decision(s, gatekeeper, i) for i, s in enumerate(states)]
+    for i, (decision, _) in enumerate(decisions):
+        if i != best:
+            _bank(ctx).apply(decision, events)
+    decision, outcome = decisions[best]
+    usage: dict[str, Any] = {}
+    if mode_allows_writes(ctx.memory_mode):
+        trajectories = [trajectory_from_state(s, cfg, run_id=run_dir(s).name) for s in states]
+        template, variables = build_extraction_prompt("contrastive", trajectories,
+                                                      cfg.extraction.max_trajectory_chars)
+        agent = ExperienceExtractor(get_chat_model(ctx, temperature=cfg.extraction.temperature),
+                                    token_budget=ctx.message_token_budget, model=model_name(ctx.model))
+        try:
+            result = agent.run(variables, [], template)
+            usage = result.usage
+            items = parse_memory_items(result.reply)
+            decision = gatekeeper.admit(decision, outcome, items, query=trajectories[best].query,
+                                        trajectory=variables.get("trajectory", ""),
+                                        task_type=cfg.bank.task, kind="contrastive")
+        except (MemoryParseError, ReplyParseError, ModelCallError) as exc:
+            events.emit("memory.extract.error", task_id=outcome.task_id, error=str(exc)[:500])
+    _bank(ctx).apply(decision, events)
+    return usage
