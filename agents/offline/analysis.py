@@ -22,12 +22,47 @@ ARCHETYPES = (
     "file_based", "buffer_codec", "object_builder", "callback_driven", "incremental_digest",
 )  # fmt: skip
 HIGH, MEDIUM, LOW = "HIGH", "MEDIUM", "LOW"
-DIGEST_WORDS = {"crc", "adler", "hash", "digest", "checksum", "sum", "update", "md5", "sha",
-                "xxh", "murmur", "fnv"}
-MUTATE = {"add", "insert", "append", "replace", "detach", "delete", "remove", "attach", "put",
-          "set", "push", "prepend"}
-PRINT_WORDS = {"print", "dump", "serialize", "stringify", "emit", "unparse", "write", "format",
-               "encode", "render", "export"}
+DIGEST_WORDS = {
+    "crc",
+    "adler",
+    "hash",
+    "digest",
+    "checksum",
+    "sum",
+    "update",
+    "md5",
+    "sha",
+    "xxh",
+    "murmur",
+    "fnv",
+}
+MUTATE = {
+    "add",
+    "insert",
+    "append",
+    "replace",
+    "detach",
+    "delete",
+    "remove",
+    "attach",
+    "put",
+    "set",
+    "push",
+    "prepend",
+}
+PRINT_WORDS = {
+    "print",
+    "dump",
+    "serialize",
+    "stringify",
+    "emit",
+    "unparse",
+    "write",
+    "format",
+    "encode",
+    "render",
+    "export",
+}
 HOOK_WORDS = ("hooks", "callbacks", "handlers", "vtable", "allocator")
 PRODUCE_WORDS = {"parse", "scan", "load", "next", "read", "fetch", "pull", "lex", "step"}
 
@@ -89,9 +124,14 @@ def classify(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> tuple[str, 
     io = kinds & {"file", "path", "fd"}
     if io:
         return "file_based", HIGH, f"{name} takes a {'/'.join(sorted(io))}: the input must be a file"
-    if key and idx.is_handle(key) and any(
-        r.kind in ("path", "fd", "file") for c in idx.lifecycle(key).create
-        for r in roles(idx.by_name[c], idx)
+    if (
+        key
+        and idx.is_handle(key)
+        and any(
+            r.kind in ("path", "fd", "file")
+            for c in idx.lifecycle(key).create
+            for r in roles(idx.by_name[c], idx)
+        )
     ):
         return "file_based", MEDIUM, f"{name} works on a {key}, which is opened from a file"
     if "callback" in kinds:
@@ -101,14 +141,20 @@ def classify(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> tuple[str, 
         # Prototypes carry no struct fields: a table of callbacks is recognized by its name.
         return "callback_driven", MEDIUM, f"{name} takes a table of callbacks ({key})"
     if "bytes" in kinds and verbs & DIGEST_WORDS:
-        running = first is not None and first.kind == "int" and cdecl.base_name(
-            first.param.type) == cdecl.base_name(target.return_type)
+        running = (
+            first is not None
+            and first.kind == "int"
+            and cdecl.base_name(first.param.type) == cdecl.base_name(target.return_type)
+        )
         how = "a running value" if running else "a digest context"
         return "incremental_digest", HIGH, f"{name} folds bytes into {how}"
     if "outbuf" in kinds and "bytes" in kinds and not key:
         return "buffer_codec", HIGH, f"{name} transforms an input buffer into a caller buffer"
-    if key and key in STREAMS and idx.kind(target) not in ("init", "destroy") and (
-        any(r.param.name in ("flush", "action") for r in rs)
+    if (
+        key
+        and key in STREAMS
+        and idx.kind(target) not in ("init", "destroy")
+        and (any(r.param.name in ("flush", "action") for r in rs))
     ):
         return "stream_processor", HIGH, f"{name} advances a {key} over chunks of input"
     if key and any(f.name == target.name for f in idx.feeders(key)):
@@ -117,25 +163,30 @@ def classify(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> tuple[str, 
         return "state_machine", HIGH, f"{name} yields one item per call from a {key}"
     if "consumed" in kinds and verbs & PRINT_WORDS:
         return "round_trip", HIGH, f"{name} re-emits items that a parser of the same library makes"
-    fed = key and any(payload_slot(roles(idx.by_name[c], idx)) is not None
-                      for c in idx.lifecycle(key).create)
+    fed = key and any(payload_slot(roles(idx.by_name[c], idx)) is not None for c in idx.lifecycle(key).create)
     printing = verbs & PRINT_WORDS and (cdecl.is_string(target.return_type) or "outbuf" in kinds)
     if key and fed and printing:
         return "round_trip", HIGH, f"{name} prints a {key} that the library's parser builds"
-    if key and verbs & MUTATE and not (idx.kind(target) == "destroy" and len(rs) == 1) and (
-        "consumed" in kinds or idx.lifecycle(key).create or verbs & (MUTATE - {"set"})
+    if (
+        key
+        and verbs & MUTATE
+        and not (idx.kind(target) == "destroy" and len(rs) == 1)
+        and ("consumed" in kinds or idx.lifecycle(key).create or verbs & (MUTATE - {"set"}))
     ):
         return "object_builder", HIGH, f"{name} mutates a {key} with values from the input"
-    if key and "bytes" in kinds and verbs & {"parse", "feed", "write", "push", "process",
-                                             "decode", "update"}:
+    if key and "bytes" in kinds and verbs & {"parse", "feed", "write", "push", "process", "decode", "update"}:
         return "stream_processor", MEDIUM, f"{name} consumes input pieces through a {key}"
     if key:
         kind = idx.kind(target)
         conf = HIGH if kind in ("init", "destroy") or idx.returns_owned(target) else MEDIUM
         return "object_lifecycle", conf, f"{name} needs a {key} built first and released after"
     if payload_slot(rs) is not None:
-        conf = HIGH if idx.type_key(target.return_type) or verbs & {
-            "parse", "decode", "load", "read", "minify", "scan", "validate"} else MEDIUM
+        conf = (
+            HIGH
+            if idx.type_key(target.return_type)
+            or verbs & {"parse", "decode", "load", "read", "minify", "scan", "validate"}
+            else MEDIUM
+        )
         return "stateless_parser", conf, f"{name} takes the input directly and keeps no state"
     return "stateless_parser", LOW, f"{name} has no input parameter: options only"
 
@@ -183,9 +234,9 @@ def related_functions(target: FunctionDecl, idx: ApiIndex, types: list[str]) -> 
         else:
             score = 6
         scored.append((score, f.name))
-    from agents.offline.synth_arche import _inverse
+    from agents.offline.synth_chunks import inverse_of
 
-    inverse = _inverse(idx, target.name)
+    inverse = inverse_of(idx, target.name)
     names = [n for _, n in sorted(scored)]
     if inverse:
         names.insert(0, inverse.name)
@@ -212,14 +263,19 @@ def constraints(target: FunctionDecl, idx: ApiIndex, rs: list[Role], archetype: 
                 chosen = choose_init(idx, r.type_key, target.name, set())
                 init = chosen.name if chosen else life.init[0]
                 dtor = idx.destructor(r.type_key, init)
-                out.append(f"{r.type_key} must be zeroed and initialised with {init} before "
-                           f"{target.name}" + (f" and released with {dtor}" if dtor else ""))
+                out.append(
+                    f"{r.type_key} must be zeroed and initialised with {init} before "
+                    f"{target.name}" + (f" and released with {dtor}" if dtor else "")
+                )
             elif life.create and dtor:
-                out.append(f"{n} must come from {life.create[0]} (or another constructor) and be "
-                           f"released with {dtor}")
+                out.append(
+                    f"{n} must come from {life.create[0]} (or another constructor) and be "
+                    f"released with {dtor}"
+                )
         elif r.kind == "consumed":
-            out.append(f"{n} belongs to the object once {target.name} succeeds: free it only if "
-                       "the call failed")
+            out.append(
+                f"{n} belongs to the object once {target.name} succeeds: free it only if the call failed"
+            )
         elif r.kind == "child":
             out.append(f"{n} must be an item inside {rs[0].param.name}")
         elif r.kind == "out_object" and r.type_key:

@@ -7,6 +7,7 @@ The prototypes come from :meth:`fuzzkit.api.FunctionDecl.prototype` (clang spell
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from fuzzkit.api import FunctionDecl, Param
 
@@ -43,10 +44,13 @@ _KEYWORDS = _QUALIFIERS | {
 }  # fmt: skip
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _EXPORT_WRAPPER = re.compile(r"^[A-Z_][A-Z0-9_]*\s*\((?P<inner>[^()]*)\)\s*")
-_STORAGE = re.compile(r"\b(extern|static|inline|__inline|__inline__|ZEXTERN|ZEXPORT|ZEXPORTVA|"
-                      r"OF|FAR|YAML_DECLARE|__attribute__\s*\(\(.*?\)\))\b\s*")
+_STORAGE = re.compile(
+    r"\b(extern|static|inline|__inline|__inline__|ZEXTERN|ZEXPORT|ZEXPORTVA|"
+    r"OF|FAR|YAML_DECLARE|__attribute__\s*\(\(.*?\)\))\b\s*"
+)
 
 
+@lru_cache(maxsize=8192)
 def normalize_type(spelling: str) -> str:
     """Spell a type the way clang prints it: single spaces, one space before each ``*``."""
     text = re.sub(r"\s+", " ", spelling.replace("*", " * ")).strip()
@@ -54,7 +58,9 @@ def normalize_type(spelling: str) -> str:
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([":
             depth += 1
@@ -80,7 +86,7 @@ def parse_param(text: str, index: int = 0) -> Param | None:
         return Param(name=fnptr["name"] or f"arg{index}", type=ctype)
     array = re.match(r"^(?P<rest>.*?)\s*\[[^\]]*\]$", text)
     if array:
-        text = array["rest"] + " *"
+        text = array["rest"]
     tokens = _IDENT.findall(text)
     name = ""
     last = re.search(r"([A-Za-z_]\w*)\s*$", text)
@@ -90,6 +96,8 @@ def parse_param(text: str, index: int = 0) -> Param | None:
         # `struct foo` and `enum bar` end in the tag, not in a parameter name.
         if before and not (prev and prev[-1] in ("struct", "enum", "union") and before[-1] != "*"):
             name, text = last.group(1), before
+    if array:  # an array parameter is a pointer
+        text += " *"
     return Param(name=name or f"arg{index}", type=normalize_type(text))
 
 
@@ -147,6 +155,7 @@ def parse_prototypes(text: str) -> list[FunctionDecl]:
 # ----- type classification -------------------------------------------------------------------
 
 
+@lru_cache(maxsize=8192)
 def resolve(ctype: str) -> str:
     """The type with known pointer-hiding typedefs expanded (``z_streamp`` -> ``z_stream *``)."""
     core = strip_const(ctype)
@@ -156,12 +165,14 @@ def resolve(ctype: str) -> str:
     return normalize_type(ctype)
 
 
+@lru_cache(maxsize=8192)
 def strip_const(ctype: str) -> str:
     """The type without ``const``/``volatile``/``struct`` words and trailing ``*const``."""
     words = [w for w in normalize_type(ctype).replace("*const", "*").split() if w not in _QUALIFIERS]
     return normalize_type(" ".join(words))
 
 
+@lru_cache(maxsize=8192)
 def is_function_pointer(ctype: str) -> bool:
     """A function pointer spelled out (``int (*)(void *)``) or a handler-like typedef."""
     if "(*)" in ctype.replace(" ", ""):
@@ -173,74 +184,91 @@ def is_function_pointer(ctype: str) -> bool:
     return "*" not in ctype and bool(re.search(r"(Handler|Callback|Func|Proc|Hook)$", base))
 
 
+@lru_cache(maxsize=8192)
 def pointer_depth(ctype: str) -> int:
     """How many ``*`` the type has after expanding pointer typedefs."""
     return 0 if is_function_pointer(ctype) and "(*)" in ctype else resolve(ctype).count("*")
 
 
+@lru_cache(maxsize=8192)
 def is_pointer(ctype: str) -> bool:
     """Whether the type is a data pointer (function pointers excluded)."""
     return pointer_depth(ctype) > 0 and not is_function_pointer(ctype)
 
 
+@lru_cache(maxsize=8192)
 def pointee(ctype: str) -> str:
     """The type one ``*`` down, qualifiers kept (``const char *`` -> ``const char``)."""
     text = resolve(ctype).replace("*const", "*").rstrip()
     return normalize_type(text[: text.rindex("*")]) if "*" in text else text
 
 
+@lru_cache(maxsize=8192)
 def base_name(ctype: str) -> str:
     """The named type under all pointers and qualifiers (``const cJSON *const`` -> ``cJSON``)."""
     return strip_const(resolve(ctype)).replace("*", "").strip()
 
 
+@lru_cache(maxsize=8192)
 def is_const_target(ctype: str) -> bool:
     """Whether what the pointer points to is const."""
     return pointee(ctype).startswith("const ") or " const" in pointee(ctype)
 
 
+@lru_cache(maxsize=8192)
 def is_string(ctype: str) -> bool:
     """``char *`` or ``const char *`` (one level)."""
     return pointer_depth(ctype) == 1 and base_name(ctype) in ("char", "gchar", "xmlChar")
 
 
+@lru_cache(maxsize=8192)
 def is_bytes(ctype: str) -> bool:
     """A one-level pointer to bytes or to void (``const Bytef *``, ``void *``)."""
     return pointer_depth(ctype) == 1 and base_name(ctype) in BYTE_TYPES
 
 
+@lru_cache(maxsize=8192)
 def is_bool(ctype: str) -> bool:
     """A boolean typedef used by value."""
     return not is_pointer(ctype) and base_name(ctype) in BOOL_TYPES
 
 
+@lru_cache(maxsize=8192)
 def is_float(ctype: str) -> bool:
     """``float``/``double`` by value."""
     return not is_pointer(ctype) and base_name(ctype) in FLOAT_TYPES
 
 
+@lru_cache(maxsize=8192)
 def is_integer(ctype: str) -> bool:
     """A known integer type by value (booleans included)."""
     base = base_name(ctype)
     return not is_pointer(ctype) and (base in INT_TYPES or base in BOOL_TYPES)
 
 
+@lru_cache(maxsize=8192)
 def is_enum_like(ctype: str) -> bool:
     """An unknown named type used by value that reads like an enum (``yaml_encoding_t``)."""
     base = base_name(ctype)
     if is_pointer(ctype) or is_function_pointer(ctype) or base in INT_TYPES | FLOAT_TYPES:
         return False
     return ctype.strip().startswith("enum ") or bool(
-        re.search(r"(style|encoding|break|type|kind|mode|flag|level|error|status|format|"
-                  r"option|strategy|order|policy)s?(_t|_e)?$", base, re.I)
+        re.search(
+            r"(style|encoding|break|type|kind|mode|flag|level|error|status|format|"
+            r"option|strategy|order|policy)s?(_t|_e)?$",
+            base,
+            re.I,
+        )
     )
 
 
+@lru_cache(maxsize=8192)
 def is_void(ctype: str) -> bool:
     """``void`` (not ``void *``)."""
     return strip_const(ctype) == "void"
 
 
+@lru_cache(maxsize=8192)
 def is_file(ctype: str) -> bool:
     """``FILE *``."""
     return pointer_depth(ctype) == 1 and base_name(ctype) == "FILE"
@@ -251,6 +279,7 @@ def is_length(param: Param) -> bool:
     return is_integer(param.type) and not is_bool(param.type) and bool(LENGTH_NAME.search(param.name))
 
 
+@lru_cache(maxsize=8192)
 def is_struct_pointer(ctype: str) -> bool:
     """A pointer to a named non-scalar type (``cJSON *``, ``z_streamp``, ``yaml_parser_t *``)."""
     base = base_name(ctype)
@@ -261,6 +290,7 @@ def is_struct_pointer(ctype: str) -> bool:
     )
 
 
+@lru_cache(maxsize=8192)
 def struct_type(ctype: str) -> str | None:
     """The struct's type name for a struct pointer, else None."""
     return base_name(ctype) if is_struct_pointer(ctype) else None
@@ -271,11 +301,14 @@ def is_out_param(param: Param) -> bool:
     if is_function_pointer(param.type) or not is_pointer(param.type) or is_const_target(param.type):
         return pointer_depth(param.type) == 2 and not is_function_pointer(param.type)
     inner = pointee(param.type)
-    return pointer_depth(param.type) == 2 or (is_integer(inner) and not is_bytes(param.type)) or (
-        is_float(inner)
+    return (
+        pointer_depth(param.type) == 2
+        or (is_integer(inner) and not is_bytes(param.type))
+        or (is_float(inner))
     )
 
 
+@lru_cache(maxsize=8192)
 def integer_bits(ctype: str) -> int:
     """An estimate of an integer type's width in bits (for clamping lengths)."""
     base = base_name(ctype)
@@ -288,6 +321,7 @@ def integer_bits(ctype: str) -> int:
     return 32
 
 
+@lru_cache(maxsize=8192)
 def is_unsigned(ctype: str) -> bool:
     """Whether an integer type is unsigned (by spelling)."""
     base = base_name(ctype)

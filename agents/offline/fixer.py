@@ -9,38 +9,24 @@ plain-English form a person would record as a known fix (the synthesizer reads t
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents.offline import cdecl
+from agents.offline.fixer_core import FixerBase
+from agents.offline.fixer_diag import Diag, parse_diagnostics
 from agents.offline.fixer_edit import (
     LIBC,
-    add_include,
     arg_index,
     call_at,
+    default_arg,
     expression_end,
     offset,
-    replace_identifier,
     split_args,
     statement_span,
 )
-from agents.offline.synth_guide import read_guidance
 from fuzzkit.api import FunctionDecl
 
-_DIAG = re.compile(
-    r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>fatal error|error|warning): "
-    r"(?P<msg>.*)$",
-    re.M,
-)
-_LINK = re.compile(r"(?:undefined reference to|undefined symbol:)\s*[`'\"]?(?P<name>[\w.$]+)")
-# Warnings that break harnesses at run time (a truncated pointer, a wrong argument type).
-_SERIOUS_WARNINGS = re.compile(
-    r"implicit declaration|implicitly declaring|incompatible pointer|incompatible integer to "
-    r"pointer|incompatible pointer to integer|non-void function does not return|control reaches "
-    r"end of non-void"
-)
 _FUZZ_SIGNATURE = "int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)"
 
 
@@ -51,37 +37,6 @@ class FixResult:
     code: str
     fixes: list[str] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Diag:
-    line: int
-    col: int
-    severity: str
-    message: str
-
-
-def parse_diagnostics(text: str) -> tuple[list[_Diag], list[str]]:
-    """Harness diagnostics (errors, then serious warnings) and undefined linker symbols."""
-    found = [m for m in _DIAG.finditer(text)]
-    sources = [m["file"] for m in found if not m["file"].endswith(".h")]
-    harness = sources[0] if sources else None
-    diags: list[_Diag] = []
-    seen = set()
-    for m in found:
-        sev, msg = m["sev"], m["msg"].strip()
-        if harness and m["file"] != harness and not msg.startswith("'"):
-            if "file not found" not in msg:
-                continue
-        if sev == "warning" and not _SERIOUS_WARNINGS.search(msg):
-            continue
-        key = (int(m["line"]), int(m["col"]), msg)
-        if key not in seen:
-            seen.add(key)
-            diags.append(_Diag(int(m["line"]), int(m["col"]), sev, msg))
-    diags.sort(key=lambda d: (d.severity == "warning", d.line, d.col))
-    links = list(dict.fromkeys(m["name"] for m in _LINK.finditer(text)))
-    return diags, links
 
 
 def fix_harness(
@@ -102,81 +57,42 @@ def fix_harness(
     fixer.finish()
     if not diags and not links and not fixer.fixes and diagnostics.strip():
         fixer.unresolved.append("no compiler error or linker message recognized in the output")
-    return FixResult(fixer.code, list(dict.fromkeys(fixer.fixes)),
-                     list(dict.fromkeys(fixer.unresolved)))
+    return FixResult(fixer.code, list(dict.fromkeys(fixer.fixes)), list(dict.fromkeys(fixer.unresolved)))
 
 
-class _Fixer:
-    def __init__(self, code: str, api: list[FunctionDecl], headers: list[str]) -> None:
-        self.code = code
-        self.api = {f.name: f for f in api}
-        self.headers = [h if h.startswith(("<", '"')) else f'"{Path(h).name}"' for h in headers]
-        self.types = {cdecl.base_name(t) for f in api for t in [f.return_type,
-                                                                *(p.type for p in f.params)]}
-        self.fixes: list[str] = []
-        self.unresolved: list[str] = []
-        self.includes: list[tuple[str, str]] = []
-        self.edits: list[tuple[int, int, str]] = []
-        self.renames: dict[str, str] = {}
+class _Fixer(FixerBase):
+    """One handler per kind of diagnostic the fixer understands."""
 
     # ----- bookkeeping -----
-    def include(self, header: str, why: str) -> None:
-        if not re.search(rf"#\s*include\s*{re.escape(header)}", self.code):
-            self.includes.append((header, f"add #include {header} for {why}"))
-
-    def edit(self, start: int, end: int, text: str, fix: str) -> None:
-        if any(s < end and start < e or (s == start == e == end) for s, e, _ in self.edits):
-            return  # an overlapping edit from an earlier diagnostic wins
-        self.edits.append((start, end, text))
-        self.fixes.append(fix)
-
-    def rename(self, old: str, new: str, why: str) -> None:
-        if old not in self.renames:
-            self.renames[old] = new
-            self.fixes.append(f"replace {old} with {new} ({why})")
-
-    def library_header(self, name: str) -> str | None:
-        fn = self.api.get(name)
-        if fn is not None and fn.header:
-            return f'"{Path(fn.header).name}"'
-        return self.headers[0] if self.headers else None
-
-    def closest(self, name: str, pool: list[str] | set[str], cutoff: float = 0.75) -> str | None:
-        match = difflib.get_close_matches(name, sorted(pool), n=1, cutoff=cutoff)
-        return match[0] if match else None
-
     # ----- known fixes -----
-    def apply_known(self, lines: list[str]) -> None:
-        g = read_guidance(lines, list(self.api.values()))
-        for h in g.includes:
-            if not re.search(rf"#\s*include\s*{re.escape(h)}", self.code):
-                self.code = add_include(self.code, h)
-                self.fixes.append(f"add #include {h} (known fix)")
-        for old, new in g.renames.items():
-            if re.search(rf"\b{re.escape(old)}\b", self.code):
-                self.code = replace_identifier(self.code, old, new)
-                self.fixes.append(f"replace {old} with {new} (known fix)")
-
     # ----- diagnostics -----
-    def handle(self, d: _Diag) -> None:
+    def handle(self, d: Diag) -> None:
         msg = d.message
         quoted = re.findall(r"'([^']*)'", msg)
         pos = offset(self.code, d.line, d.col)
         if "file not found" in msg and quoted:
             self.missing_header(quoted[0])
-        elif re.search(r"implicit(ly)? declar|call to undeclared function|undeclared function",
-                       msg) and quoted:
+        elif (
+            re.search(r"implicit(ly)? declar|call to undeclared function|undeclared function", msg) and quoted
+        ):
             self.undeclared_function(quoted[0])
         elif msg.startswith("unknown type name") and quoted:
             self.unknown_type(quoted[0], pos)
         elif re.search(r"use of undeclared identifier|undeclared \(first use", msg) and quoted:
             self.undeclared_identifier(quoted[0], msg, pos)
-        elif re.search(r"(incompatible pointer|incompatible integer to pointer|incompatible "
-                       r"pointer to integer|discards qualifiers).*passing", msg):
+        elif re.search(
+            r"(incompatible pointer|incompatible integer to pointer|incompatible "
+            r"pointer to integer|discards qualifiers).*passing|^passing .* converts between",
+            msg,
+        ):
             self.cast_argument(msg, pos)
-        elif re.search(r"^(initializing|assigning to|returning) '.*' (with an expression of type|"
-                       r"from) '", msg) and re.search(r"incompatible|discards", msg):
-            self.cast_expression(quoted[0], pos)
+        elif re.search(
+            r"(initializing|assigning to|returning) '[^']*'(?: \(aka '[^']*'\))? "
+            r"(with an expression of type|from) '",
+            msg,
+        ) and re.search(r"incompatible|discards", msg):
+            wanted = re.search(r"(?:initializing|assigning to|returning) '([^']*)'", msg)
+            self.cast_expression(wanted.group(1) if wanted else quoted[0], pos)
         elif re.search(r"too (few|many) arguments to function call", msg):
             self.argument_count(msg, pos)
         elif "does not return a value" in msg or "control reaches end of non-void" in msg:
@@ -187,12 +103,14 @@ class _Fixer:
             self.edit(pos, pos, ";", f"add the missing ';' at line {d.line}")
         elif "use of undeclared label" in msg and quoted:
             self.missing_label(quoted[0])
-        elif re.search(r"label at end of compound statement|a label can only be part of a "
-                       r"statement", msg):
+        elif re.search(
+            r"label at end of compound statement|a label can only be part of a "
+            r"statement",
+            msg,
+        ):
             end = self.code.find(":", pos)
             if end >= 0:
-                self.edit(end + 1, end + 1, " ;", f"put an empty statement after the label at "
-                                                  f"line {d.line}")
+                self.edit(end + 1, end + 1, " ;", f"put an empty statement after the label at line {d.line}")
         elif re.search(r"no member named '(\w+)' in", msg):
             self.drop_statement(pos, f"drop the statement using the unknown member {quoted[0]}")
         else:
@@ -207,8 +125,9 @@ class _Fixer:
             self.code = re.sub(pattern, f'#include "{best}"', self.code)
             self.fixes.append(f'include "{best}" instead of "{header}"')
         else:
-            self.unresolved.append(f"header {header} not found: add its directory to the build's "
-                                   "include_dirs")
+            self.unresolved.append(
+                f"header {header} not found: add its directory to the build's include_dirs"
+            )
 
     def undeclared_function(self, name: str) -> None:
         if name in LIBC:
@@ -217,6 +136,8 @@ class _Fixer:
             header = self.library_header(name)
             if header:
                 self.include(header, name)
+        elif self.missing_library_headers(name):
+            pass
         elif best := self.closest(name, self.api.keys()):
             self.rename(name, best, "closest API name")
         else:
@@ -227,6 +148,8 @@ class _Fixer:
             self.include(LIBC[name], name)
         elif name in self.types and self.headers:
             self.include(self.headers[0], name)
+        elif self.missing_library_headers(name):
+            pass
         elif best := self.closest(name, self.types):
             self.rename(name, best, "closest API type")
         else:
@@ -240,11 +163,10 @@ class _Fixer:
             self.rename(name, suggested.group(1), "clang's suggestion")
         elif name in self.api and self.library_header(name):
             self.include(self.library_header(name) or "", name)
-        elif re.match(r"^[A-Z][A-Z0-9_]+$", name) and self.headers and not all(
-            re.search(rf"#\s*include\s*{re.escape(h)}", self.code) for h in self.headers
-        ):
-            for h in self.headers:
-                self.include(h, name)
+        elif name in self.types and self.headers:
+            self.include(self.headers[0], name)
+        elif self.missing_library_headers(name):
+            pass
         elif best := self.closest(name, self.api.keys()):
             self.rename(name, best, "closest API name")
         else:
@@ -264,6 +186,15 @@ class _Fixer:
 
     def cast_expression(self, ctype: str, pos: int) -> None:
         line = self.code.count("\n", 0, pos) + 1
+        # clang points at the declarator or the '=': the value starts after the '='.
+        end = self.code.find(";", pos)
+        eq = self.code.find("=", pos, end if end >= 0 else len(self.code))
+        if eq >= 0 and self.code[eq + 1 : eq + 2] != "=":
+            pos = eq + 1
+        elif self.code.startswith("return", pos):
+            pos += len("return")
+        while pos < len(self.code) and self.code[pos] in " \t":
+            pos += 1
         self.cast_at(pos, ctype, f"cast the value at line {line} to ({ctype})")
 
     def cast_at(self, pos: int, ctype: str, fix: str) -> None:
@@ -284,17 +215,22 @@ class _Fixer:
         args = split_args(self.code[open_pos + 1 : close_pos])
         rebuilt = args[: len(fn.params)]
         for i in range(len(rebuilt), len(fn.params)):
-            rebuilt.append(_default_arg(fn, i, rebuilt))
-        self.edit(open_pos + 1, close_pos, ", ".join(rebuilt),
-                  f"call {name} with its {len(fn.params)} declared arguments: {fn.prototype()}")
+            rebuilt.append(default_arg(fn, i, rebuilt))
+        self.edit(
+            open_pos + 1,
+            close_pos,
+            ", ".join(rebuilt),
+            f"call {name} with its {len(fn.params)} declared arguments: {fn.prototype()}",
+        )
 
     def missing_return(self, pos: int) -> None:
         brace = self.code.rfind("}", 0, pos + 1)
         if brace < 0:
             self.unresolved.append("non-void function without a return")
             return
-        head = re.findall(r"(\w+)\s*\([^;{]*\)\s*\{", self.code[:brace])
-        func = head[-1] if head else "the function"
+        heads = re.findall(r"^[A-Za-z_][\w \t*]*?\b(\w+)\s*\([^;{}]*\)\s*\{", self.code[:brace], re.M)
+        heads = [h for h in heads if h not in ("if", "while", "for", "switch")]
+        func = heads[-1] if heads else "the function"
         self.edit(brace, brace, "  return 0;\n", f"add return 0 at the end of {func}")
 
     def conflicting(self, name: str, line: int) -> None:
@@ -304,11 +240,16 @@ class _Fixer:
         if name == "LLVMFuzzerTestOneInput":
             m = re.search(r"[^;{]*LLVMFuzzerTestOneInput\s*\([^)]*\)", self.code)
             if m:
-                self.edit(m.start(), m.end(), _FUZZ_SIGNATURE,
-                          "declare LLVMFuzzerTestOneInput as int (const uint8_t *, size_t)")
+                self.edit(
+                    m.start(),
+                    m.end(),
+                    _FUZZ_SIGNATURE,
+                    "declare LLVMFuzzerTestOneInput as int (const uint8_t *, size_t)",
+                )
         elif name in self.api and text.rstrip().endswith(";") and "(" in text:
-            self.edit(start, start + len(text), "",
-                      f"remove the redeclaration of {name} (the header declares it)")
+            self.edit(
+                start, start + len(text), "", f"remove the redeclaration of {name} (the header declares it)"
+            )
         elif name in self.api:
             self.rename(name, f"lf_{name}", "the harness's own function clashed with the API")
         else:
@@ -318,8 +259,9 @@ class _Fixer:
         m = list(re.finditer(r"\n(\s*)return 0;\s*\n\}\s*$", self.code))
         if m:
             at = m[-1].start() + 1
-            self.edit(at, at, f"{m[-1].group(1)}{label}: ;\n", f"add the {label} label before "
-                                                                "the final return")
+            self.edit(
+                at, at, f"{m[-1].group(1)}{label}: ;\n", f"add the {label} label before the final return"
+            )
         else:
             self.unresolved.append(f"label {label} is used but never defined")
 
@@ -333,12 +275,16 @@ class _Fixer:
 
     def unlinked(self, name: str) -> None:
         if name in ("main", "LLVMFuzzerTestOneInput"):
-            self.unresolved.append(f"{name} is missing at link time: build with "
-                                   "-fsanitize=fuzzer and define LLVMFuzzerTestOneInput")
+            self.unresolved.append(
+                f"{name} is missing at link time: build with "
+                "-fsanitize=fuzzer and define LLVMFuzzerTestOneInput"
+            )
             return
         if name in self.api:
-            self.unresolved.append(f"{name} is declared but not linked: check that the library "
-                                   "build compiles the file that defines it")
+            self.unresolved.append(
+                f"{name} is declared but not linked: check that the library "
+                "build compiles the file that defines it"
+            )
             return
         best = self.closest(name, self.api.keys(), 0.8)
         if best:
@@ -348,9 +294,11 @@ class _Fixer:
         for m in reversed(list(re.finditer(rf"\b{re.escape(name)}\s*\(", self.code))):
             start, end = statement_span(self.code, m.start())
             stmt = self.code[start:end]
-            if re.match(rf"\s*(\(void\)\s*)?{re.escape(name)}\s*\(", stmt):
-                self.code = self.code[:start] + f" /* {name} is not in the library */" + \
-                    self.code[end:]
+            prototype = rf"\s*[\w\s*]+\b{re.escape(name)}\s*\([^=]*\)\s*;\s*$"
+            if re.match(prototype, stmt) and not re.match(r"\s*(return|\(void\))", stmt):
+                self.code = self.code[:start] + "\n" + self.code[end:]  # its declaration
+            elif re.match(rf"\s*(\(void\)\s*)?{re.escape(name)}\s*\(", stmt):
+                self.code = self.code[:start] + f" /* {name} is not in the library */" + self.code[end:]
             else:
                 close = expression_end(self.code, m.end())
                 self.code = self.code[: m.start()] + "0" + self.code[close + 1 :]
@@ -359,31 +307,3 @@ class _Fixer:
             self.fixes.append(f"remove the call to {name}: not in the linked library")
         else:
             self.unresolved.append(f"undefined reference to {name}")
-
-    def finish(self) -> None:
-        for start, end, text in sorted(self.edits, key=lambda e: (e[0], e[1]), reverse=True):
-            self.code = self.code[:start] + text + self.code[end:]
-        for old, new in self.renames.items():
-            self.code = replace_identifier(self.code, old, new)
-        for header, fix in self.includes:
-            if not re.search(rf"#\s*include\s*{re.escape(header)}", self.code):
-                self.code = add_include(self.code, header)
-                self.fixes.append(fix)
-
-
-def _default_arg(fn: FunctionDecl, i: int, have: list[str]) -> str:
-    """A safe argument for a missing parameter (payload length after the payload pointer)."""
-    p = fn.params[i]
-    prev = have[i - 1] if i > 0 and i - 1 < len(have) else ""
-    if cdecl.is_integer(p.type) and cdecl.is_length(p) and prev:
-        if re.search(r"\bdata\b", prev):
-            return f"({p.type})size"
-        if cdecl.is_string(fn.params[i - 1].type):
-            return f"({p.type})strlen({prev})"
-    if cdecl.is_pointer(p.type) or cdecl.is_function_pointer(p.type):
-        return "NULL"
-    if cdecl.is_float(p.type):
-        return "0.0"
-    if cdecl.is_integer(p.type) or cdecl.is_enum_like(p.type):
-        return f"({p.type.replace('const ', '')})0"
-    return "0"

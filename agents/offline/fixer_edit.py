@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import re
 
+from agents.offline import cdecl
+from fuzzkit.api import FunctionDecl
+
 LIBC: dict[str, str] = {}
 for _header, _names in {
     "<stdlib.h>": "malloc calloc realloc free abort exit atoi atol strtol strtoul strtod qsort "
-                  "getenv rand srand abs labs EXIT_SUCCESS EXIT_FAILURE",
+    "getenv rand srand abs labs EXIT_SUCCESS EXIT_FAILURE",
     "<string.h>": "memcpy memmove memset memcmp memchr strlen strcmp strncmp strcpy strncpy "
-                  "strcat strncat strchr strrchr strstr strdup strndup strtok strerror",
+    "strcat strncat strchr strrchr strstr strdup strndup strtok strerror",
     "<stdio.h>": "printf fprintf sprintf snprintf vsnprintf fopen fclose fread fwrite fmemopen "
-                 "fdopen fflush fputs fgets puts tmpfile fileno fseek ftell rewind perror FILE EOF "
-                 "stdin stdout stderr SEEK_SET SEEK_CUR SEEK_END",
+    "fdopen fflush fputs fgets puts tmpfile fileno fseek ftell rewind perror FILE EOF "
+    "stdin stdout stderr SEEK_SET SEEK_CUR SEEK_END",
     "<unistd.h>": "close read write lseek dup dup2 unlink getpid access ftruncate syscall ssize_t",
     "<fcntl.h>": "open O_RDONLY O_WRONLY O_RDWR O_CREAT",
     "<sys/mman.h>": "mmap munmap memfd_create",
     "<sys/syscall.h>": "SYS_memfd_create",
     "<stdint.h>": "uint8_t uint16_t uint32_t uint64_t int8_t int16_t int32_t int64_t intptr_t "
-                  "uintptr_t SIZE_MAX UINT32_MAX INT32_MAX UINT8_MAX",
+    "uintptr_t SIZE_MAX UINT32_MAX INT32_MAX UINT8_MAX",
     "<stddef.h>": "size_t ptrdiff_t offsetof NULL",
     "<stdbool.h>": "bool true false",
     "<stdarg.h>": "va_list va_start va_end va_arg va_copy",
@@ -93,7 +96,9 @@ def split_args(text: str) -> list[str]:
     """Top-level comma-separated arguments (empty list for an empty argument list)."""
     if not text.strip():
         return []
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "([{":
             depth += 1
@@ -141,6 +146,11 @@ def expression_end(code: str, pos: int) -> int:
 def statement_span(code: str, pos: int) -> tuple[int, int]:
     """The statement containing ``pos``: from after the previous ``;``/``{``/``}`` to its ``;``."""
     start = max(code.rfind(c, 0, pos) for c in ";{}") + 1
+    while code[start:pos].lstrip().startswith("#"):  # preprocessor lines are not statements
+        nl = code.find("\n", len(code[start:pos]) - len(code[start:pos].lstrip()) + start)
+        if nl < 0 or nl >= pos:
+            break
+        start = nl + 1
     end = code.find(";", pos)
     return start, (end + 1 if end >= 0 else len(code))
 
@@ -151,3 +161,21 @@ def replace_identifier(code: str, old: str, new: str) -> str:
     for i in range(0, len(parts), 2):
         parts[i] = re.sub(rf"\b{re.escape(old)}\b", new, parts[i])
     return "".join(parts)
+
+
+def default_arg(fn: FunctionDecl, i: int, have: list[str]) -> str:
+    """A safe argument for a missing parameter (payload length after the payload pointer)."""
+    p = fn.params[i]
+    prev = have[i - 1] if i > 0 and i - 1 < len(have) else ""
+    if cdecl.is_integer(p.type) and cdecl.is_length(p) and prev:
+        if re.search(r"\bdata\b", prev):
+            return f"({p.type})size"
+        if cdecl.is_string(fn.params[i - 1].type):
+            return f"({p.type})strlen({prev})"
+    if cdecl.is_pointer(p.type) or cdecl.is_function_pointer(p.type):
+        return "NULL"
+    if cdecl.is_float(p.type):
+        return "0.0"
+    if cdecl.is_integer(p.type) or cdecl.is_enum_like(p.type):
+        return f"({p.type.replace('const ', '')})0"
+    return "0"

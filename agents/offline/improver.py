@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from agents.offline.analysis import with_target
 from agents.offline.fixer_edit import add_include
 from agents.offline.synth_api import RISKY, ApiIndex, words
+from agents.offline.synth_arche import DRIVE_FIRST
 from agents.offline.synth_blocks import (
     OPT_CURSOR,
     Block,
@@ -25,11 +26,13 @@ from agents.offline.synth_blocks import (
     render_blocks,
 )
 from agents.offline.synth_code import helper_code
-from agents.offline.synth_drive import Ctx, loop, pipe_lines, step_lines, stream_drive
+from agents.offline.synth_ctx import Ctx
+from agents.offline.synth_drive import loop, pipe_lines, step_lines
 from agents.offline.synth_knowledge import STREAMS
 from agents.offline.synth_objects import initialize, obtain, producer
 from agents.offline.synth_plan import Obj, Unsupported
 from agents.offline.synth_roles import roles
+from agents.offline.synth_streams import stream_drive
 from fuzzkit.api import FunctionDecl
 
 _ENTRY = re.compile(
@@ -68,8 +71,7 @@ def improve_harness(
     scope = _scope(code, entry.end(), at, idx)
     called = set(re.findall(r"\b(\w+)\s*\(", code))
     pool = [n for n in dict.fromkeys(uncovered) if n in idx.by_name and n not in called]
-    blocks = _blocks(idx, code, scope, [n for n in pool if n not in avoid], set(avoid),
-                     max_new_calls)
+    blocks = _blocks(idx, code, scope, [n for n in pool if n not in avoid], set(avoid), max_new_calls)
     if not blocks:
         blocks = _blocks(idx, code, scope, pool, set(), max_new_calls)
     if not blocks:
@@ -100,35 +102,56 @@ def _scope(code: str, body_start: int, at: int, idx: ApiIndex) -> list[Obj]:
     for line in text.split("\n"):
         if depth == 0:
             m = re.match(r"\s*(?:const\s+)?(?:struct\s+)?(\w+)\s*(\*?)\s*(\w+)\s*(?:=[^;]*)?;", line)
-            if m and m.group(1) not in ("return", "goto") and (
-                idx.type_key(m.group(1) + (" *" if m.group(2) else "")) == m.group(1)
-            ):
+            if m and m.group(1) not in ("return", "goto") and (idx.type_key(m.group(1) + " *") == m.group(1)):
                 typ, star, var = m.groups()
                 pointer = bool(star) or idx.is_handle(typ)
                 expr = var if pointer else f"&{var}"
-                found.append(Obj(typ, expr, var, origin=_origin(code, var, pointer)))
+                found.append(Obj(typ, expr, var, origin=_origin(code, var, pointer, idx)))
         stripped = re.sub(r"\"(?:\\.|[^\"\\])*\"|'.'|/\*.*?\*/|//.*", "", line)
         depth += stripped.count("{") - stripped.count("}")
         pos += len(line) + 1
-    released = {o.var for o in found if re.search(
-        rf"\b\w*(Delete|delete|free|Free|End|close|destroy)\w*\s*\(\s*&?{re.escape(o.var)}\s*\)",
-        text)}
+    released = {
+        o.var
+        for o in found
+        if re.search(
+            rf"\b\w*(Delete|delete|free|Free|End|close|destroy)\w*\s*\(\s*&?{re.escape(o.var)}\s*\)", text
+        )
+    }
     return [o for o in found if o.var not in released]
 
 
-def _origin(code: str, var: str, pointer: bool) -> str:
-    m = (re.search(rf"\b{re.escape(var)}\s*=\s*(\w+)\s*\(", code) if pointer
-         else re.search(rf"\b(\w+)\s*\(\s*&{re.escape(var)}\b", code))
-    return m.group(1) if m else ""
+def _origin(code: str, var: str, pointer: bool, idx: ApiIndex) -> str:
+    """The API function that created or initialized ``var`` (``""`` if none is visible)."""
+    if pointer:
+        pattern = rf"\b{re.escape(var)}\s*=\s*(\w+)\s*\("
+    else:
+        pattern = rf"\b(\w+)\s*\(\s*&{re.escape(var)}\b"
+    found = (m.group(1) for m in re.finditer(pattern, code) if m.group(1) in idx.by_name)
+    return next(found, "")
 
 
 VALUE = [  # (words, rank): how much new code a call of this kind usually reaches
     ({"print", "dump", "serialize", "emit", "unparse", "stringify", "write"}, 0),
-    ({"parse", "load", "scan", "read", "decode", "inflate", "deflate", "compress", "uncompress"},
-     1),
+    ({"parse", "load", "scan", "read", "decode", "inflate", "deflate", "compress", "uncompress"}, 1),
     ({"dup", "duplicate", "copy", "clone", "compare", "minify", "equal"}, 1),
-    ({"add", "insert", "replace", "detach", "delete", "remove", "set", "append", "prime",
-      "params", "tune", "sync", "reset"}, 2),
+    (
+        {
+            "add",
+            "insert",
+            "replace",
+            "detach",
+            "delete",
+            "remove",
+            "set",
+            "append",
+            "prime",
+            "params",
+            "tune",
+            "sync",
+            "reset",
+        },
+        2,
+    ),
     ({"get", "find", "has", "lookup", "create", "new", "mark", "header", "dictionary"}, 3),
     ({"is", "size", "count", "length", "eof", "tell", "offset", "bound"}, 5),
 ]
@@ -156,8 +179,9 @@ def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
     return False
 
 
-def _blocks(idx: ApiIndex, code: str, scope: list[Obj], names: list[str], avoid: set[str],
-            limit: int) -> list[tuple[Block, str]]:
+def _blocks(
+    idx: ApiIndex, code: str, scope: list[Obj], names: list[str], avoid: set[str], limit: int
+) -> list[tuple[Block, str]]:
     taken = identifiers(code)
     keys = {o.type_key for o in scope}
     ranked = sorted(
@@ -182,25 +206,46 @@ def _blocks(idx: ApiIndex, code: str, scope: list[Obj], names: list[str], avoid:
     return out
 
 
-def _one_block(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[str],
-               taken: set[str], number: int) -> tuple[Block, str] | None:
+def _one_block(
+    idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[str], taken: set[str], number: int
+) -> tuple[Block, str] | None:
     first = idx.first_object(fn)
-    held = [o for o in scope if o.type_key == first]
+    held = [o for o in scope if o.type_key == first and _same_family(idx, o, fn)]
     if held:
         obj = held[0]
-        block = call_block(idx, fn, scope, avoid, taken, number,
-                           f"LF improve: call {fn.name} on {obj.var}")
+        block = call_block(idx, fn, scope, avoid, taken, number, f"LF improve: call {fn.name} on {obj.var}")
         return (block, f"call {fn.name} on {obj.var} ({obj.type_key})") if block else None
+    if idx.kind(fn) == "destroy":
+        return None  # every block already releases what it makes
     pl = block_planner(idx, fn, [], avoid, taken, number)
     ctx = Ctx(fn, idx, pl, [])
     rs = roles(fn, idx)
+    if first and set(words(fn.name)) & {"input", "output", "source", "sink"}:
+        pl.configuring.add(first)
     try:
         if first in STREAMS and any(r.param.name in ("flush", "action") for r in rs):
             obj = initialize(pl, first, fn.name, feed=False)
             if not stream_drive(ctx, obj, STREAMS[first], proc=fn):
                 return None
             what = f"run {fn.name} over the input on a new {first}"
-        elif first and producer(idx, avoid, key=first) == fn:
+        elif first in STREAMS and idx.kind(fn) != "init":
+            obj = initialize(pl, first, fn.name, feed=False)
+            early = bool(DRIVE_FIRST.search(fn.name)) and stream_drive(ctx, obj, STREAMS[first])
+            pl.f.call.extend(ctx.use)
+            ctx.use.clear()
+            slot = next((r.index for r in rs if r.kind == "object" and r.type_key == first), None)
+            if slot is None:
+                return None
+            pl.emit(pl.plan(fn, bind={slot: obj.expr}), pl.f.call)
+            if not early:
+                stream_drive(ctx, obj, STREAMS[first])
+            what = f"call {fn.name} on a new {first} that also processes the input"
+        elif (
+            first
+            and any(r.kind == "out_object" for r in rs)
+            and producer(idx, avoid, key=first) is not None
+            and fn.name in _producers(idx, avoid, first)
+        ):
             obj = obtain(pl, first, fn.name)
             ctx.use.extend(loop(step_lines(ctx, fn, obj)))
             what = f"step {fn.name} to the end of the input on a new {first}"
@@ -221,6 +266,28 @@ def _one_block(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[str
     return block, what
 
 
+def _same_family(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
+    """Whether ``fn`` belongs with how ``obj`` was made (no deflate calls on an inflate stream)."""
+    if not obj.origin:
+        return True
+    stem = idx.stem(obj.origin)
+    if fn.name.startswith(stem):
+        return True
+    life = idx.lifecycle(obj.type_key)
+    others = {idx.stem(n) for n in life.init + life.create} - {stem, ""}
+    return not any(fn.name.startswith(s) for s in others)
+
+
+def _producers(idx: ApiIndex, avoid: set[str], key: str) -> set[str]:
+    """Every function that fills an out struct step by step from a ``key`` object."""
+    names = set()
+    skip = set(avoid)
+    while (p := producer(idx, skip, key=key)) is not None:
+        names.add(p.name)
+        skip.add(p.name)
+    return names
+
+
 def _insert(code: str, entry: re.Match[str], at: int, made: list[tuple[Block, str]]) -> Improvement:
     blocks = [b for b, _ in made]
     line_start = code.rfind("\n", 0, at) + 1
@@ -231,8 +298,7 @@ def _insert(code: str, entry: re.Match[str], at: int, made: list[tuple[Block, st
     text = render_blocks(blocks, pad, declare_cursor=declare)
     data, size = entry.group(1), entry.group(2)
     if (data, size) != ("data", "size"):
-        text = f"{pad}{{\n{pad}const uint8_t *data = {data};\n{pad}size_t size = {size};\n" \
-               f"{text}\n{pad}}}"
+        text = f"{pad}{{\n{pad}const uint8_t *data = {data};\n{pad}size_t size = {size};\n{text}\n{pad}}}"
     new = code[:at].rstrip(" \t")
     new = (new if new.endswith("\n") else new + "\n") + text + "\n" + code[at:].lstrip("\n")
     helpers = [h for b in blocks for h in b.helpers]
@@ -243,8 +309,7 @@ def _insert(code: str, entry: re.Match[str], at: int, made: list[tuple[Block, st
     globals_text = "\n\n".join(x for x in [helper_text, *extra] if x)
     if globals_text:
         new = _add_globals(new, globals_text)
-    for h in dict.fromkeys([*heads, *(i for b in blocks for i in b.includes), "<stdlib.h>",
-                            "<string.h>"]):
+    for h in dict.fromkeys([*heads, *(i for b in blocks for i in b.includes), "<stdlib.h>", "<string.h>"]):
         new = add_include(new, h)
     calls = list(dict.fromkeys(c for b in blocks for c in b.calls))
     return Improvement(new, [d for _, d in made], calls)

@@ -20,7 +20,7 @@ from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arche import FILLERS
 from agents.offline.synth_blocks import identifiers, render_blocks
 from agents.offline.synth_code import Frag, helper_code, indent
-from agents.offline.synth_drive import Ctx
+from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_guide import Guidance, read_guidance
 from agents.offline.synth_plan import Planner, Unsupported
 from fuzzkit.api import FunctionDecl
@@ -102,8 +102,9 @@ def write_harness(
         archetype = analysis.archetype
     if not _usable_skeleton(skeleton, archetype):
         if skeleton:
-            notes.append(f"the given skeleton lacks slots this archetype needs: shipped "
-                         f"{archetype} skeleton used")
+            notes.append(
+                f"the given skeleton lacks slots this archetype needs: shipped {archetype} skeleton used"
+            )
         skeleton = default_skeleton(archetype)
     guide = read_guidance([*constraints, *known_fixes], api, target)
     if related is None:
@@ -124,8 +125,15 @@ def write_harness(
     return HarnessDraft(code=code, notes=list(dict.fromkeys(notes)), calls=calls)
 
 
-def _fill(target: FunctionDecl, api: list[FunctionDecl], archetype: str, skeleton: str,
-          guide: Guidance, banned: set[str], related: list[str]) -> Ctx:
+def _fill(
+    target: FunctionDecl,
+    api: list[FunctionDecl],
+    archetype: str,
+    skeleton: str,
+    guide: Guidance,
+    banned: set[str],
+    related: list[str],
+) -> Ctx:
     idx = ApiIndex(api)
     for name in guide.release:
         idx.prefer(name)

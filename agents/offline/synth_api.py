@@ -10,34 +10,99 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from agents.offline import cdecl
+from agents.offline.synth_finders import ApiFinders, words
 from fuzzkit.api import FunctionDecl
 
-CREATE = {"create", "new", "alloc", "malloc", "calloc", "make", "build", "parse", "load", "dup",
-          "duplicate", "copy", "clone", "detach", "open", "dopen", "fopen", "compile", "read"}
+CREATE = {
+    "create",
+    "new",
+    "alloc",
+    "malloc",
+    "calloc",
+    "make",
+    "build",
+    "parse",
+    "load",
+    "dup",
+    "duplicate",
+    "copy",
+    "clone",
+    "detach",
+    "open",
+    "dopen",
+    "fopen",
+    "compile",
+    "read",
+}
 INIT = {"init", "initialize", "initialise", "setup", "construct", "begin", "start"}
-DESTROY = {"delete", "free", "destroy", "end", "close", "release", "cleanup", "dispose", "deinit",
-           "fini", "unref", "term", "terminate", "destruct"}
-PRODUCE = {"parse", "scan", "load", "next", "read", "fetch", "get", "pull", "take", "decode",
-           "lex", "step"}
-CONSUME = {"emit", "dump", "add", "insert", "append", "push", "replace", "attach", "enqueue",
-           "submit", "put", "prepend"}
-PRINT = {"print", "dump", "serialize", "stringify", "format", "encode", "export", "render",
-         "write", "emit", "unparse", "tostring"}
-FEED = {"input", "feed", "source", "buffer", "string", "memory", "attach", "data"}
+DESTROY = {
+    "delete",
+    "free",
+    "destroy",
+    "end",
+    "close",
+    "release",
+    "cleanup",
+    "dispose",
+    "deinit",
+    "fini",
+    "unref",
+    "term",
+    "terminate",
+    "destruct",
+}
+PRODUCE = {"parse", "scan", "load", "next", "read", "fetch", "get", "pull", "take", "decode", "lex", "step"}
+CONSUME = {
+    "emit",
+    "dump",
+    "add",
+    "insert",
+    "append",
+    "push",
+    "replace",
+    "attach",
+    "enqueue",
+    "submit",
+    "put",
+    "prepend",
+}
+PRINT = {
+    "print",
+    "dump",
+    "serialize",
+    "stringify",
+    "format",
+    "encode",
+    "export",
+    "render",
+    "write",
+    "emit",
+    "unparse",
+    "tostring",
+}
 # Functions that alias caller memory or change process-wide state: ownership of what they
 # keep cannot be inferred from a prototype, so generated code leaves them alone.
 RISKY = re.compile(r"Reference|InitHooks|set_allocator|SetAllocator|atexit|signal", re.I)
-_DESTROY_RANK = ["delete", "destroy", "free", "release", "dispose", "cleanup", "deinit", "fini",
-                 "unref", "term", "terminate", "destruct", "end", "close"]
+_DESTROY_RANK = [
+    "delete",
+    "destroy",
+    "free",
+    "release",
+    "dispose",
+    "cleanup",
+    "deinit",
+    "fini",
+    "unref",
+    "term",
+    "terminate",
+    "destruct",
+    "end",
+    "close",
+]
 VERBS = CREATE | INIT | DESTROY | PRODUCE | CONSUME | PRINT
-
-
-def words(name: str) -> list[str]:
-    """The lower-case words of an identifier (``cJSON_PrintUnformatted`` -> c,json,print,...)."""
-    parts = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)
-    return [p.lower() for p in parts if not p.isdigit()]
 
 
 @dataclass
@@ -54,7 +119,7 @@ class Lifecycle:
         return {"create": self.create, "init": self.init, "destroy": self.destroy}
 
 
-class ApiIndex:
+class ApiIndex(ApiFinders):
     """Lookups over one library's API, computed once per call of a public function."""
 
     def __init__(self, api: list[FunctionDecl]) -> None:
@@ -68,6 +133,9 @@ class ApiIndex:
         self._family = sorted((p for p, c in counts.items() if c >= 4), key=len, reverse=True)
         # Overrides from guidance ("must be released with X", "initialise with X before Y").
         self.preferred_destroy: dict[str, str] = {}
+        self._lifecycles: dict[str, Lifecycle] = {}
+        # function name -> (declaration, roles), filled by synth_roles.roles
+        self.role_cache: dict[str, tuple[FunctionDecl, list[Any]]] = {}
         self.preferred_init: dict[str, str] = {}
 
     def prefer(self, name: str) -> None:
@@ -140,8 +208,15 @@ class ApiIndex:
             and not cdecl.is_float(f.return_type)
             and not cdecl.is_enum_like(f.return_type)
             and not cdecl.is_function_pointer(f.return_type)
+            and not f.return_type.strip().startswith(("struct ", "union ", "enum "))
         }
-        return {t for t in returned if t not in cdecl.INT_TYPES}
+        # A handle is closed by someone (gzclose(gzFile)); a plain value struct is not.
+        closed = {
+            cdecl.base_name(f.params[0].type)
+            for f in self.api
+            if len(f.params) == 1 and not cdecl.is_pointer(f.params[0].type)
+        }
+        return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}
 
     def is_handle(self, type_key: str) -> bool:
         """Whether the type is an opaque handle passed by value (``gzFile``)."""
@@ -158,18 +233,24 @@ class ApiIndex:
     # ----- lifecycles -----
     def lifecycle(self, type_key: str) -> Lifecycle:
         """Constructors, initializers and destructors of ``type_key``, best first."""
+        if type_key not in self._lifecycles:
+            self._lifecycles[type_key] = self._lifecycle(type_key)
+        life = self._lifecycles[type_key]
+        return Lifecycle(type_key, list(life.create), list(life.init), list(life.destroy))
+
+    def _lifecycle(self, type_key: str) -> Lifecycle:
         life = Lifecycle(type_key)
         for f in self.api:
             ret = self.type_key(f.return_type)
             first = self.type_key(f.params[0].type) if f.params else None
             kind = self.kind(f)
-            if ret == type_key and self.returns_owned(f) and not any(
-                self.type_key(p.type) == type_key for p in f.params
+            if (
+                ret == type_key
+                and self.returns_owned(f)
+                and not any(self.type_key(p.type) == type_key for p in f.params)
             ):
                 life.create.append(f.name)
-            elif first == type_key and kind == "init" and not cdecl.is_const_target(
-                f.params[0].type
-            ):
+            elif first == type_key and kind == "init" and not cdecl.is_const_target(f.params[0].type):
                 life.init.append(f.name)
             elif first == type_key and kind == "destroy" and len(f.params) == 1:
                 life.destroy.append(f.name)
@@ -203,107 +284,14 @@ class ApiIndex:
             return False
         verbs = self.verbs(fn.name)
         if cdecl.is_string(ret) or cdecl.is_bytes(ret):
-            return any(v in PRINT | {"dup", "duplicate", "copy", "alloc", "malloc", "calloc"}
-                       for v in verbs) and "get" not in verbs
+            return (
+                any(v in PRINT | {"dup", "duplicate", "copy", "alloc", "malloc", "calloc"} for v in verbs)
+                and "get" not in verbs
+            )
         if self.type_key(ret) and self.is_handle(self.type_key(ret) or ""):
             return True
         last = self.last_verb(fn.name, CREATE | {"get", "add", "find", "lookup"})
         return last in CREATE
-
-    def free_function(self) -> str | None:
-        """The library's own ``free(void *)`` for memory it hands out, if it has one."""
-        for f in self.api:
-            if (
-                len(f.params) == 1
-                and cdecl.strip_const(f.params[0].type) == "void *"
-                and re.search(r"free$", f.name, re.I)
-            ):
-                return f.name
-        return None
-
-    def version_function(self) -> str | None:
-        """A ``const char *xVersion(void)`` function (for ABI-checking init functions)."""
-        for f in self.api:
-            if not f.params and cdecl.is_string(f.return_type) and "version" in f.name.lower():
-                return f.name
-        return None
-
-    def bound_function(self) -> str | None:
-        """A ``uLong xBound(uLong len)`` worst-case output size function."""
-        for f in self.api:
-            if (
-                len(f.params) == 1
-                and cdecl.is_integer(f.params[0].type)
-                and cdecl.is_integer(f.return_type)
-                and f.name.lower().endswith("bound")
-            ):
-                return f.name
-        return None
-
-    def taking(self, type_key: str) -> list[FunctionDecl]:
-        """Functions with a parameter of ``type_key``."""
-        return [f for f in self.api if any(self.type_key(p.type) == type_key for p in f.params)]
-
-    def feeders(self, type_key: str) -> list[FunctionDecl]:
-        """``f(T *, bytes, len)`` / ``f(T *, text)`` functions that attach input to an object."""
-        found = []
-        for f in self.api:
-            if not f.params or self.type_key(f.params[0].type) != type_key:
-                continue
-            rest = f.params[1:]
-            has_input = any(cdecl.is_bytes(p.type) or cdecl.is_string(p.type) for p in rest)
-            ws = set(words(f.name))
-            setter = ws & {"input", "feed", "source"} or ("set" in ws and ws & FEED)
-            if has_input and setter and "output" not in ws and not ws & {"add", "to"}:
-                found.append(f)
-        return sorted(found, key=lambda f: (not re.search("string|buffer|memory", f.name), f.name))
-
-    def outputs(self, type_key: str) -> list[FunctionDecl]:
-        """``f(T *, out...)`` functions that tell an object where to write (``set_output*``)."""
-        found = [
-            f for f in self.api
-            if f.params and self.type_key(f.params[0].type) == type_key
-            and "output" in f.name.lower() and len(f.params) > 1
-            and not any(cdecl.is_enum_like(p.type) for p in f.params[1:])
-        ]
-        return sorted(found, key=lambda f: (not re.search("string|buffer|memory", f.name), f.name))
-
-    def printer(self, type_key: str) -> FunctionDecl | None:
-        """A function turning a (const) object into an owned string."""
-        for f in self.api:
-            if (
-                len(f.params) == 1
-                and self.type_key(f.params[0].type) == type_key
-                and cdecl.is_string(f.return_type)
-                and self.returns_owned(f)
-            ):
-                return f
-        return None
-
-    def copier(self, type_key: str) -> FunctionDecl | None:
-        """A function returning an owned copy of an object (``cJSON_Duplicate``)."""
-        for f in self.api:
-            if (
-                f.params
-                and self.type_key(f.params[0].type) == type_key
-                and self.type_key(f.return_type) == type_key
-                and self.last_verb(f.name) in {"dup", "duplicate", "copy", "clone"}
-            ):
-                return f
-        return None
-
-    def child_getter(self, type_key: str) -> FunctionDecl | None:
-        """A ``T *get(T *parent, int index)`` accessor returning a borrowed child."""
-        for f in self.api:
-            if (
-                len(f.params) == 2
-                and self.type_key(f.params[0].type) == type_key
-                and self.type_key(f.return_type) == type_key
-                and cdecl.is_integer(f.params[1].type)
-                and not self.returns_owned(f)
-            ):
-                return f
-        return None
 
 
 def _common_prefix(a: str, b: str) -> str:

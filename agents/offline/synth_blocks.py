@@ -65,9 +65,15 @@ def call_block(
     return finish_block(fn, pl.f, scope, comment, guard)
 
 
-def block_planner(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[str],
-                  taken: set[str], number: int,
-                  file_ctx: tuple[str, str] | None = None) -> Planner:
+def block_planner(
+    idx: ApiIndex,
+    fn: FunctionDecl,
+    scope: list[Obj],
+    avoid: set[str],
+    taken: set[str],
+    number: int,
+    file_ctx: tuple[str, str] | None = None,
+) -> Planner:
     """A planner writing into a fresh block fragment (own label, ``lf_opt`` cursor)."""
     frag = Frag(cursor=OPT_CURSOR, label=f"lf_skip_{number}")
     frag.taken |= taken
@@ -76,8 +82,9 @@ def block_planner(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[
     return pl
 
 
-def finish_block(fn: FunctionDecl, frag: Frag, scope: list[Obj], comment: str = "",
-                 guard: str | None = None) -> Block:
+def finish_block(
+    fn: FunctionDecl, frag: Frag, scope: list[Obj], comment: str = "", guard: str | None = None
+) -> Block:
     """Wrap a filled block fragment in its scope, guarded on the outer objects it uses."""
     body = "\n".join(frag.decls + frag.opts + frag.setup + frag.call + frag.hoist)
     uses = [o.expr for o in scope if re.search(rf"(?<![\w.]){re.escape(o.expr)}\b", body)]

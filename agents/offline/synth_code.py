@@ -1,5 +1,8 @@
-"""The code being generated: a fragment with declarations, setup, call, use and cleanup parts,
-plus the small C helpers harnesses share (input cursor, option bytes, copies)."""
+"""The code being generated, and the small C helpers harnesses share.
+
+A :class:`Frag` holds declarations, option reads, setup, call, use and cleanup parts; the
+helpers are the input cursor, option bytes and copies.
+"""
 
 from __future__ import annotations
 
@@ -150,7 +153,8 @@ def helper_code(names: list[str], existing: str = "") -> tuple[str, list[str]]:
 
     for name in names:
         visit(name)
-    chunks, headers = [], []
+    chunks: list[str] = []
+    headers: list[str] = []
     for name in order:
         code, _, heads = HELPERS[name]
         headers.extend(heads)

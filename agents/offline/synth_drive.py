@@ -1,47 +1,46 @@
-"""Driving objects after setup: step loops over a producer, producer-to-consumer pipes, stream
-chunk bodies, and cheap related calls."""
+"""Driving objects after setup.
+
+Step loops over a producer, producer-to-consumer pipes, stream chunk bodies, reader loops and
+cheap related calls.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from agents.offline import cdecl
 from agents.offline.synth_api import CONSUME, ApiIndex, words
-from agents.offline.synth_blocks import Block, call_block
-from agents.offline.synth_code import Frag
-from agents.offline.synth_knowledge import END_TESTS, STREAMS, StreamFields, success_test
+from agents.offline.synth_blocks import call_block
+from agents.offline.synth_ctx import Ctx
+from agents.offline.synth_knowledge import END_TESTS, STREAMS, success_test
 from agents.offline.synth_objects import ALWAYS_CONSUMES, obtain, producer
-from agents.offline.synth_plan import Obj, Planner
+from agents.offline.synth_plan import Obj
 from agents.offline.synth_roles import roles
+from agents.offline.synth_streams import reader_loop, stream_drive
 from fuzzkit.api import FunctionDecl
 
-CHEAP = {"is", "get", "has", "print", "count", "size", "length", "compare", "tell", "eof",
-         "error", "mark", "find", "lookup", "peek", "bound", "pending", "root", "node"}
+CHEAP = {
+    "is",
+    "get",
+    "has",
+    "print",
+    "count",
+    "size",
+    "length",
+    "compare",
+    "tell",
+    "eof",
+    "error",
+    "mark",
+    "find",
+    "lookup",
+    "peek",
+    "bound",
+    "pending",
+    "root",
+    "node",
+}
 MAX_STEPS = 65536
-
-
-@dataclass
-class Ctx:
-    """Everything one harness fill needs."""
-
-    target: FunctionDecl
-    idx: ApiIndex
-    pl: Planner
-    related: list[str]
-    use_limit: int = 3
-    use: list[str] = field(default_factory=list)
-    blocks: list[Block] = field(default_factory=list)
-    taken: set[str] = field(default_factory=set)
-
-    @property
-    def f(self) -> Frag:
-        """The fragment being filled."""
-        return self.pl.f
-
-    def block_number(self) -> int:
-        """A fresh number for a block label."""
-        return len(self.blocks) + 1
 
 
 def use_related(ctx: Ctx, scope: list[Obj], limit: int | None = None) -> None:
@@ -68,8 +67,15 @@ def use_related(ctx: Ctx, scope: list[Obj], limit: int | None = None) -> None:
         kind = min(cheap)
         if kind in seen:
             continue
-        block = call_block(ctx.idx, fn, scope, ctx.pl.avoid, ctx.taken | ctx.f.taken,
-                           ctx.block_number(), f"{name} on the result")
+        block = call_block(
+            ctx.idx,
+            fn,
+            scope,
+            ctx.pl.avoid,
+            ctx.taken | ctx.f.taken,
+            ctx.block_number(),
+            f"{name} on the result",
+        )
         if block:
             ctx.blocks.append(block)
             ctx.taken |= set(re.findall(r"\b\w+\b", "\n".join(block.lines + block.hoist)))
@@ -106,8 +112,9 @@ def step_lines(ctx: Ctx, fn: FunctionDecl, obj: Obj) -> list[str]:
     else:
         rc = pl.var(fn.return_type, "rc", "NULL" if cdecl.is_pointer(fn.return_type) else "0")
         lines.append(f"{rc} = {plan.text};")
-        ok = success_test(fn.name, fn.return_type, rc, cdecl.is_bool(fn.return_type),
-                          cdecl.is_pointer(fn.return_type))
+        ok = success_test(
+            fn.name, fn.return_type, rc, cdecl.is_bool(fn.return_type), cdecl.is_pointer(fn.return_type)
+        )
         conds.append(f"!({ok})")
     if ev and out is not None and out.type_key:
         end = END_TESTS.get(out.type_key)
@@ -126,8 +133,7 @@ def step_lines(ctx: Ctx, fn: FunctionDecl, obj: Obj) -> list[str]:
 
 def loop(body: list[str]) -> list[str]:
     """``body`` inside a bounded step loop."""
-    return [f"for (int lf_step = 0; lf_step < {MAX_STEPS}; lf_step++) {{",
-            *("  " + ln for ln in body), "}"]
+    return [f"for (int lf_step = 0; lf_step < {MAX_STEPS}; lf_step++) {{", *("  " + ln for ln in body), "}"]
 
 
 def pipe_lines(ctx: Ctx, consumer: FunctionDecl, dst: Obj) -> list[str] | None:
@@ -150,8 +156,7 @@ def pipe_lines(ctx: Ctx, consumer: FunctionDecl, dst: Obj) -> list[str] | None:
     prc = pl.var(prod.return_type, "parsed")
     crc = pl.var(consumer.return_type, "emitted")
     pok = success_test(prod.name, prod.return_type, prc, cdecl.is_bool(prod.return_type), False)
-    cok = success_test(consumer.name, consumer.return_type, crc,
-                       cdecl.is_bool(consumer.return_type), False)
+    cok = success_test(consumer.name, consumer.return_type, crc, cdecl.is_bool(consumer.return_type), False)
     dtor = idx.destructor(slot.type_key, prod.name)
     release = f"{dtor}(&{ev}); " if dtor else ""
     end = END_TESTS.get(slot.type_key, "0").format(v=ev)
@@ -211,128 +216,3 @@ def drive(ctx: Ctx, obj: Obj) -> None:
     if reader_loop(ctx, obj):
         return
     use_related(ctx, [obj])
-
-
-def reader_loop(ctx: Ctx, obj: Obj) -> bool:
-    """Read from a handle (``gzread``) into a buffer until it reports nothing more."""
-    pl, idx = ctx.pl, ctx.idx
-    for f in idx.api:
-        rs = roles(f, idx)
-        if f.name in pl.avoid or f == ctx.target or not cdecl.is_integer(f.return_type):
-            continue
-        if not re.search(r"read", f.name, re.I) or not any(r.kind == "outbuf" for r in rs):
-            continue
-        slot = next((r.index for r in rs if r.type_key == obj.type_key), None)
-        if slot is None:
-            continue
-        plan = pl.plan(f, bind={slot: obj.expr}, payload=False)
-        rc = pl.var(f.return_type, "got")
-        guard = f"{obj.expr} != NULL && " if not obj.expr.startswith("&") else ""
-        ctx.use += [
-            f"/* Read everything back through {f.name}. */",
-            f"for (int lf_k = 0; {guard}lf_k < 4096; lf_k++) {{",
-            f"  {rc} = {plan.text};",
-            f"  if ({rc} <= 0) break;",
-            "}",
-        ]
-        return True
-    return False
-
-
-def stream_lines(ctx: Ctx, obj: Obj, fields: StreamFields) -> None:
-    """The chunk-loop body for a stream struct with next_in/avail_in cursors, and a finish."""
-    pl, t = ctx.pl, ctx.target
-    s = f"{obj.var}." if obj.expr.startswith("&") else f"{obj.var}->"
-    win = pl.var("size_t", "window_size")
-    ctx.f.opts.append(f"{win} = (size_t){ctx.f.take_int((1, 16, 256, 4096, 16384, 65536))};")
-    out = pl.var("uint8_t *", "window", "NULL")
-    ctx.f.setup += [f"{out} = (uint8_t *)malloc({win});", f"if ({out} == NULL) {ctx.f.fail()}"]
-    ctx.f.cleanup.append(f"free({out});")
-    ctx.f.include("<stdlib.h>")
-    budget = pl.var("int", "budget", "1024")
-    plan = pl.plan(t, bind={0: obj.expr})
-    rc = pl.var(t.return_type, "rc")
-    keep = fields.keep_going.format(rc=rc)
-    ctx.f.call += [
-        f"{s}{fields.next_in} = ({fields.in_cast})lf_chunk;",
-        f"{s}{fields.avail_in} = ({fields.avail_cast})lf_chunk_size;",
-        "do {",
-        f"  {s}{fields.next_out} = ({fields.out_cast}){out};",
-        f"  {s}{fields.avail_out} = ({fields.avail_cast}){win};",
-        f"  {rc} = {plan.text};",
-        f"}} while (({keep}) && ({s}{fields.avail_in} > 0 || {s}{fields.avail_out} == 0) && "
-        f"--{budget} > 0);",
-        f"if (!({keep}) || {budget} <= 0) break;",
-    ]
-    rs = roles(t, pl.idx)
-    flush = next((r for r in rs if re.search(r"^(flush|action)$", r.param.name)), None)
-    if flush is None:
-        return
-    args = plan.text[len(t.name) + 1 : -1]
-    finish_args = [a.strip() for a in _split_args(args)]
-    finish_args[flush.index] = fields.finish
-    ctx.use += [
-        f"/* Finish the stream: {fields.finish} until it stops making progress. */",
-        f"for (int lf_k = 0; lf_k < 64 && ({keep}) && {budget}-- > 0; lf_k++) {{",
-        f"  {s}{fields.next_in} = ({fields.in_cast})data;",
-        f"  {s}{fields.avail_in} = 0;",
-        f"  {s}{fields.next_out} = ({fields.out_cast}){out};",
-        f"  {s}{fields.avail_out} = ({fields.avail_cast}){win};",
-        f"  {rc} = {t.name}({', '.join(finish_args)});",
-        "}",
-    ]
-
-
-def _split_args(text: str) -> list[str]:
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    return [*parts, cur]
-
-
-def stream_drive(ctx: Ctx, obj: Obj, fields: StreamFields,
-                 proc: FunctionDecl | None = None) -> bool:
-    """Run the stream's main processor (``inflate`` for an inflate stream) over the payload."""
-    pl, idx = ctx.pl, ctx.idx
-    procs = [proc] if proc is not None else []
-    for f in idx.api if proc is None else []:
-        rs = roles(f, idx)
-        if f.name in pl.avoid or not rs or rs[0].type_key != obj.type_key or f == ctx.target:
-            continue
-        if any(r.param.name in ("flush", "action") for r in rs):
-            # inflate only runs on a stream inflateInit made, never on an inflateBack one.
-            if not obj.origin or idx.stem(obj.origin) == f.name:
-                procs.append(f)
-    procs.sort(key=lambda f: (not ctx.target.name.startswith(f.name), len(f.name), f.name))
-    if not procs:
-        return False
-    proc = procs[0]
-    s = f"{obj.var}." if obj.expr.startswith("&") else f"{obj.var}->"
-    win = pl.var("size_t", "window_size")
-    ctx.f.opts.append(f"{win} = (size_t){ctx.f.take_int((16, 256, 4096, 65536))};")
-    out = pl.var("uint8_t *", "window", "NULL")
-    ctx.f.setup += [f"{out} = (uint8_t *)malloc({win});", f"if ({out} == NULL) {ctx.f.fail()}"]
-    ctx.f.cleanup.append(f"free({out});")
-    ctx.f.include("<stdlib.h>")
-    plan = pl.plan(proc, bind={0: obj.expr})
-    rc = pl.var(proc.return_type, "processed")
-    keep = fields.keep_going.format(rc=rc)
-    ctx.use += [
-        f"/* Run {proc.name} over the payload so the call above affects real work. */",
-        "for (size_t lf_off = 0, lf_round = 0; lf_round < 4096; lf_round++) {",
-        "  size_t lf_n = size - lf_off < 4096 ? size - lf_off : 4096;",
-        f"  {s}{fields.next_in} = ({fields.in_cast})(data + lf_off);",
-        f"  {s}{fields.avail_in} = ({fields.avail_cast})lf_n;",
-        f"  {s}{fields.next_out} = ({fields.out_cast}){out};",
-        f"  {s}{fields.avail_out} = ({fields.avail_cast}){win};",
-        f"  {rc} = {plan.text};",
-        f"  lf_off += lf_n - {s}{fields.avail_in};",
-        f"  if (!({keep})) break;",
-        "}",
-    ]
-    return True

@@ -21,8 +21,7 @@ _AVOID = re.compile(
     rf"remove the call to `?(\w+){_END}|`?(\w+)`? (?:is|was) not (?:linked|available|exported)",
     re.I,
 )
-_RELEASE = re.compile(r"(?:freed|released|destroyed|deleted|closed)\s+(?:with|by|using)\s+`?(\w+)`?",
-                      re.I)
+_RELEASE = re.compile(r"(?:freed|released|destroyed|deleted|closed)\s+(?:with|by|using)\s+`?(\w+)`?", re.I)
 _BEFORE = re.compile(
     r"(?:call|initiali[sz]ed? with|init(?:ialize)? with|set up with)\s+`?(\w+)`?\s+"
     r"(?:\([^)]*\)\s*)?before\s+(?:calling\s+)?`?(\w+)`?",
@@ -48,8 +47,9 @@ class Guidance:
     applied: list[str] = field(default_factory=list)
 
 
-def read_guidance(lines: list[str] | tuple[str, ...], api: list[FunctionDecl],
-                  target: FunctionDecl | None = None) -> Guidance:
+def read_guidance(
+    lines: list[str] | tuple[str, ...], api: list[FunctionDecl], target: FunctionDecl | None = None
+) -> Guidance:
     """Parse guidance sentences against the API (unknown function names are ignored)."""
     names = {f.name for f in api}
     params = {p.name for p in target.params} if target else set()
@@ -64,7 +64,7 @@ def read_guidance(lines: list[str] | tuple[str, ...], api: list[FunctionDecl],
             understood = True
         if not understood:
             for inc in _HEADER_WORD.findall(line):
-                _add_include(g, inc if inc[0] in "<\"" else f'"{inc}"')
+                _add_include(g, inc if inc[0] in '<"' else f'"{inc}"')
                 understood = True
         for m in _INSTEAD.finditer(line):
             if m.group(1) in names:

@@ -1,5 +1,8 @@
-"""Getting library objects for arguments: reuse one in scope, construct one (from the payload
-or from small option values), initialize a zeroed struct, or borrow a child."""
+"""Getting library objects for arguments.
+
+Reuse one in scope, construct one (from the payload or from small option values), initialize
+a zeroed struct, fill one with a producer, or borrow a child.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +19,7 @@ PRODUCER_ORDER = ["parse", "load", "scan", "next", "read", "fetch", "pull"]
 ALWAYS_CONSUMES = ("yaml_emitter_emit", "yaml_emitter_dump")
 
 
-def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str],
-                 plan: CallPlan) -> str:
+def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], plan: CallPlan) -> str:
     """The argument expression for an object-typed parameter of ``fn``."""
     key = r.type_key or ""
     if r.kind == "child":
@@ -49,9 +51,12 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str],
         var = pl.emit(cplan, pl.f.setup, result="copy")
         pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
         return var or "NULL"
-    if r.kind == "object" and pl.idx.lifecycle(key).create == [] and not pl.idx.lifecycle(
-        key
-    ).init and cdecl.is_pointer(r.param.type):
+    if (
+        r.kind == "object"
+        and pl.idx.lifecycle(key).create == []
+        and not pl.idx.lifecycle(key).init
+        and cdecl.is_pointer(r.param.type)
+    ):
         return f"&{zeroed(pl, key, r.param.name)}"
     return obtain(pl, key, fn.name).expr
 
@@ -151,9 +156,15 @@ def _construct(pl: Planner, ctor: FunctionDecl, key: str) -> Obj:
     return Obj(key, var or "NULL", var or "", origin=ctor.name)
 
 
-def initialize(pl: Planner, key: str, near: str, feed: bool = True,
-               init: FunctionDecl | None = None, into: list[str] | None = None,
-               setters: bool = True) -> Obj:
+def initialize(
+    pl: Planner,
+    key: str,
+    near: str,
+    feed: bool = True,
+    init: FunctionDecl | None = None,
+    into: list[str] | None = None,
+    setters: bool = True,
+) -> Obj:
     """A zeroed stack struct of ``key`` set up by its initializer (and fed the payload).
 
     ``into`` receives the init call (default: setup); ``setters`` also points the object's
@@ -172,8 +183,7 @@ def initialize(pl: Planner, key: str, near: str, feed: bool = True,
     plan = pl.plan(init, bind={0: f"&{v}"}, payload=False)
     rc = pl.emit(plan, into)
     if rc is not None:
-        test = success_test(init.name, init.return_type, rc, cdecl.is_bool(init.return_type),
-                            False)
+        test = success_test(init.name, init.return_type, rc, cdecl.is_bool(init.return_type), False)
         into.append(f"if (!({test})) {pl.f.fail()}")
     into.append(f"{ready} = 1;")
     dtor = pl.idx.destructor(key, init.name)
@@ -193,15 +203,24 @@ def initialize(pl: Planner, key: str, near: str, feed: bool = True,
 
 
 def choose_init(idx: ApiIndex, key: str, near: str, avoid: set[str]) -> FunctionDecl | None:
-    """The initializer of ``key`` that fits function ``near`` (same name stem), preferring the
-    one with the most tunable options (``inflateInit2_`` for ``inflate``)."""
+    """The initializer of ``key`` that fits function ``near``.
+
+    Same name stem first, then the one with the most tunable options (``inflateInit2_`` for
+    ``inflate``).
+    """
     if key in idx.preferred_init:
         return idx.by_name[idx.preferred_init[key]]
     stem = idx.stem(near)
-    options = [idx.by_name[n] for n in idx.lifecycle(key).init
-               if n not in avoid and not RISKY.search(n)]
-    options.sort(key=lambda f: (idx.stem(f.name) != stem, not stem.startswith(idx.stem(f.name)),
-                                -_tunable(idx, f), len(f.params), f.name))
+    options = [idx.by_name[n] for n in idx.lifecycle(key).init if n not in avoid and not RISKY.search(n)]
+    options.sort(
+        key=lambda f: (
+            idx.stem(f.name) != stem,
+            not stem.startswith(idx.stem(f.name)),
+            -_tunable(idx, f),
+            len(f.params),
+            f.name,
+        )
+    )
     return options[0] if options else None
 
 
@@ -211,15 +230,19 @@ def _tunable(idx: ApiIndex, f: FunctionDecl) -> int:
 
 
 def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
-    """A new object the caller hands over (a consumed argument): picked among simple
-    constructors by an option byte so each input can build a different kind of item."""
+    """A new object the caller hands over (a consumed argument).
+
+    It is picked among simple constructors by an option byte, so each input can build a
+    different kind of item.
+    """
     life = pl.idx.lifecycle(key)
     simple = []
     for name in life.create:
         f = pl.idx.by_name[name]
         rs = roles(f, pl.idx)
-        if _usable(pl, f) and not any(r.kind in ("object", "handle", "unsupported", "fd", "path",
-                                                  "file", "callback") for r in rs):
+        if _usable(pl, f) and not any(
+            r.kind in ("object", "handle", "unsupported", "fd", "path", "file", "callback") for r in rs
+        ):
             simple.append(f)
     if not simple:
         if life.init:
@@ -246,10 +269,14 @@ def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
     return Obj(key, var, var)
 
 
-def producer(idx: ApiIndex, avoid: set[str], key: str | None = None,
-             out_key: str | None = None) -> FunctionDecl | None:
-    """A function filling an out struct one step at a time (from object ``key`` or of type
-    ``out_key``): ``yaml_parser_parse(parser, event)``."""
+def producer(
+    idx: ApiIndex, avoid: set[str], key: str | None = None, out_key: str | None = None
+) -> FunctionDecl | None:
+    """A function filling an out struct one step at a time.
+
+    Restricted to producers working on object ``key`` or filling type ``out_key``, e.g.
+    ``yaml_parser_parse(parser, event)``.
+    """
     found = []
     for f in idx.api:
         if f.name in avoid or not f.params:

@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from agents.offline import cdecl
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_code import Frag
-from agents.offline.synth_knowledge import LITERAL_KEYS, RETAINED_STRINGS, success_test
+from agents.offline.synth_knowledge import RETAINED_STRINGS, success_test
 from agents.offline.synth_roles import Role, payload_slot, roles
 from fuzzkit.api import FunctionDecl
 
 MAX_OUT = 1 << 20
-WRITE_WORDS = re.compile(r"(write|put|print|flush|setparams|emit|dump|output|compress|deflate)",
-                         re.I)
+WRITE_WORDS = re.compile(r"(write|put|print|flush|setparams|emit|dump|output|compress|deflate|_w$)", re.I)
 
 
 class Unsupported(Exception):
@@ -78,6 +77,13 @@ class Planner:
         name = self.f.name(base)
         ctype = decl_type(ctype)
         sep = "" if ctype.endswith("*") else " "
+        scalar = cdecl.is_integer(ctype) or cdecl.is_float(ctype) or cdecl.is_enum_like(ctype)
+        if init == "0" and not (scalar or cdecl.is_pointer(ctype) or self.idx.type_key(ctype)):
+            # A struct returned by value (or an unknown typedef): zero it instead.
+            target = self.f.hoist if hoist else self.f.decls
+            target += [f"{ctype}{sep}{name};", f"memset(&{name}, 0, sizeof {name});"]
+            self.f.include("<string.h>")
+            return name
         (self.f.hoist if hoist else self.f.decls).append(f"{ctype}{sep}{name} = {init};")
         return name
 
@@ -100,14 +106,6 @@ class Planner:
         self.f.cleanup.append(f"free({name});")
         return name
 
-    def literal_key(self) -> str:
-        """A string literal picked by an option byte (for APIs that keep the pointer)."""
-        table = self.f.name("lf_keys")
-        quoted = ", ".join('"' + k + '"' for k in LITERAL_KEYS)
-        self.f.decls.append(f"static const char *const {table}[] = {{{quoted}}};")
-        pick = self.f.take_int((0, len(LITERAL_KEYS) - 1))
-        return f"{table}[{pick}]"
-
     def option(self, role: Role) -> str:
         """An option variable for an int/bool/enum/float role."""
         ctype = decl_type(role.param.type)
@@ -122,11 +120,13 @@ class Planner:
 
     def out_buffer(self, fn: FunctionDecl) -> tuple[str, str]:
         """A heap output buffer and its capacity variable (bounded by 1 MiB)."""
-        buf = self.var("uint8_t *", "out", "NULL")
+        buf = self.var("uint8_t *", "out_buf", "NULL")
         cap = self.var("size_t", "out_cap")
         bound = self.idx.bound_function()
-        if bound and re.search(r"(compress|deflate|encode)", fn.name, re.I) and not re.search(
-            "uncompress", fn.name, re.I
+        if (
+            bound
+            and re.search(r"(compress|deflate|encode)", fn.name, re.I)
+            and not re.search("uncompress", fn.name, re.I)
         ):
             self.f.setup.append(f"{cap} = (size_t){bound}((uLong)size) + 64;")
         else:
@@ -149,19 +149,19 @@ class Planner:
         return f"({decl_type(ctype)}){expr}"
 
     # ----- calls -----
-    def plan(self, fn: FunctionDecl, bind: dict[int, str] | None = None,
-             payload: bool = True) -> CallPlan:
+    def plan(self, fn: FunctionDecl, bind: dict[int, str] | None = None, payload: bool = True) -> CallPlan:
         """Build every argument of ``fn`` (``bind`` fixes some by index) into a call.
 
         Raises:
             Unsupported: A parameter cannot be built.
         """
-        from agents.offline.synth_objects import build_object  # cycle: objects use the planner
+        from agents.offline import synth_args  # cycle: they use the planner
+        from agents.offline.synth_objects import build_object
 
         bind = dict(bind or {})
         rs = roles(fn, self.idx)
         if rs and rs[-1].kind == "unsupported" and len(rs) > 1 and "va_list" in rs[-1].param.type:
-            return self._va_wrapped(fn, bind, payload)
+            return synth_args.va_wrapped(self, fn, bind, payload)
         main = payload_slot(rs) if payload else None
         args: dict[int, str] = {}
         plan = CallPlan(fn, "")
@@ -177,7 +177,7 @@ class Planner:
             if k == "unsupported":
                 raise Unsupported(f"{fn.name}: cannot build a {ptype} argument")
             if k == "text" and r.param.name in RETAINED_STRINGS.get(fn.name, ()):
-                args[r.index] = f"{cast}{self.literal_key()}"
+                args[r.index] = f"{cast}{synth_args.literal_key(self)}"
             elif k in ("text", "bytes") and r.index == main:
                 if k == "bytes" and r.param.name not in self.c_strings:
                     args[r.index] = f"{cast}data"
@@ -220,10 +220,15 @@ class Planner:
                         args[r.pair] = self.length(pr.param.type, cap)
             elif k == "unit":
                 args[r.index] = f"({decl_cast(ptype)})1"
-            elif k == "int" and 0 in args and (ident := self.node_id(fn, r, args[0])):
+            elif k == "int" and 0 in args and (ident := synth_args.node_id(self, fn, r, args[0])):
                 args[r.index] = ident
             elif k in ("int", "bool", "enum", "float"):
                 args[r.index] = self.option(r)
+            elif k == "zero_value":
+                v = self.f.name(r.param.name)
+                self.f.decls += [f"{decl_type(ptype)} {v};", f"memset(&{v}, 0, sizeof {v});"]
+                self.f.include("<string.h>")
+                args[r.index] = v
             elif k == "version":
                 args[r.index] = f"{self.idx.version_function()}()"
             elif k == "struct_size":
@@ -244,9 +249,9 @@ class Planner:
                 self.f.include("<stdlib.h>")
                 args[r.index] = f"{cast}{v}"
             elif k == "alloc":
-                args[r.index] = self.alloc_for(fn)
+                args[r.index] = synth_args.alloc_for(self, fn)
             elif k in ("array", "strarray"):
-                args[r.index], args[r.pair or r.index + 1] = self.array(r, rs)
+                args[r.index], args[r.pair or r.index + 1] = synth_args.array(self, r, rs)
             elif k in ("fd", "path", "mode", "file", "callback", "userdata", "format"):
                 from agents.offline.synth_io import io_arg
 
@@ -257,82 +262,6 @@ class Planner:
         plan.text = f"{fn.name}({', '.join(ordered)})"
         self.f.calls.append(fn.name)
         return plan
-
-    def _va_wrapped(self, fn: FunctionDecl, bind: dict[int, str], payload: bool) -> CallPlan:
-        """Call a ``va_list`` function through a generated variadic wrapper."""
-        name = f"lf_va_{fn.name}"
-        if not any(name + "(" in g for g in self.f.globals):
-            head = ", ".join(p.render() for p in fn.params[:-1])
-            last = fn.params[-2].name
-            ret = fn.return_type
-            keep = "" if cdecl.is_void(ret) else f"{decl_type(ret)} r = "
-            args = ", ".join(p.name for p in fn.params[:-1])
-            self.f.globals.append(
-                f"/* {fn.name} takes a va_list: this variadic wrapper makes one. */\n"
-                f"static {ret}{'' if ret.endswith('*') else ' '}{name}({head}, ...) {{\n"
-                f"  va_list ap;\n  va_start(ap, {last});\n  {keep}{fn.name}({args}, ap);\n"
-                f"  va_end(ap);\n" + ("" if cdecl.is_void(ret) else "  return r;\n") + "}"
-            )
-            self.f.include("<stdarg.h>")
-        inner = FunctionDecl(name=fn.name, return_type=fn.return_type, params=fn.params[:-1])
-        plan = self.plan(inner, bind, payload)
-        plan.text = name + plan.text[len(fn.name) :]
-        plan.fn = fn
-        return plan
-
-    def node_id(self, fn: FunctionDecl, r: Role, owner: str) -> str | None:
-        """An id returned by the API's ``add_<name>`` function on the same object, for an int
-        parameter that names what it refers to (``sequence``, ``item``, ``key``...)."""
-        from agents.offline.synth_api import words
-
-        key = self.idx.type_key(fn.params[0].type)
-        name = r.param.name.lower()
-        for g in self.idx.api:
-            if g.name == fn.name or g.name in self.avoid or not g.params:
-                continue
-            gw = set(words(g.name))
-            if self.idx.type_key(g.params[0].type) != key or "add" not in gw:
-                continue
-            if not cdecl.is_integer(g.return_type) or cdecl.is_bool(g.return_type):
-                continue
-            if name in gw or (name in ("item", "key", "value", "node") and "scalar" in gw):
-                plan = self.plan(g, bind={0: owner}, payload=False)
-                ident = self.emit(plan, self.f.setup, result=f"{name}_id")
-                self.f.setup.append(f"if ({ident} <= 0) {self.f.fail()}")
-                return ident
-        return None
-
-    def alloc_for(self, fn: FunctionDecl) -> str:
-        """Memory for a ``free``-like function, from the library's own allocator if it has one."""
-        alloc = next((f for f in self.idx.api if re.search(r"malloc$", f.name) and len(f.params) == 1),
-                     None)
-        v = self.var("void *", "block", "NULL")
-        self.f.setup.append(f"{v} = {alloc.name if alloc else 'malloc'}(16 + size);")
-        self.f.setup.append(f"if ({v} == NULL) {self.f.fail()}")
-        return v
-
-    def array(self, r: Role, rs: list[Role]) -> tuple[str, str]:
-        """A small array (numbers or strings) from option bytes, and its count."""
-        count_role = rs[r.pair] if r.pair is not None else None
-        n = self.var(count_role.param.type if count_role else "int", "count")
-        if r.kind == "strarray":
-            arr = self.f.name("strings")
-            self.f.decls.append(f"char *{arr}[4] = {{NULL, NULL, NULL, NULL}};")
-            self.f.need("take_str")
-            self.f.opts.append(f"for (int lf_i = 0; lf_i < 4; lf_i++) {arr}[lf_i] = "
-                               f"lf_take_str(&{self.f.cursor}, 8);")
-            self.f.opts.append(f"{n} = {self.f.take_int((0, 4))};")
-            self.f.setup.append(f"for (int lf_i = 0; lf_i < 4; lf_i++) if ({arr}[lf_i] == NULL) "
-                                f"{self.f.fail()}")
-            self.f.cleanup.append(f"for (int lf_i = 0; lf_i < 4; lf_i++) free({arr}[lf_i]);")
-            return f"({decl_cast(r.param.type)}){arr}", n
-        elem = decl_type(cdecl.pointee(r.param.type))
-        arr = self.f.name("numbers")
-        self.f.decls.append(f"{elem} {arr}[8] = {{0}};")
-        pick = self.f.take_int((-1000, 1000))
-        self.f.opts.append(f"for (int lf_i = 0; lf_i < 8; lf_i++) {arr}[lf_i] = ({elem}){pick};")
-        self.f.opts.append(f"{n} = {self.f.take_int((0, 8))};")
-        return arr, n
 
     def emit(self, plan: CallPlan, into: list[str], result: str | None = None) -> str | None:
         """Write the call into ``into``; returns the variable holding its result, if any.
@@ -349,8 +278,11 @@ class Planner:
         if cdecl.is_void(ret):
             stmts.append(f"{plan.text};")
         else:
-            var = self.var(ret, result or ("rc" if not cdecl.is_pointer(ret) else "result"),
-                           "NULL" if cdecl.is_pointer(ret) else "0")
+            var = self.var(
+                ret,
+                result or ("rc" if not cdecl.is_pointer(ret) else "result"),
+                "NULL" if cdecl.is_pointer(ret) else "0",
+            )
             stmts.append(f"{var} = {plan.text};")
             if owned and rkey:
                 dtor = self.idx.destructor(rkey, fn.name)
@@ -368,8 +300,7 @@ class Planner:
             if when == "always" or var is None:
                 stmts.append(release)
             else:
-                ok = ok or success_test(fn.name, ret, var, cdecl.is_bool(ret),
-                                        cdecl.is_pointer(ret))
+                ok = ok or success_test(fn.name, ret, var, cdecl.is_bool(ret), cdecl.is_pointer(ret))
                 stmts.append(f"if ({ok}) {release}")
         stmts.extend(a.replace("{result}", var or "0") for a in plan.after if a)
         if plan.guards:

@@ -15,12 +15,51 @@ from agents.offline.synth_api import CONSUME, ApiIndex, words
 from agents.offline.synth_knowledge import DEFAULT_ENUM, int_choices
 from fuzzkit.api import FunctionDecl, Param
 
-OUT_VERBS = {"read", "get", "gets", "print", "recv", "decode", "uncompress", "inflate", "extract",
-             "copy", "fread", "getdictionary", "export", "dump", "format", "output", "write_to"}
-IN_VERBS = {"write", "put", "puts", "send", "feed", "parse", "update", "hash", "process", "set",
-            "load", "scan", "minify", "crc", "adler", "compress", "deflate", "fwrite", "add"}
-PAYLOAD_NAMES = re.compile(r"(value|input|data|buf|str|json|text|source|src|string|content|in$|"
-                           r"yaml|xml|doc|message|msg|bytes|raw|payload)", re.I)
+OUT_VERBS = {
+    "read",
+    "get",
+    "gets",
+    "print",
+    "recv",
+    "decode",
+    "uncompress",
+    "inflate",
+    "extract",
+    "copy",
+    "fread",
+    "getdictionary",
+    "export",
+    "dump",
+    "format",
+    "output",
+    "write_to",
+}
+IN_VERBS = {
+    "write",
+    "put",
+    "puts",
+    "send",
+    "feed",
+    "parse",
+    "update",
+    "hash",
+    "process",
+    "set",
+    "load",
+    "scan",
+    "minify",
+    "crc",
+    "adler",
+    "compress",
+    "deflate",
+    "fwrite",
+    "add",
+}
+PAYLOAD_NAMES = re.compile(
+    r"(value|input|data|buf|str|json|text|source|src|string|content|in$|"
+    r"yaml|xml|doc|message|msg|bytes|raw|payload)",
+    re.I,
+)
 OPTIONAL_NAMES = re.compile(r"(_start$|_end$|directive|hint|opt|reserved|user|extra)", re.I)
 
 
@@ -30,7 +69,7 @@ class Role:
 
     kind is one of: text, bytes, len, outbuf, outlen, outlen_ptr, inlen_ptr, scratch, alloc,
     object, out_object, consumed, fresh, child, handle, out_scalar, out_ptr, int, bool, float,
-    enum, version, struct_size, fd, path, mode, file, format, callback, userdata, array,
+    enum, zero_value, version, struct_size, fd, path, mode, file, format, callback, userdata, array,
     strarray, count, unit, unsupported, null.
     """
 
@@ -62,7 +101,16 @@ def _out_direction(fn: FunctionDecl, p: Param) -> bool:
 
 
 def roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
-    """One :class:`Role` per parameter of ``fn``."""
+    """One :class:`Role` per parameter of ``fn`` (cached per API index)."""
+    cached = idx.role_cache.get(fn.name)
+    if cached is not None and cached[0] == fn:
+        return list(cached[1])
+    found = _roles(fn, idx)
+    idx.role_cache[fn.name] = (fn, found)
+    return list(found)
+
+
+def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
     params = list(fn.params)
     out: list[Role | None] = [None] * len(params)
     fn_words = set(idx.verbs(fn.name)) | set(words(fn.name))
@@ -86,8 +134,7 @@ def roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             out[i] = Role("version", i, p)
             continue
         if cdecl.is_string(t) and (
-            re.search(r"(path|filename|file_name|fname|^file$)", lname)
-            or _unnamed_open(fn, idx, i) == "path"
+            re.search(r"(path|filename|file_name|fname|^file$)", lname) or _unnamed_open(fn, idx, i) == "path"
         ):
             out[i] = Role("path", i, p)
             continue
@@ -97,9 +144,7 @@ def roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
         if cdecl.is_string(t) and (lname == "mode" or _unnamed_open(fn, idx, i) == "mode"):
             out[i] = Role("mode", i, p)
             continue
-        if cdecl.pointer_depth(t) == 2 and cdecl.base_name(t) == "char" and nxt and _is_len_like(
-            nxt
-        ):
+        if cdecl.pointer_depth(t) == 2 and cdecl.base_name(t) == "char" and nxt and _is_len_like(nxt):
             out[i] = Role("strarray", i, p, pair=i + 1)
             out[i + 1] = Role("count", i + 1, nxt, pair=i)
             continue
@@ -156,9 +201,11 @@ def roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             continue
         if re.search(r"(^fd$|fildes|descriptor)", lname) and cdecl.is_integer(t):
             out[i] = Role("fd", i, p)
-        elif (
-            kind == "init" and first_key and i == len(params) - 1 and lname.endswith("size")
-        ) or lname in ("stream_size", "struct_size", "structsize"):
+        elif (kind == "init" and first_key and i == len(params) - 1 and lname.endswith("size")) or lname in (
+            "stream_size",
+            "struct_size",
+            "structsize",
+        ):
             out[i] = Role("struct_size", i, p, type_key=first_key)
         elif cdecl.is_bool(t):
             out[i] = Role("bool", i, p, choices=(0, 1))
@@ -168,33 +215,41 @@ def roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             out[i] = Role("int", i, p, choices=int_choices(p.name, fn.name))
         elif cdecl.base_name(t) == "va_list":
             out[i] = Role("unsupported", i, p)
-        elif cdecl.is_enum_like(t) or not cdecl.is_pointer(t):
+        elif cdecl.is_enum_like(t):
             out[i] = Role("enum", i, p, choices=DEFAULT_ENUM)
+        else:  # a struct by value or an unknown typedef: all-zero is valid for any of them
+            out[i] = Role("zero_value", i, p)
     return [r if r is not None else Role("null", i, params[i]) for i, r in enumerate(out)]
 
 
 def _object_role(
-    fn: FunctionDecl, idx: ApiIndex, i: int, p: Param, key: str, first_key: str | None,
+    fn: FunctionDecl,
+    idx: ApiIndex,
+    i: int,
+    p: Param,
+    key: str,
+    first_key: str | None,
     fn_words: set[str],
 ) -> str:
     lname = p.name.lower()
     verbs = idx.verbs(fn.name)
-    if lname in ("dest", "dst", "target", "copy", "clone") and set(verbs) & {"copy", "clone",
-                                                                           "dup"}:
+    if lname in ("dest", "dst", "target", "copy", "clone") and set(verbs) & {"copy", "clone", "dup"}:
         return "out_object"
     if i == 0:
         return "object"
-    if lname in ("item", "child", "node") and fn_words & {"detach", "replace", "via", "delete",
-                                                          "remove"}:
+    if lname in ("item", "child", "node") and fn_words & {"detach", "replace", "via", "delete", "remove"}:
         return "child"
     if "reference" in fn_words:
         # The object keeps a reference, not ownership: a separate item that outlives it.
         return "fresh"
     if set(verbs) & CONSUME and not cdecl.is_const_target(p.type):
         return "consumed"
-    if key != first_key and not cdecl.is_const_target(p.type) and set(verbs) & {
-        "parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"
-    }:
+    if (
+        key != first_key
+        and not cdecl.is_const_target(p.type)
+        and set(verbs)
+        & {"parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"}
+    ):
         return "out_object"
     if OPTIONAL_NAMES.search(lname) and not idx.lifecycle(key).create:
         return "null"

@@ -1,0 +1,144 @@
+"""Archetypes that work on the payload as a byte stream.
+
+Stream processors (chunks through a stream context), incremental digests (a running value over
+chunks) and buffer codecs (one-shot transform into a bounded buffer, then its inverse).
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline import cdecl
+from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_blocks import call_block
+from agents.offline.synth_ctx import Ctx
+from agents.offline.synth_drive import use_related
+from agents.offline.synth_knowledge import DIGEST_INIT, INVERSES, STREAMS, success_test
+from agents.offline.synth_objects import initialize, obtain
+from agents.offline.synth_plan import decl_type
+from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_streams import stream_lines
+from fuzzkit.api import FunctionDecl
+
+
+def stream(ctx: Ctx) -> None:
+    """Feed the payload chunk by chunk through a stream context."""
+    t, idx, pl = ctx.target, ctx.idx, ctx.pl
+    rs = roles(t, idx)
+    key = rs[0].type_key if rs and rs[0].kind == "object" else None
+    fields = STREAMS.get(key or "")
+    ctx.f.opts.append(f"lf_chunk_max = (size_t){ctx.f.take_int((1, 2, 7, 64, 512, 4096))};")
+    if key and fields:
+        obj = initialize(pl, key, t.name, feed=False)
+        pl.scope.append(obj)
+        stream_lines(ctx, obj, fields)
+        return
+    bytes_i = next((r.index for r in rs if r.kind == "bytes"), None)
+    if key and bytes_i is not None:
+        obj = obtain(pl, key, t.name, feed=False)
+        bind = {0: obj.expr, bytes_i: f"({decl_type(t.params[bytes_i].type)})lf_chunk"}
+        pair = rs[bytes_i].pair
+        if pair is not None:
+            bind[pair] = f"({decl_type(t.params[pair].type)})lf_chunk_size"
+        for r in rs:
+            if r.kind in ("int", "bool") and re.search("(final|last|done|finish)", r.param.name, re.I):
+                bind[r.index] = "lf_is_last"
+        plan = pl.plan(t, bind=bind)
+        rc = pl.emit(plan, ctx.f.call)
+        if rc:
+            ok = success_test(
+                t.name, t.return_type, rc, cdecl.is_bool(t.return_type), cdecl.is_pointer(t.return_type)
+            )
+            ctx.f.call.append(f"if (!({ok})) break;")
+        return
+    plan = pl.plan(t)
+    pl.emit(plan, ctx.f.call)
+
+
+def digest(ctx: Ctx) -> None:
+    """Fold the payload into a running value (or a context) chunk by chunk."""
+    t, idx, pl = ctx.target, ctx.idx, ctx.pl
+    rs = roles(t, idx)
+    bytes_i = next((r.index for r in rs if r.kind == "bytes"), None)
+    ctx.f.opts.append(f"lf_chunk_max = (size_t){ctx.f.take_int((1, 3, 16, 64, 1024, 4096))};")
+    if bytes_i is None:
+        from agents.offline.synth_arche import stateless  # the generic fallback
+
+        stateless(ctx)
+        return
+    bind = {bytes_i: f"({decl_type(t.params[bytes_i].type)})lf_chunk"}
+    pair = rs[bytes_i].pair
+    if pair is not None:
+        bind[pair] = pl.length(t.params[pair].type, "lf_chunk_size")
+    running = rs[0].kind == "int" and cdecl.base_name(t.params[0].type) == cdecl.base_name(t.return_type)
+    if running:
+        acc = pl.var(t.return_type, "acc")
+        init = next(
+            (tpl.format(fn=t.name) for pat, tpl in DIGEST_INIT.items() if re.search(pat, t.name)), "0"
+        )
+        ctx.f.setup.append(f"{acc} = {init};")
+        bind[0] = acc
+        plan = pl.plan(t, bind=bind)
+        ctx.f.call.append(f"{acc} = {plan.text};")
+        ctx.use.append(f"(void){acc};")
+        return
+    key = idx.first_object(t)
+    if key and rs[0].kind == "object":
+        obj = obtain(pl, key, t.name, feed=False)
+        bind[0] = obj.expr
+    plan = pl.plan(t, bind=bind)
+    rc = pl.emit(plan, ctx.f.call)
+    if rc and not cdecl.is_pointer(t.return_type):
+        ok = success_test(t.name, t.return_type, rc, cdecl.is_bool(t.return_type), False)
+        ctx.f.call.append(f"if (!({ok})) break;")
+    use_related(ctx, pl.scope[:1])
+
+
+def codec(ctx: Ctx) -> None:
+    """One-shot transform into a bounded heap buffer; the inverse on its output."""
+    t, idx, pl = ctx.target, ctx.idx, ctx.pl
+    plan = pl.plan(t)
+    rc = pl.emit(plan, ctx.f.call)
+    inverse = inverse_of(idx, t.name)
+    if not (inverse and plan.out_buf and plan.out_len and rc) or inverse.name in pl.avoid:
+        return
+    if ctx.related and inverse.name not in ctx.related:
+        return
+    irs = roles(inverse, idx)
+    src = payload_slot(irs)
+    if src is None or irs[src].kind != "bytes" or irs[src].pair is None:
+        return
+    pair = irs[src].pair or 0
+    bind = {src: f"({decl_type(inverse.params[src].type)}){plan.out_buf}"}
+    if irs[pair].kind == "len":
+        bind[pair] = f"({decl_type(inverse.params[pair].type)}){plan.out_len}"
+    else:  # a pointer to the input length, which the call updates
+        inner = decl_type(cdecl.pointee(inverse.params[pair].type))
+        used = pl.var(inner, "used_len")
+        ctx.f.call.append(f"{used} = ({inner}){plan.out_len};")
+        bind[pair] = f"&{used}"
+    ok = success_test(t.name, t.return_type, rc, cdecl.is_bool(t.return_type), False)
+    block = call_block(
+        idx,
+        inverse,
+        [],
+        pl.avoid,
+        ctx.taken | ctx.f.taken,
+        ctx.block_number(),
+        f"{inverse.name} undoes {t.name}",
+        bind=bind,
+        guard=ok,
+    )
+    if block:
+        ctx.blocks.append(block)
+
+
+def inverse_of(idx: ApiIndex, name: str) -> FunctionDecl | None:
+    """The API function undoing ``name`` (``compress2`` -> ``uncompress2``), if any."""
+    for a, b in INVERSES:
+        for x, y in ((a, b), (b, a)):
+            if x in name and y not in name:
+                cand = name.replace(x, y, 1)
+                if cand in idx.by_name:
+                    return idx.by_name[cand]
+    return None

@@ -1,0 +1,137 @@
+"""Finding functions with a given job in an API.
+
+The library's free, its version string, a worst-case size bound, input feeders, output setters,
+printers, copiers and child getters.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline import cdecl
+from fuzzkit.api import FunctionDecl
+
+FEED = {"input", "feed", "source", "buffer", "string", "memory", "attach", "data"}
+
+
+def words(name: str) -> list[str]:
+    """The lower-case words of an identifier (``cJSON_PrintUnformatted`` -> c,json,print,...)."""
+    parts = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)
+    return [p.lower() for p in parts if not p.isdigit()]
+
+
+class ApiFinders:
+    """Lookups by role, mixed into :class:`agents.offline.synth_api.ApiIndex`."""
+
+    api: list[FunctionDecl]
+
+    # Provided by ApiIndex.
+    def type_key(self, ctype: str) -> str | None:
+        """The object type a parameter or return type refers to."""
+        raise NotImplementedError
+
+    def returns_owned(self, fn: FunctionDecl) -> bool:
+        """Whether the caller must free what ``fn`` returns."""
+        raise NotImplementedError
+
+    def last_verb(self, name: str, among: set[str] | None = None) -> str | None:
+        """The last verb of a function name."""
+        raise NotImplementedError
+
+    def free_function(self) -> str | None:
+        """The library's own ``free(void *)`` for memory it hands out, if it has one."""
+        for f in self.api:
+            if (
+                len(f.params) == 1
+                and cdecl.strip_const(f.params[0].type) == "void *"
+                and re.search(r"free$", f.name, re.I)
+            ):
+                return f.name
+        return None
+
+    def version_function(self) -> str | None:
+        """A ``const char *xVersion(void)`` function (for ABI-checking init functions)."""
+        for f in self.api:
+            if not f.params and cdecl.is_string(f.return_type) and "version" in f.name.lower():
+                return f.name
+        return None
+
+    def bound_function(self) -> str | None:
+        """A ``uLong xBound(uLong len)`` worst-case output size function."""
+        for f in self.api:
+            if (
+                len(f.params) == 1
+                and cdecl.is_integer(f.params[0].type)
+                and cdecl.is_integer(f.return_type)
+                and f.name.lower().endswith("bound")
+            ):
+                return f.name
+        return None
+
+    def taking(self, type_key: str) -> list[FunctionDecl]:
+        """Functions with a parameter of ``type_key``."""
+        return [f for f in self.api if any(self.type_key(p.type) == type_key for p in f.params)]
+
+    def feeders(self, type_key: str) -> list[FunctionDecl]:
+        """``f(T *, bytes, len)`` / ``f(T *, text)`` functions that attach input to an object."""
+        found = []
+        for f in self.api:
+            if not f.params or self.type_key(f.params[0].type) != type_key:
+                continue
+            rest = f.params[1:]
+            has_input = any(cdecl.is_bytes(p.type) or cdecl.is_string(p.type) for p in rest)
+            ws = set(words(f.name))
+            setter = ws & {"input", "feed", "source"} or ("set" in ws and ws & FEED)
+            if has_input and setter and "output" not in ws and not ws & {"add", "to"}:
+                found.append(f)
+        return sorted(found, key=lambda f: (not re.search("string|buffer|memory", f.name), f.name))
+
+    def outputs(self, type_key: str) -> list[FunctionDecl]:
+        """``f(T *, out...)`` functions that tell an object where to write (``set_output*``)."""
+        found = [
+            f
+            for f in self.api
+            if f.params
+            and self.type_key(f.params[0].type) == type_key
+            and "output" in f.name.lower()
+            and len(f.params) > 1
+            and not any(cdecl.is_enum_like(p.type) for p in f.params[1:])
+        ]
+        return sorted(found, key=lambda f: (not re.search("string|buffer|memory", f.name), f.name))
+
+    def printer(self, type_key: str) -> FunctionDecl | None:
+        """A function turning a (const) object into an owned string."""
+        for f in self.api:
+            if (
+                len(f.params) == 1
+                and self.type_key(f.params[0].type) == type_key
+                and cdecl.is_string(f.return_type)
+                and self.returns_owned(f)
+            ):
+                return f
+        return None
+
+    def copier(self, type_key: str) -> FunctionDecl | None:
+        """A function returning an owned copy of an object (``cJSON_Duplicate``)."""
+        for f in self.api:
+            if (
+                f.params
+                and self.type_key(f.params[0].type) == type_key
+                and self.type_key(f.return_type) == type_key
+                and self.last_verb(f.name) in {"dup", "duplicate", "copy", "clone"}
+            ):
+                return f
+        return None
+
+    def child_getter(self, type_key: str) -> FunctionDecl | None:
+        """A ``T *get(T *parent, int index)`` accessor returning a borrowed child."""
+        for f in self.api:
+            if (
+                len(f.params) == 2
+                and self.type_key(f.params[0].type) == type_key
+                and self.type_key(f.return_type) == type_key
+                and cdecl.is_integer(f.params[1].type)
+                and not self.returns_owned(f)
+            ):
+                return f
+        return None

@@ -1,0 +1,188 @@
+"""Prototype parsing and C type classification of the offline engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.offline import cdecl
+from agents.offline.cdecl import parse_prototype, parse_prototypes
+from fuzzkit.api import FunctionDecl, Param
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "ret", "params"),
+    [
+        ("cJSON * cJSON_Parse(const char * value);", "cJSON_Parse", "cJSON *", [("value", "const char *")]),
+        (
+            "cJSON *cJSON_ParseWithLength(const char *value, size_t buffer_length);",
+            "cJSON_ParseWithLength",
+            "cJSON *",
+            [("value", "const char *"), ("buffer_length", "size_t")],
+        ),
+        (
+            "int inflate(z_streamp strm, int flush);",
+            "inflate",
+            "int",
+            [("strm", "z_streamp"), ("flush", "int")],
+        ),
+        (
+            "int yaml_parser_initialize(yaml_parser_t * parser);",
+            "yaml_parser_initialize",
+            "int",
+            [("parser", "yaml_parser_t *")],
+        ),
+        (
+            "uLong crc32(uLong crc, const Bytef * buf, uInt len);",
+            "crc32",
+            "uLong",
+            [("crc", "uLong"), ("buf", "const Bytef *"), ("len", "uInt")],
+        ),
+        (
+            "cJSON *cJSON_GetObjectItem(const cJSON *const object, const char *const string);",
+            "cJSON_GetObjectItem",
+            "cJSON *",
+            [("object", "const cJSON *const"), ("string", "const char *const")],
+        ),
+        (
+            "cJSON_bool cJSON_ParseWithOpts(const char *value, const char **return_parse_end, "
+            "cJSON_bool require_null_terminated);",
+            "cJSON_ParseWithOpts",
+            "cJSON_bool",
+            [
+                ("value", "const char *"),
+                ("return_parse_end", "const char **"),
+                ("require_null_terminated", "cJSON_bool"),
+            ],
+        ),
+        ("const char *zlibVersion(void);", "zlibVersion", "const char *", []),
+        (
+            "gzFile gzopen(const char *, const char *);",
+            "gzopen",
+            "gzFile",
+            [("arg0", "const char *"), ("arg1", "const char *")],
+        ),
+        (
+            "CJSON_PUBLIC(cJSON *) cJSON_Duplicate(const cJSON *item, cJSON_bool recurse);",
+            "cJSON_Duplicate",
+            "cJSON *",
+            [("item", "const cJSON *"), ("recurse", "cJSON_bool")],
+        ),
+        (
+            "void f(struct foo *p, unsigned int n, char buf[16]);",
+            "f",
+            "void",
+            [("p", "struct foo *"), ("n", "unsigned int"), ("buf", "char *")],
+        ),
+    ],
+)
+def test_parse_prototype_reads_names_and_clang_spelled_types(
+    line: str, name: str, ret: str, params: list[tuple[str, str]]
+) -> None:
+    decl = parse_prototype(line)
+    assert decl.name == name
+    assert decl.return_type == ret
+    assert [(p.name, p.type) for p in decl.params] == params
+
+
+def test_function_pointer_params_keep_their_name_and_signature() -> None:
+    decl = parse_prototype("void set_alloc(void *(*malloc_fn)(size_t sz), void (*free_fn)(void *));")
+    assert [p.name for p in decl.params] == ["malloc_fn", "free_fn"]
+    assert decl.params[0].type == "void * (*)(size_t sz)"
+    assert cdecl.is_function_pointer(decl.params[1].type)
+
+
+def test_variadic_dots_are_dropped() -> None:
+    decl = parse_prototype("int gzprintf(gzFile file, const char *format, ...);")
+    assert [p.name for p in decl.params] == ["file", "format"]
+
+
+def test_round_trip_through_fuzzkit_rendering() -> None:
+    original = FunctionDecl(
+        "compress2",
+        "int",
+        (
+            Param("dest", "Bytef *"),
+            Param("destLen", "uLongf *"),
+            Param("source", "const Bytef *"),
+            Param("sourceLen", "uLong"),
+            Param("level", "int"),
+        ),
+    )
+    assert parse_prototype(original.prototype()) == original
+
+
+def test_not_a_prototype_says_what_was_wrong() -> None:
+    with pytest.raises(ValueError, match="not a C function prototype"):
+        parse_prototype("typedef int foo;")
+
+
+def test_parse_prototypes_skips_noise_and_duplicates() -> None:
+    text = """
+    /* comment */
+    #define X 1
+    - cJSON *cJSON_Parse(const char *value);
+    int  inflate ( z_streamp strm ,int flush ) ;
+    cJSON *cJSON_Parse(const char *value);
+    typedef struct z_stream_s z_stream;
+    """
+    assert [d.name for d in parse_prototypes(text)] == ["cJSON_Parse", "inflate"]
+
+
+@pytest.mark.parametrize(
+    ("ctype", "expected"),
+    [
+        ("const char *", {"string", "pointer", "bytes"}),
+        ("char *", {"string", "pointer", "bytes"}),
+        ("const Bytef *", {"bytes", "pointer"}),
+        ("voidpc", {"bytes", "pointer"}),
+        ("unsigned char *", {"bytes", "pointer"}),
+        ("z_streamp", {"struct", "pointer"}),
+        ("yaml_parser_t *", {"struct", "pointer"}),
+        ("const cJSON *const", {"struct", "pointer"}),
+        ("FILE *", {"file", "pointer"}),
+        ("uInt", {"integer"}),
+        ("cJSON_bool", {"integer", "bool"}),
+        ("yaml_encoding_t", {"enum"}),
+        ("double", {"float"}),
+        ("yaml_read_handler_t *", {"fnptr"}),
+        ("in_func", {"fnptr"}),
+        ("int (*)(void *, unsigned char *, size_t)", {"fnptr"}),
+    ],
+)
+def test_type_helpers_classify_harness_relevant_kinds(ctype: str, expected: set[str]) -> None:
+    found = {
+        name
+        for name, check in {
+            "string": cdecl.is_string,
+            "pointer": cdecl.is_pointer,
+            "bytes": cdecl.is_bytes,
+            "struct": cdecl.is_struct_pointer,
+            "file": cdecl.is_file,
+            "integer": cdecl.is_integer,
+            "bool": cdecl.is_bool,
+            "enum": cdecl.is_enum_like,
+            "float": cdecl.is_float,
+            "fnptr": cdecl.is_function_pointer,
+        }.items()
+        if check(ctype)
+    }
+    assert found == expected
+
+
+def test_pointee_struct_type_and_const_target() -> None:
+    assert cdecl.pointee("const char *") == "const char"
+    assert cdecl.struct_type("z_streamp") == "z_stream"
+    assert cdecl.struct_type("const cJSON *const") == "cJSON"
+    assert cdecl.struct_type("const char *") is None
+    assert cdecl.is_const_target("const cJSON *const")
+    assert not cdecl.is_const_target("cJSON *")
+
+
+def test_length_and_out_params() -> None:
+    assert cdecl.is_length(Param("buffer_length", "size_t"))
+    assert cdecl.is_length(Param("len", "uInt"))
+    assert not cdecl.is_length(Param("flush", "int"))
+    assert not cdecl.is_length(Param("recurse", "cJSON_bool"))
+    assert cdecl.is_out_param(Param("destLen", "uLongf *"))
+    assert cdecl.is_out_param(Param("return_parse_end", "const char **"))
+    assert not cdecl.is_out_param(Param("value", "const char *"))

@@ -1,0 +1,154 @@
+"""Phase-2 coverage improvement: uncovered functions become self-contained blocks."""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline.analysis import analyze_function
+from agents.offline.improver import improve_harness
+from agents.offline.synth import SLOTS, default_skeleton, marker, write_harness
+from tests.unit.test_offline_data import api, fn
+
+UNCOVERED_CJSON = [
+    "cJSON_PrintUnformatted",
+    "cJSON_IsNumber",
+    "cJSON_Duplicate",
+    "cJSON_Compare",
+    "cJSON_GetArrayItem",
+    "cJSON_Minify",
+    "cJSON_DetachItemFromArray",
+    "cJSON_Delete",
+    "cJSON_InitHooks",
+    "cJSON_Version",
+    "not_in_the_api",
+]
+
+
+def harness(lib: str, name: str, header: str) -> str:
+    target = fn(lib, name)
+    arche = analyze_function(target, list(api(lib))).archetype
+    return write_harness(target, list(api(lib)), [header], arche, default_skeleton(arche)).code
+
+
+def test_adds_calls_on_the_object_the_harness_holds_best_first() -> None:
+    code = harness("cjson", "cJSON_Parse", "cJSON.h")
+    imp = improve_harness(code, fn("cjson", "cJSON_Parse"), list(api("cjson")), UNCOVERED_CJSON)
+    assert imp.directions == [
+        "call cJSON_PrintUnformatted on result (cJSON)",
+        "call cJSON_Duplicate on result (cJSON)",
+        "call cJSON_Compare on result (cJSON)",
+        "call cJSON_Minify on the input",
+    ]
+    assert imp.added_calls[:3] == ["cJSON_PrintUnformatted", "cJSON_Duplicate", "cJSON_Compare"]
+    assert re.search(
+        r"if \(result != NULL\) \{\s+char \*\w+ = NULL;\s+\w+ = "
+        r"cJSON_PrintUnformatted\(result\);",
+        imp.code,
+    )
+
+
+def test_never_frees_or_reinitializes_what_the_harness_owns() -> None:
+    code = harness("cjson", "cJSON_Parse", "cJSON.h")
+    imp = improve_harness(
+        code,
+        fn("cjson", "cJSON_Parse"),
+        list(api("cjson")),
+        ["cJSON_Delete", "cJSON_InitHooks", "cJSON_IsNumber"],
+    )
+    assert imp.added_calls == ["cJSON_IsNumber"]
+    assert imp.code.count("cJSON_Delete(result)") == 1
+
+
+def test_blocks_release_what_they_allocate_and_markers_stay() -> None:
+    code = harness("cjson", "cJSON_Parse", "cJSON.h")
+    imp = improve_harness(
+        code, fn("cjson", "cJSON_Parse"), list(api("cjson")), ["cJSON_Duplicate", "cJSON_Minify"]
+    )
+    dup = re.search(r"(\w+) = cJSON_Duplicate\(result, \w+\);", imp.code)
+    assert dup and f"if ({dup.group(1)} != NULL) cJSON_Delete({dup.group(1)});" in imp.code
+    for slot in SLOTS:
+        assert imp.code.count(marker(slot)) == 1
+    use = imp.code.index(marker("USE"))
+    assert use < imp.code.index("cJSON_Duplicate(") < imp.code.index(marker("CLEANUP"))
+
+
+def test_avoid_is_a_tabu_list_until_nothing_else_remains() -> None:
+    code = harness("cjson", "cJSON_Parse", "cJSON.h")
+    target, full = fn("cjson", "cJSON_Parse"), list(api("cjson"))
+    imp = improve_harness(code, target, full, ["cJSON_Duplicate", "cJSON_IsNull"], avoid=["cJSON_Duplicate"])
+    assert imp.added_calls == ["cJSON_IsNull"]
+    only = improve_harness(code, target, full, ["cJSON_Duplicate"], avoid=["cJSON_Duplicate"])
+    assert only.added_calls == ["cJSON_Duplicate"]
+
+
+def test_max_new_calls_and_repeated_rounds_add_new_functions() -> None:
+    code = harness("cjson", "cJSON_Parse", "cJSON.h")
+    target, full = fn("cjson", "cJSON_Parse"), list(api("cjson"))
+    first = improve_harness(code, target, full, UNCOVERED_CJSON, max_new_calls=2)
+    assert len(first.directions) == 2
+    second = improve_harness(first.code, target, full, UNCOVERED_CJSON, max_new_calls=2)
+    assert second.directions[0].split()[1] not in {d.split()[1] for d in first.directions}
+    assert "lf_skip_" in second.code
+    labels = re.findall(r"^\s*(lf_skip_\d+): ;", second.code, re.M)
+    assert len(labels) == len(set(labels))
+
+
+def test_stream_harness_gains_a_deflate_run_on_its_own_stream() -> None:
+    code = harness("zlib", "inflate", "zlib.h")
+    imp = improve_harness(
+        code, fn("zlib", "inflate"), list(api("zlib")), ["deflate", "inflateMark"], max_new_calls=2
+    )
+    assert "run deflate over the input on a new z_stream" in imp.directions
+    assert "call inflateMark on stream (z_stream)" in imp.directions
+    assert re.search(r"deflateInit2_\(&stream\d+,", imp.code)
+    assert re.search(r"if \(stream\d+_ready\) deflateEnd\(&stream\d+\);", imp.code)
+
+
+def test_parser_harness_gains_an_emitter_pipe() -> None:
+    code = harness("yaml", "yaml_parser_parse", "yaml.h")
+    imp = improve_harness(code, fn("yaml", "yaml_parser_parse"), list(api("yaml")), ["yaml_emitter_emit"])
+    assert imp.directions == ["feed yaml_emitter_emit with items parsed from the input"]
+    assert "yaml_emitter_set_output_string(" in imp.code
+    assert "yaml_emitter_delete(&emitter" in imp.code
+
+
+def test_foreign_harness_without_markers_gets_blocks_after_the_target_call() -> None:
+    code = """\
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cJSON.h"
+int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
+  char *s = malloc(Size + 1);
+  if (!s) return 0;
+  memcpy(s, Data, Size);
+  s[Size] = 0;
+  cJSON *json = cJSON_Parse(s);
+  cJSON_Delete(json);
+  free(s);
+  return 0;
+}
+"""
+    imp = improve_harness(code, fn("cjson", "cJSON_Parse"), list(api("cjson")), ["cJSON_GetArraySize"])
+    assert imp.directions == ["call cJSON_GetArraySize on json (cJSON)"]
+    assert imp.code.index("cJSON_GetArraySize(json)") < imp.code.index("cJSON_Delete(json)")
+    assert "const uint8_t *data = Data;" in imp.code
+
+
+def test_nothing_applicable_returns_the_code_unchanged() -> None:
+    code = harness("cjson", "cJSON_Parse", "cJSON.h")
+    imp = improve_harness(
+        code, fn("cjson", "cJSON_Parse"), list(api("cjson")), ["cJSON_Parse", "cJSON_Delete", "nope"]
+    )
+    assert imp.code == code and imp.directions == [] and imp.added_calls == []
+
+
+def test_improver_is_deterministic() -> None:
+    code = harness("yaml", "yaml_parser_parse", "yaml.h")
+    args = (
+        code,
+        fn("yaml", "yaml_parser_parse"),
+        list(api("yaml")),
+        ["yaml_parser_scan", "yaml_parser_load", "yaml_emitter_dump"],
+    )
+    assert improve_harness(*args) == improve_harness(*args)

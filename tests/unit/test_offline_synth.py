@@ -1,0 +1,224 @@
+"""Harness synthesis: type-driven argument construction, guidance, skeleton handling."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from agents.offline.analysis import ARCHETYPES, analyze_function
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.synth import SLOTS, default_skeleton, marker, write_harness
+from tests.unit.test_offline_data import api, fn
+
+HEADERS = {"cjson": ["cJSON.h"], "zlib": ["zlib.h"], "yaml": ["yaml.h"]}
+
+
+def draft(lib: str, name: str, **kw: object):  # noqa: ANN201 - a HarnessDraft
+    target = fn(lib, name)
+    arche = str(kw.pop("archetype", analyze_function(target, list(api(lib))).archetype))
+    return write_harness(target, list(api(lib)), HEADERS[lib], arche, default_skeleton(arche), **kw)  # type: ignore[arg-type]
+
+
+def body(code: str) -> str:
+    """The fuzz entry point's body without comments."""
+    text = code[code.index("int LLVMFuzzerTestOneInput") :]
+    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+
+
+@pytest.mark.parametrize("archetype", ARCHETYPES)
+def test_every_skeleton_has_all_slots_once_on_their_own_lines(archetype: str) -> None:
+    text = default_skeleton(archetype)
+    for slot in SLOTS:
+        lines = [ln.strip() for ln in text.splitlines() if marker(slot) in ln]
+        assert lines == [marker(slot)], (archetype, slot)
+    assert "int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)" in text
+    assert "#include <stdint.h>" in text and "#include <stddef.h>" in text
+
+
+def test_c_string_parameter_gets_a_nul_terminated_copy_freed_on_every_path() -> None:
+    d = draft("cjson", "cJSON_Parse")
+    b = body(d.code)
+    assert "= lf_strndup(data, size);" in b
+    assert re.search(r"= cJSON_Parse\(\(const char \*\)text\);", b)
+    assert "goto lf_cleanup;" in b and "lf_cleanup: ;" in b
+    assert "if (result != NULL) cJSON_Delete(result);" in b
+    assert "free(text);" in b
+    assert '#include "cJSON.h"' in d.code and "#include <stdlib.h>" in d.code
+    assert d.calls[0] == "cJSON_Parse"
+
+
+def test_markers_survive_filling() -> None:
+    d = draft("cjson", "cJSON_Parse")
+    for slot in SLOTS:
+        assert d.code.count(marker(slot)) == 1
+
+
+def test_bytes_with_length_pass_data_and_size_unchanged() -> None:
+    b = body(draft("cjson", "cJSON_ParseWithLength").code)
+    assert "cJSON_ParseWithLength((const char *)data, (size_t)size)" in b
+    assert "lf_strndup" not in b.split("cJSON_ParseWithLength")[0]
+
+
+def test_nul_terminated_constraint_forces_a_copy() -> None:
+    b = body(
+        draft("cjson", "cJSON_ParseWithLength", constraints=["value must be a NUL-terminated string"]).code
+    )
+    assert "lf_strndup(data, size)" in b
+    assert re.search(r"cJSON_ParseWithLength\(\(const char \*\)text, \(size_t\)strlen\(text\)\)", b)
+
+
+def test_options_come_from_the_input_end_and_are_clamped() -> None:
+    d = draft("cjson", "cJSON_ParseWithOpts")
+    b = body(d.code)
+    assert "lf_input_t lf_in = {data, size};" in b
+    assert "require_null_terminated = (cJSON_bool)lf_take_int(&lf_in, 0, 1);" in b
+    assert "size = lf_in.size;" in b
+    assert "const char *return_parse_end = NULL;" in b
+    assert "&return_parse_end" in b
+    assert "static int lf_take_int(lf_input_t *in, int lo, int hi)" in d.code
+
+
+def test_struct_built_by_the_api_parser_and_released_by_its_destructor() -> None:
+    b = body(draft("cjson", "cJSON_Duplicate").code)
+    assert re.search(r"tree = cJSON_Parse\(\(const char \*\)text\);\s+if \(tree == NULL\) goto", b)
+    assert "result = cJSON_Duplicate(tree, recurse);" in b
+    assert b.index("cJSON_Delete(result)") < b.index("cJSON_Delete(tree)")
+
+
+def test_round_trip_prints_then_parses_the_printed_text_and_compares() -> None:
+    d = draft("cjson", "cJSON_Print")
+    b = body(d.code)
+    assert "printed = cJSON_Print(tree);" in b
+    assert "if (printed != NULL) cJSON_free(printed);" in b
+    assert re.search(r"= cJSON_Parse\(\(const char \*\)printed\);", b)
+    assert "cJSON_Compare(tree," in b
+
+
+def test_stream_struct_is_zeroed_initialized_checked_and_fed_in_chunks() -> None:
+    d = draft("zlib", "inflate")
+    b = body(d.code)
+    assert "memset(&stream, 0, sizeof stream);" in b
+    assert re.search(
+        r"rc = inflateInit2_\(&stream, windowBits, zlibVersion\(\), "
+        r"\(int\)sizeof\(z_stream\)\);",
+        b,
+    )
+    assert "if (!(rc == Z_OK)) goto lf_cleanup;" in b
+    assert "stream.next_in = (Bytef *)lf_chunk;" in b
+    assert "inflate(&stream, flush)" in b
+    assert "if (stream_ready) inflateEnd(&stream);" in b
+    assert "lf_chunk_max = (size_t)lf_take_pick" in b
+
+
+def test_buffer_codec_output_buffer_is_bounded_and_inverse_runs() -> None:
+    b = body(draft("zlib", "compress2").code)
+    assert "out_cap = (size_t)compressBound((uLong)size) + 64;" in b
+    assert "if (out_cap > 1048576u) out_cap = 1048576u;" in b
+    assert "out_len = (uLongf)out_cap;" in b
+    assert "compress2((Bytef *)out_buf, &out_len, (const Bytef *)data, (uLong)size, level)" in b
+    assert "uncompress2(" in b and "if (rc == Z_OK" in b
+
+
+def test_digest_runs_over_chunks_from_the_documented_start() -> None:
+    b = body(draft("zlib", "crc32").code)
+    assert "acc = crc32(0L, Z_NULL, 0);" in b
+    assert "acc = crc32(acc, (const Bytef *)lf_chunk, (uInt)lf_chunk_size);" in b
+
+
+def test_state_machine_steps_release_each_event_and_stop_at_the_end() -> None:
+    b = body(draft("yaml", "yaml_parser_parse").code)
+    assert "yaml_parser_set_input_string(&parser, (const unsigned char *)data, (size_t)size);" in b
+    assert re.search(r"yaml_event_t event;\s+memset\(&event, 0, sizeof event\);", b)
+    assert "event.type == YAML_STREAM_END_EVENT" in b
+    assert "yaml_event_delete(&event);" in b
+    assert "if (parser_ready) yaml_parser_delete(&parser);" in b
+
+
+def test_callback_is_generated_with_the_exact_handler_signature() -> None:
+    d = draft("yaml", "yaml_parser_set_input")
+    assert re.search(
+        r"static int lf_reader_cb\w*\(void \*a0, unsigned char \*a1, size_t a2, "
+        r"size_t \*a3\)",
+        d.code,
+    )
+    b = body(d.code)
+    assert "yaml_parser_set_input_string" not in b  # one input source per parser
+    assert "yaml_parser_parse(&parser, &event" in b
+
+
+def test_file_input_uses_the_skeleton_memfd_and_a_dup_for_owning_opens() -> None:
+    b = body(draft("zlib", "gzread").code)
+    assert "lf_memfd(data, size)" in b
+    assert "fd_dup = dup(lf_fd);" in b
+    assert re.search(r"gzfile = gzdopen\(fd_dup, \"rb\"\);\s+if \(gzfile != NULL\) fd_dup = -1;", b)
+    assert "if (gzfile != NULL) gzclose(gzfile);" in b
+    assert "/tmp" not in b
+
+
+def test_consumed_items_are_released_only_when_the_call_failed() -> None:
+    b = body(draft("cjson", "cJSON_AddItemToObject").code)
+    assert re.search(r"rc = cJSON_AddItemToObject\(tree, \(const char \*\)\w+, item\);", b)
+    assert "if (rc) item = NULL;" in b
+    assert "if (item != NULL) cJSON_Delete(item);" in b
+    assert "switch (kind)" in b  # the new item's kind comes from the input
+
+
+def test_known_fix_include_is_applied_before_any_compile() -> None:
+    d = draft("cjson", "cJSON_Parse", known_fixes=["add #include <stdio.h> for printf"])
+    assert "#include <stdio.h>" in d.code
+    assert any("add #include <stdio.h>" in n for n in d.notes)
+
+
+def test_avoid_list_keeps_functions_out_of_the_harness() -> None:
+    d = draft("cjson", "cJSON_Parse", avoid=["cJSON_PrintBuffered"])
+    assert "cJSON_PrintBuffered" not in d.code
+    assert "cJSON_PrintBuffered" not in d.calls
+    banned = draft("cjson", "cJSON_Parse", known_fixes=["do not call cJSON_PrintUnformatted."])
+    assert "cJSON_PrintUnformatted(" not in body(banned.code)
+
+
+def test_release_constraint_overrides_the_destructor() -> None:
+    text = "thing *thing_new(const char *s);\nvoid thing_free(thing *t);\nvoid thing_drop(thing *t);"
+    api_ = parse_prototypes(text)
+    target = api_[0]
+    d = write_harness(
+        target,
+        api_,
+        ["thing.h"],
+        "stateless_parser",
+        default_skeleton("stateless_parser"),
+        constraints=["the result must be released with thing_drop"],
+    )
+    assert "thing_drop(result)" in d.code and "thing_free(" not in d.code
+
+
+def test_unknown_archetype_or_broken_skeleton_falls_back_with_a_note() -> None:
+    target = fn("cjson", "cJSON_Parse")
+    d = write_harness(target, list(api("cjson")), ["cJSON.h"], "nonsense", "int x;")
+    assert any("unknown archetype" in n for n in d.notes)
+    assert marker("SETUP") in d.code and "cJSON_Parse(" in d.code
+
+
+def test_same_input_gives_the_same_harness() -> None:
+    assert draft("zlib", "deflate").code == draft("zlib", "deflate").code
+    assert draft("yaml", "yaml_emitter_emit").code == draft("yaml", "yaml_emitter_emit").code
+
+
+@pytest.mark.parametrize("lib", ["cjson", "zlib", "yaml"])
+def test_every_api_function_gets_a_harness_calling_it(lib: str) -> None:
+    for target in api(lib):
+        d = draft(lib, target.name)
+        assert re.search(rf"\b{target.name}\s*\(", body(d.code)) or f"lf_va_{target.name}" in d.code, (
+            target.name
+        )
+        assert d.code.count("{") == d.code.count("}"), target.name
+
+
+def test_call_before_guidance_orders_plain_calls_and_picks_initializers() -> None:
+    d = draft("yaml", "yaml_parser_parse", known_fixes=["call yaml_parser_set_encoding before yaml_parser_parse"])
+    b = body(d.code)
+    assert b.index("yaml_parser_set_encoding(&parser, encoding)") < b.index("yaml_parser_parse(")
+    z = body(draft("zlib", "inflate", constraints=["z_stream must be initialised with inflateInit_ before inflate"]).code)
+    assert "inflateInit_(&stream, zlibVersion(), (int)sizeof(z_stream))" in z
+    assert "inflateInit2_" not in z
