@@ -174,7 +174,8 @@ CRASH_TRIAGE = json.dumps({"crash_type": "heap-buffer-overflow", "location": "li
 
 def test_library_crash_ends_the_run_as_a_real_bug(scripted: ScriptedChatModel, kv_benchmark: Path,
                                                    tmp_path: Path) -> None:
-    scripted.script["prototyper"] = [c_reply({"notes": []}, harness("kv_free(kv_parse(text));\n(void)kv_check(text);"))]
+    code = harness("kv_free(kv_parse(text));\n(void)kv_check(text);")
+    scripted.script["prototyper"] = [c_reply({"notes": []}, code)]
     scripted.script["crash_analyzer"] = [CRASH_TRIAGE]
     scripted.script["crash_feasibility_analyzer"] = [json.dumps(
         {"feasible": True, "verdict": "library_bug", "reasoning": "input reaches the overflow"})]
