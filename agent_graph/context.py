@@ -67,11 +67,11 @@ class Context:
         default=1500, metadata={"description": "Compress the local memory past this many tokens."}
     )
     history_compress_tokens: int = field(
-        default=6000,
+        default=4000,
         metadata={"description": "Replace an agent's old turns by the code memory past this size."},
     )
     history_keep_last: int = field(
-        default=2, metadata={"description": "Messages kept verbatim when a history is compressed."}
+        default=0, metadata={"description": "Messages kept verbatim when a history is compressed."}
     )
     code_memory: bool = field(
         default=True, metadata={"description": "CodeMem summaries and history compression on/off."}
