@@ -236,6 +236,7 @@ def test_experience_is_extracted_at_the_end_and_not_retrieved_by_its_own_task(
     events = [json.loads(line) for line in (tmp_path / "run1" / "run.events.jsonl").read_text().splitlines()]
     kinds = [e["type"] for e in events]
     assert "memory.search.result" in kinds and "memory.candidate.write" in kinds
+    own = {i for e in events if e["type"] == "memory.candidate.write" for i in e["data"]["items"]}
     # Same task again: its own record is excluded from retrieval.
     scripted.script.update(script())
     scripted.script["experience_success"] = [LESSON]
@@ -244,5 +245,6 @@ def test_experience_is_extracted_at_the_end_and_not_retrieved_by_its_own_task(
             ctx(memory_mode="retrieve-only", max_iterations=0))
     second = [json.loads(line) for line in (tmp_path / "run2" / "run.events.jsonl").read_text().splitlines()]
     searches = [e for e in second if e["type"] == "memory.search.result"]
-    assert searches and all(not e["data"].get("matches") for e in searches)
+    found = {m["item_id"] for e in searches for m in e["data"].get("matches") or []}
+    assert searches and own and not (own & found)  # other tasks' lessons may match; its own never
     assert not any(e["type"].endswith(".write") for e in second)
