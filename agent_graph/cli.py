@@ -16,9 +16,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agent_graph.benchmark import BenchmarkError
+from agent_graph.benchmark import BenchmarkError, load_benchmark
 from agent_graph.cli_init import add_init_benchmark_command
 from agent_graph.cli_memory import add_memory_commands
+from agent_graph.cli_progress import RunProgress
 from agent_graph.cli_report import add_report_command
 from agent_graph.context import MEMORY_MODES, Context
 from agent_graph.runner import RunOptions, run_benchmark
@@ -65,11 +66,9 @@ def _run(args: argparse.Namespace) -> int:
     options = RunOptions(Path(args.benchmark), functions, Path(args.out) if args.out else None, ctx,
                          jobs=args.jobs)
 
-    def progress(function: str, step: str, record: dict[str, Any]) -> None:
-        if not args.quiet:
-            console.log(f"[bold]{function}[/]: {step}")
-
-    summary = run_benchmark(options, progress)
+    names = functions or [f.name for f in load_benchmark(options.benchmark).functions]
+    with RunProgress(console, names, ctx.max_iterations, args.quiet) as progress:
+        summary = run_benchmark(options, progress)
     if args.json:
         print(json.dumps(summary, indent=1))
     elif not args.quiet:

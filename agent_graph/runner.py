@@ -109,9 +109,9 @@ def run_target(bench_path: str, function: str, out: str, ctx_data: dict[str, Any
     try:
         if len(specs) == 1:
             state = _run_graph(bench, function, tdir, Path(out), ctx, f"{bench.project}/{function}")
-            matts = None
+            matts: dict[str, Any] | None = None
         else:
-            states = []
+            states: list[Any] = []
             for spec in specs:
                 attempt_ctx = replace(ctx, defer_experience=True,
                                       temperature=spec.temperature or ctx.temperature)
@@ -128,7 +128,7 @@ def run_target(bench_path: str, function: str, out: str, ctx_data: dict[str, Any
             matts = {"attempts": len(states), "best": best,
                      "lines": [o.lines_percent for o in outcomes]}
     except (ModelCallError, ModelConfigError) as exc:
-        record = {"project": bench.project, "function": function, "error": str(exc)}
+        record: dict[str, Any] = {"project": bench.project, "function": function, "error": str(exc)}
         tdir.mkdir(parents=True, exist_ok=True)
         (tdir / "error.json").write_text(json.dumps(record, indent=1))
         return record
