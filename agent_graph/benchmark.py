@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError
 
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.detect import BuildSpec
+from fuzzkit.source import SourceSpec
 
 
 class BenchmarkError(ValueError):
@@ -55,26 +56,6 @@ class FunctionSpec(BaseModel):
         return FunctionDecl(self.name, _clang_spelling(self.return_type), params, header)
 
 
-class SourceSection(BaseModel):
-    """Where the library's source comes from: exactly one of the kinds."""
-
-    apt: str | None = None
-    version: str | None = None
-    path: str | None = None
-    git: str | None = None
-    tarball: str | None = None
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> SourceSection:
-        kinds = [k for k in ("apt", "path", "git", "tarball") if getattr(self, k)]
-        if len(kinds) != 1:
-            raise ValueError(
-                "source: give exactly one of apt (Debian source package), path (local "
-                f"directory), git (URL) or tarball (URL); got {kinds or 'none'}"
-            )
-        return self
-
-
 class Benchmark(BaseModel):
     """A whole benchmark file."""
 
@@ -83,7 +64,7 @@ class Benchmark(BaseModel):
     target_path: str = ""
     target_name: str = ""
     functions: list[FunctionSpec]
-    source: SourceSection
+    source: SourceSpec
     build: BuildSpec | None = None
     upstream_harnesses: list[str] = Field(default_factory=list)
     path: str = ""
@@ -119,6 +100,10 @@ def load_benchmark(path: str | Path) -> Benchmark:
         bench = Benchmark.model_validate({**data, "path": str(path)})
     except ValidationError as exc:
         raise BenchmarkError(f"{path} is not a valid benchmark:\n{exc}") from exc
+    if bench.source.path and not Path(bench.source.path).expanduser().is_absolute():
+        # A relative source path is relative to the benchmark file, wherever logicfuzz runs.
+        local = (path.parent / bench.source.path).resolve()
+        bench = bench.model_copy(update={"source": bench.source.model_copy(update={"path": str(local)})})
     if not bench.functions:
         raise BenchmarkError(f"{path}: `functions` is empty; list at least one target function")
     return bench
