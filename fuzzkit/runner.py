@@ -189,6 +189,12 @@ def run_fuzzer(
     )
     text = log_path.read_text(errors="replace")
     crash = parse_sanitizer_report(text, harness_name=harness_name or _harness_hint(binary))
+    if crash is None and result.limit == "memory":
+        # The memory cgroup (a backstop above -rss_limit_mb) killed the fuzzer before libFuzzer's
+        # once-a-second RSS check could report: a fast allocator is still an OOM result.
+        crash = CrashReport(kind="oom", category="oom", signature="oom@memory-limit",
+                            summary=f"killed by the sandbox memory limit ({int(rss_limit_mb) + 1024} MB) "
+                                    "before libFuzzer reported")
     crash_files = sorted(str(p) for p in artifacts.iterdir() if p.name.startswith(_ARTIFACT_PREFIXES))
     return FuzzRun(
         exit_code=result.exit_code,

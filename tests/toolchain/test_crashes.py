@@ -102,7 +102,8 @@ def test_unbounded_allocation_is_stopped_as_oom(make_harness: MakeHarness, tmp_p
     run = _fuzz(make_harness("hog", "#include <string.h>\n" + HOG), tmp_path, seconds=20, rss_limit_mb=300)
     assert run.crash is not None and run.crash.kind == "oom" and run.crash.category == "oom"
     assert run.seconds < 20 + 10 + 15
-    assert any(Path(f).name.startswith("oom-") for f in run.crash_files)
+    # libFuzzer reports it (with a reproducer) unless the memory cgroup, its backstop, kills first.
+    assert any(Path(f).name.startswith("oom-") for f in run.crash_files) or run.limit == "memory"
 
 
 def test_report_parsing_edge_cases() -> None:
