@@ -223,8 +223,9 @@ def is_string(ctype: str) -> bool:
 
 @lru_cache(maxsize=8192)
 def is_bytes(ctype: str) -> bool:
-    """A one-level pointer to bytes or to void (``const Bytef *``, ``void *``)."""
-    return pointer_depth(ctype) == 1 and base_name(ctype) in BYTE_TYPES
+    """A one-level pointer to bytes or to void (``const Bytef *``, ``void *``, ``XML_Char *``)."""
+    base = base_name(ctype)
+    return pointer_depth(ctype) == 1 and (base in BYTE_TYPES or bool(re.search(r"_?[Cc]har(_t)?$", base)))
 
 
 @lru_cache(maxsize=8192)

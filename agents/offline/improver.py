@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from agents.offline.analysis import with_target
 from agents.offline.fixer_edit import add_include
 from agents.offline.synth_api import RISKY, ApiIndex, words
-from agents.offline.synth_arche import DRIVE_FIRST
+from agents.offline.synth_arche import DRIVE_FIRST, open_first
 from agents.offline.synth_blocks import (
     OPT_CURSOR,
     Block,
@@ -35,10 +35,7 @@ from agents.offline.synth_roles import roles
 from agents.offline.synth_streams import stream_drive
 from fuzzkit.api import FunctionDecl
 
-_ENTRY = re.compile(
-    r"int\s+LLVMFuzzerTestOneInput\s*\(\s*const\s+uint8_t\s*\*\s*(\w+)\s*,\s*size_t\s+(\w+)\s*\)"
-    r"\s*\{"
-)
+_ENTRY = re.compile(r"int\s+LLVMFuzzerTestOneInput\s*\(\s*[^,()]*?\*\s*(\w+)\s*,\s*size_t\s+(\w+)\s*\)\s*\{")
 
 
 @dataclass
@@ -64,6 +61,8 @@ def improve_harness(
     can be added. Returns the code unchanged (and no directions) when nothing applies.
     """
     idx = ApiIndex(with_target(target, api))
+    # Entries may be names or recorded directions ("call X on y"): keep the API names in them.
+    avoid = sorted({w for entry in avoid for w in re.findall(r"\w+", entry) if w in idx.by_name})
     entry = _ENTRY.search(code)
     if entry is None:
         return Improvement(code)
@@ -210,7 +209,7 @@ def _one_block(
     idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[str], taken: set[str], number: int
 ) -> tuple[Block, str] | None:
     first = idx.first_object(fn)
-    held = [o for o in scope if o.type_key == first and _same_family(idx, o, fn)]
+    held = [o for o in scope if o.type_key == first and _reusable(idx, o, fn)]
     if held:
         obj = held[0]
         block = call_block(idx, fn, scope, avoid, taken, number, f"LF improve: call {fn.name} on {obj.var}")
@@ -240,6 +239,12 @@ def _one_block(
             if not early:
                 stream_drive(ctx, obj, STREAMS[first])
             what = f"call {fn.name} on a new {first} that also processes the input"
+        elif first and idx.kind(fn) == "init" and rs and rs[0].kind == "object":
+            made = initialize(pl, first, fn.name, init=fn, into=pl.f.call)
+            prod = producer(idx, avoid, key=first)
+            if prod is not None:
+                ctx.use.extend(loop(step_lines(ctx, prod, made)))
+            what = f"set up a new {first} with {fn.name}"
         elif (
             first
             and any(r.kind == "out_object" for r in rs)
@@ -257,8 +262,15 @@ def _one_block(
             ctx.use.extend(lines)
             what = f"feed {fn.name} with items parsed from the input"
         else:
+            if first and rs and rs[0].type_key == first and rs[0].kind in ("object", "handle"):
+                open_first(ctx, obtain(pl, first, fn.name))  # close/flush need an open object
             pl.emit(pl.plan(fn), pl.f.call)
             what = f"call {fn.name} on {'a new ' + first if first else 'the input'}"
+            own = next((o for o in pl.scope if o.type_key == first), None)
+            prod = producer(idx, avoid, key=first) if first else None
+            if own is not None and prod is not None and prod != fn:
+                ctx.use.extend(loop(step_lines(ctx, prod, own)))  # so the call matters
+                what += f", then step {prod.name}"
     except (Unsupported, KeyError, IndexError):
         return None
     pl.f.call.extend(ctx.use)
@@ -266,16 +278,31 @@ def _one_block(
     return block, what
 
 
+def _reusable(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
+    """Whether a block may call ``fn`` on the harness's own ``obj`` (after it did its work)."""
+    ws = set(words(fn.name)) | set(idx.verbs(fn.name))
+    if ws & {"input", "output", "source", "sink"}:
+        return False  # a second input or output source is a usage error
+    machine = not idx.lifecycle(obj.type_key).create  # made by an init, not a constructor
+    if machine and "set" in ws:
+        return False  # configuring a machine (yaml_parser_set_encoding) must precede its use
+    if machine and ws & {"open", "close", "begin", "start", "finish", "end", "flush"}:
+        return False  # state transitions (yaml_emitter_open twice asserts) get their own object
+    if machine and fn.name in _producers(idx, set(), obj.type_key):
+        return False  # one stepping API per machine: yaml_parser_load after parse asserts
+    return _same_family(idx, obj, fn)
+
+
 def _same_family(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
     """Whether ``fn`` belongs with how ``obj`` was made (no deflate calls on an inflate stream)."""
     if not obj.origin:
         return True
     stem = idx.stem(obj.origin)
-    if fn.name.startswith(stem):
-        return True
     life = idx.lifecycle(obj.type_key)
-    others = {idx.stem(n) for n in life.init + life.create} - {stem, ""}
-    return not any(fn.name.startswith(s) for s in others)
+    stems = {idx.stem(n) for n in life.init + life.create} | {stem}
+    # The longest matching family wins: inflateBack* is not inflate*'s family.
+    best = max((s for s in stems if s and fn.name.startswith(s)), key=len, default="")
+    return best in ("", stem)
 
 
 def _producers(idx: ApiIndex, avoid: set[str], key: str) -> set[str]:

@@ -53,7 +53,7 @@ def lifecycle(ctx: Ctx) -> None:
         return
     if key and idx.kind(t) == "destroy" and len(t.params) == 1:
         obj = obtain(pl, key, t.name)
-        if not _open_first(ctx, obj):
+        if not open_first(ctx, obj):
             _drive_before(ctx, obj)
         ctx.f.call.append(f"{t.name}({obj.expr});")
         best = idx.destructor(key, obj.origin or t.name) or t.name
@@ -66,7 +66,7 @@ def lifecycle(ctx: Ctx) -> None:
     plan = pl.plan(t)
     key = key or idx.first_object(t)
     held = next((o for o in pl.scope if o.type_key == key), None)
-    opened = held is not None and _open_first(ctx, held)
+    opened = held is not None and open_first(ctx, held)
     early = held is not None and (opened or DRIVE_FIRST.search(t.name) and _drive_before(ctx, held))
     var = pl.emit(plan, ctx.f.call, result="result")
     if held is not None and drivable(ctx, held):
@@ -76,7 +76,7 @@ def lifecycle(ctx: Ctx) -> None:
         use_related(ctx, _result_obj(ctx, t, var) + pl.scope[:1])
 
 
-def _open_first(ctx: Ctx, obj: Obj) -> bool:
+def open_first(ctx: Ctx, obj: Obj) -> bool:
     """Call the object's ``open`` (``yaml_emitter_open``) before a close/flush-like target."""
     t, idx = ctx.target, ctx.idx
     if not (set(idx.verbs(t.name)) | set(words(t.name))) & {"close", "flush", "finish", "end"}:

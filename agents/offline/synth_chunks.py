@@ -25,10 +25,10 @@ def stream(ctx: Ctx) -> None:
     """Feed the payload chunk by chunk through a stream context."""
     t, idx, pl = ctx.target, ctx.idx, ctx.pl
     rs = roles(t, idx)
-    key = rs[0].type_key if rs and rs[0].kind == "object" else None
+    key = rs[0].type_key if rs and rs[0].kind in ("object", "handle") else None
     fields = STREAMS.get(key or "")
     ctx.f.opts.append(f"lf_chunk_max = (size_t){ctx.f.take_int((1, 2, 7, 64, 512, 4096))};")
-    if key and fields:
+    if key and fields and rs[0].kind == "object":
         obj = initialize(pl, key, t.name, feed=False)
         pl.scope.append(obj)
         stream_lines(ctx, obj, fields)
@@ -83,6 +83,7 @@ def digest(ctx: Ctx) -> None:
         ctx.use.append(f"(void){acc};")
         return
     key = idx.first_object(t)
+    obj = None
     if key and rs[0].kind == "object":
         obj = obtain(pl, key, t.name, feed=False)
         bind[0] = obj.expr
@@ -91,6 +92,22 @@ def digest(ctx: Ctx) -> None:
     if rc and not cdecl.is_pointer(t.return_type):
         ok = success_test(t.name, t.return_type, rc, cdecl.is_bool(t.return_type), False)
         ctx.f.call.append(f"if (!({ok})) break;")
+    final = next(
+        (
+            f
+            for f in idx.api
+            if obj is not None
+            and f.name not in pl.avoid
+            and re.search(r"(final|finish|digest)", f.name, re.I)
+            and any(idx.type_key(p.type) == key for p in f.params)
+        ),
+        None,
+    )
+    if final is not None and obj is not None:  # SHA256_Final(md, &ctx) after the updates
+        block = call_block(idx, final, [obj], pl.avoid, ctx.taken | ctx.f.taken, ctx.block_number())
+        if block:
+            ctx.blocks.append(block)
+            return
     use_related(ctx, pl.scope[:1])
 
 

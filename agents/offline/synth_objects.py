@@ -175,7 +175,7 @@ def initialize(
         init = choose_init(pl.idx, key, near, pl.avoid)
     if init is None:
         raise Unsupported(f"no usable initializer for {key}")
-    base = key[:-2].split("_")[-1] if key.endswith("_t") else key.split("_")[-1]
+    base = (key[:-2].split("_")[-1] if key.endswith("_t") else key.split("_")[-1]).lower()
     v = zeroed(pl, key, base)
     ready = f"{v}_ready"
     pl.f.taken.add(ready)

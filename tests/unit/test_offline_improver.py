@@ -152,3 +152,15 @@ def test_improver_is_deterministic() -> None:
         ["yaml_parser_scan", "yaml_parser_load", "yaml_emitter_dump"],
     )
     assert improve_harness(*args) == improve_harness(*args)
+
+
+def test_avoid_accepts_recorded_directions() -> None:
+    code = harness("cjson", "cJSON_Parse", "cJSON.h")
+    imp = improve_harness(
+        code,
+        fn("cjson", "cJSON_Parse"),
+        list(api("cjson")),
+        ["cJSON_Duplicate", "cJSON_IsNull"],
+        avoid=["call cJSON_Duplicate on result (cJSON)"],
+    )
+    assert imp.added_calls == ["cJSON_IsNull"]
