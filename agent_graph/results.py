@@ -9,6 +9,17 @@ from typing import Any
 
 from agent_graph.session_memory import CATEGORIES
 
+MAX_SAMPLES = 200
+
+
+def downsample(points: list[Any], limit: int = MAX_SAMPLES) -> list[list[Any]]:
+    """At most ``limit`` evenly spaced samples, always keeping the last (enough for a plot)."""
+    if len(points) <= limit:
+        return [list(p) for p in points]
+    step = len(points) / (limit - 1)
+    picked = [points[int(i * step)] for i in range(limit - 1)] + [points[-1]]
+    return [list(p) for p in picked]
+
 
 def _cov(run: dict[str, Any]) -> dict[str, Any]:
     return (run or {}).get("coverage") or {}
@@ -51,10 +62,11 @@ def result_record(state: dict[str, Any], project: str, function: str, seconds: f
             "experience": state.get("memories_used") or [],
         },
         "coverage_history": [
-            {k: row.get(k) for k in ("iteration", "version", "lines", "branches", "progress")}
+            {**{k: row.get(k) for k in ("iteration", "version", "lines", "branches")},
+             "progress": downsample(row.get("progress") or [])}
             for row in state.get("coverage_history") or []
         ],
-        "coverage_over_time": [list(p) for p in run.get("progress") or []],
+        "coverage_over_time": downsample(run.get("progress") or []),
         "artifacts": {"cov_binary": build.get("cov_binary", ""), "corpus_dir": run.get("corpus_dir", ""),
                       "crash_files": run.get("crash_files") or []},
         "seconds": round(seconds, 1),
