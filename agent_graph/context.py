@@ -86,6 +86,17 @@ class Context:
     embedding_model: str = field(
         default="all-MiniLM-L6-v2", metadata={"description": "sentence-transformers model."}
     )
+    native_tools: bool = field(
+        default=True,
+        metadata={"description": "Offer tools (knowledge search, read_code_mem) to models that call tools."},
+    )
+    structured_output: bool = field(
+        default=True,
+        metadata={"description": "Ask models that support it for schema-constrained JSON replies."},
+    )
+    max_tool_rounds: int = field(
+        default=4, metadata={"description": "Tool-call rounds per agent reply before it must answer."}
+    )
     debug: bool = field(default=False, metadata={"description": "Log full prompts and replies."})
 
     def __post_init__(self) -> None:
@@ -109,9 +120,10 @@ class Context:
                 f"model {self.model!r} is not a model spec: use 'offline' or 'openai:<model-name>'"
             )
         for name in ("fuzz_seconds", "max_fix_rounds", "max_iterations", "plateau_iterations",
-                     "max_node_visits", "consolidate_every", "message_token_budget"):
-            if getattr(self, name) < (0 if name == "max_iterations" else 1):
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+                     "max_node_visits", "consolidate_every", "message_token_budget", "max_tool_rounds"):
+            least = 0 if name in ("max_iterations", "max_tool_rounds") else 1
+            if getattr(self, name) < least:
+                raise ValueError(f"{name} must be at least {least}, got {getattr(self, name)}")
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any] | None) -> Context:

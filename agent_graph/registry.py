@@ -1,8 +1,9 @@
 """The node registry: the one place a graph node is declared.
 
 A node is declared by a :class:`NodeSpec`: its name, its function, the nodes it may hand over
-to (so Studio draws every edge), the session-memory categories it reads and writes, and an
-optional routing case for nodes added beside the built-in ones. ``build_graph`` reads only
+to (so Studio draws every edge), the session-memory categories it reads and writes, the tools
+its agent may call (names registered in :mod:`agents.tools`), and an optional routing case for
+nodes added beside the built-in ones. ``build_graph`` reads only
 this registry, and the memory injection table (:func:`memory_reads`) is derived from it.
 """
 
@@ -30,6 +31,7 @@ class NodeSpec:
     kind: str = "llm"
     route_when: Callable[[FuzzState], bool] | None = None
     description: str = ""
+    tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = [c for c in (*self.reads, *self.writes) if c not in CATEGORIES]
@@ -38,6 +40,13 @@ class NodeSpec:
                 f"node {self.name!r} names unknown memory categories {unknown}; "
                 f"valid: {', '.join(CATEGORIES)}"
             )
+        if self.tools:
+            from agents.tools import tool_names
+
+            missing = [t for t in self.tools if t not in tool_names()]
+            if missing:
+                raise ValueError(f"node {self.name!r} names unknown tools {missing}; "
+                                 f"registered: {', '.join(tool_names())}")
 
 
 @dataclass
@@ -82,6 +91,10 @@ class Registry:
         return new
 
 
+CODE = ("read_code_mem", "read_file")
+KNOWLEDGE_AND_CODE = ("search_knowledge", *CODE)
+
+
 def default_registry() -> Registry:
     """The built-in LogicFuzz nodes."""
     from nodes.build import build_node
@@ -102,10 +115,11 @@ def default_registry() -> Registry:
     ).register(
         NodeSpec("function_analyzer", function_analyzer_node,
                  reads=("api_constraints",), writes=("api_constraints", "archetype"),
+                 tools=("search_knowledge",),
                  description="Classify the API archetype and its usage constraints.")
     ).register(
         NodeSpec("prototyper", prototyper_node,
-                 reads=("api_constraints", "archetype", "known_fixes"),
+                 reads=("api_constraints", "archetype", "known_fixes"), tools=KNOWLEDGE_AND_CODE,
                  description="Write the first harness from the archetype's skeleton.")
     ).register(
         NodeSpec("build", build_node, kind="tool", description="Compile with clang (ASan, coverage).")
@@ -115,19 +129,19 @@ def default_registry() -> Registry:
     ).register(
         NodeSpec("enhancer", enhancer_node,
                  reads=("api_constraints", "archetype", "known_fixes", "coverage_strategies"),
-                 writes=("known_fixes",),
+                 writes=("known_fixes",), tools=KNOWLEDGE_AND_CODE,
                  description="Fix compile/run errors; improve coverage.")
     ).register(
         NodeSpec("crash_analyzer", crash_analyzer_node, reads=("api_constraints", "known_fixes"),
-                 description="Triage a crash from the sanitizer report.")
+                 tools=CODE, description="Triage a crash from the sanitizer report.")
     ).register(
         NodeSpec("crash_feasibility_analyzer", crash_feasibility_node,
-                 reads=("api_constraints", "decisions"), writes=("decisions",),
+                 reads=("api_constraints", "decisions"), writes=("decisions",), tools=CODE,
                  description="Decide: real library bug or harness misuse.")
     ).register(
         NodeSpec("coverage_analyzer", coverage_analyzer_node,
                  reads=("api_constraints", "archetype", "coverage_strategies"),
-                 writes=("coverage_strategies",),
+                 writes=("coverage_strategies",), tools=KNOWLEDGE_AND_CODE,
                  description="Read the coverage report; propose what to exercise next.")
     ).register(
         NodeSpec("memory_manager", memory_manager_node, kind="tool", reads=cats,
@@ -136,6 +150,11 @@ def default_registry() -> Registry:
 
 
 SUPERVISOR_MEMORY = ("decisions",)
+
+
+def agent_tools(registry: Registry) -> dict[str, tuple[str, ...]]:
+    """Which tools each agent may call (agents without tools are left out)."""
+    return {spec.name: spec.tools for spec in registry if spec.tools}
 
 
 def memory_reads(registry: Registry) -> dict[str, tuple[str, ...]]:

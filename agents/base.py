@@ -3,23 +3,41 @@
 A role is a small subclass naming its template, its pydantic output and how it turns a slice of
 the state into template variables. The node that owns the role passes the agent's message
 history and gets back the new messages for the ``agent_messages`` reducer.
+
+With a model that has them (:class:`agents.llm.ModelFeatures`), a role's reply is constrained
+by its output schema (``response_format`` of type ``json_schema``; roles that answer with a C
+block keep JSON-in-text) and the role may call its tools for up to ``max_tool_rounds`` rounds
+before it answers; every call and result stays in its history as a pair. An endpoint that
+rejects either feature (HTTP 400/422 naming it) is asked again without it, and is remembered
+as not having it, so the run degrades to plain prompts and JSON parsed with json-repair.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from agent_graph.messages import from_langchain, to_langchain, trim_messages_to_limit
 from agent_graph.tokens import count_message_tokens, count_text_tokens
+from agents.llm import ModelFeatures
 from agents.parsing import ReplyParseError, extract_code, parse_reply
+from agents.tools import run_tool, tool_spec
 from prompts import render
+
+# Words an endpoint uses when it refuses a feature (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM).
+_FEATURE_WORDS = {
+    "structured": ("response_format", "json_schema", "structured output", "guided"),
+    "tools": ("tool", "function call", "function_call", "functions"),
+}
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -39,6 +57,35 @@ class AgentResult(Generic[T]):
     reply: str
     prompt_tokens_sent: int = 0
     notes: list[str] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    """Each tool call the model made: name, args, answer size."""
+    degraded: list[dict[str, str]] = field(default_factory=list)
+    """Native features the endpoint refused during this call, with its words."""
+    structured: bool = False
+    """The reply was constrained by the output schema."""
+
+
+@dataclass
+class _CallLog:
+    """What the model calls of one agent turn produced besides the reply."""
+
+    usage: dict[str, int] = field(
+        default_factory=lambda: {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    degraded: list[dict[str, str]] = field(default_factory=list)
+    structured: bool = False
+
+
+def _rejected_feature(exc: Exception, sent: dict[str, Any]) -> str | None:
+    """The feature a 400/422 refuses, when it names one that was sent."""
+    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
+    if status not in (400, 422):
+        return None
+    text = str(exc).lower()
+    for feature, key in (("structured", "response_format"), ("tools", "tools")):
+        if key in sent and any(w in text for w in _FEATURE_WORDS[feature]):
+            return feature
+    return None
 
 
 class Agent(Generic[T]):
@@ -57,29 +104,41 @@ class Agent(Generic[T]):
         token_budget: int = 100_000,
         model: str = "",
         debug_log: Path | None = None,
+        tools: Sequence[BaseTool] = (),
+        features: ModelFeatures | None = None,
+        max_tool_rounds: int = 4,
     ) -> None:
         self.llm = llm
         self.token_budget = token_budget
         self.model = model
         self.debug_log = debug_log
+        self.tools = {t.name: t for t in tools}
+        self.features = features
+        self.max_tool_rounds = max_tool_rounds
+
+    def _uses(self, feature: str) -> bool:
+        return self.features is not None and self.features.use(feature)
+
+    def response_format(self) -> dict[str, Any]:
+        """The ``response_format`` that constrains this role's reply to its output schema."""
+        schema = self.output_model.model_json_schema()
+        return {"type": "json_schema",
+                "json_schema": {"name": self.output_model.__name__, "schema": schema, "strict": False}}
 
     def run(
         self, variables: dict[str, str], history: list[dict[str, Any]] | None = None,
         template: str | None = None,
     ) -> AgentResult[T]:
-        """Render, call, parse; one corrective retry when the reply cannot be used."""
+        """Render, call (with tool rounds), parse; one corrective retry when the reply cannot be used."""
         system, user = render(template or self.template, variables)
         past = [m for m in (history or []) if m.get("role") != "system"]
         sys_msg = {"role": "system", "content": system}
         turn = [{"role": "user", "content": user}]
-        usage = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        info = _CallLog()
         last_error = ""
+        sent = 0
         for _attempt in range(self.parse_retries + 1):
-            convo = trim_messages_to_limit([sys_msg, *past, *turn], self.token_budget, self.model)
-            reply, call_usage = self._call(convo)
-            for k, v in call_usage.items():
-                usage[k] += v
-            turn.append({"role": "assistant", "content": reply})
+            reply, sent = self._respond(sys_msg, past, turn, info)
             try:
                 output: T = parse_reply(reply, self.output_model)
                 code = extract_code(reply) if self.wants_code else None
@@ -92,15 +151,66 @@ class Agent(Generic[T]):
                     "the task asks for.")})
                 continue
             new = ([] if history else [sys_msg]) + turn
-            return AgentResult(output, code, new, usage, reply, count_message_tokens(convo))
+            return AgentResult(output, code, new, info.usage, reply, sent, tool_calls=info.tool_calls,
+                               degraded=info.degraded, structured=info.structured)
         raise ReplyParseError(f"{self.name}: no usable reply after retries: {last_error}")
 
-    def _call(self, convo: list[dict[str, Any]]) -> tuple[str, dict[str, int]]:
+    def _respond(
+        self, sys_msg: dict[str, Any], past: list[dict[str, Any]], turn: list[dict[str, Any]],
+        info: _CallLog,
+    ) -> tuple[str, int]:
+        """One reply, after the tool rounds it asks for; appends every message to ``turn``."""
+        rounds = 0
+        while True:
+            convo = trim_messages_to_limit([sys_msg, *past, *turn], self.token_budget, self.model)
+            kwargs: dict[str, Any] = {}
+            if self.tools and self._uses("tools"):
+                kwargs["tools"] = [tool_spec(t) for t in self.tools.values()]
+                if rounds >= self.max_tool_rounds:
+                    kwargs["tool_choice"] = "none"  # tools stay declared: the history refers to them
+            if not self.wants_code and self._uses("structured"):
+                kwargs["response_format"] = self.response_format()
+            message, sent = self._call(convo, kwargs, info)
+            calls = list(message.tool_calls) if "tools" in kwargs else []
+            text = from_langchain([message])[0]["content"]
+            if not calls:
+                turn.append({"role": "assistant", "content": text})
+                info.structured = "response_format" in sent
+                return text, count_message_tokens(convo)
+            rounds += 1
+            stored = from_langchain([message])[0]
+            for i, c in enumerate(stored["tool_calls"]):
+                c["id"] = c["id"] or f"call_{rounds}_{i}"
+            turn.append(stored)
+            for c in stored["tool_calls"]:
+                answer = run_tool(self.tools, c["name"], c["args"])
+                turn.append({"role": "tool", "content": answer, "tool_call_id": c["id"], "name": c["name"]})
+                info.tool_calls.append({"name": c["name"], "args": c["args"], "answer_chars": len(answer)})
+
+    def _call(
+        self, convo: list[dict[str, Any]], kwargs: dict[str, Any], info: _CallLog,
+    ) -> tuple[AIMessage, dict[str, Any]]:
+        """Invoke the model; drop a feature the endpoint refuses and ask again without it."""
         started = time.monotonic()
-        try:
-            message = self.llm.invoke(to_langchain(convo))
-        except Exception as exc:  # the provider's exception types vary; all end the same way
-            raise ModelCallError(f"{self.name}: model call failed: {type(exc).__name__}: {exc}") from exc
+        while True:
+            try:
+                message = self.llm.invoke(to_langchain(convo), **kwargs)
+                break
+            except Exception as exc:  # the provider's exception types vary; all end the same way
+                feature = _rejected_feature(exc, kwargs)
+                if feature is None or self.features is None:
+                    if type(exc).__name__ == "LengthFinishReasonError":
+                        # A constrained reply cut at max_tokens: an unusable reply, not a dead model.
+                        message = AIMessage(content="")
+                        break
+                    raise ModelCallError(
+                        f"{self.name}: model call failed: {type(exc).__name__}: {exc}") from exc
+                self.features.reject(feature, str(exc))
+                info.degraded.append({"feature": feature, "reason": str(exc)[:300]})
+                dropped = ("response_format",) if feature == "structured" else ("tools", "tool_choice")
+                kwargs = {k: v for k, v in kwargs.items() if k not in dropped}
+        if not isinstance(message, AIMessage):
+            message = AIMessage(content=str(getattr(message, "content", message)))
         reply = message.content if isinstance(message.content, str) else json.dumps(message.content)
         meta = getattr(message, "usage_metadata", None) or {}
         usage = {
@@ -108,9 +218,12 @@ class Agent(Generic[T]):
             "prompt_tokens": int(meta.get("input_tokens") or count_message_tokens(convo, self.model)),
             "completion_tokens": int(meta.get("output_tokens") or count_text_tokens(reply, self.model)),
         }
+        for k, v in usage.items():
+            info.usage[k] += v
         if self.debug_log is not None:
             record = {"agent": self.name, "seconds": round(time.monotonic() - started, 3),
-                      "prompt": convo, "reply": from_langchain([message])[0], "usage": usage}
+                      "prompt": convo, "request_options": sorted(kwargs),
+                      "reply": from_langchain([message])[0], "usage": usage}
             with self.debug_log.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(record) + "\n")
-        return reply, usage
+        return message, kwargs

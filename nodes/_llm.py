@@ -12,7 +12,8 @@ from agent_graph.context import Context
 from agent_graph.messages import REPLACE, append_and_trim, trim_messages_to_limit
 from agent_graph.state import FuzzState
 from agents.base import Agent, AgentResult
-from agents.llm import get_chat_model, model_name
+from agents.llm import features_for, get_chat_model, model_name
+from agents.tools import tools_for
 from nodes._common import ctx_of, log_event, visit, work_dir
 
 
@@ -26,6 +27,18 @@ def _reads_table() -> dict[str, tuple[str, ...]]:
 def memory_reads_for(agent: str) -> tuple[str, ...]:
     """The session-memory categories ``agent`` reads (declared in the registry)."""
     return _reads_table().get(agent, ())
+
+
+@lru_cache(maxsize=1)
+def _tools_table() -> dict[str, tuple[str, ...]]:
+    from agent_graph.registry import agent_tools, default_registry
+
+    return agent_tools(default_registry())
+
+
+def tools_of(agent: str) -> tuple[str, ...]:
+    """The tools ``agent`` may call (declared in the registry)."""
+    return _tools_table().get(agent, ())
 
 
 def call_agent(
@@ -43,8 +56,11 @@ def call_agent(
     """
     ctx = ctx_of(runtime)
     debug_log = work_dir(state) / "debug.jsonl" if ctx.debug else None
+    features = features_for(ctx)
+    tools = tools_for(tools_of(agent_cls.name), state) if features.use("tools") else []
     agent = agent_cls(get_chat_model(ctx), token_budget=ctx.message_token_budget,
-                      model=model_name(ctx.model), debug_log=debug_log)
+                      model=model_name(ctx.model), debug_log=debug_log, tools=tools,
+                      features=features, max_tool_rounds=ctx.max_tool_rounds)
     history = [] if stateless else (state.get("agent_messages") or {}).get(agent.name, [])
     model = model_name(ctx.model)
     compact = history
@@ -60,9 +76,14 @@ def call_agent(
     else:
         messages = {REPLACE: trim_messages_to_limit([*compact, *result.new_messages],
                                                     ctx.message_token_budget, model)}
+    for degraded in result.degraded:
+        log_event(state, "model.feature_unsupported", agent=agent.name, **degraded)
+    for call in result.tool_calls:
+        log_event(state, "model.tool_call", agent=agent.name, **call)
     log_event(state, "model.call", agent=agent.name, prompt_tokens=result.usage["prompt_tokens"],
               completion_tokens=result.usage["completion_tokens"], calls=result.usage["calls"],
-              history_messages=len(compact), history_compressed=compact is not history)
+              history_messages=len(compact), history_compressed=compact is not history,
+              tool_calls=len(result.tool_calls), structured=result.structured)
     update: dict[str, Any] = {
         **visit(agent.name),
         "agent_messages": {agent.name: messages},

@@ -2,7 +2,9 @@
 
 The server answers each request with what the offline model would say to that exact prompt,
 so the whole graph runs for real (builds, fuzzing, coverage) while every request crosses HTTP.
-One early 500 proves the retry path inside a real run.
+One early 500 proves the retry path inside a real run. Like a model with native features, it
+answers the first request of the improving roles with a ``read_code_mem`` tool call, and JSON
+roles are asked for their schema.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from agent_graph.registry import default_registry, memory_reads
 from agent_graph.runner import RunOptions, run_benchmark
 from agent_graph.session_memory import HEADERS
 from agents.offline.model import OfflineChatModel
-from tests.fake_openai import FakeOpenAI, Reply, Request, error, role_key
+from tests.fake_openai import FakeOpenAI, Reply, Request, error, role_key, tool_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.toolchain]
 
@@ -34,6 +36,9 @@ def offline_responder() -> tuple[list[str], object]:
             failed_once.append(role_key(request))
             return error(500, "transient")
         msgs = request.messages
+        if (role_key(request).split(":")[0] in ("enhancer", "coverage_analyzer") and "tools" in request.body
+                and not any(m["role"] == "tool" for m in msgs)):
+            return tool_call("read_code_mem", {"file_paths": ["harness.c"]}, f"call_{len(msgs)}")
         system = next(m["content"] for m in msgs if m["role"] == "system")
         user = [m["content"] for m in msgs if m["role"] == "user"][-1]
         reply = offline.invoke([SystemMessage(system), HumanMessage(user)])
@@ -79,9 +84,19 @@ def test_whole_graph_through_openai_on_cjson(tmp_path: Path, monkeypatch: pytest
     # Visited nodes, from the audit log; and the key is never written anywhere.
     target = tmp_path / "run" / "cjson" / "cJSON_Parse"
     events = [json.loads(line)["type"] for line in (target / "events.jsonl").read_text().splitlines()]
-    steps = [e for e in events if e != "model.call"]
+    steps = [e for e in events if not e.startswith("model.")]
     assert steps[:3] == ["target.prepared", "analysis.done", "harness.written"]
-    assert events.count("model.call") == record["model_calls"]
+    calls = [json.loads(line)["data"] for line in (target / "events.jsonl").read_text().splitlines()
+             if json.loads(line)["type"] == "model.call"]
+    assert sum(c["calls"] for c in calls) == record["model_calls"]
+
+    # Tool calls were answered from the code memory, and JSON roles got their schema.
+    tool_answers = [m["content"] for r in requests for m in r.messages if m["role"] == "tool"]
+    assert tool_answers and all('"status": "found"' in a and "cJSON_Parse" in a for a in tool_answers)
+    assert events.count("model.tool_call") >= 2
+    assert "tools" in improve.body and "response_format" not in improve.body
+    analysis = next(r for r in requests if role_key(r) == "function_analyzer")
+    assert analysis.body["response_format"]["json_schema"]["name"] == "FunctionAnalysis"
     assert "iteration.baseline" in events and "run.finalized" in events
     assert events[-1] == "memory.experience.applied"  # the lifecycle judges the final result
     for path in (tmp_path / "run").rglob("*"):
