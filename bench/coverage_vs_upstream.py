@@ -9,26 +9,33 @@ For each benchmark YAML (default: cjson, libyaml, zlib):
 3. fuzz every baseline harness for ``--seconds`` with ``--jobs`` (empty corpus, no
    dictionary, like LogicFuzz), and measure the union line/branch coverage of the
    library's own files (``fuzzkit.coverage_union``), ``--repeats`` times;
-4. LogicFuzz: read ``union_coverage`` from each given run directory's ``summary.json``, or,
-   when it is missing, rebuild every target's final ``harness.c`` and replay the corpus of
-   its best version (``<run>/<project>/<function>/v<N>/run/corpus``) for the union;
-   ``--run-logicfuzz`` makes the runs first (``logicfuzz run --fuzz-seconds SECONDS``);
+4. LogicFuzz: take the final ``harness.c`` of every target of the given run directory that
+   reached a running harness, build them the same way and fuzz each one for ``--seconds``
+   from an empty corpus, ``--repeats`` times, exactly like the baseline (default), so both
+   sides get the same fuzzing time per harness and the same noise; ``--from-summary`` reads
+   instead the ``union_coverage`` each run's ``summary.json`` recorded (one sample per run,
+   the best iteration of each target); ``--run-logicfuzz`` makes a run first
+   (``logicfuzz run --fuzz-seconds SECONDS``);
 5. print one table: median [min-max] over repeats, and the ratio of the medians.
+
+Harnesses of one side are fuzzed ``--parallel`` at a time (default: the number of cores).
 
 Example (the numbers in a report come from this command):
 
     python bench/coverage_vs_upstream.py benchmarks/cjson.yaml --seconds 60 --repeats 3 \\
-        --logicfuzz-runs results/run1 results/run2 results/run3
+        --logicfuzz-runs results/cjson-run
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +46,7 @@ from fuzzkit.coverage_union import union_coverage
 from fuzzkit.detect import prepare_library
 from fuzzkit.detect_tree import harness_helpers
 from fuzzkit.errors import ToolchainError
-from fuzzkit.harness import build_harness
+from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import run_fuzzer
 from fuzzkit.source import SourceSpec, fetch_source
@@ -73,46 +80,59 @@ def baseline_harnesses(bench: dict[str, Any], root: Path) -> tuple[str, list[Pat
     return "naive", [naive]
 
 
-def fuzz_union(
-    kind: str, sources: list[Path], lib: LibraryBuild, seconds: int, jobs: int, work: Path
-) -> CoverageReport:
-    """Fuzz each harness for ``seconds`` and measure what they cover together."""
-    pairs: list[tuple[Path, list[Path]]] = []
+def build_all(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) -> list[HarnessBuild]:
+    """Build every harness with LogicFuzz's flags (fuzz and coverage flavours)."""
+    builds = []
     for i, source in enumerate(sources):
         helpers = harness_helpers(source) if kind == "upstream" else []
         build = build_harness(source, lib, work / f"build{i}", extra_sources=helpers)
         if not build.ok or not build.fuzz_binary or not build.cov_binary:
             errors = "\n".join(d.render() for d in build.errors[:5])
-            raise ToolchainError(f"baseline harness {source.name} does not build:\n{errors}")
-        extra = [f"-fork={jobs}"] if jobs > 1 else []
-        run = run_fuzzer(Path(build.fuzz_binary), work / f"fuzz{i}", seconds=seconds, extra_args=extra)
-        print(f"    {source.name}: {run.stats.execs} execs, cov {run.stats.cov}, "
+            raise ToolchainError(f"{kind} harness {source} does not build:\n{errors}")
+        builds.append(build)
+    return builds
+
+
+def fuzz_union(
+    builds: list[HarnessBuild], lib: LibraryBuild, seconds: int, jobs: int, parallel: int, work: Path
+) -> CoverageReport:
+    """Fuzz each harness for ``seconds`` from an empty corpus and measure what they cover together."""
+    extra = [f"-fork={jobs}"] if jobs > 1 else []
+
+    def one(i: int) -> tuple[Path, list[Path]]:
+        build = builds[i]
+        run = run_fuzzer(Path(str(build.fuzz_binary)), work / f"fuzz{i}", seconds=seconds, extra_args=extra)
+        print(f"    {Path(str(build.fuzz_binary)).name}#{i}: {run.stats.execs} execs, cov {run.stats.cov}, "
               f"{'crash ' + run.crash.kind if run.crash else 'no crash'}", file=sys.stderr)  # fmt: skip
-        pairs.append((Path(build.cov_binary), run.replay_inputs()))
+        return Path(str(build.cov_binary)), run.replay_inputs()
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        pairs = list(pool.map(one, range(len(builds))))
     return union_coverage(pairs, lib, work / "union")
 
 
-def logicfuzz_union(run_dir: Path, project: str, lib: LibraryBuild, work: Path) -> dict[str, float]:
-    """Line/branch percent of a LogicFuzz run: from summary.json, or recomputed from its targets."""
-    summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
-    union = summary.get("union_coverage")
-    if union:
-        return {k: float(union[k]["percent"]) for k in ("lines", "branches")}
-    pairs: list[tuple[Path, list[Path]]] = []
+def logicfuzz_harnesses(run_dir: Path, project: str) -> list[Path]:
+    """The final harness of every target of a run that reached a running harness."""
+    found = []
     for target in sorted((run_dir / project).glob("*/result.json")):
         record = json.loads(target.read_text())
         harness = target.parent / "harness.c"
-        if not record.get("runs") or not harness.is_file():
-            continue
-        corpus = target.parent / f"v{record.get('best_version')}" / "run" / "corpus"
-        build = build_harness(harness, lib, work / "lf" / target.parent.name)
-        if build.ok and build.cov_binary:
-            pairs.append((Path(build.cov_binary), [corpus]))
-    if not pairs:
-        raise ToolchainError(f"{run_dir}: no running harness of {project} to measure")
-    report = union_coverage(pairs, lib, work / "lf-union")
-    return {"lines": report.lines.percent, "branches": report.branches.percent}
+        if record.get("runs") and harness.is_file():
+            found.append(harness)
+    if not found:
+        raise ToolchainError(f"{run_dir}: no running harness of {project} to measure",
+                             "pass the directory given to `logicfuzz run --out`")
+    return found
+
+
+def summary_union(run_dir: Path) -> dict[str, float]:
+    """Line/branch percent a run recorded in its summary.json."""
+    summary_path = run_dir / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    union = summary.get("union_coverage")
+    if not union:
+        raise ToolchainError(f"{summary_path}: no union_coverage recorded", "drop --from-summary")
+    return {k: float(union[k]["percent"]) for k in ("lines", "branches")}
 
 
 def run_logicfuzz(bench_path: Path, seconds: int, out: Path) -> Path:
@@ -142,22 +162,39 @@ def measure(path: Path, args: argparse.Namespace, runs: list[Path], scratch: Pat
     lib = prepare_library(bench["source"], bench.get("build"))
     kind, sources = baseline_harnesses(bench, root)
     row: dict[str, Any] = {"library": project, "baseline": kind, "harnesses": [s.name for s in sources]}
-    base: dict[str, list[float]] = {"lines": [], "branches": []}
-    for r in range(args.repeats):
-        print(f"{project}: {kind} repeat {r + 1}/{args.repeats}", file=sys.stderr)
-        report = fuzz_union(kind, sources, lib, args.seconds, args.jobs, scratch / project / f"base{r}")
-        base["lines"].append(report.lines.percent)
-        base["branches"].append(report.branches.percent)
-    mine: dict[str, list[float]] = {"lines": [], "branches": []}
     lf_runs = [d for d in runs if (d / project).is_dir()]
     if args.run_logicfuzz and not lf_runs:
         out = Path(args.out or scratch) / "logicfuzz"
-        lf_runs = [run_logicfuzz(path, args.seconds, out / f"{project}-r{r}") for r in range(args.repeats)]
-    for i, run_dir in enumerate(lf_runs):
-        got = logicfuzz_union(run_dir, project, lib, scratch / project / f"lf{i}")
-        for k in mine:
-            mine[k].append(got[k])
-    return {**row, "base": base, "logicfuzz": mine, "logicfuzz_runs": [str(d) for d in lf_runs]}
+        lf_runs = [run_logicfuzz(path, args.seconds, out / f"{project}-r0")]
+    if not lf_runs:
+        raise ToolchainError(f"no LogicFuzz run of {project} given",
+                             "pass --logicfuzz-runs RUN_DIR (a `logicfuzz run --out` directory) "
+                             "or --run-logicfuzz")
+    sides: dict[str, dict[str, list[float]]] = {
+        "base": {"lines": [], "branches": []}, "logicfuzz": {"lines": [], "branches": []}}
+    base_builds = build_all(kind, sources, lib, scratch / project / "base-build")
+    lf_builds: list[HarnessBuild] = []
+    if not args.from_summary:
+        harnesses = [h for d in lf_runs for h in logicfuzz_harnesses(d, project)]
+        row["logicfuzz_harnesses"] = len(harnesses)
+        lf_builds = build_all("logicfuzz", harnesses, lib, scratch / project / "lf-build")
+    for r in range(args.repeats):
+        # Alternate the sides so that load from the rest of the machine hits both alike.
+        for side, builds in (("base", base_builds), ("logicfuzz", lf_builds)):
+            if not builds:
+                continue
+            print(f"{project}: {side} repeat {r + 1}/{args.repeats} ({len(builds)} harnesses)",
+                  file=sys.stderr)
+            report = fuzz_union(builds, lib, args.seconds, args.jobs, args.parallel,
+                                scratch / project / f"{side}{r}")
+            sides[side]["lines"].append(report.lines.percent)
+            sides[side]["branches"].append(report.branches.percent)
+    if args.from_summary:
+        for d in lf_runs:
+            got = summary_union(d)
+            for k in ("lines", "branches"):
+                sides["logicfuzz"][k].append(got[k])
+    return {**row, **sides, "logicfuzz_runs": [str(d) for d in lf_runs]}
 
 
 def print_table(rows: list[dict[str, Any]], seconds: int, jobs: int) -> None:
@@ -186,9 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("benchmarks", nargs="*", type=Path, default=DEFAULT_BENCHMARKS)
     p.add_argument("--seconds", type=int, default=60, help="fuzzing time per harness (default 60)")
     p.add_argument("--jobs", type=int, default=1, help="libFuzzer jobs per harness (default 1)")
-    p.add_argument("--repeats", type=int, default=3, help="baseline runs per library (default 3)")
+    p.add_argument("--repeats", type=int, default=3, help="fuzzing repeats per side (default 3)")
+    p.add_argument("--parallel", type=int, default=os.cpu_count() or 1,
+                   help="harnesses of one side fuzzed at once (default: cores)")
     p.add_argument("--logicfuzz-runs", nargs="*", type=Path, default=[], help="LogicFuzz run directories")
-    p.add_argument("--run-logicfuzz", action="store_true", help="make the LogicFuzz runs first")
+    p.add_argument("--from-summary", action="store_true",
+                   help="use each run's recorded union coverage instead of fuzzing its harnesses again")
+    p.add_argument("--run-logicfuzz", action="store_true", help="make a LogicFuzz run first")
     p.add_argument("--out", type=Path, help="keep work files and write results.json here")
     args = p.parse_args(argv)
     rows = []
