@@ -1,0 +1,75 @@
+"""``bench/coverage_vs_upstream.py`` end to end on the tiny ``kv`` library: real builds, real fuzzing.
+
+The "upstream" harness only parses; the "LogicFuzz" run's two harnesses parse and then query the
+parsed list, so their union must cover more of ``kv.c`` and the ratio must say so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+
+from tests.conftest import harness
+
+pytestmark = pytest.mark.toolchain
+
+REPO = Path(__file__).resolve().parents[2]
+PARSE_ONLY = harness("kv_free(kv_parse(text));")
+QUERY = harness('kv_t *kv = kv_parse(text);\nkv_count(kv);\nkv_get(kv, "a");\nkv_free(kv);')
+CHECK = harness("if (size < 2 || text[0] != '!') kv_check(text);")
+
+
+def bench_module() -> ModuleType:
+    path = REPO / "bench" / "coverage_vs_upstream.py"
+    spec = importlib.util.spec_from_file_location("coverage_vs_upstream", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_union_of_logicfuzz_harnesses_against_the_shipped_one(
+    kv_benchmark: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = yaml.safe_load(kv_benchmark.read_text())
+    root = Path(data["source"]["path"])
+    (root / "fuzz").mkdir(exist_ok=True)
+    (root / "fuzz" / "kv_fuzzer.c").write_text(PARSE_ONLY)
+    bench = tmp_path / "kv.yaml"
+    bench.write_text(yaml.safe_dump({**data, "upstream_harnesses": ["fuzz/kv_fuzzer.c"]}))
+    run = tmp_path / "run"
+    for name, code, runs in (("kv_parse", QUERY, True), ("kv_check", CHECK, True), ("kv_get", "junk", False)):
+        target = run / "kv" / name
+        target.mkdir(parents=True)
+        (target / "harness.c").write_text(code)
+        (target / "result.json").write_text(json.dumps({"runs": runs}))
+
+    rc = bench_module().main([str(bench), "--seconds", "2", "--repeats", "2", "--parallel", "2",
+                              "--logicfuzz-runs", str(run), "--out", str(tmp_path / "out")])
+    assert rc == 0
+    rows = json.loads((tmp_path / "out" / "results.json").read_text())
+    row = rows[0]
+    assert row["baseline"] == "upstream" and row["logicfuzz_harnesses"] == 2  # the failed target is left out
+    assert len(row["base"]["lines"]) == 2 and len(row["logicfuzz"]["lines"]) == 2
+    assert min(row["logicfuzz"]["lines"]) > max(row["base"]["lines"])
+    table = capsys.readouterr().out
+    assert "kv" in table and "upstream" in table and "x" in table.splitlines()[-1]
+
+
+def test_a_missing_run_is_a_clear_error(kv_benchmark: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    data = yaml.safe_load(kv_benchmark.read_text())
+    root = Path(data["source"]["path"])
+    (root / "fuzz").mkdir(exist_ok=True)
+    (root / "fuzz" / "kv_fuzzer.c").write_text(PARSE_ONLY)
+    bench = tmp_path / "kv.yaml"
+    bench.write_text(yaml.safe_dump({**data, "upstream_harnesses": ["fuzz/kv_fuzzer.c"]}))
+    assert bench_module().main([str(bench), "--seconds", "1", "--repeats", "1"]) == 1
+    assert "--logicfuzz-runs" in capsys.readouterr().err
