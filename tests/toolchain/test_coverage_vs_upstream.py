@@ -35,15 +35,21 @@ def bench_module() -> ModuleType:
     return module
 
 
-def test_union_of_logicfuzz_harnesses_against_the_shipped_one(
-    kv_benchmark: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def bench(kv_benchmark: Path, tmp_path: Path) -> Path:
+    """The kv benchmark with a shipped fuzz harness that only parses."""
     data = yaml.safe_load(kv_benchmark.read_text())
     root = Path(data["source"]["path"])
     (root / "fuzz").mkdir(exist_ok=True)
     (root / "fuzz" / "kv_fuzzer.c").write_text(PARSE_ONLY)
-    bench = tmp_path / "kv.yaml"
-    bench.write_text(yaml.safe_dump({**data, "upstream_harnesses": ["fuzz/kv_fuzzer.c"]}))
+    path = tmp_path / "kv.yaml"
+    path.write_text(yaml.safe_dump({**data, "upstream_harnesses": ["fuzz/kv_fuzzer.c"]}))
+    return path
+
+
+def test_union_of_logicfuzz_harnesses_against_the_shipped_one(
+    bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = tmp_path / "run"
     for name, code, runs in (("kv_parse", QUERY, True), ("kv_check", CHECK, True), ("kv_get", "junk", False)):
         target = run / "kv" / name
@@ -63,13 +69,6 @@ def test_union_of_logicfuzz_harnesses_against_the_shipped_one(
     assert "kv" in table and "upstream" in table and "x" in table.splitlines()[-1]
 
 
-def test_a_missing_run_is_a_clear_error(kv_benchmark: Path, tmp_path: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
-    data = yaml.safe_load(kv_benchmark.read_text())
-    root = Path(data["source"]["path"])
-    (root / "fuzz").mkdir(exist_ok=True)
-    (root / "fuzz" / "kv_fuzzer.c").write_text(PARSE_ONLY)
-    bench = tmp_path / "kv.yaml"
-    bench.write_text(yaml.safe_dump({**data, "upstream_harnesses": ["fuzz/kv_fuzzer.c"]}))
+def test_a_missing_run_is_a_clear_error(bench: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_module().main([str(bench), "--seconds", "1", "--repeats", "1"]) == 1
     assert "--logicfuzz-runs" in capsys.readouterr().err
