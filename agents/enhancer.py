@@ -16,6 +16,7 @@ from agents.sections import (
     memory_section,
     target_decl,
 )
+from long_term_memory.experience.matts import refinement_section
 
 
 class EnhancerReply(BaseModel):
@@ -40,7 +41,7 @@ class Enhancer(Agent[EnhancerReply]):
         state: Mapping[str, Any], reads: tuple[str, ...], problem: str, compile_errors: str,
         crash_triage: str, last_working: str, pitfalls: str, experience: str = "",
     ) -> dict[str, str]:
-        """Values for ``enhancer_fix``."""
+        """Values for ``enhancer_fix`` (``refinement``: a sequential MaTTS round's section)."""
         return {
             "target_prototype": target_decl(state).prototype(),
             "include_lines": include_lines(state),
@@ -53,6 +54,7 @@ class Enhancer(Agent[EnhancerReply]):
             "pitfalls": pitfalls,
             "session_memory": memory_section(state, reads),
             "experience": experience,
+            "refinement": refinement_section(state),
         }
 
     @staticmethod
@@ -60,7 +62,7 @@ class Enhancer(Agent[EnhancerReply]):
         state: Mapping[str, Any], reads: tuple[str, ...], uncovered: str, directions: str,
         experience: str = "",
     ) -> dict[str, str]:
-        """Values for ``enhancer_improve``."""
+        """Values for ``enhancer_improve`` (``refinement``: a sequential MaTTS round's section)."""
         strategies = (state.get("coverage_analysis") or {}).get("strategies") or []
         return {
             "target_prototype": target_decl(state).prototype(),
@@ -73,4 +75,5 @@ class Enhancer(Agent[EnhancerReply]):
             "attempted_directions": directions,
             "session_memory": memory_section(state, reads),
             "experience": experience,
+            "refinement": refinement_section(state),
         }

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from agents.base import Agent
 from agents.sections import api_prototypes, include_lines, memory_section, target_decl
+from long_term_memory.experience.matts import refinement_section
 
 
 class PrototypeReply(BaseModel):
@@ -32,7 +33,10 @@ class Prototyper(Agent[PrototypeReply]):
         state: Mapping[str, Any], reads: tuple[str, ...], archetype: str, description: str,
         skeleton: str, pitfalls: str, experience: str = "",
     ) -> dict[str, str]:
-        """Template values from the state and the archetype bundle."""
+        """Template values from the state and the archetype bundle.
+
+        ``refinement`` is the ``## Self-refinement`` section of a sequential MaTTS round ('' else).
+        """
         analysis = state.get("analysis") or {}
         shown = {k: analysis[k] for k in ("archetype", "constraints", "related_functions")
                  if k in analysis}
@@ -47,4 +51,5 @@ class Prototyper(Agent[PrototypeReply]):
             "analysis": json.dumps(shown, indent=1) if shown else "(none)",
             "session_memory": memory_section(state, reads),
             "experience": experience,
+            "refinement": refinement_section(state),
         }

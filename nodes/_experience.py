@@ -10,6 +10,7 @@ reads nor writes, retrieve-only reads and never writes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from long_term_memory.experience import (
     task_id_of,
     trajectory_from_state,
 )
+from long_term_memory.experience.matts import refinement_extraction_prompt
 from nodes._common import ctx_of, log_event, work_dir
 from nodes._llm import call_agent
 
@@ -147,26 +149,54 @@ def _attempt_decision(state: FuzzState, gatekeeper: Gatekeeper, attempt: int) ->
     return gatekeeper.evaluate(shown, exp.get("used", []), outcome, matches), outcome
 
 
-def matts_lifecycle(states: list[FuzzState], ctx: Context, best: int) -> dict[str, Any]:
-    """MaTTS: every attempt's Hit/Validation records, and one contrastive extraction over all.
+def _trajectory_decision(states: Sequence[FuzzState], gatekeeper: Gatekeeper, best: int) -> Any:
+    """One decision for the rounds of one trajectory: what any round showed and cited, the best outcome."""
+    shown: dict[str, InjectItem] = {}
+    matches: dict[str, Match] = {}
+    used: list[str] = []
+    for state in states:
+        exp = (state.get("extras") or {}).get("experience") or {}
+        for item in exp.get("shown", []):
+            shown.setdefault(item["item_id"], InjectItem.from_dict(item))
+        for match in exp.get("matches", []):
+            matches.setdefault(match["item_id"], Match.from_dict(match))
+        used += [u for u in exp.get("used", []) if u not in used]
+    outcome = outcome_from_state(states[best], run_id=run_dir(states[best]).name, attempt=best)
+    return gatekeeper.evaluate(list(shown.values()), used, outcome, list(matches.values())), outcome
 
-    Returns the extraction's usage (added to the best attempt's record by the caller).
+
+def matts_lifecycle(states: Sequence[FuzzState], ctx: Context, best: int,
+                    sequential: bool = False) -> dict[str, Any]:
+    """MaTTS: the Hit/Validation records, and one contrastive extraction over all trajectories.
+
+    Parallel attempts are independent uses of what they were shown: each gets its own
+    Hit/Validation records. The rounds of a sequential trajectory are one use: one decision, on
+    the best round's outcome, and the extraction contrasts the rounds (self-contrast). The
+    extraction runs only when the Gatekeeper allows a candidate. Returns its usage (added to the
+    target's record by the caller).
     """
     from agents.llm import get_chat_model, model_name
 
+    if not mode_allows_retrieval(ctx.memory_mode) and not mode_allows_writes(ctx.memory_mode):
+        return {}
     cfg = config_of(ctx)
     events = events_of(states[best])
     gatekeeper = Gatekeeper(cfg)
-    decisions = [_attempt_decision(s, gatekeeper, i) for i, s in enumerate(states)]
-    for i, (decision, _) in enumerate(decisions):
-        if i != best:
-            _bank(ctx).apply(decision, events)
-    decision, outcome = decisions[best]
+    if sequential:
+        decision, outcome = _trajectory_decision(states, gatekeeper, best)
+    else:
+        decisions = [_attempt_decision(s, gatekeeper, i) for i, s in enumerate(states)]
+        for i, (other, _) in enumerate(decisions):
+            if i != best:
+                _bank(ctx).apply(other, events)
+        decision, outcome = decisions[best]
     usage: dict[str, Any] = {}
-    if mode_allows_writes(ctx.memory_mode):
-        trajectories = [trajectory_from_state(s, cfg, run_id=run_dir(s).name) for s in states]
-        template, variables = build_extraction_prompt("contrastive", trajectories,
-                                                      cfg.extraction.max_trajectory_chars)
+    if mode_allows_writes(ctx.memory_mode) and decision.should_extract:
+        trajectories = [trajectory_from_state(s, cfg, run_id=run_dir(s).name, attempt=i)
+                        for i, s in enumerate(states)]
+        max_chars = cfg.extraction.max_trajectory_chars
+        template, variables = (refinement_extraction_prompt(trajectories, max_chars) if sequential
+                               else build_extraction_prompt("contrastive", trajectories, max_chars))
         agent = ExperienceExtractor(get_chat_model(ctx, temperature=cfg.extraction.temperature),
                                     token_budget=ctx.message_token_budget, model=model_name(ctx.model))
         try:
@@ -174,9 +204,11 @@ def matts_lifecycle(states: list[FuzzState], ctx: Context, best: int) -> dict[st
             usage = result.usage
             items = parse_memory_items(result.reply)
             decision = gatekeeper.admit(decision, outcome, items, query=trajectories[best].query,
-                                        trajectory=variables.get("trajectory", ""),
+                                        trajectory=variables.get("trajectories", ""),
                                         task_type=cfg.bank.task, kind="contrastive")
         except (MemoryParseError, ReplyParseError, ModelCallError) as exc:
             events.emit("memory.extract.error", task_id=outcome.task_id, error=str(exc)[:500])
+    elif mode_allows_writes(ctx.memory_mode):
+        events.emit("memory.extract.skip", task_id=outcome.task_id, reasons=decision.skip_reasons)
     _bank(ctx).apply(decision, events)
     return usage
