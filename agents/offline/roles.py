@@ -116,7 +116,7 @@ def enhance(facts: PromptFacts) -> Reply:
 
 def _report(facts: PromptFacts) -> dict[str, str]:
     text = facts.text("Crash report") or facts.text("Crash triage")
-    return dict(re.findall(r"^([a-z_ ]+):\s*(.*)$", text, re.M))
+    return dict(re.findall(r"^([a-z_ ]+):[ \t]*(.*)$", text, re.M))  # an empty value stays empty
 
 
 def triage_crash(facts: PromptFacts) -> Reply:
