@@ -5,7 +5,8 @@ build the library once (so the YAML is known to work, and the build is cached fo
 ``logicfuzz run``), read the public headers, keep the functions the library really defines
 (``llvm-nm`` on the built archive: a header may declare functions of parts not built), and
 choose the targets (:mod:`fuzzkit.select_functions`), leaving out functions the header
-marks deprecated (often for being unsafe on untrusted input, like ``LZ4_decompress_fast``).
+marks deprecated (often for being unsafe on untrusted input, like ``LZ4_decompress_fast``)
+and variants whose name says they skip validation (``json_string_nocheck``).
 Fuzz harnesses shipped with the source (files defining ``LLVMFuzzerTestOneInput``) become
 ``upstream_harnesses``, the coverage yardstick, and the first one ``target_path`` and
 ``target_name`` as in oss-fuzz-gen.
@@ -47,6 +48,18 @@ def defined_functions(lib: LibraryBuild) -> set[str]:
         check=False,
     ).stdout
     return {f[2] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1] in "TW"}
+
+
+_NO_CHECK = re.compile(r"^(no_?check|unchecked|no_?verify|no_?validate|unsafe)$", re.I)
+
+
+def skips_validation(name: str) -> bool:
+    """Whether a function's name says it trusts its input (``json_string_nocheck``).
+
+    Such variants leave validation to the caller, so raw fuzz input is a misuse of them and
+    the findings are false positives; the checked sibling is the target to fuzz.
+    """
+    return any(_NO_CHECK.match(w) for w in re.split(r"_+", name))
 
 
 def project_name(spec: SourceSpec, root: Path) -> str:
@@ -104,7 +117,7 @@ def make_benchmark(
             "the library defines",
             "name the right headers in the YAML's `build: {headers: [...]}`",
         )
-    preferred_api = [d for d in api if d.name not in deprecated]
+    preferred_api = [d for d in api if d.name not in deprecated and not skips_validation(d.name)]
     chosen = pick_named(api, functions) if functions else choose_functions(preferred_api, max_functions)
     project = project_dir(root)
     prefix = project.relative_to(root).as_posix()

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.offline import cdecl
-from agents.offline.synth_api import CONSUME, RISKY, ApiIndex, words
+from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_knowledge import STREAMS
 from agents.offline.synth_roles import Role, payload_slot, roles
+from agents.offline.synth_vocab import CONSUME, RISKY
 from fuzzkit.api import FunctionDecl
 
 ARCHETYPES = (
@@ -289,7 +290,8 @@ def constraints(target: FunctionDecl, idx: ApiIndex, rs: list[Role], archetype: 
         elif r.kind == "callback":
             out.append(f"{n} must match {r.param.type} exactly and never give more than asked")
         elif r.kind == "version":
-            out.append(f"{n} must be {idx.version_function()}()")
+            integer = not cdecl.is_pointer(r.param.type)
+            out.append(f"{n} must be {idx.version_function(target.name, integer)}()")
         elif r.kind == "struct_size":
             out.append(f"{n} must be sizeof({r.type_key})")
     rkey = idx.type_key(target.return_type)

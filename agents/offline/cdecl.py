@@ -37,7 +37,7 @@ INT_TYPES = {
     "socklen_t", "time_t", "guint", "gint", "gsize", "gssize", "u16", "u32", "u64", "XML_Size",
     "XML_Index", "mode_t", "pid_t", "int_fast32_t", "uint_fast32_t",
 }  # fmt: skip
-LENGTH_NAME = re.compile(r"(len|size|length|count|nbytes|bytes|sz|^n$|^num$)", re.IGNORECASE)
+LENGTH_NAME = re.compile(r"(len|size|length|count|nbytes|bytes|sz|capacity|^n$|^num$)", re.IGNORECASE)
 _QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "struct", "enum", "union", "register"}
 _KEYWORDS = _QUALIFIERS | {
     "unsigned", "signed", "int", "char", "short", "long", "float", "double", "void", "_Bool",

@@ -167,10 +167,25 @@ class _Fixer(FixerBase):
             self.include(self.headers[0], name)
         elif self.missing_library_headers(name):
             pass
+        elif self.only_in_casts(name):
+            self.drop_casts(name)
         elif best := self.closest(name, self.api.keys()):
             self.rename(name, best, "closest API name")
         else:
             self.unresolved.append(f"undeclared identifier {name}")
+
+    def only_in_casts(self, name: str) -> bool:
+        """Whether ``name`` appears only as a scalar cast (``(uLong)size``).
+
+        Then it is a type this library does not have, and the value can go to the call as it is.
+        """
+        uses = len(re.findall(rf"\b{re.escape(name)}\b", self.code))
+        return uses > 0 and uses == len(re.findall(_cast(name), self.code))
+
+    def drop_casts(self, name: str) -> None:
+        """Remove every ``(name)`` cast; the argument converts implicitly to the parameter type."""
+        for m in re.finditer(_cast(name), self.code):
+            self.edit(m.start(), m.end(), "", f"remove the casts to {name}: the library has no such type")
 
     def cast_argument(self, msg: str, pos: int) -> None:
         target = re.search(r"to parameter of type '([^']+)'", msg)
@@ -307,3 +322,8 @@ class _Fixer(FixerBase):
             self.fixes.append(f"remove the call to {name}: not in the linked library")
         else:
             self.unresolved.append(f"undefined reference to {name}")
+
+
+def _cast(name: str) -> str:
+    """A pattern for a cast to the plain type ``name`` (not to a pointer)."""
+    return rf"\(\s*{re.escape(name)}\s*\)\s*(?=[\w(])"

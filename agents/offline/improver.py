@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from agents.offline.analysis import with_target
 from agents.offline.fixer_edit import add_include
-from agents.offline.synth_api import RISKY, ApiIndex, words
+from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arche import DRIVE_FIRST, open_first
 from agents.offline.synth_blocks import (
     OPT_CURSOR,
@@ -33,6 +33,7 @@ from agents.offline.synth_objects import initialize, obtain, producer
 from agents.offline.synth_plan import Obj, Unsupported
 from agents.offline.synth_roles import roles
 from agents.offline.synth_streams import stream_drive
+from agents.offline.synth_vocab import RISKY
 from fuzzkit.api import FunctionDecl
 
 _ENTRY = re.compile(r"int\s+LLVMFuzzerTestOneInput\s*\(\s*[^,()]*?\*\s*(\w+)\s*,\s*size_t\s+(\w+)\s*\)\s*\{")

@@ -14,95 +14,16 @@ from typing import Any
 
 from agents.offline import cdecl
 from agents.offline.synth_finders import ApiFinders, words
+from agents.offline.synth_vocab import (
+    CREATE,
+    DESTROY,
+    DESTROY_RANK,
+    INIT,
+    PRINT,
+    VERBS,
+    variant_stem,
+)
 from fuzzkit.api import FunctionDecl
-
-CREATE = {
-    "create",
-    "new",
-    "alloc",
-    "malloc",
-    "calloc",
-    "make",
-    "build",
-    "parse",
-    "load",
-    "dup",
-    "duplicate",
-    "copy",
-    "clone",
-    "detach",
-    "open",
-    "dopen",
-    "fopen",
-    "compile",
-    "read",
-}
-INIT = {"init", "initialize", "initialise", "setup", "construct", "begin", "start"}
-DESTROY = {
-    "delete",
-    "free",
-    "destroy",
-    "end",
-    "close",
-    "release",
-    "cleanup",
-    "dispose",
-    "deinit",
-    "fini",
-    "unref",
-    "term",
-    "terminate",
-    "destruct",
-}
-PRODUCE = {"parse", "scan", "load", "next", "read", "fetch", "get", "pull", "take", "decode", "lex", "step"}
-CONSUME = {
-    "emit",
-    "dump",
-    "add",
-    "insert",
-    "append",
-    "push",
-    "replace",
-    "attach",
-    "enqueue",
-    "submit",
-    "put",
-    "prepend",
-}
-PRINT = {
-    "print",
-    "dump",
-    "serialize",
-    "stringify",
-    "format",
-    "encode",
-    "export",
-    "render",
-    "write",
-    "emit",
-    "unparse",
-    "tostring",
-}
-# Functions that alias caller memory or change process-wide state: ownership of what they
-# keep cannot be inferred from a prototype, so generated code leaves them alone.
-RISKY = re.compile(r"Reference|InitHooks|set_allocator|SetAllocator|atexit|signal", re.I)
-_DESTROY_RANK = [
-    "delete",
-    "destroy",
-    "free",
-    "release",
-    "dispose",
-    "cleanup",
-    "deinit",
-    "fini",
-    "unref",
-    "term",
-    "terminate",
-    "destruct",
-    "end",
-    "close",
-]
-VERBS = CREATE | INIT | DESTROY | PRODUCE | CONSUME | PRINT
 
 
 @dataclass
@@ -157,6 +78,10 @@ class ApiIndex(ApiFinders):
             if word in VERBS:
                 found.append(word)
                 continue
+            stem = variant_stem(word)
+            if stem:
+                found.append(stem)
+                continue
             for prefix in self._family:
                 if word.startswith(prefix) and word[len(prefix) :] in VERBS:
                     found.append(word[len(prefix) :])
@@ -210,11 +135,12 @@ class ApiIndex(ApiFinders):
             and not cdecl.is_function_pointer(f.return_type)
             and not f.return_type.strip().startswith(("struct ", "union ", "enum "))
         }
-        # A handle is closed by someone (gzclose(gzFile)); a plain value struct is not.
+        # A handle is closed by someone (gzclose(gzFile)); a plain value struct is not, and
+        # neither is an error code a predicate reads (LZ4F_isError(LZ4F_errorCode_t)).
         closed = {
             cdecl.base_name(f.params[0].type)
             for f in self.api
-            if len(f.params) == 1 and not cdecl.is_pointer(f.params[0].type)
+            if len(f.params) == 1 and not cdecl.is_pointer(f.params[0].type) and self.kind(f) == "destroy"
         }
         return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}
 
@@ -248,7 +174,7 @@ class ApiIndex(ApiFinders):
                 ret == type_key
                 and self.returns_owned(f)
                 and not any(self.type_key(p.type) == type_key for p in f.params)
-            ):
+            ) or self.out_created(f) == type_key:
                 life.create.append(f.name)
             elif first == type_key and kind == "init" and not cdecl.is_const_target(f.params[0].type):
                 life.init.append(f.name)
@@ -257,6 +183,30 @@ class ApiIndex(ApiFinders):
         life.create.sort(key=lambda n: (len(self.by_name[n].params) > 0, n))
         life.init.sort(key=lambda n: (len(self.by_name[n].params), len(n), n))
         return life
+
+    def out_slot(self, fn: FunctionDecl) -> int | None:
+        """The ``T **`` parameter through which a constructor hands out a new object.
+
+        ``LZ4F_createDecompressionContext(LZ4F_dctx **dctxPtr, unsigned version)`` returns an
+        error code and the object through ``dctxPtr``: the type is opaque (often incomplete),
+        so it can only come from here and never be declared by value.
+        """
+        if self.kind(fn) != "create" or self.type_key(fn.return_type) and self.returns_owned(fn):
+            return None
+        slots = [
+            i
+            for i, p in enumerate(fn.params)
+            if cdecl.pointer_depth(p.type) == 2
+            and not cdecl.is_function_pointer(p.type)
+            and not cdecl.is_const_target(p.type)
+            and cdecl.is_struct_pointer(cdecl.pointee(p.type))
+        ]
+        return slots[0] if len(slots) == 1 else None
+
+    def out_created(self, fn: FunctionDecl) -> str | None:
+        """The type a constructor hands out through its ``T **`` parameter, if it does."""
+        slot = self.out_slot(fn)
+        return cdecl.base_name(fn.params[slot].type) if slot is not None else None
 
     def destructor(self, type_key: str, near: str = "") -> str | None:
         """The destructor of ``type_key`` whose stem best matches ``near`` (a creator's name)."""
@@ -270,7 +220,7 @@ class ApiIndex(ApiFinders):
         def score(name: str) -> tuple[int, int, int, int, str]:
             common = len(_common_prefix(stem, self.stem(name)))
             verb = self.last_verb(name, DESTROY) or ""
-            rank = _DESTROY_RANK.index(verb) if verb in _DESTROY_RANK else len(_DESTROY_RANK)
+            rank = DESTROY_RANK.index(verb) if verb in DESTROY_RANK else len(DESTROY_RANK)
             return (-(self.stem(name) == stem), -common, rank, len(name), name)
 
         return sorted(options, key=score)[0]
@@ -291,7 +241,28 @@ class ApiIndex(ApiFinders):
         if self.type_key(ret) and self.is_handle(self.type_key(ret) or ""):
             return True
         last = self.last_verb(fn.name, CREATE | {"get", "add", "find", "lookup"})
+        if last is None and not self.verbs(fn.name) and self._noun_constructor(fn):
+            return True
         return last in CREATE
+
+    def _noun_constructor(self, fn: FunctionDecl) -> bool:
+        """``json_t *json_string(const char *value)``: a new object named by its type alone.
+
+        A function without a verb that returns a non-const object pointer, takes no object
+        (so it is no accessor) and only values or read-only data, for a type the API destroys.
+        """
+        key = cdecl.struct_type(fn.return_type)
+        if key is None or cdecl.is_const_target(fn.return_type):
+            return False
+        for p in fn.params:
+            if self.type_key(p.type) or cdecl.is_function_pointer(p.type):
+                return False
+            if cdecl.is_pointer(p.type) and not cdecl.is_const_target(p.type):
+                return False
+        return any(
+            len(f.params) == 1 and cdecl.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
+            for f in self.api
+        )
 
 
 def _common_prefix(a: str, b: str) -> str:

@@ -7,13 +7,14 @@ from collections.abc import Callable
 
 from agents.offline import cdecl
 from agents.offline import synth_chunks as chunks
-from agents.offline.synth_api import DESTROY, words
+from agents.offline.synth_api import words
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import comparer, drivable, drive, step_lines, use_related
-from agents.offline.synth_objects import initialize, obtain, producer
+from agents.offline.synth_objects import initialize, obtain, producer, reader_rank
 from agents.offline.synth_plan import Obj, decl_type
 from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_vocab import DESTROY
 from fuzzkit.api import FunctionDecl
 
 # Functions that inspect or copy state: they matter after the object has done some work.
@@ -153,12 +154,13 @@ def _reparse(ctx: Ctx, key: str, printed: str) -> None:
         f
         for f in (idx.by_name[n] for n in idx.lifecycle(key).create)
         if f.name not in pl.avoid
+        and idx.out_slot(f) is None
         and any(r.kind == "text" for r in roles(f, idx))
         and payload_slot(roles(f, idx)) is not None
     ]
     if not parsers:
         return
-    parser = sorted(parsers, key=lambda f: ("parse" not in f.name.lower(), len(f.params), f.name))[0]
+    parser = sorted(parsers, key=lambda f: reader_rank(idx, f))[0]
     slot = payload_slot(roles(parser, idx)) or 0
     bind = {slot: f"({decl_type(parser.params[slot].type)}){printed}"}
     block = call_block(

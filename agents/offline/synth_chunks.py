@@ -38,12 +38,25 @@ def stream(ctx: Ctx) -> None:
         obj = obtain(pl, key, t.name, feed=False)
         bind = {0: obj.expr, bytes_i: f"({decl_type(t.params[bytes_i].type)})lf_chunk"}
         pair = rs[bytes_i].pair
-        if pair is not None:
+        each: list[str] = []  # per-chunk resets before each call
+        if pair is not None and rs[pair].kind == "inlen_ptr":
+            # The call reads the chunk length through a pointer and writes back what it used.
+            inner = decl_type(cdecl.pointee(t.params[pair].type))
+            used = pl.var(inner, "in_len")
+            each.append(f"{used} = ({inner})lf_chunk_size;")
+            bind[pair] = f"&{used}"
+        elif pair is not None:
             bind[pair] = f"({decl_type(t.params[pair].type)})lf_chunk_size"
         for r in rs:
             if r.kind in ("int", "bool") and re.search("(final|last|done|finish)", r.param.name, re.I):
                 bind[r.index] = "lf_is_last"
         plan = pl.plan(t, bind=bind)
+        out = next((r for r in rs if r.kind == "outbuf" and r.pair is not None), None)
+        if out is not None and out.pair is not None and rs[out.pair].kind == "outlen_ptr" and plan.out_cap:
+            # The output length comes back through the pointer: a full buffer again each chunk.
+            inner = decl_type(cdecl.pointee(t.params[out.pair].type))
+            each.append(f"{plan.out_len} = ({inner}){plan.out_cap};")
+        ctx.f.call.extend(each)
         rc = pl.emit(plan, ctx.f.call)
         if rc:
             ok = success_test(
@@ -127,14 +140,19 @@ def codec(ctx: Ctx) -> None:
         return
     pair = irs[src].pair or 0
     bind = {src: f"({decl_type(inverse.params[src].type)}){plan.out_buf}"}
+    ok = success_test(t.name, t.return_type, rc, cdecl.is_bool(t.return_type), False)
+    produced = plan.out_len
+    if plan.out_by_value and cdecl.is_integer(t.return_type) and not cdecl.is_bool(t.return_type):
+        # The capacity went in by value, so the return value is the length written
+        # (pk_pack, LZ4_compress_default): the inverse reads that much, not the capacity.
+        produced, ok = rc, f"{rc} > 0"
     if irs[pair].kind == "len":
-        bind[pair] = f"({decl_type(inverse.params[pair].type)}){plan.out_len}"
+        bind[pair] = f"({decl_type(inverse.params[pair].type)}){produced}"
     else:  # a pointer to the input length, which the call updates
         inner = decl_type(cdecl.pointee(inverse.params[pair].type))
         used = pl.var(inner, "used_len")
-        ctx.f.call.append(f"{used} = ({inner}){plan.out_len};")
+        ctx.f.call.append(f"{used} = ({inner}){produced};")
         bind[pair] = f"&{used}"
-    ok = success_test(t.name, t.return_type, rc, cdecl.is_bool(t.return_type), False)
     block = call_block(
         idx,
         inverse,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from agents.offline import cdecl
-from agents.offline.synth_api import CONSUME, ApiIndex, words
+from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_knowledge import END_TESTS, STREAMS, success_test
@@ -17,6 +17,7 @@ from agents.offline.synth_objects import ALWAYS_CONSUMES, obtain, producer
 from agents.offline.synth_plan import Obj
 from agents.offline.synth_roles import roles
 from agents.offline.synth_streams import reader_loop, stream_drive
+from agents.offline.synth_vocab import CONSUME
 from fuzzkit.api import FunctionDecl
 
 CHEAP = {

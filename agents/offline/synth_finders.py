@@ -49,24 +49,44 @@ class ApiFinders:
                 return f.name
         return None
 
-    def version_function(self) -> str | None:
-        """A ``const char *xVersion(void)`` function (for ABI-checking init functions)."""
-        for f in self.api:
-            if not f.params and cdecl.is_string(f.return_type) and "version" in f.name.lower():
-                return f.name
-        return None
+    def version_function(self, near: str = "", integer: bool = False) -> str | None:
+        """A no-argument version function, the one named most like ``near``.
 
-    def bound_function(self) -> str | None:
-        """A ``uLong xBound(uLong len)`` worst-case output size function."""
-        for f in self.api:
-            if (
-                len(f.params) == 1
-                and cdecl.is_integer(f.params[0].type)
-                and cdecl.is_integer(f.return_type)
-                and f.name.lower().endswith("bound")
-            ):
-                return f.name
-        return None
+        ``const char *xVersion(void)`` for ABI-checking init functions, or with ``integer`` one
+        returning a number (for an ``unsigned version`` parameter).
+        """
+        found = [
+            f
+            for f in self.api
+            if not f.params
+            and "version" in f.name.lower()
+            and (
+                cdecl.is_integer(f.return_type) and not cdecl.is_bool(f.return_type)
+                if integer
+                else cdecl.is_string(f.return_type)
+            )
+        ]
+        found.sort(key=lambda f: (-_shared(f.name, near), len(f.name), f.name))
+        return found[0].name if found else None
+
+    def bound_function(self, near: str = "") -> FunctionDecl | None:
+        """A worst-case output size function (``uLong compressBound(uLong len)``).
+
+        Its first parameter is the input length and any others are pointers (options that
+        may be NULL); among several, the one named most like ``near``
+        (``LZ4F_compressFrameBound`` for ``LZ4F_compressFrame``).
+        """
+        found = [
+            f
+            for f in self.api
+            if f.params
+            and cdecl.is_integer(f.params[0].type)
+            and all(cdecl.is_pointer(p.type) for p in f.params[1:])
+            and cdecl.is_integer(f.return_type)
+            and f.name.lower().endswith("bound")
+        ]
+        found.sort(key=lambda f: (-_shared(f.name, near), len(f.params), f.name))
+        return found[0] if found else None
 
     def taking(self, type_key: str) -> list[FunctionDecl]:
         """Functions with a parameter of ``type_key``."""
@@ -135,3 +155,11 @@ class ApiFinders:
             ):
                 return f
         return None
+
+
+def _shared(a: str, b: str) -> int:
+    """The length of the common prefix of two names."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n

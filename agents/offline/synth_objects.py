@@ -7,10 +7,11 @@ a zeroed struct, fill one with a producer, or borrow a child.
 from __future__ import annotations
 
 from agents.offline import cdecl
-from agents.offline.synth_api import RISKY, ApiIndex
+from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_plan import CallPlan, Obj, Planner, Unsupported
 from agents.offline.synth_roles import Role, payload_slot, roles
+from agents.offline.synth_vocab import RISKY, transfers_ownership
 from fuzzkit.api import FunctionDecl
 
 MAX_DEPTH = 3
@@ -34,7 +35,7 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         return fresh(pl, key, fn.name, small=True).expr
     if r.kind == "consumed":
         obj = fresh(pl, key, fn.name, small=True)
-        when = "always" if fn.name in ALWAYS_CONSUMES else "success"
+        when = "always" if fn.name in ALWAYS_CONSUMES or transfers_ownership(fn.name) else "success"
         if obj.owned and obj.expr.startswith("&"):
             plan.consumed.append((f"{obj.var}_ready = 0;", when))
         elif obj.owned:
@@ -103,7 +104,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
         life = pl.idx.lifecycle(key)
         ctors = [pl.idx.by_name[n] for n in life.create if _usable(pl, pl.idx.by_name[n])]
         fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or _io(pl, c)]
-        fed.sort(key=lambda c: ("parse" not in c.name.lower(), len(c.params), c.name))
+        fed.sort(key=lambda c: reader_rank(pl.idx, c, _io(pl, c)))
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None
         if feed and fed:
             obj = _construct(pl, fed[0], key)
@@ -121,6 +122,19 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
         return obj
     finally:
         pl.depth -= 1
+
+
+READ_VERBS = {"parse", "load", "read", "decode", "scan", "deserialize", "unpack", "import"}
+
+
+def reader_rank(idx: ApiIndex, ctor: FunctionDecl, io: bool = False) -> tuple[bool, bool, bool, int, str]:
+    """A sort key for constructors fed the payload.
+
+    In memory before files and descriptors, readers (``json_loads``, ``cJSON_Parse``) before
+    value wrappers (``json_string``), then the simplest.
+    """
+    reads = bool(set(idx.verbs(ctor.name)) & READ_VERBS)
+    return (io, not reads, "parse" not in ctor.name.lower(), len(ctor.params), ctor.name)
 
 
 def _produce(pl: Planner, prod: FunctionDecl, key: str) -> Obj:
@@ -148,12 +162,40 @@ def _io(pl: Planner, f: FunctionDecl) -> bool:
     return any(r.kind in ("fd", "path", "file") for r in roles(f, pl.idx))
 
 
+def object_name(key: str) -> str:
+    """A variable name for an object of type ``key`` (``yaml_parser_t`` -> ``parser``)."""
+    if key.endswith("_t"):
+        base = key.split("_")[-2] if "_" in key[:-2] else key[:-2].lower()
+    else:
+        base = key.lower()
+    return base if base not in ("cjson",) else "tree"
+
+
 def _construct(pl: Planner, ctor: FunctionDecl, key: str) -> Obj:
+    slot = pl.idx.out_slot(ctor)
+    if slot is not None:
+        return _construct_out(pl, ctor, key, slot)
     plan = pl.plan(ctor)
-    base = key.split("_")[-2] if key.endswith("_t") and "_" in key[:-2] else key.lower()
-    var = pl.emit(plan, pl.f.setup, result=base if base not in ("cjson",) else "tree")
+    var = pl.emit(plan, pl.f.setup, result=object_name(key))
     pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
     return Obj(key, var or "NULL", var or "", origin=ctor.name)
+
+
+def _construct_out(pl: Planner, ctor: FunctionDecl, key: str, slot: int) -> Obj:
+    """``create(&obj, ...)``: the object comes back through a ``T **`` parameter.
+
+    The pointer starts NULL and a NULL after the call means failure, whatever the return code
+    says; it is released only when set.
+    """
+    var = pl.var(f"{key} *", object_name(key), "NULL")
+    plan = pl.plan(ctor, bind={slot: f"&{var}"})
+    pl.emit(plan, pl.f.setup)
+    pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
+    dtor = pl.idx.destructor(key, ctor.name)
+    pl.f.cleanup.append(f"if ({var} != NULL) {dtor or 'free'}({var});")
+    if not dtor:
+        pl.f.notes.append(f"no destructor for {key} in the API: freed with free()")
+    return Obj(key, var, var, origin=ctor.name)
 
 
 def initialize(
@@ -240,6 +282,8 @@ def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
     for name in life.create:
         f = pl.idx.by_name[name]
         rs = roles(f, pl.idx)
+        if pl.idx.out_slot(f) is not None:
+            continue
         if _usable(pl, f) and not any(
             r.kind in ("object", "handle", "unsupported", "fd", "path", "file", "callback") for r in rs
         ):
@@ -248,6 +292,10 @@ def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
         if life.init:
             obj = initialize(pl, key, near, feed=False)
             return obj
+        outs = [pl.idx.by_name[n] for n in life.create if pl.idx.out_slot(pl.idx.by_name[n]) is not None]
+        outs = [f for f in outs if _usable(pl, f)]
+        if outs:
+            return _construct(pl, outs[0], key)
         raise Unsupported(f"no simple constructor for {key}")
     simple = simple[:8]
     var = pl.var(f"{key} *", "item", "NULL")

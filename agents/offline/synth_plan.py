@@ -18,6 +18,10 @@ from agents.offline.synth_roles import Role, payload_slot, roles
 from fuzzkit.api import FunctionDecl
 
 MAX_OUT = 1 << 20
+# Functions whose output can be larger than their input (a worst-case bound sizes it), and
+# their inverses (LZ4_decompress_safe contains "compress" too).
+EXPANDS = re.compile(r"(compress|deflate|encode)", re.I)
+SHRINKS = re.compile(r"(decompress|uncompress|inflate|decode)", re.I)
 WRITE_WORDS = re.compile(r"(write|put|print|flush|setparams|emit|dump|output|compress|deflate|_w$)", re.I)
 
 
@@ -46,7 +50,9 @@ class CallPlan:
     consumed: list[tuple[str, str]] = field(default_factory=list)  # (release stmt, when)
     after: list[str] = field(default_factory=list)
     out_buf: str | None = None
-    out_len: str | None = None
+    out_len: str | None = None  # what holds the output's length after the call
+    out_cap: str | None = None  # the output buffer's capacity
+    out_by_value: bool = False  # the capacity went by value: the return value tells the length
 
 
 class Planner:
@@ -122,13 +128,12 @@ class Planner:
         """A heap output buffer and its capacity variable (bounded by 1 MiB)."""
         buf = self.var("uint8_t *", "out_buf", "NULL")
         cap = self.var("size_t", "out_cap")
-        bound = self.idx.bound_function()
-        if (
-            bound
-            and re.search(r"(compress|deflate|encode)", fn.name, re.I)
-            and not re.search("uncompress", fn.name, re.I)
-        ):
-            self.f.setup.append(f"{cap} = (size_t){bound}((uLong)size) + 64;")
+        bound = self.idx.bound_function(fn.name)
+        named = bound is not None and fn.name.startswith(re.sub(r"(?i)_?bound$", "", bound.name))
+        if bound and (EXPANDS.search(fn.name) or named) and not SHRINKS.search(fn.name):
+            # The bound's own parameter types: a cast to another library's typedef would not compile.
+            args = [f"({decl_type(bound.params[0].type)})size"] + ["NULL"] * (len(bound.params) - 1)
+            self.f.setup.append(f"{cap} = (size_t){bound.name}({', '.join(args)}) + 64;")
         else:
             grow = self.var("size_t", "grow")
             self.f.opts.append(f"{grow} = (size_t){self.f.take_int((1, 8))};")
@@ -207,7 +212,8 @@ class Planner:
             elif k == "outbuf":
                 buf, cap = self.out_buffer(fn)
                 args[r.index] = f"{cast}{buf}"
-                plan.out_buf, plan.out_len = buf, cap
+                plan.out_buf, plan.out_len, plan.out_cap = buf, cap, cap
+                plan.out_by_value = r.pair is not None and rs[r.pair].kind == "outlen"
                 if r.pair is not None:
                     pr = rs[r.pair]
                     if pr.kind == "outlen_ptr":
@@ -230,7 +236,8 @@ class Planner:
                 self.f.include("<string.h>")
                 args[r.index] = v
             elif k == "version":
-                args[r.index] = f"{self.idx.version_function()}()"
+                integer = not cdecl.is_pointer(ptype)
+                args[r.index] = f"{self.idx.version_function(fn.name, integer)}()"
             elif k == "struct_size":
                 args[r.index] = f"{cast}sizeof({r.type_key})"
             elif k in ("object", "handle", "consumed", "fresh", "out_object", "child"):

@@ -11,8 +11,10 @@ import re
 from dataclasses import dataclass
 
 from agents.offline import cdecl
-from agents.offline.synth_api import CONSUME, ApiIndex, words
+from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_knowledge import DEFAULT_ENUM, int_choices
+from agents.offline.synth_lengths import grouped_lengths, is_len_like
+from agents.offline.synth_vocab import CONSUME, transfers_ownership
 from fuzzkit.api import FunctionDecl, Param
 
 OUT_VERBS = {
@@ -81,13 +83,6 @@ class Role:
     choices: tuple[int, ...] = ()
 
 
-def _is_len_like(p: Param) -> bool:
-    """An integer that can be the length of the buffer before it (by name, or unnamed)."""
-    if not cdecl.is_integer(p.type) or cdecl.is_bool(p.type):
-        return False
-    return cdecl.is_length(p) or not p.name or (p.name.startswith("arg") and p.name[3:].isdigit())
-
-
 def _out_direction(fn: FunctionDecl, p: Param) -> bool:
     """Whether the non-const buffer ``p`` of ``fn`` is written by the library (vs. read)."""
     if re.search(r"(out|dest|dst|result)", p.name, re.I):
@@ -116,10 +111,26 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
     fn_words = set(idx.verbs(fn.name)) | set(words(fn.name))
     kind = idx.kind(fn)
     first_key = idx.type_key(params[0].type) if params else None
+    grouped = grouped_lengths(params)
     for i, p in enumerate(params):
         if out[i] is not None:
             continue
         t, nxt = p.type, params[i + 1] if i + 1 < len(params) else None
+        if i in grouped:
+            j = grouped[i]
+            if j is None:  # an output buffer whose size the function takes on trust
+                out[i] = Role("outbuf", i, p)
+                continue
+            role = _grouped_role(fn, p, i, j)
+            out[i] = role
+            by_ptr = cdecl.is_pointer(params[j].type)
+            if role.kind == "bytes":
+                out[j] = Role("inlen_ptr" if by_ptr else "len", j, params[j], pair=i)
+            else:
+                out[j] = Role("outlen_ptr" if by_ptr else "outlen", j, params[j], pair=i)
+            continue
+        if nxt is not None and out[i + 1] is not None:
+            nxt = None  # already some buffer's length
         nxt2 = params[i + 2] if i + 2 < len(params) else None
         lname = p.name.lower()
         if cdecl.is_function_pointer(t):
@@ -144,7 +155,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
         if cdecl.is_string(t) and (lname == "mode" or _unnamed_open(fn, idx, i) == "mode"):
             out[i] = Role("mode", i, p)
             continue
-        if cdecl.pointer_depth(t) == 2 and cdecl.base_name(t) == "char" and nxt and _is_len_like(nxt):
+        if cdecl.pointer_depth(t) == 2 and cdecl.base_name(t) == "char" and nxt and is_len_like(nxt):
             out[i] = Role("strarray", i, p, pair=i + 1)
             out[i + 1] = Role("count", i + 1, nxt, pair=i)
             continue
@@ -162,7 +173,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
                 out[i] = Role(k, i, p, pair=i + 1)
                 out[i + 1] = Role("inlen_ptr" if const else "outlen_ptr", i + 1, nxt, pair=i)
                 continue
-            if nxt and _is_len_like(nxt) and not cdecl.is_enum_like(nxt.type):
+            if nxt and is_len_like(nxt) and not cdecl.is_enum_like(nxt.type):
                 if const or not _out_direction(fn, p):
                     out[i] = Role("bytes", i, p, pair=i + 1)
                     out[i + 1] = Role("len", i + 1, nxt, pair=i)
@@ -191,7 +202,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             continue
         if cdecl.is_pointer(t):
             inner = cdecl.pointee(t)
-            if cdecl.is_const_target(t) and nxt and _is_len_like(nxt):
+            if cdecl.is_const_target(t) and nxt and is_len_like(nxt):
                 out[i] = Role("array", i, p, pair=i + 1)
                 out[i + 1] = Role("count", i + 1, nxt, pair=i)
             elif cdecl.is_integer(inner) or cdecl.is_float(inner) or cdecl.is_enum_like(inner):
@@ -207,6 +218,13 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             "structsize",
         ):
             out[i] = Role("struct_size", i, p, type_key=first_key)
+        elif (
+            re.search(r"^(version|version_?number|api_?version|abi_?version)$", lname)
+            and cdecl.is_integer(t)
+            and idx.version_function(fn.name, integer=True)
+        ):
+            # An ABI version the library checks: its own version function gives the right one.
+            out[i] = Role("version", i, p)
         elif cdecl.is_bool(t):
             out[i] = Role("bool", i, p, choices=(0, 1))
         elif cdecl.is_float(t):
@@ -220,6 +238,13 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
         else:  # a struct by value or an unknown typedef: all-zero is valid for any of them
             out[i] = Role("zero_value", i, p)
     return [r if r is not None else Role("null", i, params[i]) for i, r in enumerate(out)]
+
+
+def _grouped_role(fn: FunctionDecl, p: Param, i: int, j: int) -> Role:
+    """The role of a buffer whose length comes later (:func:`grouped_lengths`)."""
+    if cdecl.is_const_target(p.type) or not _out_direction(fn, p):
+        return Role("bytes", i, p, pair=j)
+    return Role("outbuf", i, p, pair=j)
 
 
 def _object_role(
@@ -242,10 +267,11 @@ def _object_role(
     if "reference" in fn_words:
         # The object keeps a reference, not ownership: a separate item that outlives it.
         return "fresh"
-    if set(verbs) & CONSUME and not cdecl.is_const_target(p.type):
+    if (set(verbs) & CONSUME or transfers_ownership(fn.name)) and not cdecl.is_const_target(p.type):
         return "consumed"
     if (
-        key != first_key
+        first_key is not None  # a producer steps an object; a plain out struct is a report
+        and key != first_key
         and not cdecl.is_const_target(p.type)
         and set(verbs)
         & {"parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"}

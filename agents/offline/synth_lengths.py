@@ -1,0 +1,94 @@
+"""Which length goes with which buffer in a prototype.
+
+Most APIs put a buffer's length right after it (``f(data, size)``); codecs list their buffers
+first and the lengths after (``f(src, dst, srcSize, dstCapacity)``). The pairing decides what
+gets the payload's size and what gets an output buffer's capacity, so a wrong guess reads past
+the input or writes past the output.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline import cdecl
+from fuzzkit.api import Param
+
+# A length named for the output (capacity, maximum) rather than for the input.
+OUTPUT_LENGTH = re.compile(r"(dst|dest|out|capacity|cap$|max|avail|target)", re.I)
+
+
+def is_len_like(p: Param) -> bool:
+    """An integer that can be the length of the buffer before it (by name, or unnamed)."""
+    if not cdecl.is_integer(p.type) or cdecl.is_bool(p.type):
+        return False
+    return cdecl.is_length(p) or not p.name or (p.name.startswith("arg") and p.name[3:].isdigit())
+
+
+def _is_buffer(p: Param) -> bool:
+    """A one-level pointer to bytes or characters that is not a path, format or mode."""
+    if not (cdecl.is_pointer(p.type) and (cdecl.is_bytes(p.type) or cdecl.is_string(p.type))):
+        return False
+    return not re.search(r"(path|filename|fname|^file$|^format$|^fmt$|^mode$)", p.name, re.I)
+
+
+def _is_length_slot(p: Param) -> bool:
+    """A length by value, or a pointer to one the call reads and updates (``int *srcSizePtr``)."""
+    if is_len_like(p):
+        return True
+    return (
+        cdecl.pointer_depth(p.type) == 1
+        and not cdecl.is_const_target(p.type)
+        and cdecl.is_integer(cdecl.pointee(p.type))
+        and not cdecl.is_bytes(p.type)
+        and bool(cdecl.LENGTH_NAME.search(p.name))
+    )
+
+
+def _affinity(a: str, b: str) -> int:
+    """How many leading characters two parameter names share (``src``/``srcSize``: 3)."""
+    a, b = a.lower(), b.lower()
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n if n >= 3 else 0
+
+
+def grouped_lengths(params: list[Param]) -> dict[int, int | None]:
+    """Buffer index -> length index for ``f(src, dst, srcSize, dstCapacity)``-style prototypes.
+
+    Several buffers in a row followed by their lengths in a row: each buffer takes the length
+    whose name shares its prefix (``src``/``srcSize``), else the next one in order. With fewer
+    lengths than buffers, the buffers nearest the lengths get them (``state`` in
+    ``f(void *state, src, dst, srcSize, dstCapacity, acceleration)`` is a work area). A single
+    length after an input and an output buffer (``f(source, dest, inputSize)``) measures the
+    input unless its name says output; the output buffer then has no length (None).
+    """
+    pairs: dict[int, int | None] = {}
+    i = 0
+    while i < len(params):
+        j = i
+        while j < len(params) and _is_buffer(params[j]):
+            j += 1
+        if j - i < 2:
+            i = max(j, i + 1)
+            continue
+        lengths: list[int] = []
+        m = j
+        while m < len(params) and _is_length_slot(params[m]) and len(lengths) < 2 * (j - i):
+            lengths.append(m)
+            m += 1
+        n = min(j - i, len(lengths))
+        if n >= 2:
+            free = list(lengths)
+            for b in range(j - n, j):
+                best = max(free, key=lambda x: (_affinity(params[b].name, params[x].name), -x))
+                pairs[b] = best
+                free.remove(best)
+        elif n == 1 and not OUTPUT_LENGTH.search(params[lengths[0]].name):
+            inputs = [b for b in range(i, j) if cdecl.is_const_target(params[b].type)]
+            outputs = [b for b in range(i, j) if not cdecl.is_const_target(params[b].type)]
+            if inputs and outputs and outputs[-1] > inputs[-1]:
+                pairs[inputs[-1]] = lengths[0]
+                pairs.update({b: None for b in outputs if b > inputs[-1]})
+        i = j
+    return pairs

@@ -1,0 +1,134 @@
+"""The words C APIs name their functions with, and what they say about ownership.
+
+Lifecycle verbs (create, init, destroy), data verbs (produce, consume, print), names of
+functions generated code leaves alone, and naming conventions for handing an object over.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline.synth_finders import words
+
+CREATE = {
+    "create",
+    "new",
+    "alloc",
+    "malloc",
+    "calloc",
+    "make",
+    "build",
+    "parse",
+    "load",
+    "dup",
+    "duplicate",
+    "copy",
+    "clone",
+    "detach",
+    "open",
+    "dopen",
+    "fopen",
+    "compile",
+    "read",
+}
+INIT = {"init", "initialize", "initialise", "setup", "construct", "begin", "start"}
+DESTROY = {
+    "delete",
+    "free",
+    "destroy",
+    "end",
+    "close",
+    "release",
+    "cleanup",
+    "dispose",
+    "deinit",
+    "fini",
+    "unref",
+    "term",
+    "terminate",
+    "destruct",
+}
+PRODUCE = {"parse", "scan", "load", "next", "read", "fetch", "get", "pull", "take", "decode", "lex", "step"}
+CONSUME = {
+    "emit",
+    "dump",
+    "add",
+    "insert",
+    "append",
+    "push",
+    "replace",
+    "attach",
+    "enqueue",
+    "submit",
+    "put",
+    "prepend",
+}
+PRINT = {
+    "print",
+    "dump",
+    "serialize",
+    "stringify",
+    "format",
+    "encode",
+    "export",
+    "render",
+    "write",
+    "emit",
+    "unparse",
+    "tostring",
+}
+# Functions that alias caller memory or change process-wide state: ownership of what they
+# keep cannot be inferred from a prototype, so generated code leaves them alone.
+# Variants named for skipping validation (json_string_nocheck) trust their input: generated
+# code uses them only when they are the target.
+RISKY = re.compile(
+    r"Reference|InitHooks|set_allocator|SetAllocator|atexit|signal|nocheck|no_check|unchecked|_unsafe", re.I
+)
+DESTROY_RANK = [
+    "delete",
+    "destroy",
+    "free",
+    "release",
+    "dispose",
+    "cleanup",
+    "deinit",
+    "fini",
+    "unref",
+    "term",
+    "terminate",
+    "destruct",
+    "end",
+    "close",
+]
+VERBS = CREATE | INIT | DESTROY | PRODUCE | CONSUME | PRINT
+
+
+_HANDOVER = {"take", "adopt", "give"}
+_SETTERS = {"set", "setn", "append", "insert", "add", "push", "put", "prepend", "replace"}
+
+
+def transfers_ownership(name: str) -> bool:
+    """Whether the name says the callee takes the object passed to it, even when it fails.
+
+    ``json_object_set_new`` and ``json_array_append_new`` (a setter's ``_new`` form "steals
+    the reference"), ``take``/``adopt``/``give`` in the name: the caller must not release the
+    value afterwards, whatever the call returned.
+    """
+    ws = words(name)
+    if set(ws) & _HANDOVER:
+        return True
+    return any(w == "new" and i > 0 and ws[i - 1] in _SETTERS for i, w in enumerate(ws))
+
+
+def variant_stem(word: str) -> str | None:
+    """The verb of a one-letter variant (jansson's ``loadb``, ``loads``, ``dumps``, ``getn``).
+
+    Only verbs that make, read or write: ``ends`` must not read as a destructor.
+    """
+    if len(word) < 4:
+        return None
+    for suffix in ("fd", "b", "s", "n", "f"):
+        stem = word[: -len(suffix)]
+        if word.endswith(suffix) and stem in (CREATE | PRODUCE | PRINT | CONSUME) - {"end"}:
+            return stem
+    return None
