@@ -219,7 +219,7 @@ def run_benchmark(options: RunOptions, progress: Progress | None = None) -> dict
     functions = options.functions or [f.name for f in bench.functions]
     for name in functions:
         bench.function(name)  # unknown names fail before any work starts
-    out = options.out or new_run_dir()
+    out = (options.out or new_run_dir()).resolve()  # workers and tools run in other directories
     out.mkdir(parents=True, exist_ok=True)
     ctx_data = asdict(options.context)
     (out / "run.json").write_text(json.dumps({

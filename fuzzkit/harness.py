@@ -82,6 +82,7 @@ def build_harness(
     """
     start = time.monotonic()
     source = Path(source).resolve()
+    out_dir = Path(out_dir).resolve()  # the compiler runs in another directory
     out_dir.mkdir(parents=True, exist_ok=True)
     is_cxx = source.suffix in (".cc", ".cpp", ".cxx")
     compiler = tool("clang++") if is_cxx else tool("clang")
