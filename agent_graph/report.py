@@ -98,6 +98,22 @@ class RunData:
     experience: dict[str, Any] | None
     baseline_label: str
     generated: str
+    union: dict[str, float] = field(default_factory=dict)
+    """Line/branch percent of all the run's harnesses together (``summary.json``)."""
+    union_baseline: dict[str, float] = field(default_factory=dict)
+    """The library-level baseline the union compares with."""
+
+    def union_line(self) -> str:
+        """``All harnesses together: 65.8% lines, 67.2% branches; baseline 40.7% / 43.4% (1.62x)``."""
+        if not self.union:
+            return ""
+        text = "All harnesses together: " + ", ".join(
+            f"{fmt_pct(self.union.get(m))} {m}" for m in ("lines", "branches") if m in self.union)
+        base = self.union_baseline
+        if base.get("lines"):
+            text += (f"; baseline {fmt_pct(base.get('lines'))} lines, {fmt_pct(base.get('branches'))} "
+                     f"branches ({self.union.get('lines', 0) / base['lines']:.2f}x lines)")
+        return text
 
     def libraries(self) -> dict[str, list[Target]]:
         """Targets grouped by project, in run order."""
@@ -237,11 +253,19 @@ def load_run(run_dir: Path) -> RunData:
                               timeline_of(rec, tdir),
                               harness.read_text(errors="replace") if harness.is_file() else ""))
     exp_path = run_dir / "experience.json"
+    summary = _read_json(run_dir / "summary.json") if (run_dir / "summary.json").is_file() else {}
+    union = {m: v for m in ("lines", "branches")
+             if (v := percent_of((summary.get("union_coverage") or {}).get(m))) is not None}
+    projects = {t.project for t in targets}
+    lib_base = (base.get("libraries") or {}).get(next(iter(projects))) if len(projects) == 1 else None
+    union_base = {m: v for m in ("lines", "branches")
+                  if isinstance(lib_base, dict) and (v := percent_of(lib_base.get(m))) is not None}
     return RunData(
         run_dir=run_dir, settings=_read_run_json(run_dir), targets=targets,
         experience=_read_json(exp_path) if exp_path.is_file() else None,
         baseline_label=str(base.get("label") or ""),
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        union=union, union_baseline=union_base,
     )
 
 

@@ -229,6 +229,8 @@ def render_html(data: RunData) -> str:
     bench_html = f"benchmark <code>{_e(bench)}</code> · " if bench else ""
     body = [f"<h1>LogicFuzz report: {_e(data.run_dir.name)}</h1>",
             f'<p class="meta">{bench_html}{meta}</p>', _cards(data), "<h2>Summary</h2>", _summary_table(data)]
+    if data.union_line():
+        body.append(f'<p class="union"><strong>{_e(data.union_line())}</strong></p>')
     if data.baseline_label:
         body.append(f'<p class="meta">Baseline: {_e(data.baseline_label)}.</p>')
     charts = [_iteration_chart(data), *_timeline_charts(data)]

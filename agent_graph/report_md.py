@@ -105,6 +105,8 @@ def render_markdown(data: RunData) -> str:
            f"{totals['targets']} targets: {totals['building']} build, {totals['running']} run, "
            f"{totals['crashing']} crash, {totals['errors']} failed with an error; "
            f"{totals['model_calls']} model calls, {totals['tokens']} tokens.", ""]
+    if data.union_line():
+        out += [f"**{data.union_line()}**", ""]
     if data.baseline_label:
         out += [f"Coverage baseline: {data.baseline_label}.", ""]
     out += ["## Summary", ""] + _table(SUMMARY_HEAD, summary_rows(data)) + [""]

@@ -16,7 +16,9 @@ For each benchmark YAML (default: cjson, libyaml, zlib):
    instead the ``union_coverage`` each run's ``summary.json`` recorded (one sample per run,
    the best iteration of each target); ``--run-logicfuzz`` makes a run first
    (``logicfuzz run --fuzz-seconds SECONDS``);
-5. print one table: median [min-max] over repeats, and the ratio of the medians.
+5. print one table: median [min-max] over repeats, and the ratio of the medians, and add the
+   baseline's medians to each run's ``baseline.json``, which ``logicfuzz report`` shows beside
+   LogicFuzz's coverage.
 
 Harnesses of one side are fuzzed ``--parallel`` at a time (default: the number of cores).
 
@@ -194,7 +196,26 @@ def measure(path: Path, args: argparse.Namespace, runs: list[Path], scratch: Pat
             got = summary_union(d)
             for k in ("lines", "branches"):
                 sides["logicfuzz"][k].append(got[k])
+    if args.write_baseline:
+        for d in lf_runs:
+            write_baseline(d, project, kind, sources, sides["base"], args)
     return {**row, **sides, "logicfuzz_runs": [str(d) for d in lf_runs]}
+
+
+def write_baseline(run_dir: Path, project: str, kind: str, sources: list[Path],
+                   base: dict[str, list[float]], args: argparse.Namespace) -> None:
+    """Put the baseline's medians in ``run_dir/baseline.json`` for ``logicfuzz report``."""
+    if not base["lines"]:
+        return
+    path = run_dir / "baseline.json"
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    label = (f"{kind} harness ({', '.join(s.name for s in sources)}), {args.seconds} s, "
+             f"median of {args.repeats}")
+    data.setdefault("libraries", {})[project] = {
+        "lines": statistics.median(base["lines"]), "branches": statistics.median(base["branches"]),
+        "label": label}
+    data.setdefault("label", label)
+    path.write_text(json.dumps(data, indent=1))
 
 
 def print_table(rows: list[dict[str, Any]], seconds: int, jobs: int) -> None:
@@ -230,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from-summary", action="store_true",
                    help="use each run's recorded union coverage instead of fuzzing its harnesses again")
     p.add_argument("--run-logicfuzz", action="store_true", help="make a LogicFuzz run first")
+    p.add_argument("--no-write-baseline", dest="write_baseline", action="store_false",
+                   help="do not add the baseline to each run's baseline.json (read by `logicfuzz report`)")
     p.add_argument("--out", type=Path, help="keep work files and write results.json here")
     args = p.parse_args(argv)
     rows = []

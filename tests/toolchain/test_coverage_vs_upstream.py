@@ -65,6 +65,10 @@ def test_union_of_logicfuzz_harnesses_against_the_shipped_one(
     assert row["baseline"] == "upstream" and row["logicfuzz_harnesses"] == 2  # the failed target is left out
     assert len(row["base"]["lines"]) == 2 and len(row["logicfuzz"]["lines"]) == 2
     assert min(row["logicfuzz"]["lines"]) > max(row["base"]["lines"])
+    baseline = json.loads((run / "baseline.json").read_text())["libraries"]["kv"]
+    assert baseline["lines"] == sorted(row["base"]["lines"])[0] + (
+        sorted(row["base"]["lines"])[1] - sorted(row["base"]["lines"])[0]) / 2  # median of two
+    assert baseline["label"].startswith("upstream harness (kv_fuzzer.c), 2 s")
     table = capsys.readouterr().out
     assert "kv" in table and "upstream" in table and "x" in table.splitlines()[-1]
 

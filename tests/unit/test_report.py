@@ -70,8 +70,9 @@ def write_run(root: Path, *, baseline: bool = True, experience: bool = True) -> 
         "benchmark": "benchmarks/cjson.yaml", "functions": [r["function"] for r in records],
         "context": {"model": "openai:fake-model", "fuzz_seconds": 5, "max_iterations": 2,
                     "memory_mode": "retrieve-extract", "api_key_env": "OPENAI_API_KEY"}}))
-    (root / "summary.json").write_text(json.dumps({"run_dir": str(root), "project": "cjson",
-                                                   "results": records}))
+    (root / "summary.json").write_text(json.dumps({
+        "run_dir": str(root), "project": "cjson", "results": records,
+        "union_coverage": {"lines": cov(560, 1000), "branches": {"percent": 51.25}}}))
     for rec in records:
         tdir = root / "cjson" / rec["function"]
         tdir.mkdir(parents=True, exist_ok=True)
@@ -175,6 +176,15 @@ def test_markdown_holds_the_tables(tmp_path: Path) -> None:
     assert "Coverage: lines 420/1000 (42.0% (base 37.3%, +4.7)), branches 300/1000" in md
     assert "**Error:** function_analyzer: model call failed" in md
     assert "4 targets: 3 build, 2 run, 1 crash, 1 failed with an error; 15 model calls, 31200 tokens." in md
+    assert ("**All harnesses together: 56.0% lines, 51.2% branches; baseline 37.3% lines, 28.0% branches "
+            "(1.50x lines)**") in md
+
+
+def test_union_without_a_baseline_or_summary(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", baseline=False)
+    assert load_run(run).union_line() == "All harnesses together: 56.0% lines, 51.2% branches"
+    (run / "summary.json").unlink()
+    assert load_run(run).union_line() == ""
 
 
 def svgs(html: str) -> list[ET.Element]:
@@ -187,6 +197,7 @@ def test_html_is_self_contained_and_has_the_charts(tmp_path: Path) -> None:
     html = html_path.read_text()
     for forbidden in ("<script", "<link", "src=", "url(", "@import", "http://", "https://"):
         assert forbidden not in html, forbidden
+    assert "<strong>All harnesses together: 56.0% lines" in html
     charts = svgs(html)
     titles = [c.get("aria-label") for c in charts]
     assert titles == ["Line coverage per iteration (phase 2)", "Coverage over time: cJSON_Parse",
