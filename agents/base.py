@@ -161,24 +161,25 @@ class Agent(Generic[T]):
     ) -> tuple[str, int]:
         """One reply, after the tool rounds it asks for; appends every message to ``turn``."""
         rounds = 0
+        specs = [tool_spec(t) for t in self.tools.values()]
         while True:
             convo = trim_messages_to_limit([sys_msg, *past, *turn], self.token_budget, self.model)
             kwargs: dict[str, Any] = {}
-            if self.tools and self._uses("tools"):
-                kwargs["tools"] = [tool_spec(t) for t in self.tools.values()]
+            if specs and self._uses("tools"):
+                kwargs["tools"] = specs
                 if rounds >= self.max_tool_rounds:
                     kwargs["tool_choice"] = "none"  # tools stay declared: the history refers to them
             if not self.wants_code and self._uses("structured"):
                 kwargs["response_format"] = self.response_format()
             message, sent = self._call(convo, kwargs, info)
-            calls = list(message.tool_calls) if "tools" in kwargs else []
-            text = from_langchain([message])[0]["content"]
-            if not calls:
-                turn.append({"role": "assistant", "content": text})
-                info.structured = "response_format" in sent
-                return text, count_message_tokens(convo)
-            rounds += 1
             stored = from_langchain([message])[0]
+            # Calls are honoured only while tools may be used: a server that calls tools after
+            # tool_choice "none" gets its text read as the answer, so the loop always ends.
+            if "tools" not in sent or "tool_choice" in sent or not stored.get("tool_calls"):
+                turn.append({"role": "assistant", "content": stored["content"]})
+                info.structured = "response_format" in sent
+                return stored["content"], count_message_tokens(convo)
+            rounds += 1
             for i, c in enumerate(stored["tool_calls"]):
                 c["id"] = c["id"] or f"call_{rounds}_{i}"
             turn.append(stored)

@@ -171,6 +171,19 @@ def test_tool_rounds_are_capped_then_the_model_must_answer() -> None:
         assert len(result.tool_calls) == 2 and result.output.summary.startswith("the printer")
 
 
+def test_a_server_that_ignores_tool_choice_none_cannot_loop() -> None:
+    def respond(request: Request) -> Reply:
+        return Reply(content=json.dumps(ADVICE),
+                     tool_calls=[{"id": f"c{len(request.messages)}", "name": "read_code_mem", "args": {}}])
+
+    with serving(respond) as server:
+        analyst = make(CoverageAnalyzer, ctx_for(server), ("read_code_mem",))
+        result = analyst.run(variables("coverage_analyzer"))
+        assert len(server.requests) == 3  # two tool rounds, then the forced answer is taken as text
+        assert server.requests[-1].body["tool_choice"] == "none"
+        assert len(result.tool_calls) == 2 and result.output.strategies[0].expected_gain == "HIGH"
+
+
 def test_a_bad_tool_call_gets_an_error_answer_not_an_exception(server: FakeOpenAI) -> None:
     server.add(tool_call("rm_rf", {"path": "/"}, "bad"), json_reply(ADVICE))
     make(CoverageAnalyzer, ctx_for(server), ("read_code_mem",)).run(variables("coverage_analyzer"))
