@@ -7,6 +7,7 @@ printers, copiers and child getters.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from agents.offline import cdecl
 from fuzzkit.api import FunctionDecl
@@ -25,18 +26,16 @@ class ApiFinders:
 
     api: list[FunctionDecl]
 
-    # Provided by ApiIndex.
-    def type_key(self, ctype: str) -> str | None:
-        """The object type a parameter or return type refers to."""
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by ApiIndex; declared for the type checker only
 
-    def returns_owned(self, fn: FunctionDecl) -> bool:
-        """Whether the caller must free what ``fn`` returns."""
-        raise NotImplementedError
+        def type_key(self, ctype: str) -> str | None:
+            """The object type a parameter or return type refers to."""
 
-    def last_verb(self, name: str, among: set[str] | None = None) -> str | None:
-        """The last verb of a function name."""
-        raise NotImplementedError
+        def returns_owned(self, fn: FunctionDecl) -> bool:
+            """Whether the caller must free what ``fn`` returns."""
+
+        def last_verb(self, name: str, among: set[str] | None = None) -> str | None:
+            """The last verb of a function name."""
 
     def free_function(self) -> str | None:
         """The library's own ``free(void *)`` for memory it hands out, if it has one."""

@@ -12,7 +12,7 @@ import threading
 import uuid
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -68,14 +68,13 @@ class BankWrites:
     _life: LifecycleStore
     _mutex: threading.RLock
 
-    def _locked(self) -> AbstractContextManager[None]:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by ExperienceBank; declared for the type checker only
 
-    def _notify(self, kind: str, /, **data: Any) -> None:
-        raise NotImplementedError
+        def _locked(self) -> AbstractContextManager[None]: ...
 
-    def _entry(self, item_id: str) -> ItemEntry | None:
-        raise NotImplementedError
+        def _notify(self, kind: str, /, **data: Any) -> None: ...
+
+        def _entry(self, item_id: str) -> ItemEntry | None: ...
 
     def add_record(self, record: MemoryRecord, events: EventLog | None = None) -> AddResult:
         """Store a record, merging items that repeat an existing one.
