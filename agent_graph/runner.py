@@ -52,18 +52,10 @@ def new_run_dir(root: Path = Path("results")) -> Path:
 
 def prepared_input(bench: Benchmark, function: str, work_dir: Path) -> dict[str, Any]:
     """Graph input with the library built and the API parsed."""
-    from nodes.prepare import api_of, library_for
+    from nodes.prepare import prepared_fields
 
-    lib = library_for(bench)
-    api = api_of(lib)
-    spec = bench.function(function)
-    target = next((d for d in api if d.name == function), None) or spec.decl()
-    return {
-        "benchmark": bench.path, "function": function, "project": bench.project,
-        "work_dir": str(work_dir), "target": target.to_dict(),
-        "api": [d.to_dict() for d in api], "headers": [Path(h).name for h in lib.headers],
-        "library": lib.to_dict(),
-    }
+    return {"benchmark": bench.path, "function": function, "work_dir": str(work_dir),
+            **prepared_fields(bench, function)}
 
 
 def target_dir(out: Path, project: str, function: str) -> Path:

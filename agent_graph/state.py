@@ -53,6 +53,7 @@ class FuzzInput(TypedDict, total=False):
     run_dir: str
     target: dict[str, Any]
     api: list[dict[str, Any]]
+    header_facts: dict[str, Any]
     headers: list[str]
     library: dict[str, Any]
     project: str

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agents.base import Agent
-from agents.sections import api_prototypes, coverage_summary, memory_section, target_decl
+from agents.sections import api_prototypes, coverage_summary, memory_section, target_decl, types_section
 
 
 class Strategy(BaseModel):
@@ -44,6 +44,7 @@ class CoverageAnalyzer(Agent[CoverageAdvice]):
         return {
             "target_prototype": target_decl(state).prototype(),
             "api_prototypes": api_prototypes(state),
+            "types": types_section(state),
             "harness": harness,
             "coverage_summary": coverage_summary((state.get("run") or {}).get("coverage") or {}),
             "uncovered_functions": uncovered,

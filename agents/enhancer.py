@@ -15,6 +15,7 @@ from agents.sections import (
     include_lines,
     memory_section,
     target_decl,
+    types_section,
 )
 from long_term_memory.experience.matts import refinement_section
 
@@ -46,6 +47,7 @@ class Enhancer(Agent[EnhancerReply]):
             "target_prototype": target_decl(state).prototype(),
             "include_lines": include_lines(state),
             "api_prototypes": api_prototypes(state),
+            "types": types_section(state),
             "harness": state.get("harness_code", ""),
             "problem": problem,
             "compile_errors": compile_errors or "(none)",
@@ -68,6 +70,7 @@ class Enhancer(Agent[EnhancerReply]):
             "target_prototype": target_decl(state).prototype(),
             "include_lines": include_lines(state),
             "api_prototypes": api_prototypes(state),
+            "types": types_section(state),
             "harness": state.get("harness_code", ""),
             "coverage_summary": coverage_summary((state.get("run") or {}).get("coverage") or {}),
             "uncovered_functions": uncovered,

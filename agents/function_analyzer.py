@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agents.base import Agent
-from agents.sections import api_prototypes, memory_section, target_decl
+from agents.sections import api_prototypes, memory_section, target_decl, types_section
 
 
 class FunctionAnalysis(BaseModel):
@@ -38,6 +38,7 @@ class FunctionAnalyzer(Agent[FunctionAnalysis]):
             "project": str(state.get("project", "")),
             "headers": ", ".join(state.get("headers") or []),
             "api_prototypes": api_prototypes(state),
+            "types": types_section(state),
             "archetype_catalog": catalog,
             "knowledge_hits": knowledge_hits,
             "session_memory": memory_section(state, reads),

@@ -8,6 +8,7 @@ from typing import Any
 
 from agent_graph.session_memory import format_session_memory
 from fuzzkit.api import FunctionDecl
+from fuzzkit.header_facts import HeaderFacts
 
 MAX_API = 80
 _PRIMITIVE = re.compile(
@@ -45,6 +46,14 @@ def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[Functio
 def api_prototypes(state: Mapping[str, Any]) -> str:
     """The relevant API, one prototype per line."""
     return "\n".join(d.prototype() for d in relevant_api(state)) or "(no API parsed)"
+
+
+def types_section(state: Mapping[str, Any]) -> str:
+    """What the headers say about the API's types (typedefs, records, constants, releasers)."""
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    shown = {d.name for d in relevant_api(state)}
+    facts.returns = {fn: text for fn, text in facts.returns.items() if fn in shown}
+    return facts.render() or "(none)"
 
 
 def include_lines(state: Mapping[str, Any]) -> str:

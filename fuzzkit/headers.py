@@ -16,7 +16,8 @@ _LIBCLANG_HINT = (
 )
 
 
-def _cindex() -> Any:
+def cindex_module() -> Any:
+    """The libclang bindings (``clang.cindex``); a :class:`ToolchainError` says how to get them."""
     try:
         from clang import cindex
     except ImportError as exc:
@@ -41,9 +42,9 @@ def parse_header(
     Raises:
         ToolchainError: libclang is unavailable or cannot read the header at all.
     """
-    cindex = _cindex()
+    cindex = cindex_module()
     header = Path(header).resolve()
-    tu = _parse(cindex, header, include_dirs, defines)
+    tu = parse_translation_unit(cindex, header, include_dirs, defines)
     fatal = [d for d in tu.diagnostics if d.severity >= cindex.Diagnostic.Fatal]
     decls = _collect(cindex, tu, header)
     if fatal and not decls:
@@ -54,7 +55,11 @@ def parse_header(
     return decls
 
 
-def _parse(cindex: Any, header: Path, include_dirs: Sequence[str | Path], defines: Iterable[str]) -> Any:
+def parse_translation_unit(
+    cindex: Any, header: Path, include_dirs: Sequence[str | Path], defines: Iterable[str],
+    detailed: bool = False,
+) -> Any:  # fmt: skip
+    """``header`` parsed as C with the library's flags; ``detailed`` keeps macros and all comments."""
     if not header.is_file():
         raise ToolchainError(f"header {header} does not exist", "check `headers:` in the recipe")
     args = ["-x", "c", "-std=gnu11", *(f"-I{d}" for d in include_dirs), *(f"-D{d}" for d in defines)]
@@ -64,12 +69,12 @@ def _parse(cindex: Any, header: Path, include_dirs: Sequence[str | Path], define
         args.append(f"-I{builtin}")
     try:
         index = cindex.Index.create()
-        return index.parse(
-            str(header),
-            args=args,
-            options=cindex.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES
-            | cindex.TranslationUnit.PARSE_INCOMPLETE,
-        )
+        options = (cindex.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES
+                   | cindex.TranslationUnit.PARSE_INCOMPLETE)
+        if detailed:
+            options |= cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+            args.append("-fparse-all-comments")
+        return index.parse(str(header), args=args, options=options)
     except cindex.LibclangError as exc:
         raise ToolchainError(f"libclang cannot be loaded: {exc}", _LIBCLANG_HINT) from exc
     except cindex.TranslationUnitLoadError as exc:
@@ -84,9 +89,9 @@ def deprecated_functions(
     Deprecated functions are often deprecated for being unsafe on untrusted input
     (``LZ4_decompress_fast``), so they make poor default fuzz targets.
     """
-    cindex = _cindex()
+    cindex = cindex_module()
     header = Path(header).resolve()
-    tu = _parse(cindex, header, include_dirs, defines)
+    tu = parse_translation_unit(cindex, header, include_dirs, defines)
     return {
         c.spelling
         for c in tu.cursor.get_children()

@@ -13,6 +13,7 @@ from agent_graph.session_memory import empty_session_memory
 from agent_graph.state import FuzzState
 from fuzzkit.api import FunctionDecl
 from fuzzkit.detect import prepare_library
+from fuzzkit.header_facts import collect_facts
 from fuzzkit.headers import parse_header
 from fuzzkit.library import LibraryBuild
 from long_term_memory.retrieval import RetrieverHandle
@@ -33,6 +34,20 @@ def api_of(lib: LibraryBuild) -> list[FunctionDecl]:
     return list(seen.values())
 
 
+def prepared_fields(bench: Benchmark, function: str) -> dict[str, Any]:
+    """Target, API, header facts, headers and library of one benchmark function (built, parsed)."""
+    spec = bench.function(function)
+    lib = library_for(bench)
+    api = api_of(lib)
+    target = next((d for d in api if d.name == spec.name), None) or spec.decl()
+    facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
+    return {
+        "project": bench.project, "target": target.to_dict(), "api": [d.to_dict() for d in api],
+        "header_facts": facts.to_dict(), "headers": [Path(h).name for h in lib.headers],
+        "library": lib.to_dict(),
+    }
+
+
 def prepare_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Fill in target, API, headers and library unless the caller prepared them already."""
     ctx = ctx_of(runtime)
@@ -44,20 +59,9 @@ def prepare_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
                 "or a prepared `target`, `api`, `headers` and `library`"
             )
         bench = load_benchmark(state["benchmark"])
-        spec = bench.function(state["function"])
-        lib = library_for(bench)
-        api = api_of(lib)
-        by_name = {d.name: d for d in api}
-        target = by_name.get(spec.name) or spec.decl()
-        update.update(
-            project=bench.project,
-            target=target.to_dict(),
-            api=[d.to_dict() for d in api],
-            headers=[Path(h).name for h in lib.headers],
-            library=lib.to_dict(),
-        )
+        update.update(prepared_fields(bench, state["function"]))
         if not state.get("work_dir"):
-            update["work_dir"] = str(Path("results") / "adhoc" / bench.project / spec.name)
+            update["work_dir"] = str(Path("results") / "adhoc" / bench.project / state["function"])
     update.setdefault("project", state.get("project", ""))
     if not state.get("session_memory"):
         update["session_memory"] = empty_session_memory()

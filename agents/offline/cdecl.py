@@ -6,36 +6,30 @@ The prototypes come from :meth:`fuzzkit.api.FunctionDecl.prototype` (clang spell
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TypeVar
 
+from agents.offline import type_table
 from fuzzkit.api import FunctionDecl, Param
 
-# Typedefs that hide a pointer; a prototype alone cannot reveal them.
-POINTER_TYPEDEFS = {
-    "z_streamp": "z_stream *",
-    "gz_headerp": "gz_header *",
-    "voidp": "void *",
-    "voidpf": "void *",
-    "voidpc": "const void *",
-    "charf": "char",
-}
-BYTE_TYPES = {
-    "char", "signed char", "unsigned char", "uint8_t", "int8_t", "Bytef", "Byte", "u8",
-    "u_char", "uchar", "guchar", "guint8", "gchar", "xmlChar", "yaml_char_t", "png_byte",
-    "JOCTET", "void", "charf", "uInt8", "UInt8", "BYTE",
-}  # fmt: skip
-BOOL_TYPES = {"bool", "_Bool", "cJSON_bool", "gboolean", "BOOL", "Bool", "boolean", "XML_Bool"}
+T = TypeVar("T")
+
+# Standard C and POSIX names only: a library's own typedefs come from the prompt's `## Types`
+# section (agents.offline.type_table), read through their canonical types.
+BYTE_TYPES = {"char", "signed char", "unsigned char", "uint8_t", "int8_t", "void"}
+BOOL_TYPES = {"bool", "_Bool"}
 FLOAT_TYPES = {"float", "double", "long double"}
 INT_TYPES = {
     "char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned",
     "unsigned int", "signed", "signed int", "long", "unsigned long", "long long",
     "unsigned long long", "long int", "unsigned long int", "short int", "long long int",
+    "short unsigned int", "long unsigned int", "long long unsigned int",
     "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
-    "size_t", "ssize_t", "off_t", "ptrdiff_t", "intptr_t", "uintptr_t", "uInt", "uLong",
-    "uLongf", "uIntf", "z_size_t", "z_off_t", "z_off64_t", "z_crc_t", "Byte", "Bytef", "wchar_t",
-    "socklen_t", "time_t", "guint", "gint", "gsize", "gssize", "u16", "u32", "u64", "XML_Size",
-    "XML_Index", "mode_t", "pid_t", "int_fast32_t", "uint_fast32_t",
+    "size_t", "ssize_t", "off_t", "ptrdiff_t", "intptr_t", "uintptr_t", "wchar_t",
+    "socklen_t", "time_t", "mode_t", "pid_t", "int_fast32_t", "uint_fast32_t",
 }  # fmt: skip
 LENGTH_NAME = re.compile(r"(len|size|length|count|nbytes|bytes|sz|capacity|^n$|^num$)", re.IGNORECASE)
 _QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "struct", "enum", "union", "register"}
@@ -44,10 +38,23 @@ _KEYWORDS = _QUALIFIERS | {
 }  # fmt: skip
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _EXPORT_WRAPPER = re.compile(r"^[A-Z_][A-Z0-9_]*\s*\((?P<inner>[^()]*)\)\s*")
-_STORAGE = re.compile(
-    r"\b(extern|static|inline|__inline|__inline__|ZEXTERN|ZEXPORT|ZEXPORTVA|"
-    r"OF|FAR|YAML_DECLARE|__attribute__\s*\(\(.*?\)\))\b\s*"
-)
+_STORAGE = re.compile(r"\b(extern|static|inline|__inline|__inline__|__attribute__\s*\(\(.*?\)\))\b\s*")
+
+
+def _cached(fn: Callable[[str], T]) -> Callable[[str], T]:
+    """Memoize a classifier per type table: the same spelling means what the active table says."""
+    memo: dict[tuple[int, str], T] = {}
+
+    @functools.wraps(fn)
+    def wrapper(ctype: str) -> T:
+        key = (type_table.active().key, ctype)
+        if key not in memo:
+            if len(memo) > 50_000:
+                memo.clear()
+            memo[key] = fn(ctype)
+        return memo[key]
+
+    return wrapper
 
 
 @lru_cache(maxsize=8192)
@@ -155,105 +162,156 @@ def parse_prototypes(text: str) -> list[FunctionDecl]:
 # ----- type classification -------------------------------------------------------------------
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def resolve(ctype: str) -> str:
-    """The type with known pointer-hiding typedefs expanded (``z_streamp`` -> ``z_stream *``)."""
-    core = strip_const(ctype)
-    if core in POINTER_TYPEDEFS:
-        prefix = "const " if ctype.strip().startswith("const ") else ""
-        return normalize_type(prefix + POINTER_TYPEDEFS[core])
-    return normalize_type(ctype)
+    """The type with pointer-hiding typedefs expanded (``lib_handle_p`` -> ``lib_handle *``).
+
+    Which typedefs hide a pointer comes from the prompt's ``## Types`` section.
+    """
+    table = type_table.active()
+    text = normalize_type(ctype)
+    for _ in range(8):
+        core = strip_const(text).replace("*", "").strip()
+        under = table.typedefs.get(core, "")
+        # `typedef struct s *handle_t` names an opaque handle: it stays the library's name for
+        # it; `typedef node_t *node_p` and `typedef void *ptr_t` are only spellings.
+        if "*" not in under or "(*)" in under or re.match(r"(const\s+)?(struct|union)\b", under):
+            break
+        prefix = "const " if text.startswith("const ") else ""
+        stars = strip_const(text).count("*")
+        text = normalize_type(prefix + under + " *" * stars)
+    return text
 
 
-@lru_cache(maxsize=8192)
+@_cached
+def canonical_base(ctype: str) -> str:
+    """The base name with value typedefs followed to the standard type behind them.
+
+    ``lib_u8`` -> ``unsigned char`` when the Types section says ``typedef unsigned char lib_u8;``;
+    names the table does not know stay as they are.
+    """
+    table = type_table.active()
+    base = base_name(ctype)
+    for _ in range(8):
+        canon = table.canonical.get(base)
+        if not canon or "*" in canon or "(" in canon or canon.startswith(("struct ", "union ")):
+            break
+        base = strip_const(canon)
+    return base
+
+
+def _is_enum_typedef(base: str) -> bool:
+    canon = type_table.active().canonical.get(base, "")
+    return canon.startswith("enum ")
+
+
+@_cached
 def strip_const(ctype: str) -> str:
     """The type without ``const``/``volatile``/``struct`` words and trailing ``*const``."""
     words = [w for w in normalize_type(ctype).replace("*const", "*").split() if w not in _QUALIFIERS]
     return normalize_type(" ".join(words))
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_function_pointer(ctype: str) -> bool:
     """A function pointer spelled out (``int (*)(void *)``) or a handler-like typedef."""
     if "(*)" in ctype.replace(" ", ""):
         return True
     base = strip_const(ctype).replace("*", "").strip()
+    known = type_table.active().canonical.get(base)
+    if known is not None:
+        return "(*)" in known
     if re.search(r"(_handler|_callback|_cb|_fn|_func|func|_hook|_proc)(_t)?$", base):
         return True
-    # CamelCase handler typedefs (expat) are passed by value; `xmlSAXHandler *` is a struct.
+    # CamelCase handler typedefs are passed by value; a pointer to a `...Handler` is a struct.
     return "*" not in ctype and bool(re.search(r"(Handler|Callback|Func|Proc|Hook)$", base))
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def pointer_depth(ctype: str) -> int:
     """How many ``*`` the type has after expanding pointer typedefs."""
-    return 0 if is_function_pointer(ctype) and "(*)" in ctype else resolve(ctype).count("*")
+    if is_function_pointer(ctype) and ("(*)" in ctype or "*" not in ctype):
+        return 0
+    return resolve(ctype).count("*")
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_pointer(ctype: str) -> bool:
     """Whether the type is a data pointer (function pointers excluded)."""
     return pointer_depth(ctype) > 0 and not is_function_pointer(ctype)
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def pointee(ctype: str) -> str:
     """The type one ``*`` down, qualifiers kept (``const char *`` -> ``const char``)."""
     text = resolve(ctype).replace("*const", "*").rstrip()
     return normalize_type(text[: text.rindex("*")]) if "*" in text else text
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def base_name(ctype: str) -> str:
-    """The named type under all pointers and qualifiers (``const cJSON *const`` -> ``cJSON``)."""
+    """The named type under all pointers and qualifiers (``const node_t *const`` -> ``node_t``)."""
     return strip_const(resolve(ctype)).replace("*", "").strip()
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_const_target(ctype: str) -> bool:
     """Whether what the pointer points to is const."""
     return pointee(ctype).startswith("const ") or " const" in pointee(ctype)
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_string(ctype: str) -> bool:
     """``char *`` or ``const char *`` (one level)."""
-    return pointer_depth(ctype) == 1 and base_name(ctype) in ("char", "gchar", "xmlChar")
-
-
-@lru_cache(maxsize=8192)
-def is_bytes(ctype: str) -> bool:
-    """A one-level pointer to bytes or to void (``const Bytef *``, ``void *``, ``XML_Char *``)."""
     base = base_name(ctype)
-    return pointer_depth(ctype) == 1 and (base in BYTE_TYPES or bool(re.search(r"_?[Cc]har(_t)?$", base)))
+    if pointer_depth(ctype) != 1:
+        return False
+    # A typedef of char, or of unsigned char named like a character, holds text.
+    canon = canonical_base(ctype)
+    return base == "char" or canon == "char" or (
+        base != canon and canon in ("unsigned char", "signed char")
+        and bool(re.search(r"char", base, re.I)))
 
 
-@lru_cache(maxsize=8192)
+@_cached
+def is_bytes(ctype: str) -> bool:
+    """A one-level pointer to bytes or to void (``const lib_u8 *``, ``void *``, ``lib_char *``)."""
+    base = base_name(ctype)
+    return pointer_depth(ctype) == 1 and (
+        base in BYTE_TYPES or canonical_base(ctype) in BYTE_TYPES
+        or bool(re.search(r"_?[Cc]har(_t)?$", base)))
+
+
+@_cached
 def is_bool(ctype: str) -> bool:
     """A boolean typedef used by value."""
-    return not is_pointer(ctype) and base_name(ctype) in BOOL_TYPES
+    base = base_name(ctype)
+    if is_pointer(ctype):
+        return False
+    return base in BOOL_TYPES or (canonical_base(ctype) in INT_TYPES | BOOL_TYPES
+                                  and bool(re.search(r"bool", base, re.I)))
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_float(ctype: str) -> bool:
     """``float``/``double`` by value."""
     return not is_pointer(ctype) and base_name(ctype) in FLOAT_TYPES
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_integer(ctype: str) -> bool:
     """A known integer type by value (booleans included)."""
-    base = base_name(ctype)
+    base = canonical_base(ctype)
     return not is_pointer(ctype) and (base in INT_TYPES or base in BOOL_TYPES)
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_enum_like(ctype: str) -> bool:
-    """An unknown named type used by value that reads like an enum (``yaml_encoding_t``)."""
+    """An enum, or an unknown named type used by value that reads like one (``lib_mode_t``)."""
     base = base_name(ctype)
-    if is_pointer(ctype) or is_function_pointer(ctype) or base in INT_TYPES | FLOAT_TYPES:
+    if is_pointer(ctype) or is_function_pointer(ctype) or canonical_base(ctype) in INT_TYPES | FLOAT_TYPES:
         return False
-    return ctype.strip().startswith("enum ") or bool(
+    return ctype.strip().startswith("enum ") or _is_enum_typedef(base) or bool(
         re.search(
             r"(style|encoding|break|type|kind|mode|flag|level|error|status|format|"
             r"option|strategy|order|policy)s?(_t|_e)?$",
@@ -263,13 +321,13 @@ def is_enum_like(ctype: str) -> bool:
     )
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_void(ctype: str) -> bool:
     """``void`` (not ``void *``)."""
     return strip_const(ctype) == "void"
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_file(ctype: str) -> bool:
     """``FILE *``."""
     return pointer_depth(ctype) == 1 and base_name(ctype) == "FILE"
@@ -280,18 +338,20 @@ def is_length(param: Param) -> bool:
     return is_integer(param.type) and not is_bool(param.type) and bool(LENGTH_NAME.search(param.name))
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_struct_pointer(ctype: str) -> bool:
-    """A pointer to a named non-scalar type (``cJSON *``, ``z_streamp``, ``yaml_parser_t *``)."""
+    """A pointer to a named non-scalar type (``node_t *``, ``struct ctx *``, ``lib_handle_p``)."""
     base = base_name(ctype)
+    scalars = BYTE_TYPES | INT_TYPES | FLOAT_TYPES | BOOL_TYPES | {"FILE"}
     return (
         pointer_depth(ctype) == 1
         and not is_function_pointer(ctype)
-        and base not in BYTE_TYPES | INT_TYPES | FLOAT_TYPES | BOOL_TYPES | {"FILE"}
+        and base not in scalars
+        and canonical_base(ctype) not in scalars
     )
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def struct_type(ctype: str) -> str | None:
     """The struct's type name for a struct pointer, else None."""
     return base_name(ctype) if is_struct_pointer(ctype) else None
@@ -309,21 +369,21 @@ def is_out_param(param: Param) -> bool:
     )
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def integer_bits(ctype: str) -> int:
     """An estimate of an integer type's width in bits (for clamping lengths)."""
-    base = base_name(ctype)
-    if base in ("char", "signed char", "unsigned char", "int8_t", "uint8_t", "Byte", "Bytef"):
+    base = canonical_base(ctype)
+    if base in ("char", "signed char", "unsigned char", "int8_t", "uint8_t"):
         return 8
     if "short" in base or base.endswith("16_t") or base == "u16":
         return 16
-    if "long" in base or base.endswith("64_t") or base in ("size_t", "ssize_t", "z_size_t"):
+    if "long" in base or base.endswith("64_t") or base in ("size_t", "ssize_t"):
         return 64
     return 32
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def is_unsigned(ctype: str) -> bool:
     """Whether an integer type is unsigned (by spelling)."""
-    base = base_name(ctype)
-    return base.startswith(("unsigned", "u", "size_t", "z_size_t", "Byte", "gsize", "guint"))
+    base = canonical_base(ctype)
+    return base.startswith(("unsigned", "uint", "size_t")) or base in ("u8", "u16", "u32", "u64")

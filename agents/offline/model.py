@@ -20,6 +20,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from agent_graph.tokens import count_text_tokens
 from agents.offline import experience, local_memory, roles
 from agents.offline.prompt_reader import read_prompt
+from agents.offline.type_table import read_types, using
 
 HANDLERS = {
     "function_analyzer": roles.analyze,
@@ -62,7 +63,9 @@ class OfflineChatModel(BaseChatModel):
         if handler is None:
             text = reply_text({"error": f"offline model has no skill for role {facts.role!r}"})
         else:
-            payload, code = handler(facts)
+            # Typedefs, records and constants of the library come from the prompt itself.
+            with using(read_types(facts.text("Types"))):
+                payload, code = handler(facts)
             text = reply_text(payload, code)
         prompt_tokens = sum(count_text_tokens(str(m.content)) for m in messages)
         completion_tokens = count_text_tokens(text)

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from agents.offline import cdecl
+from agents.offline import cdecl, type_table
 from agents.offline.cdecl import parse_prototype, parse_prototypes
+from agents.offline.type_table import read_types, using
 from fuzzkit.api import FunctionDecl, Param
+from tests.unit.test_offline_data import types_text
+
+
+@pytest.fixture()
+def real_types() -> None:
+    """The Types tables of the three shipped libraries' headers, as prepare renders them."""
+    type_table._ACTIVE.set(read_types("\n".join(types_text(n) for n in ("cjson", "zlib", "yaml"))))
 
 
 @pytest.mark.parametrize(
@@ -149,6 +157,7 @@ def test_parse_prototypes_skips_noise_and_duplicates() -> None:
         ("int (*)(void *, unsigned char *, size_t)", {"fnptr"}),
     ],
 )
+@pytest.mark.usefixtures("real_types")
 def test_type_helpers_classify_harness_relevant_kinds(ctype: str, expected: set[str]) -> None:
     found = {
         name
@@ -169,6 +178,7 @@ def test_type_helpers_classify_harness_relevant_kinds(ctype: str, expected: set[
     assert found == expected
 
 
+@pytest.mark.usefixtures("real_types")
 def test_pointee_struct_type_and_const_target() -> None:
     assert cdecl.pointee("const char *") == "const char"
     assert cdecl.struct_type("z_streamp") == "z_stream"
@@ -178,6 +188,7 @@ def test_pointee_struct_type_and_const_target() -> None:
     assert not cdecl.is_const_target("cJSON *")
 
 
+@pytest.mark.usefixtures("real_types")
 def test_length_and_out_params() -> None:
     assert cdecl.is_length(Param("buffer_length", "size_t"))
     assert cdecl.is_length(Param("len", "uInt"))
@@ -186,3 +197,53 @@ def test_length_and_out_params() -> None:
     assert cdecl.is_out_param(Param("destLen", "uLongf *"))
     assert cdecl.is_out_param(Param("return_parse_end", "const char **"))
     assert not cdecl.is_out_param(Param("value", "const char *"))
+
+
+INVENTED_TYPES = """\
+```c
+typedef unsigned char acme_u8;
+typedef long acme_ssize;
+typedef acme_u8 acme_byte;  /* unsigned char */
+typedef int acme_bool;
+typedef struct acme_ctx acme_ctx;
+typedef acme_ctx *acme_ctx_p;  /* struct acme_ctx * */
+typedef struct acme_file_s *acme_file;
+typedef int (*acme_read_cb)(void *, acme_u8 *, acme_ssize);
+typedef enum acme_mode_e acme_mode;
+struct acme_ctx { const acme_u8 *next_in; acme_ssize avail_in; };
+struct acme_ttl { int ttl; };
+enum acme_mode_e { ACME_FAST = 0, ACME_SLOW = 1 };
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("ctype", "unknown", "known"),
+    [
+        ("const acme_u8 *", {"pointer", "struct"}, {"bytes", "pointer"}),
+        ("acme_byte *", {"pointer", "struct"}, {"bytes", "pointer"}),
+        ("acme_ssize", set(), {"integer"}),
+        ("acme_bool", set(), {"integer", "bool"}),
+        ("acme_ctx_p", set(), {"struct", "pointer"}),
+        ("acme_read_cb", {"fnptr"}, {"fnptr"}),
+        ("acme_mode", {"enum"}, {"enum"}),
+    ],
+)
+def test_library_typedefs_are_known_only_from_the_types_section(
+    ctype: str, unknown: set[str], known: set[str]
+) -> None:
+    checks = {"pointer": cdecl.is_pointer, "bytes": cdecl.is_bytes, "struct": cdecl.is_struct_pointer,
+              "integer": cdecl.is_integer, "bool": cdecl.is_bool, "enum": cdecl.is_enum_like,
+              "fnptr": cdecl.is_function_pointer}
+    assert {n for n, c in checks.items() if c(ctype)} == unknown
+    with using(read_types(INVENTED_TYPES)):
+        assert {n for n, c in checks.items() if c(ctype)} == known
+
+
+def test_pointer_typedefs_expand_but_handle_typedefs_stay() -> None:
+    with using(read_types(INVENTED_TYPES)):
+        assert cdecl.resolve("acme_ctx_p") == "acme_ctx *"
+        assert cdecl.struct_type("acme_ctx_p") == "acme_ctx"
+        assert cdecl.resolve("acme_file") == "acme_file"
+        assert cdecl.is_length(Param("len", "acme_ssize"))
+    assert cdecl.resolve("acme_ctx_p") == "acme_ctx_p"

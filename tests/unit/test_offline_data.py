@@ -8,8 +8,11 @@ cJSON 1.7.15, zlib 1.2.13 and libyaml 0.2.5 headers.
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
+from agents.offline import type_table
 from agents.offline.cdecl import parse_prototypes
+from agents.offline.type_table import read_types
 from fuzzkit.api import FunctionDecl
 
 CJSON = """\
@@ -229,14 +232,38 @@ int yaml_emitter_flush(yaml_emitter_t *emitter);
 """
 
 
+DATA = Path(__file__).parent / "data"
+_TYPES_FILE = {"cjson": "cjson", "zlib": "zlib", "yaml": "libyaml"}
+
+
 @cache
-def api(name: str) -> tuple[FunctionDecl, ...]:
-    """The parsed API of ``cjson``, ``zlib`` or ``yaml``."""
+def types_text(name: str) -> str:
+    """The ``## Types`` section prepare renders for that library's headers (same versions)."""
+    return (DATA / f"{_TYPES_FILE[name]}.types.md").read_text()
+
+
+def activate(name: str) -> None:
+    """Make the library's Types table the active one, as the offline model does per prompt.
+
+    Unit tests call the engine directly, without a prompt; ``tests/unit/conftest.py`` resets
+    the table after each test.
+    """
+    type_table._ACTIVE.set(read_types(types_text(name)))
+
+
+@cache
+def _api(name: str) -> tuple[FunctionDecl, ...]:
     return tuple(parse_prototypes({"cjson": CJSON, "zlib": ZLIB, "yaml": YAML}[name]))
 
 
+def api(name: str) -> tuple[FunctionDecl, ...]:
+    """The parsed API of ``cjson``, ``zlib`` or ``yaml``, with its Types table made active."""
+    activate(name)
+    return _api(name)
+
+
 def fn(lib: str, name: str) -> FunctionDecl:
-    """One function of a library's API."""
+    """One function of a library's API (its Types table made active)."""
     return next(f for f in api(lib) if f.name == name)
 
 

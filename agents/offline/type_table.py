@@ -1,0 +1,182 @@
+"""The prompt's ``## Types`` section read back into a table the C type classifier consults.
+
+A real model reads typedefs, struct fields, constants and release functions from the prompt;
+so does the offline model: :func:`read_types` parses the section
+(:meth:`fuzzkit.header_facts.HeaderFacts.render` writes it) and :func:`using` makes it the
+table that :mod:`agents.offline.cdecl` and the synthesizer consult while one reply is made.
+Without a section the table is empty and only standard C types are known.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+_TYPEDEF = re.compile(r"^typedef (?P<under>.+?)\s*\b(?P<name>[A-Za-z_]\w*);(?:\s*/\* (?P<canon>.*) \*/)?$")
+_FNPTR = re.compile(r"^typedef (?P<ret>.+?)\(\*\s*(?P<name>\w+)\)\s*\((?P<args>.*)\);$")
+_FNTYPE = re.compile(r"^typedef (?P<ret>[^()]+?)\s+(?P<name>\w+)\((?P<args>.*)\);$")
+_RECORD = re.compile(r"^(?P<kind>struct|union) (?P<tag>\w*)\s*(?:\{(?P<body>.*)\})?;")
+_ENUM = re.compile(r"^enum (?P<name>\w+) \{(?P<body>.*)\};$")
+_DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)$")
+_RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
+_RETURN = re.compile(r"^- (?P<fn>\w+): (?P<text>.+)$")
+_FIELD = re.compile(r"(?P<type>.*?[\s*])(?P<name>\w+)(?:\[[^\]]*\])?$")
+
+
+@dataclass(frozen=True)
+class Record:
+    """A struct or union with its fields (``()`` when opaque)."""
+
+    kind: str
+    tag: str
+    fields: tuple[tuple[str, str], ...]
+    opaque: bool
+
+
+@dataclass
+class TypeTable:
+    """Typedefs, records, constants, release functions and return notes of one prompt."""
+
+    typedefs: dict[str, str] = field(default_factory=dict)
+    canonical: dict[str, str] = field(default_factory=dict)
+    records: dict[str, Record] = field(default_factory=dict)
+    constants: dict[str, int] = field(default_factory=dict)
+    groups: list[list[str]] = field(default_factory=list)
+    releasers: list[tuple[str, str]] = field(default_factory=list)
+    returns: dict[str, str] = field(default_factory=dict)
+    key: int = 0
+
+    def record(self, name: str) -> Record | None:
+        """The record a type name (tag or typedef, ``struct`` word allowed) stands for."""
+        name = re.sub(r"^(const\s+)?(struct|union)\s+", "", name.strip())
+        found = self.records.get(name)
+        if found is None and name in self.canonical:
+            found = self.records.get(re.sub(r"^(struct|union)\s+", "", self.canonical[name]))
+        return found
+
+    def tag_only(self, name: str) -> str | None:
+        """``struct x`` for a record ``x`` that has no typedef of that name (needs its tag)."""
+        rec = self.records.get(name)
+        if rec is None or name in self.typedefs or rec.tag != name:
+            return None
+        return f"{rec.kind} {name}"
+
+
+EMPTY = TypeTable()
+_ACTIVE: ContextVar[TypeTable] = ContextVar("logicfuzz_type_table", default=EMPTY)
+
+
+def active() -> TypeTable:
+    """The table of the reply being made (empty outside :func:`using`)."""
+    return _ACTIVE.get()
+
+
+@contextmanager
+def using(table: TypeTable) -> Iterator[TypeTable]:
+    """Make ``table`` the active one for the duration of a block."""
+    token = _ACTIVE.set(table)
+    try:
+        yield table
+    finally:
+        _ACTIVE.reset(token)
+
+
+def read_types(text: str) -> TypeTable:
+    """Parse a ``## Types`` section body (fenced C, then ``Release functions`` bullets)."""
+    table = TypeTable()
+    group: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("```"):
+            if group:
+                table.groups.append(group)
+                group = []
+            continue
+        if _read_decl(table, line):
+            continue
+        define = _DEFINE.match(line)
+        if define:
+            table.constants[define["name"]] = int(define["value"])
+            group.append(define["name"])
+            continue
+        release = _RELEASE.match(line)
+        if release:
+            table.releasers.append((release["fn"], release["what"].strip()))
+            continue
+        ret = _RETURN.match(line)
+        if ret:
+            table.returns[ret["fn"]] = ret["text"]
+    if group:
+        table.groups.append(group)
+    table.key = hash(text)
+    return table
+
+
+def _read_decl(table: TypeTable, line: str) -> bool:
+    fnptr = _FNPTR.match(line)
+    if fnptr:
+        table.canonical[fnptr["name"]] = f"{fnptr['ret'].strip()} (*)({fnptr['args']})"
+        table.typedefs[fnptr["name"]] = table.canonical[fnptr["name"]]
+        return True
+    fntype = _FNTYPE.match(line)
+    if fntype and "{" not in line:
+        table.canonical[fntype["name"]] = f"{fntype['ret'].strip()} (*)({fntype['args']})"
+        table.typedefs[fntype["name"]] = table.canonical[fntype["name"]]
+        return True
+    typedef = _TYPEDEF.match(line)
+    if typedef:
+        under = typedef["under"].strip()
+        table.typedefs[typedef["name"]] = under
+        table.canonical[typedef["name"]] = (typedef["canon"] or under).strip()
+        return True
+    record = _RECORD.match(line)
+    if record:
+        body = record["body"]
+        fields = tuple(_fields(body)) if body is not None else ()
+        rec = Record(record["kind"], record["tag"], fields, body is None)
+        if record["tag"]:
+            table.records[record["tag"]] = rec
+        for name, canon in table.canonical.items():
+            if canon == f"{record['kind']} {record['tag']}":
+                table.records.setdefault(name, rec)
+        return True
+    enum = _ENUM.match(line)
+    if enum:
+        names = []
+        for part in enum["body"].split(","):
+            name, _, value = part.partition("=")
+            if name.strip() and value.strip().lstrip("-").isdigit():
+                table.constants[name.strip()] = int(value)
+                names.append(name.strip())
+        table.groups.append(names)
+        return True
+    return False
+
+
+def _fields(body: str) -> list[tuple[str, str]]:
+    out = []
+    for part in re.sub(r"/\*.*?\*/", "", body).split(";"):
+        part = part.strip()
+        if not part or "(*" in part:
+            continue
+        match = _FIELD.match(part)
+        if match:
+            out.append((match["name"], re.sub(r"\s+", " ", match["type"]).strip()))
+    return out
+
+
+def releaser_for(type_name: str, producer: str = "") -> str | None:
+    """The function that releases objects of ``type_name`` (or what ``producer`` allocates)."""
+    table = active()
+    bare = re.sub(r"^(const\s+)?(struct|union)\s+", "", type_name.replace("*", "").strip())
+    canon = table.canonical.get(bare, "")
+    for fn, what in table.releasers:
+        target = re.sub(r"^(const\s+)?(struct|union)\s+", "", what.replace("*", "").strip())
+        if target in (bare, re.sub(r"^(struct|union)\s+", "", canon)) and target:
+            return fn
+        if producer and what == f"what {producer} allocates":
+            return fn
+    return None
