@@ -52,7 +52,9 @@ def types_section(state: Mapping[str, Any]) -> str:
     """What the headers say about the API's types (typedefs, records, constants, releasers)."""
     facts = HeaderFacts.from_dict(state.get("header_facts"))
     shown = {d.name for d in relevant_api(state)}
-    facts.returns = {fn: text for fn, text in facts.returns.items() if fn in shown}
+    every = {d.get("name") for d in state.get("api") or []}
+    # Notes on API functions not shown are left out; notes on callback typedefs stay.
+    facts.returns = {fn: text for fn, text in facts.returns.items() if fn in shown or fn not in every}
     return facts.render() or "(none)"
 
 

@@ -28,6 +28,10 @@ _STATUS_WORDS = re.compile(
 _INT_LITERAL = re.compile(r"^\(?\s*(-?\s*(0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*\)?$")
 _FREE_DOC = re.compile(r"\b(free\s*\(\s*\)|with\s+free\b|using\s+free\b|by\s+free\b|call\s+free\b)",
                        re.I)
+_KEEPS_DOC = re.compile(r"(survive|outlive|not (be )?copied|must (remain|stay) valid|"
+                        r"keeps? a (reference|pointer))", re.I)
+_TAKES_DOC = re.compile(r"(even if (the function |it )?fails|takes? (the )?(responsibility|ownership) "
+                        r"(for|of) the)", re.I)
 _RETURN_DOC = re.compile(r"[^.]*\breturn(s|ed)?\b[^.]*\b(success|succeed|error|fail)[^.]*\.?", re.I)
 _VALUE = re.compile(r"(-?\b\d+\b|\bNULL\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bnegative\b|\bnon-?zero\b)")
 _SUBJECT = re.compile(r"^\s*(?:If\s+)?([A-Za-z_]\w*)(?:\(\))?\s+(?:\(\)\s+)?(?:will\s+|should\s+)?return")
@@ -93,6 +97,8 @@ class HeaderFacts:
     macros: list[Macro] = field(default_factory=list)
     releasers: list[Releaser] = field(default_factory=list)
     returns: dict[str, str] = field(default_factory=dict)
+    retains: list[str] = field(default_factory=list)
+    consumes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -112,14 +118,18 @@ class HeaderFacts:
             macros=[Macro(**m) for m in data.get("macros", [])],
             releasers=[Releaser(**r) for r in data.get("releasers", [])],
             returns=dict(data.get("returns", {})),
+            retains=list(data.get("retains", [])),
+            consumes=list(data.get("consumes", [])),
         )
 
     def render(self) -> str:
         """The ``## Types`` section body: C declarations in a fence, then release and return notes."""
         lines: list[str] = []
         for t in self.typedefs:
-            fn_type = _FUNCTION_TYPE.match(t.canonical)
-            if "(*)" in t.canonical:
+            fn_type = _FUNCTION_TYPE.match(t.underlying) or _FUNCTION_TYPE.match(t.canonical)
+            if "(*)" in t.underlying:
+                lines.append(f"typedef {t.underlying.replace('(*)', f'(*{t.name})', 1)};")
+            elif "(*)" in t.canonical:
                 lines.append(f"typedef {t.canonical.replace('(*)', f'(*{t.name})', 1)};")
             elif fn_type:
                 lines.append(f"typedef {fn_type.group(1)} {t.name}({fn_type.group(2)});")
@@ -149,6 +159,13 @@ class HeaderFacts:
         if self.releasers:
             out.append("Release functions:")
             out += [f"- {r.function} releases {r.releases} ({r.evidence})" for r in self.releasers]
+        if self.retains:
+            out.append("Arguments kept by reference (they must outlive the object):")
+            out += [f"- {fn} keeps its pointer arguments (documentation)" for fn in self.retains]
+        if self.consumes:
+            out.append("Ownership (documentation):")
+            out += [f"- {fn} takes ownership of its object argument, even when it fails"
+                    for fn in self.consumes]
         if self.returns:
             out.append("Documented return values:")
             out += [f"- {fn}: {text}" for fn, text in self.returns.items()]
@@ -206,6 +223,8 @@ class _Collector:
             kind = cur.kind
             if kind == kinds.TYPEDEF_DECL:
                 self.typedef_cursors.setdefault(cur.spelling, cur)
+                if self.own(cur) and cur.raw_comment and cur.spelling not in self.docs:
+                    self.docs[cur.spelling] = cur.raw_comment
             elif kind in (kinds.STRUCT_DECL, kinds.UNION_DECL):
                 key = cur.type.get_canonical().spelling
                 old = self.record_cursors.get(key)
@@ -251,7 +270,10 @@ class _Collector:
             macros=self._relevant_macros(words),
         )
         facts.releasers = self._releasers(facts)
-        names = {d.name for d in self.api}
+        names = {d.name for d in self.api} | {t.name for t in facts.typedefs if "(" in t.canonical}
+        facts.consumes = sorted(fn for fn in (d.name for d in self.api)
+                                if _TAKES_DOC.search(self.docs.get(fn, "")))
+        facts.retains = sorted(fn for fn in names if _KEEPS_DOC.search(self.docs.get(fn, "")))
         for fn in names:
             text = _return_note(self.docs.get(fn, ""))
             # A comment after a declaration is attached to the next one: a note that names

@@ -13,7 +13,7 @@ from typing import Any
 
 from agents.offline import cdecl
 from agents.offline.synth_api import ApiIndex, words
-from agents.offline.synth_knowledge import STREAMS
+from agents.offline.synth_knowledge import stream_fields
 from agents.offline.synth_roles import Role, payload_slot, roles
 from agents.offline.synth_vocab import CONSUME, RISKY
 from fuzzkit.api import FunctionDecl
@@ -153,7 +153,7 @@ def classify(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> tuple[str, 
         return "buffer_codec", HIGH, f"{name} transforms an input buffer into a caller buffer"
     if (
         key
-        and key in STREAMS
+        and stream_fields(key) is not None
         and idx.kind(target) not in ("init", "destroy")
         and (any(r.param.name in ("flush", "action") for r in rs))
     ):

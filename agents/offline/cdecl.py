@@ -387,3 +387,19 @@ def is_unsigned(ctype: str) -> bool:
     """Whether an integer type is unsigned (by spelling)."""
     base = canonical_base(ctype)
     return base.startswith(("unsigned", "uint", "size_t")) or base in ("u8", "u16", "u32", "u64")
+
+
+def with_tags(code: str) -> str:
+    """Put the ``struct``/``union`` tag before each tag-only record name the code uses bare.
+
+    ``x_ttl v;`` for a ``struct x_ttl`` that has no typedef of that name does not compile; the
+    Types section says which names are tags only.
+    """
+    table = type_table.active()
+    for name in list(table.records):
+        tagged = table.tag_only(name)
+        if tagged is None:
+            continue
+        code = re.sub(rf"(?<![\w.>])(?<!struct )(?<!union )(?<!enum )\b{re.escape(name)}\b(?!\s*\()",
+                      tagged, code)
+    return code

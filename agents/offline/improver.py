@@ -28,7 +28,7 @@ from agents.offline.synth_blocks import (
 from agents.offline.synth_code import helper_code
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import loop, pipe_lines, step_lines
-from agents.offline.synth_knowledge import STREAMS
+from agents.offline.synth_knowledge import stream_fields
 from agents.offline.synth_objects import initialize, obtain, producer
 from agents.offline.synth_plan import Obj, Unsupported
 from agents.offline.synth_roles import roles
@@ -223,14 +223,15 @@ def _one_block(
     if first and set(words(fn.name)) & {"input", "output", "source", "sink"}:
         pl.configuring.add(first)
     try:
-        if first in STREAMS and any(r.param.name in ("flush", "action") for r in rs):
+        fields = stream_fields(first)
+        if fields and any(r.param.name in ("flush", "action") for r in rs):
             obj = initialize(pl, first, fn.name, feed=False)
-            if not stream_drive(ctx, obj, STREAMS[first], proc=fn):
+            if not stream_drive(ctx, obj, fields, proc=fn):
                 return None
             what = f"run {fn.name} over the input on a new {first}"
-        elif first in STREAMS and idx.kind(fn) != "init":
+        elif fields and idx.kind(fn) != "init":
             obj = initialize(pl, first, fn.name, feed=False)
-            early = bool(DRIVE_FIRST.search(fn.name)) and stream_drive(ctx, obj, STREAMS[first])
+            early = bool(DRIVE_FIRST.search(fn.name)) and stream_drive(ctx, obj, fields)
             pl.f.call.extend(ctx.use)
             ctx.use.clear()
             slot = next((r.index for r in rs if r.kind == "object" and r.type_key == first), None)
@@ -238,7 +239,7 @@ def _one_block(
                 return None
             pl.emit(pl.plan(fn, bind={slot: obj.expr}), pl.f.call)
             if not early:
-                stream_drive(ctx, obj, STREAMS[first])
+                stream_drive(ctx, obj, fields)
             what = f"call {fn.name} on a new {first} that also processes the input"
         elif first and idx.kind(fn) == "init" and rs and rs[0].kind == "object":
             made = initialize(pl, first, fn.name, init=fn, into=pl.f.call)

@@ -19,6 +19,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent_graph.tokens import count_text_tokens
 from agents.offline import experience, local_memory, roles
+from agents.offline.cdecl import with_tags
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.type_table import read_types, using
 
@@ -66,6 +67,7 @@ class OfflineChatModel(BaseChatModel):
             # Typedefs, records and constants of the library come from the prompt itself.
             with using(read_types(facts.text("Types"))):
                 payload, code = handler(facts)
+                code = with_tags(code) if code else code
             text = reply_text(payload, code)
         prompt_tokens = sum(count_text_tokens(str(m.content)) for m in messages)
         completion_tokens = count_text_tokens(text)

@@ -13,7 +13,13 @@ from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import use_related
-from agents.offline.synth_knowledge import DIGEST_INIT, INVERSES, STREAMS, success_test
+from agents.offline.synth_knowledge import (
+    INVERSE_PREFIXES,
+    INVERSES,
+    digest_init,
+    stream_fields,
+    success_test,
+)
 from agents.offline.synth_objects import initialize, obtain
 from agents.offline.synth_plan import decl_type
 from agents.offline.synth_roles import payload_slot, roles
@@ -26,7 +32,7 @@ def stream(ctx: Ctx) -> None:
     t, idx, pl = ctx.target, ctx.idx, ctx.pl
     rs = roles(t, idx)
     key = rs[0].type_key if rs and rs[0].kind in ("object", "handle") else None
-    fields = STREAMS.get(key or "")
+    fields = stream_fields(key)
     ctx.f.opts.append(f"lf_chunk_max = (size_t){ctx.f.take_int((1, 2, 7, 64, 512, 4096))};")
     if key and fields and rs[0].kind == "object":
         obj = initialize(pl, key, t.name, feed=False)
@@ -86,9 +92,7 @@ def digest(ctx: Ctx) -> None:
     running = rs[0].kind == "int" and cdecl.base_name(t.params[0].type) == cdecl.base_name(t.return_type)
     if running:
         acc = pl.var(t.return_type, "acc")
-        init = next(
-            (tpl.format(fn=t.name) for pat, tpl in DIGEST_INIT.items() if re.search(pat, t.name)), "0"
-        )
+        init = digest_init(t.name, len(t.params))
         ctx.f.setup.append(f"{acc} = {init};")
         bind[0] = acc
         plan = pl.plan(t, bind=bind)
@@ -174,6 +178,19 @@ def inverse_of(idx: ApiIndex, name: str) -> FunctionDecl | None:
         for x, y in ((a, b), (b, a)):
             if x in name and y not in name:
                 cand = name.replace(x, y, 1)
+                if cand in idx.by_name:
+                    return idx.by_name[cand]
+    # Morphology: a verb and its prefixed inverse (`encrypt`/`decrypt`, `xflate` pairs).
+    for word in re.findall(r"[a-z]{4,}", name.lower()):
+        for p in INVERSE_PREFIXES:
+            if not p or not word.startswith(p):
+                continue
+            stem = word[len(p):]
+            for q in INVERSE_PREFIXES:
+                if q == p or not q or len(stem) < 4:
+                    continue
+                pos = name.lower().find(word)
+                cand = name[:pos] + q + stem + name[pos + len(word):]
                 if cand in idx.by_name:
                     return idx.by_name[cand]
     return None

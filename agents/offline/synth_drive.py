@@ -12,8 +12,8 @@ from agents.offline import cdecl
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
-from agents.offline.synth_knowledge import END_TESTS, STREAMS, success_test
-from agents.offline.synth_objects import ALWAYS_CONSUMES, obtain, producer
+from agents.offline.synth_knowledge import always_consumes, end_test, stream_fields, success_test
+from agents.offline.synth_objects import obtain, producer
 from agents.offline.synth_plan import Obj
 from agents.offline.synth_roles import roles
 from agents.offline.synth_streams import reader_loop, stream_drive
@@ -118,7 +118,7 @@ def step_lines(ctx: Ctx, fn: FunctionDecl, obj: Obj) -> list[str]:
         )
         conds.append(f"!({ok})")
     if ev and out is not None and out.type_key:
-        end = END_TESTS.get(out.type_key)
+        end = end_test(out.type_key, idx.api)
         if end:
             conds.append(end.format(v=ev))
         pl.f.need("is_zero")
@@ -160,7 +160,7 @@ def pipe_lines(ctx: Ctx, consumer: FunctionDecl, dst: Obj) -> list[str] | None:
     cok = success_test(consumer.name, consumer.return_type, crc, cdecl.is_bool(consumer.return_type), False)
     dtor = idx.destructor(slot.type_key, prod.name)
     release = f"{dtor}(&{ev}); " if dtor else ""
-    end = END_TESTS.get(slot.type_key, "0").format(v=ev)
+    end = (end_test(slot.type_key, idx.api) or "0").format(v=ev)
     last = pl.f.name("last")
     pl.f.need("is_zero")
     pl.f.include("<string.h>")
@@ -172,7 +172,7 @@ def pipe_lines(ctx: Ctx, consumer: FunctionDecl, dst: Obj) -> list[str] | None:
         f"int {last} = {end};",
         f"{crc} = {cplan.text};",
     ]
-    if consumer.name in ALWAYS_CONSUMES or not release:
+    if always_consumes(consumer.name) or not release:
         body.append(f"if (!({cok}) || {last}) break;")
     else:
         body.append(f"if (!({cok})) {{ {release}break; }}")
@@ -182,7 +182,7 @@ def pipe_lines(ctx: Ctx, consumer: FunctionDecl, dst: Obj) -> list[str] | None:
 
 def drivable(ctx: Ctx, obj: Obj) -> bool:
     """Whether :func:`drive` has more to offer than cheap related calls."""
-    if obj.type_key in STREAMS:
+    if stream_fields(obj.type_key) is not None:
         return not obj.origin or ctx.idx.stem(obj.origin) in ctx.idx.by_name
     if ctx.idx.is_handle(obj.type_key):
         return True  # a reader loop
@@ -201,7 +201,7 @@ def _pipe_target(ctx: Ctx, f: FunctionDecl, obj: Obj) -> bool:
 
 def drive(ctx: Ctx, obj: Obj) -> None:
     """After setup: step the object with its producer, pipe into it, or call cheap functions."""
-    fields = STREAMS.get(obj.type_key)
+    fields = stream_fields(obj.type_key)
     if fields is not None and stream_drive(ctx, obj, fields):
         return
     prod = producer(ctx.idx, ctx.pl.avoid, key=obj.type_key)

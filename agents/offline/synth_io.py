@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import cdecl
-from agents.offline.synth_knowledge import CALLBACKS, Callback
+from agents.offline import cdecl, type_table
+from agents.offline.synth_knowledge import Callback
 from agents.offline.synth_plan import WRITE_WORDS, CallPlan, Planner, decl_cast
 from agents.offline.synth_roles import Role
 from fuzzkit.api import FunctionDecl
@@ -85,8 +85,8 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
 
 def _signature(ctype: str) -> Callback | None:
     base = cdecl.strip_const(ctype).replace("*", "").strip()
-    if base in CALLBACKS:
-        return CALLBACKS[base]
+    table = type_table.active()
+    ctype = table.canonical.get(base, ctype) if "(*)" in table.canonical.get(base, "") else ctype
     m = re.match(r"^(?P<ret>.*?)\s*\(\*\)\s*\((?P<args>.*)\)$", ctype.strip())
     if not m:
         return None
@@ -97,7 +97,15 @@ def _signature(ctype: str) -> Callback | None:
         shape = "reader"
     elif len(params) == 3 and cdecl.is_bytes(params[1]):
         shape = "writer" if cdecl.is_const_target(params[1]) else "reader_count"
-    return Callback(ret, params, shape, "0")
+    elif len(params) == 2 and cdecl.pointer_depth(params[1]) == 2:
+        shape = "pull"
+    ok = "0"
+    note = table.returns.get(base, "").lower()
+    if re.search(r"\breturn (@c )?1\b|\b1\b[^.]*succe", note):
+        ok = "1"  # the callback's documentation says success is 1
+    elif shape in ("reader", "writer") and not note:
+        ok = "0"
+    return Callback(ret, params, shape, ok)
 
 
 def callback(pl: Planner, ctype: str) -> str:

@@ -1,8 +1,10 @@
-"""Library conventions a C programmer knows by heart and a prototype does not say.
+"""Conventions a C programmer knows by heart, and what the prompt's Types section says.
 
-This is the offline model's memorized knowledge: value ranges of well-known parameters, success
-codes, stream cursor fields, end-of-stream tests and callback signatures of common libraries.
-Everything has a generic fallback so unknown libraries still get a harness that builds and runs.
+General conventions (value ranges of common parameter names, success tests by return shape,
+word pairs naming inverse operations) live here as mechanisms; everything about a particular
+library — its status constants, stream structs, end-of-stream markers, callback signatures,
+documented return values — is read from the ``## Types`` section of the prompt
+(:mod:`agents.offline.type_table`), so unknown libraries get the same treatment as known ones.
 """
 
 from __future__ import annotations
@@ -10,25 +12,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agents.offline import cdecl
+from agents.offline.type_table import TypeTable, active
+
 # Parameter name -> values a fuzzer should choose from (lo, hi) or an explicit set.
 INT_CHOICES: list[tuple[str, tuple[int, int] | tuple[int, ...]]] = [
-    (r"^windowBits$", (9, 10, 11, 12, 13, 14, 15, -9, -10, -11, -12, -13, -14, -15,
-                       25, 26, 27, 28, 29, 30, 31, 40, 47, 0)),
     (r"^level$", (-1, 9)),
-    (r"^memLevel$", (1, 9)),
-    (r"^strategy$", (0, 4)),
-    (r"^method$", (8,)),
-    (r"^flush$", (0, 6)),
-    (r"^bits$", (0, 16)),
     (r"^(which|index|idx|pos|position|item_index)$", (-1, 7)),
     (r"^(count|n|num|nitems|nmemb)$", (0, 8)),
-    (r"^(prebuffer)$", (0, 512)),
     (r"(fmt|format|pretty|recurse|case_sensitive|implicit|canonical|unicode|require|"
      r"null_terminated|is_final|isFinal|final|boolean)", (0, 1)),
     (r"^indent$", (-1, 10)),
     (r"^width$", (-1, 200)),
     (r"^(c|ch|byte|value)$", (0, 255)),
-    (r"^(good_length|max_lazy|nice_length|max_chain)$", (0, 258)),
     (r"^(whence)$", (0, 2)),
     (r"(len|size|length|bytes)", (0, 4096)),
 ]  # fmt: skip
@@ -36,37 +32,84 @@ DEFAULT_INT = (0, 255)
 DEFAULT_ENUM = (0, 7)
 
 
+def _words(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [w.lower() for w in re.split(r"[_\W]+", spaced) if w]
+
+
+def _constant_choices(param_name: str, table: TypeTable) -> tuple[int, ...] | None:
+    """Values of the header's constant group named like the parameter (``mode`` -> ``X_MODE_*``).
+
+    A ``MAX_<name>`` constant alone bounds the range from 0 instead.
+    """
+    pwords = [w for w in _words(param_name) if len(w) > 2]
+    if not pwords:
+        return None
+    joined = "".join(pwords)
+    for group in table.groups:
+        named = [c for c in group if set(pwords) <= set(_words(c)) or joined in _words(c)]
+        if not named:
+            continue
+        if len(group) == 1 and _words(group[0])[:1] == ["max"]:
+            return tuple(range(0, min(table.constants[group[0]], 64) + 1))
+        values = tuple(dict.fromkeys(table.constants[c] for c in group if c in table.constants))
+        if values and len(values) <= 64:
+            return values
+    return None
+
+
 def int_choices(param_name: str, function: str) -> tuple[int, int] | tuple[int, ...]:
     """The range ``(lo, hi)`` (2-tuple) or explicit value set (other length) for an int param."""
+    from_header = _constant_choices(param_name, active())
+    if from_header is not None:
+        return from_header if len(from_header) != 2 else (*from_header, from_header[-1])
     for pattern, choice in INT_CHOICES:
         if re.search(pattern, param_name):
-            if pattern == r"^windowBits$" and function.startswith("deflate"):
-                return tuple(v for v in choice if v <= 31 and v not in (0, 40, 47))
-            if pattern == r"^flush$" and function.startswith("deflate"):
-                return (0, 5)  # Z_TREES is for inflate only
             return choice
     return DEFAULT_INT
 
 
-# Function name pattern -> success test on the return value `{rc}`.
-SUCCESS: list[tuple[str, str]] = [
-    (r"^yaml_", "{rc}"),
-    (r"^(inflate|deflate|compress|uncompress)", "{rc} == Z_OK"),
-    (r"^gz(read|write|fread|fwrite|puts|putc|printf)$", "{rc} > 0"),
-    (r"^XML_Parse", "{rc} == XML_STATUS_OK"),
-    (r"^BZ2_", "{rc} == BZ_OK"),
-]
+_COUNTING = re.compile(r"(^|_)(read|write|fread|fwrite|puts|putc|printf|get|put)s?$", re.I)
+
+
+def _status_constant(table: TypeTable, names: tuple[str, ...] = ("OK", "SUCCESS")) -> str | None:
+    """The library's one success status constant (``X_OK``), if the header has exactly one."""
+    found = [c for c in table.constants if _words(c)[-1:] and _words(c)[-1].upper() in names
+             and len(_words(c)) <= 2]
+    return found[0] if len(found) == 1 else None
+
+
+def documented_success(note: str, rc: str, table: TypeTable) -> str | None:
+    """A success test from a documented return convention, if the note states one."""
+    text = note.lower()
+    for const in re.findall(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", note):
+        if const in table.constants and re.search(rf"{const.lower()}[^.,;]*\b(on |if )?succe", text):
+            return f"{rc} == {const}"
+    if re.search(r"\b1\b[^.]*succe|succe[^.]*\breturns? (@c )?1\b", text):
+        return rc
+    if re.search(r"\b0\b[^.]*\bon succe|succe[^.]*\breturns? (@c )?0\b|zero on succe", text):
+        return f"{rc} == 0"
+    if re.search(r"negative[^.]*(error|fail)", text):
+        return f"{rc} >= 0"
+    return None
 
 
 def success_test(function: str, return_type: str, rc: str, bool_like: bool, pointer: bool) -> str:
     """A C condition that is true when ``function`` returned success in ``rc``."""
-    for pattern, template in SUCCESS:
-        if re.search(pattern, function):
-            return template.format(rc=rc)
+    table = active()
+    documented = documented_success(table.returns.get(function, ""), rc, table)
+    if documented:
+        return documented
     if pointer:
         return f"{rc} != NULL"
     if bool_like:
         return rc
+    if _COUNTING.search(function) or any(w in ("read", "write") for w in _words(function)):
+        return f"{rc} > 0"  # read/write-style functions return how much they moved
+    enum = table.canonical.get(cdecl.base_name(return_type), "")
+    status = _status_constant(table)
+    if status and (enum.startswith("enum ") or cdecl.is_integer(return_type)):
+        return f"{rc} == {status}"
     return f"{rc} >= 0"
 
 
@@ -85,27 +128,68 @@ class StreamFields:
     finish: str  # the flush/action value that finishes the stream
 
 
-STREAMS = {
-    "z_stream": StreamFields("next_in", "avail_in", "next_out", "avail_out", "Bytef *", "Bytef *",
-                             "uInt", "{rc} == Z_OK", "Z_FINISH"),
-    "bz_stream": StreamFields("next_in", "avail_in", "next_out", "avail_out", "char *", "char *",
-                              "unsigned int", "({rc} == BZ_OK || {rc} == BZ_RUN_OK)", "BZ_FINISH"),
-    "lzma_stream": StreamFields("next_in", "avail_in", "next_out", "avail_out",
-                                "const uint8_t *", "uint8_t *", "size_t", "{rc} == LZMA_OK",
-                                "LZMA_FINISH"),
-}  # fmt: skip
+def _cursor(fields: tuple[tuple[str, str], ...], side: str) -> tuple[str, str, str, str] | None:
+    """(pointer field, its type, count field, its type) for the ``in`` or ``out`` side."""
+    ptr = next(((n, t) for n, t in fields if "*" in t and side in _words(n)
+                and (cdecl.is_bytes(t) or cdecl.is_string(t))), None)
+    count = next(((n, t) for n, t in fields if "*" not in t and side in _words(n)
+                  and set(_words(n)) & {"avail", "left", "len", "size", "remaining"}
+                  and cdecl.is_integer(t)), None)
+    if ptr is None or count is None:
+        return None
+    return ptr[0], ptr[1], count[0], count[1]
 
-# Out-struct type -> C condition (on variable `{v}`) meaning the machine reached its end.
-END_TESTS = {
-    "yaml_event_t": "{v}.type == YAML_STREAM_END_EVENT",
-    "yaml_token_t": "{v}.type == YAML_STREAM_END_TOKEN",
-    "yaml_document_t": "yaml_document_get_root_node(&{v}) == NULL",
-}
+
+def stream_fields(type_key: str | None) -> StreamFields | None:
+    """The stream struct ``type_key`` by its fields: input pointer + count, output pointer + count."""
+    if not type_key:
+        return None
+    table = active()
+    record = table.record(type_key)
+    if record is None or record.opaque:
+        return None
+    cin, cout = _cursor(record.fields, "in"), _cursor(record.fields, "out")
+    if cin is None or cout is None:
+        return None
+    finish = next((c for c in table.constants if _words(c)[-1:] == ["finish"]), None)
+    ok = _status_constant(table) or _status_constant(table, ("RUN", "OK"))
+    keep = f"{{rc}} == {ok}" if ok else "{rc} == 0"
+    return StreamFields(cin[0], cin[2], cout[0], cout[2], cin[1].replace("const ", "", 1)
+                        if not cin[1].startswith("const") else cin[1], cout[1], cin[3], keep,
+                        finish or "1")
+
+
+def end_test(type_key: str, api: list | tuple = ()) -> str | None:
+    """A C condition (on ``{v}``) meaning a stepped machine's out-struct marks the end.
+
+    By the struct's ``type`` field: the ``..._END`` constant paired with the outermost
+    ``..._START`` of that enum; else a getter of the struct's root returning NULL.
+    """
+    table = active()
+    record = table.record(type_key)
+    if record is None:
+        return None
+    for name, ftype in record.fields:
+        canon = table.canonical.get(cdecl.base_name(ftype), ftype)
+        enum = canon.replace("enum ", "", 1) if canon.startswith("enum ") else ""
+        consts = table.enum_members.get(enum, [])
+        if name == "type" and consts:
+            starts = sorted((table.constants[c], c) for c in consts if "START" in c.upper())
+            for _v, start in starts:
+                end = start.upper().replace("START", "END")
+                match = next((c for c in consts if c.upper() == end), None)
+                if match:
+                    return f"{{v}}.{name} == {match}"
+    for f in api:
+        if ("root" in _words(f.name) and cdecl.is_pointer(f.return_type) and len(f.params) == 1
+                and cdecl.base_name(f.params[0].type) == type_key):
+            return f"{f.name}(&{{v}}) == NULL"
+    return None
 
 
 @dataclass(frozen=True)
 class Callback:
-    """A callback typedef's C signature and what a harness implementation should return."""
+    """A callback type's C signature and what a harness implementation should return."""
 
     return_type: str
     params: tuple[str, ...]
@@ -113,24 +197,28 @@ class Callback:
     ok_value: str
 
 
-CALLBACKS = {
-    "yaml_read_handler_t": Callback(
-        "int", ("void *", "unsigned char *", "size_t", "size_t *"), "reader", "1"
-    ),
-    "yaml_write_handler_t": Callback("int", ("void *", "unsigned char *", "size_t"), "writer", "1"),
-    "in_func": Callback("unsigned", ("void *", "unsigned char **"), "pull", "0"),
-    "out_func": Callback("int", ("void *", "unsigned char *", "unsigned"), "writer", "0"),
-}
+def always_consumes(function: str) -> bool:
+    """Whether the documentation says ``function`` takes its object even when it fails."""
+    return function in active().consumes
 
-# Running-value functions whose documented first call returns the initial value.
-DIGEST_INIT = {r"^(crc32|adler32)(_z)?$": "{fn}(0L, Z_NULL, 0)"}
 
-# Word pairs that name a function and its inverse.
-INVERSES = [("compress", "uncompress"), ("encode", "decode"), ("deflate", "inflate"),
-            ("pack", "unpack"), ("serialize", "deserialize"), ("escape", "unescape"),
-            ("encrypt", "decrypt"), ("Print", "Parse")]  # fmt: skip
+# Running-value functions: the documented first call of a checksum takes no data.
+def digest_init(fn_name: str, params: int) -> str:
+    """The initial running value of a checksum-style function (``f(0, NULL, 0)``)."""
+    return f"{fn_name}(0, NULL, 0)" if params == 3 else "0"
 
-# Functions that keep a string argument's pointer (not a copy): it must outlive the object, so
-# harnesses pass string literals there.
-RETAINED_STRINGS = {"cJSON_AddItemToObjectCS": ("string",)}
+
+# Word pairs that name a function and its inverse; prefixes that turn a verb into its inverse.
+INVERSES = [("print", "parse"), ("Print", "Parse"), ("dump", "load"), ("format", "parse"),
+            ("serialize", "deserialize"), ("encode", "decode"), ("pack", "unpack"),
+            ("escape", "unescape"), ("encrypt", "decrypt"), ("compress", "uncompress"),
+            ("compress", "decompress")]  # fmt: skip
+INVERSE_PREFIXES = ("de", "in", "un", "en", "")
+
+
+def retained_strings(function: str) -> tuple[str, ...]:
+    """String parameters the function keeps by reference (from the documentation notes)."""
+    return ("*",) if function in active().retains else ()
+
+
 LITERAL_KEYS = ("", "a", "key", "name", "0", "items", "\\u00e9", "x y")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from agents.offline import cdecl
 from agents.offline.synth_api import ApiIndex
-from agents.offline.synth_knowledge import success_test
+from agents.offline.synth_knowledge import always_consumes, success_test
 from agents.offline.synth_plan import CallPlan, Obj, Planner, Unsupported
 from agents.offline.synth_roles import Role, payload_slot, roles
 from agents.offline.synth_vocab import RISKY, transfers_ownership
@@ -16,8 +16,6 @@ from fuzzkit.api import FunctionDecl
 
 MAX_DEPTH = 3
 PRODUCER_ORDER = ["parse", "load", "scan", "next", "read", "fetch", "pull"]
-# Consumers that take ownership even when they fail.
-ALWAYS_CONSUMES = ("yaml_emitter_emit", "yaml_emitter_dump")
 
 
 def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], plan: CallPlan) -> str:
@@ -35,7 +33,7 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         return fresh(pl, key, fn.name, small=True).expr
     if r.kind == "consumed":
         obj = fresh(pl, key, fn.name, small=True)
-        when = "always" if fn.name in ALWAYS_CONSUMES or transfers_ownership(fn.name) else "success"
+        when = "always" if always_consumes(fn.name) or transfers_ownership(fn.name) else "success"
         if obj.owned and obj.expr.startswith("&"):
             plan.consumed.append((f"{obj.var}_ready = 0;", when))
         elif obj.owned:

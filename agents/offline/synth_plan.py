@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from agents.offline import cdecl
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_code import Frag
-from agents.offline.synth_knowledge import RETAINED_STRINGS, success_test
+from agents.offline.synth_knowledge import retained_strings, success_test
 from agents.offline.synth_roles import Role, payload_slot, roles
 from fuzzkit.api import FunctionDecl
 
@@ -181,7 +181,7 @@ class Planner:
             cast = f"({decl_cast(ptype)})"
             if k == "unsupported":
                 raise Unsupported(f"{fn.name}: cannot build a {ptype} argument")
-            if k == "text" and r.param.name in RETAINED_STRINGS.get(fn.name, ()):
+            if k == "text" and retained_strings(fn.name):
                 args[r.index] = f"{cast}{synth_args.literal_key(self)}"
             elif k in ("text", "bytes") and r.index == main:
                 if k == "bytes" and r.param.name not in self.c_strings:

@@ -22,6 +22,8 @@ _RECORD = re.compile(r"^(?P<kind>struct|union) (?P<tag>\w*)\s*(?:\{(?P<body>.*)\
 _ENUM = re.compile(r"^enum (?P<name>\w+) \{(?P<body>.*)\};$")
 _DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)$")
 _RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
+_KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
+_TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
 _RETURN = re.compile(r"^- (?P<fn>\w+): (?P<text>.+)$")
 _FIELD = re.compile(r"(?P<type>.*?[\s*])(?P<name>\w+)(?:\[[^\]]*\])?$")
 
@@ -47,6 +49,9 @@ class TypeTable:
     groups: list[list[str]] = field(default_factory=list)
     releasers: list[tuple[str, str]] = field(default_factory=list)
     returns: dict[str, str] = field(default_factory=dict)
+    enum_members: dict[str, list[str]] = field(default_factory=dict)
+    retains: set[str] = field(default_factory=set)
+    consumes: set[str] = field(default_factory=set)
     key: int = 0
 
     def record(self, name: str) -> Record | None:
@@ -106,6 +111,14 @@ def read_types(text: str) -> TypeTable:
         if release:
             table.releasers.append((release["fn"], release["what"].strip()))
             continue
+        keeps = _KEEPS.match(line)
+        if keeps:
+            table.retains.add(keeps["fn"])
+            continue
+        takes = _TAKES.match(line)
+        if takes:
+            table.consumes.add(takes["fn"])
+            continue
         ret = _RETURN.match(line)
         if ret:
             table.returns[ret["fn"]] = ret["text"]
@@ -152,6 +165,10 @@ def _read_decl(table: TypeTable, line: str) -> bool:
                 table.constants[name.strip()] = int(value)
                 names.append(name.strip())
         table.groups.append(names)
+        table.enum_members[enum["name"]] = names
+        for alias, canon in table.canonical.items():
+            if canon == f"enum {enum['name']}":
+                table.enum_members[alias] = names
         return True
     return False
 

@@ -122,7 +122,7 @@ def test_buffer_codec_output_buffer_is_bounded_and_inverse_runs() -> None:
 
 def test_digest_runs_over_chunks_from_the_documented_start() -> None:
     b = body(draft("zlib", "crc32").code)
-    assert "acc = crc32(0L, Z_NULL, 0);" in b
+    assert "acc = crc32(0, NULL, 0);" in b
     assert "acc = crc32(acc, (const Bytef *)lf_chunk, (uInt)lf_chunk_size);" in b
 
 
