@@ -77,10 +77,8 @@ class _Fixer(FixerBase):
             kind, name = m.group(1), m.group(2)
             if not add_tag(self, kind, name, pos, d.line):
                 self.unresolved.append(f"line {d.line}: {name} must be written {kind} {name}")
-        elif quoted and quoted[0] in self.tags and re.search(
-            r"^unknown type name|use of undeclared identifier", msg
-        ) and add_tag(self, self.tags[quoted[0]], quoted[0], pos, d.line):
-            pass
+        elif quoted and quoted[0] in self.tags and self.used_as_type(quoted[0], msg, pos):
+            add_tag(self, self.tags[quoted[0]], quoted[0], pos, d.line)
         elif msg == "expected expression" and d.line in self.tagged_lines:
             pass  # clang's follow-up of a type name it did not know as a type: the tag fixes both
         elif m := re.search(r"variable has incomplete type '([^']+)'", msg):
@@ -130,6 +128,19 @@ class _Fixer(FixerBase):
             self.drop_statement(pos, f"drop the statement using the unknown member {quoted[0]}")
         else:
             self.unresolved.append(f"line {d.line}: {msg}")
+
+    def used_as_type(self, name: str, msg: str, pos: int) -> bool:
+        """Whether the tag's name at ``pos`` stands where a type goes.
+
+        In an expression clang reports a tag-only type as an undeclared identifier; only a
+        cast or ``sizeof`` (the name followed by ``)`` or ``*``) is a type use there, not a
+        call of a function that happens to share the tag's name.
+        """
+        if msg.startswith("unknown type name"):
+            return bool(re.match(rf"{re.escape(name)}\b", self.code[pos:]))
+        return "use of undeclared identifier" in msg and bool(
+            re.match(rf"{re.escape(name)}\s*[)*]", self.code[pos:])
+        )
 
     def missing_header(self, header: str) -> None:
         name = Path(header).name

@@ -125,3 +125,10 @@ def test_fixed_harness_passes_clang_after_one_round(tmp_path: Path) -> None:
     assert unresolved == []
     after = run_clang(tmp_path, fixed, *DIAGNOSTIC_FLAGS, "-Werror=incompatible-pointer-types")
     assert after == "", after
+
+
+def test_tag_name_used_as_a_value_gets_no_tag() -> None:
+    code = "int f(void) {\n  return x_ttl + 1;\n}\n"
+    fixed, fixes, _ = fix(code, "h.c:2:10: error: use of undeclared identifier 'x_ttl'\n")
+    assert "return x_ttl + 1;" in fixed
+    assert not any("tag" in f for f in fixes)
