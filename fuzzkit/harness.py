@@ -15,6 +15,8 @@ from fuzzkit.sandbox import Limits, run_sandboxed
 from fuzzkit.tools import tool
 
 FUZZ_LINK_FLAGS = ["-g", "-O1", "-fno-omit-frame-pointer", "-fsanitize=address,fuzzer"]
+# Clang's fix-its in machine-readable form, kept with their diagnostics for the fixer.
+DIAGNOSTIC_FLAGS = ["-fdiagnostics-parseable-fixits"]
 # Most C libraries call libm; linking it unconditionally costs nothing.
 _SYSTEM_LIBS = ["-lm"]
 
@@ -97,9 +99,9 @@ def build_harness(
         compiler = tool("clang++")
     steps = [
         *helper_steps,
-        [compiler, *FUZZ_LINK_FLAGS, *lib_flags, str(source), *fuzz_helpers, lib.fuzz_archive, *link_tail,
-         "-o", str(fuzz_bin)],
-        [compiler, *COV_FLAGS, *lib_flags, "-c", str(source), "-o", str(cov_obj)],
+        [compiler, *FUZZ_LINK_FLAGS, *DIAGNOSTIC_FLAGS, *lib_flags, str(source), *fuzz_helpers,
+         lib.fuzz_archive, *link_tail, "-o", str(fuzz_bin)],
+        [compiler, *COV_FLAGS, *DIAGNOSTIC_FLAGS, *lib_flags, "-c", str(source), "-o", str(cov_obj)],
         [tool("clang"), "-g", "-O1", "-c", str(replay_main_source()), "-o", str(replay_obj)],
         [compiler, "-fprofile-instr-generate", str(cov_obj), *cov_helpers, str(replay_obj),
          "-Wl,--whole-archive", lib.cov_archive, "-Wl,--no-whole-archive", *link_tail,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -10,21 +11,33 @@ from agent_graph.code_memory import update_code_memory
 from agent_graph.context import Context
 from agent_graph.session_memory import add_known_fix
 from agent_graph.state import FuzzState
+from fuzzkit.diagnostics import SERIOUS_WARNINGS
 from fuzzkit.harness import build_harness
 from fuzzkit.library import LibraryBuild
 from nodes._common import log_event, visit, work_dir
 
 MAX_ERRORS_SHOWN = 20
+MAX_WARNINGS_SHOWN = 10
 
 
-def errors_text(diagnostics: list[Any], log: str) -> str:
-    """The compiler's errors as the enhancer sees them: errors first, capped."""
+def errors_text(diagnostics: list[Any], log: str, harness: str = "") -> str:
+    """The compiler's errors as the enhancer sees them: errors first, capped.
+
+    Each comes with clang's fix-its (``fix-it: insert "struct " at 12:3``) and file names
+    only. The harness's own warnings that break it at run time (a ``T *`` passed for a
+    ``T **``, an implicit declaration) follow, so the same round fixes them too.
+    """
     errors = [d for d in diagnostics if d.severity in ("error", "fatal error")]
     if not errors:
         return log.strip()[-4000:]
-    return "\n".join(
-        f"{d.file}:{d.line}:{d.column}: {d.severity}: {d.message}" for d in errors[:MAX_ERRORS_SHOWN]
-    )
+    name = PurePath(harness).name
+    warnings = [
+        d for d in diagnostics
+        if d.severity == "warning" and SERIOUS_WARNINGS.search(d.message)
+        and (not name or PurePath(d.file).name == name)
+    ]
+    shown = errors[:MAX_ERRORS_SHOWN] + warnings[:MAX_WARNINGS_SHOWN]
+    return "\n".join(d.render_for_prompt() for d in shown)
 
 
 def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -41,7 +54,7 @@ def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     record = {
         "version": version,
         "ok": result.ok,
-        "errors": "" if result.ok else errors_text(result.diagnostics, result.log),
+        "errors": "" if result.ok else errors_text(result.diagnostics, result.log, source.name),
         "fuzz_binary": str(result.fuzz_binary) if result.ok else "",
         "cov_binary": str(result.cov_binary) if result.ok else "",
         "log_path": str(out / "build.log"),

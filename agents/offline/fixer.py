@@ -3,8 +3,9 @@
 :func:`fix_harness` reads clang and linker messages (``file:line:col: error: ...``,
 ``undefined reference to 'x'``) and applies one deterministic edit per problem it understands:
 missing includes, misspelled API names, pointer casts, argument counts rebuilt from the
-prototype, missing returns, redeclarations, unlinked calls. Every applied fix is described in the
-plain-English form a person would record as a known fix (the synthesizer reads those forms back).
+prototype, missing returns, redeclarations, unlinked calls. Clang's own fix-its go first; the
+fixer's repairs then handle what they left. Every applied fix is described in the plain-English
+form a person would record as a known fix (the synthesizer reads those forms back).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agents.offline.fixer_clang import add_tag, apply_fixits, tag_kinds
 from agents.offline.fixer_core import FixerBase
 from agents.offline.fixer_diag import Diag, parse_diagnostics
 from agents.offline.fixer_edit import (
@@ -25,6 +27,7 @@ from agents.offline.fixer_edit import (
     split_args,
     statement_span,
 )
+from agents.offline.fixer_types import address_of, opaque_variable
 from fuzzkit.api import FunctionDecl
 
 _FUZZ_SIGNATURE = "int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)"
@@ -50,7 +53,10 @@ def fix_harness(
     fixer = _Fixer(code, api, headers)
     fixer.apply_known(list(known_fixes))
     diags, links = parse_diagnostics(diagnostics)
-    for d in diags:
+    fixer.tags = tag_kinds(diags, api)
+    # Clang's fix-its first: their edits win over any overlapping repair of the fixer's own.
+    rest = [d for d in diags if not apply_fixits(fixer, d)]
+    for d in rest:
         fixer.handle(d)
     for name in links:
         fixer.unlinked(name)
@@ -63,14 +69,21 @@ def fix_harness(
 class _Fixer(FixerBase):
     """One handler per kind of diagnostic the fixer understands."""
 
-    # ----- bookkeeping -----
-    # ----- known fixes -----
-    # ----- diagnostics -----
     def handle(self, d: Diag) -> None:
         msg = d.message
         quoted = re.findall(r"'([^']*)'", msg)
         pos = offset(self.code, d.line, d.col)
-        if "file not found" in msg and quoted:
+        if m := re.search(r"must use '(struct|enum|union)' tag to refer to type '(\w+)'", msg):
+            kind, name = m.group(1), m.group(2)
+            if not add_tag(self, kind, name, pos, d.line):
+                self.unresolved.append(f"line {d.line}: {name} must be written {kind} {name}")
+        elif quoted and quoted[0] in self.tags and self.used_as_type(quoted[0], msg, pos):
+            add_tag(self, self.tags[quoted[0]], quoted[0], pos, d.line)
+        elif msg == "expected expression" and d.line in self.tagged_lines:
+            pass  # clang's follow-up of a type name it did not know as a type: the tag fixes both
+        elif m := re.search(r"variable has incomplete type '([^']+)'", msg):
+            opaque_variable(self, m.group(1), pos)
+        elif "file not found" in msg and quoted:
             self.missing_header(quoted[0])
         elif (
             re.search(r"implicit(ly)? declar|call to undeclared function|undeclared function", msg) and quoted
@@ -115,6 +128,19 @@ class _Fixer(FixerBase):
             self.drop_statement(pos, f"drop the statement using the unknown member {quoted[0]}")
         else:
             self.unresolved.append(f"line {d.line}: {msg}")
+
+    def used_as_type(self, name: str, msg: str, pos: int) -> bool:
+        """Whether the tag's name at ``pos`` stands where a type goes.
+
+        In an expression clang reports a tag-only type as an undeclared identifier; only a
+        cast or ``sizeof`` (the name followed by ``)`` or ``*``) is a type use there, not a
+        call of a function that happens to share the tag's name.
+        """
+        if msg.startswith("unknown type name"):
+            return bool(re.match(rf"{re.escape(name)}\b", self.code[pos:]))
+        return "use of undeclared identifier" in msg and bool(
+            re.match(rf"{re.escape(name)}\s*[)*]", self.code[pos:])
+        )
 
     def missing_header(self, header: str) -> None:
         name = Path(header).name
@@ -188,6 +214,8 @@ class _Fixer(FixerBase):
             self.edit(m.start(), m.end(), "", f"remove the casts to {name}: the library has no such type")
 
     def cast_argument(self, msg: str, pos: int) -> None:
+        if address_of(self, msg, pos):
+            return  # a T * for a T ** wants the address, never a cast
         target = re.search(r"to parameter of type '([^']+)'", msg)
         if not target:
             self.unresolved.append(msg)

@@ -26,6 +26,8 @@ class FixerBase:
         self.includes: list[tuple[str, str]] = []
         self.edits: list[tuple[int, int, str]] = []
         self.renames: dict[str, str] = {}
+        self.tags: dict[str, str] = {}  # type name -> the tag (struct, enum, union) it needs
+        self.tagged_lines: set[int] = set()
 
     def include(self, header: str, why: str) -> None:
         """Add ``header`` at the end (once), recording why."""
