@@ -333,8 +333,14 @@ class _Collector:
                 out.append(Releaser(decl.name, target, evidence))
             if not named and not documented:
                 out.append(Releaser(decl.name, ptype, "parameter type"))
+        releasing = [r.function for r in out]
         for decl in self.api:
-            if _FREE_DOC.search(self.docs.get(decl.name, "")):
+            doc = self.docs.get(decl.name, "")
+            named = [fn for fn in dict.fromkeys(releasing)
+                     if fn != decl.name and re.search(rf"\b{re.escape(fn)}\b", doc)]
+            for fn in named[:1]:
+                out.append(Releaser(fn, f"what {decl.name} allocates", "by documentation"))
+            if not named and _FREE_DOC.search(doc):
                 out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
         return out
 

@@ -155,7 +155,44 @@ def _fill(
     ctx = Ctx(target, idx, pl, [r for r in related if r not in banned])
     FILLERS[archetype](ctx)
     _calls_before(ctx, guide)
+    if not pl.fed and not _input_flows(ctx):
+        _feed_the_input(ctx)
     return ctx
+
+
+_INPUT_NAMES = re.compile(r"\b(data|lf_chunk|lf_fd|lf_path|lf_step|lf_memfd)\b")
+
+
+def _input_flows(ctx: Ctx) -> bool:
+    """Whether the code so far hands the input to a call (directly, by chunks, file or callback)."""
+    text = "\n".join([*ctx.f.setup, *ctx.f.call, *ctx.use, *ctx.f.decls, *ctx.f.hoist,
+                      *(line for b in ctx.blocks for line in b.lines)])
+    return bool(_INPUT_NAMES.search(text))
+
+
+def _feed_the_input(ctx: Ctx) -> None:
+    """Hand the fuzz input to the target's object when no call received it.
+
+    A decoder context made by ``ctx_new(flags)`` decodes nothing until the function that takes
+    the data (``set_buffer(ctx, data, size)``) has been called: a harness without that call
+    exercises only the error path, whatever the fuzzer does.
+    """
+    key = ctx.idx.first_object(ctx.target)
+    obj = next((o for o in ctx.pl.scope if o.type_key == key), None) if key else None
+    if obj is None:
+        return
+    for feeder in ctx.idx.feeders(key):
+        if feeder.name in ctx.pl.avoid:
+            continue
+        lines: list[str] = []
+        try:
+            ctx.pl.emit(ctx.pl.plan(feeder, bind={0: obj.expr}), lines)
+        except Unsupported:
+            continue
+        if ctx.pl.fed:
+            ctx.f.setup.extend(lines)
+            ctx.f.notes.append(f"the input reaches {ctx.target.name} through {feeder.name}")
+            return
 
 
 def _calls_before(ctx: Ctx, guide: Guidance) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agents.offline import cdecl
+from agents.offline import cdecl, type_table
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_code import Frag
 from agents.offline.synth_knowledge import retained_strings, success_test
@@ -74,6 +74,7 @@ class Planner:
         self._text: str | None = None
         self.depth = 0
         self.c_strings: set[str] = set()  # params that must get a NUL-terminated string
+        self.fed = False  # whether some call receives the fuzz input
         # Object types whose input/output the target itself sets: no automatic feeding.
         self.configuring: set[str] = set()
 
@@ -184,6 +185,7 @@ class Planner:
             if k == "text" and retained_strings(fn.name):
                 args[r.index] = f"{cast}{synth_args.literal_key(self)}"
             elif k in ("text", "bytes") and r.index == main:
+                self.fed = True
                 if k == "bytes" and r.param.name not in self.c_strings:
                     args[r.index] = f"{cast}data"
                     if r.pair is not None and rs[r.pair].kind == "len":
@@ -248,6 +250,7 @@ class Planner:
             elif k == "out_ptr":
                 v = self.var(cdecl.pointee(ptype), r.param.name, "NULL")
                 args[r.index] = f"&{v}"
+                self._release_out(fn, ptype, v)
             elif k == "scratch":
                 v = self.var("uint8_t *", r.param.name, "NULL")
                 self.f.setup.append(f"{v} = (uint8_t *)calloc(1, 65536);")
@@ -269,6 +272,25 @@ class Planner:
         plan.text = f"{fn.name}({', '.join(ordered)})"
         self.f.calls.append(fn.name)
         return plan
+
+    def _release_out(self, fn: FunctionDecl, ptype: str, v: str) -> None:
+        """Release what the callee returned through ``T **``, with the releaser the header names.
+
+        A parser's result list leaks on every input otherwise (LeakSanitizer); which function
+        releases it comes from the Types section (by parameter type, by name, or because the
+        documentation says so, ``free`` included). A ``const`` pointee points into the input.
+        """
+        if cdecl.is_const_target(cdecl.pointee(ptype)) or cdecl.is_const_target(ptype):
+            return
+        releaser = type_table.releaser_for(cdecl.pointee(ptype), producer=fn.name)
+        if releaser is None:
+            key = self.idx.type_key(cdecl.pointee(ptype))
+            releaser = self.idx.destructor(key, fn.name) if key else None
+        if releaser is None:
+            return
+        if releaser == "free":
+            self.f.include("<stdlib.h>")
+        self.f.cleanup.append(f"if ({v} != NULL) {releaser}({v});")
 
     def emit(self, plan: CallPlan, into: list[str], result: str | None = None) -> str | None:
         """Write the call into ``into``; returns the variable holding its result, if any.
