@@ -2,9 +2,9 @@
  * LogicFuzz skeleton: buffer_codec
  *
  * Pattern: a one-shot transform from an input buffer into a caller buffer
- * (codec_pack(dst, &dst_len, src, src_len), codec_unpack, base64-style encode/decode).
+ * (blk_pack(dst, &dst_len, src, src_len), blk_unpack, base64-style encode/decode).
  * - The payload is the source; the destination is a heap buffer whose size comes from the API's
- *   bound function (codec_pack_bound) or from the input, capped at 1 MiB, and its length variable
+ *   bound function (blk_pack_bound) or from the input, capped at 1 MiB, and its length variable
  *   starts at that capacity.
  * - USE runs the inverse transform on the output when the API has one (pack -> unpack).
  *
