@@ -183,9 +183,10 @@ def test_pitfall_references_in_archetypes_resolve(retriever: KnowledgeRetriever,
     assert set(refs) <= applicable, set(refs) - applicable
 
 
-def test_examples_from_the_brief_are_present(retriever: KnowledgeRetriever) -> None:
+def test_examples_are_invented_names(retriever: KnowledgeRetriever) -> None:
+    # Real library names would hand a model the answer for a benchmark (test_knowledge_generic).
     examples = {e for a in ARCHETYPES for e in retriever.get_archetype(a).examples}
-    wanted = {"cJSON_Parse", "inflate", "yaml_parser_parse", "compress2", "crc32", "cJSON_AddItemToObject"}
+    wanted = {"acme_reply_parse", "pipe_decode", "lexer_next", "blk_pack", "sum32_update", "node_map_put"}
     assert wanted <= examples
 
 
@@ -220,7 +221,7 @@ def test_malformed_knowledge_is_rejected_with_the_file_named(tmp_path: Path) -> 
         KnowledgeRetriever(knowledge)
     shutil.copy(DEFAULT_KNOWLEDGE_DIR / "pitfalls" / "call_sequence.yaml", path)
     arch = knowledge / "archetypes" / "file_based.md"
-    arch.write_text(arch.read_text().replace("  - gzread\n", "  - reads: gzread\n", 1))
+    arch.write_text(arch.read_text().replace("  - archive_read\n", "  - reads: archive_read\n", 1))
     with pytest.raises(KnowledgeFormatError, match=r"file_based\.md.*quote it"):
         KnowledgeRetriever(knowledge)
 
@@ -236,7 +237,9 @@ def test_bundle_holds_archetype_skeleton_and_pitfalls(tmp_path: Path) -> None:
     assert "LLVMFuzzerTestOneInput" in bundle.skeleton
     assert bundle.pitfalls == retriever.get_pitfalls_for_archetype("stream_processor")
     ids = {p.id for p in bundle.pitfalls}
-    assert {"zero_zstream_before_init", "finish_the_stream", "leak_on_error_path"} <= ids
+    wanted = {"zero_struct_before_init", "finish_the_stream", "stream_fields_drive_loop",
+              "leak_on_error_path"}
+    assert wanted <= ids
     assert "path_from_input" not in ids
     assert json.loads(bundle.model_dump_json())["archetype"]["id"] == "stream_processor"
 

@@ -1,12 +1,12 @@
 /*
  * LogicFuzz skeleton: buffer_codec
  *
- * Pattern: a one-shot transform from an input buffer into a caller buffer (compress2,
- * uncompress, base64 encode/decode).
+ * Pattern: a one-shot transform from an input buffer into a caller buffer
+ * (blk_pack(dst, &dst_len, src, src_len), blk_unpack, base64-style encode/decode).
  * - The payload is the source; the destination is a heap buffer whose size comes from the API's
- *   bound function (compressBound) or from the input, capped at 1 MiB, and its length variable
+ *   bound function (blk_pack_bound) or from the input, capped at 1 MiB, and its length variable
  *   starts at that capacity.
- * - USE runs the inverse transform on the output when the API has one (compress -> uncompress).
+ * - USE runs the inverse transform on the output when the API has one (pack -> unpack).
  *
  * How to fill it: each slot marker below is replaced by code placed after it (the marker stays,
  * as a comment, so later passes can find the slot); a slot may stay empty.

@@ -2,9 +2,11 @@
  * LogicFuzz skeleton: callback_driven
  *
  * Pattern: the library calls back into caller-supplied handlers to read input or write output
- * (yaml_parser_set_input, yaml_emitter_set_output, inflateBack).
- * - GLOBALS defines the handler with the exact typedef signature; it reads from an lf_input_t
- *   context (never more than asked, always reporting how much it gave) or drops output.
+ * (reader_set_source(r, read_cb, &ctx), writer_set_sink(w, write_cb, &ctx)).
+ * - GLOBALS defines the handler with exactly the typedef's signature (never a cast of a
+ *   mismatched function); it reads from an lf_input_t context (never more than asked, always
+ *   reporting how much it gave) or drops output, and keeps no pointer it was given once it
+ *   returns.
  * - SETUP initializes the object; CALL registers the handler with a per-input context on the
  *   stack; USE drives the object (a bounded parse loop) so the handler is really called.
  *

@@ -1,8 +1,8 @@
 /*
  * LogicFuzz skeleton: file_based
  *
- * Pattern: the library reads a file: a FILE *, a path or a descriptor (gzopen, gzdopen,
- * yaml_parser_set_input_file, png_init_io).
+ * Pattern: the library reads a file: a FILE *, a path or a descriptor (archive_open(path, mode),
+ * archive_fdopen(fd, mode), doc_load_stream(FILE *)).
  * - The skeleton turns the input into an anonymous memfd (lf_fd) with a path (lf_path,
  *   /proc/self/fd/N): no temporary file is left behind.
  * - A FILE * comes from fdopen(dup(lf_fd), mode) after lseek(lf_fd, 0, SEEK_SET); a function

@@ -1,9 +1,9 @@
 /*
  * LogicFuzz skeleton: incremental_digest
  *
- * Pattern: a running value (or digest context) updated chunk by chunk (crc32, adler32,
- * SHA256_Update).
- * - SETUP sets the initial value (the library's documented start, e.g. crc32(0L, Z_NULL, 0)) or
+ * Pattern: a running value (or digest context) updated chunk by chunk (sum32_update(sum, buf, len),
+ * hash_ctx_update(&ctx, buf, len)).
+ * - SETUP sets the initial value (the library's documented start, e.g. sum32_update(0, NULL, 0)) or
  *   initializes the context.
  * - CALL, inside the chunk loop, folds lf_chunk/lf_chunk_size into the running value.
  * - USE finishes (final/combine) and may check that chunking did not change the result.

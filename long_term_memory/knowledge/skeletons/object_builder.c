@@ -2,7 +2,7 @@
  * LogicFuzz skeleton: object_builder
  *
  * Pattern: construct an object, then mutate it with add/set/replace calls driven by the input
- * (cJSON_AddItemToObject, cJSON_ReplaceItemInArray, yaml_document_add_scalar).
+ * (node_map_put(map, key, child), node_list_replace(list, i, item), doc_add_scalar).
  * - SETUP builds the base object (parsed from the payload, or created empty) and the items to
  *   add; keys and choices come from the end of the input.
  * - An item handed to the object belongs to it once the call succeeds: set the variable to

@@ -2,7 +2,7 @@
  * LogicFuzz skeleton: object_lifecycle
  *
  * Pattern: build an object from the input with the API's constructor or parser, call the
- * target on it, release it (cJSON_Duplicate, cJSON_GetObjectItem, yaml_parser_initialize).
+ * target on it, release it (node_clone(tree), node_map_get(tree, key), session_init(&s)).
  * - SETUP creates the object (parser fed with the payload, or a zeroed struct set up by the
  *   API's init function, whose result is checked) and registers its destructor in CLEANUP.
  * - Option arguments (flags, indexes, keys) come from the end of the input.

@@ -1,7 +1,7 @@
 /*
  * LogicFuzz skeleton: round_trip
  *
- * Pattern: parse -> print -> reparse (cJSON_Print, cJSON_PrintBuffered, yaml_emitter_emit).
+ * Pattern: parse -> print -> reparse (tree_render(tree), tree_render_buffered, emitter_emit).
  * - SETUP builds the object from the payload with the library's parser; no object, no call.
  * - CALL prints or serializes it (or, for an emitter, re-emits each parsed event).
  * - USE parses the printed form again and compares it with the original when the API can.

@@ -2,10 +2,11 @@
  * LogicFuzz skeleton: state_machine
  *
  * Pattern: an object that reports one event or token per call until an end state
- * (yaml_parser_parse, yaml_parser_scan, yaml_parser_load).
- * - SETUP initializes the machine (zeroed struct + init, result checked) and gives it the payload.
+ * (lexer_next(&lx, &tok), reader_next_event(r, &ev), loader_next_doc(l, &doc)).
+ * - SETUP initializes the machine (zeroed struct + init, result checked) and gives it the payload
+ *   through its data-taking setter (lexer_set_buffer(&lx, data, size)): without it nothing is read.
  * - Each round of the bounded loop zeroes the output struct, makes one step, tests for an error
- *   or the end event, releases the output struct (yaml_event_delete) and breaks when done.
+ *   or the end event, releases the output struct (lexer_token_release) and breaks when done.
  * - CLEANUP deletes the machine.
  *
  * How to fill it: each slot marker below is replaced by code placed after it (the marker stays,

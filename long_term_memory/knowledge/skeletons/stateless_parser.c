@@ -2,11 +2,13 @@
  * LogicFuzz skeleton: stateless_parser
  *
  * Pattern: one call turns the fuzz input (text or bytes) into a result; nothing persists
- * between calls (cJSON_Parse, cJSON_ParseWithLength, cJSON_Minify).
+ * between calls (acme_reply_parse(text), acme_reply_parse_len(buf, len), an in-place
+ * acme_text_squeeze(char *)).
  * - A `const char *` without a length gets a NUL-terminated heap copy of the payload.
  * - A pointer followed by its length gets data/size as they are (ASan then sees over-reads).
- * - An owned result is released with the API's destructor (cJSON_Delete), a printed string
- *   with the library's free if it has one.
+ * - An owned result is released with the API's destructor (acme_reply_free), a printed string
+ *   with the library's free if it has one. A result written through a `T **out` parameter is
+ *   owned by the harness too: release it after USE (plain free only when the docs say so).
  *
  * How to fill it: each slot marker below is replaced by code placed after it (the marker stays,
  * as a comment, so later passes can find the slot); a slot may stay empty.

@@ -2,7 +2,9 @@
  * LogicFuzz skeleton: stream_processor
  *
  * Pattern: a caller-owned stream context consumes input in chunks and produces output into
- * a caller buffer (inflate, deflate, XML_Parse).
+ * a caller buffer (pipe_decode(&strm, flush), pipe_encode, push_parser_feed).
+ * - The context is recognised by its fields: an input pointer + available count and an output
+ *   pointer + available count, advanced by each call.
  * - SETUP zeroes the context, calls its init (parameters mapped into their valid ranges, result
  *   checked) and allocates a bounded output window.
  * - CALL, inside the chunk loop, points the context at lf_chunk/lf_chunk_size and calls the
