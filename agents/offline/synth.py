@@ -120,6 +120,7 @@ def write_harness(
     code = _render(ctx, skeleton, headers, guide)
     for old, new in guide.renames.items():
         code = re.sub(rf"\b{re.escape(old)}\b", new, code)
+    code = cdecl.with_tags(code)
     notes.extend(ctx.f.notes)
     notes.extend(f"applied guidance: {line}" for line in guide.applied)
     calls = list(dict.fromkeys(ctx.f.calls + [c for b in ctx.blocks for c in b.calls]))
