@@ -10,7 +10,9 @@ from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
 from agent_graph.state import FuzzState
+from fuzzkit.api import FunctionDecl
 from fuzzkit.coverage import measure_coverage
+from fuzzkit.input_flow import INPUT_PROBLEM, feeder_exists, input_reaches_api
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import run_fuzzer
 from nodes._common import ctx_of, log_event, visit, work_dir
@@ -31,15 +33,22 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
     target_hits = int(cov.function_hits.get(target, 0))
     crashed = bool(fuzz.crashed and fuzz.crash is not None)
     problem = ""
+    api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
+    api_names = [d.name for d in api] or [target]
     if not crashed and target_hits == 0:
         problem = (f"the harness never called {target} (0 executions of it in coverage); "
                    f"fuzzer exit code {fuzz.exit_code}")
+    elif (not crashed and feeder_exists(FunctionDecl.from_dict(state["target"]), api)
+          and not input_reaches_api(state.get("harness_code", ""), api_names)):
+        problem = (f"{INPUT_PROBLEM}: {target} runs, but no call gets `data` or a buffer made "
+                   "from it; hand the input to the function that takes data (a setter such as "
+                   "`set_buffer(ctx, data, size)` included) before the target")
     coverage = cov.to_dict()
     summary = {k: coverage[k] for k in ("lines", "branches", "functions")}
     record: dict[str, Any] = {
         "version": version,
         "crashed": crashed,
-        "usable": not crashed and target_hits > 0,
+        "usable": not crashed and not problem,
         "problem": problem,
         "target_hits": target_hits,
         "exit_code": fuzz.exit_code,

@@ -10,11 +10,13 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototype, parse_prototypes
 from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
+from agents.offline.fixer_input import feed_input
 from agents.offline.improver import improve_harness
 from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, identifiers
 from agents.offline.synth import write_harness
 from fuzzkit.api import FunctionDecl
+from fuzzkit.input_flow import INPUT_PROBLEM
 
 Reply = tuple[dict[str, Any], str | None]
 
@@ -108,6 +110,10 @@ def enhance(facts: PromptFacts) -> Reply:
         return {"fixes": [*fixed.fixes, *cited], "unresolved": fixed.unresolved}, fixed.code
     last_good = facts.code("Last working harness")
     problem = facts.text("Problem")
+    if INPUT_PROBLEM in problem:
+        fed, how = feed_input(harness, _target(facts), api)
+        if how:
+            return {"fixes": [how], "unresolved": []}, fed
     if last_good:
         return {"fixes": [f"revert to the last working harness ({problem})"],
                 "unresolved": []}, last_good

@@ -1,0 +1,63 @@
+"""Repair a harness whose library calls never see the fuzz input.
+
+The execution node rejects a harness in which no library call receives ``data`` (or a buffer
+made from it) — typically a decoder context created and decoded without being handed the
+buffer. The repair inserts, right before the target call, a call of the function that attaches
+input to the target's object (``set_buffer(ctx, data, size)``), found by its shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline import cdecl
+from agents.offline.fixer_edit import split_args, statement_span
+from agents.offline.synth_api import ApiIndex
+from fuzzkit.api import FunctionDecl
+
+
+def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl]) -> tuple[str, str | None]:
+    """The harness with the input handed to the target's object, and a sentence saying how.
+
+    Returns the code unchanged and ``None`` when the API has no function taking input for it.
+    """
+    idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
+    key = idx.first_object(target)
+    call = re.search(rf"\b{re.escape(target.name)}\s*\(", code)
+    if key is None or call is None:
+        return code, None
+    slot = next((i for i, p in enumerate(target.params) if idx.type_key(p.type) == key), 0)
+    depth, pos = 1, call.end()
+    while pos < len(code) and depth:
+        depth += {"(": 1, ")": -1}.get(code[pos], 0)
+        pos += 1
+    args = split_args(code[call.end():pos - 1])
+    if slot >= len(args):
+        return code, None
+    obj = args[slot].strip()
+    for feeder in idx.feeders(key):
+        line = _feeder_call(feeder, obj)
+        if line is None:
+            continue
+        start, _end = statement_span(code, call.start())
+        indent = re.match(r"\s*", code[start:]).group(0).split("\n")[-1]
+        lead = len(code[start:]) - len(code[start:].lstrip())
+        code = code[: start + lead] + line + "\n" + indent + code[start + lead:]
+        return code, f"hand the fuzz input to {target.name}'s object with {feeder.name} before the call"
+    return code, None
+
+
+def _feeder_call(feeder: FunctionDecl, obj: str) -> str | None:
+    args = [obj]
+    fed = False
+    for p in feeder.params[1:]:
+        if not fed and cdecl.is_bytes(p.type) and not cdecl.is_string(p.type):
+            args.append(f"({cdecl.normalize_type(p.type)})data")
+            fed = True
+        elif fed and cdecl.is_length(p) or (fed and cdecl.is_integer(p.type) and len(args) == 2):
+            args.append(f"({cdecl.normalize_type(p.type)})size")
+        elif cdecl.is_pointer(p.type):
+            args.append("NULL")
+        else:
+            args.append("0")
+    return f"{feeder.name}({', '.join(args)});" if fed else None

@@ -1,0 +1,69 @@
+"""The input-flow gate and its repair: a harness whose library calls never see the input."""
+
+from __future__ import annotations
+
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.fixer_input import feed_input
+from fuzzkit.input_flow import input_reaches_api, tainted_names
+
+API = parse_prototypes("""
+codec_ctx *codec_ctx_new(int flags);
+int codec_set_buffer(codec_ctx *ctx, const uint8_t *buf, size_t len);
+int codec_decode(codec_ctx *ctx, uint8_t *out, size_t out_len, int fmt);
+void codec_ctx_free(codec_ctx *ctx);
+""")
+NAMES = [f.name for f in API]
+
+UNFED = """\
+static int helper(const uint8_t *p, size_t n) { return n ? p[0] : 0; }
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  lf_input_t lf_in = {data, size};
+  int flags = (int)lf_take_int(&lf_in, 0, 255);
+  int fmt = data[0];
+  uint8_t *out = malloc(64 + size);
+  codec_ctx *ctx = codec_ctx_new(flags);
+  if (ctx == NULL) return 0;
+  codec_decode(ctx, out, 64 + size, fmt);  /* decodes nothing: no buffer */
+  codec_ctx_free(ctx);
+  free(out);
+  return 0;
+}
+"""
+
+
+def test_option_scalars_taken_from_the_input_do_not_count_as_the_input() -> None:
+    assert "flags" not in tainted_names(UNFED) and "fmt" not in tainted_names(UNFED)
+    assert not input_reaches_api(UNFED, NAMES)
+
+
+def test_the_input_reaches_through_copies_structs_and_setters() -> None:
+    copied = UNFED.replace("  codec_decode(", "  uint8_t *copy = malloc(size);\n"
+                           "  memcpy(copy, data, size);\n  codec_set_buffer(ctx, copy, size);\n"
+                           "  codec_decode(")
+    assert input_reaches_api(copied, NAMES)
+    via_struct = UNFED.replace("codec_ctx_new(flags)", "codec_ctx_new(flags); struct src s = {data, size}; "
+                               "codec_set_buffer(ctx, (const uint8_t *)s.p, s.n)")
+    assert input_reaches_api(via_struct, NAMES)
+
+
+def test_the_repair_hands_the_input_to_the_target_object_before_the_call() -> None:
+    target = next(f for f in API if f.name == "codec_decode")
+    code, how = feed_input(UNFED, target, API)
+    assert how is not None and "codec_set_buffer" in how
+    assert "codec_set_buffer(ctx, (const uint8_t *)data, (size_t)size);\n  codec_decode(" in code
+    assert input_reaches_api(code, NAMES)
+
+
+def test_no_repair_without_a_function_that_takes_input() -> None:
+    api = [f for f in API if f.name != "codec_set_buffer"]
+    target = next(f for f in api if f.name == "codec_decode")
+    assert feed_input(UNFED, target, api) == (UNFED, None)
+
+
+def test_the_gate_applies_only_where_a_function_takes_the_input_for_the_target() -> None:
+    from fuzzkit.input_flow import feeder_exists
+
+    by = {f.name: f for f in API}
+    assert feeder_exists(by["codec_decode"], API)
+    assert not feeder_exists(by["codec_set_buffer"], API)  # takes the buffer itself
+    assert not feeder_exists(by["codec_decode"], [f for f in API if f.name != "codec_set_buffer"])
