@@ -6,7 +6,7 @@ from typing import Any
 
 COLUMNS = [
     "library", "functions running/total", "fix rounds", "harness-misuse crash rounds", "upstream harnesses",
-    "s/harness LF|up", "LF lines %", "up lines %", "ratio lines", "LF branches %", "up branches %",
+    "s per harness LF/up", "LF lines %", "up lines %", "ratio lines", "LF branches %", "up branches %",
     "ratio branches", "LF-only lines (% of LF lines)",
 ]  # fmt: skip
 
@@ -38,7 +38,7 @@ def row_cells(row: dict[str, Any]) -> list[str]:
         stage = row.get("stage", "?")
         return [row["library"], f"error in {stage}: {row['error'][:120]}", *["-"] * (len(COLUMNS) - 2)]
     lf, up = row.get("logicfuzz") or {}, row.get("upstream") or {}
-    secs = "|".join(str((side.get("budget") or {}).get("per_harness_seconds", "-")) for side in (lf, up))
+    secs = "/".join(str((side.get("budget") or {}).get("per_harness_seconds", "-")) for side in (lf, up))
     diff = row.get("line_diff") or {}
     only = f"{diff['only_logicfuzz']} ({diff['share_of_logicfuzz']:.1f}%)" if diff else "-"
     return [
@@ -73,7 +73,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row_cells(r)) + " |" for r in rows]
     total = [
-        f"**total: {s['libraries']} libraries**", f"{s['functions_running']}/{s['functions_total']}",
+        f"**total ({s['libraries']} libraries)**", f"{s['functions_running']}/{s['functions_total']}",
         str(s["fix_rounds"]), str(s["misuse_crash_rounds"]), f"{s['compared']} compared", "-", "-", "-",
         f"**{s['ratio_lines_at_least_1']}/{s['compared']} with ratio >= 1.0**", "-", "-",
         f"{s['ratio_branches_at_least_1']}/{s['compared']} >= 1.0", "-",
@@ -90,6 +90,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         elif up.get("failures"):
             why = "; ".join(f"{k}: {v[:160]}" for k, v in up["failures"].items())
             notes.append(f"- {r['library']}: upstream harnesses that do not build: {why}")
+        lf_failures = (r.get("logicfuzz") or {}).get("failures")
+        if lf_failures:
+            notes.append(f"- {r['library']}: LogicFuzz harnesses that do not build again: "
+                         + ", ".join(lf_failures))
         if not r.get("error") and not (r.get("logicfuzz") or {}).get("harnesses"):
             notes.append(f"- {r['library']}: LogicFuzz reached no running harness; no ratio")
     return "\n".join(lines + ([""] + notes if notes else []))

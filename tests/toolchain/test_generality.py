@@ -106,7 +106,8 @@ def test_equal_cpu_table_and_json(benches: dict[str, Path], run_dir: Path, tmp_p
     header = table.splitlines()[0]
     for column in sys.modules["generality_table"].COLUMNS:
         assert f"| {column} |" in header
-    assert "| kv | 2/3 | 3 | 2 | 1 built | 2\\|4 |" in table
+    assert "| kv | 2/3 | 3 | 2 | 1 built | 2/4 |" in table
+    assert all(line.count("|") == len(header.split(" | ")) + 1 for line in table.splitlines()[:5])
     assert "1/1 with ratio >= 1.0" in table
     assert "kvnone: the Debian source ships no fuzz harness" in table
     assert "kvbroken: upstream harnesses that do not build: broken_fuzzer.c" in table
