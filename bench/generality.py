@@ -25,7 +25,8 @@ LogicFuzz covers (|L_lf - L_up| / |L_lf|; the JSON also has it as a share of all
 A total row counts the libraries with a ratio >= 1.0. A library whose upstream set is empty or
 does not build, or that fails at any step, gets a note saying so, and the next one goes on.
 Everything goes to ``OUT/generality.json``; ``--merge A.json B.json`` joins the rows of
-several sittings into one table.
+several sittings into one table. Exit codes: 0 every library measured, 1 some library failed
+(the others are still in the table), 2 bad arguments (one line says what to change).
 
     python bench/generality.py lz4 jansson:json_loads,json_dumps --fuzz-seconds 30 --out results/gen
     python bench/generality.py benchmarks/cjson.yaml --logicfuzz-run results/cjson-run
@@ -249,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         write_json(args.json, list(rows.values()), args)
     print(markdown(list(rows.values())))
     print(f"\nJSON: {args.json}", file=sys.stderr)
-    return 0
+    return 1 if any(rows[lib.key].get("error") for lib in args.libraries) else 0
 
 
 if __name__ == "__main__":
