@@ -6,21 +6,25 @@ For each benchmark YAML (default: cjson, libyaml, zlib):
 2. baseline: build the harnesses listed in ``upstream_harnesses`` (from the library's own
    source) with LogicFuzz's harness flags; a library that ships none gets the naive harness
    ``bench/naive/<project>.c`` (the input passed to the main entry point once);
-3. fuzz every baseline harness for ``--seconds`` with ``--jobs`` (empty corpus, no
-   dictionary, like LogicFuzz), and measure the union line/branch coverage of the
-   library's own files (``fuzzkit.coverage_union``), ``--repeats`` times;
-4. LogicFuzz: take the final ``harness.c`` of every target of the given run directory that
-   reached a running harness, build them the same way and fuzz each one for ``--seconds``
-   from an empty corpus, ``--repeats`` times, exactly like the baseline (default), so both
-   sides get the same fuzzing time per harness and the same noise; ``--from-summary`` reads
-   instead the ``union_coverage`` each run's ``summary.json`` recorded (one sample per run,
-   the best iteration of each target); ``--run-logicfuzz`` makes a run first
-   (``logicfuzz run --fuzz-seconds SECONDS``);
-5. print one table: median [min-max] over repeats, and the ratio of the medians, and add the
-   baseline's medians to each run's ``baseline.json``, which ``logicfuzz report`` shows beside
-   LogicFuzz's coverage.
+3. LogicFuzz: take the final ``harness.c`` of every target of the given run directory that
+   reached a running harness and build them the same way;
+4. give both sides the same total fuzzing CPU (default): ``--seconds`` x the larger harness
+   count of the two sides (or ``--budget``) CPU-seconds per side, split evenly over that
+   side's harnesses, so 2 LogicFuzz harnesses get half the seconds each of one upstream
+   harness; ``--per-harness`` gives every harness ``--seconds`` instead (the old measure,
+   which favours the side with more harnesses). Each harness is fuzzed from an empty corpus
+   with no dictionary (dictionaries and options files shipped beside upstream fuzzers are
+   ignored, as LogicFuzz's harnesses get none), ``--repeats`` times, and the union line/branch
+   coverage of the library's own files is measured (``fuzzkit.coverage_union``);
+   ``--from-summary`` reads instead the ``union_coverage`` each run's ``summary.json``
+   recorded (one sample per run; the baseline then gets ``--seconds`` per harness);
+   ``--run-logicfuzz`` makes a run first (``logicfuzz run --fuzz-seconds SECONDS``);
+5. print one table: median [min-max] over repeats, the ratio of the medians and the seconds
+   each harness got, and add the baseline's medians to each run's ``baseline.json``, which
+   ``logicfuzz report`` shows beside LogicFuzz's coverage.
 
-Harnesses of one side are fuzzed ``--parallel`` at a time (default: the number of cores).
+Harnesses of one side are fuzzed ``--parallel`` at a time (default: the number of cores); the
+budget counts seconds per harness, so this changes the wall time only.
 
 Example (the numbers in a report come from this command):
 
@@ -37,41 +41,33 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from fuzzkit.coverage import CoverageReport
-from fuzzkit.coverage_union import union_coverage
 from fuzzkit.detect import prepare_library
-from fuzzkit.detect_tree import harness_helpers
 from fuzzkit.errors import ToolchainError
-from fuzzkit.harness import HarnessBuild, build_harness
-from fuzzkit.library import LibraryBuild
-from fuzzkit.runner import run_fuzzer
 from fuzzkit.source import SourceSpec, fetch_source
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from harness_compare import (  # noqa: E402
+    build_side,
+    fuzz_side,
+    load_bench,
+    logicfuzz_harnesses,
+    side_budget,
+    split_budget,
+    upstream_sources,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_BENCHMARKS = [REPO / "benchmarks" / f"{name}.yaml" for name in ("cjson", "libyaml", "zlib")]
 NAIVE_DIR = Path(__file__).resolve().parent / "naive"
 
 
-def load_bench(path: Path) -> dict[str, Any]:
-    data = yaml.safe_load(path.read_text())
-    if not isinstance(data, dict) or "source" not in data:
-        raise ToolchainError(f"{path}: not a benchmark YAML with a `source` section")
-    return data
-
-
 def baseline_harnesses(bench: dict[str, Any], root: Path) -> tuple[str, list[Path]]:
     """("upstream", the shipped harnesses) or ("naive", [bench/naive/<project>.c])."""
-    shipped = [root / p for p in bench.get("upstream_harnesses") or []]
+    shipped = upstream_sources(bench, root)
     if shipped:
-        missing = [str(p) for p in shipped if not p.is_file()]
-        if missing:
-            raise ToolchainError(f"upstream harnesses not in the source: {missing}")
         return "upstream", shipped
     naive = NAIVE_DIR / f"{bench['project']}.c"
     if not naive.is_file():
@@ -80,51 +76,6 @@ def baseline_harnesses(bench: dict[str, Any], root: Path) -> tuple[str, list[Pat
             "write a naive harness there: pass the input to the library's main entry point once",
         )
     return "naive", [naive]
-
-
-def build_all(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) -> list[HarnessBuild]:
-    """Build every harness with LogicFuzz's flags (fuzz and coverage flavours)."""
-    builds = []
-    for i, source in enumerate(sources):
-        helpers = harness_helpers(source) if kind == "upstream" else []
-        build = build_harness(source, lib, work / f"build{i}", extra_sources=helpers)
-        if not build.ok or not build.fuzz_binary or not build.cov_binary:
-            errors = "\n".join(d.render() for d in build.errors[:5])
-            raise ToolchainError(f"{kind} harness {source} does not build:\n{errors}")
-        builds.append(build)
-    return builds
-
-
-def fuzz_union(
-    builds: list[HarnessBuild], lib: LibraryBuild, seconds: int, jobs: int, parallel: int, work: Path
-) -> CoverageReport:
-    """Fuzz each harness for ``seconds`` from an empty corpus and measure what they cover together."""
-    extra = [f"-fork={jobs}"] if jobs > 1 else []
-
-    def one(i: int) -> tuple[Path, list[Path]]:
-        build = builds[i]
-        run = run_fuzzer(Path(str(build.fuzz_binary)), work / f"fuzz{i}", seconds=seconds, extra_args=extra)
-        print(f"    {Path(str(build.fuzz_binary)).name}#{i}: {run.stats.execs} execs, cov {run.stats.cov}, "
-              f"{'crash ' + run.crash.kind if run.crash else 'no crash'}", file=sys.stderr)  # fmt: skip
-        return Path(str(build.cov_binary)), run.replay_inputs()
-
-    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        pairs = list(pool.map(one, range(len(builds))))
-    return union_coverage(pairs, lib, work / "union")
-
-
-def logicfuzz_harnesses(run_dir: Path, project: str) -> list[Path]:
-    """The final harness of every target of a run that reached a running harness."""
-    found = []
-    for target in sorted((run_dir / project).glob("*/result.json")):
-        record = json.loads(target.read_text())
-        harness = target.parent / "harness.c"
-        if record.get("runs") and harness.is_file():
-            found.append(harness)
-    if not found:
-        raise ToolchainError(f"{run_dir}: no running harness of {project} to measure",
-                             "pass the directory given to `logicfuzz run --out`")
-    return found
 
 
 def summary_union(run_dir: Path) -> dict[str, float]:
@@ -157,6 +108,14 @@ def ratio(a: list[float], b: list[float]) -> str:
     return f"{statistics.median(a) / statistics.median(b):.2f}x"
 
 
+def seconds_each(counts: dict[str, int], args: argparse.Namespace) -> dict[str, int]:
+    """Fuzzing seconds per harness of each side: an even split of an equal budget by default."""
+    if args.per_harness:
+        return {side: args.seconds for side in counts}
+    budget = side_budget([n for n in counts.values() if n], args.seconds, args.budget)
+    return {side: split_budget(budget, n) for side, n in counts.items()}
+
+
 def measure(path: Path, args: argparse.Namespace, runs: list[Path], scratch: Path) -> dict[str, Any]:
     bench = load_bench(path)
     project = bench["project"]
@@ -174,23 +133,29 @@ def measure(path: Path, args: argparse.Namespace, runs: list[Path], scratch: Pat
                              "or --run-logicfuzz")
     sides: dict[str, dict[str, list[float]]] = {
         "base": {"lines": [], "branches": []}, "logicfuzz": {"lines": [], "branches": []}}
-    base_builds = build_all(kind, sources, lib, scratch / project / "base-build")
-    lf_builds: list[HarnessBuild] = []
+    built = {"base": must_build(kind, sources, lib, scratch / project / "base-build")}
     if not args.from_summary:
         harnesses = [h for d in lf_runs for h in logicfuzz_harnesses(d, project)]
+        if not harnesses:
+            where = ", ".join(map(str, lf_runs))
+            raise ToolchainError(f"{where}: no running harness of {project} to measure",
+                                 "pass the directory given to `logicfuzz run --out`")
         row["logicfuzz_harnesses"] = len(harnesses)
-        lf_builds = build_all("logicfuzz", harnesses, lib, scratch / project / "lf-build")
+        built["logicfuzz"] = must_build("logicfuzz", harnesses, lib, scratch / project / "lf-build")
+    each = seconds_each({side: len(builds) for side, builds in built.items()}, args)
+    if args.from_summary:
+        each["base"] = args.seconds  # the other side is not fuzzed here: no budget to match
+    row["budget"] = {"mode": "per-harness" if args.per_harness or args.from_summary else "equal-cpu"}
     for r in range(args.repeats):
         # Alternate the sides so that load from the rest of the machine hits both alike.
-        for side, builds in (("base", base_builds), ("logicfuzz", lf_builds)):
-            if not builds:
-                continue
-            print(f"{project}: {side} repeat {r + 1}/{args.repeats} ({len(builds)} harnesses)",
-                  file=sys.stderr)
-            report = fuzz_union(builds, lib, args.seconds, args.jobs, args.parallel,
-                                scratch / project / f"{side}{r}")
-            sides[side]["lines"].append(report.lines.percent)
-            sides[side]["branches"].append(report.branches.percent)
+        for side, builds in built.items():
+            print(f"{project}: {side} repeat {r + 1}/{args.repeats} ({len(builds)} harnesses, "
+                  f"{each[side]} s each)", file=sys.stderr)
+            work = scratch / project / f"{side}{r}"
+            run = fuzz_side(builds, lib, each[side], args.jobs, args.parallel, work)
+            row["budget"][side] = run.budget()
+            sides[side]["lines"].append(run.report.lines.percent)
+            sides[side]["branches"].append(run.report.branches.percent)
     if args.from_summary:
         for d in lf_runs:
             got = summary_union(d)
@@ -198,18 +163,27 @@ def measure(path: Path, args: argparse.Namespace, runs: list[Path], scratch: Pat
                 sides["logicfuzz"][k].append(got[k])
     if args.write_baseline:
         for d in lf_runs:
-            write_baseline(d, project, kind, sources, sides["base"], args)
+            write_baseline(d, project, kind, sources, sides["base"], each["base"], args)
     return {**row, **sides, "logicfuzz_runs": [str(d) for d in lf_runs]}
 
 
+def must_build(kind: str, sources: list[Path], lib: Any, work: Path) -> list[Any]:
+    """Every harness of a side built, or a ToolchainError naming the first that does not."""
+    side = build_side(kind, sources, lib, work)
+    if side.failures:
+        name, errors = next(iter(side.failures.items()))
+        raise ToolchainError(f"{kind} harness {name} does not build:\n{errors}")
+    return side.builds
+
+
 def write_baseline(run_dir: Path, project: str, kind: str, sources: list[Path],
-                   base: dict[str, list[float]], args: argparse.Namespace) -> None:
+                   base: dict[str, list[float]], seconds: int, args: argparse.Namespace) -> None:
     """Put the baseline's medians in ``run_dir/baseline.json`` for ``logicfuzz report``."""
     if not base["lines"]:
         return
     path = run_dir / "baseline.json"
     data = json.loads(path.read_text()) if path.is_file() else {}
-    label = (f"{kind} harness ({', '.join(s.name for s in sources)}), {args.seconds} s, "
+    label = (f"{kind} harness ({', '.join(s.name for s in sources)}), {seconds} s each, "
              f"median of {args.repeats}")
     data.setdefault("libraries", {})[project] = {
         "lines": statistics.median(base["lines"]), "branches": statistics.median(base["branches"]),
@@ -218,21 +192,26 @@ def write_baseline(run_dir: Path, project: str, kind: str, sources: list[Path],
     path.write_text(json.dumps(data, indent=1))
 
 
-def print_table(rows: list[dict[str, Any]], seconds: int, jobs: int) -> None:
-    head = ["library", "baseline", "base lines %", "base branches %", "LogicFuzz lines %",
-            "LogicFuzz branches %", "ratio lines", "ratio branches"]  # fmt: skip
+def print_table(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    head = ["library", "baseline", "s/harness base|LF", "base lines %", "base branches %",
+            "LogicFuzz lines %", "LogicFuzz branches %", "ratio lines", "ratio branches"]  # fmt: skip
     table = [head]
     for row in rows:
         if "error" in row:
-            table.append([row["library"], "error: " + row["error"][:60], *["-"] * 6])
+            table.append([row["library"], "error: " + row["error"][:60], *["-"] * 7])
             continue
-        b, m = row["base"], row["logicfuzz"]
+        b, m, budget = row["base"], row["logicfuzz"], row.get("budget", {})
+        secs = "|".join(str((budget.get(s) or {}).get("per_harness_seconds", "-"))
+                        for s in ("base", "logicfuzz"))
         table.append([
-            row["library"], row["baseline"], spread(b["lines"]), spread(b["branches"]), spread(m["lines"]),
-            spread(m["branches"]), ratio(m["lines"], b["lines"]), ratio(m["branches"], b["branches"]),
+            row["library"], row["baseline"], secs, spread(b["lines"]), spread(b["branches"]),
+            spread(m["lines"]), spread(m["branches"]), ratio(m["lines"], b["lines"]),
+            ratio(m["branches"], b["branches"]),
         ])  # fmt: skip
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
-    print(f"coverage of the library's own code, {seconds} s per harness, {jobs} job(s); median [min-max]")
+    how = (f"{args.seconds} s per harness" if args.per_harness else
+           f"equal total CPU per side ({args.budget or str(args.seconds) + ' s x the larger harness count'})")
+    print(f"coverage of the library's own code, {how}, {args.jobs} job(s); median [min-max]")
     for i, r in enumerate(table):
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
         if i == 0:
@@ -242,7 +221,12 @@ def print_table(rows: list[dict[str, Any]], seconds: int, jobs: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("benchmarks", nargs="*", type=Path, default=DEFAULT_BENCHMARKS)
-    p.add_argument("--seconds", type=int, default=60, help="fuzzing time per harness (default 60)")
+    p.add_argument("--seconds", type=int, default=60,
+                   help="CPU-seconds per harness of the larger side (default 60); with --per-harness, "
+                        "every harness's seconds")
+    p.add_argument("--budget", type=int, help="total fuzzing CPU-seconds per side (overrides --seconds)")
+    p.add_argument("--per-harness", action="store_true",
+                   help="give every harness --seconds (the side with more harnesses gets more CPU)")
     p.add_argument("--jobs", type=int, default=1, help="libFuzzer jobs per harness (default 1)")
     p.add_argument("--repeats", type=int, default=3, help="fuzzing repeats per side (default 3)")
     p.add_argument("--parallel", type=int, default=os.cpu_count() or 1,
@@ -266,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{path}: {exc}", file=sys.stderr)
         if args.out:
             (args.out / "results.json").write_text(json.dumps(rows, indent=1))
-    print_table(rows, args.seconds, args.jobs)
+    print_table(rows, args)
     return 1 if any("error" in r for r in rows) else 0
 
 

@@ -1,0 +1,130 @@
+"""Command line of ``bench/generality.py``: libraries, reused runs, budgets, checked before any work."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class UsageError(Exception):
+    """Bad command line: the message says what was wrong and what to do (exit 2)."""
+
+
+@dataclass
+class Library:
+    """One library to measure, as named on the command line."""
+
+    key: str
+    name: str
+    yaml: Path | None = None
+    functions: list[str] = field(default_factory=list)
+    run_dir: Path | None = None
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see --help)")
+
+
+def _is_apt_source(name: str) -> bool:
+    """Whether apt knows a source package (or a binary one mapping to it) by this name."""
+    try:
+        out = subprocess.run(["apt-cache", "showsrc", name], capture_output=True, text=True,
+                             check=False, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "Package:" in out
+
+
+def library_of(spec: str) -> Library:
+    """``NAME``, ``NAME:fn1,fn2``, ``PATH.yaml`` or ``PATH.yaml:fn1,fn2`` as a :class:`Library`."""
+    target, _, funcs = spec.partition(":")
+    functions = [f.strip() for f in funcs.split(",") if f.strip()]
+    if not target:
+        raise UsageError(f"library {spec!r} has no name: give a Debian source package or a benchmark YAML")
+    if "/" in target or target.endswith((".yaml", ".yml")):
+        path = Path(target)
+        if not path.is_file():
+            raise UsageError(f"benchmark YAML {target} does not exist: "
+                             "give an existing file or a package name")
+        return Library(key=path.stem, name=target, yaml=path.resolve(), functions=functions)
+    if not _is_apt_source(target):
+        raise UsageError(f"unknown library {target!r}: apt knows no source package of that name "
+                         "(check `apt-cache showsrc NAME`, or give a benchmark YAML path)")
+    return Library(key=target, name=target, functions=functions)
+
+
+def attach_runs(libraries: list[Library], runs: list[str]) -> None:
+    """Give each ``--logicfuzz-run [LIB=]DIR`` to its library (LIB= needed with several libraries)."""
+    for given in runs:
+        key, sep, directory = given.rpartition("=")
+        path = Path(directory)
+        if not path.is_dir():
+            raise UsageError(f"--logicfuzz-run {given}: no directory {directory} "
+                             "(pass the directory given to `logicfuzz run --out`)")
+        if not sep and len(libraries) != 1:
+            raise UsageError(f"--logicfuzz-run {given}: with {len(libraries)} libraries say which one "
+                             "it is, as LIB=DIR")
+        match = [lib for lib in libraries if not sep or key in (lib.key, lib.name)]
+        if not match:
+            raise UsageError(f"--logicfuzz-run {given}: {key!r} is not one of the libraries given "
+                             f"({', '.join(lib.key for lib in libraries)})")
+        match[0].run_dir = path.resolve()
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parsed and checked arguments; ``libraries`` holds :class:`Library` items.
+
+    Raises:
+        UsageError: Unknown library, missing run directory or JSON file, bad number.
+    """
+    p = _Parser(prog="generality.py", description="LogicFuzz vs each library's own fuzz harnesses "
+                "at equal fuzzing CPU.")
+    p.add_argument("libraries", nargs="*", metavar="LIB[:fn1,fn2]",
+                   help="Debian source package or benchmark YAML, optionally with the functions to use")
+    p.add_argument("--logicfuzz-run", action="append", default=[], metavar="[LIB=]DIR",
+                   help="reuse this `logicfuzz run --out` directory for LIB instead of running again")
+    p.add_argument("--fuzz-seconds", type=int, default=30, help="logicfuzz run --fuzz-seconds (default 30)")
+    p.add_argument("--max-iterations", type=int, default=3, help="logicfuzz run --max-iterations (default 3)")
+    p.add_argument("--jobs", type=int, help="logicfuzz run --jobs (default: its own)")
+    p.add_argument("--run-arg", action="append", default=[], metavar="ARG",
+                   help="one more argument for logicfuzz run (repeat; e.g. --run-arg=--model=offline)")
+    p.add_argument("--seconds", type=int, default=60,
+                   help="CPU-seconds per harness of the side with more harnesses (default 60)")
+    p.add_argument("--budget", type=int, help="total fuzzing CPU-seconds per side (overrides --seconds)")
+    p.add_argument("--repeats", type=int, default=1, help="fuzzing repeats per side; medians (default 1)")
+    p.add_argument("--parallel", type=int, default=os.cpu_count() or 1,
+                   help="harnesses of one side fuzzed at once (wall time only; default: cores)")
+    p.add_argument("--out", type=Path, help="work directory (default results/generality-<time>)")
+    p.add_argument("--json", type=Path, help="results file (default OUT/generality.json)")
+    p.add_argument("--merge", nargs="+", type=Path, default=[], metavar="JSON",
+                   help="join the rows of earlier sittings' generality.json files into the table")
+    args = p.parse_args(argv)
+    for name in ("fuzz_seconds", "max_iterations", "seconds", "repeats", "parallel"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.budget is not None and args.budget < 1:
+        raise UsageError("--budget must be at least 1 CPU-second")
+    if not args.libraries and not args.merge:
+        raise UsageError("no library given: name Debian source packages or benchmark YAMLs, "
+                         "or --merge JSON files")
+    for merged in args.merge:
+        try:
+            json.loads(merged.read_text())["rows"]
+        except (OSError, ValueError, KeyError, TypeError):
+            raise UsageError(f"--merge {merged}: not a generality.json file") from None
+    args.libraries = [library_of(s) for s in args.libraries]
+    keys = [lib.key for lib in args.libraries]
+    if len(set(keys)) != len(keys):
+        raise UsageError(f"a library is named twice ({', '.join(keys)}): give each once")
+    attach_runs(args.libraries, args.logicfuzz_run)
+    args.out = (args.out or REPO / "results" / time.strftime("generality-%Y%m%d-%H%M%S")).resolve()
+    args.json = (args.json or args.out / "generality.json").resolve()
+    return args

@@ -1,0 +1,176 @@
+"""Shared steps of the harness comparisons in ``bench/``: build, fuzz at a CPU budget, measure.
+
+``coverage_vs_upstream.py`` and ``generality.py`` compare two sets of harnesses for one library
+(LogicFuzz's final harnesses and the fuzz harnesses the library ships) by the union coverage of
+the library's own sources. To be fair the sides get the same total fuzzing CPU: a budget of
+CPU-seconds per side, split evenly over that side's harnesses (:func:`split_budget`), each
+fuzzed from an empty corpus with no dictionary. Dictionaries and options files shipped next to
+upstream fuzzers are ignored on purpose, since LogicFuzz's harnesses get none either.
+
+Harnesses of one side may be fuzzed several at a time; the accounting is per harness
+(seconds x harnesses x libFuzzer jobs), so parallelism changes the wall time, not the budget.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fuzzkit.coverage import CoverageReport
+from fuzzkit.coverage_union import union_coverage
+from fuzzkit.detect_tree import harness_helpers
+from fuzzkit.errors import ToolchainError
+from fuzzkit.harness import HarnessBuild, build_harness
+from fuzzkit.library import LibraryBuild
+from fuzzkit.runner import run_fuzzer
+from fuzzkit.tools import tool
+
+
+def load_bench(path: Path) -> dict[str, Any]:
+    """A benchmark YAML as a dict (it must have a ``source`` section)."""
+    data = yaml.safe_load(Path(path).read_text())
+    if not isinstance(data, dict) or "source" not in data:
+        raise ToolchainError(f"{path}: not a benchmark YAML with a `source` section")
+    return data
+
+
+def upstream_sources(bench: dict[str, Any], root: Path) -> list[Path]:
+    """The shipped fuzz harnesses listed in ``upstream_harnesses`` (possibly none)."""
+    shipped = [root / p for p in bench.get("upstream_harnesses") or []]
+    missing = [str(p) for p in shipped if not p.is_file()]
+    if missing:
+        raise ToolchainError(f"upstream harnesses not in the source: {missing}")
+    return shipped
+
+
+@dataclass
+class BuiltSide:
+    """The harnesses of one side that built, and why the others did not."""
+
+    builds: list[HarnessBuild] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) -> BuiltSide:
+    """Build every harness with LogicFuzz's flags (fuzz and coverage flavours).
+
+    Upstream harnesses get the helper sources beside them (:func:`harness_helpers`); C++
+    ones are compiled with clang++ by :func:`build_harness`. A harness that does not build
+    is recorded in ``failures`` (first compiler errors), not raised.
+    """
+    side = BuiltSide()
+    for i, source in enumerate(sources):
+        helpers = harness_helpers(source) if kind == "upstream" else []
+        build = build_harness(source, lib, work / f"build{i}", extra_sources=helpers)
+        label = source.name if kind == "upstream" else f"{source.parent.name}/{source.name}"
+        if build.ok and build.fuzz_binary and build.cov_binary:
+            side.builds.append(build)
+            side.names.append(label)
+        else:
+            errors = "; ".join(d.render() for d in build.errors[:3]) or build.log.strip()[-300:]
+            side.failures[label] = errors
+    return side
+
+
+def logicfuzz_harnesses(run_dir: Path, project: str) -> list[Path]:
+    """The final harness of every target of a run that reached a running harness."""
+    found = []
+    for target in sorted((run_dir / project).glob("*/result.json")):
+        record = json.loads(target.read_text())
+        harness = target.parent / "harness.c"
+        if record.get("runs") and harness.is_file():
+            found.append(harness)
+    return found
+
+
+def split_budget(budget: int, count: int) -> int:
+    """Seconds each of ``count`` harnesses gets from ``budget`` CPU-seconds (at least 1).
+
+    libFuzzer takes whole seconds, so the remainder of the division is not spent: a side
+    never gets more than its budget, and at most ``count - 1`` seconds less.
+    """
+    return max(1, budget // max(1, count))
+
+
+def side_budget(counts: list[int], unit: int, budget: int | None = None) -> int:
+    """Total CPU-seconds per side: ``budget`` if given, else ``unit`` x the larger harness count."""
+    return budget if budget else unit * max([1, *counts])
+
+
+@dataclass
+class SideRun:
+    """One side fuzzed once: its union coverage and where the merged profile is."""
+
+    report: CoverageReport
+    profdata: Path
+    cov_binaries: list[Path]
+    seconds_each: int
+    harnesses: int
+    jobs: int
+
+    def budget(self) -> dict[str, int]:
+        """The CPU actually given: seconds per harness, harnesses, jobs, and their product."""
+        return {"per_harness_seconds": self.seconds_each, "harnesses": self.harnesses, "jobs": self.jobs,
+                "total_cpu_seconds": self.seconds_each * self.harnesses * self.jobs}
+
+
+def fuzz_side(builds: list[HarnessBuild], lib: LibraryBuild, seconds_each: int, jobs: int, parallel: int,
+              work: Path) -> SideRun:
+    """Fuzz each harness ``seconds_each`` from an empty corpus; measure what they cover together."""
+    extra = [f"-fork={jobs}"] if jobs > 1 else []
+
+    def one(i: int) -> tuple[Path, list[Path]]:
+        build = builds[i]
+        run = run_fuzzer(Path(str(build.fuzz_binary)), work / f"fuzz{i}", seconds=seconds_each,
+                         extra_args=extra)
+        print(f"    {Path(str(build.fuzz_binary)).name}#{i} {seconds_each} s: {run.stats.execs} execs, "
+              f"cov {run.stats.cov}, {'crash ' + run.crash.kind if run.crash else 'no crash'}",
+              file=sys.stderr)
+        return Path(str(build.cov_binary)), run.replay_inputs()
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        pairs = list(pool.map(one, range(len(builds))))
+    report = union_coverage(pairs, lib, work / "union")
+    return SideRun(report, work / "union" / "union.profdata", [p[0] for p in pairs], seconds_each,
+                   len(builds), max(1, jobs))
+
+
+def covered_lines(run: SideRun, lib: LibraryBuild) -> set[tuple[str, int]]:
+    """(file, line) of every library line the side executed (``llvm-cov export -format=lcov``)."""
+    objects = [str(run.cov_binaries[0])] + [a for b in run.cov_binaries[1:] for a in ("-object", str(b))]
+    proc = subprocess.run(
+        [tool("llvm-cov"), "export", "-format=lcov", "-skip-expansions", f"-instr-profile={run.profdata}",
+         *objects, *lib.coverage_files],
+        capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
+    if proc.returncode != 0:
+        raise ToolchainError(f"llvm-cov export -format=lcov failed: {proc.stderr.strip()[-300:]}")
+    wanted, current, lines = set(lib.coverage_files), "", set()
+    for line in proc.stdout.splitlines():
+        if line.startswith("SF:"):
+            current = line[3:]
+        elif line.startswith("DA:") and current in wanted:
+            number, count = line[3:].split(",")[:2]
+            if int(count) > 0:
+                lines.add((current, int(number)))
+    return lines
+
+
+def line_diff(logicfuzz: set[tuple[str, int]], upstream: set[tuple[str, int]], library_lines: int
+              ) -> dict[str, Any]:
+    """oss-fuzz-gen's line-coverage diff: library lines LogicFuzz covers that upstream does not.
+
+    ``share_of_logicfuzz`` is |L_lf - L_up| / |L_lf|; ``share_of_library`` divides the same
+    count by the library's line count (llvm-cov's, as in the coverage percentages).
+    """
+    only = len(logicfuzz - upstream)
+    return {"only_logicfuzz": only, "only_upstream": len(upstream - logicfuzz),
+            "share_of_logicfuzz": round(100.0 * only / len(logicfuzz), 2) if logicfuzz else 0.0,
+            "share_of_library": round(100.0 * only / library_lines, 2) if library_lines else 0.0}
