@@ -295,7 +295,7 @@ def payload_slot(rs: list[Role]) -> int | None:
 
 
 def _unnamed_open(fn: FunctionDecl, idx: ApiIndex, i: int) -> str | None:
-    """``gzopen(const char *, const char *)``: an opener's unnamed text params are path, mode."""
+    """``lib_open(const char *, const char *)``: an opener's unnamed text params are path, mode."""
     name = fn.params[i].name
     if not (set(idx.verbs(fn.name)) & {"open", "fopen"}) or (name and not name.startswith("arg")):
         return None
