@@ -166,7 +166,7 @@ def object_name(key: str) -> str:
         base = key.split("_")[-2] if "_" in key[:-2] else key[:-2].lower()
     else:
         base = key.lower()
-    return base if base not in ("cjson",) else "tree"
+    return base
 
 
 def _construct(pl: Planner, ctor: FunctionDecl, key: str) -> Obj:
