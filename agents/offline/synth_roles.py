@@ -25,11 +25,10 @@ OUT_VERBS = {
     "recv",
     "decode",
     "uncompress",
-    "inflate",
+    "decompress",
     "extract",
     "copy",
     "fread",
-    "getdictionary",
     "export",
     "dump",
     "format",
@@ -51,9 +50,10 @@ IN_VERBS = {
     "scan",
     "minify",
     "crc",
-    "adler",
+    "checksum",
+    "digest",
     "compress",
-    "deflate",
+    "encode",
     "fwrite",
     "add",
 }
@@ -90,8 +90,8 @@ def _out_direction(fn: FunctionDecl, p: Param) -> bool:
     if re.search(r"^(in|input|src|source)$", p.name, re.I):
         return False
     lowered = fn.name.lower()
-    if any(v in lowered for v in ("gets", "fread", "getdictionary", "output")):
-        return True
+    if any(v in lowered for v in ("gets", "fread", "output")) or "get" in words(fn.name):
+        return True  # lib_getName(obj, char *buf): a getter's buffer is filled for the caller
     return not (set(words(fn.name)) | {lowered}) & IN_VERBS
 
 
