@@ -168,7 +168,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
                 and cdecl.is_integer(cdecl.pointee(nxt.type))
             ):
                 # buffer + pointer to its length: an output buffer, or an input whose used
-                # length comes back (uncompress2's sourceLen).
+                # length comes back (lib_decode(dst, &dst_len, src, &src_len)'s src_len).
                 k = "bytes" if const else "outbuf"
                 out[i] = Role(k, i, p, pair=i + 1)
                 out[i + 1] = Role("inlen_ptr" if const else "outlen_ptr", i + 1, nxt, pair=i)
