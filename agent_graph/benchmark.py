@@ -1,17 +1,17 @@
 """Benchmark YAML files: oss-fuzz-gen's target format plus where the source comes from.
 
-Example (``benchmarks/cjson.yaml``)::
+Example (for a made-up library ``acme``)::
 
-    project: cjson
+    project: acme
     language: c
-    target_path: fuzzing/cjson_read_fuzzer.c
-    target_name: cjson_read_fuzzer
-    source: {apt: cjson}
-    build: {sources: [cJSON.c], include_dirs: [.], headers: [cJSON.h]}   # optional: detected
+    target_path: fuzzing/acme_read_fuzzer.c
+    target_name: acme_read_fuzzer
+    source: {apt: acme}
+    build: {sources: [acme.c], include_dirs: [.], headers: [acme.h]}   # optional: detected
     functions:
-      - name: cJSON_Parse
-        signature: "cJSON * cJSON_Parse(const char * value)"
-        return_type: "cJSON *"
+      - name: acme_parse
+        signature: "acme_node * acme_parse(const char * value)"
+        return_type: "acme_node *"
         params: [{name: value, type: "const char *"}]
 """
 
@@ -92,7 +92,7 @@ def load_benchmark(path: str | Path) -> Benchmark:
     if "source" not in data:
         raise BenchmarkError(
             f"{path}: no source section. oss-fuzz-gen benchmarks do not say where the library "
-            "comes from; add e.g.\n  source: {apt: cjson}\n(optionally a build: section; without "
+            "comes from; add e.g.\n  source: {apt: NAME}\n(optionally a build: section; without "
             "one the build is detected) or generate a complete file with "
             "`logicfuzz init-benchmark --apt NAME`."
         )

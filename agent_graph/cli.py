@@ -84,7 +84,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="logicfuzz", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the pipeline on a benchmark YAML")
-    run.add_argument("benchmark", help="benchmark YAML, e.g. benchmarks/cjson.yaml")
+    run.add_argument("benchmark", help="benchmark YAML, e.g. one under benchmarks/")
     run.add_argument("--functions", action="append", help="only these functions (comma list)")
     run.add_argument("--model", default="offline", help="offline | openai:<model>")
     run.add_argument("--fuzz-seconds", type=int, default=60, help="libFuzzer budget per run")

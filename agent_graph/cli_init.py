@@ -56,7 +56,7 @@ def add_init_benchmark_command(subparsers: Any) -> argparse.ArgumentParser:
         "and print a complete benchmark YAML (functions, signatures, source, build).",
     )
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--apt", metavar="NAME", help="Debian source package (e.g. zlib, libyaml)")
+    where.add_argument("--apt", metavar="NAME", help="Debian source package name")
     where.add_argument("--path", metavar="DIR", help="local source directory")
     where.add_argument("--git", metavar="URL", help="git repository (needs network)")
     where.add_argument("--tarball", metavar="URL", help="source tarball URL or file")

@@ -54,7 +54,7 @@ def add_memory_commands(subparsers: Any) -> None:
     p.set_defaults(func=_show)
     p = sub.add_parser("search", help="what a target described by TEXT would retrieve")
     _common(p)
-    p.add_argument("text", help="query text, e.g. 'project cjson; target cJSON_Parse'")
+    p.add_argument("text", help="query text, e.g. 'project acme; target acme_parse'")
     p.add_argument("-k", type=int, help="matches to fetch (default: retrieval.candidates)")
     p.add_argument("--threshold", type=float, help="minimum similarity (default: retrieval.threshold)")
     p.add_argument("--exclude-task", help="task id whose own items are excluded (project/function)")

@@ -225,7 +225,7 @@ def set_global_status(
 
 
 def describe_approach(archetype: str, library_calls: Sequence[str], limit: int = 8) -> str:
-    """A one-line approach, e.g. ``stateless_parser: cJSON_ParseWithLength -> cJSON_Delete``."""
+    """A one-line approach, e.g. ``stateless_parser: acme_parse_len -> acme_free``."""
     calls = list(dict.fromkeys(library_calls))
     chain = " -> ".join(calls[:limit]) + (" -> ..." if len(calls) > limit else "")
     return f"{archetype}: {chain}" if chain else archetype

@@ -175,7 +175,7 @@ def same_direction(a: str, b: str, api_names: Collection[str] = ()) -> bool:
     """True when two direction texts describe the same change.
 
     Directions naming API functions must name the same ones and share a third of their
-    words (so ``call cJSON_Print on the tree`` and ``print the tree with cJSON_Print`` match,
+    words (so ``call acme_print on the tree`` and ``print the tree with acme_print`` match,
     while two ways of calling one function with different arguments stay apart); directions
     without API names must share 60% of their words.
     """

@@ -8,14 +8,14 @@ Everything comes from files the run wrote; nothing is recomputed or guessed:
   against, e.g. the library's upstream harness or a naive one::
 
       {"label": "upstream harness, 60 s",
-       "libraries": {"cjson": {"lines": 37.3, "branches": 30.1, "label": "cjson_read_fuzzer"}},
-       "targets": {"cjson/cJSON_Parse": {"lines": {"covered": 301, "count": 1200, "percent": 25.1}}}}
+       "libraries": {"acme": {"lines": 37.3, "branches": 30.1, "label": "acme_read_fuzzer"}},
+       "targets": {"acme/acme_parse": {"lines": {"covered": 301, "count": 1200, "percent": 25.1}}}}
 
   a value is a percentage or a ``{covered, count, percent}`` dict; a target's entry beats its
   library's; a result may also carry its own ``baseline`` object of the same shape;
 - optional ``experience.json`` describing the experience bank::
 
-      {"bank": "fuzz-c", "growth": [{"label": "cjson/cJSON_Parse", "items": 3}, ...],
+      {"bank": "fuzz-c", "growth": [{"label": "acme/acme_parse", "items": 3}, ...],
        "items": [{"id": "m1", "title": "...", "trust": 0.55, "validation_level": 1,
                   "status": "active"}, ...]}
 

@@ -87,7 +87,7 @@ def add_api_constraint(
     source: str = "function_analyzer",
     now: datetime | None = None,
 ) -> Memory:
-    """Record an API usage rule, e.g. "call cJSON_Delete on every parsed object"."""
+    """Record an API usage rule, e.g. "call acme_free on every parsed object"."""
     return _append(memory, "api_constraints", {
         "type": "api_constraint", "content": _text(constraint, "constraint"),
         "confidence": _confidence(confidence), "source": source, "timestamp": _stamp(now),

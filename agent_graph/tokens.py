@@ -12,7 +12,7 @@ never merges across these pieces, so each costs at least one token) and charges 
 letters 1 token per 4 characters, punctuation 1 per 2, whitespace runs 1 per 8, digits 1 per
 group of up to 3, non-ASCII characters 1 (2-byte), 1.5 (3-byte, e.g. CJK) or 3 (4-byte, e.g.
 emoji). Against real cl100k_base counts it over-counts, the safe side for budgets. Measured on
-~1.5 kB chunks (the C, Markdown and Python sources of cJSON, libyaml, zlib and langgraph, and
+~1.5 kB chunks (the C, Markdown and Python sources of the three benchmark libraries and langgraph, and
 Chinese design notes): C 1.35x (lowest chunk 1.01x), English Markdown 1.47x (1.10x), Python
 1.52x (1.27x), Chinese 1.54x (1.30x). Plain ``chars / 4``, which is what langchain_core's
 ``count_tokens_approximately`` does, under-counts C at 0.80x (0.34x on dense chunks) and

@@ -43,7 +43,7 @@ class FunctionDecl:
     header: str = ""
 
     def prototype(self) -> str:
-        """The declaration as one line of C, e.g. ``cJSON *cJSON_Parse(const char *value);``."""
+        """The declaration as one line of C, e.g. ``acme_node *acme_parse(const char *value);``."""
         args = ", ".join(p.render() for p in self.params) or "void"
         ret = self.return_type if self.return_type.endswith("*") else self.return_type + " "
         return f"{ret}{self.name}({args});"

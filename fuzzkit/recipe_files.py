@@ -57,7 +57,7 @@ def resolve_headers(root: Path, headers: list[str], include_dirs: list[str]) -> 
         else:
             raise ToolchainError(
                 f"header {name!r} is neither under {root} nor in the include dirs",
-                "list public headers relative to the source root (e.g. include/yaml.h)",
+                "list public headers relative to the source root (e.g. include/acme.h)",
             )
     return resolved
 

@@ -25,7 +25,6 @@ ARCHETYPES = (
 HIGH, MEDIUM, LOW = "HIGH", "MEDIUM", "LOW"
 DIGEST_WORDS = {
     "crc",
-    "adler",
     "hash",
     "digest",
     "checksum",
@@ -141,12 +140,15 @@ def classify(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> tuple[str, 
     if key and not others and any(w in key.lower() for w in HOOK_WORDS):
         # Prototypes carry no struct fields: a table of callbacks is recognized by its name.
         return "callback_driven", MEDIUM, f"{name} takes a table of callbacks ({key})"
-    if "bytes" in kinds and verbs & DIGEST_WORDS:
-        running = (
-            first is not None
-            and first.kind == "int"
-            and cdecl.base_name(first.param.type) == cdecl.base_name(target.return_type)
-        )
+    running = (
+        first is not None
+        and first.kind == "int"
+        and cdecl.base_name(first.param.type) == cdecl.base_name(target.return_type)
+    )
+    # A value of the return type going in first, bytes after: a running checksum, whatever
+    # its algorithm is called (a plain int in and out is too common to say so).
+    folds = running and cdecl.base_name(target.return_type) not in ("int", "bool", "_Bool")
+    if "bytes" in kinds and (verbs & DIGEST_WORDS or folds):
         how = "a running value" if running else "a digest context"
         return "incremental_digest", HIGH, f"{name} folds bytes into {how}"
     if "outbuf" in kinds and "bytes" in kinds and not key:

@@ -1,7 +1,7 @@
 """Parsing normalized C prototypes and classifying C types by what a harness must do with them.
 
 The prototypes come from :meth:`fuzzkit.api.FunctionDecl.prototype` (clang spellings such as
-``cJSON * cJSON_Parse(const char * value);``), but hand-written spellings parse too.
+``acme_node * acme_parse(const char * value);``), but hand-written spellings parse too.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def parse_param(text: str, index: int = 0) -> Param | None:
 
 
 def parse_prototype(line: str) -> FunctionDecl:
-    """Parse one prototype line such as ``int inflate(z_streamp strm, int flush);``.
+    """Parse one prototype line such as ``int lib_decode(lib_streamp strm, int flush);``.
 
     Raises:
         ValueError: The line is not a function prototype; the message quotes it.

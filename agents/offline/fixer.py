@@ -201,7 +201,7 @@ class _Fixer(FixerBase):
             self.unresolved.append(f"undeclared identifier {name}")
 
     def only_in_casts(self, name: str) -> bool:
-        """Whether ``name`` appears only as a scalar cast (``(uLong)size``).
+        """Whether ``name`` appears only as a scalar cast (``(acme_ulong)size``).
 
         Then it is a type this library does not have, and the value can go to the call as it is.
         """

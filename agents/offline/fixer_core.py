@@ -74,7 +74,7 @@ class FixerBase:
     def missing_library_headers(self, name: str) -> bool:
         """Include the library's headers when some are missing; True if that was the fix.
 
-        Macros such as ``inflateInit`` and types such as ``z_stream`` come from them.
+        Macros such as ``lib_decodeInit`` and types such as ``lib_stream`` come from them.
         """
         missing = [h for h in self.headers if not re.search(rf"#\s*include\s*{re.escape(h)}", self.code)]
         for h in missing:

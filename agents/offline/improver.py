@@ -132,7 +132,21 @@ def _origin(code: str, var: str, pointer: bool, idx: ApiIndex) -> str:
 
 VALUE = [  # (words, rank): how much new code a call of this kind usually reaches
     ({"print", "dump", "serialize", "emit", "unparse", "stringify", "write"}, 0),
-    ({"parse", "load", "scan", "read", "decode", "inflate", "deflate", "compress", "uncompress"}, 1),
+    (
+        {
+            "parse",
+            "load",
+            "scan",
+            "read",
+            "decode",
+            "encode",
+            "compress",
+            "uncompress",
+            "decompress",
+            "unpack",
+        },
+        1,
+    ),
     ({"dup", "duplicate", "copy", "clone", "compare", "minify", "equal"}, 1),
     (
         {
@@ -161,9 +175,23 @@ def value(idx: ApiIndex, fn: FunctionDecl) -> int:
     """A rank for ``fn`` (lower first): printers and parsers before predicates."""
     ws = set(words(fn.name)) | set(idx.verbs(fn.name))
     ranks = [rank for group, rank in VALUE if ws & group]
+    if _runs_family(idx, fn):
+        ranks.append(1)  # a machine's main processor reaches as much as a parser
     if not fn.params:
         return 7
     return min(ranks) if ranks else 4
+
+
+def _runs_family(idx: ApiIndex, fn: FunctionDecl) -> bool:
+    """Whether ``fn`` is named as the family its object's initializer opens.
+
+    ``lib_decode`` for an object made by ``lib_decodeInit``: the processor the machine exists for.
+    """
+    key = idx.first_object(fn)
+    if not key:
+        return False
+    life = idx.lifecycle(key)
+    return any(idx.stem(n) == fn.name != n for n in life.init + life.create)
 
 
 def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
@@ -287,22 +315,22 @@ def _reusable(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
         return False  # a second input or output source is a usage error
     machine = not idx.lifecycle(obj.type_key).create  # made by an init, not a constructor
     if machine and "set" in ws:
-        return False  # configuring a machine (yaml_parser_set_encoding) must precede its use
+        return False  # configuring a machine (acme_parser_set_encoding) must precede its use
     if machine and ws & {"open", "close", "begin", "start", "finish", "end", "flush"}:
-        return False  # state transitions (yaml_emitter_open twice asserts) get their own object
+        return False  # state transitions (an emitter opened twice asserts) get their own object
     if machine and fn.name in _producers(idx, set(), obj.type_key):
-        return False  # one stepping API per machine: yaml_parser_load after parse asserts
+        return False  # one stepping API per machine: load after parse asserts
     return _same_family(idx, obj, fn)
 
 
 def _same_family(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
-    """Whether ``fn`` belongs with how ``obj`` was made (no deflate calls on an inflate stream)."""
+    """Whether ``fn`` belongs with how ``obj`` was made (no encode calls on a decoding stream)."""
     if not obj.origin:
         return True
     stem = idx.stem(obj.origin)
     life = idx.lifecycle(obj.type_key)
     stems = {idx.stem(n) for n in life.init + life.create} | {stem}
-    # The longest matching family wins: inflateBack* is not inflate*'s family.
+    # The longest matching family wins: lib_decodeBack* is not lib_decode*'s family.
     best = max((s for s in stems if s and fn.name.startswith(s)), key=len, default="")
     return best in ("", stem)
 

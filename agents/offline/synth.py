@@ -87,7 +87,7 @@ def write_harness(
     Args:
         target: The function to fuzz.
         api: The library's public functions (the target may or may not be among them).
-        headers: Header names to include (``cJSON.h``; paths are reduced to their names).
+        headers: Header names to include (``acme.h``; paths are reduced to their names).
         archetype: One of :data:`agents.offline.analysis.ARCHETYPES` (unknown: analyzed).
         skeleton: The archetype's skeleton text; the shipped one is used when it lacks a slot.
         constraints: Usage rules (from the analyzer) that change the code where they apply.
@@ -143,7 +143,7 @@ def _fill(
         idx.prefer(first)
     frag = Frag()
     frag.taken |= identifiers(skeleton)
-    # A local named like an API type or function would hide it (`json_t *json_t`).
+    # A local named like an API type or function would hide it (`node_t *node_t`).
     frag.taken |= {f.name for f in api} | {
         cdecl.base_name(t) for f in api for t in (f.return_type, *(p.type for p in f.params))
     }

@@ -104,7 +104,7 @@ class ApiIndex(ApiFinders):
 
     @staticmethod
     def stem(name: str) -> str:
-        """The name before its lifecycle verb (``inflateInit_`` -> ``inflate``)."""
+        """The name before its lifecycle verb (``lib_decodeInit_`` -> ``lib_decode``)."""
         match = re.search(
             r"(?i)(init\w*|initiali[sz]e|create|new|open|delete|free|destroy|end|close|release|"
             r"cleanup|parse\w*)$",
@@ -135,8 +135,8 @@ class ApiIndex(ApiFinders):
             and not cdecl.is_function_pointer(f.return_type)
             and not f.return_type.strip().startswith(("struct ", "union ", "enum "))
         }
-        # A handle is closed by someone (gzclose(gzFile)); a plain value struct is not, and
-        # neither is an error code a predicate reads (LZ4F_isError(LZ4F_errorCode_t)).
+        # A handle is closed by someone (lib_close(lib_file)); a plain value struct is not, and
+        # neither is an error code a predicate reads (lib_is_error(lib_error_code_t)).
         closed = {
             cdecl.base_name(f.params[0].type)
             for f in self.api
@@ -145,7 +145,7 @@ class ApiIndex(ApiFinders):
         return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}
 
     def is_handle(self, type_key: str) -> bool:
-        """Whether the type is an opaque handle passed by value (``gzFile``)."""
+        """Whether the type is an opaque handle passed by value (``lib_file``)."""
         return type_key in self.handle_types
 
     def first_object(self, fn: FunctionDecl) -> str | None:
@@ -187,8 +187,8 @@ class ApiIndex(ApiFinders):
     def out_slot(self, fn: FunctionDecl) -> int | None:
         """The ``T **`` parameter through which a constructor hands out a new object.
 
-        ``LZ4F_createDecompressionContext(LZ4F_dctx **dctxPtr, unsigned version)`` returns an
-        error code and the object through ``dctxPtr``: the type is opaque (often incomplete),
+        ``codec_create_context(codec_ctx **ctxPtr, unsigned version)`` returns an
+        error code and the object through ``ctxPtr``: the type is opaque (often incomplete),
         so it can only come from here and never be declared by value.
         """
         if self.kind(fn) != "create" or self.type_key(fn.return_type) and self.returns_owned(fn):
@@ -246,7 +246,7 @@ class ApiIndex(ApiFinders):
         return last in CREATE
 
     def _noun_constructor(self, fn: FunctionDecl) -> bool:
-        """``json_t *json_string(const char *value)``: a new object named by its type alone.
+        """``node_t *node_string(const char *value)``: a new object named by its type alone.
 
         A function without a verb that returns a non-const object pointer, takes no object
         (so it is no accessor) and only values or read-only data, for a type the API destroys.

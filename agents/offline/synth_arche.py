@@ -58,7 +58,7 @@ def lifecycle(ctx: Ctx) -> None:
             _drive_before(ctx, obj)
         ctx.f.call.append(f"{t.name}({obj.expr});")
         best = idx.destructor(key, obj.origin or t.name) or t.name
-        # gzclose_r frees like gzclose does; yaml_emitter_close only ends the stream.
+        # lib_close_r frees like lib_close does; an emitter's close only ends the stream.
         if idx.last_verb(best, DESTROY) == idx.last_verb(t.name, DESTROY):
             reset = f"{obj.var}_ready = 0;" if obj.expr.startswith("&") else f"{obj.var} = NULL;"
             ctx.f.call.append(f"{reset} /* released by the target itself */")
@@ -78,7 +78,7 @@ def lifecycle(ctx: Ctx) -> None:
 
 
 def open_first(ctx: Ctx, obj: Obj) -> bool:
-    """Call the object's ``open`` (``yaml_emitter_open``) before a close/flush-like target."""
+    """Call the object's ``open`` (``acme_emitter_open``) before a close/flush-like target."""
     t, idx = ctx.target, ctx.idx
     if not (set(idx.verbs(t.name)) | set(words(t.name))) & {"close", "flush", "finish", "end"}:
         return False

@@ -148,7 +148,7 @@ def codec(ctx: Ctx) -> None:
     produced = plan.out_len
     if plan.out_by_value and cdecl.is_integer(t.return_type) and not cdecl.is_bool(t.return_type):
         # The capacity went in by value, so the return value is the length written
-        # (pk_pack, LZ4_compress_default): the inverse reads that much, not the capacity.
+        # (pk_pack, codec_compress_default): the inverse reads that much, not the capacity.
         produced, ok = rc, f"{rc} > 0"
     if irs[pair].kind == "len":
         bind[pair] = f"({decl_type(inverse.params[pair].type)}){produced}"
@@ -173,7 +173,7 @@ def codec(ctx: Ctx) -> None:
 
 
 def inverse_of(idx: ApiIndex, name: str) -> FunctionDecl | None:
-    """The API function undoing ``name`` (``compress2`` -> ``uncompress2``), if any."""
+    """The API function undoing ``name`` (``acme_compress`` -> ``acme_uncompress``), if any."""
     for a, b in INVERSES:
         for x, y in ((a, b), (b, a)):
             if x in name and y not in name:

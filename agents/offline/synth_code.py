@@ -48,7 +48,7 @@ static int lf_take_int(lf_input_t *in, int lo, int hi) {
         (),
     ),
     "take_pick": (
-        """/* One of the n values in set (a documented valid set, e.g. zlib window bits). */
+        """/* One of the n values in set (a documented valid set, e.g. a codec's window sizes). */
 static int lf_take_pick(lf_input_t *in, const int *set, size_t n) {
   return set[lf_take_byte(in) % n];
 }""",
@@ -219,7 +219,7 @@ class Frag:
                 self.helpers.append(h)
 
     def include(self, *headers: str) -> None:
-        """Require headers (``<stdio.h>`` or ``"zlib.h"``)."""
+        """Require headers (``<stdio.h>`` or ``"acme.h"``)."""
         for h in headers:
             if h not in self.includes:
                 self.includes.append(h)

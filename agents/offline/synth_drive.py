@@ -50,7 +50,7 @@ def use_related(ctx: Ctx, scope: list[Obj], limit: int | None = None) -> None:
     keys = {o.type_key for o in scope}
     added = 0
     seen: set[str] = set()
-    # An inflate stream takes inflate* calls, not deflate* ones: keep to the creator's family.
+    # A decoding stream takes decode* calls, not encode* ones: keep to the creator's family.
     stems = {ctx.idx.stem(o.origin) for o in scope if o.origin}
     family = [n for n in ctx.related if any(s and n.startswith(s) for s in stems)]
     for name in family or ctx.related:
@@ -85,7 +85,7 @@ def use_related(ctx: Ctx, scope: list[Obj], limit: int | None = None) -> None:
 
 
 def comparer(idx: ApiIndex, key: str) -> FunctionDecl | None:
-    """A function comparing two objects of ``key`` (``cJSON_Compare``)."""
+    """A function comparing two objects of ``key`` (``acme_compare``)."""
     for f in idx.api:
         objs = sum(idx.type_key(p.type) == key for p in f.params)
         if objs >= 2 and set(words(f.name)) & {"compare", "equal", "equals", "cmp", "eq"}:

@@ -16,7 +16,7 @@ FEED = {"input", "feed", "source", "buffer", "string", "memory", "attach", "data
 
 
 def words(name: str) -> list[str]:
-    """The lower-case words of an identifier (``cJSON_PrintUnformatted`` -> c,json,print,...)."""
+    """The lower-case words of an identifier (``acmeNode_PrintUnformatted`` -> acme,node,print,...)."""
     parts = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)
     return [p.lower() for p in parts if not p.isdigit()]
 
@@ -69,11 +69,11 @@ class ApiFinders:
         return found[0].name if found else None
 
     def bound_function(self, near: str = "") -> FunctionDecl | None:
-        """A worst-case output size function (``uLong compressBound(uLong len)``).
+        """A worst-case output size function (``size_t acme_compress_bound(size_t len)``).
 
         Its first parameter is the input length and any others are pointers (options that
         may be NULL); among several, the one named most like ``near``
-        (``LZ4F_compressFrameBound`` for ``LZ4F_compressFrame``).
+        (``acme_compress_frame_bound`` for ``acme_compress_frame``).
         """
         found = [
             f
@@ -131,7 +131,7 @@ class ApiFinders:
         return None
 
     def copier(self, type_key: str) -> FunctionDecl | None:
-        """A function returning an owned copy of an object (``cJSON_Duplicate``)."""
+        """A function returning an owned copy of an object (``acme_duplicate``)."""
         for f in self.api:
             if (
                 f.params

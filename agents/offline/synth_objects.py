@@ -128,8 +128,8 @@ READ_VERBS = {"parse", "load", "read", "decode", "scan", "deserialize", "unpack"
 def reader_rank(idx: ApiIndex, ctor: FunctionDecl, io: bool = False) -> tuple[bool, bool, bool, int, str]:
     """A sort key for constructors fed the payload.
 
-    In memory before files and descriptors, readers (``json_loads``, ``cJSON_Parse``) before
-    value wrappers (``json_string``), then the simplest.
+    In memory before files and descriptors, readers (``node_loads``, ``acme_parse``) before
+    value wrappers (``node_string``), then the simplest.
     """
     reads = bool(set(idx.verbs(ctor.name)) & READ_VERBS)
     return (io, not reads, "parse" not in ctor.name.lower(), len(ctor.params), ctor.name)
@@ -161,12 +161,12 @@ def _io(pl: Planner, f: FunctionDecl) -> bool:
 
 
 def object_name(key: str) -> str:
-    """A variable name for an object of type ``key`` (``yaml_parser_t`` -> ``parser``)."""
+    """A variable name for an object of type ``key`` (``acme_parser_t`` -> ``parser``)."""
     if key.endswith("_t"):
         base = key.split("_")[-2] if "_" in key[:-2] else key[:-2].lower()
     else:
         base = key.lower()
-    return base if base not in ("cjson",) else "tree"
+    return base
 
 
 def _construct(pl: Planner, ctor: FunctionDecl, key: str) -> Obj:
@@ -245,8 +245,8 @@ def initialize(
 def choose_init(idx: ApiIndex, key: str, near: str, avoid: set[str]) -> FunctionDecl | None:
     """The initializer of ``key`` that fits function ``near``.
 
-    Same name stem first, then the one with the most tunable options (``inflateInit2_`` for
-    ``inflate``).
+    Same name stem first, then the one with the most tunable options (``lib_decodeInit2`` for
+    ``lib_decode``).
     """
     if key in idx.preferred_init:
         return idx.by_name[idx.preferred_init[key]]
@@ -321,7 +321,7 @@ def producer(
     """A function filling an out struct one step at a time.
 
     Restricted to producers working on object ``key`` or filling type ``out_key``, e.g.
-    ``yaml_parser_parse(parser, event)``.
+    ``acme_parser_parse(parser, event)``.
     """
     found = []
     for f in idx.api:

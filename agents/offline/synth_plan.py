@@ -19,10 +19,10 @@ from fuzzkit.api import FunctionDecl
 
 MAX_OUT = 1 << 20
 # Functions whose output can be larger than their input (a worst-case bound sizes it), and
-# their inverses (LZ4_decompress_safe contains "compress" too).
-EXPANDS = re.compile(r"(compress|deflate|encode)", re.I)
-SHRINKS = re.compile(r"(decompress|uncompress|inflate|decode)", re.I)
-WRITE_WORDS = re.compile(r"(write|put|print|flush|setparams|emit|dump|output|compress|deflate|_w$)", re.I)
+# their inverses (codec_decompress_safe contains "compress" too).
+EXPANDS = re.compile(r"(compress|encode)", re.I)
+SHRINKS = re.compile(r"(decompress|uncompress|decode)", re.I)
+WRITE_WORDS = re.compile(r"(write|put|print|flush|setparams|emit|dump|output|compress|encode|_w$)", re.I)
 
 
 class Unsupported(Exception):

@@ -25,11 +25,10 @@ OUT_VERBS = {
     "recv",
     "decode",
     "uncompress",
-    "inflate",
+    "decompress",
     "extract",
     "copy",
     "fread",
-    "getdictionary",
     "export",
     "dump",
     "format",
@@ -51,9 +50,10 @@ IN_VERBS = {
     "scan",
     "minify",
     "crc",
-    "adler",
+    "checksum",
+    "digest",
     "compress",
-    "deflate",
+    "encode",
     "fwrite",
     "add",
 }
@@ -90,8 +90,8 @@ def _out_direction(fn: FunctionDecl, p: Param) -> bool:
     if re.search(r"^(in|input|src|source)$", p.name, re.I):
         return False
     lowered = fn.name.lower()
-    if any(v in lowered for v in ("gets", "fread", "getdictionary", "output")):
-        return True
+    if any(v in lowered for v in ("gets", "fread", "output")) or "get" in words(fn.name):
+        return True  # lib_getName(obj, char *buf): a getter's buffer is filled for the caller
     return not (set(words(fn.name)) | {lowered}) & IN_VERBS
 
 
@@ -168,7 +168,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
                 and cdecl.is_integer(cdecl.pointee(nxt.type))
             ):
                 # buffer + pointer to its length: an output buffer, or an input whose used
-                # length comes back (uncompress2's sourceLen).
+                # length comes back (lib_decode(dst, &dst_len, src, &src_len)'s src_len).
                 k = "bytes" if const else "outbuf"
                 out[i] = Role(k, i, p, pair=i + 1)
                 out[i + 1] = Role("inlen_ptr" if const else "outlen_ptr", i + 1, nxt, pair=i)
@@ -295,7 +295,7 @@ def payload_slot(rs: list[Role]) -> int | None:
 
 
 def _unnamed_open(fn: FunctionDecl, idx: ApiIndex, i: int) -> str | None:
-    """``gzopen(const char *, const char *)``: an opener's unnamed text params are path, mode."""
+    """``lib_open(const char *, const char *)``: an opener's unnamed text params are path, mode."""
     name = fn.params[i].name
     if not (set(idx.verbs(fn.name)) & {"open", "fopen"}) or (name and not name.startswith("arg")):
         return None

@@ -60,7 +60,7 @@ def stream_lines(ctx: Ctx, obj: Obj, fields: StreamFields) -> None:
 
 
 def stream_drive(ctx: Ctx, obj: Obj, fields: StreamFields, proc: FunctionDecl | None = None) -> bool:
-    """Run the stream's main processor (``inflate`` for an inflate stream) over the payload."""
+    """Run the stream's main processor (``lib_decode`` for a ``lib_decodeInit`` stream) over the payload."""
     pl, idx = ctx.pl, ctx.idx
     procs = [proc] if proc is not None else []
     for f in idx.api if proc is None else []:
@@ -68,7 +68,7 @@ def stream_drive(ctx: Ctx, obj: Obj, fields: StreamFields, proc: FunctionDecl | 
         if f.name in pl.avoid or not rs or rs[0].type_key != obj.type_key or f == ctx.target:
             continue
         if any(r.param.name in ("flush", "action") for r in rs):
-            # inflate only runs on a stream inflateInit made, never on an inflateBack one.
+            # lib_decode only runs on a stream lib_decodeInit made, never on a lib_decodeBackInit one.
             if not obj.origin or idx.stem(obj.origin) == f.name:
                 procs.append(f)
     procs.sort(key=lambda f: (not ctx.target.name.startswith(f.name), len(f.name), f.name))
@@ -102,7 +102,7 @@ def stream_drive(ctx: Ctx, obj: Obj, fields: StreamFields, proc: FunctionDecl | 
 
 
 def reader_loop(ctx: Ctx, obj: Obj) -> bool:
-    """Read from a handle (``gzread``) into a buffer until it reports nothing more."""
+    """Read from a handle (``lib_read``) into a buffer until it reports nothing more."""
     pl, idx = ctx.pl, ctx.idx
     for f in idx.api:
         rs = roles(f, idx)

@@ -79,7 +79,7 @@ PRINT = {
 }
 # Functions that alias caller memory or change process-wide state: ownership of what they
 # keep cannot be inferred from a prototype, so generated code leaves them alone.
-# Variants named for skipping validation (json_string_nocheck) trust their input: generated
+# Variants named for skipping validation (node_string_nocheck) trust their input: generated
 # code uses them only when they are the target.
 RISKY = re.compile(
     r"Reference|InitHooks|set_allocator|SetAllocator|atexit|signal|nocheck|no_check|unchecked|_unsafe", re.I
@@ -110,7 +110,7 @@ _SETTERS = {"set", "setn", "append", "insert", "add", "push", "put", "prepend", 
 def transfers_ownership(name: str) -> bool:
     """Whether the name says the callee takes the object passed to it, even when it fails.
 
-    ``json_object_set_new`` and ``json_array_append_new`` (a setter's ``_new`` form "steals
+    ``node_object_set_new`` and ``node_array_append_new`` (a setter's ``_new`` form "steals
     the reference"), ``take``/``adopt``/``give`` in the name: the caller must not release the
     value afterwards, whatever the call returned.
     """
@@ -121,7 +121,7 @@ def transfers_ownership(name: str) -> bool:
 
 
 def variant_stem(word: str) -> str | None:
-    """The verb of a one-letter variant (jansson's ``loadb``, ``loads``, ``dumps``, ``getn``).
+    """The verb of a one-letter variant (``loadb``, ``loads``, ``dumps``, ``getn``).
 
     Only verbs that make, read or write: ``ends`` must not read as a destructor.
     """

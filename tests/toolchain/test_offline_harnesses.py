@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.offline import type_table
 from agents.offline.analysis import analyze_function
 from agents.offline.fixer import fix_harness
 from agents.offline.improver import improve_harness
@@ -15,6 +16,7 @@ from agents.offline.synth import default_skeleton, write_harness
 from fuzzkit.api import FunctionDecl
 from fuzzkit.coverage import CoverageReport, measure_coverage
 from fuzzkit.harness import HarnessBuild, build_harness
+from fuzzkit.header_facts import collect_facts
 from fuzzkit.headers import parse_header
 from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
 from fuzzkit.runner import FuzzRun, run_fuzzer
@@ -47,7 +49,15 @@ def libs(cjson_lib: LibraryBuild, cache: Path) -> dict[str, LibraryBuild]:
 
 
 def api_of(lib: LibraryBuild) -> list[FunctionDecl]:
-    return parse_header(Path(lib.headers[0]), lib.include_dirs, lib.defines)
+    """The library's API, with the Types table its headers give made active.
+
+    The offline model reads that table from each prompt's ``## Types`` section; these tests
+    call the engine directly, so they activate what prepare would render.
+    """
+    api = parse_header(Path(lib.headers[0]), lib.include_dirs, lib.defines)
+    facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
+    type_table._ACTIVE.set(type_table.read_types(facts.render()))
+    return api
 
 
 def generate(lib: LibraryBuild, name: str) -> tuple[FunctionDecl, list[FunctionDecl], str]:

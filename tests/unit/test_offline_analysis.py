@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.offline.analysis import ARCHETYPES, analyze_function
+from agents.offline.cdecl import parse_prototypes
 from tests.unit.test_offline_data import api, fn
 
 
@@ -99,3 +100,12 @@ def test_analysis_is_deterministic_and_serializable() -> None:
     b = analyze_function(fn("yaml", "yaml_emitter_dump"), list(api("yaml")))
     assert a == b
     assert a.to_dict()["archetype"] == "round_trip"
+
+
+def test_a_running_value_folded_over_bytes_is_a_digest_whatever_its_name() -> None:
+    decls = parse_prototypes("""\
+unsigned long lib_wump32(unsigned long sum, const unsigned char *buf, unsigned int len);
+int lib_tally(int flags, const unsigned char *buf, unsigned int len);
+""")
+    assert analyze_function(decls[0], decls).archetype == "incremental_digest"
+    assert analyze_function(decls[1], decls).archetype != "incremental_digest"

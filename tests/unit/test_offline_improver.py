@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 
 from agents.offline.analysis import analyze_function
-from agents.offline.improver import improve_harness
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.improver import improve_harness, value
 from agents.offline.synth import SLOTS, default_skeleton, marker, write_harness
+from agents.offline.synth_api import ApiIndex
 from tests.unit.test_offline_data import api, fn
 
 UNCOVERED_CJSON = [
@@ -164,3 +166,16 @@ def test_avoid_accepts_recorded_directions() -> None:
         avoid=["call cJSON_Duplicate on result (cJSON)"],
     )
     assert imp.added_calls == ["cJSON_IsNull"]
+
+
+def test_a_machines_main_processor_ranks_with_parsers_by_its_name_not_a_vocabulary() -> None:
+    idx = ApiIndex(parse_prototypes("""\
+typedef struct lib_stream_s lib_stream;
+int lib_wumpInit(lib_stream *strm, int level);
+int lib_wump(lib_stream *strm, int flush);
+int lib_wumpReset(lib_stream *strm);
+unsigned long lib_wumpBound(lib_stream *strm, unsigned long len);
+int lib_wumpEnd(lib_stream *strm);
+"""))
+    ranks = {n: value(idx, idx.by_name[n]) for n in ("lib_wump", "lib_wumpReset", "lib_wumpBound")}
+    assert ranks == {"lib_wump": 1, "lib_wumpReset": 2, "lib_wumpBound": 5}

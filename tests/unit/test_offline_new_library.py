@@ -243,3 +243,13 @@ def test_an_integer_version_parameter_gets_the_library_version() -> None:
     assert kinds(CODEC, "pk_createDecoder")[1] == ("version", "version", None)
     plain = "int pk_open(pk_dctx **out, unsigned version);\nvoid pk_close(pk_dctx *d);"
     assert kinds(plain, "pk_open")[1][0] == "int"  # no version function to ask
+
+
+def test_a_getters_buffer_is_filled_even_when_its_name_has_an_input_verb() -> None:
+    decls = parse_prototypes("""\
+lib_ctx *lib_new(void);
+int lib_getHash(lib_ctx *c, unsigned char *md, unsigned int len);
+void lib_free(lib_ctx *c);
+""")
+    idx = ApiIndex(decls)
+    assert [r.kind for r in roles(idx.by_name["lib_getHash"], idx)] == ["object", "outbuf", "outlen"]

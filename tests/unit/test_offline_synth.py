@@ -81,18 +81,18 @@ def test_options_come_from_the_input_end_and_are_clamped() -> None:
 
 def test_struct_built_by_the_api_parser_and_released_by_its_destructor() -> None:
     b = body(draft("cjson", "cJSON_Duplicate").code)
-    assert re.search(r"tree = cJSON_Parse\(\(const char \*\)text\);\s+if \(tree == NULL\) goto", b)
-    assert "result = cJSON_Duplicate(tree, recurse);" in b
-    assert b.index("cJSON_Delete(result)") < b.index("cJSON_Delete(tree)")
+    assert re.search(r"cjson = cJSON_Parse\(\(const char \*\)text\);\s+if \(cjson == NULL\) goto", b)
+    assert "result = cJSON_Duplicate(cjson, recurse);" in b
+    assert b.index("cJSON_Delete(result)") < b.index("cJSON_Delete(cjson)")
 
 
 def test_round_trip_prints_then_parses_the_printed_text_and_compares() -> None:
     d = draft("cjson", "cJSON_Print")
     b = body(d.code)
-    assert "printed = cJSON_Print(tree);" in b
+    assert "printed = cJSON_Print(cjson);" in b
     assert "if (printed != NULL) cJSON_free(printed);" in b
     assert re.search(r"= cJSON_Parse\(\(const char \*\)printed\);", b)
-    assert "cJSON_Compare(tree," in b
+    assert "cJSON_Compare(cjson," in b
 
 
 def test_stream_struct_is_zeroed_initialized_checked_and_fed_in_chunks() -> None:
@@ -157,7 +157,7 @@ def test_file_input_uses_the_skeleton_memfd_and_a_dup_for_owning_opens() -> None
 
 def test_consumed_items_are_released_only_when_the_call_failed() -> None:
     b = body(draft("cjson", "cJSON_AddItemToObject").code)
-    assert re.search(r"rc = cJSON_AddItemToObject\(tree, \(const char \*\)\w+, item\);", b)
+    assert re.search(r"rc = cJSON_AddItemToObject\(cjson, \(const char \*\)\w+, item\);", b)
     assert "if (rc) item = NULL;" in b
     assert "if (item != NULL) cJSON_Delete(item);" in b
     assert "switch (kind)" in b  # the new item's kind comes from the input
