@@ -11,6 +11,7 @@ from agents.offline.cdecl import parse_prototype, parse_prototypes
 from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
 from agents.offline.fixer_input import feed_input
+from agents.offline.fixer_leak import release_results
 from agents.offline.improver import improve_harness
 from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, identifiers
@@ -110,6 +111,11 @@ def enhance(facts: PromptFacts) -> Reply:
         return {"fixes": [*fixed.fixes, *cited], "unresolved": fixed.unresolved}, fixed.code
     last_good = facts.code("Last working harness")
     problem = facts.text("Problem")
+    triage = facts.text("Crash triage")
+    if re.search(r"LeakSanitizer|detected memory leaks|\bleak\b", triage):
+        released, added = release_results(harness, _target(facts), api)
+        if added:
+            return {"fixes": added, "unresolved": []}, released
     if INPUT_PROBLEM in problem:
         fed, how = feed_input(harness, _target(facts), api)
         if how:

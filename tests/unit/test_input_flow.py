@@ -67,3 +67,32 @@ def test_the_gate_applies_only_where_a_function_takes_the_input_for_the_target()
     assert feeder_exists(by["codec_decode"], API)
     assert not feeder_exists(by["codec_set_buffer"], API)  # takes the buffer itself
     assert not feeder_exists(by["codec_decode"], [f for f in API if f.name != "codec_set_buffer"])
+
+
+def test_a_leaked_out_parameter_is_released_with_the_documented_releaser() -> None:
+    from agents.offline.fixer_leak import release_results
+    from agents.offline.type_table import read_types, using
+
+    api = parse_prototypes("""
+int rr_parse_reply(const unsigned char *abuf, int alen, struct rr_reply **out);
+void rr_free_data(void *dataptr);
+char *rr_escape(const char *s);
+""")
+    code = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  struct rr_reply *out = NULL;
+  char *esc = rr_escape("x");
+  rr_parse_reply((const unsigned char *)data, (int)size, &out);
+  return 0;
+}
+"""
+    types = ("```c\nstruct rr_reply { int ttl; };\n```\nRelease functions:\n"
+             "- rr_free_data releases what rr_parse_reply allocates (by documentation)\n"
+             "- free releases what rr_escape allocates (by documentation)\n")
+    target = next(f for f in api if f.name == "rr_parse_reply")
+    with using(read_types(types)):
+        fixed, added = release_results(code, target, api)
+        assert "if (out != NULL) { rr_free_data(out); out = NULL; }\n  return 0;" in fixed
+        escape = next(f for f in api if f.name == "rr_escape")
+        fixed2, _ = release_results(code, escape, api)
+        assert "free(esc)" in fixed2
+    assert added and release_results(fixed, target, api)[1] == []  # not released twice

@@ -1,0 +1,70 @@
+"""Repair a LeakSanitizer report: release what the target handed back.
+
+A parser that returns its result through ``T **out`` (or as its return value) leaks on every
+input until the harness releases it. The releaser comes from the prompt's Types section (by
+parameter type, by name, or because the documentation says so, ``free`` included), else from
+the API's destructor for that type, else the API's one ``void *`` release function, else
+``free``. Misuse of this kind is repaired, not given up.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline import cdecl, type_table
+from agents.offline.fixer_edit import split_args
+from agents.offline.synth_api import ApiIndex
+from fuzzkit.api import FunctionDecl
+
+_RELEASE_WORDS = re.compile(r"(free|destroy|delete|release|unref|dispose|cleanup)", re.I)
+
+
+def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl]) -> tuple[str, list[str]]:
+    """The harness with the target's results released before it returns, and what was added."""
+    idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
+    owned: list[tuple[str, str]] = []  # (variable, the type it points at)
+    pattern = rf"(?:\b(?P<lhs>[A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(target.name)}\s*\("
+    for call in re.finditer(pattern, code):
+        depth, pos = 1, call.end()
+        while pos < len(code) and depth:
+            depth += {"(": 1, ")": -1}.get(code[pos], 0)
+            pos += 1
+        args = split_args(code[call.end():pos - 1])
+        for param, arg in zip(target.params, args, strict=False):
+            m = re.fullmatch(r"\s*(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)\s*", arg)
+            inner = cdecl.pointee(param.type)
+            if m and cdecl.pointer_depth(param.type) == 2 and not cdecl.is_const_target(inner):
+                owned.append((m.group(1), inner))
+        ret = target.return_type
+        if call.group("lhs") and cdecl.is_pointer(ret) and not cdecl.is_const_target(ret):
+            owned.append((call.group("lhs"), ret))
+    added: list[str] = []
+    lines: list[str] = []
+    for var, ctype in dict.fromkeys(owned):
+        release_call = rf"\b\w*{_RELEASE_WORDS.pattern}\w*\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(var)}\s*\)"
+        if re.search(release_call, code, re.I):
+            continue  # released already
+        releaser = _releaser(idx, ctype, target.name)
+        lines.append(f"if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}")
+        added.append(f"release {var} (from {target.name}) with {releaser} before returning")
+    if not lines:
+        return code, []
+    last = code.rfind("return 0;")
+    if last < 0:
+        return code, []
+    indent = re.search(r"([ \t]*)$", code[:last]).group(1)
+    block = "".join(f"{line}\n{indent}" for line in lines)
+    return code[:last] + block + code[last:], added
+
+
+def _releaser(idx: ApiIndex, ctype: str, producer: str) -> str:
+    found = type_table.releaser_for(ctype, producer=producer)
+    if found:
+        return found
+    key = idx.type_key(ctype)
+    dtor = idx.destructor(key, producer) if key else None
+    if dtor:
+        return dtor
+    generic = [f.name for f in idx.api if len(f.params) == 1 and _RELEASE_WORDS.search(f.name)
+               and cdecl.strip_const(f.params[0].type) == "void *"]
+    return generic[0] if len(generic) == 1 else "free"
