@@ -188,7 +188,9 @@ class Planner:
                 self.fed = True
                 if k == "bytes" and r.param.name not in self.c_strings:
                     args[r.index] = f"{cast}data"
-                    if r.pair is not None and rs[r.pair].kind == "len":
+                    if r.pair is not None and rs[r.pair].kind == "len_bits":
+                        args[r.pair] = self.length(rs[r.pair].param.type, "size * 8")
+                    elif r.pair is not None and rs[r.pair].kind == "len":
                         args[r.pair] = self.length(rs[r.pair].param.type, "size")
                     elif r.pair is not None:  # pointer to the input length
                         inner = decl_type(cdecl.pointee(rs[r.pair].param.type))
@@ -204,7 +206,9 @@ class Planner:
             elif k in ("text", "bytes"):
                 key = self.key_text(r.param.name)
                 args[r.index] = f"{cast}{key}"
-                if r.pair is not None and rs[r.pair].kind == "len":
+                if r.pair is not None and rs[r.pair].kind == "len_bits":
+                    args[r.pair] = self.length(rs[r.pair].param.type, f"strlen({key}) * 8")
+                elif r.pair is not None and rs[r.pair].kind == "len":
                     args[r.pair] = self.length(rs[r.pair].param.type, f"strlen({key})")
                 elif r.pair is not None:
                     lp = self.var(cdecl.pointee(rs[r.pair].param.type), "key_len")

@@ -237,7 +237,25 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             out[i] = Role("enum", i, p, choices=DEFAULT_ENUM)
         else:  # a struct by value or an unknown typedef: all-zero is valid for any of them
             out[i] = Role("zero_value", i, p)
+    _pair_bit_lengths(out)
     return [r if r is not None else Role("null", i, params[i]) for i, r in enumerate(out)]
+
+
+_BITS = re.compile(r"bits$", re.I)
+
+
+def _pair_bit_lengths(out: list[Role | None]) -> None:
+    """``f(ctx, const uint8_t *key, unsigned keybits)``: a buffer measured in bits.
+
+    The callee reads ``keybits / 8`` bytes; an unrelated option value there makes it read past
+    a short input. The bit count becomes the buffer's length times eight.
+    """
+    bufs = [r for r in out if r is not None and r.kind in ("bytes", "text") and r.pair is None]
+    bits = [r for r in out if r is not None and r.kind == "int" and _BITS.search(r.param.name)]
+    if len(bufs) == 1 and len(bits) == 1:
+        buf, nbits = bufs[0], bits[0]
+        out[buf.index] = Role("bytes", buf.index, buf.param, pair=nbits.index)
+        out[nbits.index] = Role("len_bits", nbits.index, nbits.param, pair=buf.index)
 
 
 def _grouped_role(fn: FunctionDecl, p: Param, i: int, j: int) -> Role:

@@ -253,3 +253,16 @@ void lib_free(lib_ctx *c);
 """)
     idx = ApiIndex(decls)
     assert [r.kind for r in roles(idx.by_name["lib_getHash"], idx)] == ["object", "outbuf", "outlen"]
+
+
+def test_a_key_measured_in_bits_is_the_input_with_its_length_in_bits() -> None:
+    api = parse_prototypes("""
+void acme_cipher_init(acme_cipher *ctx);
+int acme_cipher_setkey(acme_cipher *ctx, const unsigned char *key, unsigned int keybits);
+void acme_cipher_free(acme_cipher *ctx);
+""")
+    target = next(f for f in api if f.name == "acme_cipher_setkey")
+    analysis = analyze_function(target, api)
+    code = write_harness(target, api, ["acme.h"], analysis.archetype,
+                         default_skeleton(analysis.archetype)).code
+    assert "(const unsigned char *)data, (unsigned int)size * 8)" in code, code
