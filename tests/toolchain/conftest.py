@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -153,3 +156,14 @@ def make_harness(buggy_lib: LibraryBuild, tmp_path: Path) -> Callable[..., Harne
         return build
 
     return make
+
+
+def load_bench_script(name: str) -> ModuleType:
+    """``bench/<name>.py`` imported by path (bench/ is scripts, not a package)."""
+    path = Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -7,9 +7,7 @@ the same total fuzzing CPU: the two LogicFuzz harnesses half the seconds each of
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -17,6 +15,7 @@ import pytest
 import yaml
 
 from tests.conftest import harness
+from tests.toolchain.conftest import load_bench_script
 
 pytestmark = pytest.mark.toolchain
 
@@ -27,13 +26,7 @@ CHECK = harness("if (size < 2 || text[0] != '!') kv_check(text);")
 
 
 def bench_module() -> ModuleType:
-    path = REPO / "bench" / "coverage_vs_upstream.py"
-    spec = importlib.util.spec_from_file_location("coverage_vs_upstream", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("coverage_vs_upstream")
 
 
 @pytest.fixture

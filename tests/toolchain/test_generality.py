@@ -7,7 +7,6 @@ one that never ran, an audit log with crash verdicts) and reused with ``--logicf
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import harness
+from tests.toolchain.conftest import load_bench_script
 
 pytestmark = pytest.mark.toolchain
 
@@ -28,13 +28,7 @@ BROKEN = harness("kv_free(kv_parse(text)) + no_such_symbol;")
 
 
 def bench_module() -> ModuleType:
-    path = REPO / "bench" / "generality.py"
-    spec = importlib.util.spec_from_file_location("generality", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("generality")
 
 
 @pytest.fixture
