@@ -56,11 +56,29 @@ def build_env() -> dict[str, str]:
     return {**os.environ, "CC": tool("clang"), "CXX": tool("clang++"), "CFLAGS": "-g -O0", "LC_ALL": "C"}
 
 
-def configure_args(tree: Path, extra: list[str]) -> list[str]:
-    """Options for ``./configure``: static only, when the script knows the options."""
-    script = (tree / "configure").read_text(errors="replace")
-    wanted = ["--disable-shared", "--enable-static", "--static", "--disable-dependency-tracking"]
-    return [opt for opt in wanted if re.search(re.escape(opt) + r"\b", script)] + extra
+_WANTED = ("--disable-shared", "--enable-static", "--static", "--disable-dependency-tracking")
+
+
+def configure_args(help_text: str, extra: list[str]) -> list[str]:
+    """Options for ``./configure``: static only, when ``./configure --help`` lists them.
+
+    The script's own text is no guide: every libtool-generated script mentions ``--static``
+    (a libtool link flag) while autoconf rejects it as an option.
+
+    Args:
+        help_text: What ``./configure --help`` printed.
+        extra: The user's ``configure_args``, passed through as given.
+    """
+    listed = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", help_text))
+
+    # autoconf prints `--enable-FEATURE` forms for some options and the `--disable-` form
+    # for others; either spelling means the script understands the switch.
+    def known(opt: str) -> bool:
+        other = {"enable": "disable", "disable": "enable"}
+        flip = re.sub(r"^--(enable|disable)-", lambda m: f"--{other[m[1]]}-", opt)
+        return opt in listed or flip in listed
+
+    return [opt for opt in _WANTED if known(opt)] + extra
 
 
 @dataclass
