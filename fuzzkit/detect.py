@@ -19,6 +19,7 @@ Detectors (``system``), tried in this order for ``auto``:
 1. ``sources``: the ``.c`` files at the top and in ``src/``, ``lib/``... compiled directly,
    with ``-D`` macros read from ``configure.ac``/``CMakeLists.txt`` if needed
    (:mod:`fuzzkit.detect_sources`): no configure step, cheapest, and an explicit list.
+   Two files defining one symbol (alternative implementations) make it give way.
 2. ``cmake``: configure with clang, static, tests off; library targets from CMake's File
    API (:mod:`fuzzkit.detect_cmake`).
 3. ``autotools``: ``./configure --disable-shared ...`` with ``CC=clang``, then ``make -n``
@@ -31,7 +32,9 @@ Configure steps run sandboxed (no network, writes confined) in a private copy of
 in the cache, never in the shared source tree: CMake projects such as zlib rename files in
 their source directory, and autotools writes ``config.h`` next to the sources. The result
 is cached per (source tree contents, system, options, clang version) under a file lock, so
-concurrent runs configure once. Tests, examples, fuzzers and tools are excluded.
+concurrent runs configure once. Tests, examples, fuzzers and tools are excluded. For
+``auto``, a detector's recipe is kept only once the library builds from it (a guessed
+recipe can detect fine and still not compile); otherwise the next detector is tried.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from fuzzkit.tools import clang_version
 
 System = Literal["auto", "sources", "cmake", "autotools", "make"]
 _ORDER: tuple[System, ...] = ("sources", "cmake", "autotools", "make")
-_SCHEME = "1"
+_SCHEME = "2"  # 2: a recipe is kept only once it builds
 
 
 class BuildSpec(BaseModel):
@@ -138,7 +141,13 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
     if system == "autotools":
         if not (tree / "configure").is_file():
             raise ToolchainError("no configure script")
-        options = detect_make.configure_args(tree, args)
+        help_log = dest / "configure-help.log"
+        try:
+            usage = detect_make.run_step(["sh", "./configure", "--help"], tree, help_log, env, "--help")
+        except ToolchainError:
+            # A hand-written script may exit non-zero after printing its usage.
+            usage = help_log.read_text(errors="replace") if help_log.is_file() else ""
+        options = detect_make.configure_args(usage, args)
         detect_make.run_step(
             ["sh", "./configure", *options], tree, dest / "configure.log", env, "./configure"
         )
@@ -147,10 +156,47 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
     # For a plain Makefile, configure_args are make arguments (variables or targets).
     extra = [] if system == "autotools" else [f"CC={env['CC']}", *args]
     make = ["make", "-n", "-w", "-k", *extra]
-    dry_run = detect_make.run_step(make, tree, dest / "make-n.log", env, "make -n")
+    log = dest / "make-n.log"
+    try:
+        dry_run = detect_make.run_step(make, tree, log, env, "make -n")
+    except ToolchainError as failed:
+        # With -k, a failing part that is not the library (documentation needing a missing
+        # tool, a test suite) still leaves the library's commands in the output.
+        dry_run = log.read_text(errors="replace") if log.is_file() else ""
+        commands = detect_make.parse_make_dry_run(dry_run, tree.resolve())
+        if not commands.compiles:
+            raise failed
     commands = detect_make.parse_make_dry_run(dry_run, tree.resolve())
     entries = detect_make.library_compiles(commands, tree.resolve())
+    _generate_sources([e.source for e in entries], extra, dest, env)
     return Detection(system, from_compiles(tree, [(e.source, e.flags) for e in entries], None))
+
+
+def _generate_sources(sources: list[Path], extra: list[str], dest: Path, env: dict[str, str]) -> None:
+    """Have make produce the library sources that ``make -n`` listed but the tree lacks.
+
+    Some libraries compile a file the build generates (an amalgamation of all sources, a
+    parser made by a generator): ``make -n`` only names it, so make is asked for those files
+    alone, with the generated headers they depend on, not for the whole build.
+    """
+    missing: dict[Path, list[str]] = {}
+    for source in sources:
+        if not source.exists():
+            missing.setdefault(source.parent, []).append(source.name)
+    for directory, names in missing.items():
+        detect_make.run_step(
+            ["make", *extra, *names], directory, dest / "make-generate.log", env, f"make {' '.join(names)}"
+        )
+
+
+def _first_lines(message: str, keep: int = 3) -> str:
+    """A failed detector's reason, short enough to list beside the others.
+
+    The first line says what failed, the last ones why (a build tool's last words).
+    """
+    lines = message.strip().splitlines()
+    shown = lines if len(lines) <= keep + 1 else [lines[0], "...", *lines[-keep:]]
+    return "\n    ".join(shown)
 
 
 def detect_build(
@@ -180,8 +226,13 @@ def detect_build(
         for candidate in _ORDER if system == "auto" else (system,):
             try:
                 found = _run_detector(candidate, root, dest, args)
+                if system == "auto":
+                    # A detector can be fooled (guessed macros, a file meant to be #included);
+                    # only a recipe that builds is kept, else the next detector gets its turn.
+                    # The build is cached, so the caller's own build of it costs nothing.
+                    build_library(root, found.recipe, cache=cache)
             except ToolchainError as exc:
-                reasons.append(f"{candidate}: {exc.message}")
+                reasons.append(f"{candidate}: {_first_lines(exc.message)}")
                 continue
             marker.write_text(json.dumps(found.to_dict(), indent=1))
             return found
