@@ -28,11 +28,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from fuzzkit.api import FunctionDecl
 from fuzzkit.detect import detect_build
 from fuzzkit.detect_tree import fuzz_harnesses, project_dir
 from fuzzkit.errors import ToolchainError
-from fuzzkit.headers import deprecated_functions, parse_headers
+from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
 from fuzzkit.library import LibraryBuild, build_library
 from fuzzkit.select_functions import choose_functions, pick_named
 from fuzzkit.source import SourceSpec, fetch_source
@@ -64,9 +66,22 @@ def skips_validation(name: str) -> bool:
 
 def project_name(spec: SourceSpec, root: Path) -> str:
     """A short project name: the apt package, or the directory/repository name."""
-    raw = spec.apt or (Path(spec.git.rstrip("/")).stem if spec.git else root.name)
+    apt = spec.apt.partition("/")[0] if spec.apt else None  # `NAME/RELEASE` names NAME
+    raw = apt or (Path(spec.git.rstrip("/")).stem if spec.git else root.name)
     name = re.sub(r"[-_.]?\d[\w.+~-]*$", "", raw) if not spec.apt else raw  # drop "-1.2.3"
     return re.sub(r"[^a-z0-9_+-]+", "-", (name or raw).lower()).strip("-")
+
+
+def _source(data: dict[str, Any]) -> SourceSpec:
+    """The source spec, or a one-line error saying what is wrong with it."""
+    try:
+        return SourceSpec.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ToolchainError(
+            str(first.get("ctx", {}).get("error") or first["msg"]).removeprefix("Value error, "),
+            "give --apt NAME (or NAME=VERSION, NAME/RELEASE), --path DIR, --git URL or --tarball URL",
+        ) from exc
 
 
 def _function_entry(decl: FunctionDecl) -> dict[str, Any]:
@@ -78,10 +93,53 @@ def _function_entry(decl: FunctionDecl) -> dict[str, Any]:
     }
 
 
-def _build_section(system: str, recipe: dict[str, Any]) -> dict[str, Any]:
+def _build_section(system: str, recipe: dict[str, Any], headers: list[str]) -> dict[str, Any]:
     if system != "sources":
-        return {"system": system}  # configured in a private copy of the tree, detected again
-    return {k: recipe[k] for k in ("sources", "include_dirs", "defines", "headers") if recipe.get(k)}
+        # Configured in a private copy of the tree and detected again at run time; the
+        # headers are named only when the built archive narrowed the detected list.
+        section: dict[str, Any] = {"system": system}
+        return section | ({"headers": headers} if headers != recipe.get("headers") else {})
+    section = {k: recipe[k] for k in ("sources", "include_dirs", "defines") if recipe.get(k)}
+    return section | {"headers": headers}
+
+
+def library_api(lib: LibraryBuild, root: Path) -> tuple[list[FunctionDecl], list[str]]:
+    """The functions the public headers declare and the archive defines, and those headers.
+
+    A header that cannot be parsed, or declares only functions of parts not built, is left
+    out; the headers come back relative to ``root`` (the tree the recipe's paths are in).
+
+    Raises:
+        ToolchainError: No header declares a function the library defines.
+    """
+    defined = defined_functions(lib)
+    seen: set[str] = set()
+    api: list[FunctionDecl] = []
+    kept: list[str] = []
+    errors: list[str] = []
+    for header in lib.headers:
+        try:
+            decls = parse_header(Path(header), lib.include_dirs, lib.defines)
+        except ToolchainError as exc:
+            errors.append(exc.message)
+            continue
+        mine = [d for d in decls if d.name in defined and d.name not in seen]
+        if mine:
+            kept.append(
+                Path(header).resolve().relative_to(root.resolve()).as_posix()
+                if Path(header).resolve().is_relative_to(root.resolve())
+                else str(header)
+            )
+            seen.update(d.name for d in mine)
+            api += mine
+    if not api:
+        why = f" ({errors[0]})" if errors else ""
+        raise ToolchainError(
+            f"the public headers {[Path(h).name for h in lib.headers]} declare no function "
+            f"the library defines{why}",
+            "name the right headers in the YAML's `build: {headers: [...]}`",
+        )
+    return api, kept
 
 
 def make_benchmark(
@@ -102,23 +160,19 @@ def make_benchmark(
         ToolchainError: The source cannot be fetched or built, or a named function is
             not in the library's API.
     """
-    spec = source_spec if isinstance(source_spec, SourceSpec) else SourceSpec.model_validate(source_spec)
+    spec = source_spec if isinstance(source_spec, SourceSpec) else _source(source_spec)
     root = fetch_source(spec, cache)
     detection = detect_build(root, cache=cache)
     lib = build_library(root, detection.recipe, cache=cache)
-    defined = defined_functions(lib)
-    api = [d for d in parse_headers(lib.headers, lib.include_dirs, lib.defines) if d.name in defined]
+    api, api_headers = library_api(lib, Path(detection.recipe.root or root))
     deprecated = {
         n for h in lib.headers for n in deprecated_functions(Path(h), lib.include_dirs, lib.defines)
     }
-    if not api:
-        raise ToolchainError(
-            f"the public headers {[Path(h).name for h in lib.headers]} declare no function "
-            "the library defines",
-            "name the right headers in the YAML's `build: {headers: [...]}`",
-        )
+    canonical = canonical_types(lib.headers, lib.include_dirs, lib.defines)
     preferred_api = [d for d in api if d.name not in deprecated and not skips_validation(d.name)]
-    chosen = pick_named(api, functions) if functions else choose_functions(preferred_api, max_functions)
+    chosen = (
+        pick_named(api, functions) if functions else choose_functions(preferred_api, max_functions, canonical)
+    )
     project = project_dir(root)
     prefix = project.relative_to(root).as_posix()
     harnesses = [h if prefix == "." else f"{prefix}/{h}" for h in fuzz_harnesses(project)]
@@ -128,7 +182,7 @@ def make_benchmark(
         bench["target_path"] = preferred[0]
         bench["target_name"] = Path(preferred[0]).stem
     bench["source"] = spec.model_dump(exclude_none=True)
-    bench["build"] = _build_section(detection.system, detection.recipe.model_dump())
+    bench["build"] = _build_section(detection.system, detection.recipe.model_dump(), api_headers)
     bench["upstream_harnesses"] = harnesses
     bench["functions"] = [_function_entry(d) for d in chosen]
     return bench

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 
-from fuzzkit.api import FunctionDecl
+from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.errors import ToolchainError
 
 _PARSE_VERBS = (
@@ -51,6 +52,10 @@ _INTEGER = re.compile(
     r"u?int\d+_t)$"
 )
 _DATA = re.compile(r"^const (char|unsigned char|signed char|uint8_t|u_char|Bytef|void|int8_t|\w*char\w*) \*$")
+_STRING = re.compile(r"^const (unsigned |signed )?char \*$")
+# Accessor words: a penalty for getters and setters of plain values, but not for a
+# function that takes the input bytes, whatever it is called.
+_ACCESSORS = frozenset("set get is has copy size count type init initialize reset".split())
 
 
 _ENOUGH = 3  # a plain object function scores 2: not worth a target on its own
@@ -61,30 +66,64 @@ def _words(name: str) -> list[str]:
     return [w for w in spaced.lower().split("_") if w]
 
 
-def archetype(decl: FunctionDecl) -> str:
-    """``buffer`` (input data + size), ``string``, ``object`` (takes a struct pointer) or ``other``."""
+def _types(param: Param, canonical: Mapping[str, str]) -> tuple[str, str]:
+    """The parameter's type as spelled and with typedefs resolved (``uint8_t`` -> ``unsigned char``)."""
+    return param.type, canonical.get(param.type, param.type)
+
+
+def _is(pattern: re.Pattern[str], param: Param, canonical: Mapping[str, str]) -> bool:
+    return any(pattern.match(t) for t in _types(param, canonical))
+
+
+def archetype(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> str:
+    """``buffer`` (input data + size), ``string``, ``object`` (takes a struct pointer) or ``other``.
+
+    Args:
+        decl: The function.
+        canonical: Type spellings mapped to their canonical types
+            (:func:`fuzzkit.headers.canonical_types`), so a library's own byte and length
+            typedefs count as bytes and lengths.
+    """
+    canon = canonical or {}
     params = decl.params
     for i, param in enumerate(params):
-        if not _DATA.match(param.type) or _INPUT_NAMES.search(param.name):
+        if not _is(_DATA, param, canon) or _INPUT_NAMES.search(param.name):
             continue
         after = params[i + 1] if i + 1 < len(params) else None
-        if (after and _INTEGER.match(after.type)) or any(
-            _INTEGER.match(p.type) and _LENGTH_NAMES.search(p.name) for p in params
+        if (after and _is(_INTEGER, after, canon)) or any(
+            _is(_INTEGER, p, canon) and _LENGTH_NAMES.search(p.name) for p in params
         ):
             return "buffer"
-    if any(p.type == "const char *" and not _INPUT_NAMES.search(p.name) for p in params):
+    if any(_is_string(p, canon) and not _INPUT_NAMES.search(p.name) for p in params):
         return "string"
-    if params and params[0].type.endswith("*") and not re.search(r"\b(char|void)\b", params[0].type):
+    if (
+        params
+        and params[0].type.endswith("*")
+        and not re.search(r"\b(char|void)\b", _types(params[0], canon)[1])
+    ):
         return "object"
-    if params and not _INTEGER.match(params[0].type) and "*" not in params[0].type:
+    if params and not _is(_INTEGER, params[0], canon) and "*" not in params[0].type:
         return "object"  # an opaque handle typedef (z_streamp, gzFile)
     return "other"
 
 
-def score(decl: FunctionDecl) -> int:
+def _is_string(param: Param, canonical: Mapping[str, str]) -> bool:
+    """``const char *``, or a library's own character typedef (``const xchar *``) of bytes."""
+    spelled, canon = _types(param, canonical)
+    return spelled == "const char *" or (spelled != canon and bool(_STRING.match(canon)))
+
+
+def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
+    """Whether the function reports success or failure (an integer, enum or bool result)."""
+    ret = canonical.get(decl.return_type, decl.return_type)
+    return bool(_INTEGER.match(ret) or re.match(r"^(enum \w+|_Bool|bool)$", ret))
+
+
+def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> int:
     """How promising ``decl`` is as a fuzz target (higher is better; below 0 is skipped)."""
+    canon = canonical or {}
     words = _words(decl.name)
-    kind = archetype(decl)
+    kind = archetype(decl, canon)
     total = {"buffer": 6, "string": 4, "object": 2, "other": 0}[kind]
     if any(w.startswith(v) for w in words for v in _PARSE_VERBS):
         total += 4
@@ -92,9 +131,13 @@ def score(decl: FunctionDecl) -> int:
         total += 2
     if any(c in w for w in words for c in _CHECKSUM):
         total += 1
-    # jansson-style length variants (getn, setn, deln) count as their base word.
+    if _status_return(decl, canon) and kind != "other":
+        total += 1
+    # Length variants (getn, setn, deln) count as their base word.
     bases = {w.rstrip("0123456789") for w in words} | {w[:-1] for w in words if w.endswith("n")}
-    if bases & _SKIP_WORDS or any(w.endswith(_SKIP_SUFFIXES) for w in words):
+    skip = _SKIP_WORDS - _ACCESSORS if kind == "buffer" else _SKIP_WORDS
+    # A setter that takes the input bytes (`set_buffer(ctx, data, len)`) is how data gets in.
+    if bases & skip or (kind != "buffer" and any(w.endswith(_SKIP_SUFFIXES) for w in words)):
         total -= 8
     if bases & _PLUMBING:
         total -= 4
@@ -108,6 +151,36 @@ def score(decl: FunctionDecl) -> int:
     if not decl.params:
         total -= 5
     return total
+
+
+_SCALAR = re.compile(r"^(unsigned |signed )?(char|short|int|long|long long|void|float|double|_Bool)$")
+
+
+def _object(ctype: str, canonical: Mapping[str, str]) -> str:
+    """The object type behind ``ctype`` (const and pointers dropped), or ``""`` for plain data."""
+    text = re.sub(r"^const |\s*\*+\s*(const)?$", "", canonical.get(ctype, ctype)).strip()
+    return "" if _SCALAR.match(text) else text
+
+
+def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) -> dict[str, int]:
+    """+2 for functions on (or creating) an object a data entry point takes or returns.
+
+    A parser that takes a context (``parse(ctx, data, len)``) needs that context created and
+    configured, and a parser returning a document hands it to the functions that walk it:
+    both are reachable from the data entry point, so they rank above unrelated objects.
+    """
+    entries: set[str] = set()
+    for d in decls:
+        if archetype(d, canonical) in ("buffer", "string") and score(d, canonical) >= 8:
+            entries.add(_object(d.params[0].type, canonical))
+            entries.add(_object(d.return_type, canonical))
+    entries.discard("")
+    bonus = {}
+    for d in decls:
+        first = _object(d.params[0].type, canonical) if d.params else ""
+        if first in entries or _object(d.return_type, canonical) in entries:
+            bonus[d.name] = 2
+    return bonus
 
 
 def _related(a: str, b: str) -> bool:
@@ -124,29 +197,44 @@ def _related(a: str, b: str) -> bool:
     return same_family and not (wa[-1].startswith(verbs) and wb[-1].startswith(verbs))
 
 
-def choose_functions(decls: list[FunctionDecl], max_functions: int = 8) -> list[FunctionDecl]:
+def choose_functions(
+    decls: list[FunctionDecl], max_functions: int = 8, canonical: Mapping[str, str] | None = None
+) -> list[FunctionDecl]:
     """A varied, promising default set of at most ``max_functions`` targets, best first.
 
     The best function of each archetype comes first, then the rest by score; each already
     chosen variant of a function (``uncompress2`` after ``uncompress``) lowers its score,
-    and nothing weaker than a plain object function is added just to fill the set.
+    and nothing weaker than a plain object function is added just to fill the set. Ties
+    keep the headers' order (the main header first, each header top-down: the order the
+    library documents its API in), never the alphabet.
+
+    Args:
+        decls: The candidate functions, in header order.
+        max_functions: The cap.
+        canonical: Type spellings mapped to canonical types (see :func:`archetype`).
     """
-    ranked = sorted((d for d in decls if score(d) >= _ENOUGH), key=lambda d: (-score(d), d.name))
+    canon = canonical or {}
+    order = {d.name: i for i, d in enumerate(decls)}
+    bonus = _reachable_bonus(decls, canon)
+    scores = {d.name: score(d, canon) + bonus.get(d.name, 0) for d in decls}
+    ranked = sorted(
+        (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
+    )
     chosen: list[FunctionDecl] = []
     for kind in ("buffer", "string", "object"):
-        best = next((d for d in ranked if archetype(d) == kind and d not in chosen), None)
+        best = next((d for d in ranked if archetype(d, canon) == kind and d not in chosen), None)
         if best is not None and len(chosen) < max_functions:
             chosen.append(best)
 
     def adjusted(d: FunctionDecl) -> int:
-        return score(d) - 7 * sum(_related(d.name, c.name) for c in chosen)
+        return scores[d.name] - 7 * sum(_related(d.name, c.name) for c in chosen)
 
     while len(chosen) < max_functions:
-        rest = sorted((d for d in ranked if d not in chosen), key=lambda d: (-adjusted(d), d.name))
+        rest = sorted((d for d in ranked if d not in chosen), key=lambda d: (-adjusted(d), order[d.name]))
         if not rest or adjusted(rest[0]) < _ENOUGH:
             break
         chosen.append(rest[0])
-    return sorted(chosen, key=lambda d: (-score(d), d.name))
+    return sorted(chosen, key=lambda d: (-scores[d.name], order[d.name]))
 
 
 def pick_named(decls: list[FunctionDecl], names: list[str]) -> list[FunctionDecl]:
