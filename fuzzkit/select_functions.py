@@ -114,9 +114,15 @@ def _is_string(param: Param, canonical: Mapping[str, str]) -> bool:
 
 
 def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
-    """Whether the function reports success or failure (an integer, enum or bool result)."""
+    """Whether the result tells success from failure.
+
+    An integer, enum or bool status, or an object pointer that is NULL on failure (a
+    parser returning its document); ``void`` and plain values such as ``double`` do not.
+    """
     ret = canonical.get(decl.return_type, decl.return_type)
-    return bool(_INTEGER.match(ret) or re.match(r"^(enum \w+|_Bool|bool)$", ret))
+    return bool(
+        _INTEGER.match(ret) or re.match(r"^(enum \w+|_Bool|bool)$", ret) or _object(ret, canonical)
+    )
 
 
 def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> int:
@@ -143,8 +149,9 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> int
         total -= 4
     if any(w in ("create", "new", "add") for w in words):
         total -= 2
-    types = " ".join(p.type for p in decl.params)
-    if re.search(r"\bFILE\b|\(\*\)|va_list", types):
+    # Canonical spellings too: a callback behind a typedef is still a callback.
+    types = " ".join(t for p in decl.params for t in _types(p, canon))
+    if re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types):
         total -= 6
     if any(_INPUT_NAMES.search(p.name) for p in decl.params):
         total -= 4
@@ -202,9 +209,10 @@ def choose_functions(
 ) -> list[FunctionDecl]:
     """A varied, promising default set of at most ``max_functions`` targets, best first.
 
-    The best function of each archetype comes first, then the rest by score; each already
-    chosen variant of a function (``uncompress2`` after ``uncompress``) lowers its score,
-    and nothing weaker than a plain object function is added just to fill the set. Ties
+    The set is filled by score, so a small cap keeps the strongest data entry points rather
+    than one of each kind; each already chosen variant of a function (``uncompress2`` after
+    ``uncompress``) lowers its score, which keeps the set varied, and nothing weaker than a
+    plain object function is added just to fill the set. Ties
     keep the headers' order (the main header first, each header top-down: the order the
     library documents its API in), never the alphabet.
 
@@ -221,10 +229,6 @@ def choose_functions(
         (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
     )
     chosen: list[FunctionDecl] = []
-    for kind in ("buffer", "string", "object"):
-        best = next((d for d in ranked if archetype(d, canon) == kind and d not in chosen), None)
-        if best is not None and len(chosen) < max_functions:
-            chosen.append(best)
 
     def adjusted(d: FunctionDecl) -> int:
         return scores[d.name] - 7 * sum(_related(d.name, c.name) for c in chosen)
