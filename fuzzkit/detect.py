@@ -140,7 +140,7 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
     env = detect_make.build_env()
     if system == "autotools":
         if not (tree / "configure").is_file():
-            raise ToolchainError("no configure script")
+            _autoreconf(tree, dest, env)
         help_log = dest / "configure-help.log"
         try:
             usage = detect_make.run_step(["sh", "./configure", "--help"], tree, help_log, env, "--help")
@@ -170,6 +170,19 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
     entries = detect_make.library_compiles(commands, tree.resolve())
     _generate_sources([e.source for e in entries], extra, dest, env)
     return Detection(system, from_compiles(tree, [(e.source, e.flags) for e in entries], None))
+
+
+def _autoreconf(tree: Path, dest: Path, env: dict[str, str]) -> None:
+    """Generate ``configure`` from ``configure.ac``, as distributions do for a git snapshot.
+
+    Raises:
+        ToolchainError: No ``configure.ac``, autoreconf missing or failing.
+    """
+    if not any((tree / n).is_file() for n in ("configure.ac", "configure.in")):
+        raise ToolchainError("no configure script")
+    if not shutil.which("autoreconf"):
+        raise ToolchainError("no configure script, and autoreconf (autoconf) is not installed")
+    detect_make.run_step(["autoreconf", "-fi"], tree, dest / "autoreconf.log", env, "autoreconf -fi")
 
 
 def _generate_sources(sources: list[Path], extra: list[str], dest: Path, env: dict[str, str]) -> None:
