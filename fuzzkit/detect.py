@@ -48,7 +48,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from fuzzkit import detect_cmake, detect_make
+from fuzzkit import detect_cmake, detect_generate, detect_make
 from fuzzkit.detect_recipe import HINT, fingerprint, from_compiles, with_api_headers
 from fuzzkit.detect_sources import detect_sources
 from fuzzkit.detect_tree import project_dir
@@ -140,7 +140,7 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
     env = detect_make.build_env()
     if system == "autotools":
         if not (tree / "configure").is_file():
-            _autoreconf(tree, dest, env)
+            detect_generate.autoreconf(tree, dest, env)
         help_log = dest / "configure-help.log"
         try:
             usage = detect_make.run_step(["sh", "./configure", "--help"], tree, help_log, env, "--help")
@@ -168,38 +168,9 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
             raise failed
     commands = detect_make.parse_make_dry_run(dry_run, tree.resolve())
     entries = detect_make.library_compiles(commands, tree.resolve())
-    _generate_sources([e.source for e in entries], extra, dest, env)
+    detect_generate.built_sources({e.source.parent for e in entries}, extra, dest, env)
+    detect_generate.missing_sources([e.source for e in entries], extra, dest, env)
     return Detection(system, from_compiles(tree, [(e.source, e.flags) for e in entries], None))
-
-
-def _autoreconf(tree: Path, dest: Path, env: dict[str, str]) -> None:
-    """Generate ``configure`` from ``configure.ac``, as distributions do for a git snapshot.
-
-    Raises:
-        ToolchainError: No ``configure.ac``, autoreconf missing or failing.
-    """
-    if not any((tree / n).is_file() for n in ("configure.ac", "configure.in")):
-        raise ToolchainError("no configure script")
-    if not shutil.which("autoreconf"):
-        raise ToolchainError("no configure script, and autoreconf (autoconf) is not installed")
-    detect_make.run_step(["autoreconf", "-fi"], tree, dest / "autoreconf.log", env, "autoreconf -fi")
-
-
-def _generate_sources(sources: list[Path], extra: list[str], dest: Path, env: dict[str, str]) -> None:
-    """Have make produce the library sources that ``make -n`` listed but the tree lacks.
-
-    Some libraries compile a file the build generates (an amalgamation of all sources, a
-    parser made by a generator): ``make -n`` only names it, so make is asked for those files
-    alone, with the generated headers they depend on, not for the whole build.
-    """
-    missing: dict[Path, list[str]] = {}
-    for source in sources:
-        if not source.exists():
-            missing.setdefault(source.parent, []).append(source.name)
-    for directory, names in missing.items():
-        detect_make.run_step(
-            ["make", *extra, *names], directory, dest / "make-generate.log", env, f"make {' '.join(names)}"
-        )
 
 
 def _first_lines(message: str, keep: int = 3) -> str:

@@ -30,6 +30,10 @@ MAKEFILE_AM = """\
 lib_LTLIBRARIES = libtoy.la
 libtoy_la_SOURCES = toy.c impl_fast.c
 include_HEADERS = toy.h
+# A header the build makes before compiling (as gnulib's replacement headers are).
+BUILT_SOURCES = toy_gen.h
+toy_gen.h:
+	echo '#define TOY_ONE 1' > $@
 """
 
 
@@ -42,8 +46,8 @@ def _autotools_project(root: Path) -> None:
         "int toy_sum(int a, int b);\n"
     )
     (root / "toy.c").write_text(
-        '#include "config.h"\n#include "toy.h"\n'
-        "int toy_parse(const unsigned char *d, size_t n) { return n ? toy_sum(d[0], 1) : 0; }\n"
+        '#include "config.h"\n#include "toy.h"\n#include "toy_gen.h"\n'
+        "int toy_parse(const unsigned char *d, size_t n) { return n ? toy_sum(d[0], TOY_ONE) : 0; }\n"
     )
     # Two alternative implementations of one function; the build system picks one.
     (root / "impl_fast.c").write_text('#include "toy.h"\nint toy_sum(int a, int b) { return a + b; }\n')
