@@ -60,7 +60,7 @@ from fuzzkit.tools import clang_version
 
 System = Literal["auto", "sources", "cmake", "autotools", "make"]
 _ORDER: tuple[System, ...] = ("sources", "cmake", "autotools", "make")
-_SCHEME = "2"  # 2: a recipe is kept only once it builds
+_SCHEME = "3"  # 2: a recipe is kept only once it builds; 3: stand-in libraries
 
 
 class BuildSpec(BaseModel):
@@ -156,21 +156,33 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
     # For a plain Makefile, configure_args are make arguments (variables or targets).
     extra = [] if system == "autotools" else [f"CC={env['CC']}", *args]
     make = ["make", "-n", "-w", "-k", *extra]
-    log = dest / "make-n.log"
-    try:
-        dry_run = detect_make.run_step(make, tree, log, env, "make -n")
-    except ToolchainError as failed:
-        # With -k, a failing part that is not the library (documentation needing a missing
-        # tool, a test suite) still leaves the library's commands in the output.
-        dry_run = log.read_text(errors="replace") if log.is_file() else ""
-        commands = detect_make.parse_make_dry_run(dry_run, tree.resolve())
-        if not commands.compiles:
-            raise failed
+    dry_run = _dry_run(make, tree, dest / "make-n.log", env)
     commands = detect_make.parse_make_dry_run(dry_run, tree.resolve())
     entries = detect_make.library_compiles(commands, tree.resolve())
     detect_generate.built_sources({e.source.parent for e in entries}, extra, dest, env)
     detect_generate.missing_sources([e.source for e in entries], extra, dest, env)
     return Detection(system, from_compiles(tree, [(e.source, e.flags) for e in entries], None))
+
+
+def _dry_run(make: list[str], tree: Path, log: Path, env: dict[str, str]) -> str:
+    """``make -n`` output, standing in for libraries only a real build would have made.
+
+    A library linking a convenience library of another directory (``../lib/libsub.la``)
+    makes ``make -n`` stop before printing its link command, since the file does not exist;
+    an empty stand-in lets the dry run go on. With -k, a failing part that is not the library
+    (documentation needing a missing tool) still leaves the library's commands in the output.
+    """
+    for attempt in range(2):
+        try:
+            return detect_make.run_step(make, tree, log, env, "make -n")
+        except ToolchainError as failed:
+            text = log.read_text(errors="replace") if log.is_file() else ""
+            if attempt == 0 and detect_generate.stand_in_libraries(text, tree.resolve()):
+                continue
+            if not detect_make.parse_make_dry_run(text, tree.resolve()).compiles:
+                raise failed
+            return text
+    return ""
 
 
 def _first_lines(message: str, keep: int = 3) -> str:

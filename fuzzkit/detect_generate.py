@@ -8,6 +8,7 @@ exactly those files, sandboxed like every configure step, not for the whole buil
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from fuzzkit.detect_make import run_step
 from fuzzkit.errors import ToolchainError
 
 _PRINT_MAKEFILE = ".logicfuzz-print.mk"
+_ENTERING = re.compile(r"^make(?:\[\d+\])?: Entering directory [`'](.*)'$")
+_NO_RULE = re.compile(r"No rule to make target [`']([^']+\.(?:la|a))', needed by")
 
 
 def autoreconf(tree: Path, dest: Path, env: dict[str, str]) -> None:
@@ -74,3 +77,24 @@ def built_sources(directories: set[Path], extra: list[str], dest: Path, env: dic
             pass
         finally:
             printer.unlink(missing_ok=True)
+
+
+def stand_in_libraries(dry_run: str, tree: Path) -> bool:
+    """Create empty stand-ins for the libraries ``make -n`` found no rule for; any created.
+
+    Only library files (``.la``/``.a``) inside the private tree are stood in for: they are
+    prerequisites another directory's real build would have made, and nothing here links.
+    """
+    cwd, made = tree, False
+    for line in dry_run.splitlines():
+        entering = _ENTERING.match(line.strip())
+        if entering:
+            cwd = Path(entering[1])
+            continue
+        for target in _NO_RULE.findall(line):
+            path = (cwd / target).resolve()
+            if path.is_relative_to(tree) and not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+                made = True
+    return made

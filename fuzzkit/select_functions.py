@@ -20,7 +20,7 @@ from fuzzkit.errors import ToolchainError
 _PARSE_VERBS = (
     "parse", "load", "read", "decode", "decompress", "uncompress", "inflate", "scan", "unpack",
     "deserialize", "tokenize", "tokener", "lex", "unescape", "import", "loads", "loadb", "eval",
-    "match", "compile", "minify",
+    "match", "compile", "minify", "prepare",
 )  # fmt: skip
 _WRITE_VERBS = (
     "compress",
@@ -40,13 +40,16 @@ _SKIP_WORDS = frozenset(
     """version free delete destroy cleanup release dispose deinit error strerror errmsg alloc
     malloc realloc calloc allocator hooks callback handler reset bound flags debug init
     initialize end get set is has copy prime tune params pending mark open close fd fdopen
-    file sizeof size count type""".split()
+    file sizeof size count type enable disable""".split()
 )
 _SKIP_SUFFIXES = ("open", "close", "free", "init", "end", "reset", "file", "fd")
 # Container plumbing: data goes in, but the interesting code (the parser) is elsewhere.
 _PLUMBING = frozenset("detach replace insert append del deln remove put lookup add item".split())
-_INPUT_NAMES = re.compile(r"(path|filename|fname|^file$|^fd$|^mode$|^dir|^fmt$|^format$|version)", re.I)
-_LENGTH_NAMES = re.compile(r"(^|_)(len|length|size|sz|n|count|nbytes|bytes)$|(Len|Length|Size)$", re.I)
+_INPUT_NAMES = re.compile(r"(path|filename|fname|file$|^fd$|^mode$|^dir|^fmt$|^format$|version)", re.I)
+_LENGTH_NAMES = re.compile(
+    r"(^|_)(len|length|size|sz|n|count|nbytes|bytes)$|(Len|Length|Size|Bytes?)$|len$", re.I
+)
+_SIZE_TYPE = re.compile(r"^(const )?(\w*size_t|\w*_size)$")
 _INTEGER = re.compile(
     r"^(const )?(size_t|z_size_t|ssize_t|int|unsigned|unsigned int|long|unsigned long|uLong|uInt|"
     r"u?int\d+_t)$"
@@ -59,6 +62,20 @@ _ACCESSORS = frozenset("set get is has copy size count type init initialize rese
 
 
 _ENOUGH = 3  # a plain object function scores 2: not worth a target on its own
+
+
+_INPUT_NOUNS = frozenset(
+    "buffer buf input data source src text string str mem memory chunk bytes content".split()
+)
+
+
+def _is_verb(word: str, verbs: tuple[str, ...]) -> bool:
+    """``word`` is one of ``verbs``, inflected (``decoded``, ``loads``, ``uncompress2``).
+
+    A longer word that merely starts with a verb (``readonly``, ``compileoption``) is not,
+    nor is the noun (``parser``: the object's name, not what the function does).
+    """
+    return any(re.fullmatch(re.escape(v) + r"(s|d|ed|ing|b|\d+)?", word) for v in verbs)
 
 
 def _words(name: str) -> list[str]:
@@ -90,7 +107,7 @@ def archetype(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) ->
         if not _is(_DATA, param, canon) or _INPUT_NAMES.search(param.name):
             continue
         after = params[i + 1] if i + 1 < len(params) else None
-        if (after and _is(_INTEGER, after, canon)) or any(
+        if (after and _is(_INTEGER, after, canon) and _is_length(after)) or any(
             _is(_INTEGER, p, canon) and _LENGTH_NAMES.search(p.name) for p in params
         ):
             return "buffer"
@@ -113,6 +130,11 @@ def _is_string(param: Param, canonical: Mapping[str, str]) -> bool:
     return spelled == "const char *" or (spelled != canon and bool(_STRING.match(canon)))
 
 
+def _is_length(param: Param) -> bool:
+    """An integer right after a data pointer is its length unless named otherwise (``nArg``)."""
+    return not param.name or bool(_LENGTH_NAMES.search(param.name) or _SIZE_TYPE.match(param.type))
+
+
 def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
     """Whether the result tells success from failure.
 
@@ -120,9 +142,7 @@ def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
     parser returning its document); ``void`` and plain values such as ``double`` do not.
     """
     ret = canonical.get(decl.return_type, decl.return_type)
-    return bool(
-        _INTEGER.match(ret) or re.match(r"^(enum \w+|_Bool|bool)$", ret) or _object(ret, canonical)
-    )
+    return bool(_INTEGER.match(ret) or re.match(r"^(enum \w+|_Bool|bool)$", ret) or _object(ret, canonical))
 
 
 def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> int:
@@ -131,19 +151,23 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> int
     words = _words(decl.name)
     kind = archetype(decl, canon)
     total = {"buffer": 6, "string": 4, "object": 2, "other": 0}[kind]
-    if any(w.startswith(v) for w in words for v in _PARSE_VERBS):
+    if any(_is_verb(w, _PARSE_VERBS) for w in words):
         total += 4
-    elif any(w.startswith(v) for w in words for v in _WRITE_VERBS):
+    elif any(_is_verb(w, _WRITE_VERBS) for w in words):
         total += 2
     if any(c in w for w in words for c in _CHECKSUM):
         total += 1
-    if _status_return(decl, canon) and kind != "other":
+    verb = any(_is_verb(w, (*_PARSE_VERBS, *_WRITE_VERBS)) for w in words)
+    # A status matters where data goes in or work is done; a plain accessor's does not.
+    if _status_return(decl, canon) and (kind in ("buffer", "string") or (kind == "object" and verb)):
         total += 1
     # Length variants (getn, setn, deln) count as their base word.
     bases = {w.rstrip("0123456789") for w in words} | {w[:-1] for w in words if w.endswith("n")}
-    skip = _SKIP_WORDS - _ACCESSORS if kind == "buffer" else _SKIP_WORDS
-    # A setter that takes the input bytes (`set_buffer(ctx, data, len)`) is how data gets in.
-    if bases & skip or (kind != "buffer" and any(w.endswith(_SKIP_SUFFIXES) for w in words)):
+    # A setter that takes the input bytes and says so (`set_buffer(ctx, data, len)`) is how
+    # data gets in; a setter of other bytes (a dictionary, a key) is configuration.
+    feeds = kind == "buffer" and bool(set(words) & _INPUT_NOUNS)
+    skip = _SKIP_WORDS - _ACCESSORS if feeds else _SKIP_WORDS
+    if bases & skip or (not feeds and any(w.endswith(_SKIP_SUFFIXES) for w in words)):
         total -= 8
     if bases & _PLUMBING:
         total -= 4
@@ -151,7 +175,9 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> int
         total -= 2
     # Canonical spellings too: a callback behind a typedef is still a callback.
     types = " ".join(t for p in decl.params for t in _types(p, canon))
-    if re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types):
+    # A file handle of the library's own (a typedef named like `fooFile`) is I/O, like FILE.
+    handles = {w for p in decl.params for ident in re.findall(r"\w+", p.type) for w in _words(ident)}
+    if re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types) or "file" in handles:
         total -= 6
     if any(_INPUT_NAMES.search(p.name) for p in decl.params):
         total -= 4
@@ -166,7 +192,7 @@ _SCALAR = re.compile(r"^(unsigned |signed )?(char|short|int|long|long long|void|
 def _object(ctype: str, canonical: Mapping[str, str]) -> str:
     """The object type behind ``ctype`` (const and pointers dropped), or ``""`` for plain data."""
     text = re.sub(r"^const |\s*\*+\s*(const)?$", "", canonical.get(ctype, ctype)).strip()
-    return "" if _SCALAR.match(text) else text
+    return "" if _SCALAR.match(text) or text.startswith("enum ") else text
 
 
 def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) -> dict[str, int]:
@@ -185,7 +211,12 @@ def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) ->
     bonus = {}
     for d in decls:
         first = _object(d.params[0].type, canonical) if d.params else ""
-        if first in entries or _object(d.return_type, canonical) in entries:
+        creates = _object(d.return_type, canonical) in entries
+        # On the context, only what feeds it or does work counts, not its plain accessors.
+        busy = archetype(d, canonical) != "object" or any(
+            _is_verb(w, (*_PARSE_VERBS, *_WRITE_VERBS)) for w in _words(d.name)
+        )
+        if creates or (first in entries and busy):
             bonus[d.name] = 2
     return bonus
 
@@ -196,9 +227,10 @@ def _related(a: str, b: str) -> bool:
     ``uncompress``/``uncompress2`` and ``json_parse_int64``/``json_parse_double`` are;
     different verbs on one object (``yaml_parser_parse``/``yaml_parser_load``) are not.
     """
-    if a.startswith(b) or b.startswith(a):
-        return True
     wa, wb = _words(a), _words(b)
+    da, db = [w.rstrip("0123456789") for w in wa], [w.rstrip("0123456789") for w in wb]
+    if da[: len(db)] == db or db[: len(da)] == da:
+        return True  # whole words, so a parser's constructor is no variant of the parse call
     verbs = (*_PARSE_VERBS, *_WRITE_VERBS)
     same_family = len(wa) > 1 and wa[:-1] == wb[:-1]
     return same_family and not (wa[-1].startswith(verbs) and wb[-1].startswith(verbs))

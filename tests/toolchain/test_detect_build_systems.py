@@ -23,12 +23,15 @@ AC_CONFIG_HEADERS([config.h])
 AM_INIT_AUTOMAKE([foreign])
 AC_PROG_CC
 LT_INIT
-AC_CONFIG_FILES([Makefile])
+AC_CONFIG_FILES([Makefile sub/Makefile])
 AC_OUTPUT
 """
 MAKEFILE_AM = """\
+SUBDIRS = sub
 lib_LTLIBRARIES = libtoy.la
 libtoy_la_SOURCES = toy.c impl_fast.c
+# A convenience library of another directory: `make -n` cannot see it made.
+libtoy_la_LIBADD = sub/libsub.la
 include_HEADERS = toy.h
 # A header the build makes before compiling (as gnulib's replacement headers are).
 BUILT_SOURCES = toy_gen.h
@@ -50,6 +53,9 @@ def _autotools_project(root: Path) -> None:
         "int toy_parse(const unsigned char *d, size_t n) { return n ? toy_sum(d[0], TOY_ONE) : 0; }\n"
     )
     # Two alternative implementations of one function; the build system picks one.
+    (root / "sub").mkdir()
+    (root / "sub" / "Makefile.am").write_text("noinst_LTLIBRARIES = libsub.la\nlibsub_la_SOURCES = sub.c\n")
+    (root / "sub" / "sub.c").write_text("int toy_helper(int x);\nint toy_helper(int x) { return x + 1; }\n")
     (root / "impl_fast.c").write_text('#include "toy.h"\nint toy_sum(int a, int b) { return a + b; }\n')
     (root / "impl_slow.c").write_text(
         '#include "toy.h"\nint toy_sum(int a, int b) { while (b--) a++; return a; }\n'
@@ -67,7 +73,8 @@ def test_autotools_libtool_project_builds_one_implementation(tmp_path: Path) -> 
     found = detect_build(root, cache=tmp_path / "cache")
     assert found.system == "autotools" and found.recipe.root
     assert "--static" in (Path(found.recipe.root) / "configure").read_text()  # libtool's text
-    assert found.recipe.sources == ["impl_fast.c", "toy.c"]  # not impl_slow.c: no redefinition
+    # Not impl_slow.c (no redefinition); the convenience library's source is in.
+    assert found.recipe.sources == ["impl_fast.c", "sub/sub.c", "toy.c"]
     assert found.recipe.headers == ["toy.h"] and "HAVE_CONFIG_H" in found.recipe.defines
     bench = make_benchmark({"path": str(root)}, cache=tmp_path / "cache")
     assert bench["build"] == {"system": "autotools"}

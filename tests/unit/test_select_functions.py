@@ -52,14 +52,14 @@ def test_ranked_by_score_ties_in_header_order_and_cap_filled_by_score() -> None:
         _decl(
             "lib_decode", "lib_status", ("ctx", "lib_ctx *"), ("data", "const lib_uint8_t *"), ("n", "size_t")
         ),
-        _decl("lib_ctx_run", "lib_status", ("ctx", "lib_ctx *")),
-        _decl("lib_aux_run", "int", ("aux", "struct aux *")),
+        _decl("lib_ctx_read", "lib_status", ("ctx", "lib_ctx *")),
+        _decl("lib_aux_read", "int", ("aux", "struct aux *")),
         _decl("lib_version", "const char *"),
     ]
     chosen = [d.name for d in choose_functions(api, max_functions=8, canonical=CANONICAL)]
     assert chosen[:2] == ["lib_parse", "lib_decode"]  # equal scores: header order, not a-z
     assert "lib_set_buffer" in chosen and "lib_version" not in chosen
     # The object function on the parser's context outranks an unrelated one.
-    assert chosen.index("lib_ctx_run") < chosen.index("lib_aux_run")
+    assert chosen.index("lib_ctx_read") < chosen.index("lib_aux_read")
     two = [d.name for d in choose_functions(api, max_functions=2, canonical=CANONICAL)]
     assert two == ["lib_parse", "lib_decode"]
