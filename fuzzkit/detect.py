@@ -22,8 +22,10 @@ Detectors (``system``), tried in this order for ``auto``:
    Two files defining one symbol (alternative implementations) make it give way.
 2. ``cmake``: configure with clang, static, tests off; library targets from CMake's File
    API (:mod:`fuzzkit.detect_cmake`).
-3. ``autotools``: ``./configure --disable-shared ...`` with ``CC=clang``, then ``make -n``
-   (:mod:`fuzzkit.detect_make`); also zlib-style hand-written ``configure`` scripts.
+3. ``autotools``: ``./configure --disable-shared ...`` (the options its ``--help`` lists)
+   with ``CC=clang``, then ``make -n`` (:mod:`fuzzkit.detect_make`); also hand-written
+   ``configure`` scripts, and ``autoreconf`` first when only ``configure.ac`` is shipped.
+   Files make generates before compiling are made (:mod:`fuzzkit.detect_generate`).
    ``configure_args`` go to ``./configure`` (or to ``cmake`` for the ``cmake`` system).
 4. ``make``: a plain Makefile, read through ``make -n CC=clang``; ``configure_args`` are
    extra make arguments (variables such as ``USE_FOO=1``, or targets).

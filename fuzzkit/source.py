@@ -37,7 +37,7 @@ class SourceSpec(BaseModel):
 
     ``version`` pins a Debian version (``apt``) or a branch, tag or commit (``git``);
     ``apt: NAME=VERSION`` is the same as ``apt: NAME, version: VERSION``, and
-    ``apt: NAME/RELEASE`` takes the package from one release (``zlib/bookworm``), as
+    ``apt: NAME/RELEASE`` takes the package from one release (``foo/bookworm``), as
     ``apt-get source`` does: the newest upload is sometimes missing on the mirror.
     """
 
@@ -70,7 +70,7 @@ class SourceSpec(BaseModel):
         if self.apt and not _APT_NAME.fullmatch(self.apt):
             raise ValueError(
                 f"`{self.apt}` is not a Debian source package: write NAME, NAME=VERSION or "
-                "NAME/RELEASE (e.g. `zlib`, `zlib=1:1.2.13.dfsg-1`, `zlib/bookworm`)"
+                "NAME/RELEASE (e.g. `foo`, `foo=1.2-1`, `foo/bookworm`)"
             )
         return self
 
