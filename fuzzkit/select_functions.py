@@ -169,7 +169,8 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> int
     skip = _SKIP_WORDS - _ACCESSORS if feeds else _SKIP_WORDS
     if bases & skip or (not feeds and any(w.endswith(_SKIP_SUFFIXES) for w in words)):
         total -= 8
-    if bases & _PLUMBING:
+    # Container plumbing works on a container; `lookup(const char *input, ...)` is a query.
+    if bases & _PLUMBING and decl.params and _object(decl.params[0].type, canon):
         total -= 4
     if any(w in ("create", "new", "add") for w in words):
         total -= 2
