@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.detect import detect_build
-from fuzzkit.detect_tree import fuzz_harnesses, project_dir
+from fuzzkit.detect_tree import fuzz_harnesses, project_dir, read_text
 from fuzzkit.errors import ToolchainError
 from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
 from fuzzkit.library import LibraryBuild, build_library
@@ -170,12 +170,16 @@ def make_benchmark(
     }
     canonical = canonical_types(lib.headers, lib.include_dirs, lib.defines)
     preferred_api = [d for d in api if d.name not in deprecated and not skips_validation(d.name)]
-    chosen = (
-        pick_named(api, functions) if functions else choose_functions(preferred_api, max_functions, canonical)
-    )
     project = project_dir(root)
     prefix = project.relative_to(root).as_posix()
     harnesses = [h if prefix == "." else f"{prefix}/{h}" for h in fuzz_harnesses(project)]
+    # What the library's own fuzz harnesses call is what its authors found worth fuzzing.
+    fuzzed = {n for h in harnesses for n in re.findall(r"\b(\w+)\s*\(", read_text(root / h))}
+    chosen = (
+        pick_named(api, functions)
+        if functions
+        else choose_functions(preferred_api, max_functions, canonical, fuzzed)
+    )
     preferred = sorted(harnesses, key=lambda h: (not h.endswith(".c"), h))
     bench: dict[str, Any] = {"project": project_name(spec, root), "language": "c"}
     if preferred:

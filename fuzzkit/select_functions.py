@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.errors import ToolchainError
@@ -79,7 +79,8 @@ def _is_verb(word: str, verbs: tuple[str, ...]) -> bool:
 
 
 def _words(name: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    # `WebPDecodeRGBA`-style names: an acronym run ends before a capitalised word.
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
     return [w for w in spaced.lower().split("_") if w]
 
 
@@ -212,11 +213,12 @@ def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) ->
     bonus = {}
     for d in decls:
         first = _object(d.params[0].type, canonical) if d.params else ""
+        kind = archetype(d, canonical)
+        if kind in ("buffer", "string") and score(d, canonical) >= 8:
+            continue  # an entry point itself: the bonus is for what it needs and feeds
         creates = _object(d.return_type, canonical) in entries
         # On the context, only what feeds it or does work counts, not its plain accessors.
-        busy = archetype(d, canonical) != "object" or any(
-            _is_verb(w, (*_PARSE_VERBS, *_WRITE_VERBS)) for w in _words(d.name)
-        )
+        busy = kind != "object" or any(_is_verb(w, (*_PARSE_VERBS, *_WRITE_VERBS)) for w in _words(d.name))
         if creates or (first in entries and busy):
             bonus[d.name] = 2
     return bonus
@@ -238,7 +240,10 @@ def _related(a: str, b: str) -> bool:
 
 
 def choose_functions(
-    decls: list[FunctionDecl], max_functions: int = 8, canonical: Mapping[str, str] | None = None
+    decls: list[FunctionDecl],
+    max_functions: int = 8,
+    canonical: Mapping[str, str] | None = None,
+    fuzzed: Collection[str] = (),
 ) -> list[FunctionDecl]:
     """A varied, promising default set of at most ``max_functions`` targets, best first.
 
@@ -253,11 +258,13 @@ def choose_functions(
         decls: The candidate functions, in header order.
         max_functions: The cap.
         canonical: Type spellings mapped to canonical types (see :func:`archetype`).
+        fuzzed: Functions the library's own fuzz harnesses call: its authors found them
+            worth fuzzing, so they rank higher (+3).
     """
     canon = canonical or {}
     order = {d.name: i for i, d in enumerate(decls)}
     bonus = _reachable_bonus(decls, canon)
-    scores = {d.name: score(d, canon) + bonus.get(d.name, 0) for d in decls}
+    scores = {d.name: score(d, canon) + bonus.get(d.name, 0) + 3 * (d.name in fuzzed) for d in decls}
     ranked = sorted(
         (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
     )
