@@ -31,7 +31,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from fuzzkit.api import FunctionDecl
-from fuzzkit.detect import detect_build
+from fuzzkit.detect import BuildSpec, Detection, detect_build, resolve_recipe
+from fuzzkit.detect_recipe import HINT
 from fuzzkit.detect_tree import fuzz_harnesses, project_dir, read_text
 from fuzzkit.errors import ToolchainError
 from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
@@ -147,6 +148,7 @@ def make_benchmark(
     functions: list[str] | None = None,
     max_functions: int = 8,
     cache: Path | None = None,
+    build: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The benchmark YAML (as a dict) for a library, with a default or named function set.
 
@@ -155,6 +157,8 @@ def make_benchmark(
         functions: Function names to use instead of the default choice.
         max_functions: How many functions the default choice may take.
         cache: Cache root (defaults to :func:`fuzzkit.paths.cache_dir`).
+        build: A ``build:`` section to use instead of detection's (any form of
+            :class:`fuzzkit.detect.BuildSpec`); it goes into the YAML as given.
 
     Raises:
         ToolchainError: The source cannot be fetched or built, or a named function is
@@ -162,7 +166,14 @@ def make_benchmark(
     """
     spec = source_spec if isinstance(source_spec, SourceSpec) else _source(source_spec)
     root = fetch_source(spec, cache)
-    detection = detect_build(root, cache=cache)
+    if build is not None:
+        try:
+            given = BuildSpec.model_validate(build)
+        except ValidationError as exc:
+            raise ToolchainError(f"bad build section: {exc.errors()[0]['msg']}", HINT) from exc
+        detection = Detection(given.system or "given", resolve_recipe(root, given, cache))
+    else:
+        detection = detect_build(root, cache=cache)
     lib = build_library(root, detection.recipe, cache=cache)
     api, api_headers = library_api(lib, Path(detection.recipe.root or root))
     deprecated = {
@@ -186,7 +197,10 @@ def make_benchmark(
         bench["target_path"] = preferred[0]
         bench["target_name"] = Path(preferred[0]).stem
     bench["source"] = spec.model_dump(exclude_none=True)
-    bench["build"] = _build_section(detection.system, detection.recipe.model_dump(), api_headers)
+    if build is not None:
+        bench["build"] = build  # the caller's section wins, as written
+    else:
+        bench["build"] = _build_section(detection.system, detection.recipe.model_dump(), api_headers)
     bench["upstream_harnesses"] = harnesses
     bench["functions"] = [_function_entry(d) for d in chosen]
     return bench

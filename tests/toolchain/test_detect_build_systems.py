@@ -10,6 +10,7 @@ import pytest
 
 from fuzzkit.detect import detect_build
 from fuzzkit.detect_make import configure_args
+from fuzzkit.errors import ToolchainError
 from fuzzkit.headers import canonical_types, parse_header
 from fuzzkit.init_benchmark import make_benchmark
 from fuzzkit.select_functions import archetype
@@ -155,6 +156,12 @@ def test_recipe_that_detects_but_does_not_build_gives_way(tmp_path: Path) -> Non
     )
     found = detect_build(root, cache=tmp_path / "cache")
     assert found.system == "make" and "FLAGS_CONFIGURED=1" in found.recipe.defines
+    # A build section and function names given by the caller win over detection and ranking.
+    given = {"sources": ["flags.c"], "defines": ["FLAGS_CONFIGURED=2"], "headers": ["flags.h"]}
+    bench = make_benchmark({"path": str(root)}, ["flags_parse"], cache=tmp_path / "cache", build=given)
+    assert bench["build"] == given and [f["name"] for f in bench["functions"]] == ["flags_parse"]
+    with pytest.raises(ToolchainError, match="bad build section"):
+        make_benchmark({"path": str(root)}, cache=tmp_path / "cache", build={"colour": "red"})
 
 
 def test_typedefd_byte_and_length_types_have_canonical_spellings(tmp_path: Path) -> None:
