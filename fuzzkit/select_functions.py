@@ -1,11 +1,15 @@
 """Choosing a library's fuzz targets from its public API, for ``logicfuzz init-benchmark``.
 
 A good default set favours entry points that take untrusted data (a buffer with a size,
-or a string), especially parsers and decoders, mixes archetypes (buffer+size, string,
-object/stream APIs such as ``inflate(z_streamp, int)``, encoders for round trips), and
-skips what fuzzing cannot exercise: version and error-string getters, free/destroy
-functions, allocator hooks, setters and functions that take a ``FILE *``, a file name or
-a callback.
+or a string), especially parsers and decoders that return a status, then what such an
+entry point needs or feeds (its context's constructor, the stream functions working on
+that context, encoders for round trips), and what the library's own fuzz harnesses call.
+It skips what fuzzing cannot exercise: version and error-string getters, free/destroy
+functions, allocator hooks, setters of plain values and functions that take a ``FILE *``,
+a file name or a callback. Types are judged by their canonical spelling (typedefs
+resolved, :func:`fuzzkit.headers.canonical_types`), so a library's own byte, length and
+handle typedefs need no listing here. The set is filled by score up to a cap; ties keep
+the headers' order.
 """
 
 from __future__ import annotations
@@ -51,10 +55,10 @@ _LENGTH_NAMES = re.compile(
 )
 _SIZE_TYPE = re.compile(r"^(const )?(\w*size_t|\w*_size)$")
 _INTEGER = re.compile(
-    r"^(const )?(size_t|z_size_t|ssize_t|int|unsigned|unsigned int|long|unsigned long|uLong|uInt|"
-    r"u?int\d+_t)$"
+    r"^(const )?(size_t|ssize_t|int|unsigned|unsigned int|long|unsigned long|long long|"
+    r"unsigned long long|u?int\d+_t)$"
 )
-_DATA = re.compile(r"^const (char|unsigned char|signed char|uint8_t|u_char|Bytef|void|int8_t|\w*char\w*) \*$")
+_DATA = re.compile(r"^const (char|unsigned char|signed char|uint8_t|u_char|void|int8_t|\w*char\w*) \*$")
 _STRING = re.compile(r"^const (unsigned |signed )?char \*$")
 # Accessor words: a penalty for getters and setters of plain values, but not for a
 # function that takes the input bytes, whatever it is called.
