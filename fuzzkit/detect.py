@@ -62,7 +62,7 @@ from fuzzkit.tools import clang_version
 
 System = Literal["auto", "sources", "cmake", "autotools", "make"]
 _ORDER: tuple[System, ...] = ("sources", "cmake", "autotools", "make")
-_SCHEME = "3"  # 2: a recipe is kept only once it builds; 3: stand-in libraries
+_SCHEME = "4"  # 2: kept only once it builds; 3: stand-in libraries; 4: no test helper libs
 
 
 class BuildSpec(BaseModel):

@@ -182,6 +182,15 @@ def parse_make_dry_run(text: str, top: Path) -> _Commands:
     return out
 
 
+_TEST_DIRS = frozenset("test tests testing testsuite unittest unittests t fuzz fuzzing".split())
+
+
+def _in_test_dir(source: Path, tree: Path) -> bool:
+    if not source.is_relative_to(tree):
+        return False
+    return any(part.lower() in _TEST_DIRS for part in source.relative_to(tree).parts[:-1])
+
+
 def library_compiles(commands: _Commands, tree: Path) -> list[_Compile]:
     """The compile entries of the library's own sources (see the module docstring)."""
     chosen: dict[Path, _Compile] = {}
@@ -194,6 +203,8 @@ def library_compiles(commands: _Commands, tree: Path) -> list[_Compile]:
                 chosen.setdefault(entry.source, entry)
     for entry in commands.direct:
         chosen.setdefault(entry.source, entry)
+    # A test suite's helper library (`noinst_LIBRARIES` in tests/) is archived too.
+    chosen = {s: e for s, e in chosen.items() if not _in_test_dir(s, tree)}
     if not chosen:
         for entry in commands.compiles.values():
             rel = entry.source.relative_to(tree) if entry.source.is_relative_to(tree) else None

@@ -24,11 +24,12 @@ AC_CONFIG_HEADERS([config.h])
 AM_INIT_AUTOMAKE([foreign])
 AC_PROG_CC
 LT_INIT
-AC_CONFIG_FILES([Makefile sub/Makefile])
+AM_PROG_AR
+AC_CONFIG_FILES([Makefile sub/Makefile tests/Makefile])
 AC_OUTPUT
 """
 MAKEFILE_AM = """\
-SUBDIRS = sub
+SUBDIRS = sub tests
 lib_LTLIBRARIES = libtoy.la
 libtoy_la_SOURCES = toy.c impl_fast.c
 # A convenience library of another directory: `make -n` cannot see it made.
@@ -57,6 +58,12 @@ def _autotools_project(root: Path) -> None:
     (root / "sub").mkdir()
     (root / "sub" / "Makefile.am").write_text("noinst_LTLIBRARIES = libsub.la\nlibsub_la_SOURCES = sub.c\n")
     (root / "sub" / "sub.c").write_text("int toy_helper(int x);\nint toy_helper(int x) { return x + 1; }\n")
+    # A test suite's helper library is archived too, but it is no library code.
+    (root / "tests").mkdir()
+    (root / "tests" / "Makefile.am").write_text(
+        "noinst_LIBRARIES = libcheck.a\nlibcheck_a_SOURCES = check.c\n"
+    )
+    (root / "tests" / "check.c").write_text("int toy_check(int x);\nint toy_check(int x) { return !x; }\n")
     (root / "impl_fast.c").write_text('#include "toy.h"\nint toy_sum(int a, int b) { return a + b; }\n')
     (root / "impl_slow.c").write_text(
         '#include "toy.h"\nint toy_sum(int a, int b) { while (b--) a++; return a; }\n'
