@@ -17,6 +17,7 @@ Example (for a made-up library ``acme``)::
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.detect import BuildSpec
-from fuzzkit.source import SourceSpec
+from fuzzkit.source import SourceSpec, apt_has_source
 
 
 class BenchmarkError(ValueError):
@@ -89,6 +90,17 @@ def load_benchmark(path: str | Path) -> Benchmark:
         raise BenchmarkError(f"{path} is not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise BenchmarkError(f"{path}: expected a mapping with project, functions, source, build")
+    name = "" if "source" in data else _debian_name(data)
+    if name:
+        # An oss-fuzz-gen benchmark says nothing of where the library comes from; Debian's
+        # source package of the project's name is the obvious place, and saying so lets the
+        # user pin another.
+        print(
+            f"note: {path} has no `source:`; using Debian's source package {name} "
+            f"(add `source: {{apt: {name}}}` or another source to the file to choose)",
+            file=sys.stderr,
+        )
+        data = {**data, "source": {"apt": name}}
     if "source" not in data:
         raise BenchmarkError(
             f"{path}: no source section. oss-fuzz-gen benchmarks do not say where the library "
@@ -107,6 +119,15 @@ def load_benchmark(path: str | Path) -> Benchmark:
     if not bench.functions:
         raise BenchmarkError(f"{path}: `functions` is empty; list at least one target function")
     return bench
+
+
+def _debian_name(data: dict[str, Any]) -> str:
+    """The project's name when Debian has a source package of that name, else ``""``."""
+    project = data.get("project")
+    if not isinstance(project, str) or not project.strip():
+        return ""
+    name = project.strip().lower()
+    return name if apt_has_source(name) else ""
 
 
 def _clang_spelling(ctype: str) -> str:

@@ -19,10 +19,13 @@ Detectors (``system``), tried in this order for ``auto``:
 1. ``sources``: the ``.c`` files at the top and in ``src/``, ``lib/``... compiled directly,
    with ``-D`` macros read from ``configure.ac``/``CMakeLists.txt`` if needed
    (:mod:`fuzzkit.detect_sources`): no configure step, cheapest, and an explicit list.
+   Two files defining one symbol (alternative implementations) make it give way.
 2. ``cmake``: configure with clang, static, tests off; library targets from CMake's File
    API (:mod:`fuzzkit.detect_cmake`).
-3. ``autotools``: ``./configure --disable-shared ...`` with ``CC=clang``, then ``make -n``
-   (:mod:`fuzzkit.detect_make`); also zlib-style hand-written ``configure`` scripts.
+3. ``autotools``: ``./configure --disable-shared ...`` (the options its ``--help`` lists)
+   with ``CC=clang``, then ``make -n`` (:mod:`fuzzkit.detect_make`); also hand-written
+   ``configure`` scripts, and ``autoreconf`` first when only ``configure.ac`` is shipped.
+   Files make generates before compiling are made (:mod:`fuzzkit.detect_generate`).
    ``configure_args`` go to ``./configure`` (or to ``cmake`` for the ``cmake`` system).
 4. ``make``: a plain Makefile, read through ``make -n CC=clang``; ``configure_args`` are
    extra make arguments (variables such as ``USE_FOO=1``, or targets).
@@ -31,7 +34,9 @@ Configure steps run sandboxed (no network, writes confined) in a private copy of
 in the cache, never in the shared source tree: CMake projects such as zlib rename files in
 their source directory, and autotools writes ``config.h`` next to the sources. The result
 is cached per (source tree contents, system, options, clang version) under a file lock, so
-concurrent runs configure once. Tests, examples, fuzzers and tools are excluded.
+concurrent runs configure once. Tests, examples, fuzzers and tools are excluded. For
+``auto``, a detector's recipe is kept only once the library builds from it (a guessed
+recipe can detect fine and still not compile); otherwise the next detector is tried.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from fuzzkit import detect_cmake, detect_make
+from fuzzkit import detect_cmake, detect_generate, detect_make
 from fuzzkit.detect_recipe import HINT, fingerprint, from_compiles, with_api_headers
 from fuzzkit.detect_sources import detect_sources
 from fuzzkit.detect_tree import project_dir
@@ -57,7 +62,7 @@ from fuzzkit.tools import clang_version
 
 System = Literal["auto", "sources", "cmake", "autotools", "make"]
 _ORDER: tuple[System, ...] = ("sources", "cmake", "autotools", "make")
-_SCHEME = "1"
+_SCHEME = "4"  # 2: kept only once it builds; 3: stand-in libraries; 4: no test helper libs
 
 
 class BuildSpec(BaseModel):
@@ -137,8 +142,14 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
     env = detect_make.build_env()
     if system == "autotools":
         if not (tree / "configure").is_file():
-            raise ToolchainError("no configure script")
-        options = detect_make.configure_args(tree, args)
+            detect_generate.autoreconf(tree, dest, env)
+        help_log = dest / "configure-help.log"
+        try:
+            usage = detect_make.run_step(["sh", "./configure", "--help"], tree, help_log, env, "--help")
+        except ToolchainError:
+            # A hand-written script may exit non-zero after printing its usage.
+            usage = help_log.read_text(errors="replace") if help_log.is_file() else ""
+        options = detect_make.configure_args(usage, args)
         detect_make.run_step(
             ["sh", "./configure", *options], tree, dest / "configure.log", env, "./configure"
         )
@@ -147,10 +158,43 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
     # For a plain Makefile, configure_args are make arguments (variables or targets).
     extra = [] if system == "autotools" else [f"CC={env['CC']}", *args]
     make = ["make", "-n", "-w", "-k", *extra]
-    dry_run = detect_make.run_step(make, tree, dest / "make-n.log", env, "make -n")
+    dry_run = _dry_run(make, tree, dest / "make-n.log", env)
     commands = detect_make.parse_make_dry_run(dry_run, tree.resolve())
     entries = detect_make.library_compiles(commands, tree.resolve())
+    detect_generate.built_sources({e.source.parent for e in entries}, extra, dest, env)
+    detect_generate.missing_sources([e.source for e in entries], extra, dest, env)
     return Detection(system, from_compiles(tree, [(e.source, e.flags) for e in entries], None))
+
+
+def _dry_run(make: list[str], tree: Path, log: Path, env: dict[str, str]) -> str:
+    """``make -n`` output, standing in for libraries only a real build would have made.
+
+    A library linking a convenience library of another directory (``../lib/libsub.la``)
+    makes ``make -n`` stop before printing its link command, since the file does not exist;
+    an empty stand-in lets the dry run go on. With -k, a failing part that is not the library
+    (documentation needing a missing tool) still leaves the library's commands in the output.
+    """
+    for attempt in range(2):
+        try:
+            return detect_make.run_step(make, tree, log, env, "make -n")
+        except ToolchainError as failed:
+            text = log.read_text(errors="replace") if log.is_file() else ""
+            if attempt == 0 and detect_generate.stand_in_libraries(text, tree.resolve()):
+                continue
+            if not detect_make.parse_make_dry_run(text, tree.resolve()).compiles:
+                raise failed
+            return text
+    return ""
+
+
+def _first_lines(message: str, keep: int = 3) -> str:
+    """A failed detector's reason, short enough to list beside the others.
+
+    The first line says what failed, the last ones why (a build tool's last words).
+    """
+    lines = message.strip().splitlines()
+    shown = lines if len(lines) <= keep + 1 else [lines[0], "...", *lines[-keep:]]
+    return "\n    ".join(shown)
 
 
 def detect_build(
@@ -180,8 +224,13 @@ def detect_build(
         for candidate in _ORDER if system == "auto" else (system,):
             try:
                 found = _run_detector(candidate, root, dest, args)
+                if system == "auto":
+                    # A detector can be fooled (guessed macros, a file meant to be #included);
+                    # only a recipe that builds is kept, else the next detector gets its turn.
+                    # The build is cached, so the caller's own build of it costs nothing.
+                    build_library(root, found.recipe, cache=cache)
             except ToolchainError as exc:
-                reasons.append(f"{candidate}: {exc.message}")
+                reasons.append(f"{candidate}: {_first_lines(exc.message)}")
                 continue
             marker.write_text(json.dumps(found.to_dict(), indent=1))
             return found

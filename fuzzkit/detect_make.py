@@ -56,11 +56,29 @@ def build_env() -> dict[str, str]:
     return {**os.environ, "CC": tool("clang"), "CXX": tool("clang++"), "CFLAGS": "-g -O0", "LC_ALL": "C"}
 
 
-def configure_args(tree: Path, extra: list[str]) -> list[str]:
-    """Options for ``./configure``: static only, when the script knows the options."""
-    script = (tree / "configure").read_text(errors="replace")
-    wanted = ["--disable-shared", "--enable-static", "--static", "--disable-dependency-tracking"]
-    return [opt for opt in wanted if re.search(re.escape(opt) + r"\b", script)] + extra
+_WANTED = ("--disable-shared", "--enable-static", "--static", "--disable-dependency-tracking")
+
+
+def configure_args(help_text: str, extra: list[str]) -> list[str]:
+    """Options for ``./configure``: static only, when ``./configure --help`` lists them.
+
+    The script's own text is no guide: every libtool-generated script mentions ``--static``
+    (a libtool link flag) while autoconf rejects it as an option.
+
+    Args:
+        help_text: What ``./configure --help`` printed.
+        extra: The user's ``configure_args``, passed through as given.
+    """
+    listed = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", help_text))
+
+    # autoconf prints `--enable-FEATURE` forms for some options and the `--disable-` form
+    # for others; either spelling means the script understands the switch.
+    def known(opt: str) -> bool:
+        other = {"enable": "disable", "disable": "enable"}
+        flip = re.sub(r"^--(enable|disable)-", lambda m: f"--{other[m[1]]}-", opt)
+        return opt in listed or flip in listed
+
+    return [opt for opt in _WANTED if known(opt)] + extra
 
 
 @dataclass
@@ -164,6 +182,15 @@ def parse_make_dry_run(text: str, top: Path) -> _Commands:
     return out
 
 
+_TEST_DIRS = frozenset("test tests testing testsuite unittest unittests t fuzz fuzzing".split())
+
+
+def _in_test_dir(source: Path, tree: Path) -> bool:
+    if not source.is_relative_to(tree):
+        return False
+    return any(part.lower() in _TEST_DIRS for part in source.relative_to(tree).parts[:-1])
+
+
 def library_compiles(commands: _Commands, tree: Path) -> list[_Compile]:
     """The compile entries of the library's own sources (see the module docstring)."""
     chosen: dict[Path, _Compile] = {}
@@ -176,6 +203,8 @@ def library_compiles(commands: _Commands, tree: Path) -> list[_Compile]:
                 chosen.setdefault(entry.source, entry)
     for entry in commands.direct:
         chosen.setdefault(entry.source, entry)
+    # A test suite's helper library (`noinst_LIBRARIES` in tests/) is archived too.
+    chosen = {s: e for s, e in chosen.items() if not _in_test_dir(s, tree)}
     if not chosen:
         for entry in commands.compiles.values():
             rel = entry.source.relative_to(tree) if entry.source.is_relative_to(tree) else None

@@ -41,10 +41,18 @@ def with_api_headers(tree: Path, recipe: BuildRecipe, extra_roots: list[Path]) -
     incs = list(dict.fromkeys([*incs, *(str(h.parent) for h in candidates)]))
     code = "\n".join(read_text(p) for g in recipe.sources for p in tree.glob(g))
     defined = set(re.findall(r"\b(\w+)\s*\(", code))
-    # A header of an optional part that is not built (cJSON_Utils.h without cJSON_Utils.c) is
+    # A header of an optional part that is not built (a utilities header without its .c) is
     # left out, or harnesses would call functions the library does not have.
-    useful = [h for h in candidates if {d.name for d in parse_header(h, incs, recipe.defines)} & defined]
-    chosen = useful or candidates
+    useful, parsed = [], []
+    for header in candidates:
+        try:
+            names = declared_names(header, incs, recipe.defines)
+        except ToolchainError:
+            continue  # a platform-only or private header: one of them must not sink detection
+        parsed.append(header)
+        if names & defined:
+            useful.append(header)
+    chosen = useful or parsed or candidates
     if not chosen:
         raise ToolchainError(f"no public header found under {tree}", HINT)
     include_dirs = list(recipe.include_dirs)
@@ -55,6 +63,21 @@ def with_api_headers(tree: Path, recipe: BuildRecipe, extra_roots: list[Path]) -
     return recipe.model_copy(
         update={"headers": [_rel(tree, h) for h in chosen], "include_dirs": include_dirs}
     )
+
+
+# `#define foo_parse PREFIX_SUFFIX(foo_parse_)`: the header renames a function with a macro
+# (per code-unit width or ABI), so the sources spell the short name and define the long one.
+_RENAMED = re.compile(r"^\s*#\s*define\s+(\w+)\s+\w+\s*\(\s*\w+\s*\)\s*$", re.M)
+
+
+def declared_names(header: Path, include_dirs: list[str], defines: list[str]) -> set[str]:
+    """Functions ``header`` declares, under their compiled names and their macro-renamed ones.
+
+    Raises:
+        ToolchainError: The header cannot be parsed.
+    """
+    names = {d.name for d in parse_header(header, include_dirs, defines)}
+    return names | set(_RENAMED.findall(read_text(header))) if names else names
 
 
 def _rel(tree: Path, path: Path) -> str:

@@ -22,6 +22,8 @@ SOURCE_DIRS = ("src", "lib", "source", "sources", "library", "libsrc")
 _PRIVATE = re.compile(r"(private|internal|_int$|^config$|compat|_impl$|guts|^test)", re.I)
 _FUZZ_ENTRY = re.compile(r"LLVMFuzzerTestOneInput\s*\([^;{)]*\)\s*\{")
 _HEADER_TOKEN = re.compile(r"(?<![\w.+-])([A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*\.h)\b")
+# automake variables of headers that are shipped or built but never installed.
+_NOT_INSTALLED = re.compile(r"^\s*(?:\w+_)?(?:noinst|EXTRA|check)_\w*HEADERS\s*[+:]?=|^\s*noinst_", re.I)
 _TEMPLATE_SUFFIXES = (".in", ".cmake", ".cmakein", ".meson", ".build")
 
 
@@ -136,6 +138,7 @@ def _install_mentions(root: Path) -> set[str]:
                 line
                 for line in joined.splitlines()
                 if re.search(r"_HEADERS\s*[+:]?=|includedir|INCLUDEDIR|install", line, re.I)
+                and not _NOT_INSTALLED.match(line)
             ]
         else:
             continue

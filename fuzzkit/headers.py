@@ -116,6 +116,37 @@ def parse_headers(
     return list(seen.values())
 
 
+def canonical_types(
+    headers: Iterable[str | Path],
+    include_dirs: Sequence[str | Path] = (),
+    defines: Iterable[str] = (),
+) -> dict[str, str]:
+    """Parameter and result types of the headers' functions, mapped to their canonical types.
+
+    A library's own typedefs (``typedef unsigned char lib_uint8_t``) hide what a parameter
+    is; the canonical type (libclang ``get_canonical()``: every typedef resolved,
+    ``const lib_uint8_t *`` -> ``const unsigned char *``) shows bytes and lengths as such.
+    Only types whose canonical spelling differs are listed. Unparsable headers are skipped.
+    """
+    cindex = _cindex()
+    found: dict[str, str] = {}
+    defines = list(defines)
+    for name in headers:
+        header = Path(name).resolve()
+        try:
+            tu = _parse(cindex, header, include_dirs, defines)
+        except ToolchainError:
+            continue
+        for cursor in tu.cursor.get_children():
+            if cursor.kind != cindex.CursorKind.FUNCTION_DECL:
+                continue
+            for ctype in (cursor.result_type, *(a.type for a in cursor.get_arguments())):
+                canonical = ctype.get_canonical().spelling
+                if canonical != ctype.spelling:
+                    found.setdefault(ctype.spelling, canonical)
+    return found
+
+
 def _collect(cindex: Any, tu: Any, header: Path) -> list[FunctionDecl]:
     kinds = cindex.CursorKind
     found: dict[str, FunctionDecl] = {}

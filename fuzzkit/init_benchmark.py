@@ -28,11 +28,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from fuzzkit.api import FunctionDecl
-from fuzzkit.detect import detect_build
-from fuzzkit.detect_tree import fuzz_harnesses, project_dir
+from fuzzkit.detect import BuildSpec, Detection, detect_build, resolve_recipe
+from fuzzkit.detect_recipe import HINT
+from fuzzkit.detect_tree import fuzz_harnesses, project_dir, read_text
 from fuzzkit.errors import ToolchainError
-from fuzzkit.headers import deprecated_functions, parse_headers
+from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
 from fuzzkit.library import LibraryBuild, build_library
 from fuzzkit.select_functions import choose_functions, pick_named
 from fuzzkit.source import SourceSpec, fetch_source
@@ -64,9 +67,22 @@ def skips_validation(name: str) -> bool:
 
 def project_name(spec: SourceSpec, root: Path) -> str:
     """A short project name: the apt package, or the directory/repository name."""
-    raw = spec.apt or (Path(spec.git.rstrip("/")).stem if spec.git else root.name)
+    apt = spec.apt.partition("/")[0] if spec.apt else None  # `NAME/RELEASE` names NAME
+    raw = apt or (Path(spec.git.rstrip("/")).stem if spec.git else root.name)
     name = re.sub(r"[-_.]?\d[\w.+~-]*$", "", raw) if not spec.apt else raw  # drop "-1.2.3"
     return re.sub(r"[^a-z0-9_+-]+", "-", (name or raw).lower()).strip("-")
+
+
+def _source(data: dict[str, Any]) -> SourceSpec:
+    """The source spec, or a one-line error saying what is wrong with it."""
+    try:
+        return SourceSpec.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ToolchainError(
+            str(first.get("ctx", {}).get("error") or first["msg"]).removeprefix("Value error, "),
+            "give --apt NAME (or NAME=VERSION, NAME/RELEASE), --path DIR, --git URL or --tarball URL",
+        ) from exc
 
 
 def _function_entry(decl: FunctionDecl) -> dict[str, Any]:
@@ -78,10 +94,53 @@ def _function_entry(decl: FunctionDecl) -> dict[str, Any]:
     }
 
 
-def _build_section(system: str, recipe: dict[str, Any]) -> dict[str, Any]:
+def _build_section(system: str, recipe: dict[str, Any], headers: list[str]) -> dict[str, Any]:
     if system != "sources":
-        return {"system": system}  # configured in a private copy of the tree, detected again
-    return {k: recipe[k] for k in ("sources", "include_dirs", "defines", "headers") if recipe.get(k)}
+        # Configured in a private copy of the tree and detected again at run time; the
+        # headers are named only when the built archive narrowed the detected list.
+        section: dict[str, Any] = {"system": system}
+        return section | ({"headers": headers} if headers != recipe.get("headers") else {})
+    section = {k: recipe[k] for k in ("sources", "include_dirs", "defines") if recipe.get(k)}
+    return section | {"headers": headers}
+
+
+def library_api(lib: LibraryBuild, root: Path) -> tuple[list[FunctionDecl], list[str]]:
+    """The functions the public headers declare and the archive defines, and those headers.
+
+    A header that cannot be parsed, or declares only functions of parts not built, is left
+    out; the headers come back relative to ``root`` (the tree the recipe's paths are in).
+
+    Raises:
+        ToolchainError: No header declares a function the library defines.
+    """
+    defined = defined_functions(lib)
+    seen: set[str] = set()
+    api: list[FunctionDecl] = []
+    kept: list[str] = []
+    errors: list[str] = []
+    for header in lib.headers:
+        try:
+            decls = parse_header(Path(header), lib.include_dirs, lib.defines)
+        except ToolchainError as exc:
+            errors.append(exc.message)
+            continue
+        mine = [d for d in decls if d.name in defined and d.name not in seen]
+        if mine:
+            kept.append(
+                Path(header).resolve().relative_to(root.resolve()).as_posix()
+                if Path(header).resolve().is_relative_to(root.resolve())
+                else str(header)
+            )
+            seen.update(d.name for d in mine)
+            api += mine
+    if not api:
+        why = f" ({errors[0]})" if errors else ""
+        raise ToolchainError(
+            f"the public headers {[Path(h).name for h in lib.headers]} declare no function "
+            f"the library defines{why}",
+            "name the right headers in the YAML's `build: {headers: [...]}`",
+        )
+    return api, kept
 
 
 def make_benchmark(
@@ -89,6 +148,7 @@ def make_benchmark(
     functions: list[str] | None = None,
     max_functions: int = 8,
     cache: Path | None = None,
+    build: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The benchmark YAML (as a dict) for a library, with a default or named function set.
 
@@ -97,38 +157,50 @@ def make_benchmark(
         functions: Function names to use instead of the default choice.
         max_functions: How many functions the default choice may take.
         cache: Cache root (defaults to :func:`fuzzkit.paths.cache_dir`).
+        build: A ``build:`` section to use instead of detection's (any form of
+            :class:`fuzzkit.detect.BuildSpec`); it goes into the YAML as given.
 
     Raises:
         ToolchainError: The source cannot be fetched or built, or a named function is
             not in the library's API.
     """
-    spec = source_spec if isinstance(source_spec, SourceSpec) else SourceSpec.model_validate(source_spec)
+    spec = source_spec if isinstance(source_spec, SourceSpec) else _source(source_spec)
     root = fetch_source(spec, cache)
-    detection = detect_build(root, cache=cache)
+    if build is not None:
+        try:
+            given = BuildSpec.model_validate(build)
+        except ValidationError as exc:
+            raise ToolchainError(f"bad build section: {exc.errors()[0]['msg']}", HINT) from exc
+        detection = Detection(given.system or "given", resolve_recipe(root, given, cache))
+    else:
+        detection = detect_build(root, cache=cache)
     lib = build_library(root, detection.recipe, cache=cache)
-    defined = defined_functions(lib)
-    api = [d for d in parse_headers(lib.headers, lib.include_dirs, lib.defines) if d.name in defined]
+    api, api_headers = library_api(lib, Path(detection.recipe.root or root))
     deprecated = {
         n for h in lib.headers for n in deprecated_functions(Path(h), lib.include_dirs, lib.defines)
     }
-    if not api:
-        raise ToolchainError(
-            f"the public headers {[Path(h).name for h in lib.headers]} declare no function "
-            "the library defines",
-            "name the right headers in the YAML's `build: {headers: [...]}`",
-        )
+    canonical = canonical_types(lib.headers, lib.include_dirs, lib.defines)
     preferred_api = [d for d in api if d.name not in deprecated and not skips_validation(d.name)]
-    chosen = pick_named(api, functions) if functions else choose_functions(preferred_api, max_functions)
     project = project_dir(root)
     prefix = project.relative_to(root).as_posix()
     harnesses = [h if prefix == "." else f"{prefix}/{h}" for h in fuzz_harnesses(project)]
+    # What the library's own fuzz harnesses call is what its authors found worth fuzzing.
+    fuzzed = {n for h in harnesses for n in re.findall(r"\b(\w+)\s*\(", read_text(root / h))}
+    chosen = (
+        pick_named(api, functions)
+        if functions
+        else choose_functions(preferred_api, max_functions, canonical, fuzzed)
+    )
     preferred = sorted(harnesses, key=lambda h: (not h.endswith(".c"), h))
     bench: dict[str, Any] = {"project": project_name(spec, root), "language": "c"}
     if preferred:
         bench["target_path"] = preferred[0]
         bench["target_name"] = Path(preferred[0]).stem
     bench["source"] = spec.model_dump(exclude_none=True)
-    bench["build"] = _build_section(detection.system, detection.recipe.model_dump())
+    if build is not None:
+        bench["build"] = build  # the caller's section wins, as written
+    else:
+        bench["build"] = _build_section(detection.system, detection.recipe.model_dump(), api_headers)
     bench["upstream_harnesses"] = harnesses
     bench["functions"] = [_function_entry(d) for d in chosen]
     return bench

@@ -1,25 +1,30 @@
 """Choosing a library's fuzz targets from its public API, for ``logicfuzz init-benchmark``.
 
 A good default set favours entry points that take untrusted data (a buffer with a size,
-or a string), especially parsers and decoders, mixes archetypes (buffer+size, string,
-object/stream APIs such as ``inflate(z_streamp, int)``, encoders for round trips), and
-skips what fuzzing cannot exercise: version and error-string getters, free/destroy
-functions, allocator hooks, setters and functions that take a ``FILE *``, a file name or
-a callback.
+or a string), especially parsers and decoders that return a status, then what such an
+entry point needs or feeds (its context's constructor, the stream functions working on
+that context, encoders for round trips), and what the library's own fuzz harnesses call.
+It skips what fuzzing cannot exercise: version and error-string getters, free/destroy
+functions, allocator hooks, setters of plain values and functions that take a ``FILE *``,
+a file name or a callback. Types are judged by their canonical spelling (typedefs
+resolved, :func:`fuzzkit.headers.canonical_types`), so a library's own byte, length and
+handle typedefs need no listing here. The set is filled by score up to a cap; ties keep
+the headers' order.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Collection, Mapping
 
-from fuzzkit.api import FunctionDecl
+from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.errors import ToolchainError
 
 _PARSE_VERBS = (
     "parse", "load", "read", "decode", "decompress", "uncompress", "inflate", "scan", "unpack",
     "deserialize", "tokenize", "tokener", "lex", "unescape", "import", "loads", "loadb", "eval",
-    "match", "compile", "minify",
+    "match", "compile", "minify", "prepare",
 )  # fmt: skip
 _WRITE_VERBS = (
     "compress",
@@ -39,69 +44,146 @@ _SKIP_WORDS = frozenset(
     """version free delete destroy cleanup release dispose deinit error strerror errmsg alloc
     malloc realloc calloc allocator hooks callback handler reset bound flags debug init
     initialize end get set is has copy prime tune params pending mark open close fd fdopen
-    file sizeof size count type""".split()
+    file sizeof size count type enable disable""".split()
 )
 _SKIP_SUFFIXES = ("open", "close", "free", "init", "end", "reset", "file", "fd")
 # Container plumbing: data goes in, but the interesting code (the parser) is elsewhere.
 _PLUMBING = frozenset("detach replace insert append del deln remove put lookup add item".split())
-_INPUT_NAMES = re.compile(r"(path|filename|fname|^file$|^fd$|^mode$|^dir|^fmt$|^format$|version)", re.I)
-_LENGTH_NAMES = re.compile(r"(^|_)(len|length|size|sz|n|count|nbytes|bytes)$|(Len|Length|Size)$", re.I)
-_INTEGER = re.compile(
-    r"^(const )?(size_t|z_size_t|ssize_t|int|unsigned|unsigned int|long|unsigned long|uLong|uInt|"
-    r"u?int\d+_t)$"
+_INPUT_NAMES = re.compile(r"(path|filename|fname|file$|^fd$|^mode$|^dir|^fmt$|^format$|version)", re.I)
+_LENGTH_NAMES = re.compile(
+    r"(^|_)(len|length|size|sz|n|count|nbytes|bytes)$|(Len|Length|Size|Bytes?)$|len$", re.I
 )
-_DATA = re.compile(r"^const (char|unsigned char|signed char|uint8_t|u_char|Bytef|void|int8_t|\w*char\w*) \*$")
+_SIZE_TYPE = re.compile(r"^(const )?(\w*size_t|\w*_size)$")
+_INTEGER = re.compile(
+    r"^(const )?(size_t|ssize_t|int|unsigned|unsigned int|long|unsigned long|long long|"
+    r"unsigned long long|u?int\d+_t)$"
+)
+_DATA = re.compile(r"^const (char|unsigned char|signed char|uint8_t|u_char|void|int8_t|\w*char\w*) \*$")
+_STRING = re.compile(r"^const (unsigned |signed )?char \*$")
+# Accessor words: a penalty for getters and setters of plain values, but not for a
+# function that takes the input bytes, whatever it is called.
+_ACCESSORS = frozenset("set get is has copy size count type init initialize reset".split())
 
 
 _ENOUGH = 3  # a plain object function scores 2: not worth a target on its own
 
 
+_INPUT_NOUNS = frozenset(
+    "buffer buf input data source src text string str mem memory chunk bytes content".split()
+)
+
+
+def _is_verb(word: str, verbs: tuple[str, ...]) -> bool:
+    """``word`` is one of ``verbs``, inflected (``decoded``, ``loads``, ``uncompress2``).
+
+    A longer word that merely starts with a verb (``readonly``, ``compileoption``) is not,
+    nor is the noun (``parser``: the object's name, not what the function does).
+    """
+    return any(re.fullmatch(re.escape(v) + r"(s|d|ed|ing|b|\d+)?", word) for v in verbs)
+
+
 def _words(name: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    # `WebPDecodeRGBA`-style names: an acronym run ends before a capitalised word.
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
     return [w for w in spaced.lower().split("_") if w]
 
 
-def archetype(decl: FunctionDecl) -> str:
-    """``buffer`` (input data + size), ``string``, ``object`` (takes a struct pointer) or ``other``."""
+def _types(param: Param, canonical: Mapping[str, str]) -> tuple[str, str]:
+    """The parameter's type as spelled and with typedefs resolved (``uint8_t`` -> ``unsigned char``)."""
+    return param.type, canonical.get(param.type, param.type)
+
+
+def _is(pattern: re.Pattern[str], param: Param, canonical: Mapping[str, str]) -> bool:
+    return any(pattern.match(t) for t in _types(param, canonical))
+
+
+def archetype(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> str:
+    """``buffer`` (input data + size), ``string``, ``object`` (takes a struct pointer) or ``other``.
+
+    Args:
+        decl: The function.
+        canonical: Type spellings mapped to their canonical types
+            (:func:`fuzzkit.headers.canonical_types`), so a library's own byte and length
+            typedefs count as bytes and lengths.
+    """
+    canon = canonical or {}
     params = decl.params
     for i, param in enumerate(params):
-        if not _DATA.match(param.type) or _INPUT_NAMES.search(param.name):
+        if not _is(_DATA, param, canon) or _INPUT_NAMES.search(param.name):
             continue
         after = params[i + 1] if i + 1 < len(params) else None
-        if (after and _INTEGER.match(after.type)) or any(
-            _INTEGER.match(p.type) and _LENGTH_NAMES.search(p.name) for p in params
+        if (after and _is(_INTEGER, after, canon) and _is_length(after)) or any(
+            _is(_INTEGER, p, canon) and _LENGTH_NAMES.search(p.name) for p in params
         ):
             return "buffer"
-    if any(p.type == "const char *" and not _INPUT_NAMES.search(p.name) for p in params):
+    if any(_is_string(p, canon) and not _INPUT_NAMES.search(p.name) for p in params):
         return "string"
-    if params and params[0].type.endswith("*") and not re.search(r"\b(char|void)\b", params[0].type):
+    if (
+        params
+        and params[0].type.endswith("*")
+        and not re.search(r"\b(char|void)\b", _types(params[0], canon)[1])
+    ):
         return "object"
-    if params and not _INTEGER.match(params[0].type) and "*" not in params[0].type:
+    if params and not _is(_INTEGER, params[0], canon) and "*" not in params[0].type:
         return "object"  # an opaque handle typedef (z_streamp, gzFile)
     return "other"
 
 
-def score(decl: FunctionDecl) -> int:
+def _is_string(param: Param, canonical: Mapping[str, str]) -> bool:
+    """``const char *``, or a library's own character typedef (``const xchar *``) of bytes."""
+    spelled, canon = _types(param, canonical)
+    return spelled == "const char *" or (spelled != canon and bool(_STRING.match(canon)))
+
+
+def _is_length(param: Param) -> bool:
+    """An integer right after a data pointer is its length unless named otherwise (``nArg``)."""
+    return not param.name or bool(_LENGTH_NAMES.search(param.name) or _SIZE_TYPE.match(param.type))
+
+
+def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
+    """Whether the result tells success from failure.
+
+    An integer, enum or bool status, or an object pointer that is NULL on failure (a
+    parser returning its document); ``void`` and plain values such as ``double`` do not.
+    """
+    ret = canonical.get(decl.return_type, decl.return_type)
+    return bool(_INTEGER.match(ret) or re.match(r"^(enum \w+|_Bool|bool)$", ret) or _object(ret, canonical))
+
+
+def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> int:
     """How promising ``decl`` is as a fuzz target (higher is better; below 0 is skipped)."""
+    canon = canonical or {}
     words = _words(decl.name)
-    kind = archetype(decl)
+    kind = archetype(decl, canon)
     total = {"buffer": 6, "string": 4, "object": 2, "other": 0}[kind]
-    if any(w.startswith(v) for w in words for v in _PARSE_VERBS):
+    if any(_is_verb(w, _PARSE_VERBS) for w in words):
         total += 4
-    elif any(w.startswith(v) for w in words for v in _WRITE_VERBS):
+    elif any(_is_verb(w, _WRITE_VERBS) for w in words):
         total += 2
     if any(c in w for w in words for c in _CHECKSUM):
         total += 1
-    # jansson-style length variants (getn, setn, deln) count as their base word.
+    verb = any(_is_verb(w, (*_PARSE_VERBS, *_WRITE_VERBS)) for w in words)
+    # A status matters where data goes in or work is done; a plain accessor's does not.
+    if _status_return(decl, canon) and (kind in ("buffer", "string") or (kind == "object" and verb)):
+        total += 1
+    # Length variants (getn, setn, deln) count as their base word.
     bases = {w.rstrip("0123456789") for w in words} | {w[:-1] for w in words if w.endswith("n")}
-    if bases & _SKIP_WORDS or any(w.endswith(_SKIP_SUFFIXES) for w in words):
+    # A setter that takes the input bytes and says so (`set_buffer(ctx, data, len)`) is how
+    # data gets in; a setter of other bytes (a dictionary, a key) is configuration.
+    feeds = kind == "buffer" and bool(set(words) & _INPUT_NOUNS)
+    skip = _SKIP_WORDS - _ACCESSORS if feeds else _SKIP_WORDS
+    if bases & skip or (not feeds and any(w.endswith(_SKIP_SUFFIXES) for w in words)):
         total -= 8
-    if bases & _PLUMBING:
+    # Container plumbing works on a container; `lookup(const char *input, ...)` is a query.
+    if bases & _PLUMBING and decl.params and _object(decl.params[0].type, canon):
         total -= 4
     if any(w in ("create", "new", "add") for w in words):
         total -= 2
-    types = " ".join(p.type for p in decl.params)
-    if re.search(r"\bFILE\b|\(\*\)|va_list", types):
+    # Canonical spellings too: a callback behind a typedef is still a callback.
+    types = " ".join(t for p in decl.params for t in _types(p, canon))
+    # A file handle of the library's own (a typedef named like `fooFile`) is I/O, like FILE.
+    handles = {w for p in decl.params for ident in re.findall(r"\w+", p.type) for w in _words(ident)}
+    if re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types) or "file" in handles:
         total -= 6
     if any(_INPUT_NAMES.search(p.name) for p in decl.params):
         total -= 4
@@ -110,43 +192,97 @@ def score(decl: FunctionDecl) -> int:
     return total
 
 
+_SCALAR = re.compile(r"^(unsigned |signed )?(char|short|int|long|long long|void|float|double|_Bool)$")
+
+
+def _object(ctype: str, canonical: Mapping[str, str]) -> str:
+    """The object type behind ``ctype`` (const and pointers dropped), or ``""`` for plain data."""
+    text = re.sub(r"^const |\s*\*+\s*(const)?$", "", canonical.get(ctype, ctype)).strip()
+    return "" if _SCALAR.match(text) or text.startswith("enum ") else text
+
+
+def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) -> dict[str, int]:
+    """+2 for functions on (or creating) an object a data entry point takes or returns.
+
+    A parser that takes a context (``parse(ctx, data, len)``) needs that context created and
+    configured, and a parser returning a document hands it to the functions that walk it:
+    both are reachable from the data entry point, so they rank above unrelated objects.
+    """
+    entries: set[str] = set()
+    for d in decls:
+        if archetype(d, canonical) in ("buffer", "string") and score(d, canonical) >= 8:
+            entries.add(_object(d.params[0].type, canonical))
+            entries.add(_object(d.return_type, canonical))
+    entries.discard("")
+    bonus = {}
+    for d in decls:
+        first = _object(d.params[0].type, canonical) if d.params else ""
+        kind = archetype(d, canonical)
+        if kind in ("buffer", "string") and score(d, canonical) >= 8:
+            continue  # an entry point itself: the bonus is for what it needs and feeds
+        creates = _object(d.return_type, canonical) in entries
+        # On the context, only what feeds it or does work counts, not its plain accessors.
+        busy = kind != "object" or any(_is_verb(w, (*_PARSE_VERBS, *_WRITE_VERBS)) for w in _words(d.name))
+        if creates or (first in entries and busy):
+            bonus[d.name] = 2
+    return bonus
+
+
 def _related(a: str, b: str) -> bool:
     """Whether two names are variants of one function.
 
     ``uncompress``/``uncompress2`` and ``json_parse_int64``/``json_parse_double`` are;
     different verbs on one object (``yaml_parser_parse``/``yaml_parser_load``) are not.
     """
-    if a.startswith(b) or b.startswith(a):
-        return True
     wa, wb = _words(a), _words(b)
+    da, db = [w.rstrip("0123456789") for w in wa], [w.rstrip("0123456789") for w in wb]
+    if da[: len(db)] == db or db[: len(da)] == da:
+        return True  # whole words, so a parser's constructor is no variant of the parse call
     verbs = (*_PARSE_VERBS, *_WRITE_VERBS)
     same_family = len(wa) > 1 and wa[:-1] == wb[:-1]
     return same_family and not (wa[-1].startswith(verbs) and wb[-1].startswith(verbs))
 
 
-def choose_functions(decls: list[FunctionDecl], max_functions: int = 8) -> list[FunctionDecl]:
+def choose_functions(
+    decls: list[FunctionDecl],
+    max_functions: int = 8,
+    canonical: Mapping[str, str] | None = None,
+    fuzzed: Collection[str] = (),
+) -> list[FunctionDecl]:
     """A varied, promising default set of at most ``max_functions`` targets, best first.
 
-    The best function of each archetype comes first, then the rest by score; each already
-    chosen variant of a function (``uncompress2`` after ``uncompress``) lowers its score,
-    and nothing weaker than a plain object function is added just to fill the set.
+    The set is filled by score, so a small cap keeps the strongest data entry points rather
+    than one of each kind; each already chosen variant of a function (``uncompress2`` after
+    ``uncompress``) lowers its score, which keeps the set varied, and nothing weaker than a
+    plain object function is added just to fill the set. Ties
+    keep the headers' order (the main header first, each header top-down: the order the
+    library documents its API in), never the alphabet.
+
+    Args:
+        decls: The candidate functions, in header order.
+        max_functions: The cap.
+        canonical: Type spellings mapped to canonical types (see :func:`archetype`).
+        fuzzed: Functions the library's own fuzz harnesses call: its authors found them
+            worth fuzzing, so they rank higher (+3).
     """
-    ranked = sorted((d for d in decls if score(d) >= _ENOUGH), key=lambda d: (-score(d), d.name))
+    canon = canonical or {}
+    order = {d.name: i for i, d in enumerate(decls)}
+    bonus = _reachable_bonus(decls, canon)
+    scores = {d.name: score(d, canon) + bonus.get(d.name, 0) + 3 * (d.name in fuzzed) for d in decls}
+    ranked = sorted(
+        (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
+    )
     chosen: list[FunctionDecl] = []
-    for kind in ("buffer", "string", "object"):
-        best = next((d for d in ranked if archetype(d) == kind and d not in chosen), None)
-        if best is not None and len(chosen) < max_functions:
-            chosen.append(best)
 
     def adjusted(d: FunctionDecl) -> int:
-        return score(d) - 7 * sum(_related(d.name, c.name) for c in chosen)
+        return scores[d.name] - 7 * sum(_related(d.name, c.name) for c in chosen)
 
     while len(chosen) < max_functions:
-        rest = sorted((d for d in ranked if d not in chosen), key=lambda d: (-adjusted(d), d.name))
+        rest = sorted((d for d in ranked if d not in chosen), key=lambda d: (-adjusted(d), order[d.name]))
         if not rest or adjusted(rest[0]) < _ENOUGH:
             break
         chosen.append(rest[0])
-    return sorted(chosen, key=lambda d: (-score(d), d.name))
+    return sorted(chosen, key=lambda d: (-scores[d.name], order[d.name]))
 
 
 def pick_named(decls: list[FunctionDecl], names: list[str]) -> list[FunctionDecl]:

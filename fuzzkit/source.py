@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -27,10 +28,17 @@ _DEB_SRC_HINT = (
 )
 
 
+# A Debian source package name, optionally `/RELEASE` (a suite or codename: `bookworm`).
+_APT_NAME = re.compile(r"[a-z0-9][a-z0-9+.-]*(/[A-Za-z0-9.-]+)?")
+
+
 class SourceSpec(BaseModel):
     """Where a library's source comes from; exactly one of apt, path, git, tarball.
 
-    ``version`` pins a Debian version (``apt``) or a branch, tag or commit (``git``).
+    ``version`` pins a Debian version (``apt``) or a branch, tag or commit (``git``);
+    ``apt: NAME=VERSION`` is the same as ``apt: NAME, version: VERSION``, and
+    ``apt: NAME/RELEASE`` takes the package from one release (``foo/bookworm``), as
+    ``apt-get source`` does: the newest upload is sometimes missing on the mirror.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -41,6 +49,17 @@ class SourceSpec(BaseModel):
     git: str | None = None
     tarball: str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _split_apt_version(cls, data: Any) -> Any:
+        """``apt: NAME=VERSION`` (apt-get's own spelling) means ``apt: NAME, version: VERSION``."""
+        if not isinstance(data, dict) or not isinstance(data.get("apt"), str) or "=" not in data["apt"]:
+            return data
+        name, _, version = data["apt"].partition("=")
+        if data.get("version") not in (None, version):
+            raise ValueError(f"`apt: {data['apt']}` and `version: {data['version']}` disagree; give one")
+        return {**data, "apt": name, "version": version or None}
+
     @model_validator(mode="after")
     def _exactly_one_kind(self) -> SourceSpec:
         kinds = [k for k in ("apt", "path", "git", "tarball") if getattr(self, k)]
@@ -48,6 +67,11 @@ class SourceSpec(BaseModel):
             raise ValueError(f"a source needs exactly one of apt, path, git, tarball (got {kinds or 'none'})")
         if self.version and kinds[0] not in ("apt", "git"):
             raise ValueError("`version` applies only to apt and git sources")
+        if self.apt and not _APT_NAME.fullmatch(self.apt):
+            raise ValueError(
+                f"`{self.apt}` is not a Debian source package: write NAME, NAME=VERSION or "
+                "NAME/RELEASE (e.g. `foo`, `foo=1.2-1`, `foo/bookworm`)"
+            )
         return self
 
 
@@ -105,16 +129,19 @@ def _single_dir(parent: Path) -> str:
 
 
 def _fetch_apt(name: str, version: str | None, base: Path) -> Path:
+    """``apt-get source`` of ``name`` (``NAME`` or ``NAME/RELEASE``), older uploads on a 404."""
     dest = base / _slug(f"{name}_{version}" if version else name)
+    package = name.partition("/")[0]
     with file_lock(base / f"{dest.name}.lock"):
         cached = _cached_root(dest)
         if cached:
             return cached
-        versions = [version] if version else [None, *_apt_versions(name)[1:]]
+        versions = [version] if version else [None, *_apt_versions(package)[1:]]
         errors: list[str] = []
         for candidate in versions:
             tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=base))
-            target = f"{name}={candidate}" if candidate else name
+            # An exact version names one upload whatever the release, so it drops `/RELEASE`.
+            target = f"{package}={candidate}" if candidate else name
             proc = subprocess.run(["apt-get", "source", target], cwd=tmp, capture_output=True, text=True)
             output = proc.stdout + proc.stderr
             if proc.returncode == 0 and any(p.is_dir() for p in tmp.iterdir()):
@@ -141,6 +168,11 @@ def _fetch_apt(name: str, version: str | None, base: Path) -> Path:
 def _last_error(output: str) -> str:
     lines = [ln for ln in output.splitlines() if ln.startswith("E:")]
     return lines[0][2:].strip() if lines else (output.strip().splitlines() or ["no output"])[-1]
+
+
+def apt_has_source(name: str) -> bool:
+    """Whether apt knows a Debian source package called ``name`` (no download)."""
+    return bool(_APT_NAME.fullmatch(name)) and bool(_apt_versions(name.partition("/")[0]))
 
 
 def _apt_versions(name: str) -> list[str]:

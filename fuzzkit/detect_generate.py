@@ -1,0 +1,100 @@
+"""Files a configured tree lacks until make runs: ``configure`` itself, built headers, sources.
+
+``make -n`` (:mod:`fuzzkit.detect_make`) only prints commands, so anything the build
+generates before compiling (automake ``BUILT_SOURCES``: gnulib's replacement headers, a
+version header; an amalgamated source) does not exist after it. These helpers ask make for
+exactly those files, sandboxed like every configure step, not for the whole build.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from fuzzkit.detect_make import run_step
+from fuzzkit.errors import ToolchainError
+
+_PRINT_MAKEFILE = ".logicfuzz-print.mk"
+_ENTERING = re.compile(r"^make(?:\[\d+\])?: Entering directory [`'](.*)'$")
+_NO_RULE = re.compile(r"No rule to make target [`']([^']+\.(?:la|a))', needed by")
+
+
+def autoreconf(tree: Path, dest: Path, env: dict[str, str]) -> None:
+    """Generate ``configure`` from ``configure.ac``, as distributions do for a git snapshot.
+
+    Raises:
+        ToolchainError: No ``configure.ac``, autoreconf missing or failing.
+    """
+    if not any((tree / n).is_file() for n in ("configure.ac", "configure.in")):
+        raise ToolchainError("no configure script")
+    if not shutil.which("autoreconf"):
+        raise ToolchainError("no configure script, and autoreconf (autoconf) is not installed")
+    run_step(["autoreconf", "-fi"], tree, dest / "autoreconf.log", env, "autoreconf -fi")
+
+
+def missing_sources(sources: list[Path], extra: list[str], dest: Path, env: dict[str, str]) -> None:
+    """Have make produce the library sources that ``make -n`` listed but the tree lacks.
+
+    Some libraries compile a file the build generates (an amalgamation of all sources, a
+    parser made by a generator): ``make -n`` only names it, so make is asked for those files
+    alone, with the generated headers they depend on, not for the whole build.
+    """
+    missing: dict[Path, list[str]] = {}
+    for source in sources:
+        if not source.exists():
+            missing.setdefault(source.parent, []).append(source.name)
+    for directory, names in missing.items():
+        run_step(
+            ["make", *extra, *names], directory, dest / "make-generate.log", env, f"make {' '.join(names)}"
+        )
+
+
+def built_sources(directories: set[Path], extra: list[str], dest: Path, env: dict[str, str]) -> None:
+    """Make each directory's automake ``BUILT_SOURCES`` (files the build makes before compiling)."""
+    for directory in sorted(directories):
+        makefile = directory / "Makefile"
+        if not makefile.is_file() or "BUILT_SOURCES" not in makefile.read_text(errors="replace"):
+            continue
+        # make prints a variable's value through a one-rule makefile read after the real one.
+        printer = directory / _PRINT_MAKEFILE
+        printer.write_text("logicfuzz-print-built:\n\t@echo LOGICFUZZ-BUILT: $(BUILT_SOURCES)\n")
+        try:
+            out = run_step(
+                ["make", "-s", "-f", "Makefile", "-f", _PRINT_MAKEFILE, "logicfuzz-print-built"],
+                directory, dest / "make-print.log", env, "make (listing BUILT_SOURCES)",
+            )  # fmt: skip
+            lines = [ln.split()[1:] for ln in out.splitlines() if ln.startswith("LOGICFUZZ-BUILT:")]
+            names = [n for line in lines for n in line]
+            if names:
+                run_step(
+                    ["make", "-k", *extra, *names], directory, dest / "make-built.log", env,
+                    f"make {' '.join(names[:5])}",
+                )  # fmt: skip
+        except ToolchainError:
+            # Best effort: a file the library does not need may fail to generate; the trial
+            # build of the recipe is what decides whether detection worked.
+            pass
+        finally:
+            printer.unlink(missing_ok=True)
+
+
+def stand_in_libraries(dry_run: str, tree: Path) -> bool:
+    """Create empty stand-ins for the libraries ``make -n`` found no rule for; any created.
+
+    Only library files (``.la``/``.a``) inside the private tree are stood in for: they are
+    prerequisites another directory's real build would have made, and nothing here links.
+    """
+    cwd, made = tree, False
+    for line in dry_run.splitlines():
+        entering = _ENTERING.match(line.strip())
+        if entering:
+            cwd = Path(entering[1])
+            continue
+        for target in _NO_RULE.findall(line):
+            path = (cwd / target).resolve()
+            if path.is_relative_to(tree) and not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+                made = True
+    return made

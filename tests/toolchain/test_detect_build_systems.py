@@ -1,0 +1,184 @@
+"""Detection on synthetic libraries shaped like real ones: autotools+libtool, a CMake-generated
+public header, a recipe that detects but does not build, and typedef'd byte types."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fuzzkit.detect import detect_build
+from fuzzkit.detect_make import configure_args
+from fuzzkit.errors import ToolchainError
+from fuzzkit.headers import canonical_types, parse_header
+from fuzzkit.init_benchmark import make_benchmark
+from fuzzkit.select_functions import archetype
+
+pytestmark = pytest.mark.toolchain
+
+CONFIGURE_AC = """\
+AC_INIT([toy], [1.0])
+AC_CONFIG_SRCDIR([toy.c])
+AC_CONFIG_HEADERS([config.h])
+AM_INIT_AUTOMAKE([foreign])
+AC_PROG_CC
+LT_INIT
+AM_PROG_AR
+AC_CONFIG_FILES([Makefile sub/Makefile tests/Makefile])
+AC_OUTPUT
+"""
+MAKEFILE_AM = """\
+SUBDIRS = sub tests
+lib_LTLIBRARIES = libtoy.la
+libtoy_la_SOURCES = toy.c impl_fast.c
+# A convenience library of another directory: `make -n` cannot see it made.
+libtoy_la_LIBADD = sub/libsub.la
+include_HEADERS = toy.h
+# A header the build makes before compiling (as gnulib's replacement headers are).
+BUILT_SOURCES = toy_gen.h
+toy_gen.h:
+	echo '#define TOY_ONE 1' > $@
+"""
+
+
+def _autotools_project(root: Path) -> None:
+    root.mkdir(parents=True)
+    (root / "configure.ac").write_text(CONFIGURE_AC)
+    (root / "Makefile.am").write_text(MAKEFILE_AM)
+    (root / "toy.h").write_text(
+        "#include <stddef.h>\nint toy_parse(const unsigned char *data, size_t size);\n"
+        "int toy_sum(int a, int b);\n"
+    )
+    (root / "toy.c").write_text(
+        '#include "config.h"\n#include "toy.h"\n#include "toy_gen.h"\n'
+        "int toy_parse(const unsigned char *d, size_t n) { return n ? toy_sum(d[0], TOY_ONE) : 0; }\n"
+    )
+    # Two alternative implementations of one function; the build system picks one.
+    (root / "sub").mkdir()
+    (root / "sub" / "Makefile.am").write_text("noinst_LTLIBRARIES = libsub.la\nlibsub_la_SOURCES = sub.c\n")
+    (root / "sub" / "sub.c").write_text("int toy_helper(int x);\nint toy_helper(int x) { return x + 1; }\n")
+    # A test suite's helper library is archived too, but it is no library code.
+    (root / "tests").mkdir()
+    (root / "tests" / "Makefile.am").write_text(
+        "noinst_LIBRARIES = libcheck.a\nlibcheck_a_SOURCES = check.c\n"
+    )
+    (root / "tests" / "check.c").write_text("int toy_check(int x);\nint toy_check(int x) { return !x; }\n")
+    (root / "impl_fast.c").write_text('#include "toy.h"\nint toy_sum(int a, int b) { return a + b; }\n')
+    (root / "impl_slow.c").write_text(
+        '#include "toy.h"\nint toy_sum(int a, int b) { while (b--) a++; return a; }\n'
+    )
+
+
+@pytest.mark.skipif(
+    not all(shutil.which(t) for t in ("autoreconf", "libtoolize", "automake")),
+    reason="autoconf, automake and libtool are not installed (scripts/setup.sh installs them)",
+)
+def test_autotools_libtool_project_builds_one_implementation(tmp_path: Path) -> None:
+    root = tmp_path / "toy-1.0"
+    _autotools_project(root)
+    # No configure script, as in a git snapshot: detection runs autoreconf like a distro.
+    found = detect_build(root, cache=tmp_path / "cache")
+    assert found.system == "autotools" and found.recipe.root
+    assert "--static" in (Path(found.recipe.root) / "configure").read_text()  # libtool's text
+    # Not impl_slow.c (no redefinition); the convenience library's source is in.
+    assert found.recipe.sources == ["impl_fast.c", "sub/sub.c", "toy.c"]
+    assert found.recipe.headers == ["toy.h"] and "HAVE_CONFIG_H" in found.recipe.defines
+    bench = make_benchmark({"path": str(root)}, cache=tmp_path / "cache")
+    assert bench["build"] == {"system": "autotools"}
+    assert [f["name"] for f in bench["functions"]][0] == "toy_parse"
+
+
+def test_configure_options_come_from_help_not_the_script_text() -> None:
+    libtool_help = (
+        "  --enable-shared[=PKGS]  build shared libraries [default=yes]\n"
+        "  --enable-static[=PKGS]  build static libraries [default=yes]\n"
+        "  --disable-dependency-tracking  speeds up one-time build\n"
+    )
+    assert configure_args(libtool_help, ["--with-x"]) == [
+        "--disable-shared", "--enable-static", "--disable-dependency-tracking", "--with-x"
+    ]  # fmt: skip
+    hand_written = "usage: configure [--static] [--64] [--prefix=PREFIX]\n"
+    assert configure_args(hand_written, []) == ["--static"]
+
+
+TOY_H_IN = """\
+#include <stddef.h>
+#define TOY_WIDTH @TOY_WIDTH@
+#define TOY_GLUE(a, b) a##b
+#define TOY_XGLUE(a, b) TOY_GLUE(a, b)
+#define TOY_SUFFIX(name) TOY_XGLUE(name, TOY_WIDTH)
+#define toy_decode TOY_SUFFIX(toy_decode_)
+int toy_decode(const unsigned char *data, size_t size);
+"""
+
+
+def test_generated_public_header_is_read_after_configure(tmp_path: Path) -> None:
+    root = tmp_path / "gtoy-1.0"
+    (root / "include").mkdir(parents=True)
+    (root / "include" / "toy.h.in").write_text(TOY_H_IN)
+    # A compatibility wrapper, the only public API header in the tree before configure.
+    (root / "include" / "toy_compat.h").write_text("int toy_compat_decode(const char *text);\n")
+    # A platform-only header: it cannot be parsed here and must not sink detection.
+    (root / "include" / "toy_win32.h").write_text("#include <io.h>\nint toy_win32_open(int fd);\n")
+    (root / "toy.c").write_text(
+        '#include "toy.h"\n#include "toy_compat.h"\n'
+        "int toy_decode(const unsigned char *d, size_t n) { return n > 2 ? d[1] : -1; }\n"
+        "int toy_compat_decode(const char *t) { return t[0]; }\n"
+    )
+    (root / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(gtoy C)\nset(TOY_WIDTH 8)\n"
+        "configure_file(include/toy.h.in ${CMAKE_BINARY_DIR}/include/toy.h @ONLY)\n"
+        "add_library(gtoy toy.c)\n"
+        "target_include_directories(gtoy PUBLIC ${CMAKE_BINARY_DIR}/include include)\n"
+        "install(FILES ${CMAKE_BINARY_DIR}/include/toy.h include/toy_compat.h DESTINATION include)\n"
+    )
+    cache = tmp_path / "cache"
+    found = detect_build(root, cache=cache)
+    assert found.system == "cmake"
+    assert ".logicfuzz-build/include/toy.h" in found.recipe.headers
+    assert "include/toy_win32.h" not in found.recipe.headers
+    bench = make_benchmark({"path": str(root)}, cache=cache)
+    names = [f["name"] for f in bench["functions"]]
+    assert names[0] == "toy_decode_8", names  # the generated header's function, renamed
+    assert bench["build"]["system"] == "cmake"
+
+
+def test_recipe_that_detects_but_does_not_build_gives_way(tmp_path: Path) -> None:
+    """The `sources` detector compiles without the build's flags; the Makefile's are needed."""
+    root = tmp_path / "flags-1.0"
+    root.mkdir()
+    (root / "flags.h").write_text("int flags_parse(const char *text, int len);\n")
+    # Fine at -O0 as the detector compiles it; the instrumented build needs the Makefile's
+    # macro (as a source whose config macro a build system sets would).
+    (root / "flags.c").write_text(
+        '#include "flags.h"\n'
+        "#if defined(__has_feature)\n#if __has_feature(address_sanitizer) && !defined(FLAGS_CONFIGURED)\n"
+        '#error "build through the Makefile"\n#endif\n#endif\n'
+        "int flags_parse(const char *t, int n) { return n > 0 ? t[0] : 0; }\n"
+    )
+    (root / "Makefile").write_text(
+        "libflags.a: flags.o\n\t$(AR) rcs $@ flags.o\n"
+        "flags.o: flags.c\n\t$(CC) -DFLAGS_CONFIGURED=1 -c -o $@ flags.c\n"
+    )
+    found = detect_build(root, cache=tmp_path / "cache")
+    assert found.system == "make" and "FLAGS_CONFIGURED=1" in found.recipe.defines
+    # A build section and function names given by the caller win over detection and ranking.
+    given = {"sources": ["flags.c"], "defines": ["FLAGS_CONFIGURED=2"], "headers": ["flags.h"]}
+    bench = make_benchmark({"path": str(root)}, ["flags_parse"], cache=tmp_path / "cache", build=given)
+    assert bench["build"] == given and [f["name"] for f in bench["functions"]] == ["flags_parse"]
+    with pytest.raises(ToolchainError, match="bad build section"):
+        make_benchmark({"path": str(root)}, cache=tmp_path / "cache", build={"colour": "red"})
+
+
+def test_typedefd_byte_and_length_types_have_canonical_spellings(tmp_path: Path) -> None:
+    header = tmp_path / "lib.h"
+    header.write_text(
+        "typedef unsigned char lib_uint8_t;\ntypedef long lib_ssize_t;\n"
+        "int lib_feed(void *ctx, const lib_uint8_t *bytes, lib_ssize_t count);\n"
+    )
+    canonical = canonical_types([header])
+    assert canonical["const lib_uint8_t *"] == "const unsigned char *"
+    assert canonical["lib_ssize_t"] == "long"
+    (feed,) = parse_header(header)
+    assert archetype(feed) == "other" and archetype(feed, canonical) == "buffer"

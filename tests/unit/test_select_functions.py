@@ -1,0 +1,65 @@
+"""Ranking of default fuzz targets: canonical types, setters of input data, score order."""
+
+from __future__ import annotations
+
+from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.select_functions import archetype, choose_functions, score
+
+
+def _decl(name: str, ret: str, *params: tuple[str, str]) -> FunctionDecl:
+    return FunctionDecl(name, ret, tuple(Param(n, t) for n, t in params))
+
+
+# What fuzzkit.headers.canonical_types reports for a library's own typedefs.
+CANONICAL = {
+    "const lib_uint8_t *": "const unsigned char *",
+    "lib_ssize_t": "long",
+    "const lib_char *": "const unsigned char *",
+    "lib_status": "enum lib_status_e",
+    "lib_ctx *": "struct lib_ctx_s *",
+    "lib_doc *": "struct lib_doc_s *",
+}
+
+
+def test_typedefd_bytes_and_lengths_are_a_buffer_by_canonical_type() -> None:
+    decode = _decl("lib_decode", "int", ("data", "const lib_uint8_t *"), ("size", "lib_ssize_t"))
+    assert archetype(decode) != "buffer"  # by spelling alone the typedefs hide it
+    assert archetype(decode, CANONICAL) == "buffer"
+    assert score(decode, CANONICAL) > score(decode)
+    text = _decl("lib_read_text", "int", ("text", "const lib_char *"))
+    assert archetype(text, CANONICAL) == "string"
+
+
+def test_setter_of_input_data_is_not_penalised() -> None:
+    set_buffer = _decl(
+        "lib_set_buffer", "lib_status", ("ctx", "lib_ctx *"), ("data", "const char *"), ("len", "size_t")
+    )
+    set_flag = _decl("lib_set_flag", "int", ("ctx", "lib_ctx *"), ("flag", "int"))
+    assert archetype(set_buffer) == "buffer"
+    assert score(set_buffer, CANONICAL) >= 6 and score(set_flag, CANONICAL) < 0
+
+
+def test_ranked_by_score_ties_in_header_order_and_cap_filled_by_score() -> None:
+    # Header order: the library documents its API top-down, so ties keep that order.
+    api = [
+        _decl("lib_ctx_new", "lib_ctx *"),
+        _decl(
+            "lib_set_buffer", "lib_status", ("ctx", "lib_ctx *"), ("data", "const char *"), ("len", "size_t")
+        ),
+        _decl(
+            "lib_parse", "lib_status", ("ctx", "lib_ctx *"), ("data", "const lib_uint8_t *"), ("n", "size_t")
+        ),
+        _decl(
+            "lib_decode", "lib_status", ("ctx", "lib_ctx *"), ("data", "const lib_uint8_t *"), ("n", "size_t")
+        ),
+        _decl("lib_ctx_read", "lib_status", ("ctx", "lib_ctx *")),
+        _decl("lib_aux_read", "int", ("aux", "struct aux *")),
+        _decl("lib_version", "const char *"),
+    ]
+    chosen = [d.name for d in choose_functions(api, max_functions=8, canonical=CANONICAL)]
+    assert chosen[:2] == ["lib_parse", "lib_decode"]  # equal scores: header order, not a-z
+    assert "lib_set_buffer" in chosen and "lib_version" not in chosen
+    # The object function on the parser's context outranks an unrelated one.
+    assert chosen.index("lib_ctx_read") < chosen.index("lib_aux_read")
+    two = [d.name for d in choose_functions(api, max_functions=2, canonical=CANONICAL)]
+    assert two == ["lib_parse", "lib_decode"]
