@@ -2,7 +2,7 @@
 
 The ``build:`` section takes one of these forms::
 
-    build: {sources: [cJSON.c], headers: [cJSON.h]}   # explicit: no detection at all
+    build: {sources: [acme.c], headers: [acme.h]}   # explicit: no detection at all
     # (no build section)  or  build: {auto: true}      # detect everything
     build: {system: cmake, configure_args: [-DJANSSON_WITHOUT_TESTS=ON]}   # pick the system
     build: {auto: true, exclude: [src/win32_*.c], defines: [NDEBUG], headers: [include/x.h]}
@@ -31,7 +31,7 @@ Detectors (``system``), tried in this order for ``auto``:
    extra make arguments (variables such as ``USE_FOO=1``, or targets).
 
 Configure steps run sandboxed (no network, writes confined) in a private copy of the tree
-in the cache, never in the shared source tree: CMake projects such as zlib rename files in
+in the cache, never in the shared source tree: some CMake projects rename files in
 their source directory, and autotools writes ``config.h`` next to the sources. The result
 is cached per (source tree contents, system, options, clang version) under a file lock, so
 concurrent runs configure once. Tests, examples, fuzzers and tools are excluded. For

@@ -1,6 +1,6 @@
 """The ``sources`` detector: a library that builds from its ``.c`` files and a few ``-D`` macros.
 
-cJSON, zlib and lz4 need nothing else; libyaml also needs its four version macros, which
+Many small libraries need nothing else; some also need version macros, which
 this detector reads from ``configure.ac`` (``AC_DEFINE`` with ``m4_define`` values) or
 from CMake ``add_definitions``/``add_compile_definitions``. A candidate set is accepted
 only when every file passes ``clang -fsyntax-only``; a file failing only on a header that
@@ -25,7 +25,7 @@ from fuzzkit.tools import tool
 _MISSING = re.compile(r"fatal error: '([^']+)' file not found")
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 _INCLUDE_C = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+\.c)[>"]', re.M)
-# An include guarded by the configure step's own switch is optional by design (libyaml).
+# An include guarded by the configure step's own switch is optional by design.
 _CONDITIONAL_INCLUDE = re.compile(
     r"^\s*#\s*if(?:def)?\s*[(\s]*(?:defined\s*\(?\s*)?HAVE_CONFIG_H.*\n(?:\s*#\s*include.*\n)+", re.M
 )

@@ -34,7 +34,7 @@ def project_dir(root: Path) -> Path:
     """The directory holding the library's build files.
 
     That is ``root``, or its one subdirectory that has them when ``root`` has none
-    (Debian's expat keeps the library in ``expat/``).
+    (some Debian sources keep the library in a subdirectory named like the project).
     """
 
     def has_build(d: Path) -> bool:
@@ -82,7 +82,7 @@ def harness_helpers(harness: Path) -> list[Path]:
     """Helper sources next to an upstream harness.
 
     These are the files in its directory defining neither a fuzz entry point nor ``main``
-    (lz4's ``ossfuzz/fuzz_data_producer.c``).
+    (a ``fuzz/data_producer.c`` beside the harnesses).
     """
     helpers = []
     for path in sorted(harness.parent.iterdir()):
@@ -99,7 +99,7 @@ def candidate_sources(root: Path) -> list[Path]:
 
     Fuzz targets are left out here; programs and ``#include``d fragments are recognized
     from the symbols their objects define (:mod:`fuzzkit.detect_sources`), since ``main``
-    often sits in a comment or an ``#ifdef`` (zlib's ``crc32.c``).
+    often sits in a comment or an ``#ifdef`` (a ``crc.c`` whose table generator is guarded).
     """
     files = [p for p in sorted(root.glob("*.c")) if p.is_file()]
     for name in SOURCE_DIRS:
@@ -170,7 +170,7 @@ def public_headers(root: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:
         by_name.setdefault(path.name, path)  # a copy in the build directory adds nothing
     public = list(by_name.values())
     project = _project_words(root)
-    # The header named like the project (zlib.h, cJSON.h, yaml.h) is usually the main one.
+    # The header named like the project (``acme.h`` for project acme) is usually the main one.
     return sorted(dict.fromkeys(public), key=lambda p: (p.stem.lower() not in project, len(p.parts), p.name))
 
 

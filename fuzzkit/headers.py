@@ -31,7 +31,7 @@ def parse_header(
     """The non-variadic, non-inline functions declared in ``header`` itself, in order.
 
     Declarations pulled in from other headers are ignored; export macros such as
-    ``CJSON_PUBLIC(cJSON *)`` are expanded by the real preprocessor, so they come out
+    ``ACME_PUBLIC(acme_t *)`` are expanded by the real preprocessor, so they come out
     as plain types. Types are spelled the way clang prints them (``const char *``).
 
     Args:
@@ -87,7 +87,7 @@ def deprecated_functions(
     """Functions ``header`` marks deprecated (``__attribute__((deprecated))``, ``[[deprecated]]``).
 
     Deprecated functions are often deprecated for being unsafe on untrusted input
-    (``LZ4_decompress_fast``), so they make poor default fuzz targets.
+    (``acme_decode_fast``, which trusts its input length), so they make poor default fuzz targets.
     """
     cindex = cindex_module()
     header = Path(header).resolve()
@@ -128,13 +128,13 @@ def canonical_types(
     ``const lib_uint8_t *`` -> ``const unsigned char *``) shows bytes and lengths as such.
     Only types whose canonical spelling differs are listed. Unparsable headers are skipped.
     """
-    cindex = _cindex()
+    cindex = cindex_module()
     found: dict[str, str] = {}
     defines = list(defines)
     for name in headers:
         header = Path(name).resolve()
         try:
-            tu = _parse(cindex, header, include_dirs, defines)
+            tu = parse_translation_unit(cindex, header, include_dirs, defines)
         except ToolchainError:
             continue
         for cursor in tu.cursor.get_children():

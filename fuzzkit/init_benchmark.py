@@ -5,18 +5,18 @@ build the library once (so the YAML is known to work, and the build is cached fo
 ``logicfuzz run``), read the public headers, keep the functions the library really defines
 (``llvm-nm`` on the built archive: a header may declare functions of parts not built), and
 choose the targets (:mod:`fuzzkit.select_functions`), leaving out functions the header
-marks deprecated (often for being unsafe on untrusted input, like ``LZ4_decompress_fast``)
-and variants whose name says they skip validation (``json_string_nocheck``).
+marks deprecated (often for being unsafe on untrusted input, like ``acme_decode_fast``)
+and variants whose name says they skip validation (``acme_string_nocheck``).
 Fuzz harnesses shipped with the source (files defining ``LLVMFuzzerTestOneInput``) become
 ``upstream_harnesses``, the coverage yardstick, and the first one ``target_path`` and
 ``target_name`` as in oss-fuzz-gen.
 
 Header parser: libclang (the PyPI ``libclang`` wheel, via :mod:`fuzzkit.headers`). It runs
-the real C preprocessor and parser, so export macros (``CJSON_PUBLIC(cJSON *)``,
+the real C preprocessor and parser, so export macros (``ACME_PUBLIC(acme_t *)``,
 ``ZEXTERN ... OF((...))``), typedefs and ``#if`` branches come out as the compiler sees
 them, with the library's own ``-I``/``-D`` flags. pycparser needs preprocessed input and
 fake headers for every non-standard construct, and tree-sitter-c parses text without a
-preprocessor, missing macro-wrapped declarations (7 of the 81 in ``zlib.h``, measured).
+preprocessor, missing macro-wrapped declarations (7 of the 81 in one widely used header, measured).
 libclang's one trap, ``size_t`` silently becoming ``int`` without the compiler's builtin
 headers, is handled by :func:`fuzzkit.tools.resource_include_dir`.
 """
@@ -57,7 +57,7 @@ _NO_CHECK = re.compile(r"^(no_?check|unchecked|no_?verify|no_?validate|unsafe)$"
 
 
 def skips_validation(name: str) -> bool:
-    """Whether a function's name says it trusts its input (``json_string_nocheck``).
+    """Whether a function's name says it trusts its input (``acme_string_nocheck``).
 
     Such variants leave validation to the caller, so raw fuzz input is a misuse of them and
     the findings are false positives; the checked sibling is the target to fuzz.
@@ -153,7 +153,7 @@ def make_benchmark(
     """The benchmark YAML (as a dict) for a library, with a default or named function set.
 
     Args:
-        source_spec: Where the source comes from (``{"apt": "zlib"}``, ``{"path": ...}``...).
+        source_spec: Where the source comes from (``{"apt": "NAME"}``, ``{"path": ...}``...).
         functions: Function names to use instead of the default choice.
         max_functions: How many functions the default choice may take.
         cache: Cache root (defaults to :func:`fuzzkit.paths.cache_dir`).

@@ -22,13 +22,12 @@ from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.errors import ToolchainError
 
 _PARSE_VERBS = (
-    "parse", "load", "read", "decode", "decompress", "uncompress", "inflate", "scan", "unpack",
+    "parse", "load", "read", "decode", "decompress", "uncompress", "scan", "unpack",
     "deserialize", "tokenize", "tokener", "lex", "unescape", "import", "loads", "loadb", "eval",
     "match", "compile", "minify", "prepare",
 )  # fmt: skip
 _WRITE_VERBS = (
     "compress",
-    "deflate",
     "encode",
     "emit",
     "dump",
@@ -74,7 +73,7 @@ _INPUT_NOUNS = frozenset(
 
 
 def _is_verb(word: str, verbs: tuple[str, ...]) -> bool:
-    """``word`` is one of ``verbs``, inflected (``decoded``, ``loads``, ``uncompress2``).
+    """``word`` is one of ``verbs``, inflected (``decoded``, ``loads``, ``decode2``).
 
     A longer word that merely starts with a verb (``readonly``, ``compileoption``) is not,
     nor is the noun (``parser``: the object's name, not what the function does).
@@ -83,7 +82,7 @@ def _is_verb(word: str, verbs: tuple[str, ...]) -> bool:
 
 
 def _words(name: str) -> list[str]:
-    # `WebPDecodeRGBA`-style names: an acronym run ends before a capitalised word.
+    # `ABCDecodeRGBA`-style names: an acronym run ends before a capitalised word.
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
     return [w for w in spaced.lower().split("_") if w]
 
@@ -125,7 +124,7 @@ def archetype(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) ->
     ):
         return "object"
     if params and not _is(_INTEGER, params[0], canon) and "*" not in params[0].type:
-        return "object"  # an opaque handle typedef (z_streamp, gzFile)
+        return "object"  # an opaque handle typedef (``acme_stream_p``, ``acme_file``)
     return "other"
 
 
@@ -231,8 +230,8 @@ def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) ->
 def _related(a: str, b: str) -> bool:
     """Whether two names are variants of one function.
 
-    ``uncompress``/``uncompress2`` and ``json_parse_int64``/``json_parse_double`` are;
-    different verbs on one object (``yaml_parser_parse``/``yaml_parser_load``) are not.
+    ``decode``/``decode2`` and ``acme_parse_int64``/``acme_parse_double`` are;
+    different verbs on one object (``acme_parser_parse``/``acme_parser_load``) are not.
     """
     wa, wb = _words(a), _words(b)
     da, db = [w.rstrip("0123456789") for w in wa], [w.rstrip("0123456789") for w in wb]
@@ -252,7 +251,7 @@ def choose_functions(
     """A varied, promising default set of at most ``max_functions`` targets, best first.
 
     The set is filled by score, so a small cap keeps the strongest data entry points rather
-    than one of each kind; each already chosen variant of a function (``uncompress2`` after
+    than one of each kind; each already chosen variant of a function (``decode2`` after
     ``uncompress``) lowers its score, which keeps the set varied, and nothing weaker than a
     plain object function is added just to fill the set. Ties
     keep the headers' order (the main header first, each header top-down: the order the

@@ -152,8 +152,8 @@ def _fetch_apt(name: str, version: str | None, base: Path) -> Path:
             if "Unable to find a source package" in output and not candidate:
                 raise ToolchainError(
                     f"Debian has no source package `{name}`",
-                    "check the name with `apt-cache showsrc NAME` (binary names like zlib1g map "
-                    f"to their source package), or enable deb-src: {_DEB_SRC_HINT}",
+                    "check the name with `apt-cache showsrc NAME` (binary package names with a soname "
+                    f"suffix map to their source package), or enable deb-src: {_DEB_SRC_HINT}",
                 )
             errors.append(f"{target}: {_last_error(output)}")
             if "404" not in output:

@@ -53,17 +53,6 @@ PYTHON_NAMES = {
     "json_schema": "an OpenAI structured-output argument",
     "json_repair": "the Python package that repairs model JSON",
 }
-# Modules owned by another branch that still has these names; its merge removes this list.
-PENDING = {
-    "fuzzkit/detect.py",
-    "fuzzkit/detect_recipe.py",
-    "fuzzkit/detect_sources.py",
-    "fuzzkit/detect_tree.py",
-    "fuzzkit/headers.py",
-    "fuzzkit/init_benchmark.py",
-    "fuzzkit/select_functions.py",
-    "fuzzkit/source.py",
-}
 _C_BUILTIN = re.compile(
     r"^(void|char|short|int|long|float|double|signed|unsigned|bool|_Bool|size_t|ssize_t|"
     r"ptrdiff_t|u?int\d+_t|u?intptr_t|FILE|va_list)$"
@@ -140,8 +129,7 @@ def engine_modules() -> list[str]:
 
 
 def _params() -> list[object]:
-    mark = pytest.mark.xfail(reason="owned by the init-benchmark/detect branch; cleared at its merge")
-    return [pytest.param(p, marks=mark) if p in PENDING else p for p in engine_modules()]
+    return list(engine_modules())
 
 
 @pytest.mark.parametrize("module", _params())
@@ -180,6 +168,3 @@ def test_python_names_and_english_words_pass() -> None:
                  for fn in yaml.safe_load(p.read_text()).get("functions") or []}  # fmt: skip
     assert set(ENGLISH) <= functions, "keep the allowlist to words that need it"
 
-
-def test_pending_modules_are_real() -> None:
-    assert PENDING <= set(engine_modules())
