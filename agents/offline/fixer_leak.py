@@ -65,6 +65,4 @@ def _releaser(idx: ApiIndex, ctype: str, producer: str) -> str:
     dtor = idx.destructor(key, producer) if key else None
     if dtor:
         return dtor
-    generic = [f.name for f in idx.api if len(f.params) == 1 and _RELEASE_WORDS.search(f.name)
-               and cdecl.strip_const(f.params[0].type) == "void *"]
-    return generic[0] if len(generic) == 1 else "free"
+    return idx.generic_free() or "free"

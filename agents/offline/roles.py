@@ -113,7 +113,14 @@ def enhance(facts: PromptFacts) -> Reply:
     problem = facts.text("Problem")
     triage = facts.text("Crash triage")
     if re.search(r"LeakSanitizer|detected memory leaks|\bleak\b", triage):
-        released, added = release_results(harness, _target(facts), api)
+        # The frame that called into the library from the harness allocated what leaked.
+        frames = re.search(r"signature:\s*\S*?@(\S+)", triage)
+        chain = frames.group(1).split("<") if frames else []
+        entry = chain.index("LLVMFuzzerTestOneInput") if "LLVMFuzzerTestOneInput" in chain[1:] else 0
+        caller = chain[entry - 1] if entry else ""
+        by_name = {f.name: f for f in api}
+        culprit = by_name.get(caller) or _target(facts)
+        released, added = release_results(harness, culprit, api)
         if added:
             return {"fixes": added, "unresolved": []}, released
     if INPUT_PROBLEM in problem:

@@ -91,6 +91,13 @@ class ApiFinders:
         """Functions with a parameter of ``type_key``."""
         return [f for f in self.api if any(self.type_key(p.type) == type_key for p in f.params)]
 
+    def generic_free(self) -> str | None:
+        """The library's one ``f(void *)`` release function (``lib_free``), if it has exactly one."""
+        found = [f.name for f in self.api if len(f.params) == 1
+                 and re.search(r"(free|release)", f.name, re.I)
+                 and cdecl.strip_const(f.params[0].type) == "void *"]
+        return found[0] if len(found) == 1 else None
+
     def feeders(self, type_key: str) -> list[FunctionDecl]:
         """``f(T *, bytes, len)`` / ``f(T *, text)`` functions that attach input to an object."""
         found = []

@@ -48,14 +48,22 @@ def _constant_choices(param_name: str, table: TypeTable) -> tuple[int, ...] | No
     joined = "".join(pwords)
     for group in table.groups:
         named = [c for c in group if set(pwords) <= set(_words(c)) or joined in _words(c)]
-        if not named:
-            continue
+        if not named or _status_group(group, table):
+            continue  # error codes named after a parameter (`X_INVALID_FLAGS`) are not its values
         if len(group) == 1 and _words(group[0])[:1] == ["max"]:
             return tuple(range(0, min(table.constants[group[0]], 64) + 1))
         values = tuple(dict.fromkeys(table.constants[c] for c in group if c in table.constants))
         if values and len(values) <= 64:
             return values
     return None
+
+
+def _status_group(group: list[str], table: TypeTable) -> bool:
+    """A group of status codes: one is named like success, or most values are negative."""
+    if any(_words(c)[-1:] and _words(c)[-1] in ("ok", "success") for c in group):
+        return True
+    values = [table.constants[c] for c in group if c in table.constants]
+    return bool(values) and sum(v < 0 for v in values) * 2 > len(values)
 
 
 def int_choices(param_name: str, function: str) -> tuple[int, int] | tuple[int, ...]:

@@ -254,7 +254,7 @@ class Planner:
             elif k == "out_ptr":
                 v = self.var(cdecl.pointee(ptype), r.param.name, "NULL")
                 args[r.index] = f"&{v}"
-                self._release_out(fn, ptype, v)
+                self._release_out(fn, ptype, v, r.param.name)
             elif k == "scratch":
                 v = self.var("uint8_t *", r.param.name, "NULL")
                 self.f.setup.append(f"{v} = (uint8_t *)calloc(1, 65536);")
@@ -277,7 +277,7 @@ class Planner:
         self.f.calls.append(fn.name)
         return plan
 
-    def _release_out(self, fn: FunctionDecl, ptype: str, v: str) -> None:
+    def _release_out(self, fn: FunctionDecl, ptype: str, v: str, param_name: str = "") -> None:
         """Release what the callee returned through ``T **``, with the releaser the header names.
 
         A parser's result list leaks on every input otherwise (LeakSanitizer); which function
@@ -290,6 +290,13 @@ class Planner:
         if releaser is None:
             key = self.idx.type_key(cdecl.pointee(ptype))
             releaser = self.idx.destructor(key, fn.name) if key else None
+        inner = cdecl.pointee(ptype)
+        if releaser is None and (cdecl.is_bytes(inner) or cdecl.is_string(inner)):
+            # A string or buffer handed back: the library's one generic releaser, else free()
+            # — unless the name says it points into the input (`end`, `next`, `rest`).
+            if re.search(r"(end|next|rest|pos|cursor|remain)", param_name, re.I):
+                return
+            releaser = self.idx.generic_free() or "free"
         if releaser is None:
             return
         if releaser == "free":

@@ -266,3 +266,26 @@ void acme_cipher_free(acme_cipher *ctx);
     code = write_harness(target, api, ["acme.h"], analysis.archetype,
                          default_skeleton(analysis.archetype)).code
     assert "(const unsigned char *)data, (unsigned int)size * 8)" in code, code
+
+
+def test_a_string_handed_back_is_released_with_the_librarys_generic_free() -> None:
+    api = parse_prototypes("""
+int acme_to_ascii(const char *input, char **output, int flags);
+void acme_free(void *ptr);
+""")
+    target = api[0]
+    analysis = analyze_function(target, api)
+    code = write_harness(target, api, ["acme.h"], analysis.archetype,
+                         default_skeleton(analysis.archetype)).code
+    assert re.search(r"if \(output\w* != NULL\) acme_free\(output\w*\);", code), code
+
+
+def test_error_codes_named_after_a_parameter_are_not_its_values() -> None:
+    from agents.offline.synth_knowledge import int_choices
+    from agents.offline.type_table import read_types, using
+
+    types = ("```c\n#define ACME_OK 0\n#define ACME_INVALID_FLAGS -3\n#define ACME_NOMEM -4\n\n"
+             "#define ACME_MODE_FAST 1\n#define ACME_MODE_SLOW 2\n```\n")
+    with using(read_types(types)):
+        assert -3 not in int_choices("flags", "acme_to_ascii")
+        assert int_choices("mode", "acme_open") == (1, 2, 2)
