@@ -479,3 +479,28 @@ class _Reach:
             for f in definition.type.get_fields():
                 if not _UNNAMED.search(f.type.spelling):
                     self.type(f.type)
+
+
+def stream_types(facts: HeaderFacts) -> set[str]:
+    """Names (tags and typedefs) of structs the caller drives as a stream.
+
+    Recognised by their fields, never by name: a byte pointer and an available-count field
+    for input (``next_in``/``avail_in``-style: words ``in`` plus ``avail``/``left``/``len``/
+    ``size``), so passing such a struct is passing data.
+    """
+    names: set[str] = set()
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    byteish = re.compile(r"\b(char|uint8_t|int8_t|void)\b")
+
+    def is_bytes(ctype: str) -> bool:
+        base = _base(ctype)
+        return bool(byteish.search(base) or byteish.search(canonical.get(base, "")))
+
+    for record in facts.records:
+        words = [(_words(n), t) for n, t in record.fields]
+        data = any("in" in w and "*" in t and is_bytes(t) for w, t in words)
+        count = any("in" in w and set(w) & {"avail", "left", "len", "size", "remaining"}
+                    and "*" not in t for w, t in words)
+        if data and count:
+            names |= {n for n in (record.tag, *record.names) if n}
+    return names

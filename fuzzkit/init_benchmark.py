@@ -35,6 +35,7 @@ from fuzzkit.detect import BuildSpec, Detection, detect_build, resolve_recipe
 from fuzzkit.detect_recipe import HINT
 from fuzzkit.detect_tree import fuzz_harnesses, project_dir, read_text
 from fuzzkit.errors import ToolchainError
+from fuzzkit.header_facts import collect_facts, stream_types
 from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
 from fuzzkit.library import LibraryBuild, build_library
 from fuzzkit.select_functions import choose_functions, pick_named
@@ -189,7 +190,8 @@ def make_benchmark(
     chosen = (
         pick_named(api, functions)
         if functions
-        else choose_functions(preferred_api, max_functions, canonical, fuzzed)
+        else choose_functions(preferred_api, max_functions, canonical, fuzzed,
+                              stream_types(collect_facts(lib.headers, lib.include_dirs, lib.defines, api)))
     )
     preferred = sorted(harnesses, key=lambda h: (not h.endswith(".c"), h))
     bench: dict[str, Any] = {"project": project_name(spec, root), "language": "c"}

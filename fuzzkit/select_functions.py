@@ -96,7 +96,8 @@ def _is(pattern: re.Pattern[str], param: Param, canonical: Mapping[str, str]) ->
     return any(pattern.match(t) for t in _types(param, canonical))
 
 
-def archetype(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> str:
+def archetype(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
+              streams: Collection[str] = ()) -> str:
     """``buffer`` (input data + size), ``string``, ``object`` (takes a struct pointer) or ``other``.
 
     Args:
@@ -104,9 +105,16 @@ def archetype(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) ->
         canonical: Type spellings mapped to their canonical types
             (:func:`fuzzkit.headers.canonical_types`), so a library's own byte and length
             typedefs count as bytes and lengths.
+        streams: Struct names the caller drives as a stream (input cursor fields,
+            :func:`fuzzkit.header_facts.stream_types`): passing one is passing data.
     """
     canon = canonical or {}
     params = decl.params
+    if params and "*" in canon.get(params[0].type, params[0].type) and (
+        re.sub(r"^(const\s+)?(struct\s+)?|\s*\*.*$", "", canon.get(params[0].type, params[0].type)) in streams
+        or re.sub(r"^(const\s+)?(struct\s+)?|\s*\*.*$", "", params[0].type) in streams
+    ):
+        return "buffer"
     for i, param in enumerate(params):
         if not _is(_DATA, param, canon) or _INPUT_NAMES.search(param.name):
             continue
@@ -149,11 +157,12 @@ def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
     return bool(_INTEGER.match(ret) or re.match(r"^(enum \w+|_Bool|bool)$", ret) or _object(ret, canonical))
 
 
-def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> int:
+def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
+          streams: Collection[str] = ()) -> int:
     """How promising ``decl`` is as a fuzz target (higher is better; below 0 is skipped)."""
     canon = canonical or {}
     words = _words(decl.name)
-    kind = archetype(decl, canon)
+    kind = archetype(decl, canon, streams)
     total = {"buffer": 6, "string": 4, "object": 2, "other": 0}[kind]
     if any(_is_verb(w, _PARSE_VERBS) for w in words):
         total += 4
@@ -247,6 +256,7 @@ def choose_functions(
     max_functions: int = 8,
     canonical: Mapping[str, str] | None = None,
     fuzzed: Collection[str] = (),
+    streams: Collection[str] = (),
 ) -> list[FunctionDecl]:
     """A varied, promising default set of at most ``max_functions`` targets, best first.
 
@@ -263,11 +273,13 @@ def choose_functions(
         canonical: Type spellings mapped to canonical types (see :func:`archetype`).
         fuzzed: Functions the library's own fuzz harnesses call: its authors found them
             worth fuzzing, so they rank higher (+3).
+        streams: Stream struct names (see :func:`archetype`).
     """
     canon = canonical or {}
     order = {d.name: i for i, d in enumerate(decls)}
     bonus = _reachable_bonus(decls, canon)
-    scores = {d.name: score(d, canon) + bonus.get(d.name, 0) + 3 * (d.name in fuzzed) for d in decls}
+    scores = {d.name: score(d, canon, streams) + bonus.get(d.name, 0) + 3 * (d.name in fuzzed)
+              for d in decls}
     ranked = sorted(
         (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
     )

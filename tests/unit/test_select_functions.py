@@ -63,3 +63,23 @@ def test_ranked_by_score_ties_in_header_order_and_cap_filled_by_score() -> None:
     assert chosen.index("lib_ctx_read") < chosen.index("lib_aux_read")
     two = [d.name for d in choose_functions(api, max_functions=2, canonical=CANONICAL)]
     assert two == ["lib_parse", "lib_decode"]
+
+
+def test_a_function_driving_a_stream_struct_takes_data() -> None:
+    from fuzzkit.header_facts import HeaderFacts, Record, Typedef, stream_types
+    from fuzzkit.select_functions import archetype
+
+    facts = HeaderFacts(
+        typedefs=[Typedef("acme_u8", "unsigned char", "unsigned char"),
+                  Typedef("acme_pipe", "struct acme_pipe_s", "struct acme_pipe_s"),
+                  Typedef("acme_pipe_p", "acme_pipe *", "struct acme_pipe_s *")],
+        records=[Record("struct", "acme_pipe_s", ("acme_pipe",),
+                        (("next_in", "acme_u8 *"), ("avail_in", "unsigned int"),
+                         ("next_out", "acme_u8 *"), ("avail_out", "unsigned int")), False),
+                 Record("struct", "acme_opts", (), (("level", "int"),), False)])
+    streams = stream_types(facts)
+    assert streams == {"acme_pipe_s", "acme_pipe"}
+    drive = FunctionDecl("acme_run", "int", (Param("strm", "acme_pipe_p"), Param("mode", "int")))
+    canon = {"acme_pipe_p": "struct acme_pipe_s *"}
+    assert archetype(drive, canon, streams) == "buffer"
+    assert archetype(drive, canon) == "object"
