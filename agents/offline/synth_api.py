@@ -176,7 +176,10 @@ class ApiIndex(ApiFinders):
                 and not any(self.type_key(p.type) == type_key for p in f.params)
             ) or self.out_created(f) == type_key:
                 life.create.append(f.name)
-            elif first == type_key and kind == "init" and not cdecl.is_const_target(f.params[0].type):
+            elif (first == type_key and kind == "init" and cdecl.is_pointer(f.params[0].type)
+                  and not cdecl.is_const_target(f.params[0].type)):
+                # An initializer fills caller memory through a pointer; a handle passed by
+                # value (`typedef struct s *handle_t`) can only come from a constructor.
                 life.init.append(f.name)
             elif first == type_key and kind == "destroy" and len(f.params) == 1:
                 life.destroy.append(f.name)

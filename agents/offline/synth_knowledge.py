@@ -115,6 +115,10 @@ def success_test(function: str, return_type: str, rc: str, bool_like: bool, poin
     if _COUNTING.search(function) or any(w in ("read", "write") for w in _words(function)):
         return f"{rc} > 0"  # read/write-style functions return how much they moved
     enum = table.canonical.get(cdecl.base_name(return_type), "")
+    members = table.enum_members.get(enum.replace("enum ", "", 1) or cdecl.base_name(return_type), [])
+    own = [c for c in members if _words(c)[-1:] and _words(c)[-1] in ("ok", "success")]
+    if len(own) == 1:
+        return f"{rc} == {own[0]}"  # the returned enum's own success member
     status = _status_constant(table)
     if status and (enum.startswith("enum ") or cdecl.is_integer(return_type)):
         return f"{rc} == {status}"

@@ -6,6 +6,8 @@ a zeroed struct, fill one with a producer, or borrow a child.
 
 from __future__ import annotations
 
+import re
+
 from agents.offline import cdecl
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_knowledge import always_consumes, success_test
@@ -111,7 +113,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
         elif pl.idx.lifecycle(key).init and any(_usable(pl, pl.idx.by_name[n]) for n in life.init):
             obj = initialize(pl, key, near, feed=feed)
         elif ctors:
-            obj = _construct(pl, sorted(ctors, key=lambda c: len(c.params))[0], key)
+            obj = _construct(pl, sorted(ctors, key=lambda c: len(c.params))[0], key, payload=feed)
         else:
             v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
             pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")
@@ -169,11 +171,17 @@ def object_name(key: str) -> str:
     return base
 
 
-def _construct(pl: Planner, ctor: FunctionDecl, key: str) -> Obj:
+_OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale|separator|^sep$)", re.I)
+
+
+def _construct(pl: Planner, ctor: FunctionDecl, key: str, payload: bool = True) -> Obj:
     slot = pl.idx.out_slot(ctor)
     if slot is not None:
         return _construct_out(pl, ctor, key, slot)
-    plan = pl.plan(ctor)
+    # Not fed: an optional setting such as an encoding name gets its default (NULL), not text.
+    bind = {} if payload else {i: "NULL" for i, p in enumerate(ctor.params)
+                               if cdecl.is_string(p.type) and _OPTIONAL_TEXT.search(p.name)}
+    plan = pl.plan(ctor, bind=bind, payload=payload)
     var = pl.emit(plan, pl.f.setup, result=object_name(key))
     pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
     return Obj(key, var or "NULL", var or "", origin=ctor.name)

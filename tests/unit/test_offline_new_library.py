@@ -289,3 +289,26 @@ def test_error_codes_named_after_a_parameter_are_not_its_values() -> None:
     with using(read_types(types)):
         assert -3 not in int_choices("flags", "acme_to_ascii")
         assert int_choices("mode", "acme_open") == (1, 2, 2)
+
+
+def test_a_handle_typedef_comes_from_its_constructor_and_is_passed_by_value() -> None:
+    from agents.offline.type_table import read_types, using
+
+    api = parse_prototypes("""
+acme_parser acme_parser_create(const char *encoding);
+void acme_set_start_handler(acme_parser parser, acme_start_handler start);
+int acme_parse(acme_parser parser, const char *s, int len, int isFinal);
+void acme_parser_free(acme_parser parser);
+""")
+    types = ("```c\ntypedef struct acme_parser_s *acme_parser;\n"
+             "typedef void (*acme_start_handler)(void *, const char *);\n"
+             "struct acme_parser_s;  /* opaque: only pointers, made by the API */\n"
+             "enum acme_status { ACME_STATUS_ERROR = 0, ACME_STATUS_OK = 1 };\n```\n")
+    target = next(f for f in api if f.name == "acme_parse")
+    with using(read_types(types)):
+        analysis = analyze_function(target, api)
+        code = write_harness(target, api, ["acme.h"], analysis.archetype,
+                             default_skeleton(analysis.archetype)).code
+    assert "acme_parser_create(NULL)" in code, code
+    assert "memset(&" not in code and "acme_set_start_handler(&" not in code, code
+    assert re.search(r"acme_parse\(acme_parser\w*, ", code), code
