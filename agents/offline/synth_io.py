@@ -74,6 +74,9 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
         pl.f.include("<stdio.h>", "<unistd.h>")
         return fp
     if k == "callback":
+        if any(_is_allocator(p.name, p.type) for p in fn.params if cdecl.is_function_pointer(p.type)):
+            # Custom allocator hooks come in pairs (malloc, free): NULL keeps the library's own.
+            return "NULL"
         return callback(pl, r.param.type)
     if k == "userdata":
         pl.f.need("input")
@@ -81,6 +84,18 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
         pl.f.decls.append(f"lf_input_t {src} = {{data, size}};")
         return f"({decl_cast(r.param.type)})&{src}"
     return "NULL"
+
+
+_ALLOC_NAME = re.compile(r"(malloc|calloc|realloc|alloc|free|dealloc)", re.I)
+
+
+def _is_allocator(name: str, ctype: str) -> bool:
+    """A memory-allocation hook (``void *(*)(size_t, void *)``, or named ``*malloc``/``*free``)."""
+    sig = _signature(ctype)
+    if _ALLOC_NAME.search(name) or _ALLOC_NAME.search(cdecl.base_name(ctype)):
+        return True
+    return bool(sig and cdecl.is_pointer(sig.return_type) and cdecl.is_void(cdecl.pointee(sig.return_type))
+                and sig.params and cdecl.is_integer(sig.params[0]) and "size" in sig.params[0])
 
 
 def _signature(ctype: str) -> Callback | None:

@@ -312,3 +312,19 @@ void acme_parser_free(acme_parser parser);
     assert "acme_parser_create(NULL)" in code, code
     assert "memset(&" not in code and "acme_set_start_handler(&" not in code, code
     assert re.search(r"acme_parse\(acme_parser\w*, ", code), code
+
+
+def test_custom_allocator_hooks_get_null_so_the_library_allocates_for_itself() -> None:
+    api = parse_prototypes("""
+acme_gctx *acme_gctx_create(void *(*)(size_t, void *), void (*)(void *, void *), void *data);
+acme_cctx *acme_cctx_create(acme_gctx *g);
+acme_code *acme_compile(const unsigned char *pattern, size_t length, acme_cctx *cctx);
+void acme_code_free(acme_code *code);
+void acme_cctx_free(acme_cctx *c);
+void acme_gctx_free(acme_gctx *g);
+""")
+    target = next(f for f in api if f.name == "acme_compile")
+    analysis = analyze_function(target, api)
+    code = write_harness(target, api, ["acme.h"], analysis.archetype,
+                         default_skeleton(analysis.archetype)).code
+    assert "acme_gctx_create(NULL, NULL, " in code or "acme_gctx_create" not in code, code
