@@ -55,14 +55,14 @@ from fuzzkit.detect_recipe import HINT, fingerprint, from_compiles, with_api_hea
 from fuzzkit.detect_sources import detect_sources
 from fuzzkit.detect_tree import project_dir
 from fuzzkit.errors import ToolchainError
-from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
+from fuzzkit.library import BuildRecipe, LibraryBuild, LinkError, build_library, check_links
 from fuzzkit.paths import cache_dir, file_lock
 from fuzzkit.source import SourceSpec, fetch_source
 from fuzzkit.tools import clang_version
 
 System = Literal["auto", "sources", "cmake", "autotools", "make"]
 _ORDER: tuple[System, ...] = ("sources", "cmake", "autotools", "make")
-_SCHEME = "4"  # 2: kept only once it builds; 3: stand-in libraries; 4: no test helper libs
+_SCHEME = "5"  # 2: kept only once it builds; 3: stand-in libraries; 4: no test helper libs; 5: links
 
 
 class BuildSpec(BaseModel):
@@ -197,6 +197,31 @@ def _first_lines(message: str, keep: int = 3) -> str:
     return "\n    ".join(shown)
 
 
+def _linking(root: Path, found: Detection, work: Path, cache: Path | None) -> Detection:
+    """``found`` once its library links; a few files needing an absent library are left out.
+
+    An optional part (an image codec's PNG writer, a tool helper) may need a library this
+    machine lacks; when such files are a small minority of the sources, the rest is the
+    library. A source list that misses the files defining its own helpers fails instead.
+    """
+    current = found
+    for _ in range(4):  # what uses a left-out file's symbols goes too
+        try:
+            check_links(build_library(root, current.recipe, cache=cache), work)
+            return current
+        except LinkError as exc:
+            sources = current.recipe.sources
+            drop = [s for s in sources if any(Path(s).as_posix().endswith(d) for d in exc.sources)]
+            left_out = len(found.recipe.sources) - len(sources) + len(drop)
+            if not drop or left_out * 3 > len(found.recipe.sources):
+                raise
+            kept = current.recipe.model_copy(update={"sources": [s for s in sources if s not in drop]})
+            current = Detection(current.system, kept, [*current.notes, f"left out {', '.join(drop)}: "
+                                f"they need symbols nothing here provides ({exc.message})"])
+    check_links(build_library(root, current.recipe, cache=cache), work)
+    return current
+
+
 def detect_build(
     src_root: Path, system: System = "auto", configure_args: list[str] | tuple[str, ...] = (),
     cache: Path | None = None,
@@ -224,11 +249,11 @@ def detect_build(
         for candidate in _ORDER if system == "auto" else (system,):
             try:
                 found = _run_detector(candidate, root, dest, args)
-                if system == "auto":
-                    # A detector can be fooled (guessed macros, a file meant to be #included);
-                    # only a recipe that builds is kept, else the next detector gets its turn.
-                    # The build is cached, so the caller's own build of it costs nothing.
-                    build_library(root, found.recipe, cache=cache)
+                # A detector can be fooled (guessed macros, a file meant to be #included, an
+                # optional part needing an absent library): only a recipe that builds and links
+                # is kept, else the next detector gets its turn (for `auto`). The build is
+                # cached, so the caller's own build of it costs nothing.
+                found = _linking(root, found, dest / "link-check", cache)
             except ToolchainError as exc:
                 reasons.append(f"{candidate}: {_first_lines(exc.message)}")
                 continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -218,3 +219,51 @@ def _compile_one(root: Path, src: Path, flavour: str, cmd: list[str]) -> str:
             f"compiling {src.relative_to(root)} ({flavour} flavour) failed:\n{shown}", _RECIPE_HINT
         )
     return log
+
+
+class LinkError(ToolchainError):
+    """The library does not link on its own; ``sources`` are the files that need the missing symbols."""
+
+    def __init__(self, message: str, hint: str, sources: set[str]) -> None:
+        super().__init__(message, hint)
+        self.sources = sources
+
+
+def check_links(lib: LibraryBuild, work: Path) -> None:
+    """Link the whole coverage archive into an empty program: every symbol must resolve.
+
+    A guessed source list can compile file by file and still miss the files that define
+    helpers the others call, or take in an optional part that needs a library this machine
+    does not have; every harness link would then fail with "undefined reference".
+
+    Raises:
+        LinkError: Names the first unresolved symbols and the sources that use them.
+    """
+    work.mkdir(parents=True, exist_ok=True)
+    main = work / "link_check.c"
+    main.write_text("int main(void) { return 0; }\n")
+    cmd = [tool("clang"), "-fprofile-instr-generate", str(main), "-Wl,--whole-archive", lib.cov_archive,
+           "-Wl,--no-whole-archive", *lib.ldflags, "-lm", "-lpthread", "-ldl", "-o", str(work / "link_check")]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=300)
+    if out.returncode == 0:
+        return
+    missing = list(dict.fromkeys(re.findall(r"undefined reference to [`'](\w+)'", out.stderr)))
+    what = ", ".join(missing[:5]) if missing else out.stderr.strip().splitlines()[-1]
+    raise LinkError(f"the built library does not link on its own (unresolved: {what})",
+                    "the source list misses files; name them in `build: {sources: [...]}`",
+                    _sources_using(lib, set(missing)))
+
+
+def _sources_using(lib: LibraryBuild, symbols: set[str]) -> set[str]:
+    """Source paths (relative to the build root) whose objects reference ``symbols``."""
+    if not symbols:
+        return set()
+    listing = subprocess.run([tool("llvm-nm"), "-A", "--undefined-only", lib.cov_archive],
+                             capture_output=True, text=True, check=False).stdout
+    found = set()
+    for line in listing.splitlines():
+        parts = line.rsplit(None, 2)
+        if len(parts) == 3 and parts[2] in symbols:
+            obj = parts[0].rstrip(":").rsplit(":", 1)[-1]
+            found.add(obj.removesuffix(".o").replace("__", "/"))
+    return found

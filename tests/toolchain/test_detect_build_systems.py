@@ -182,3 +182,25 @@ def test_typedefd_byte_and_length_types_have_canonical_spellings(tmp_path: Path)
     assert canonical["lib_ssize_t"] == "long"
     (feed,) = parse_header(header)
     assert archetype(feed) == "other" and archetype(feed, canonical) == "buffer"
+
+
+def test_an_optional_part_needing_an_absent_library_is_left_out(tmp_path: Path) -> None:
+    """Files whose symbols nothing here provides go; a library missing its own helpers fails."""
+    root = tmp_path / "opt-1.0"
+    root.mkdir()
+    (root / "opt.h").write_text("int opt_parse(const char *t, int n);\nint opt_write_png(int x);\n")
+    (root / "util.c").write_text("int opt_util(int x) { return x + 1; }\n")
+    (root / "parse.c").write_text('#include "opt.h"\nint opt_util(int x);\n'
+                                  "int opt_parse(const char *t, int n) { return n > 0 ? opt_util(t[0]) : 0; }\n")
+    (root / "more.c").write_text("int opt_more(int x) { return x * 2; }\n")
+    (root / "writer.c").write_text("int absent_png_create(int);\n"
+                                   "int opt_write_png(int x) { return absent_png_create(x); }\n")
+    found = detect_build(root, cache=tmp_path / "cache")
+    assert not any(s.endswith("writer.c") for s in found.recipe.sources), found.recipe.sources
+    assert any(s.endswith("parse.c") for s in found.recipe.sources)
+    assert any("writer.c" in note and "absent_png_create" in note for note in found.notes)
+    # Without its helper file the rest does not link, and leaving most files out is no answer.
+    (root / "util.c").unlink()
+    (root / "writer.c").unlink()
+    with pytest.raises(ToolchainError, match="does not link on its own"):
+        detect_build(root, cache=tmp_path / "cache2")
