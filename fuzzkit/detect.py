@@ -51,6 +51,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from fuzzkit import detect_cmake, detect_generate, detect_make
+from fuzzkit.detect_links import cmake_link_flags, make_link_flags
 from fuzzkit.detect_recipe import HINT, fingerprint, from_compiles, with_api_headers
 from fuzzkit.detect_sources import detect_sources
 from fuzzkit.detect_tree import project_dir
@@ -62,7 +63,7 @@ from fuzzkit.tools import clang_version
 
 System = Literal["auto", "sources", "cmake", "autotools", "make"]
 _ORDER: tuple[System, ...] = ("sources", "cmake", "autotools", "make")
-_SCHEME = "5"  # 2: kept only once it builds; 3: stand-in libraries; 4: no test helper libs; 5: links
+_SCHEME = "6"  # 2: builds; 3: stand-in libraries; 4: no test helper libs; 5: links; 6: system libs
 
 
 class BuildSpec(BaseModel):
@@ -138,7 +139,8 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
             raise ToolchainError("no CMakeLists.txt")
         build = detect_cmake.cmake_configure(tree, args)
         compiles = detect_cmake.cmake_compiles(tree, detect_cmake.library_targets(build))
-        return Detection(system, from_compiles(tree, compiles, build))
+        recipe = from_compiles(tree, compiles, build)
+        return Detection(system, recipe.model_copy(update={"ldflags": cmake_link_flags(build)}))
     env = detect_make.build_env()
     if system == "autotools":
         if not (tree / "configure").is_file():
@@ -163,7 +165,8 @@ def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> D
     entries = detect_make.library_compiles(commands, tree.resolve())
     detect_generate.built_sources({e.source.parent for e in entries}, extra, dest, env)
     detect_generate.missing_sources([e.source for e in entries], extra, dest, env)
-    return Detection(system, from_compiles(tree, [(e.source, e.flags) for e in entries], None))
+    recipe = from_compiles(tree, [(e.source, e.flags) for e in entries], None)
+    return Detection(system, recipe.model_copy(update={"ldflags": make_link_flags(tree)}))
 
 
 def _dry_run(make: list[str], tree: Path, log: Path, env: dict[str, str]) -> str:

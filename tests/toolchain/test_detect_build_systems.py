@@ -190,8 +190,9 @@ def test_an_optional_part_needing_an_absent_library_is_left_out(tmp_path: Path) 
     root.mkdir()
     (root / "opt.h").write_text("int opt_parse(const char *t, int n);\nint opt_write_png(int x);\n")
     (root / "util.c").write_text("int opt_util(int x) { return x + 1; }\n")
-    (root / "parse.c").write_text('#include "opt.h"\nint opt_util(int x);\n'
-                                  "int opt_parse(const char *t, int n) { return n > 0 ? opt_util(t[0]) : 0; }\n")
+    (root / "parse.c").write_text('#include "opt.h"\n' "int opt_util(int x);\n"
+                                  "int opt_parse(const char *t, int n) {\n"
+                                  "  return n > 0 ? opt_util(t[0]) : 0;\n}\n")
     (root / "more.c").write_text("int opt_more(int x) { return x * 2; }\n")
     (root / "writer.c").write_text("int absent_png_create(int);\n"
                                    "int opt_write_png(int x) { return absent_png_create(x); }\n")
@@ -204,3 +205,14 @@ def test_an_optional_part_needing_an_absent_library_is_left_out(tmp_path: Path) 
     (root / "writer.c").unlink()
     with pytest.raises(ToolchainError, match="does not link on its own"):
         detect_build(root, cache=tmp_path / "cache2")
+
+
+def test_system_libraries_come_from_what_the_build_system_found(tmp_path: Path) -> None:
+    from fuzzkit.detect_links import cmake_link_flags, make_link_flags
+
+    (tmp_path / "Makefile").write_text("LIBS = -lm -lno_such_library_here\nZ_LIBS = -lpthread\nCC = cc\n")
+    assert make_link_flags(tmp_path) == ["-lm", "-lpthread"]
+    libm = next(p for p in Path("/usr/lib").rglob("libm.so*") if p.is_file() or p.is_symlink())
+    (tmp_path / "CMakeCache.txt").write_text(
+        f"M_LIBRARY:FILEPATH={libm}\nLZMA_LIBRARY:FILEPATH=LZMA_LIBRARY-NOTFOUND\nX:STRING=1\n")
+    assert cmake_link_flags(tmp_path) == [str(libm)]
