@@ -36,13 +36,22 @@ def _init_benchmark(args: argparse.Namespace) -> int:
         source["version"] = args.version
     names = [f for part in args.functions or [] for f in part.split(",") if f.strip()]
     try:
-        bench = make_benchmark(source, [n.strip() for n in names] or None, args.max_functions)
+        build = yaml.safe_load(args.build) if args.build else None
+        if build is not None and not isinstance(build, dict):
+            raise ValueError(f"--build takes a YAML mapping such as '{{system: cmake}}', not {args.build!r}")
+        bench = make_benchmark(source, [n.strip() for n in names] or None, args.max_functions, build=build)
+    except yaml.YAMLError as exc:
+        print(f"error: --build is not valid YAML ({exc.__class__.__name__}); write a mapping such as "
+              "'{system: cmake}'", file=sys.stderr)
+        return 2
     except (ToolchainError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     shown = [f"--{k} {v}" for k, v in source.items()] + ([f"--functions {','.join(names)}"] if names else [])
     if args.max_functions != 8 and not names:
         shown.append(f"--max-functions {args.max_functions}")
+    if args.build:
+        shown.append(f"--build '{args.build}'")
     sys.stdout.write(render_yaml(bench, " ".join(shown)))
     return 0
 
@@ -56,12 +65,16 @@ def add_init_benchmark_command(subparsers: Any) -> argparse.ArgumentParser:
         "and print a complete benchmark YAML (functions, signatures, source, build).",
     )
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--apt", metavar="NAME", help="Debian source package name")
+    where.add_argument("--apt", metavar="NAME",
+                       help="Debian source package: NAME, NAME=VERSION or NAME/RELEASE")
     where.add_argument("--path", metavar="DIR", help="local source directory")
     where.add_argument("--git", metavar="URL", help="git repository (needs network)")
     where.add_argument("--tarball", metavar="URL", help="source tarball URL or file")
     p.add_argument("--version", help="Debian version (--apt) or branch/tag/commit (--git)")
     p.add_argument("--functions", action="append", help="use these functions (comma list)")
     p.add_argument("--max-functions", type=int, default=8, help="size of the default choice (default 8)")
+    p.add_argument("--build", metavar="YAML",
+                   help="a build section that wins over detection, e.g. '{system: cmake, "
+                   "configure_args: [-DWITH_X=OFF]}' (forms: fuzzkit/detect.py)")
     p.set_defaults(func=_init_benchmark)
     return p

@@ -106,5 +106,11 @@ def test_cli_writes_yaml_or_fails_with_exit_2(
     assert err.out == "" and "error:" in err.err and "not a directory" in err.err
     assert _cli(["init-benchmark", "--path", str(lib), "--functions", "tiny_nope"]) == 2
     assert "tiny_parse" in capsys.readouterr().err
+    # A build section given on the command line wins over detection; a bad one is one line.
+    given = "{sources: [tiny.c], headers: [tiny.h], defines: [TINY_GIVEN=1]}"
+    assert _cli(["init-benchmark", "--path", str(lib), "--build", given]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["build"]["defines"] == ["TINY_GIVEN=1"]
+    assert _cli(["init-benchmark", "--path", str(lib), "--build", "[1, 2"]) == 2
+    assert "--build is not valid YAML" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         _cli(["init-benchmark", "--apt", "zlib", "--path", str(lib)])  # exactly one source
