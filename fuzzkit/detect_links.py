@@ -1,7 +1,7 @@
 """The system libraries a configured build links against, as the build system found them.
 
-A library that uses zlib or liblzma when the machine has them compiles against their headers;
-its archive then needs ``-lz``/``-llzma`` at link time. CMake records what it found in
+A library that uses an optional dependency when the machine has it compiles against its
+headers; its archive then needs ``-lfoo`` at link time. CMake records what it found in
 ``CMakeCache.txt`` (``*_LIBRARY:FILEPATH=``), autotools in the generated Makefiles
 (``LIBS = ...``, ``FOO_LIBS = ...``). Only flags that resolve on this machine are kept.
 """

@@ -35,7 +35,8 @@ from fuzzkit.detect import BuildSpec, Detection, detect_build, resolve_recipe
 from fuzzkit.detect_recipe import HINT
 from fuzzkit.detect_tree import fuzz_harnesses, project_dir, read_text
 from fuzzkit.errors import ToolchainError
-from fuzzkit.header_facts import collect_facts, stream_types
+from fuzzkit.header_facts import stream_types
+from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
 from fuzzkit.library import LibraryBuild, build_library
 from fuzzkit.select_functions import choose_functions, pick_named

@@ -13,7 +13,7 @@ from agent_graph.session_memory import empty_session_memory
 from agent_graph.state import FuzzState
 from fuzzkit.api import FunctionDecl
 from fuzzkit.detect import prepare_library
-from fuzzkit.header_facts import collect_facts
+from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import parse_header
 from fuzzkit.library import LibraryBuild
 from long_term_memory.retrieval import RetrieverHandle

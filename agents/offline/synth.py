@@ -15,7 +15,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from agents.offline import cdecl
+from agents.offline import cdecl, type_table
 from agents.offline.analysis import ARCHETYPES, analyze_function, with_target
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arche import FILLERS
@@ -120,7 +120,7 @@ def write_harness(
     code = _render(ctx, skeleton, headers, guide)
     for old, new in guide.renames.items():
         code = re.sub(rf"\b{re.escape(old)}\b", new, code)
-    code = cdecl.with_tags(code)
+    code = type_table.with_tags(code)
     notes.extend(ctx.f.notes)
     notes.extend(f"applied guidance: {line}" for line in guide.applied)
     calls = list(dict.fromkeys(ctx.f.calls + [c for b in ctx.blocks for c in b.calls]))

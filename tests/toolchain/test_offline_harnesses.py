@@ -16,7 +16,7 @@ from agents.offline.synth import default_skeleton, write_harness
 from fuzzkit.api import FunctionDecl
 from fuzzkit.coverage import CoverageReport, measure_coverage
 from fuzzkit.harness import HarnessBuild, build_harness
-from fuzzkit.header_facts import collect_facts
+from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import parse_header
 from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
 from fuzzkit.runner import FuzzRun, run_fuzzer

@@ -20,7 +20,8 @@ from agents.offline.analysis import analyze_function
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
 from fuzzkit.harness import build_harness
-from fuzzkit.header_facts import HeaderFacts, collect_facts
+from fuzzkit.header_facts import HeaderFacts
+from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import parse_header
 from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
 from fuzzkit.runner import run_fuzzer
