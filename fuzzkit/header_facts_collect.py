@@ -7,6 +7,7 @@ headers.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -220,11 +221,35 @@ def _int_value(text: str) -> int | None:
     if not _EXPR.match(text) or not re.search(r"\d", text):
         return None
     cleaned = re.sub(r"(?<=[0-9a-fA-F])[uUlL]+\b", "", text)
-    try:  # only digits, parentheses and integer operators reach here
-        value = eval(cleaned, {"__builtins__": {}}, {})  # noqa: S307
-    except Exception:  # noqa: BLE001 - anything odd is simply not a constant
+    try:
+        return _const_eval(ast.parse(cleaned, mode="eval").body)
+    except (SyntaxError, ValueError):
         return None
-    return value if isinstance(value, int) else None
+
+
+_BINARY = {ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b, ast.BitOr: lambda a, b: a | b,
+           ast.BitAnd: lambda a, b: a & b, ast.BitXor: lambda a, b: a ^ b, ast.Add: lambda a, b: a + b,
+           ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
+_UNARY = {ast.Invert: lambda a: ~a, ast.USub: lambda a: -a, ast.UAdd: lambda a: a}
+
+
+def _const_eval(node: ast.AST) -> int:
+    """An integer constant expression, bounded to 64 bits (shifts included); ValueError else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        value = node.value
+    elif isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        value = _UNARY[type(node.op)](_const_eval(node.operand))
+    elif isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _const_eval(node.left), _const_eval(node.right)
+        if isinstance(node.op, ast.LShift | ast.RShift) and not 0 <= right < 64:
+            raise ValueError("shift out of range")
+        value = _BINARY[type(node.op)](left, right)
+    else:
+        raise ValueError("not an integer constant expression")
+    if abs(value) >= 1 << 64:
+        raise ValueError("out of range")
+    return value
+
 
 
 def _cap_enums(enums: list[Enum]) -> list[Enum]:

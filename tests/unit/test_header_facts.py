@@ -1,0 +1,47 @@
+"""Header facts as data: the Types section round-trips, macro values are evaluated safely."""
+
+from __future__ import annotations
+
+from agents.offline.type_table import read_types
+from fuzzkit.header_facts import Enum, HeaderFacts, Macro, Record, Releaser, Typedef, stream_types
+from fuzzkit.header_facts_collect import _int_value
+
+FACTS = HeaderFacts(
+    typedefs=[Typedef("acme_u8", "unsigned char", "unsigned char"),
+              Typedef("acme_pipe", "struct acme_pipe_s", "struct acme_pipe_s"),
+              Typedef("acme_read_fn", "int (*)(void *, acme_u8 *, unsigned long)",
+                      "int (*)(void *, unsigned char *, unsigned long)")],
+    records=[Record("struct", "acme_pipe_s", ("acme_pipe",),
+                    (("next_in", "const acme_u8 *"), ("avail_in", "unsigned int"),
+                     ("next_out", "acme_u8 *"), ("avail_out", "unsigned int")), False),
+             Record("struct", "acme_ctx", (), (), True)],
+    enums=[Enum("acme_status", (("ACME_STATUS_ERROR", 0), ("ACME_STATUS_OK", 1)))],
+    macros=[Macro("ACME_OK", 0, 1), Macro("ACME_EINVAL", -2, 1), Macro("ACME_FINISH", 4, 2)],
+    releasers=[Releaser("acme_free_reply", "what acme_parse_reply allocates", "by documentation")],
+    returns={"acme_parse": "Returns 1 on success, 0 on error."},
+    retains=["acme_set_name"], consumes=["acme_emit"],
+)
+
+
+def test_the_rendered_section_reads_back_into_the_same_facts() -> None:
+    assert HeaderFacts.from_dict(FACTS.to_dict()) == FACTS
+    table = read_types(FACTS.render())
+    assert table.canonical["acme_u8"] == "unsigned char"
+    assert table.canonical["acme_read_fn"].startswith("int (*)(")
+    assert [f for f, _t in table.records["acme_pipe"].fields] == ["next_in", "avail_in", "next_out",
+                                                                  "avail_out"]
+    assert table.records["acme_ctx"].opaque
+    assert table.constants == {"ACME_STATUS_ERROR": 0, "ACME_STATUS_OK": 1, "ACME_OK": 0,
+                               "ACME_EINVAL": -2, "ACME_FINISH": 4}
+    assert table.enum_members["acme_status"] == ["ACME_STATUS_ERROR", "ACME_STATUS_OK"]
+    assert table.releasers == [("acme_free_reply", "what acme_parse_reply allocates")]
+    assert table.returns["acme_parse"].startswith("Returns 1")
+    assert table.retains == {"acme_set_name"} and table.consumes == {"acme_emit"}
+    assert stream_types(FACTS) == {"acme_pipe_s", "acme_pipe"}
+
+
+def test_macro_values_are_integer_constant_expressions_and_nothing_else() -> None:
+    assert _int_value("(1 << 3)") == 8 and _int_value("0x10u") == 16 and _int_value("(~0U)") == -1
+    assert _int_value("(1 << 99999999)") is None  # bounded: never a huge integer
+    assert _int_value("abc") is None and _int_value("__import__") is None
+    assert _int_value('"text"') is None and _int_value("(x) + 1") is None
