@@ -135,10 +135,15 @@ def feeder_exists(target: FunctionDecl, api: Iterable[FunctionDecl]) -> bool:
     """
     if _takes_data(target):
         return False
+    return bool(feeders_of(target, api))
+
+
+def feeders_of(target: FunctionDecl, api: Iterable[FunctionDecl]) -> list[FunctionDecl]:
+    """Functions shaped ``f(T *obj, const bytes *data[, size])`` for the target's object type."""
     obj = next((_base(p.type) for p in target.params
                 if "*" in p.type and not _DATA_TYPE.search(_base(p.type))), None)
     if obj is None:
-        return False
-    return any(f.name != target.name and 2 <= len(f.params) <= 3 and _base(f.params[0].type) == obj
-               and "*" in f.params[0].type and _takes_data(f)
-               and all("*" not in p.type for p in f.params[2:]) for f in api)
+        return []
+    return [f for f in api if f.name != target.name and 2 <= len(f.params) <= 3
+            and _base(f.params[0].type) == obj and "*" in f.params[0].type and _takes_data(f)
+            and all("*" not in p.type for p in f.params[2:])]

@@ -96,3 +96,24 @@ char *rr_escape(const char *s);
         fixed2, _ = release_results(code, escape, api)
         assert "free(esc)" in fixed2
     assert added and release_results(fixed, target, api)[1] == []  # not released twice
+
+
+def test_a_feeder_known_only_by_its_shape_is_used_by_the_repair() -> None:
+    api = parse_prototypes("""
+acme_idec *acme_idec_new(int flags);
+int acme_idec_append(acme_idec *idec, const uint8_t *data, size_t data_size);
+int acme_idec_area(const acme_idec *idec, int *left, int *top);
+void acme_idec_delete(acme_idec *idec);
+""")
+    target = next(f for f in api if f.name == "acme_idec_area")
+    code = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  acme_idec *idec = acme_idec_new(0);
+  int left = 0, top = 0;
+  acme_idec_area(idec, &left, &top);
+  acme_idec_delete(idec);
+  return 0;
+}
+"""
+    assert not input_reaches_api(code, [f.name for f in api])
+    fixed, how = feed_input(code, target, api)
+    assert how and "acme_idec_append(idec, (const uint8_t *)data, (size_t)size);" in fixed, fixed
