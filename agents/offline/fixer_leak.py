@@ -23,6 +23,7 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl]) ->
     """The harness with the target's results released before it returns, and what was added."""
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     owned: list[tuple[str, str]] = []  # (variable, the type it points at)
+    owned_fields: list[tuple[str, str]] = []  # (`&var.field`, its releaser)
     pattern = rf"(?:\b(?P<lhs>[A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(target.name)}\s*\("
     for call in re.finditer(pattern, code):
         depth, pos = 1, call.end()
@@ -35,6 +36,8 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl]) ->
             inner = cdecl.pointee(param.type)
             if m and cdecl.pointer_depth(param.type) == 2 and not cdecl.is_const_target(inner):
                 owned.append((m.group(1), inner))
+            elif m and cdecl.pointer_depth(param.type) == 1 and not cdecl.is_const_target(param.type):
+                owned_fields.extend(_owning_fields(m.group(1), inner))
         ret = target.return_type
         if call.group("lhs") and cdecl.is_pointer(ret) and not cdecl.is_const_target(ret):
             owned.append((call.group("lhs"), ret))
@@ -47,6 +50,11 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl]) ->
         releaser = _releaser(idx, ctype, target.name)
         lines.append(f"if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}")
         added.append(f"release {var} (from {target.name}) with {releaser} before returning")
+    for expr, releaser in dict.fromkeys(owned_fields):
+        if re.search(rf"\b{re.escape(releaser)}\s*\(\s*{re.escape(expr)}\s*\)", code):
+            continue
+        lines.append(f"{releaser}({expr});")
+        added.append(f"release {expr[1:]} (filled by {target.name}) with {releaser} before returning")
     if not lines:
         return code, []
     last = code.rfind("return 0;")
@@ -55,6 +63,23 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl]) ->
     indent = re.search(r"([ \t]*)$", code[:last]).group(1)
     block = "".join(f"{line}\n{indent}" for line in lines)
     return code[:last] + block + code[last:], added
+
+
+def _owning_fields(var: str, record_type: str) -> list[tuple[str, str]]:
+    """``(&var.field, releaser)`` for each struct-valued field whose type has a releaser.
+
+    A decoder configuration passed by pointer can come back holding an output buffer in a
+    field (``config.output``) that only the buffer type's own release function frees.
+    """
+    record = type_table.active().record(cdecl.base_name(record_type))
+    out = []
+    for name, ftype in record.fields if record else ():
+        if "*" in ftype or "(" in ftype:
+            continue
+        releaser = type_table.releaser_for(ftype)
+        if releaser and releaser != "free":
+            out.append((f"&{var}.{name}", releaser))
+    return out
 
 
 def _releaser(idx: ApiIndex, ctype: str, producer: str) -> str:

@@ -117,3 +117,30 @@ void acme_idec_delete(acme_idec *idec);
     assert not input_reaches_api(code, [f.name for f in api])
     fixed, how = feed_input(code, target, api)
     assert how and "acme_idec_append(idec, (const uint8_t *)data, (size_t)size);" in fixed, fixed
+
+
+def test_a_buffer_left_in_a_config_field_is_released_with_its_types_releaser() -> None:
+    from agents.offline.fixer_leak import release_results
+    from agents.offline.type_table import read_types, using
+
+    api = parse_prototypes("""
+int acme_init_config(acme_config *config);
+int acme_decode(const uint8_t *data, size_t size, acme_config *config);
+void acme_free_buffer(acme_buffer *buffer);
+""")
+    types = ("```c\ntypedef struct acme_config acme_config;\ntypedef struct acme_buffer acme_buffer;\n"
+             "struct acme_buffer { uint8_t *rgba; size_t size; };\n"
+             "struct acme_config { int flags; acme_buffer output; };\n```\nRelease functions:\n"
+             "- acme_free_buffer releases acme_buffer * (parameter type)\n")
+    code = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  acme_config config;
+  acme_init_config(&config);
+  acme_decode(data, size, &config);
+  return 0;
+}
+"""
+    target = next(f for f in api if f.name == "acme_decode")
+    with using(read_types(types)):
+        fixed, added = release_results(code, target, api)
+    assert "acme_free_buffer(&config.output);\n  return 0;" in fixed, fixed
+    assert added == ["release config.output (filled by acme_decode) with acme_free_buffer before returning"]
