@@ -59,6 +59,17 @@ class BuiltSide:
     failures: dict[str, str] = field(default_factory=dict)
 
 
+def _helpers(harness: Path, lib: LibraryBuild) -> list[Path]:
+    """Helper sources beside an upstream harness, unless it sits among the library's sources.
+
+    A harness kept in the library's own source directory would otherwise take every file
+    there, fragments meant to be ``#include``d among them, as helpers.
+    """
+    # The library may be built in a configured copy of the tree: compare the directories' tails.
+    library_dirs = {Path(s).parent.parts[-2:] for s in lib.sources}
+    return [] if harness.parent.parts[-2:] in library_dirs else harness_helpers(harness)
+
+
 def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) -> BuiltSide:
     """Build every harness with LogicFuzz's flags (fuzz and coverage flavours).
 
@@ -68,7 +79,7 @@ def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) ->
     """
     side = BuiltSide()
     for i, source in enumerate(sources):
-        helpers = harness_helpers(source) if kind == "upstream" else []
+        helpers = _helpers(source, lib) if kind == "upstream" else []
         build = build_harness(source, lib, work / f"build{i}", extra_sources=helpers)
         label = source.name if kind == "upstream" else f"{source.parent.name}/{source.name}"
         if build.ok and build.fuzz_binary and build.cov_binary:
