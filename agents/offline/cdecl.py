@@ -173,14 +173,27 @@ def resolve(ctype: str) -> str:
     for _ in range(8):
         core = strip_const(text).replace("*", "").strip()
         under = table.typedefs.get(core, "")
+        if under in table.typedefs and _hides_pointer(table, under):
+            pass  # `typedef node_p doc_p;`: an alias of a pointer typedef, followed
         # `typedef struct s *handle_t` names an opaque handle: it stays the library's name for
         # it; `typedef node_t *node_p` and `typedef void *ptr_t` are only spellings.
-        if "*" not in under or "(*)" in under or re.match(r"(const\s+)?(struct|union)\b", under):
+        elif "*" not in under or "(*)" in under or re.match(r"(const\s+)?(struct|union)\b", under):
             break
         prefix = "const " if text.startswith("const ") else ""
         stars = strip_const(text).count("*")
         text = normalize_type(prefix + under + " *" * stars)
     return text
+
+
+def _hides_pointer(table: type_table.TypeTable, name: str) -> bool:
+    """Whether typedef ``name`` is (an alias chain ending in) a spelling of ``node_t *``."""
+    for _ in range(8):
+        under = table.typedefs.get(name, "")
+        if under in table.typedefs:
+            name = under
+            continue
+        return "*" in under and "(*)" not in under and not re.match(r"(const\s+)?(struct|union)\b", under)
+    return False
 
 
 @_cached

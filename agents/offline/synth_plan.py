@@ -29,6 +29,9 @@ class Unsupported(Exception):
     """The function has a parameter the offline model cannot build (e.g. a ``va_list``)."""
 
 
+_OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale)", re.I)
+
+
 @dataclass
 class Obj:
     """A library object the generated code holds: ``expr`` is what a call receives."""
@@ -203,6 +206,8 @@ class Planner:
                     if r.pair is not None:
                         args[r.pair] = self.length(rs[r.pair].param.type, f"strlen({text})")
                         self.f.include("<string.h>")
+            elif k == "text" and _OPTIONAL_TEXT.search(r.param.name) and r.pair is None:
+                args[r.index] = "NULL"  # an optional setting (an encoding name): its default
             elif k in ("text", "bytes"):
                 key = self.key_text(r.param.name)
                 args[r.index] = f"{cast}{key}"

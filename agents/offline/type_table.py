@@ -186,17 +186,36 @@ def _fields(body: str) -> list[tuple[str, str]]:
 
 
 def releaser_for(type_name: str, producer: str = "") -> str | None:
-    """The function that releases objects of ``type_name`` (or what ``producer`` allocates)."""
+    """The function that releases objects of ``type_name`` (or what ``producer`` allocates).
+
+    Types are compared by their canonical spelling, so ``doc_p`` matches a releaser of
+    ``node_doc *`` when ``typedef node_doc *doc_p``.
+    """
     table = active()
-    bare = re.sub(r"^(const\s+)?(struct|union)\s+", "", type_name.replace("*", "").strip())
-    canon = table.canonical.get(bare, "")
+    wanted = {_bare(type_name), _bare(_canonical(table, type_name))}
     for fn, what in table.releasers:
-        target = re.sub(r"^(const\s+)?(struct|union)\s+", "", what.replace("*", "").strip())
-        if target in (bare, re.sub(r"^(struct|union)\s+", "", canon)) and target:
-            return fn
         if producer and what == f"what {producer} allocates":
             return fn
+        if what.startswith("what "):
+            continue
+        if {_bare(what), _bare(_canonical(table, what))} & wanted - {""}:
+            return fn
     return None
+
+
+def _bare(spelling: str) -> str:
+    return re.sub(r"\b(const|struct|union)\b|\*|\s+", "", spelling)
+
+
+def _canonical(table: TypeTable, spelling: str) -> str:
+    """The spelling with its base typedef replaced by the canonical type (pointers kept)."""
+    base = re.sub(r"\b(const|struct|union)\b|\*", " ", spelling).split()
+    if not base:
+        return spelling
+    canon = table.canonical.get(base[-1])
+    if canon is None:
+        return spelling
+    return canon + " *" * spelling.count("*")
 
 
 def with_tags(code: str) -> str:

@@ -328,3 +328,24 @@ void acme_gctx_free(acme_gctx *g);
     code = write_harness(target, api, ["acme.h"], analysis.archetype,
                          default_skeleton(analysis.archetype)).code
     assert "acme_gctx_create(NULL, NULL, " in code or "acme_gctx_create" not in code, code
+
+
+def test_a_pointer_typedef_alias_chain_resolves_and_its_result_is_freed() -> None:
+    from agents.offline import cdecl
+    from agents.offline.type_table import read_types, using
+
+    api = parse_prototypes("""
+acme_doc_p acme_read_memory(const char *buffer, int size, const char *url, const char *encoding, int options);
+void acme_free_doc(acme_node_doc_p cur);
+""")
+    types = ("```c\ntypedef struct _acme_doc acme_doc;\ntypedef acme_doc *acme_node_doc_p;  /* struct _acme_doc * */\n"
+             "typedef acme_node_doc_p acme_doc_p;  /* struct _acme_doc * */\n"
+             "struct _acme_doc { int type; };\n```\n")
+    target = api[0]
+    with using(read_types(types)):
+        assert cdecl.resolve("acme_doc_p") == "acme_doc *"
+        analysis = analyze_function(target, api)
+        code = write_harness(target, api, ["acme.h"], analysis.archetype,
+                             default_skeleton(analysis.archetype)).code
+    assert "acme_free_doc(result)" in code, code
+    assert "(const char *)NULL, options)" in code or ", NULL, options)" in code, code
