@@ -200,11 +200,16 @@ def _first_lines(message: str, keep: int = 3) -> str:
     return "\n    ".join(shown)
 
 
+def _size(base: Path, sources: list[str]) -> int:
+    """Bytes of source (a file count would weigh an amalgamation like a one-line stub)."""
+    return sum((base / s).stat().st_size if (base / s).is_file() else 1 for s in sources)
+
+
 def _linking(root: Path, found: Detection, work: Path, cache: Path | None) -> Detection:
     """``found`` once its library links; a few files needing an absent library are left out.
 
     An optional part (an image codec's PNG writer, a tool helper) may need a library this
-    machine lacks; when such files are a small minority of the sources, the rest is the
+    machine lacks; when such files are a small minority of the source (by size), the rest is the
     library. A source list that misses the files defining its own helpers fails instead.
     """
     current = found
@@ -215,8 +220,9 @@ def _linking(root: Path, found: Detection, work: Path, cache: Path | None) -> De
         except LinkError as exc:
             sources = current.recipe.sources
             drop = [s for s in sources if any(Path(s).as_posix().endswith(d) for d in exc.sources)]
-            left_out = len(found.recipe.sources) - len(sources) + len(drop)
-            if not drop or left_out * 3 > len(found.recipe.sources):
+            base = Path(found.recipe.root or root)
+            left_out = [s for s in found.recipe.sources if s not in sources or s in drop]
+            if not drop or _size(base, left_out) * 3 > _size(base, found.recipe.sources):
                 raise
             kept = current.recipe.model_copy(update={"sources": [s for s in sources if s not in drop]})
             current = Detection(current.system, kept, [*current.notes, f"left out {', '.join(drop)}: "

@@ -338,7 +338,8 @@ def test_a_pointer_typedef_alias_chain_resolves_and_its_result_is_freed() -> Non
 acme_doc_p acme_read_memory(const char *buffer, int size, const char *url, const char *encoding, int options);
 void acme_free_doc(acme_node_doc_p cur);
 """)
-    types = ("```c\ntypedef struct _acme_doc acme_doc;\ntypedef acme_doc *acme_node_doc_p;  /* struct _acme_doc * */\n"
+    types = ("```c\ntypedef struct _acme_doc acme_doc;\n"
+             "typedef acme_doc *acme_node_doc_p;  /* struct _acme_doc * */\n"
              "typedef acme_node_doc_p acme_doc_p;  /* struct _acme_doc * */\n"
              "struct _acme_doc { int type; };\n```\n")
     target = api[0]
