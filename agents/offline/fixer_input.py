@@ -14,7 +14,6 @@ from agents.offline import cdecl
 from agents.offline.fixer_edit import split_args, statement_span
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
-from fuzzkit.input_flow import feeders_of
 
 
 def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl]) -> tuple[str, str | None]:
@@ -36,9 +35,7 @@ def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl]) -> tupl
     if slot >= len(args):
         return code, None
     obj = args[slot].strip()
-    # The gate's own shape rule (fuzzkit.input_flow) backs up the name-based feeder finder.
-    shaped = [f for f in feeders_of(target, api) if f not in idx.feeders(key)]
-    for feeder in [*idx.feeders(key), *shaped]:
+    for feeder in idx.input_feeders(target, key):
         line = _feeder_call(feeder, obj)
         if line is None:
             continue

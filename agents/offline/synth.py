@@ -25,7 +25,6 @@ from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_guide import Guidance, read_guidance
 from agents.offline.synth_plan import Planner, Unsupported
 from fuzzkit.api import FunctionDecl
-from fuzzkit.input_flow import feeders_of
 
 SLOTS = ("INCLUDES", "GLOBALS", "GUARD", "SETUP", "CALL", "USE", "CLEANUP")
 MAX_INPUT = 1 << 20
@@ -183,8 +182,7 @@ def _feed_the_input(ctx: Ctx) -> None:
     obj = next((o for o in ctx.pl.scope if o.type_key == key), None) if key else None
     if obj is None:
         return
-    shaped = [f for f in feeders_of(ctx.target, ctx.idx.api) if f not in ctx.idx.feeders(key)]
-    for feeder in [*ctx.idx.feeders(key), *shaped]:
+    for feeder in ctx.idx.input_feeders(ctx.target, key):
         if feeder.name in ctx.pl.avoid:
             continue
         lines: list[str] = []

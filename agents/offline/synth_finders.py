@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import cdecl
 from fuzzkit.api import FunctionDecl
+from fuzzkit.input_flow import feeders_of
 
 FEED = {"input", "feed", "source", "buffer", "string", "memory", "attach", "data"}
 
@@ -111,6 +112,15 @@ class ApiFinders:
             if has_input and setter and "output" not in ws and not ws & {"add", "to"}:
                 found.append(f)
         return sorted(found, key=lambda f: (not re.search("string|buffer|memory", f.name), f.name))
+
+    def input_feeders(self, target: FunctionDecl, type_key: str) -> list[FunctionDecl]:
+        """:meth:`feeders` by name, then those the input-flow gate knows by shape alone.
+
+        The drafting and the repair use this one list, so a harness the gate
+        (:mod:`fuzzkit.input_flow`) rejects can be repaired the way the gate expects.
+        """
+        named = self.feeders(type_key)
+        return [*named, *(f for f in feeders_of(target, self.api) if f not in named)]
 
     def outputs(self, type_key: str) -> list[FunctionDecl]:
         """``f(T *, out...)`` functions that tell an object where to write (``set_output*``)."""
