@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+
+from agents.offline import type_table
 
 KV_HEADER = """\
 #ifndef KV_H
@@ -132,3 +135,11 @@ def harness(body: str) -> str:
           return 0;
         }
         """) % textwrap.indent(textwrap.dedent(body), "  ")
+
+
+@pytest.fixture(autouse=True)
+def _no_type_table() -> Iterator[None]:
+    """Each test starts with no library's Types table active (engine tests activate one)."""
+    token = type_table._ACTIVE.set(type_table.EMPTY)
+    yield
+    type_table._ACTIVE.reset(token)
