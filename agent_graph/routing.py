@@ -114,9 +114,18 @@ def route(state: FuzzState, limits: Limits, cases: Sequence[RouteCase] = ()) -> 
     return Route("enhancer", "improve coverage")
 
 
+def loop_iterations(state: FuzzState) -> int:
+    """Turns of the build-measure loop so far: one per harness version, in either phase.
+
+    The first draft, every repair of the compilation phase and every improvement of the
+    optimization phase is one turn, so consolidation also runs while a harness is repaired.
+    """
+    return counter(state, "harness_versions")
+
+
 def should_consolidate(state: FuzzState, every: int) -> bool:
-    """True once per ``every`` iterations (the seed's 'every 3 iterations')."""
-    iterations = counter(state, "iterations")
-    if iterations == 0 or iterations % every:
+    """True once per ``every`` loop turns (the seed's 'every 3 iterations')."""
+    turns = loop_iterations(state)
+    if turns == 0 or turns % every:
         return False
-    return int(state.get("last_consolidation") or 0) != iterations
+    return int(state.get("last_consolidation") or 0) != turns

@@ -10,10 +10,11 @@ from langgraph.types import Command
 
 from agent_graph.context import Context
 from agent_graph.registry import Registry
-from agent_graph.routing import END, Limits, route, should_consolidate
+from agent_graph.routing import END, Limits, loop_iterations, route, should_consolidate
 from agent_graph.session_memory import add_decision, consolidate_session_memory
-from agent_graph.state import FuzzState, counter
+from agent_graph.state import FuzzState
 from nodes._common import ctx_of, log_event, visit
+from nodes._experience import mode_of
 
 # Routine hops (build after a new harness, run after a build) are not worth a memory line.
 _NOTABLE = {"enhancer", "crash_analyzer", "crash_feasibility_analyzer", "memory_manager", END}
@@ -26,7 +27,7 @@ def limits_of(ctx: Context) -> Limits:
         max_iterations=ctx.max_iterations,
         plateau_iterations=ctx.plateau_iterations,
         max_node_visits=ctx.max_node_visits,
-        extract_experience=ctx.memory_mode == "retrieve-extract",
+        extract_experience=mode_of(ctx) == "retrieve-extract",
     )
 
 
@@ -42,7 +43,7 @@ def make_supervisor(registry: Registry) -> Callable[..., Command[Any]]:
         memory = state.get("session_memory") or {}
         if should_consolidate(state, ctx.consolidate_every):
             memory = consolidate_session_memory(memory)
-            update["last_consolidation"] = counter(state, "iterations")
+            update["last_consolidation"] = loop_iterations(state)
             log_event(state, "memory.session.consolidate", iteration=update["last_consolidation"])
         if decision.next in _NOTABLE and decision.reason != state.get("last_decision"):
             memory = add_decision(memory, f"route:{decision.next}", decision.reason)

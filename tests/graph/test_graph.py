@@ -130,6 +130,11 @@ def test_fix_round_guard_stops_a_harness_that_never_compiles(
     assert "gave up after 2 fix rounds" in state["termination_reason"]
     failed = state["session_memory"]["known_fixes"]
     assert failed and not any(f["success"] for f in failed)
+    # Three harness versions, all in the compilation phase: the supervisor consolidated once.
+    assert state["counters"]["harness_versions"] == 3 and state["counters"].get("iterations", 0) == 0
+    assert state["last_consolidation"] == 3
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [e["data"]["iteration"] for e in events if e["type"] == "memory.session.consolidate"] == [3]
 
 
 def test_added_node_runs_through_the_registry(scripted: ScriptedChatModel, kv_benchmark: Path,

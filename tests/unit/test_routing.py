@@ -104,8 +104,10 @@ def test_added_route_case_runs_after_guards_before_rules() -> None:
     assert route(guarded, LIMITS, cases).guard == "visits"
 
 
-@pytest.mark.parametrize(("iterations", "last", "expected"),
+@pytest.mark.parametrize(("versions", "last", "expected"),
                          [(0, 0, False), (1, 0, False), (3, 0, True), (3, 3, False), (6, 3, True)])
-def test_consolidation_every_three(iterations: int, last: int, expected: bool) -> None:
-    s = {"counters": {"iterations": iterations}, "last_consolidation": last}
+def test_consolidation_every_three_loop_turns(versions: int, last: int, expected: bool) -> None:
+    # Harness versions count, in both phases: optimization iterations alone would never
+    # consolidate while a harness is being repaired.
+    s = {"counters": {"harness_versions": versions, "iterations": 0}, "last_consolidation": last}
     assert should_consolidate(s, 3) is expected
