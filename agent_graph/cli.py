@@ -89,7 +89,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--model", default="offline", help="offline | openai:<model>")
     run.add_argument("--fuzz-seconds", type=int, default=60, help="libFuzzer budget per run")
     run.add_argument("--max-iterations", type=int, default=5, help="optimization iterations")
-    run.add_argument("--memory-mode", default="retrieve-extract", choices=MEMORY_MODES)
+    run.add_argument("--memory-mode", default="", choices=MEMORY_MODES,
+                     help="experience memory mode (default: the memory config file's, "
+                          "else retrieve-extract)")
     run.add_argument("--out", help="run directory (default: a new one under results/)")
     run.add_argument("--jobs", type=int, default=0, help="targets in parallel (default: cores)")
     run.add_argument("--debug", action="store_true", help="log full prompts and replies")

@@ -45,7 +45,8 @@ def add_memory_commands(subparsers: Any) -> None:
     _common(p)
     p.add_argument("--limit", type=int, default=50, help="rows to show (default 50, 0 = all)")
     p.add_argument("--sort", default="recent", choices=("recent", "trust", "level", "hits", "uses"))
-    p.add_argument("--status", choices=("active", "blocked"), help="only items with this status")
+    p.add_argument("--status", choices=("active", "blocked", "probation"),
+                   help="only items with this status")
     p.set_defaults(func=_list)
     p = sub.add_parser("show", help="one item (MEM-xxxxxxxx) or record (rec-...) in full")
     _common(p)
@@ -67,6 +68,11 @@ def add_memory_commands(subparsers: Any) -> None:
     _common(p)
     p.add_argument("--out", help="output file (default: standard output)")
     p.set_defaults(func=_export)
+    p = sub.add_parser("unblock", help="put a blocked item on probation: shown once more, "
+                                           "its next validation decides")
+    _common(p)
+    p.add_argument("id", help="item id (MEM-xxxxxxxx) or a unique prefix")
+    p.set_defaults(func=_unblock)
     p = sub.add_parser("prune", help="remove blocked, distrusted or stale items")
     _common(p)
     p.add_argument("--blocked", action="store_true", help="remove blocked items")
@@ -217,6 +223,23 @@ def _export(args: argparse.Namespace) -> int:
         err.print(f"exported {len(lines)} records to {args.out}")
     else:
         sys.stdout.writelines(lines)
+    return 0
+
+
+@_guarded
+def _unblock(args: argparse.Namespace) -> int:
+    with _open(args, read_only=False) as bank:
+        kind, ident = admin.find(bank, args.id)
+        if kind != "item":
+            raise ValueError(f"{args.id} is a record, not an item: unblock one of its MEM-... items")
+        with bank.write_lock():
+            before = bank.stats([ident]).get(ident)
+            if before is None or before.status != "blocked":
+                status = before.status if before else "unknown"
+                raise ValueError(f"{ident} is {status}, not blocked: nothing to unblock")
+            bank.lifecycle.set_status(ident, "probation")
+    err.print(f"{ident} is on probation: the next target it matches sees it, and that run's "
+              "validation decides (pass: active again; partial or fail: blocked again)")
     return 0
 
 

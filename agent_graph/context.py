@@ -60,8 +60,9 @@ class Context:
         default=100_000, metadata={"description": "Token budget of each agent's message history."}
     )
     memory_mode: str = field(
-        default="retrieve-extract",
-        metadata={"description": "Experience memory: baseline | retrieve-extract | retrieve-only."},
+        default="",
+        metadata={"description": "Experience memory: baseline | retrieve-extract | retrieve-only "
+                                 "(empty: the memory config file's mode)."},
     )
     local_memory_tokens: int = field(
         default=1500, metadata={"description": "Compress the local memory past this many tokens."}
@@ -71,7 +72,9 @@ class Context:
         metadata={"description": "Replace an agent's old turns by the code memory past this size."},
     )
     history_keep_last: int = field(
-        default=0, metadata={"description": "Messages kept verbatim when a history is compressed."}
+        default=4,
+        metadata={"description": "Newest messages kept verbatim when a history is compressed "
+                                 "(seed 004: the last 4)."},
     )
     code_memory: bool = field(
         default=True, metadata={"description": "CodeMem summaries and history compression on/off."}
@@ -84,7 +87,8 @@ class Context:
         metadata={"description": "Leave the experience lifecycle to the caller (MaTTS attempts)."},
     )
     embedding_model: str = field(
-        default="all-MiniLM-L6-v2", metadata={"description": "sentence-transformers model."}
+        default="",
+        metadata={"description": "sentence-transformers model (empty: the memory config file's)."},
     )
     native_tools: bool = field(
         default=True,
@@ -110,7 +114,7 @@ class Context:
 
     def validate(self) -> None:
         """Raise ValueError naming the bad field and the accepted values."""
-        if self.memory_mode not in MEMORY_MODES:
+        if self.memory_mode and self.memory_mode not in MEMORY_MODES:
             raise ValueError(
                 f"memory_mode {self.memory_mode!r} is not one of {', '.join(MEMORY_MODES)}"
             )

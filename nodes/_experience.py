@@ -11,6 +11,7 @@ reads nor writes, retrieve-only reads and never writes.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -51,12 +52,28 @@ from nodes._llm import call_agent
 @lru_cache(maxsize=8)
 def _config(path: str, mode: str, model: str) -> ExperienceConfig:
     base = ExperienceConfig.load(Path(path) if path else None)
-    return base.with_overrides(mode=mode, embedding__model=model)
+    overrides = {k: v for k, v in (("mode", mode), ("embedding__model", model)) if v}
+    return base.with_overrides(**overrides) if overrides else base
 
 
 def config_of(ctx: Context) -> ExperienceConfig:
-    """The experience config of a run: the config file, with the run's mode and model."""
+    """The experience config of a run.
+
+    Precedence: a value the caller set in the context (a CLI flag, Studio's configuration),
+    else the memory config file, else the shipped default. A file set to ``retrieve-only``
+    therefore never writes unless the caller asks for another mode.
+    """
     return _config(ctx.memory_config, ctx.memory_mode, ctx.embedding_model)
+
+
+def mode_of(ctx: Context) -> str:
+    """The run's effective experience-memory mode (see :func:`config_of`)."""
+    return config_of(ctx).mode
+
+
+def extraction_sampling(cfg: ExperienceConfig) -> dict[str, Any]:
+    """The context fields an extraction call takes from the memory config file."""
+    return {"temperature": cfg.extraction.temperature, "max_output_tokens": cfg.extraction.max_tokens}
 
 
 def run_dir(state: FuzzState) -> Path:
@@ -70,12 +87,12 @@ def events_of(state: FuzzState) -> EventLog:
 
 
 def _bank(ctx: Context) -> ExperienceBank:
-    return ExperienceBank.shared(config_of(ctx), read_only=not mode_allows_writes(ctx.memory_mode))
+    return ExperienceBank.shared(config_of(ctx), read_only=not mode_allows_writes(mode_of(ctx)))
 
 
 def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict[str, Any]]:
     """The ``## Relevant experience`` section for a prompt and the state it leaves behind."""
-    if not mode_allows_retrieval(ctx.memory_mode):
+    if not mode_allows_retrieval(mode_of(ctx)):
         return "", {}
     events = events_of(state)
     matches = _bank(ctx).search(target_query(state, problem), exclude_task_id=task_id_of(state),
@@ -95,10 +112,15 @@ def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict
 
 
 def note_used(state: FuzzState, reply: str, extras: dict[str, Any]) -> dict[str, Any]:
-    """Record which injected items the model's reply cites (its ``[MEM-...]`` ids)."""
+    """The node update for the experience of one model call: matches, shown and cited items.
+
+    ``extras`` is what :func:`inject` returned. The update always goes under the state's
+    ``extras`` key (a bare ``experience`` key is not a state field and LangGraph would drop
+    it), so the search matches reach the end-of-run checks even when nothing was shown.
+    """
     exp = dict(extras.get("experience") or (state.get("extras") or {}).get("experience") or {})
     if not exp.get("shown"):
-        return extras
+        return {"extras": dict(extras)} if extras else {}
     used = detect_used(reply, [i["item_id"] for i in exp["shown"]])
     exp["used"] = sorted(set(exp.get("used", [])) | set(used))
     shown = [InjectItem.from_dict(i) for i in exp["shown"]]
@@ -108,8 +130,8 @@ def note_used(state: FuzzState, reply: str, extras: dict[str, Any]) -> dict[str,
 def finalize_experience(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Post-run lifecycle: evaluate, maybe extract, apply. Failures are logged, never fatal."""
     ctx = ctx_of(runtime)
-    if ctx.defer_experience or (not mode_allows_retrieval(ctx.memory_mode)
-                                and not mode_allows_writes(ctx.memory_mode)):
+    if ctx.defer_experience or (not mode_allows_retrieval(mode_of(ctx))
+                                and not mode_allows_writes(mode_of(ctx))):
         return {}
     cfg, events = config_of(ctx), events_of(state)
     exp = (state.get("extras") or {}).get("experience") or {}
@@ -119,21 +141,21 @@ def finalize_experience(state: FuzzState, runtime: Runtime[Context]) -> dict[str
     gatekeeper = Gatekeeper(cfg)
     decision = gatekeeper.evaluate(shown, exp.get("used", []), outcome, matches)
     update: dict[str, Any] = {}
-    if mode_allows_writes(ctx.memory_mode) and decision.should_extract:
+    if mode_allows_writes(mode_of(ctx)) and decision.should_extract:
         trajectory = trajectory_from_state(state, cfg, run_id=run_dir(state).name)
         kind = extraction_kind([trajectory])
         template, variables = build_extraction_prompt(kind, [trajectory],
                                                       cfg.extraction.max_trajectory_chars)
         try:
             result, update = call_agent(ExperienceExtractor, state, runtime, variables, template,
-                                        stateless=True)
+                                        stateless=True, sampling=extraction_sampling(cfg))
             items = parse_memory_items(result.reply)
             decision = gatekeeper.admit(decision, outcome, items, query=trajectory.query,
                                         trajectory=variables.get("trajectory", ""),
                                         task_type=cfg.bank.task)
         except (MemoryParseError, ReplyParseError, ModelCallError) as exc:
             events.emit("memory.extract.error", task_id=outcome.task_id, error=str(exc)[:500])
-    elif mode_allows_writes(ctx.memory_mode):
+    elif mode_allows_writes(mode_of(ctx)):
         events.emit("memory.extract.skip", task_id=outcome.task_id, reasons=decision.skip_reasons)
     applied = _bank(ctx).apply(decision, events)
     log_event(state, "memory.experience.applied", task_id=outcome.task_id,
@@ -177,7 +199,7 @@ def matts_lifecycle(states: Sequence[FuzzState], ctx: Context, best: int,
     """
     from agents.llm import get_chat_model, model_name
 
-    if not mode_allows_retrieval(ctx.memory_mode) and not mode_allows_writes(ctx.memory_mode):
+    if not mode_allows_retrieval(mode_of(ctx)) and not mode_allows_writes(mode_of(ctx)):
         return {}
     cfg = config_of(ctx)
     events = events_of(states[best])
@@ -191,13 +213,13 @@ def matts_lifecycle(states: Sequence[FuzzState], ctx: Context, best: int,
                 _bank(ctx).apply(other, events)
         decision, outcome = decisions[best]
     usage: dict[str, Any] = {}
-    if mode_allows_writes(ctx.memory_mode) and decision.should_extract:
+    if mode_allows_writes(mode_of(ctx)) and decision.should_extract:
         trajectories = [trajectory_from_state(s, cfg, run_id=run_dir(s).name, attempt=i)
                         for i, s in enumerate(states)]
         max_chars = cfg.extraction.max_trajectory_chars
         template, variables = (refinement_extraction_prompt(trajectories, max_chars) if sequential
                                else build_extraction_prompt("contrastive", trajectories, max_chars))
-        agent = ExperienceExtractor(get_chat_model(ctx, temperature=cfg.extraction.temperature),
+        agent = ExperienceExtractor(get_chat_model(replace(ctx, **extraction_sampling(cfg))),
                                     token_budget=ctx.message_token_budget, model=model_name(ctx.model))
         try:
             result = agent.run(variables, [], template)
@@ -208,7 +230,7 @@ def matts_lifecycle(states: Sequence[FuzzState], ctx: Context, best: int,
                                         task_type=cfg.bank.task, kind="contrastive")
         except (MemoryParseError, ReplyParseError, ModelCallError) as exc:
             events.emit("memory.extract.error", task_id=outcome.task_id, error=str(exc)[:500])
-    elif mode_allows_writes(ctx.memory_mode):
+    elif mode_allows_writes(mode_of(ctx)):
         events.emit("memory.extract.skip", task_id=outcome.task_id, reasons=decision.skip_reasons)
     _bank(ctx).apply(decision, events)
     return usage

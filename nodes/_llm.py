@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -48,13 +49,17 @@ def call_agent(
     variables: dict[str, str],
     template: str | None = None,
     stateless: bool = False,
+    sampling: dict[str, Any] | None = None,
 ) -> tuple[AgentResult[Any], dict[str, Any]]:
     """Run a role and build the update every LLM node returns (messages, usage, visits).
 
     A ``stateless`` role gets everything it needs in each prompt: it is sent no history, and
-    only its latest exchange is kept.
+    only its latest exchange is kept. ``sampling`` replaces context fields for this call only
+    (``temperature``, ``max_output_tokens``), e.g. the extraction settings of the memory config.
     """
     ctx = ctx_of(runtime)
+    if sampling:
+        ctx = replace(ctx, **sampling)
     debug_log = work_dir(state) / "debug.jsonl" if ctx.debug else None
     features = features_for(ctx)
     tools = tools_for(tools_of(agent_cls.name), state) if features.use("tools") else []

@@ -23,7 +23,7 @@ from agent_graph.local_memory import (
     record_failed_attempt,
     set_global_status,
 )
-from agent_graph.state import FuzzState, counter
+from agent_graph.state import FuzzState, counter, merge_extras
 from agents.base import ModelCallError
 from agents.llm import model_name
 from agents.local_memory_extractor import LocalMemoryExtractor
@@ -159,7 +159,10 @@ def memory_manager_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str
     if (state.get("last_decision") or "").startswith("finalize"):
         update = finalize(state)
         # The experience lifecycle judges the final result (after any revert to the best harness).
-        experience = finalize_experience({**state, **update}, runtime)  # type: ignore[typeddict-item]
+        # ``extras`` merges as the graph's reducer would: a plain dict merge would drop what
+        # the prototyper and enhancer left there (the experience shown and cited).
+        final = {**state, **update, "extras": merge_extras(state.get("extras"), update.get("extras"))}
+        experience = finalize_experience(final, runtime)  # type: ignore[arg-type]
         visits = {**(experience.pop("node_visits", None) or {}), "memory_manager": 1}
         return {**experience, **update, "node_visits": visits}
     run = state.get("run") or {}

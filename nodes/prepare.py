@@ -16,6 +16,7 @@ from fuzzkit.detect import prepare_library
 from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import parse_header
 from fuzzkit.library import LibraryBuild
+from long_term_memory.embeddings import DEFAULT_EMBEDDING_MODEL
 from long_term_memory.retrieval import RetrieverHandle
 from nodes._common import ctx_of, log_event, visit
 
@@ -66,7 +67,8 @@ def prepare_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     if not state.get("session_memory"):
         update["session_memory"] = empty_session_memory()
     if not state.get("long_term_retriever"):
-        update["long_term_retriever"] = RetrieverHandle(embedding_model=ctx.embedding_model).model_dump()
+        update["long_term_retriever"] = RetrieverHandle(
+            embedding_model=ctx.embedding_model or DEFAULT_EMBEDDING_MODEL).model_dump()
     if not state.get("phase"):
         update.update(phase="compilation", harness_version=0, fix_rounds=0, no_gain_iterations=0)
     merged = {**state, **update}

@@ -217,6 +217,7 @@ class ExperienceBank(BankWrites):
 
     def _matches(self, chosen: list[tuple[ItemEntry, float]]) -> list[Match]:
         stats = self._stats_for([e for e, _ in chosen])
+        blocked = self._life.blocked_runs([i for i, s in stats.items() if s.status == "blocked"])
         now = time.time()
         out = []
         for entry, score in chosen:
@@ -239,6 +240,7 @@ class ExperienceBank(BankWrites):
                     entry.query,
                     st.hit_count,
                     st.use_count,
+                    blocked.get(entry.item_id, 0),
                 )
             )
         return out

@@ -101,6 +101,9 @@ class GatekeeperConfig(_Section):
     level3_uses: int = Field(default=10, ge=1, le=100000)
     strong_level: int = Field(default=2, ge=1, le=3)
     skip_if_top1_score_ge: float = Field(default=0.90, ge=-1.0, le=1.0)
+    # A blocked item is never shown, so never validated: after this many runs in its scope
+    # (searches that matched it while it was blocked) it is shown once more on probation.
+    probation_runs: int = Field(default=5, ge=1, le=100000)
 
 
 class CandidateConfig(_Section):

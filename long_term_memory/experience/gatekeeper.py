@@ -28,7 +28,14 @@ from long_term_memory.experience.models import (
     record_id_for,
 )
 from long_term_memory.experience.redaction import redact
-from long_term_memory.experience.rules import is_injectable, is_success, validation_result
+from long_term_memory.experience.rules import (
+    BLOCKED,
+    is_injectable,
+    is_success,
+    on_probation,
+    outcome_tags,
+    validation_result,
+)
 
 _CODE_HINT = re.compile(r"`[^`]+`|\b[A-Za-z_][A-Za-z0-9_]*\s*\(|#include")
 
@@ -71,11 +78,16 @@ class Gatekeeper:
         rejected: list[dict[str, str]] = []
         for match in matches:
             reason = is_injectable(match.status, match.freshness, match.consecutive_fail, g)
+            if reason and on_probation(match.status, match.blocked_runs, g):
+                reason = ""  # shown once more; its validation decides (see evaluate)
             if reason:
                 rejected.append({"item_id": match.item_id, "reason": reason})
             else:
                 keep.append(match)
-        keep.sort(key=lambda m: (-m.validation_level, -m.trust, -m.score, -m.freshness, m.item_id))
+        # Seed 001's order (level, trust, score, freshness), with the use rate after trust: of two
+        # equally trusted items, the one models actually applied when shown comes first.
+        keep.sort(key=lambda m: (-m.validation_level, -m.trust, -m.use_rate, -m.score, -m.freshness,
+                                 m.item_id))
         top_k = self.config.retrieval.top_k
         rejected += [{"item_id": m.item_id, "reason": f"ranked below the top {top_k}"} for m in keep[top_k:]]
         return [InjectItem.from_match(m) for m in keep[:top_k]], rejected
@@ -103,8 +115,14 @@ class Gatekeeper:
             outcome.decision_id(), outcome.task_id, is_success(outcome, self.config)
         )
         decision.hit_refs = [HitRef(i, True, i in used_ids) for i in shown_ids]
+        # A blocked item that matched counts one run in its scope (its road to probation).
+        decision.hit_refs += [HitRef(m.item_id, False, False) for m in matches
+                              if m.status == BLOCKED and m.item_id not in shown_ids]
         result = validation_result(outcome, self.config)
-        targets = used_ids or shown_ids[:1]
+        standing = {m.item_id: (m.status, m.blocked_runs) for m in matches}
+        probation = [i for i in shown_ids
+                     if on_probation(*standing.get(i, ("", 0)), self.config.gatekeeper)]
+        targets = list(dict.fromkeys((used_ids or shown_ids[:1]) + probation))
         decision.validations = [
             ValidationPlan(
                 item_id,
@@ -210,5 +228,6 @@ class Gatekeeper:
             memory_items=kept[:3],
             run_id=outcome.run_id,
             confidence=out.confidence,
+            tags=outcome_tags(outcome, self.config),
         )
         return out

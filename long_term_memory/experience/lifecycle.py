@@ -200,6 +200,30 @@ class LifecycleStore(SqliteFile):
                 out.update({row[0]: ItemStats(*row) for row in rows})
         return out
 
+    def blocked_runs(self, item_ids: Sequence[str]) -> dict[str, int]:
+        """Runs that matched each item while it was blocked, since its last validation."""
+        ids = list(dict.fromkeys(item_ids))
+        with self.reading() as conn:
+            if conn is None or not ids:
+                return {}
+            rows = conn.execute(
+                "SELECT h.item_id, COUNT(*) FROM hits h WHERE h.shown = 0 AND h.item_id IN "
+                f"({', '.join('?' * len(ids))}) AND h.ts > COALESCE((SELECT MAX(v.ts) FROM "
+                "validations v WHERE v.item_id = h.item_id), 0) GROUP BY h.item_id", ids).fetchall()
+        return {item_id: int(count) for item_id, count in rows}
+
+    def set_status(self, item_id: str, status: str, now: float | None = None) -> ItemStats | None:
+        """Set an item's status (``memory unblock``); None when the item has no row."""
+        now = time.time() if now is None else now
+        with self.transaction() as conn:
+            row = conn.execute(f"SELECT {', '.join(_STAT_COLUMNS)} FROM items WHERE item_id = ?",
+                               (item_id,)).fetchone()
+            if row is None:
+                return None
+            stats = dataclasses.replace(ItemStats(*row), status=status)
+            self._store(conn, stats, now)
+        return stats
+
     def all_stats(self) -> dict[str, ItemStats]:
         """Every item's stats."""
         with self.reading() as conn:

@@ -82,6 +82,7 @@ class MemoryRecord(BaseModel):
     created_at: float = Field(default_factory=time.time)
     run_id: str = ""
     confidence: float = 0.0
+    tags: list[str] = Field(default_factory=list)
 
     def indexed_items(self) -> list[MemoryItem]:
         """Items that are searchable in their own right (not merged into an older one)."""
@@ -178,6 +179,12 @@ class Match:
     query: str
     hit_count: int = 0
     use_count: int = 0
+    blocked_runs: int = 0
+
+    @property
+    def use_rate(self) -> float:
+        """How often the item was used when shown (seed 001: ``use_count / hit_count``)."""
+        return self.use_count / self.hit_count if self.hit_count > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (for events, results and graph state)."""

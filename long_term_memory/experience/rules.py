@@ -12,7 +12,7 @@ import math
 from long_term_memory.experience.config import ExperienceConfig, GatekeeperConfig
 from long_term_memory.experience.models import ItemStats, Outcome, ValidationResult
 
-ACTIVE, BLOCKED = "active", "blocked"
+ACTIVE, BLOCKED, PROBATION = "active", "blocked", "probation"
 LEVEL_NAMES = ("candidate", "verified", "confirmed", "gold")
 
 
@@ -32,6 +32,25 @@ def validation_result(outcome: Outcome, config: ExperienceConfig) -> ValidationR
     if is_success(outcome, config):
         return "pass"
     return "partial" if outcome.compiles else "fail"
+
+
+def outcome_tags(outcome: Outcome, config: ExperienceConfig) -> list[str]:
+    """Tags that classify a candidate by what was measured (seed 001's ``tags``).
+
+    ``result:pass|partial|fail``; where the target stopped (``stage:compile``, ``stage:run``,
+    ``stage:coverage``); ``crash:real-bug`` or ``crash:harness``; ``repaired`` when fix rounds
+    were needed; ``end:<termination reason>``.
+    """
+    tags = [f"result:{validation_result(outcome, config)}"]
+    stage = "compile" if not outcome.compiles else ("run" if not outcome.runs else "coverage")
+    tags.append(f"stage:{stage}")
+    if outcome.crashed:
+        tags.append("crash:real-bug" if outcome.crashed_real else "crash:harness")
+    if outcome.fix_rounds:
+        tags.append("repaired")
+    if outcome.termination_reason:
+        tags.append(f"end:{outcome.termination_reason.split(':', 1)[0].strip().replace(' ', '-')[:40]}")
+    return tags
 
 
 def derived_level(pass_count: int, use_count: int, config: GatekeeperConfig) -> int:
@@ -67,7 +86,7 @@ def apply_validation(
     if result == "pass":
         trust, fails, passes, last_pass = min(1.0, trust + config.trust_pass), 0.0, passes + 1, now
         level = max(level, derived_level(passes, stats.use_count, config))
-        if status == BLOCKED:
+        if status in (BLOCKED, PROBATION):
             status = ACTIVE
     elif result == "partial":
         trust, fails, partials = (
@@ -83,8 +102,8 @@ def apply_validation(
         )
     else:
         raise ValueError(f"validation result must be pass, partial or fail; got {result!r}")
-    if fails >= config.block_threshold:
-        status = BLOCKED
+    if fails >= config.block_threshold or (status == PROBATION and result != "pass"):
+        status = BLOCKED  # on probation, only a pass brings an item back
     return dataclasses.replace(
         stats,
         trust=round(trust, 6),
@@ -103,6 +122,15 @@ def freshness(stats: ItemStats, now: float, config: GatekeeperConfig) -> float:
     since = max(stats.created_at, stats.last_pass_at)
     age_days = max(0.0, (now - since) / 86400.0)
     return math.pow(0.5, age_days / config.freshness_half_life_days)
+
+
+def on_probation(status: str, blocked_runs: int, config: GatekeeperConfig) -> bool:
+    """True for an item to show once more so that its next validation decides its status.
+
+    Unblocked by hand (``logicfuzz memory unblock``), or blocked and matched in
+    ``probation_runs`` runs since its last validation.
+    """
+    return status == PROBATION or (status == BLOCKED and blocked_runs >= config.probation_runs)
 
 
 def is_injectable(status: str, fresh: float, consecutive_fail: float, config: GatekeeperConfig) -> str:
