@@ -8,7 +8,7 @@ With a model that has them (:class:`agents.llm.ModelFeatures`), a role's reply i
 by its output schema (``response_format`` of type ``json_schema``; roles that answer with a C
 block keep JSON-in-text) and the role may call its tools for up to ``max_tool_rounds`` rounds
 before it answers; every call and result stays in its history as a pair. An endpoint that
-rejects either feature (HTTP 400/422 naming it) is asked again without it, and is remembered
+rejects either feature is asked again one step down (:mod:`agents.negotiation`) and is remembered
 as not having it, so the run degrades to plain prompts and JSON parsed with json-repair.
 """
 
@@ -29,15 +29,10 @@ from pydantic import BaseModel
 from agent_graph.messages import from_langchain, to_langchain, trim_messages_to_limit
 from agent_graph.tokens import count_message_tokens, count_text_tokens
 from agents.llm import ModelFeatures
+from agents.negotiation import fit_budget, overflow_window, rejected_feature, without
 from agents.parsing import ReplyParseError, extract_code, parse_reply
 from agents.tools import run_tool, tool_spec
 from prompts import render
-
-# Words an endpoint uses when it refuses a feature (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM).
-_FEATURE_WORDS = {
-    "structured": ("response_format", "json_schema", "structured output", "guided"),
-    "tools": ("tool", "function call", "function_call", "functions"),
-}
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -76,18 +71,6 @@ class _CallLog:
     structured: bool = False
 
 
-def _rejected_feature(exc: Exception, sent: dict[str, Any]) -> str | None:
-    """The feature a 400/422 refuses, when it names one that was sent."""
-    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
-    if status not in (400, 422):
-        return None
-    text = str(exc).lower()
-    for feature, key in (("structured", "response_format"), ("tools", "tools")):
-        if key in sent and any(w in text for w in _FEATURE_WORDS[feature]):
-            return feature
-    return None
-
-
 class Agent(Generic[T]):
     """Base of every LLM role."""
 
@@ -107,8 +90,10 @@ class Agent(Generic[T]):
         tools: Sequence[BaseTool] = (),
         features: ModelFeatures | None = None,
         max_tool_rounds: int = 4,
+        max_output_tokens: int = 4096,
     ) -> None:
         self.llm = llm
+        self.max_output_tokens = max_output_tokens
         self.token_budget = token_budget
         self.model = model
         self.debug_log = debug_log
@@ -171,6 +156,8 @@ class Agent(Generic[T]):
                     kwargs["tool_choice"] = "none"  # tools stay declared: the history refers to them
             if not self.wants_code and self._uses("structured"):
                 kwargs["response_format"] = self.response_format()
+            elif not self.wants_code and self._uses("json_object"):
+                kwargs["response_format"] = {"type": "json_object"}
             message, sent = self._call(convo, kwargs, info)
             stored = from_langchain([message])[0]
             # Calls are honoured only while tools may be used: a server that calls tools after
@@ -193,12 +180,24 @@ class Agent(Generic[T]):
     ) -> tuple[AIMessage, dict[str, Any]]:
         """Invoke the model; drop a feature the endpoint refuses and ask again without it."""
         started = time.monotonic()
+        trimmed = False
         while True:
             try:
                 message = self.llm.invoke(to_langchain(convo), **kwargs)
                 break
             except Exception as exc:  # the provider's exception types vary; all end the same way
-                feature = _rejected_feature(exc, kwargs)
+                feature = rejected_feature(exc, kwargs) if self.features is not None else None
+                window = overflow_window(exc) if feature is None and not trimmed else None
+                if window is not None:
+                    # Cut to the server's window (once): the newest turn survives, shortened.
+                    budget, reply_tokens = fit_budget(window, self.max_output_tokens,
+                                                      count_message_tokens(convo, self.model))
+                    convo = trim_messages_to_limit(convo, budget, self.model)
+                    kwargs = {**kwargs, "max_tokens": reply_tokens}
+                    trimmed = True
+                    info.degraded.append({"feature": "context_window",
+                                          "reason": f"prompt cut to {budget} tokens: {str(exc)[:200]}"})
+                    continue
                 if feature is None or self.features is None:
                     if type(exc).__name__ == "LengthFinishReasonError":
                         # A constrained reply cut at max_tokens: an unusable reply, not a dead model.
@@ -208,8 +207,7 @@ class Agent(Generic[T]):
                         f"{self.name}: model call failed: {type(exc).__name__}: {exc}") from exc
                 self.features.reject(feature, str(exc))
                 info.degraded.append({"feature": feature, "reason": str(exc)[:300]})
-                dropped = ("response_format",) if feature == "structured" else ("tools", "tool_choice")
-                kwargs = {k: v for k, v in kwargs.items() if k not in dropped}
+                kwargs = without(feature, kwargs, self.features.use("json_object"))
         if not isinstance(message, AIMessage):
             message = AIMessage(content=str(getattr(message, "content", message)))
         reply = message.content if isinstance(message.content, str) else json.dumps(message.content)

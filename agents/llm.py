@@ -32,7 +32,7 @@ _LOCK = threading.Lock()
 Factory = Callable[[Context, float], BaseChatModel]
 _PROVIDERS: dict[str, Factory] = {}
 _NATIVE: dict[str, frozenset[str]] = {}
-FEATURES = ("tools", "structured")
+FEATURES = ("tools", "structured", "json_object")
 # (model spec, base URL) -> features the endpoint rejected, for the life of the process.
 _REJECTED: dict[tuple[str, str], dict[str, str]] = {}
 
@@ -83,8 +83,8 @@ class ModelFeatures:
 
 def features_for(ctx: Context) -> ModelFeatures:
     """The native features a run's context allows for its model."""
-    wanted = tuple(f for f, on in (("tools", ctx.native_tools), ("structured", ctx.structured_output))
-                   if on)
+    wanted = tuple(f for f, on in (("tools", ctx.native_tools), ("structured", ctx.structured_output),
+                                   ("json_object", ctx.structured_output)) if on)
     base_url = ctx.base_url or os.environ.get("OPENAI_BASE_URL", "")
     return ModelFeatures(ctx.model, base_url, wanted)
 
@@ -156,4 +156,4 @@ def _openai(ctx: Context, temperature: float) -> BaseChatModel:
 
 
 register_provider("offline", _offline)
-register_provider("openai", _openai, native=("tools", "structured"))
+register_provider("openai", _openai, native=("tools", "structured", "json_object"))

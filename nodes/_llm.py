@@ -65,7 +65,8 @@ def call_agent(
     tools = tools_for(tools_of(agent_cls.name), state) if features.use("tools") else []
     agent = agent_cls(get_chat_model(ctx), token_budget=ctx.message_token_budget,
                       model=model_name(ctx.model), debug_log=debug_log, tools=tools,
-                      features=features, max_tool_rounds=ctx.max_tool_rounds)
+                      features=features, max_tool_rounds=ctx.max_tool_rounds,
+                      max_output_tokens=ctx.max_output_tokens)
     history = [] if stateless else (state.get("agent_messages") or {}).get(agent.name, [])
     model = model_name(ctx.model)
     compact = history

@@ -51,6 +51,7 @@ ENGLISH = {
 # Names from Python libraries that share a C library's prefix; not C identifiers.
 PYTHON_NAMES = {
     "json_schema": "an OpenAI structured-output argument",
+    "json_object": "the OpenAI response format that servers constrain by grammar",
     "json_repair": "the Python package that repairs model JSON",
 }
 _C_BUILTIN = re.compile(

@@ -7,6 +7,8 @@ llama.cpp server do.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -100,24 +102,61 @@ def test_a_code_role_keeps_json_in_text(server: FakeOpenAI) -> None:
     assert not result.structured and result.code is not None and "LLVMFuzzerTestOneInput" in result.code
 
 
-def test_a_refused_schema_is_dropped_and_remembered_per_endpoint() -> None:
+def kinds(server: FakeOpenAI) -> list[str]:
+    """The response format type of each request ('' when none was sent)."""
+    return [(r.body.get("response_format") or {}).get("type", "") for r in server.requests]
+
+
+def test_a_refused_schema_steps_down_to_json_object_and_is_remembered_per_endpoint() -> None:
     def respond(request: Request) -> Reply:
-        if "response_format" in request.body:
-            return error(400, "response_format of type json_schema is not supported by this server")
+        kind = (request.body.get("response_format") or {}).get("type")
+        if kind == "json_schema":  # what llama.cpp's server answers: a 500 naming the field
+            return error(500, "1 validation error: response_format.type: Input should be 'text' or "
+                              "'json_object'")
         return json_reply(ANALYSIS)
 
     with serving(respond) as server:
-        ctx = ctx_for(server)
+        ctx = replace(ctx_for(server), max_retries=0)
         first = make(FunctionAnalyzer, ctx).run(variables("function_analyzer"))
-        assert [("response_format" in r.body) for r in server.requests] == [True, False]
+        assert kinds(server) == ["json_schema", "json_object"]
         assert first.degraded and first.degraded[0]["feature"] == "structured"
         assert first.output.archetype == "stateless_parser" and first.usage["calls"] == 1
         # Later agents at the same endpoint do not ask again ...
         make(FunctionAnalyzer, ctx).run(variables("function_analyzer"))
-        assert "response_format" not in server.requests[2].body
+        assert kinds(server)[2] == "json_object"
         # ... while another endpoint (or model) still gets the feature.
         other = features_for(Context(model="openai:other-model", base_url=server.url, api_key_env=KEY_ENV))
         assert other.use("structured") and not features_for(ctx).use("structured")
+
+
+def test_a_server_without_any_response_format_gets_json_in_text() -> None:
+    def respond(request: Request) -> Reply:
+        if "response_format" in request.body:
+            return error(400, "response_format is not supported by this server")
+        return json_reply(ANALYSIS)
+
+    with serving(respond) as server:
+        result = make(FunctionAnalyzer, ctx_for(server)).run(variables("function_analyzer"))
+        assert kinds(server) == ["json_schema", "json_object", ""]
+        assert [d["feature"] for d in result.degraded] == ["structured", "json_object"]
+        assert result.output.archetype == "stateless_parser"
+
+
+def test_a_prompt_over_the_servers_window_is_cut_to_it_and_sent_once_more() -> None:
+    def respond(request: Request) -> Reply:
+        size = sum(len(str(m.get("content") or "")) for m in request.body["messages"])
+        if size > 3000:
+            return error(400, f"Requested tokens ({size // 3}) exceed context window of 600")
+        return json_reply(ANALYSIS)
+
+    with serving(respond) as server:
+        ctx = replace(ctx_for(server), structured_output=False)
+        values = variables("function_analyzer")
+        big = {**values, next(iter(values)): "int x;\n" * 3000}
+        result = make(FunctionAnalyzer, ctx).run(big)
+        assert len(server.requests) == 2 and server.requests[1].body["max_completion_tokens"] == 150
+        assert result.degraded[0]["feature"] == "context_window"
+        assert result.output.archetype == "stateless_parser"
 
 
 def test_an_error_that_names_no_feature_is_not_degraded(server: FakeOpenAI) -> None:
