@@ -7,10 +7,9 @@ llama.cpp server do.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
