@@ -49,7 +49,9 @@ def summary_table(summary: dict[str, Any]) -> Table:
             r["function"], r.get("archetype") or "", "yes" if r["compiles"] else "no",
             "yes" if r["runs"] else "no", crash.get("kind") or "", _pct(cov.get("lines")),
             _pct(cov.get("branches")), str(r["iterations"]), str(r["fix_rounds"]),
-            str(r["model_calls"]), r.get("termination_reason", "")[:40],
+            str(r["model_calls"]) + (f" ({sum(r['fallbacks'].values())} fallback)"
+                                     if r.get("fallbacks") else ""),
+            r.get("termination_reason", "")[:40],
         )
     return table
 
@@ -57,7 +59,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
 def _run(args: argparse.Namespace) -> int:
     ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, memory_mode=args.memory_mode,
                   max_iterations=args.max_iterations, debug=args.debug, base_url=args.base_url,
-                  api_key_env=args.api_key_env, memory_config=args.memory_config)
+                  api_key_env=args.api_key_env, memory_config=args.memory_config,
+                  fallback="" if args.no_fallback else args.fallback)
     get_chat_model(ctx)  # a missing key or unknown provider stops here, before any work
     from nodes._experience import config_of
 
@@ -99,6 +102,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.add_argument("--base-url", default="", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
     run.add_argument("--api-key-env", default="OPENAI_API_KEY", help="env var holding the API key")
+    run.add_argument("--fallback", default="offline", metavar="MODEL",
+                     help="model that does a step the run's model failed (default: offline)")
+    run.add_argument("--no-fallback", action="store_true",
+                     help="no fallback: measure the model alone (failures become outcomes)")
     run.set_defaults(func=_run)
     run.add_argument("--memory-config", default="", help="experience-memory config file (YAML/TOML)")
     add_report_command(sub)

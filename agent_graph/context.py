@@ -101,6 +101,16 @@ class Context:
     max_tool_rounds: int = field(
         default=4, metadata={"description": "Tool-call rounds per agent reply before it must answer."}
     )
+    fallback: str = field(
+        default="offline",
+        metadata={"description": "Model that does a step the run's model failed ('' for none): "
+                                 "an unusable reply after retries, or no building harness after "
+                                 "fallback_after_fix_rounds fix rounds."},
+    )
+    fallback_after_fix_rounds: int = field(
+        default=2, metadata={"description": "Fix rounds without a building harness before the "
+                                            "fallback model repairs it."}
+    )
     debug: bool = field(default=False, metadata={"description": "Log full prompts and replies."})
 
     def __post_init__(self) -> None:

@@ -6,7 +6,7 @@ from html import escape
 from typing import Any
 
 from agent_graph.report import METRICS, RunData, Target, crash_line, fmt_delta, fmt_pct
-from agent_graph.report_md import SUMMARY_HEAD
+from agent_graph.report_md import SUMMARY_HEAD, calls_cell
 from agent_graph.report_plots import CHART_CSS, Reference, bar_chart, color, line_chart
 
 CSS = """
@@ -102,7 +102,7 @@ def _summary_table(data: RunData) -> str:
             f'<span class="pill s-{t.status}">{t.status}</span>',
             _e(r.get("fix_rounds", "-")), _e(r.get("iterations", "-")),
             *(_coverage_td(t, m) for m in METRICS), _crash_td(r),
-            _e(r.get("model_calls", "-")), f"{tokens:,}",
+            _e(calls_cell(r)), f"{tokens:,}",
             f'<span class="{"error" if t.error else ""}">{_e(stop[:160])}</span>',
         ])
     return _table(SUMMARY_HEAD, rows, numeric=frozenset({3, 4, 5, 6, 7, 9, 10}))

@@ -25,6 +25,13 @@ def coverage_cell(t: Target, metric: str) -> str:
     return f"{fmt_pct(value)} (base {fmt_pct(base)}, {fmt_delta(value, base)})"
 
 
+def calls_cell(record: dict[str, Any]) -> str:
+    """Model calls, and how many steps the fallback model did (``3 (1 fallback)``)."""
+    calls = str(record.get("model_calls", "-"))
+    fallbacks = sum((record.get("fallbacks") or {}).values())
+    return f"{calls} ({fallbacks} fallback)" if fallbacks else calls
+
+
 def summary_rows(data: RunData) -> list[list[Any]]:
     """One row per target, shared by both formats' summary tables."""
     rows = []
@@ -34,7 +41,7 @@ def summary_rows(data: RunData) -> list[list[Any]]:
         rows.append([
             t.project, t.function, t.status, r.get("fix_rounds", "-"), r.get("iterations", "-"),
             *(coverage_cell(t, m) for m in METRICS), crash_line(r) or "-",
-            r.get("model_calls", "-"), tokens, t.error or r.get("termination_reason") or "",
+            calls_cell(r), tokens, t.error or r.get("termination_reason") or "",
         ])
     return rows
 

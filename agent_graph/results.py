@@ -49,6 +49,7 @@ def result_record(state: dict[str, Any], project: str, function: str, seconds: f
         "best_version": best.get("version"),
         "iterations": counters.get("iterations", 0),
         "fix_rounds": counters.get("fix_rounds_total", 0),
+        "fallbacks": {k.split(":", 1)[1]: v for k, v in counters.items() if k.startswith("fallback:")},
         "harness_versions": counters.get("harness_versions", 0),
         "model_calls": sum(u.get("calls", 0) for u in usage.values()),
         "prompt_tokens": sum(u.get("prompt_tokens", 0) for u in usage.values()),

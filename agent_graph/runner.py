@@ -151,6 +151,7 @@ def run_target(bench_path: str, function: str, out: str, ctx_data: dict[str, Any
     from agent_graph.state import add_usage
     from agents.base import ModelCallError
     from agents.llm import ModelConfigError
+    from agents.parsing import ReplyParseError
     from long_term_memory.experience import attempt_specs, best_attempt
     from long_term_memory.experience.matts import matts_record
     from nodes._experience import config_of, matts_lifecycle
@@ -179,7 +180,7 @@ def run_target(bench_path: str, function: str, out: str, ctx_data: dict[str, Any
                 usage = add_usage(usage, {"experience_extractor": extra_usage})
             state["usage"] = usage
             matts = matts_record(mode, outcomes, best)
-    except (ModelCallError, ModelConfigError) as exc:
+    except (ModelCallError, ModelConfigError, ReplyParseError) as exc:
         record: dict[str, Any] = {"project": bench.project, "function": function, "error": str(exc)}
         tdir.mkdir(parents=True, exist_ok=True)
         (tdir / "error.json").write_text(json.dumps(record, indent=1))

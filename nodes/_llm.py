@@ -12,8 +12,9 @@ from agent_graph.code_memory import compress_history
 from agent_graph.context import Context
 from agent_graph.messages import REPLACE, append_and_trim, trim_messages_to_limit
 from agent_graph.state import FuzzState
-from agents.base import Agent, AgentResult
+from agents.base import Agent, AgentResult, ModelCallError
 from agents.llm import features_for, get_chat_model, model_name
+from agents.parsing import ReplyParseError
 from agents.tools import tools_for
 from nodes._common import ctx_of, log_event, visit, work_dir
 
@@ -50,12 +51,18 @@ def call_agent(
     template: str | None = None,
     stateless: bool = False,
     sampling: dict[str, Any] | None = None,
+    fall_back: str = "",
 ) -> tuple[AgentResult[Any], dict[str, Any]]:
     """Run a role and build the update every LLM node returns (messages, usage, visits).
 
     A ``stateless`` role gets everything it needs in each prompt: it is sent no history, and
     only its latest exchange is kept. ``sampling`` replaces context fields for this call only
     (``temperature``, ``max_output_tokens``), e.g. the extraction settings of the memory config.
+
+    The floor under weak models: when the model's reply cannot be used after its retries (or
+    the model cannot be reached), or the caller passes a ``fall_back`` reason, the context's
+    ``fallback`` model (the offline engine by default) does the step from the same prompt; the
+    event log says so (``model.fallback``) and ``counters["fallback:<agent>"]`` counts it.
     """
     ctx = ctx_of(runtime)
     if sampling:
@@ -74,7 +81,29 @@ def call_agent(
         # Past the threshold, old turns give way to the code memory plus the newest messages.
         compact = compress_history(history, state.get("code_memory") or {}, ctx.history_keep_last,
                                    ctx.history_compress_tokens, model)
-    result = agent.run(variables, compact, template)
+    reason = fall_back if fall_back and can_fall_back(ctx) else ""
+    down = features.rejected.get(UNREACHABLE, "")
+    if down and not reason:
+        if not can_fall_back(ctx):
+            raise ModelCallError(f"{agent.name}: the model endpoint failed earlier in this run: {down}")
+        reason = f"the model endpoint failed earlier in this run: {down}"
+    result = None
+    if not reason:
+        try:
+            result = agent.run(variables, compact, template)
+        except (ReplyParseError, ModelCallError) as exc:
+            if unreachable(exc):
+                # Down or too slow: later steps go straight to the fallback (or fail fast).
+                features.reject(UNREACHABLE, str(exc))
+            if not can_fall_back(ctx):
+                raise
+            reason = f"{type(exc).__name__}: {exc}"
+    if result is None:
+        backup = replace(ctx, model=ctx.fallback)
+        result = agent_cls(get_chat_model(backup), token_budget=ctx.message_token_budget,
+                           model=model_name(backup.model), debug_log=debug_log,
+                           features=features_for(backup)).run(variables, compact, template)
+        log_event(state, "model.fallback", agent=agent.name, model=ctx.fallback, reason=reason[:500])
     if stateless:
         messages: Any = {REPLACE: result.new_messages}
     elif compact is history:
@@ -94,6 +123,22 @@ def call_agent(
         **visit(agent.name),
         "agent_messages": {agent.name: messages},
         "usage": {agent.name: dict(result.usage)},
-        "counters": {"model_calls": result.usage["calls"]},
+        "counters": {"model_calls": result.usage["calls"],
+                     **({f"fallback:{agent.name}": 1} if reason else {})},
     }
     return result, update
+
+
+UNREACHABLE = "reachable"
+
+
+def unreachable(exc: Exception) -> bool:
+    """True when a model call failed because the endpoint is down or timed out (not a bad reply)."""
+    names = " ".join(type(e).__name__ for e in (exc, exc.__cause__) if e is not None)
+    # openai's APIConnectionError/APITimeoutError, langchain-openai's subclasses, httpx's own.
+    return any(word in names for word in ("ConnectionError", "ConnectError", "Timeout"))
+
+
+def can_fall_back(ctx: Context) -> bool:
+    """True when a failed step may be done by the context's fallback model."""
+    return bool(ctx.fallback) and ctx.fallback != ctx.model

@@ -65,7 +65,11 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         experience, extras = inject(state, ctx_of(runtime), f"{problem}\n{errors}")
         variables = Enhancer.fix_variables(state, reads, problem, errors, triage, best,
                                            pitfall_lines(pitfalls), experience)
-        result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix")
+        rounds = int(state.get("fix_rounds") or 0)
+        built = bool((state.get("build") or {}).get("ok"))
+        weak = (f"the harness has not built after {rounds} fix rounds"
+                if not built and rounds >= ctx_of(runtime).fallback_after_fix_rounds else "")
+        result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix", fall_back=weak)
         log_event(state, "harness.written", version=version, by="enhancer.fix",
                   fixes=result.output.fixes, unresolved=result.output.unresolved)
         previous = state.get("last_change") or {}
