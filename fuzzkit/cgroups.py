@@ -152,6 +152,12 @@ def _owner_alive(name: str) -> bool:
     return True
 
 
+def group_dirs(owner: int) -> list[Path]:
+    """Directories of the groups tool process ``owner`` made that still exist."""
+    parents = {d for d in (_parent_dir(c) for c in ("pids", "memory")) if d is not None}
+    return sorted(d for parent in parents for d in parent.glob(f"{_PREFIX}{owner}-*") if d.is_dir())
+
+
 def remove_stale_groups() -> list[Path]:
     """Kill what is left in, and remove, groups whose owning tool process is dead.
 

@@ -222,9 +222,7 @@ def _start(
 
 def _use_bwrap(off: set[str], warnings: list[str]) -> bool:
     """Whether runs go through bwrap; if not, one warning naming what is missing."""
-    if "bwrap" in off:
-        return False
-    reason = bwrap.problem()
+    reason = "turned off by LOGICFUZZ_SANDBOX=no-bwrap" if "bwrap" in off else bwrap.problem()
     if reason is None:
         return True
     _warn_once("bwrap", f"sandbox: {reason}; running without PID/IPC/UTS namespaces and without a "
