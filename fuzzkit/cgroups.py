@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _counter = itertools.count()
+_PREFIX = "logicfuzz-"
+_swept = False
 
 
 def _own_groups() -> dict[str, str]:
@@ -136,15 +138,61 @@ def _pairs(text: str) -> list[tuple[str, str]]:
     return [(k, v) for k, _, v in (line.partition(" ") for line in text.splitlines()) if v]
 
 
+def _owner_alive(name: str) -> bool:
+    """Whether the tool process that made group ``logicfuzz-<pid>-<n>`` still runs."""
+    pid = name[len(_PREFIX) :].split("-", 1)[0]
+    if not pid.isdigit():
+        return True  # not ours to judge
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def group_dirs(owner: int) -> list[Path]:
+    """Directories of the groups tool process ``owner`` made that still exist."""
+    parents = {d for d in (_parent_dir(c) for c in ("pids", "memory")) if d is not None}
+    return sorted(d for parent in parents for d in parent.glob(f"{_PREFIX}{owner}-*") if d.is_dir())
+
+
+def remove_stale_groups() -> list[Path]:
+    """Kill what is left in, and remove, groups whose owning tool process is dead.
+
+    A tool killed with SIGKILL cannot remove its groups; the next start does. Groups of
+    live tool processes (other runs on this machine) are left alone. Returns what was removed.
+    """
+    removed: list[Path] = []
+    parents = {d for d in (_parent_dir(c) for c in ("pids", "memory")) if d is not None}
+    for parent in parents:
+        try:
+            stale = [d for d in parent.iterdir() if d.name.startswith(_PREFIX) and not _owner_alive(d.name)]
+        except OSError:
+            continue
+        for directory in stale:
+            group = RunGroup(dirs=[directory])
+            group.kill_and_remove()
+            if not directory.exists():
+                removed.append(directory)
+    return removed
+
+
 def create_group(processes: int | None, memory_mb: int | None) -> RunGroup | None:
     """A fresh group capping processes and resident memory, or None if none can be made.
 
-    Only the caps that can be enforced are set; :attr:`RunGroup.limited` says which.
+    Only the caps that can be enforced are set; :attr:`RunGroup.limited` says which. The
+    first call in a process also removes groups left by dead tool processes.
     """
+    global _swept
+    if not _swept:
+        _swept = True
+        remove_stale_groups()
     wanted = {"pids": processes, "memory": memory_mb}
     group = RunGroup()
     made: dict[Path, Path] = {}
-    name = f"logicfuzz-{os.getpid()}-{next(_counter)}"
+    name = f"{_PREFIX}{os.getpid()}-{next(_counter)}"
     for controller, value in wanted.items():
         if not value:
             continue

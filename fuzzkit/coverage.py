@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -15,6 +14,7 @@ from typing import Any
 from fuzzkit.errors import ToolchainError
 from fuzzkit.library import LibraryBuild
 from fuzzkit.sandbox import Limits, run_sandboxed
+from fuzzkit.sandbox_env import step_env
 from fuzzkit.tools import tool
 
 _METRICS = ("lines", "functions", "branches")
@@ -180,11 +180,9 @@ class _Replayer:
         self.binary = binary
         self.log = log
         self.timeout_per_input = timeout_per_input
-        self.env = {
-            **os.environ,
-            "LLVM_PROFILE_FILE": str(prof_dir / "cov-%p.profraw"),
-            "LOGICFUZZ_REPLAY_TIMEOUT": str(timeout_per_input),
-        }
+        self.prof_dir = prof_dir
+        self.env = step_env({"LOGICFUZZ_REPLAY_TIMEOUT": str(timeout_per_input)})
+        self.runs = 0
         self.inputs_run = 0
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("")
@@ -198,10 +196,14 @@ class _Replayer:
             wall_timeout=30 + self.timeout_per_input * (count + 1),
             # No ASan here, so RLIMIT_AS works and stops a harness that allocates without bound.
             limits=Limits(file_size_mb=256, address_space_mb=4096, memory_mb=4096),
-            env=self.env,
+            # Numbered per run: in the sandbox's PID namespace every replay is pid 2, so %p
+            # alone would let each run overwrite the last one's profile.
+            env={**self.env, "LLVM_PROFILE_FILE": str(self.prof_dir / f"cov-{self.runs}-%p.profraw")},
             append=True,
+            writable=[self.prof_dir],
         )
         self.inputs_run += count
+        self.runs += 1
         return result.exit_code == 0 and not result.timed_out
 
 

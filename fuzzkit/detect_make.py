@@ -14,7 +14,6 @@ taken. Both steps run sandboxed in a private copy of the tree (:mod:`fuzzkit.det
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from fuzzkit.detect_sources import is_program
 from fuzzkit.detect_tree import skipped
 from fuzzkit.errors import ToolchainError
 from fuzzkit.sandbox import Limits, run_sandboxed
+from fuzzkit.sandbox_env import step_env
 from fuzzkit.tools import tool
 
 _COMPILER = re.compile(r"^(?:.*-)?(?:clang|gcc|cc|c\+\+|g\+\+|clang\+\+)(?:-[\d.]+)?$")
@@ -52,8 +52,8 @@ def run_step(cmd: list[str], cwd: Path, log: Path, env: dict[str, str], what: st
 
 
 def build_env() -> dict[str, str]:
-    """The environment configure steps see: our clang, no optimization, C locale."""
-    return {**os.environ, "CC": tool("clang"), "CXX": tool("clang++"), "CFLAGS": "-g -O0", "LC_ALL": "C"}
+    """The environment configure steps see: our clang, no optimization, C locale, no secrets."""
+    return step_env({"CC": tool("clang"), "CXX": tool("clang++"), "CFLAGS": "-g -O0", "LC_ALL": "C"})
 
 
 _WANTED = ("--disable-shared", "--enable-static", "--static", "--disable-dependency-tracking")

@@ -111,8 +111,11 @@ def build_harness(
         stale.unlink(missing_ok=True)
     log_parts: list[str] = []
     ok = True
+    # What the compiler may read besides the system and the paths on its command line: the
+    # library's tree (headers include their neighbours) and the harness's own directory.
+    readable = [Path(lib.root), *map(Path, lib.include_dirs), source.parent]
     for cmd in steps:
-        output, ok = _run(cmd, timeout, out_dir)
+        output, ok = _run(cmd, timeout, out_dir, readable)
         log_parts.append(f"$ {' '.join(cmd)}\n{output}")
         if not ok:
             break
@@ -144,8 +147,12 @@ def _helper_steps(
     return steps, fuzz_objs, cov_objs
 
 
-def _run(cmd: list[str], timeout: float, out_dir: Path) -> tuple[str, bool]:
-    """One compiler step, sandboxed: the harness is untrusted text (``#include``, pragmas)."""
+def _run(cmd: list[str], timeout: float, out_dir: Path, readable: list[Path]) -> tuple[str, bool]:
+    """One compiler step, sandboxed: the harness is untrusted text (``#include``, pragmas).
+
+    In the sandbox's view ``#include "/etc/shadow"`` or of a file in the user's home finds
+    nothing, so no secret reaches the build log or the enhancer's prompt.
+    """
     log = out_dir / ".step.log"
     result = run_sandboxed(
         cmd,
@@ -153,6 +160,7 @@ def _run(cmd: list[str], timeout: float, out_dir: Path) -> tuple[str, bool]:
         log_path=log,
         wall_timeout=timeout,
         limits=Limits(cpu_seconds=int(timeout) + 5, file_size_mb=1024, processes=64, address_space_mb=8192),
+        readable=readable,
     )
     output = log.read_text(errors="replace")
     log.unlink(missing_ok=True)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import signal
 from collections.abc import Callable, Sequence
 
 CLONE_NEWNS = 0x00020000
@@ -35,6 +36,7 @@ _AT_RECURSIVE = 0x8000
 _MOUNT_ATTR_RDONLY = 0x1
 # mount_setattr has the same number in the x86_64 and the generic (arm64, riscv) tables.
 _NR_MOUNT_SETATTR = 442
+_PR_SET_PDEATHSIG = 1
 
 NETWORK = "network"
 WRITES = "writes"
@@ -59,6 +61,15 @@ class IsolationError(OSError):
     def __init__(self, feature: str, step: str, errno: int) -> None:
         super().__init__(errno, f"{_PREFIX}{feature}: {step}: {os.strerror(errno)}")
         self.feature = feature
+
+
+def die_with_parent() -> None:
+    """Child side: have the kernel SIGKILL this process when the tool dies.
+
+    This covers the direct child only; with bwrap, ``--die-with-parent`` and the PID
+    namespace take the whole tree down.
+    """
+    _libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
 
 
 def failed_feature(text: str) -> str | None:

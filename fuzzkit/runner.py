@@ -14,6 +14,7 @@ from typing import Any
 from fuzzkit.crash import CrashReport, parse_sanitizer_report
 from fuzzkit.errors import ToolchainError
 from fuzzkit.sandbox import Limits, run_sandboxed
+from fuzzkit.sandbox_env import step_env
 from fuzzkit.tools import tool
 
 _STATUS = re.compile(
@@ -112,11 +113,15 @@ def parse_fuzz_stats(text: str) -> FuzzStats:
 
 
 def fuzz_env() -> dict[str, str]:
-    """This process's environment plus sanitizer options that make reports useful."""
-    env = dict(os.environ)
+    """A fresh environment (never this process's: it may hold API keys) with sanitizer options.
+
+    The user's ``ASAN_OPTIONS`` come after the defaults, so they win.
+    """
+    env = step_env()
     env["ASAN_OPTIONS"] = ":".join(filter(None, [_ASAN_DEFAULTS, env.get("ASAN_OPTIONS", "")]))
+    symbolizer = os.environ.get("ASAN_SYMBOLIZER_PATH")
     try:
-        env.setdefault("ASAN_SYMBOLIZER_PATH", tool("llvm-symbolizer"))
+        env["ASAN_SYMBOLIZER_PATH"] = symbolizer or tool("llvm-symbolizer")
     except ToolchainError:
         pass  # unsymbolized frames still parse; only file names are missing
     return env

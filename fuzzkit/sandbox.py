@@ -2,25 +2,32 @@
 
 What each run gets, and how it is enforced:
 
+* **a private view** (:mod:`fuzzkit.bwrap`, bubblewrap): new PID, mount, network, IPC and
+  UTS namespaces; only the system directories, the toolchain and the paths the command
+  names are visible (read-only), only the run directory is writable; the whole tree dies
+  with the tool. Where bwrap is missing or refused, the run falls back to
+  :mod:`fuzzkit.isolation` (network namespace, read-only mounts) and one warning line says
+  what is missing.
+* **an empty environment** (:mod:`fuzzkit.sandbox_env`): never a copy of the tool's, so API
+  keys stay outside; ``HOME``, ``TMPDIR`` and ``cwd`` are the run directory.
 * **wall time**: the whole process group gets SIGTERM, then SIGKILL two seconds later;
   processes that left the group are killed through the run's control group.
 * **CPU time, file size**: ``RLIMIT_CPU`` and ``RLIMIT_FSIZE`` (SIGXCPU / SIGXFSZ).
-* **processes**: a ``pids`` control group (:mod:`fuzzkit.cgroups`). Without one, a
-  non-root user gets ``RLIMIT_NPROC`` (it counts all of the user's processes, so the cap is
-  the current count plus the allowance); root ignores ``RLIMIT_NPROC``, so for root a
-  watchdog counts the session's processes every 50 ms and kills the group past the cap.
+* **processes**: a ``pids`` control group (:mod:`fuzzkit.cgroups`; groups left by a killed
+  tool are removed at the next start). Without one, a non-root user gets ``RLIMIT_NPROC``
+  (it counts all of the user's processes, so the cap is the current count plus the
+  allowance); root ignores ``RLIMIT_NPROC``, so for root a watchdog counts the session's
+  processes every 50 ms and kills the group past the cap.
 * **memory**: ASan reserves terabytes of address space, so ``RLIMIT_AS``/``RLIMIT_DATA``
   would stop every ASan binary at start (measured: "ReserveShadowMemoryRange failed"); an
   ASan run is bounded by libFuzzer's ``-rss_limit_mb``/``-malloc_limit_mb`` plus a
   ``memory`` control group as a backstop. ``address_space_mb`` (``RLIMIT_AS``) is for
   binaries without ASan: the coverage replay and the compiler.
-* **network**: a new network namespace; **writes**: everything read-only except the run
-  directory (:mod:`fuzzkit.isolation`); ``cwd`` and ``TMPDIR`` are the run directory.
 
 Where the kernel refuses a feature, the run goes ahead without it and a warning is logged
 once per process; ``SandboxResult.warnings`` lists what was missing. Setting
-``LOGICFUZZ_SANDBOX=no-network,no-writes,no-cgroup`` (any subset) turns features off, for
-machines where they misbehave. Timeouts and limits are results, never exceptions.
+``LOGICFUZZ_SANDBOX=no-bwrap,no-network,no-writes,no-cgroup`` (any subset) turns features
+off, for machines where they misbehave. Timeouts and limits are results, never exceptions.
 """
 
 from __future__ import annotations
@@ -36,10 +43,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzzkit import isolation
+from fuzzkit import bwrap, isolation
 from fuzzkit.cgroups import RunGroup, create_group
 from fuzzkit.errors import ToolchainError
-from fuzzkit.sandbox_io import MAX_LOG_BYTES, count_session, count_user_processes, pump
+from fuzzkit.sandbox_env import step_env
+from fuzzkit.sandbox_io import MAX_LOG_BYTES, count_user_processes, kill_group, pump, wait_or_kill
 
 log = logging.getLogger(__name__)
 _unavailable: set[str] = set()
@@ -123,6 +131,7 @@ def _preexec(
         for path in join:  # before the namespaces: a user namespace may not write cgroup files
             with open(path, "w") as handle:
                 handle.write(str(os.getpid()))
+        isolation.die_with_parent()
         cap(resource.RLIMIT_CORE, 0)
         if limits.cpu_seconds:
             cap(resource.RLIMIT_CPU, limits.cpu_seconds)
@@ -137,24 +146,19 @@ def _preexec(
     return apply
 
 
-def _kill_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def _start(
     cmd: Sequence[str],
     cwd: Path,
     env: dict[str, str],
     limits: Limits,
     writable: list[str],
+    readable: list[str],
     warnings: list[str],
-) -> tuple[subprocess.Popen[bytes], RunGroup | None, bool]:
+) -> tuple[subprocess.Popen[bytes], RunGroup | None, bool, bool]:
     """Spawn with every available feature, dropping ones the kernel refuses."""
     while True:
         off = _disabled()
+        viewed = _use_bwrap(off, warnings)
         group = None if "cgroup" in off else create_group(limits.processes, limits.memory_mb)
         missing = {"pids"} if limits.processes else set()
         missing -= group.limited if group else set()
@@ -168,6 +172,12 @@ def _start(
         features = frozenset(wanted - off)
         for feature in sorted(wanted - features):
             _warn_once(feature, f"sandbox: running without {feature} isolation", warnings)
+        argv = list(cmd)
+        if viewed:  # bwrap gives both features (and more) itself
+            argv = bwrap.wrap(cmd, cwd=str(cwd), env=env, writable=writable, readable=readable,
+                              network=isolation.NETWORK not in features,
+                              view=isolation.WRITES in features)  # fmt: skip
+            features = frozenset()
         if watchdog:
             _warn_once("watchdog", "sandbox: no pids cgroup; process count enforced by polling", warnings)
         if limits.memory_mb and not (group and "memory" in group.limited):
@@ -179,7 +189,7 @@ def _start(
         join = group.join_files() if group else []
         try:
             proc = subprocess.Popen(
-                list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, start_new_session=True,
                 preexec_fn=_preexec(limits, nproc, join, step),
             )  # fmt: skip
@@ -207,7 +217,18 @@ def _start(
         os.close(write_fd)
         os.close(read_fd)
         warnings[:] = list(dict.fromkeys(warnings))
-        return proc, group, bool(watchdog)
+        return proc, group, bool(watchdog), viewed
+
+
+def _use_bwrap(off: set[str], warnings: list[str]) -> bool:
+    """Whether runs go through bwrap; if not, one warning naming what is missing."""
+    reason = "turned off by LOGICFUZZ_SANDBOX=no-bwrap" if "bwrap" in off else bwrap.problem()
+    if reason is None:
+        return True
+    _warn_once("bwrap", f"sandbox: {reason}; running without PID/IPC/UTS namespaces and without a "
+               "private filesystem view (files and sockets outside the run directory stay reachable); "
+               "install bubblewrap or allow user namespaces", warnings)  # fmt: skip
+    return False
 
 
 def run_sandboxed(
@@ -222,6 +243,7 @@ def run_sandboxed(
     append: bool = False,
     max_log_bytes: int = MAX_LOG_BYTES,
     writable: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
 ) -> SandboxResult:
     """Run ``cmd`` in its own session under ``limits``, writing stdout+stderr to ``log_path``.
 
@@ -233,67 +255,38 @@ def run_sandboxed(
             outside ``cwd``). The log keeps the first ``max_log_bytes`` and the last lines.
         wall_timeout: Seconds before the whole group is killed.
         limits: Resource limits and isolation for the child.
-        env: Environment (defaults to this process's).
+        env: Environment (default: :func:`fuzzkit.sandbox_env.step_env`, never this
+            process's); ``TMPDIR`` and ``HOME`` are set to ``cwd``.
         on_line: Called from a reader thread with (seconds since start, line) per line.
         append: Append to ``log_path`` instead of replacing it.
         max_log_bytes: Output kept from the start; after that only the last lines are kept.
         writable: More directories the command may write to.
+        readable: More files or directories the command may read (the program and every
+            absolute path in ``cmd`` are readable anyway).
     """
     cwd = Path(cwd).resolve()
     dirs = [str(cwd), *(str(Path(d).resolve()) for d in writable)]
     for directory in dirs:
         os.makedirs(directory, exist_ok=True)
-    child_env = {**(os.environ if env is None else env), "TMPDIR": str(cwd)}
+    child_env = {**(step_env() if env is None else env), "TMPDIR": str(cwd), "HOME": str(cwd)}
+    extra = [str(Path(p).resolve()) for p in readable]
     warnings: list[str] = []
     start = time.monotonic()
-    proc, group, watchdog = _start(cmd, cwd, child_env, limits, dirs, warnings)
+    proc, group, watchdog, viewed = _start(cmd, cwd, child_env, limits, dirs, extra, warnings)
     assert proc.stdout is not None
     reader = threading.Thread(
         target=pump, args=(proc.stdout, log_path, start, on_line, append, max_log_bytes), daemon=True
     )
     reader.start()
-    timed_out, limit = _wait(proc, wall_timeout, limits.processes if watchdog else None)
+    timed_out, limit = wait_or_kill(proc, wall_timeout, limits.processes if watchdog else None)
     seconds = time.monotonic() - start
     # Leftover children (a symbolizer, a forked helper) would hold the pipe open.
-    _kill_group(proc.pid, signal.SIGKILL)
+    kill_group(proc.pid, signal.SIGKILL)
     if group:
         limit = limit or group.hit()
         group.kill_and_remove()
     reader.join(timeout=10)
-    code = proc.returncode
+    code = bwrap.exit_code(proc.returncode) if viewed else proc.returncode
     if limit is None and code is not None:
         limit = {-signal.SIGXCPU: "cpu-time", -signal.SIGXFSZ: "file-size"}.get(code)
     return SandboxResult(code, round(seconds, 3), timed_out, "wall-time" if timed_out else limit, warnings)
-
-
-def _wait(
-    proc: subprocess.Popen[bytes], wall_timeout: float, watchdog: int | None
-) -> tuple[bool, str | None]:
-    """Wait for the process; kill its group on the wall timeout or the watchdog's count."""
-    deadline = time.monotonic() + wall_timeout
-    limit = None
-    while proc.poll() is None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        if watchdog is None:
-            try:
-                proc.wait(timeout=remaining)
-            except subprocess.TimeoutExpired:
-                break
-            continue
-        if count_session(proc.pid) > watchdog:
-            limit = "processes"
-            _kill_group(proc.pid, signal.SIGKILL)
-            proc.wait()
-            break
-        time.sleep(0.05)
-    if proc.poll() is not None:
-        return False, limit
-    _kill_group(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=2)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc.pid, signal.SIGKILL)
-        proc.wait()
-    return True, limit

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
 from collections import deque
 from collections.abc import Callable
@@ -72,3 +74,47 @@ def pump(
         if tail:
             log.write(f"\n[... {dropped} bytes of output dropped ...]\n".encode())
             log.writelines(tail)
+
+
+def kill_group(pid: int, sig: int) -> None:
+    """Signal process group ``pid``; a group that is gone is not an error."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def wait_or_kill(
+    proc: subprocess.Popen[bytes], wall_timeout: float, watchdog: int | None
+) -> tuple[bool, str | None]:
+    """Wait for the process; kill its group on the wall timeout or the watchdog's count.
+
+    Returns whether the wall timeout fired, and ``processes`` if the watchdog did.
+    """
+    deadline = time.monotonic() + wall_timeout
+    limit = None
+    while proc.poll() is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        if watchdog is None:
+            try:
+                proc.wait(timeout=remaining)
+            except subprocess.TimeoutExpired:
+                break
+            continue
+        if count_session(proc.pid) > watchdog:
+            limit = "processes"
+            kill_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+            break
+        time.sleep(0.05)
+    if proc.poll() is not None:
+        return False, limit
+    kill_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return True, limit

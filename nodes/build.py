@@ -15,6 +15,7 @@ from fuzzkit.diagnostics import SERIOUS_WARNINGS
 from fuzzkit.harness import build_harness
 from fuzzkit.library import LibraryBuild
 from nodes._common import log_event, visit, work_dir
+from nodes._prompt_text import for_prompt
 
 MAX_ERRORS_SHOWN = 20
 MAX_WARNINGS_SHOWN = 10
@@ -25,11 +26,13 @@ def errors_text(diagnostics: list[Any], log: str, harness: str = "") -> str:
 
     Each comes with clang's fix-its (``fix-it: insert "struct " at 12:3``) and file names
     only. The harness's own warnings that break it at run time (a ``T *`` passed for a
-    ``T **``, an implicit declaration) follow, so the same round fixes them too.
+    ``T **``, an implicit declaration) follow, so the same round fixes them too. The text is
+    redacted and capped (:func:`nodes._prompt_text.for_prompt`): the harness decides what
+    the compiler quotes.
     """
     errors = [d for d in diagnostics if d.severity in ("error", "fatal error")]
     if not errors:
-        return log.strip()[-4000:]
+        return for_prompt(log.strip()[-4000:])
     name = PurePath(harness).name
     warnings = [
         d for d in diagnostics
@@ -37,7 +40,7 @@ def errors_text(diagnostics: list[Any], log: str, harness: str = "") -> str:
         and (not name or PurePath(d.file).name == name)
     ]
     shown = errors[:MAX_ERRORS_SHOWN] + warnings[:MAX_WARNINGS_SHOWN]
-    return "\n".join(d.render_for_prompt() for d in shown)
+    return for_prompt("\n".join(d.render_for_prompt() for d in shown))
 
 
 def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from fuzzkit.input_flow import INPUT_PROBLEM, feeder_exists, input_reaches_api
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import run_fuzzer
 from nodes._common import ctx_of, log_event, visit, work_dir
+from nodes._prompt_text import crash_for_prompt
 
 
 def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -65,7 +66,8 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
     update: dict[str, Any] = {**visit("execution"), "run": record, "counters": {"fuzz_runs": 1}}
     if crashed:
         assert fuzz.crash is not None
-        update["crash"] = {"version": version, **fuzz.crash.to_dict(),
+        # The harness wrote the log the report was parsed from: redact and cap what prompts see.
+        update["crash"] = {"version": version, **crash_for_prompt(fuzz.crash.to_dict()),
                            "reproducer": str(fuzz.crash_files[0]) if fuzz.crash_files else ""}
     log_event(state, "execution.done", version=version, crashed=crashed,
               lines=summary["lines"], target_hits=target_hits,
