@@ -127,3 +127,34 @@ def heal(store: LifecycleStore, paths: BankPaths, existed: bool, read_only: bool
     notify("memory.bank.repair", action="rebuild lifecycle store", file=paths.lifecycle.name,
            problem=problem, backup=backup, decisions_replayed=decisions,
            journal=has_journal, journal_lines_skipped=skipped)
+
+
+def check_files(paths: BankPaths, read_only: bool) -> None:
+    """A quick check before a run: refuse when the lifecycle store is damaged beyond healing.
+
+    Loads no model and writes nothing (the store is opened ``immutable``); what a writer can
+    heal on open passes.
+
+    Raises:
+        BankFileError: the store is damaged and this run could not rebuild it.
+    """
+    if RecordLog(paths.jsonl).size() == 0:
+        return
+    path = paths.lifecycle
+    problem = "is missing or empty"
+    if path.is_file() and path.stat().st_size > 0:
+        try:
+            conn = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+            try:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                problem = ""
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            problem = f"is not a readable SQLite database ({exc})"
+    if not problem or (not read_only and paths.journal.is_file()):
+        return
+    raise BankFileError(f"lifecycle store {path} {problem}",
+                        f"run `{repair_command(paths)}` to rebuild it from the records"
+                        + ("" if paths.journal.is_file() else
+                           " (no lifecycle journal: trust, levels and hits restart from their defaults)"))

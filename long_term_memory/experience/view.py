@@ -72,6 +72,7 @@ class BankView:
         self.stamp: tuple[Any, ...] = ()
         self.skipped_lines = 0
         self.fingerprint = ""  # the embedder's, once known (see model_guard)
+        self.mismatch = ""  # why the last fast open failed, when the files disagree
         self.crc = 0  # CRC-32 of the JSONL up to ``offset``
         self._reset()
 
@@ -138,7 +139,16 @@ class BankView:
     def load(self, full: bool = False) -> None:
         """Read the bank, by the fast path when the files agree, else fully (with repairs)."""
         meta = self.vector_file.read_meta()
+        self.mismatch = ""
         if full or not self._load_fast(meta):
+            if self.mismatch:
+                log.warning("%s: %s; reading the records in full", self.paths.task, self.mismatch)
+                self.notify("memory.bank.repair", action="rebuild the catalog from the records",
+                            file=self.paths.lifecycle.name, reason=self.mismatch)
+            if meta is None and self.paths.meta.is_file():
+                log.warning("%s is unreadable; the vectors are rebuilt", self.paths.meta.name)
+                self.notify("memory.bank.repair", action="rebuild vectors", file=self.paths.meta.name,
+                            reason="unreadable")
             self._load_full(meta)
         self.stamp = self._stamp()
 
@@ -155,14 +165,20 @@ class BankView:
             return False
         columns = catalog.columns_for(meta.item_ids)
         if columns is None or len(catalog.ids) != meta.count:
+            self.mismatch = (f"the catalog lists {len(catalog.ids)} items, {self.paths.meta.name} "
+                             f"{meta.count}")
             return False
         tasks, offsets, digests = columns
         if not all(digests) or (offsets and min(offsets) < 0):
             return False
         vectors = self.vector_file.read_rows(meta)
-        if vectors is None or invalid_rows(vectors).any():
+        if vectors is None:
+            return False
+        if invalid_rows(vectors).any():
+            self.mismatch = f"{self.paths.vectors.name} has rows that are not finite"
             return False
         if self.log.file_crc() != (size, catalog.jsonl_crc):
+            self.mismatch = f"{self.paths.jsonl.name} does not match the checksum the catalog stored"
             return False
         self._reset()
         self.records = catalog.records
