@@ -62,7 +62,6 @@ class ExperienceBank(BankWrites):
         self._mutex = threading.RLock()
         self._lock_depth = 0
         self._presence: WriterPresence | None = None
-        self._life_existed = paths.lifecycle.is_file() and paths.lifecycle.stat().st_size > 0
         self._life = LifecycleStore(paths.lifecycle, config.gatekeeper, read_only=read_only,
                                     journal=paths.journal)
         self._view = BankView(paths, config, embedder, read_only, self._life, self._notify)
@@ -105,7 +104,7 @@ class ExperienceBank(BankWrites):
             with bank._locked():
                 if not read_only:
                     bank._view.fingerprint = fingerprint_of(embedder)
-                heal(bank._life, bank.paths, bank._life_existed, read_only, bank._notify, force=repair)
+                heal(bank._life, bank.paths, read_only, bank._notify, force=repair)
                 bank._view.load(full=repair)
                 if not read_only:
                     bank._presence = WriterPresence(bank.paths, bank._view.fingerprint)

@@ -148,6 +148,12 @@ class LifecycleStore(SqliteFile):
         self.config = config
         self.journal = Journal(journal) if journal is not None else None
 
+    def reopen(self) -> None:
+        """Open the file again (after a damaged one was moved aside: creates a new one)."""
+        self.close()
+        self.__init__(self.path, self.config, self.read_only,  # type: ignore[misc]
+                      self.journal.path if self.journal else None)
+
     def _migrate(self) -> None:
         """Add the checksum columns to a store written before they existed."""
         assert self._conn is not None

@@ -1,8 +1,9 @@
 """Checking the lifecycle store when a bank opens, and rebuilding it when it is damaged.
 
 A store SQLite cannot read ("file is not a database"), or one that is missing or empty while
-the records file is not, is rebuilt by a writer: the damaged file (with its ``-wal``/``-shm``)
-is moved aside as ``<name>.broken-<time>``, never deleted; item rows, merges and support come
+the records file is not, is rebuilt by a writer: an unreadable file (with its ``-wal``/``-shm``)
+is moved aside as ``<name>.broken-<time>``, never deleted (an empty one is filled in place:
+other processes may hold it open, and it holds nothing to keep); item rows, merges and support come
 from the records, trust, levels and history from a replay of the lifecycle journal. Without a
 journal (a bank written before it existed) nothing can restore those statistics, so the open
 refuses with one line naming the file and ``logicfuzz memory repair``, which rebuilds with the
@@ -40,14 +41,16 @@ def repair_command(paths: BankPaths) -> str:
     return f"logicfuzz memory repair --dir {paths.directory} --task {paths.task}"
 
 
-def diagnose(store: LifecycleStore, paths: BankPaths, existed: bool) -> str:
-    """What is wrong with the store, as the end of a sentence naming it ('' when nothing)."""
+def diagnose(store: LifecycleStore, paths: BankPaths) -> str:
+    """What is wrong with the store, as the end of a sentence naming it ('' when nothing).
+
+    Call under the bank lock: a writer appends a record and its catalog rows under it, so
+    records without any catalog state mean the store was lost, emptied or replaced.
+    """
     if store.broken:
         return f"is not a readable SQLite database ({store.broken})"
     if RecordLog(paths.jsonl).size() == 0:
         return ""
-    if not existed:
-        return "is missing or empty"
     try:
         with store.reading() as conn:
             if conn is None:
@@ -80,8 +83,8 @@ def ensure_journal(store: LifecycleStore) -> None:
         store.journal.append(snapshot(conn, _STAT_COLUMNS))
 
 
-def heal(store: LifecycleStore, paths: BankPaths, existed: bool, read_only: bool,
-         notify: Callable[..., Any], force: bool = False) -> None:
+def heal(store: LifecycleStore, paths: BankPaths, read_only: bool, notify: Callable[..., Any],
+         force: bool = False) -> None:
     """Check the store; rebuild it from the records and the journal when it is damaged.
 
     Call under the bank lock, before the view loads.
@@ -90,7 +93,7 @@ def heal(store: LifecycleStore, paths: BankPaths, existed: bool, read_only: bool
         BankFileError: the store is damaged and the bank is read-only, or there is no journal
             to restore the statistics from and ``force`` is not set.
     """
-    problem = diagnose(store, paths, existed)
+    problem = diagnose(store, paths)
     journal = store.journal
     if not problem:
         ensure_journal(store)
@@ -107,9 +110,11 @@ def heal(store: LifecycleStore, paths: BankPaths, existed: bool, read_only: bool
             "levels and hits from",
             f"run `{repair_command(paths)}` to rebuild it (the records are kept; trust, levels and "
             "hits restart from their defaults; the damaged file is kept as a backup)")
-    store.close()
-    backup = move_aside(paths.lifecycle)
-    store.__init__(paths.lifecycle, store.config, False, journal.path if journal else None)  # type: ignore[misc]
+    backup = ""
+    if store.broken:
+        store.close()
+        backup = move_aside(paths.lifecycle)
+        store.reopen()
     if store.broken:
         raise BankFileError(f"lifecycle store {where} cannot be recreated ({store.broken})",
                             "check the directory's permissions and free space")
