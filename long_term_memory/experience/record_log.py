@@ -5,7 +5,7 @@ sibling ``.lock`` file and is one ``write`` of whole lines followed by ``fsync``
 killed mid-write leaves an unterminated last line: readers skip it with a warning, and the next
 writer truncates it before appending (under the lock no one else can be mid-write).
 
-Reading computes a CRC-32 of every line and of the whole file (chained with ``zlib.crc32``): the
+Reading computes a CRC-32 of every line and of the whole file (chained): the
 lifecycle catalog stores both, so an open can tell in one pass over the bytes whether the file
 is still the one the catalog and the vectors describe, and which records changed if not. Lines
 that must go (a corrupt line, a torn tail) are first copied, byte for byte, into the bank's
@@ -14,10 +14,10 @@ quarantine file (see ``quarantine``), then removed.
 
 from __future__ import annotations
 
+import binascii
 import fcntl
 import logging
 import os
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -110,7 +110,7 @@ class RecordLog:
         last_newline = data.rfind(b"\n")
         complete = data[: last_newline + 1] if last_newline >= 0 else b""
         result.torn_bytes = len(data) - len(complete)
-        result.crc = zlib.crc32(complete, seed)
+        result.crc = binascii.crc32(complete, seed)
         position = offset
         for line in complete.split(b"\n")[:-1]:
             start = position
@@ -123,7 +123,7 @@ class RecordLog:
                 value = None
             if isinstance(value, dict):
                 result.records.append((start, value))
-                result.line_crc[start] = (len(line) + 1, zlib.crc32(line + b"\n"))
+                result.line_crc[start] = (len(line) + 1, binascii.crc32(line + b"\n"))
             else:
                 result.bad_lines.append(start)
                 result.bad_raw[start] = line
@@ -159,7 +159,7 @@ class RecordLog:
         try:
             with open(self.path, "rb") as handle:
                 while block := handle.read(1 << 20):
-                    crc, size = zlib.crc32(block, crc), size + len(block)
+                    crc, size = binascii.crc32(block, crc), size + len(block)
         except FileNotFoundError:
             pass
         return size, crc

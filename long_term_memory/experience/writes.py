@@ -7,10 +7,10 @@ two steps leaves a state the next opener completes: see ``view.BankView.load`` a
 
 from __future__ import annotations
 
+import binascii
 import dataclasses
 import threading
 import uuid
-import zlib
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -120,7 +120,7 @@ class BankWrites:
             with open(self.paths.jsonl, "rb") as handle:
                 handle.seek(start)
                 written = handle.read(end - start)
-            line_crc, file_crc = zlib.crc32(written), zlib.crc32(written, view.crc)
+            line_crc, file_crc = binascii.crc32(written), binascii.crc32(written, view.crc)
             meta = view.meta
             assert meta is not None
             if meta.count == 0:
