@@ -62,9 +62,10 @@ def _run(args: argparse.Namespace) -> int:
                   api_key_env=args.api_key_env, memory_config=args.memory_config,
                   fallback="" if args.no_fallback else args.fallback)
     get_chat_model(ctx)  # a missing key or unknown provider stops here, before any work
-    from nodes._experience import config_of
+    from nodes._experience import config_of, preflight_bank
 
     config_of(ctx)  # so does a bad experience-memory config file
+    preflight_bank(ctx)  # and a damaged experience bank that needs `logicfuzz memory repair`
     functions = [f for part in args.functions or [] for f in part.split(",") if f]
     options = RunOptions(Path(args.benchmark), functions, Path(args.out) if args.out else None, ctx,
                          jobs=args.jobs)

@@ -1,15 +1,19 @@
-"""``logicfuzz memory list | show ID | search TEXT | stats | export | prune``.
+"""``logicfuzz memory list | show ID | search TEXT | stats | export | prune | repair``.
 
 Every command works on one bank: ``--task`` (default from the config, ``fuzz-c``) in ``--dir``
 (default ``<cache dir>/experience/<task>``), configured by ``--config``. Inspection commands
 open the bank read-only and load no embedding model unless they must encode (``search``).
-Exit codes: 0 done; 2 bad input (no such bank, id, option or config value).
+``repair`` reads every bank file in full and heals it: corrupt record lines go to the quarantine
+file, a damaged lifecycle store is rebuilt (kept as a backup), bad vectors are embedded again.
+Exit codes: 0 done; 2 bad input (no such bank, id, option or config value) or a damaged bank
+file that needs ``memory repair``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,6 +85,9 @@ def add_memory_commands(subparsers: Any) -> None:
                    help="remove items neither created nor validated in this many days")
     p.add_argument("--dry-run", action="store_true", help="only show what would be removed")
     p.set_defaults(func=_prune)
+    p = sub.add_parser("repair", help="check every bank file and heal what is damaged (keeps backups)")
+    _common(p)
+    p.set_defaults(func=_repair)
 
 
 def _config(args: argparse.Namespace) -> ExperienceConfig:
@@ -100,9 +107,13 @@ def _guarded(func: Any) -> Any:
         try:
             return int(func(args))
         except (admin.BankNotFoundError, ExperienceConfigError, EmbeddingModelError, KeyError,
-                ValueError, ReadOnlyBankError) as exc:
+                ValueError, ReadOnlyBankError, sqlite3.DatabaseError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            err.print(f"[red]error:[/] {message}")
+            hint = getattr(exc, "hint", "")
+            if isinstance(exc, sqlite3.DatabaseError):
+                message = f"the bank's lifecycle store cannot be read ({exc})"
+                hint = "run `logicfuzz memory repair` with the same --task/--dir to rebuild it"
+            err.print(f"[red]error:[/] {message}" + (f"\n[yellow]hint:[/] {hint}" if hint else ""))
             return 2
     run.__doc__ = func.__doc__
     return run
@@ -255,4 +266,19 @@ def _prune(args: argparse.Namespace) -> int:
         err.print(f"{verb} {row['item_id']} ({row['reason']}): {_short(row['title'], 60)}")
     err.print(f"{verb} {len(report.removed)} items, {report.records_dropped} records left empty; "
               f"{report.kept} items kept")
+    return 0
+
+
+@_guarded
+def _repair(args: argparse.Namespace) -> int:
+    config = _config(args)
+    task = args.task or config.bank.task
+    directory = Path(args.dir).expanduser() if args.dir else config.with_overrides(
+        bank__task=task).bank_directory()
+    with admin.repair(task, directory, config) as bank:
+        for notice in bank.notices:
+            detail = ", ".join(f"{k}={v}" for k, v in notice.items() if k not in ("type", "bank"))
+            err.print(f"{notice['type']}: {detail}")
+        err.print(f"bank {task} in {directory}: {bank.record_count} records, {bank.size} items; "
+                  + ("repaired" if bank.notices else "nothing to repair"))
     return 0

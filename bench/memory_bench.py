@@ -28,6 +28,7 @@ from long_term_memory.experience import ExperienceBank, ExperienceConfig, Hashin
 from long_term_memory.experience.catalog import BankPaths, catalog_update, item_digest
 from long_term_memory.experience.index import ItemIndex, faiss_module
 from long_term_memory.experience.lifecycle import LifecycleStore
+from long_term_memory.experience.model_guard import PROBE_TEXT
 from long_term_memory.experience.models import MemoryItem, MemoryRecord
 from long_term_memory.experience.record_log import RecordLog
 from long_term_memory.experience.vector_file import VectorFile, VectorMeta
@@ -36,7 +37,11 @@ DIM = 384
 
 
 class RefusingEmbedder:
-    """Stands in for the model the bank was built with; encoding anything is a failure."""
+    """Stands in for the model the bank was built with; encoding any item is a failure.
+
+    A writer encodes one fixed probe text to fingerprint its model (``model_guard``); that is
+    answered by the real hashing embedder and not counted.
+    """
 
     name = "hashing-384"  # the bank below is labelled with this model, so writes can use it later
     dim = DIM
@@ -45,6 +50,8 @@ class RefusingEmbedder:
         self.calls = 0
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        if texts == [PROBE_TEXT]:
+            return HashingEmbedder(DIM).encode(texts)
         self.calls += 1
         raise AssertionError(f"the bank tried to encode {len(texts)} texts on open")
 
@@ -129,8 +136,9 @@ def write_bank(directory: Path, n_items: int, rng: np.random.Generator) -> None:
     log.rewrite(records)
     meta = VectorMeta(model=RefusingEmbedder.name, dim=DIM, item_ids=ids, jsonl_offset=log.size())
     life = LifecycleStore(paths.lifecycle, ExperienceConfig().gatekeeper)
-    life.update_catalog(catalog_update(log.read_from(0).records, (meta.generation, meta.jsonl_offset),
-                                       full=True))
+    read = log.read_from(0)
+    life.update_catalog(catalog_update(read.records, (meta.generation, meta.jsonl_offset, read.crc),
+                                       full=True, line_crc=read.line_crc))
     life.close()
     VectorFile(paths.vectors, paths.meta).rewrite(meta, unit(rng, n_items))
 

@@ -44,6 +44,8 @@ from long_term_memory.experience import (
     task_id_of,
     trajectory_from_state,
 )
+from long_term_memory.experience.catalog import BankPaths
+from long_term_memory.experience.lifecycle_health import check_files
 from long_term_memory.experience.matts import refinement_extraction_prompt
 from nodes._common import ctx_of, log_event, work_dir
 from nodes._llm import call_agent
@@ -84,6 +86,19 @@ def run_dir(state: FuzzState) -> Path:
 def events_of(state: FuzzState) -> EventLog:
     """The run's memory audit log."""
     return EventLog(run_dir(state) / "run.events.jsonl")
+
+
+def preflight_bank(ctx: Context) -> None:
+    """Refuse a run, before any target, whose bank has a damaged file no writer could heal.
+
+    Raises:
+        BankFileError: one line naming the file, and ``logicfuzz memory repair`` as the hint.
+    """
+    if not mode_allows_retrieval(ctx.memory_mode) and not mode_allows_writes(ctx.memory_mode):
+        return
+    cfg = config_of(ctx)
+    check_files(BankPaths(cfg.bank_directory(), cfg.bank.task),
+                read_only=not mode_allows_writes(ctx.memory_mode))
 
 
 def _bank(ctx: Context) -> ExperienceBank:

@@ -52,6 +52,26 @@ def open_existing(
     )
 
 
+def repair(task: str, directory: Path, config: ExperienceConfig) -> ExperienceBank:
+    """Open a bank for writing, reading every file in full and healing what is damaged.
+
+    Corrupt record lines are quarantined, a damaged lifecycle store is moved aside and rebuilt
+    (from the journal when there is one, else with default statistics), bad vectors are embedded
+    again; :attr:`ExperienceBank.notices` lists what was done.
+
+    Raises:
+        BankNotFoundError: no ``<task>.jsonl`` in ``directory``.
+    """
+    paths = BankPaths(directory, task)
+    if not paths.jsonl.exists():
+        raise BankNotFoundError(
+            f"no experience bank {task!r} in {directory} (no {paths.jsonl.name}); pass --dir/--task "
+            "to point at the bank to repair"
+        )
+    return ExperienceBank.open(task, directory, config, resolve_embedder(config.embedding.model),
+                               repair=True)
+
+
 def find(bank: ExperienceBank, ident: str) -> tuple[str, str]:
     """``("item", id)`` or ``("record", id)`` for an item id, record id or unique prefix.
 

@@ -3,9 +3,16 @@
 Files, in ``<directory>/`` (default ``<cache dir>/experience/<task>/``), all named after the
 task: ``<task>.jsonl`` (records), ``<task>.embeddings.npy`` + ``<task>.meta.json`` (item vectors,
 model, row order), ``<task>.lifecycle.sqlite`` (trust, levels, hits, validations) and
-``<task>.lock``. Writers take the lock, append and fsync, then commit the vectors; a write
-interrupted at any point is completed (or cut back) by the next process that opens the bank.
-A read-only bank never changes, creates or locks-by-creating any file.
+``<task>.lock``; ``<task>.lifecycle.jsonl`` (the lifecycle journal), ``<task>.quarantine.jsonl``
+(lines taken out of the records) and ``<task>.writer-<fingerprint>.lock`` (see ``model_guard``).
+Writers take the lock, append and fsync, then commit the vectors; a write interrupted at any
+point is completed (or cut back) by the next process that opens the bank. Damaged files are
+healed on open or refused with one line (``lifecycle_health``, ``view``). A read-only bank
+never changes, creates or locks-by-creating any file.
+
+What an open or a sync repaired is kept in :attr:`ExperienceBank.notices` and written to the
+first event log a later call receives (``search(events=...)``, ``apply``), so it reaches the
+run's ``run.events.jsonl``.
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ from fuzzkit.paths import cache_dir
 from long_term_memory.embeddings import Embedder
 from long_term_memory.experience.catalog import BankPaths, ItemEntry
 from long_term_memory.experience.config import ExperienceConfig
-from long_term_memory.experience.embedder import resolve_embedder
+from long_term_memory.experience.embedder import DeferredEmbedder, resolve_embedder
 from long_term_memory.experience.events import EventLog
 from long_term_memory.experience.lifecycle import LifecycleStore
+from long_term_memory.experience.lifecycle_health import heal
+from long_term_memory.experience.model_guard import WriterPresence, fingerprint_of
 from long_term_memory.experience.models import ItemStats, Match
 from long_term_memory.experience.record_log import bank_lock
 from long_term_memory.experience.rules import freshness
@@ -48,10 +57,13 @@ class ExperienceBank(BankWrites):
         """Use :meth:`open`."""
         self.paths, self.config, self.embedder, self.read_only = paths, config, embedder, read_only
         self.notices: list[dict[str, Any]] = []
+        self._delivered = 0
         self._events = events
         self._mutex = threading.RLock()
         self._lock_depth = 0
-        self._life = LifecycleStore(paths.lifecycle, config.gatekeeper, read_only=read_only)
+        self._presence: WriterPresence | None = None
+        self._life = LifecycleStore(paths.lifecycle, config.gatekeeper, read_only=read_only,
+                                    journal=paths.journal)
         self._view = BankView(paths, config, embedder, read_only, self._life, self._notify)
 
     @classmethod
@@ -64,16 +76,20 @@ class ExperienceBank(BankWrites):
         *,
         read_only: bool = False,
         events: EventLog | None = None,
+        repair: bool = False,
     ) -> ExperienceBank:
         """Open (write mode: create) the bank of ``task``.
 
         Stored vectors are reused, never re-encoded, unless the embedding model changed (all
         items are embedded again from their text) or an interrupted write left items without
-        vectors (those are embedded).
+        vectors (those are embedded). ``repair`` reads every file in full and rebuilds a damaged
+        lifecycle store even without a journal (statistics at their defaults).
 
         Raises:
             ExperienceConfigError: the default config file is invalid.
             EmbeddingModelError: the configured embedding model cannot be loaded.
+            BankFileError: a damaged file that could not be healed (see ``lifecycle_health``).
+            ModelConflictError: a live writer uses the bank with another embedding model.
         """
         config = config or ExperienceConfig.load()
         if directory is None:
@@ -84,8 +100,17 @@ class ExperienceBank(BankWrites):
             )
         embedder = embedder or resolve_embedder(config.embedding.model)
         bank = cls(BankPaths(Path(directory), task), config, embedder, read_only, events)
-        with bank._locked():
-            bank._view.load()
+        try:
+            with bank._locked():
+                if not read_only:
+                    bank._view.fingerprint = fingerprint_of(embedder)
+                heal(bank._life, bank.paths, read_only, bank._notify, force=repair)
+                bank._view.load(full=repair)
+                if not read_only:
+                    bank._presence = WriterPresence(bank.paths, bank._view.fingerprint)
+        except BaseException:
+            bank.close()
+            raise
         return bank
 
     @classmethod
@@ -110,6 +135,14 @@ class ExperienceBank(BankWrites):
         self.notices.append(notice)
         if self._events is not None:
             self._events.emit(kind, bank=self.paths.task, **data)
+            self._delivered = len(self.notices)
+
+    def deliver_notices(self, events: EventLog) -> None:
+        """Write the notices no event log has received yet to ``events``."""
+        with self._mutex:
+            pending, self._delivered = self.notices[self._delivered :], len(self.notices)
+        for notice in pending:
+            events.emit(notice["type"], **{k: v for k, v in notice.items() if k != "type"})
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -131,8 +164,11 @@ class ExperienceBank(BankWrites):
                     self._lock_depth = 0
 
     def close(self) -> None:
-        """Release the database connection (safe to call twice)."""
+        """Release the database connection and the writer's model lock (safe to call twice)."""
         self._life.close()
+        if self._presence is not None:
+            self._presence.release()
+            self._presence = None
 
     def __enter__(self) -> ExperienceBank:
         return self
@@ -174,16 +210,25 @@ class ExperienceBank(BankWrites):
         vector = self.embedder.encode([query])[0] if k > 0 else None
         with self._locked():
             view = self._view
+            if vector is not None and not view.fingerprint and not isinstance(self.embedder,
+                                                                              DeferredEmbedder):
+                view.fingerprint = fingerprint_of(self.embedder)  # read-only: checked on first encode
+                if view.meta is not None and not view._same_model(view.meta):
+                    view.load()
             view.sync()
             chosen: list[tuple[ItemEntry, float]] = []
-            if view.ids and vector is not None and view.index is not None:
-                wanted = k + view.task_items.get(exclude_task_id or "", 0)
-                rows = [
-                    (row, score)
-                    for row, score in view.index.search(vector, wanted)
-                    if score >= threshold and view.tasks[row] != exclude_task_id
-                ][:k]
-                chosen = [(view.entry(row), score) for row, score in rows]
+            for attempt in range(2):
+                try:
+                    chosen = self._chosen(vector, k, threshold, exclude_task_id)
+                    break
+                except KeyError as exc:  # the JSONL changed behind the catalog: read it in full
+                    self._notify("memory.bank.repair", action="reload after a record went missing",
+                                 error=str(exc.args[0] if exc.args else exc))
+                    if attempt:
+                        raise
+                    view.load(full=True)
+        if events is not None:
+            self.deliver_notices(events)
         matches = self._matches(chosen)
         if events is not None:
             events.emit(
@@ -205,6 +250,19 @@ class ExperienceBank(BankWrites):
                 ],
             )
         return matches
+
+    def _chosen(self, vector: Any, k: int, threshold: float,
+                exclude_task_id: str | None) -> list[tuple[ItemEntry, float]]:
+        view = self._view
+        if not view.ids or vector is None or view.index is None:
+            return []
+        wanted = k + view.task_items.get(exclude_task_id or "", 0)
+        rows = [
+            (row, score)
+            for row, score in view.index.search(vector, wanted)
+            if score >= threshold and view.tasks[row] != exclude_task_id
+        ][:k]
+        return [(view.entry(row), score) for row, score in rows]
 
     def _stats_for(self, entries: list[ItemEntry]) -> dict[str, ItemStats]:
         stats = self._life.stats([e.item_id for e in entries])

@@ -62,6 +62,16 @@ class BankPaths:
         """The writers' lock file."""
         return self.file(".lock")
 
+    @property
+    def journal(self) -> Path:
+        """The lifecycle journal (every lifecycle write, to rebuild the SQLite store from)."""
+        return self.file(".lifecycle.jsonl")
+
+    @property
+    def quarantine(self) -> Path:
+        """Lines taken out of the records, kept byte for byte."""
+        return self.file(".quarantine.jsonl")
+
 
 def item_digest(title: str, description: str, content: str) -> str:
     """Hash of an item's normalized text (the same as ``MemoryItem.content_hash``)."""
@@ -102,6 +112,15 @@ def entry_from(record: dict[str, Any], item: dict[str, Any]) -> ItemEntry:
     )
 
 
+def record_problem(start: int, record: dict[str, Any]) -> str:
+    """Why a stored record cannot be used ('' when it can)."""
+    try:
+        found_in(start, record)
+    except ValueError as exc:
+        return str(exc)
+    return "" if isinstance(record.get("memory_items"), list) else "memory_items is not a list"
+
+
 def found_in(start: int, record: dict[str, Any]) -> list[Found]:
     """The indexed items of a stored record (merged-away items are not indexed).
 
@@ -112,27 +131,38 @@ def found_in(start: int, record: dict[str, Any]) -> list[Found]:
         task_id, out = record["task_id"], []
         if not isinstance(record["memory_id"], str) or not isinstance(task_id, str):
             raise TypeError("memory_id and task_id must be strings")
-        str(record["query"]), bool(record["is_success"])
+        str(record["query"]), bool(record["is_success"]), float(record.get("created_at") or 0.0)
         for item in record["memory_items"]:
+            if not isinstance(item, dict):
+                raise TypeError("an item is not an object")
             if not item.get("item_id") or item.get("merged_into"):
                 continue
+            if not all(isinstance(item[k], str) for k in ("item_id", "title", "description", "content")):
+                raise TypeError("item_id, title, description and content must be strings")
             digest = item.get("digest") or item_digest(item["title"], item["description"], item["content"])
             out.append(Found(item["item_id"], task_id, start, digest, record, item))
         return out
-    except (KeyError, TypeError, AttributeError) as exc:
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"record {record.get('memory_id')!r} is malformed: {exc!r}") from exc
 
 
 def catalog_update(
-    records: list[tuple[int, dict[str, Any]]], state: tuple[str, int] | None, full: bool = False
+    records: list[tuple[int, dict[str, Any]]],
+    state: tuple[Any, ...] | None,
+    full: bool = False,
+    line_crc: dict[int, tuple[int, int]] | None = None,
 ) -> CatalogUpdate:
-    """The catalog and lifecycle rows a set of stored records implies."""
+    """The catalog and lifecycle rows a set of stored records implies.
+
+    ``line_crc`` (record offset to line length and CRC-32) adds the per-record checksums.
+    """
     update = CatalogUpdate(state=state, full=full)
+    line_crc = line_crc or {}
     for start, record in records:
         memory_id, task_id = record.get("memory_id"), record.get("task_id")
         if not isinstance(memory_id, str) or not isinstance(task_id, str):
             continue
-        update.records.append((memory_id, task_id, start))
+        update.records.append((memory_id, task_id, start, *line_crc.get(start, (-1, None))))
         created = float(record.get("created_at") or 0.0)
         for position, item in enumerate(record.get("memory_items") or []):
             if not isinstance(item, dict):

@@ -6,7 +6,8 @@ experience memory (a skip always carries a ``reason``):
 ``memory.search.result``, ``memory.inject``, ``memory.hit.write``, ``memory.validation.write``,
 ``memory.candidate.write``, ``memory.candidate.merge``, ``memory.candidate.skip``,
 ``memory.extract.request``, ``memory.extract.error``, ``memory.extract.skip``,
-``memory.write.skip``, ``memory.bank.reembed``, ``memory.bank.repair``, ``memory.bank.torn_line``.
+``memory.write.skip``, ``memory.bank.reembed``, ``memory.bank.repair``, ``memory.bank.torn_line``,
+``memory.bank.quarantine`` (unusable JSONL lines moved to the quarantine file, or skipped).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ EVENT_TYPES = frozenset(
         "memory.bank.reembed",
         "memory.bank.repair",
         "memory.bank.torn_line",
+        "memory.bank.quarantine",
     }
 )
 

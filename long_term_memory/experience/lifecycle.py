@@ -1,8 +1,12 @@
 """Lifecycle statistics in SQLite: per-item trust and levels, hit and validation history.
 
 The same database holds the bank's catalog (each item's owner task, record offset and text
-digest; each record's offset) stamped with the vectors' generation and the JSONL length it
-describes, so a bank whose files agree opens without parsing its JSONL.
+digest; each record's offset, length and CRC-32) stamped with the vectors' generation and the
+JSONL length and CRC-32 it describes, so a bank whose files agree opens without parsing its
+JSONL, and one whose JSONL changed behind its back is caught (see ``view``).
+
+Every decision is also written to the lifecycle journal (``journal``), from which a lost or
+corrupt store is rebuilt (``lifecycle_health``).
 
 Every post-run write happens in one transaction keyed by the decision id: a run resumed after
 a crash replays its decision and the second attempt changes nothing. (WAL, busy timeout and
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from long_term_memory.experience.config import GatekeeperConfig
+from long_term_memory.experience.journal import Journal, JournalEntry
 from long_term_memory.experience.models import HitRef, ItemStats, ValidationPlan
 from long_term_memory.experience.rules import apply_hit, apply_validation
 from long_term_memory.experience.sqlite_file import SqliteFile
@@ -33,9 +38,11 @@ CREATE TABLE IF NOT EXISTS items (
   support INTEGER NOT NULL, created_at REAL NOT NULL, last_pass_at REAL NOT NULL,
   updated_at REAL NOT NULL, digest TEXT NOT NULL DEFAULT '', record_offset INTEGER NOT NULL DEFAULT -1);
 CREATE TABLE IF NOT EXISTS records (
-  memory_id TEXT PRIMARY KEY, task_id TEXT NOT NULL, record_offset INTEGER NOT NULL);
+  memory_id TEXT PRIMARY KEY, task_id TEXT NOT NULL, record_offset INTEGER NOT NULL,
+  length INTEGER NOT NULL DEFAULT -1, crc INTEGER);
 CREATE TABLE IF NOT EXISTS catalog_state (
-  id INTEGER PRIMARY KEY CHECK (id = 1), generation TEXT NOT NULL, jsonl_offset INTEGER NOT NULL);
+  id INTEGER PRIMARY KEY CHECK (id = 1), generation TEXT NOT NULL, jsonl_offset INTEGER NOT NULL,
+  jsonl_crc INTEGER);
 CREATE TABLE IF NOT EXISTS merges (
   memory_id TEXT NOT NULL, position INTEGER NOT NULL, item_id TEXT NOT NULL,
   task_id TEXT NOT NULL, ts REAL NOT NULL, PRIMARY KEY (memory_id, position));
@@ -72,13 +79,15 @@ class CatalogUpdate:
     """Items, merges and records a set of JSONL lines implies, and the state they bring about.
 
     ``full`` means the update lists every record of the bank (after a rewrite or a repair), so
-    records missing from it are forgotten.
+    records missing from it are forgotten and items missing from it leave the catalog (their
+    statistics stay). ``records`` rows are ``(memory_id, task_id, offset[, length, crc])``;
+    ``state`` is ``(generation, jsonl_offset[, jsonl_crc])``.
     """
 
     items: list[NewItem] = dataclasses.field(default_factory=list)
     merges: list[Merge] = dataclasses.field(default_factory=list)
-    records: list[tuple[str, str, int]] = dataclasses.field(default_factory=list)
-    state: tuple[str, int] | None = None
+    records: list[tuple[Any, ...]] = dataclasses.field(default_factory=list)
+    state: tuple[Any, ...] | None = None
     full: bool = False
 
 
@@ -92,6 +101,8 @@ class Catalog:
     digests: list[str]
     records: dict[str, int]
     state: tuple[str, int] | None
+    jsonl_crc: int | None = None
+    record_crc: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def columns_for(self, order: list[str]) -> tuple[list[str], list[int], list[str]] | None:
         """(tasks, offsets, digests) in ``order``; None when an id has no row."""
@@ -123,10 +134,33 @@ _INSERT_ITEM = (f"INSERT INTO items (memory_id, task_id, updated_at, digest, rec
 class LifecycleStore(SqliteFile):
     """``<task>.lifecycle.sqlite``: item statistics, hit/validation/merge history, catalog."""
 
-    def __init__(self, path: Path, config: GatekeeperConfig, read_only: bool = False) -> None:
-        """Open (write mode: create) the database."""
-        super().__init__(path, _SCHEMA, read_only)
+    def __init__(self, path: Path, config: GatekeeperConfig, read_only: bool = False,
+                 journal: Path | None = None) -> None:
+        """Open (write mode: create) the database; a file SQLite cannot read sets :attr:`broken`."""
+        self.broken = ""
+        try:
+            super().__init__(path, _SCHEMA, read_only)
+            if not read_only:
+                self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self.broken = str(exc)
+            self.close()
         self.config = config
+        self.journal = Journal(journal) if journal is not None else None
+
+    def reopen(self) -> None:
+        """Open the file again (after a damaged one was moved aside: creates a new one)."""
+        self.close()
+        self.__init__(self.path, self.config, self.read_only,  # type: ignore[misc]
+                      self.journal.path if self.journal else None)
+
+    def _migrate(self) -> None:
+        """Add the checksum columns to a store written before they existed."""
+        assert self._conn is not None
+        for table, column, kind in (("records", "length", "INTEGER NOT NULL DEFAULT -1"),
+                                    ("records", "crc", "INTEGER"), ("catalog_state", "jsonl_crc", "INTEGER")):
+            if column not in {r[1] for r in self._conn.execute(f"PRAGMA table_info({table})")}:
+                self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     def _default(self, item: NewItem) -> ItemStats:
         return ItemStats(item_id=item.item_id, trust=self.config.initial_trust, created_at=item.created_at)
@@ -147,7 +181,10 @@ class LifecycleStore(SqliteFile):
         Merges count once each (a replay adds nothing).
         """
         now = time.time() if now is None else now
+        records = [(*r, -1, None)[:5] for r in update.records]
         with self.transaction() as conn:
+            if update.full:
+                conn.execute("UPDATE items SET record_offset = -1")
             for item in update.items:
                 self._insert(conn, item, now, upsert=True)
             for memory_id, position, item_id, task_id in update.merges:
@@ -157,11 +194,12 @@ class LifecycleStore(SqliteFile):
                                  (now, item_id))
             if update.full:
                 conn.execute("DELETE FROM records")
-            conn.executemany("INSERT INTO records VALUES (?, ?, ?) ON CONFLICT(memory_id) DO UPDATE SET "
-                             "task_id = excluded.task_id, record_offset = excluded.record_offset",
-                             update.records)
+            conn.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?) ON CONFLICT(memory_id) DO UPDATE "
+                             "SET task_id = excluded.task_id, record_offset = excluded.record_offset, "
+                             "length = excluded.length, crc = excluded.crc", records)
             if update.state is not None:
-                conn.execute("INSERT OR REPLACE INTO catalog_state VALUES (1, ?, ?)", update.state)
+                conn.execute("INSERT OR REPLACE INTO catalog_state VALUES (1, ?, ?, ?)",
+                             (*update.state, None)[:3])
 
     def catalog(self) -> Catalog:
         """The stored catalog (empty when there is no database).
@@ -173,18 +211,21 @@ class LifecycleStore(SqliteFile):
         with self.reading() as conn:
             if conn is None:
                 return Catalog([], [], [], [], {}, None)
-            row = conn.execute("SELECT generation, jsonl_offset FROM catalog_state").fetchone()
+            row = conn.execute("SELECT generation, jsonl_offset, jsonl_crc FROM catalog_state").fetchone()
             columns = conn.execute(
                 "SELECT group_concat(item_id, char(31)), group_concat(task_id, char(31)), "
                 "group_concat(record_offset, char(31)), group_concat(digest, char(31)) "
-                "FROM items").fetchone()  # table (rowid) order; columns_for copes with any order
+                "FROM items WHERE record_offset >= 0").fetchone()  # table order; columns_for copes
             records = conn.execute("SELECT group_concat(memory_id, char(31)), "
-                                   "group_concat(record_offset, char(31)) FROM records").fetchone()
+                                   "group_concat(record_offset, char(31)), "
+                                   "group_concat(ifnull(crc, -1), char(31)) FROM records").fetchone()
         ids, tasks, offsets, digests = ((c or "").split(sep) if c else [] for c in columns)
-        names, starts = ((c or "").split(sep) if c else [] for c in records)
+        names, starts, crcs = ((c or "").split(sep) if c else [] for c in records)
         return Catalog(ids, tasks, list(map(int, offsets)), digests,
                        dict(zip(names, map(int, starts), strict=True)),
-                       (row[0], int(row[1])) if row else None)
+                       (row[0], int(row[1])) if row else None,
+                       row[2] if row else None,
+                       {n: c for n, c in zip(names, map(int, crcs), strict=True) if c >= 0})
 
     def stats(self, item_ids: Sequence[str]) -> dict[str, ItemStats]:
         """Stats of the given items that have a row (missing ones are absent)."""
@@ -238,6 +279,7 @@ class LifecycleStore(SqliteFile):
         """Record hits and validations of one decision, at most once, atomically."""
         now = time.time() if now is None else now
         applied = Applied()
+        entry = JournalEntry(decisions=[[decision_id, task_id, now]])
         with self.transaction() as conn:
             if conn.execute("SELECT 1 FROM decisions WHERE decision_id = ?", (decision_id,)).fetchone():
                 return Applied(replayed=True)
@@ -248,8 +290,8 @@ class LifecycleStore(SqliteFile):
                     applied.unknown_items.append(ref.item_id)
                     continue
                 self._store(conn, apply_hit(stats, ref.shown, ref.used, now), now)
-                conn.execute("INSERT INTO hits VALUES (?, ?, ?, ?, ?)",
-                             (decision_id, ref.item_id, int(ref.shown), int(ref.used), now))
+                entry.hits.append([decision_id, ref.item_id, int(ref.shown), int(ref.used), now])
+                conn.execute("INSERT INTO hits VALUES (?, ?, ?, ?, ?)", entry.hits[-1])
                 applied.hits.append(ref)
             for plan in validations:
                 before = self._load(conn, plan.item_id, known, now)
@@ -258,17 +300,32 @@ class LifecycleStore(SqliteFile):
                     continue
                 after = apply_validation(before, plan.result, self.config, now)
                 self._store(conn, after, now)
+                entry.validations.append([decision_id, plan.item_id, plan.result, int(plan.used),
+                                          plan.notes, before.trust, after.trust, before.validation_level,
+                                          after.validation_level, after.status, now])
                 conn.execute("INSERT INTO validations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                             (decision_id, plan.item_id, plan.result, int(plan.used), plan.notes,
-                              before.trust, after.trust, before.validation_level, after.validation_level,
-                              after.status, now))
+                             entry.validations[-1])
                 applied.validations.append({
                     "item_id": plan.item_id, "result": plan.result, "used": plan.used,
                     "trust": [before.trust, after.trust],
                     "validation_level": [before.validation_level, after.validation_level],
                     "consecutive_fail": [before.consecutive_fail, after.consecutive_fail],
                     "status": [before.status, after.status], "notes": plan.notes})
+            if self.journal is not None:
+                touched = list(dict.fromkeys([h[1] for h in entry.hits] + [v[1] for v in entry.validations]))
+                entry.stats = [list(dataclasses.astuple(s)) for s in self._rows(conn, touched)]
+                self.journal.append(entry)  # before COMMIT: a crash keeps it twice, never zero times
         return applied
+
+    @staticmethod
+    def _rows(conn: sqlite3.Connection, item_ids: list[str]) -> list[ItemStats]:
+        out = []
+        for item_id in item_ids:
+            row = conn.execute(f"SELECT {', '.join(_STAT_COLUMNS)} FROM items WHERE item_id = ?",
+                               (item_id,)).fetchone()
+            if row is not None:
+                out.append(ItemStats(*row))
+        return out
 
     def _load(self, conn: sqlite3.Connection, item_id: str, known: dict[str, NewItem],
               now: float) -> ItemStats | None:

@@ -4,10 +4,17 @@ Several processes append to one file. Each append happens under an exclusive ``f
 sibling ``.lock`` file and is one ``write`` of whole lines followed by ``fsync``. A process
 killed mid-write leaves an unterminated last line: readers skip it with a warning, and the next
 writer truncates it before appending (under the lock no one else can be mid-write).
+
+Reading computes a CRC-32 of every line and of the whole file (chained): the
+lifecycle catalog stores both, so an open can tell in one pass over the bytes whether the file
+is still the one the catalog and the vectors describe, and which records changed if not. Lines
+that must go (a corrupt line, a torn tail) are first copied, byte for byte, into the bank's
+quarantine file (see ``quarantine``), then removed.
 """
 
 from __future__ import annotations
 
+import binascii
 import fcntl
 import logging
 import os
@@ -47,6 +54,9 @@ class ReadResult:
     end: int = 0
     torn_bytes: int = 0
     bad_lines: list[int] = field(default_factory=list)
+    bad_raw: dict[int, bytes] = field(default_factory=dict)
+    line_crc: dict[int, tuple[int, int]] = field(default_factory=dict)  # start -> (length, crc)
+    crc: int = 0  # CRC-32 of the file up to ``end`` (chained from the ``seed`` given to read)
 
 
 @contextmanager
@@ -83,13 +93,14 @@ class RecordLog:
         except FileNotFoundError:
             return 0
 
-    def read_from(self, offset: int = 0) -> ReadResult:
+    def read_from(self, offset: int = 0, seed: int = 0) -> ReadResult:
         """Complete records from byte ``offset`` on; an unterminated tail is left unread.
 
         A line that is complete but not a JSON object (hand-edited or corrupted) is skipped
-        with a warning; reading goes on.
+        with a warning and kept in ``bad_raw``; reading goes on. ``seed`` is the CRC-32 of the
+        bytes before ``offset`` (so ``result.crc`` covers the file from its start).
         """
-        result = ReadResult(end=offset)
+        result = ReadResult(end=offset, crc=seed)
         try:
             with open(self.path, "rb") as handle:
                 handle.seek(offset)
@@ -99,6 +110,7 @@ class RecordLog:
         last_newline = data.rfind(b"\n")
         complete = data[: last_newline + 1] if last_newline >= 0 else b""
         result.torn_bytes = len(data) - len(complete)
+        result.crc = binascii.crc32(complete, seed)
         position = offset
         for line in complete.split(b"\n")[:-1]:
             start = position
@@ -107,12 +119,14 @@ class RecordLog:
                 continue
             try:
                 value = _loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 value = None
             if isinstance(value, dict):
                 result.records.append((start, value))
+                result.line_crc[start] = (len(line) + 1, binascii.crc32(line + b"\n"))
             else:
                 result.bad_lines.append(start)
+                result.bad_raw[start] = line
                 log.warning("%s: skipping a corrupt line at byte %d", self.path.name, start)
         result.end = position
         if result.torn_bytes:
@@ -135,9 +149,60 @@ class RecordLog:
             return None
         try:
             value = _loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return value if isinstance(value, dict) else None
+
+    def file_crc(self) -> tuple[int, int]:
+        """``(size, CRC-32)`` of the whole file, read in 1 MiB blocks ((0, 0) when missing)."""
+        crc = size = 0
+        try:
+            with open(self.path, "rb") as handle:
+                while block := handle.read(1 << 20):
+                    crc, size = binascii.crc32(block, crc), size + len(block)
+        except FileNotFoundError:
+            pass
+        return size, crc
+
+    def drop_lines(self, starts: set[int]) -> None:
+        """Rewrite the file without the lines starting at ``starts``, every other byte kept.
+
+        Atomic (write, fsync, rename); call under the lock, after the lines are kept aside.
+        """
+        data = self.path.read_bytes()
+        kept, position = [], 0
+        parts = data.split(b"\n")
+        for number, part in enumerate(parts):
+            line = part + b"\n" if number < len(parts) - 1 else part
+            if position not in starts:
+                kept.append(line)
+            position += len(line)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "wb") as handle:
+            handle.write(b"".join(kept))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
+
+    def torn_tail(self) -> tuple[int, bytes]:
+        """``(offset, bytes)`` of an unterminated last line (``(size, b"")`` when there is none)."""
+        size = self.size()
+        if size == 0:
+            return 0, b""
+        with open(self.path, "rb") as handle:
+            pos = size
+            while pos > 0:
+                start = max(0, pos - (1 << 16))
+                handle.seek(start)
+                cut = handle.read(pos - start).rfind(b"\n")
+                if cut >= 0:
+                    keep = start + cut + 1
+                    break
+                pos = start
+            else:
+                keep = 0
+            handle.seek(keep)
+            return keep, handle.read()
 
     def repair_tail(self) -> int:
         """Truncate an unterminated last line; returns the bytes removed. Call under the lock."""

@@ -2,12 +2,12 @@
 
 The ``.npy`` file has a fixed 128-byte header, so new rows are appended in place and only the
 shape in the header is patched: a write costs its own rows, not the whole matrix. The meta file
-holds the model name, the dimension, the item ids in row order, how far into the JSONL the
-vectors and lifecycle rows are complete (``jsonl_offset``), a ``generation`` that changes on any
-full rewrite (re-embedding, prune), and a probe (hash of the first and last row) that catches a
-vectors file that does not belong to its meta file. The meta file is always written last, by
-atomic rename, so it is the commit point: rows past its ``count`` are ignored and cut off by the
-next writer.
+holds the model name and fingerprint (see ``model_guard``), the dimension, the item ids in row
+order, how far into the JSONL the vectors and lifecycle rows are complete (``jsonl_offset``), a
+``generation`` that changes on any full rewrite (re-embedding, prune), and a probe (hash of the
+first and last row) that catches a vectors file that does not belong to its meta file. The meta
+file is always written last, by atomic rename, so it is the commit point: rows past its
+``count`` are ignored and cut off by the next writer.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class VectorMeta:
     jsonl_offset: int = 0
     generation: str = field(default_factory=lambda: uuid.uuid4().hex)
     probe: str = ""
+    fingerprint: str = ""
 
     @property
     def count(self) -> int:
@@ -110,6 +111,7 @@ class VectorFile:
                 jsonl_offset=int(raw.get("jsonl_offset", 0)),
                 generation=str(raw.get("generation", "")),
                 probe=str(raw.get("probe", "")),
+                fingerprint=str(raw.get("fingerprint", "")),
             )
         except (KeyError, TypeError, ValueError):
             return None
@@ -138,6 +140,7 @@ class VectorFile:
         data = {
             "format": META_FORMAT,
             "model": meta.model,
+            "fingerprint": meta.fingerprint,
             "dim": meta.dim,
             "count": meta.count,
             "jsonl_offset": meta.jsonl_offset,

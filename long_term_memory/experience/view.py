@@ -1,17 +1,21 @@
 """The bank's in-memory view of its files: item columns, vectors and index, kept in sync.
 
-Opening takes the fast path when the files agree (the meta file covers the whole JSONL and the
-SQLite catalog carries the same generation and length): ids, owners and digests come from the
-catalog and the vectors file, and the JSONL is not parsed. Otherwise every record is read and
-what an interrupted writer left behind is repaired (on disk unless read-only): items without
-vectors are embedded from their stored text, a changed embedding model re-embeds everything
-(atomically), and the catalog is rewritten. Afterwards :meth:`BankView.sync` follows other
+Opening takes the fast path when the files agree (the meta file covers the whole JSONL, the
+SQLite catalog carries the same generation, length and CRC-32 as the JSONL on disk, it lists as
+many items as the meta file, and every vector is finite): ids, owners and digests come from the
+catalog and the vectors file, and the JSONL is only checksummed, not parsed. Otherwise every
+record is read and repaired (on disk unless read-only): a line that is not a usable record is
+quarantined (``quarantine``), items without vectors, items of records whose checksum changed and
+items whose vector is not finite are embedded from their stored text, a changed embedding model
+(name or fingerprint, see ``model_guard``) re-embeds everything (atomically), and the catalog is
+rewritten. Afterwards :meth:`BankView.sync` follows other
 processes' appends: a ``stat`` tells whether anything changed, and only new lines and rows are
 read. Callers hold the bank lock around :meth:`BankView.load` and :meth:`BankView.sync`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import uuid
@@ -29,10 +33,13 @@ from long_term_memory.experience.catalog import (
     catalog_update,
     entry_from,
     found_in,
+    record_problem,
 )
+from long_term_memory.experience.checks import changed_items, invalid_rows, quarantine_bad_lines
 from long_term_memory.experience.config import ExperienceConfig
 from long_term_memory.experience.index import ItemIndex
 from long_term_memory.experience.lifecycle import LifecycleStore
+from long_term_memory.experience.model_guard import refuse_if_in_use
 from long_term_memory.experience.record_log import RecordLog
 from long_term_memory.experience.vector_file import VectorFile, VectorMeta
 
@@ -64,6 +71,9 @@ class BankView:
         self.meta: VectorMeta | None = None
         self.stamp: tuple[Any, ...] = ()
         self.skipped_lines = 0
+        self.fingerprint = ""  # the embedder's, once known (see model_guard)
+        self.mismatch = ""  # why the last fast open failed, when the files disagree
+        self.crc = 0  # CRC-32 of the JSONL up to ``offset``
         self._reset()
 
     def _reset(self) -> None:
@@ -126,31 +136,49 @@ class BankView:
             log.warning("%s at byte %d: %s; skipped", self.paths.jsonl.name, start, exc)
             return []
 
-    def load(self) -> None:
+    def load(self, full: bool = False) -> None:
         """Read the bank, by the fast path when the files agree, else fully (with repairs)."""
         meta = self.vector_file.read_meta()
-        if not self._load_fast(meta):
+        self.mismatch = ""
+        if full or not self._load_fast(meta):
+            if self.mismatch:
+                log.warning("%s: %s; reading the records in full", self.paths.task, self.mismatch)
+                self.notify("memory.bank.repair", action="rebuild the catalog from the records",
+                            file=self.paths.lifecycle.name, reason=self.mismatch)
+            if meta is None and self.paths.meta.is_file():
+                log.warning("%s is unreadable; the vectors are rebuilt", self.paths.meta.name)
+                self.notify("memory.bank.repair", action="rebuild vectors", file=self.paths.meta.name,
+                            reason="unreadable")
             self._load_full(meta)
         self.stamp = self._stamp()
 
     def _same_model(self, meta: VectorMeta | None) -> bool:
-        return meta is not None and meta.model == self.embedder.name and meta.dim == self.embedder.dim
+        return (meta is not None and meta.model == self.embedder.name and meta.dim == self.embedder.dim
+                and (not meta.fingerprint or not self.fingerprint or meta.fingerprint == self.fingerprint))
 
     def _load_fast(self, meta: VectorMeta | None) -> bool:
         size = self.log.size()
         if meta is None or not self._same_model(meta) or meta.jsonl_offset != size or size == 0:
             return False
         catalog = self.life.catalog()
-        if catalog.state != (meta.generation, size):
+        if catalog.state != (meta.generation, size) or catalog.jsonl_crc is None:
             return False
         columns = catalog.columns_for(meta.item_ids)
-        if columns is None:
+        if columns is None or len(catalog.ids) != meta.count:
+            self.mismatch = (f"the catalog lists {len(catalog.ids)} items, {self.paths.meta.name} "
+                             f"{meta.count}")
             return False
         tasks, offsets, digests = columns
         if not all(digests) or (offsets and min(offsets) < 0):
             return False
         vectors = self.vector_file.read_rows(meta)
         if vectors is None:
+            return False
+        if invalid_rows(vectors).any():
+            self.mismatch = f"{self.paths.vectors.name} has rows that are not finite"
+            return False
+        if self.log.file_crc() != (size, catalog.jsonl_crc):
+            self.mismatch = f"{self.paths.jsonl.name} does not match the checksum the catalog stored"
             return False
         self._reset()
         self.records = catalog.records
@@ -161,7 +189,7 @@ class BankView:
         self.by_digest = dict(zip(reversed(digests), reversed(self.ids), strict=True))  # first wins
         self.task_items = dict(Counter(tasks))
         self.index.add(vectors, adopt=True)
-        self.offset, self.meta_rows_seen = size, meta.count
+        self.offset, self.meta_rows_seen, self.crc = size, meta.count, catalog.jsonl_crc
         return True
 
     def _load_full(self, meta: VectorMeta | None) -> None:
@@ -170,19 +198,33 @@ class BankView:
         result = self.log.read_from(0)
         if result.torn_bytes:
             self.notify("memory.bank.torn_line", bytes=result.torn_bytes, file=self.paths.jsonl.name)
+        if quarantine_bad_lines(self.log, self.paths, result, self.read_only, self.notify):
+            result = self.log.read_from(0)  # the lines moved: every offset after them changed
+            meta = None if meta is None else dataclasses.replace(meta, generation="")
+        changed = changed_items(self.life.catalog().record_crc, result)
+        bad: set[str] = set()
         found = self._take(result.records)
         ids = [f.item_id for f in found]
         if meta is not None and not self._same_model(meta):
-            self.notify(
-                "memory.bank.reembed", old_model=meta.model, new_model=self.embedder.name, items=len(ids)
-            )
+            if not self.read_only:
+                refuse_if_in_use(self.paths, meta.model, meta.fingerprint, self.embedder.name,
+                                 self.fingerprint)
+            self.notify("memory.bank.reembed", old_model=meta.model, new_model=self.embedder.name,
+                        old_fingerprint=meta.fingerprint, new_fingerprint=self.fingerprint, items=len(ids))
         stored = self.vector_file.read_rows(meta) if meta is not None and self._same_model(meta) else None
-        if meta is not None and stored is not None and meta.item_ids == ids[: meta.count]:
+        if meta is not None and stored is not None:
+            bad = {i for i, b in zip(meta.item_ids, invalid_rows(stored), strict=True) if b} | changed
+            if bad:
+                self.notify("memory.bank.repair", action="re-embed items whose vector is not finite or "
+                            "whose record changed", items=sorted(bad)[:50], count=len(bad))
+        if (meta is not None and stored is not None and meta.item_ids == ids[: meta.count] and not bad
+                and meta.generation):
             tail = found[meta.count :]
             vectors = np.vstack([stored, self._encode(tail)]) if tail else stored
             rewrite = False
         else:
-            reuse = dict(zip(meta.item_ids, stored, strict=True)) if meta and stored is not None else {}
+            reuse = ({i: row for i, row in zip(meta.item_ids, stored, strict=True) if i not in bad}
+                     if meta and stored is not None else {})
             todo = [f for f in found if f.item_id not in reuse]
             encoded = dict(zip([f.item_id for f in todo], self._encode(todo), strict=True))
             vectors = np.array(
@@ -193,16 +235,17 @@ class BankView:
                 self.notify(
                     "memory.bank.repair", action="rebuild vectors", reused=len(reuse), embedded=len(todo)
                 )
-            meta = VectorMeta(
-                model=self.embedder.name, dim=self.embedder.dim, item_ids=ids, generation=uuid.uuid4().hex
-            )
+            meta = VectorMeta(model=self.embedder.name, dim=self.embedder.dim, item_ids=ids,
+                              generation=uuid.uuid4().hex, fingerprint=self.fingerprint)
         if tail:
             self.notify("memory.bank.repair", action="embed items without vectors", items=len(tail))
         if not self.read_only and (result.records or had_files):
             # Whatever brought us here (a crash, another model, a catalog from another
             # generation, a hand-edited JSONL), the catalog is rewritten from the records read.
             meta.jsonl_offset = result.end
-            self.life.update_catalog(catalog_update(result.records, (meta.generation, result.end), full=True))
+            meta.fingerprint = meta.fingerprint or self.fingerprint
+            self.life.update_catalog(catalog_update(result.records, (meta.generation, result.end, result.crc),
+                                                    full=True, line_crc=result.line_crc))
             if rewrite:
                 self.vector_file.rewrite(meta, vectors)
             elif tail:
@@ -211,7 +254,7 @@ class BankView:
                 self.vector_file.write_meta(meta, meta.probe)
         self.meta = meta
         self.add_rows(found, vectors, adopt=True)
-        self.offset, self.meta_rows_seen = result.end, meta.count
+        self.offset, self.meta_rows_seen, self.crc = result.end, meta.count, result.crc
 
     def _encode(self, found: list[Found]) -> np.ndarray:
         if not found:
@@ -221,6 +264,9 @@ class BankView:
             raise ValueError(
                 f"embedder {self.embedder.name!r} returned {vectors.shape} for {len(found)} texts"
             )
+        if invalid_rows(vectors).any():
+            raise ValueError(f"embedder {self.embedder.name!r} returned vectors that are not finite; "
+                             "nothing was stored (check the model files)")
         return vectors
 
     def _take(self, records: list[tuple[int, dict[str, Any]]]) -> list[Found]:
@@ -268,13 +314,16 @@ class BankView:
             self.load()
             return
         assert meta is not None
-        result = self.log.read_from(self.offset)
+        result = self.log.read_from(self.offset, self.crc)
+        if result.bad_lines or any(record_problem(s, r) for s, r in result.records):
+            self.load(full=True)  # quarantines them (write mode) and rebuilds the catalog
+            return
         found = self._take(result.records)
         stored: dict[str, np.ndarray] = {}
         if meta.count > self.meta_rows_seen:
             rows = self.vector_file.read_rows(meta, self.meta_rows_seen)
-            if rows is None:
-                self.load()
+            if rows is None or invalid_rows(rows).any():
+                self.load(full=True)
                 return
             stored = dict(zip(meta.item_ids[self.meta_rows_seen :], rows, strict=True))
         missing = [f for f in found if f.item_id not in stored]
@@ -293,7 +342,9 @@ class BankView:
                 items=len(missing),
             )
             meta.jsonl_offset = result.end
-            self.life.update_catalog(catalog_update(pending, (meta.generation, result.end)))
+            meta.fingerprint = meta.fingerprint or self.fingerprint
+            self.life.update_catalog(catalog_update(pending, (meta.generation, result.end, result.crc),
+                                                    line_crc=result.line_crc))
             if missing:
                 first = self.index.vectors()[0] if self.index.size else vectors[0]
                 self.vector_file.append(
@@ -303,5 +354,5 @@ class BankView:
                 self.vector_file.write_meta(meta, meta.probe)
         self.meta = meta
         self.add_rows(found, vectors)
-        self.offset, self.meta_rows_seen = result.end, meta.count
+        self.offset, self.meta_rows_seen, self.crc = result.end, meta.count, result.crc
         self.stamp = self._stamp()

@@ -7,6 +7,7 @@ two steps leaves a state the next opener completes: see ``view.BankView.load`` a
 
 from __future__ import annotations
 
+import binascii
 import dataclasses
 import threading
 import uuid
@@ -29,6 +30,7 @@ from long_term_memory.experience.models import (
     item_id_for,
     item_key_text,
 )
+from long_term_memory.experience.quarantine import keep_aside
 from long_term_memory.experience.view import BankView
 
 
@@ -76,6 +78,9 @@ class BankWrites:
 
         def _entry(self, item_id: str) -> ItemEntry | None: ...
 
+        def deliver_notices(self, events: EventLog) -> None:  # noqa: D102
+            ...
+
     def add_record(self, record: MemoryRecord, events: EventLog | None = None) -> AddResult:
         """Store a record, merging items that repeat an existing one.
 
@@ -94,6 +99,10 @@ class BankWrites:
         with self._locked():
             view = self._view
             view.sync()
+            where, tail = view.log.torn_tail()
+            if tail:  # kept aside first: bytes that never became a record are still not thrown away
+                keep_aside(self.paths.quarantine, self.paths.jsonl.name,
+                           [(where, tail, "unterminated last line (an interrupted write)")])
             torn = view.log.repair_tail()
             if torn:
                 self._notify("memory.bank.torn_line", bytes=torn, file=self.paths.jsonl.name, repaired=True)
@@ -108,6 +117,10 @@ class BankWrites:
             crashpoint("mid_jsonl")
             crashpoint("after_jsonl")
             end = view.log.size()
+            with open(self.paths.jsonl, "rb") as handle:
+                handle.seek(start)
+                written = handle.read(end - start)
+            line_crc, file_crc = binascii.crc32(written), binascii.crc32(written, view.crc)
             meta = view.meta
             assert meta is not None
             if meta.count == 0:
@@ -122,12 +135,13 @@ class BankWrites:
                         (record.memory_id, pos, target, record.task_id)
                         for pos, (target, _why) in result.merged.items()
                     ],
-                    records=[(record.memory_id, record.task_id, start)],
-                    state=(meta.generation, end),
+                    records=[(record.memory_id, record.task_id, start, end - start, line_crc)],
+                    state=(meta.generation, end, file_crc),
                 )
             )
             crashpoint("after_lifecycle")
             self._commit_vectors(start, end, rows, entries)
+            view.crc = file_crc
             view.records[record.memory_id] = start
             view.remember(start, line)
         if events is not None:
@@ -208,6 +222,7 @@ class BankWrites:
         meta = view.meta
         assert meta is not None
         meta.jsonl_offset = end
+        meta.fingerprint = meta.fingerprint or view.fingerprint
         ids = [e.item_id for e in entries]
         if meta.count == 0:
             meta.item_ids = ids
@@ -233,6 +248,7 @@ class BankWrites:
         Hits and validations go in one transaction keyed by the decision id, so applying the
         same decision twice writes nothing the second time.
         """
+        self.deliver_notices(events)
         if self.read_only:
             events.emit(
                 "memory.write.skip",

@@ -16,6 +16,7 @@ from long_term_memory.experience import (
     MemoryRecord,
     Outcome,
 )
+from long_term_memory.experience.model_guard import PROBE_TEXT
 
 EMBEDDER = HashingEmbedder(256)
 
@@ -60,14 +61,18 @@ def checksums(directory: Path) -> dict[str, str]:
 
 
 class CountingEmbedder:
-    """A real embedder that counts how many texts it encoded (no-re-encoding checks)."""
+    """A real embedder that counts how many texts it encoded (no-re-encoding checks).
+
+    The model-identity probe a writer encodes once per open (``model_guard.PROBE_TEXT``) is not
+    an item and is not counted.
+    """
 
     def __init__(self, inner: Any = EMBEDDER, name: str | None = None) -> None:
         self.inner, self.name, self.dim = inner, name or inner.name, inner.dim
         self.encoded = 0
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        self.encoded += len(texts)
+        self.encoded += sum(t != PROBE_TEXT for t in texts)
         return self.inner.encode(texts)
 
 
