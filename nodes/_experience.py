@@ -94,11 +94,11 @@ def preflight_bank(ctx: Context) -> None:
     Raises:
         BankFileError: one line naming the file, and ``logicfuzz memory repair`` as the hint.
     """
-    if not mode_allows_retrieval(ctx.memory_mode) and not mode_allows_writes(ctx.memory_mode):
+    mode = mode_of(ctx)
+    if not mode_allows_retrieval(mode) and not mode_allows_writes(mode):
         return
     cfg = config_of(ctx)
-    check_files(BankPaths(cfg.bank_directory(), cfg.bank.task),
-                read_only=not mode_allows_writes(ctx.memory_mode))
+    check_files(BankPaths(cfg.bank_directory(), cfg.bank.task), read_only=not mode_allows_writes(mode))
 
 
 def _bank(ctx: Context) -> ExperienceBank:

@@ -263,6 +263,8 @@ class LifecycleStore(SqliteFile):
                 return None
             stats = dataclasses.replace(ItemStats(*row), status=status)
             self._store(conn, stats, now)
+            if self.journal is not None:  # a rebuilt store keeps the status too
+                self.journal.append(JournalEntry(kind="status", stats=[list(dataclasses.astuple(stats))]))
         return stats
 
     def all_stats(self) -> dict[str, ItemStats]:
