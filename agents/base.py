@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from agent_graph.messages import from_langchain, to_langchain, trim_messages_to_limit
 from agent_graph.tokens import count_message_tokens, count_text_tokens
 from agents.llm import ModelFeatures
-from agents.parsing import ReplyParseError, extract_code, parse_reply
+from agents.parsing import MAX_ERROR_CHARS, ReplyParseError, extract_code, parse_reply
 from agents.tools import run_tool, tool_spec
 from prompts import render
 
@@ -144,10 +144,10 @@ class Agent(Generic[T]):
                 code = extract_code(reply) if self.wants_code else None
                 if self.wants_code and not code:
                     raise ReplyParseError("the reply has no ```c block with the whole harness")
-            except ReplyParseError as exc:
-                last_error = str(exc)
+            except ReplyParseError as exc:  # limits (size, depth, numbers) included: ask again
+                last_error = str(exc)[:MAX_ERROR_CHARS]
                 turn.append({"role": "user", "content": (
-                    f"Your reply could not be used: {exc}. Reply again in exactly the format "
+                    f"Your reply could not be used: {last_error}. Reply again in exactly the format "
                     "the task asks for.")})
                 continue
             new = ([] if history else [sys_msg]) + turn
