@@ -31,6 +31,7 @@ from agent_graph.tokens import count_message_tokens, count_text_tokens
 from agents.llm import ModelFeatures
 from agents.parsing import MAX_ERROR_CHARS, ReplyParseError, extract_code, parse_reply
 from agents.tools import run_tool, tool_spec
+from long_term_memory.reply_text import encodable
 from prompts import render
 
 # Words an endpoint uses when it refuses a feature (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM).
@@ -212,6 +213,9 @@ class Agent(Generic[T]):
                 kwargs = {k: v for k, v in kwargs.items() if k not in dropped}
         if not isinstance(message, AIMessage):
             message = AIMessage(content=str(getattr(message, "content", message)))
+        if isinstance(message.content, str) and encodable(message.content) is not message.content:
+            # Undecodable bytes arrive as lone surrogates; history, logs and files need UTF-8.
+            message = message.model_copy(update={"content": encodable(message.content)})
         reply = message.content if isinstance(message.content, str) else json.dumps(message.content)
         meta = getattr(message, "usage_metadata", None) or {}
         usage = {

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from long_term_memory.reply_text import (
     MAX_JSON_DEPTH,
+    MAX_REPAIR_CHARS,
     MAX_REPLY_CHARS,
     encodable,
     nesting_depth,
@@ -31,9 +32,6 @@ T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _C_LANGS = {"c", "cpp", "c++", "h", "cc"}
-
-MAX_REPAIR_CHARS = 100_000
-"""Invalid JSON longer than this is not handed to json-repair (its cost grows faster than size)."""
 
 MAX_NUMBER_DIGITS = 100
 """A JSON integer with more digits is refused (Python refuses 4,300 with a bare ValueError)."""

@@ -12,6 +12,9 @@ import re
 MAX_REPLY_CHARS = 200_000
 """A reply longer than this is refused before parsing (a whole harness is a few thousand)."""
 
+MAX_REPAIR_CHARS = 50_000
+"""Invalid JSON longer than this is not handed to json-repair (pure Python, its cost grows fast)."""
+
 MAX_JSON_DEPTH = 64
 """Brackets nested deeper than this are refused before ``json`` or json-repair recurse."""
 

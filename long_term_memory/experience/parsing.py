@@ -24,7 +24,13 @@ from long_term_memory.experience.models import (
     MAX_TITLE,
     MemoryItem,
 )
-from long_term_memory.reply_text import MAX_JSON_DEPTH, MAX_REPLY_CHARS, nesting_depth, strip_reasoning
+from long_term_memory.reply_text import (
+    MAX_JSON_DEPTH,
+    MAX_REPAIR_CHARS,
+    MAX_REPLY_CHARS,
+    nesting_depth,
+    strip_reasoning,
+)
 
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.S)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -184,6 +190,8 @@ def _loads(text: str) -> Any:
     values = _json_sequence(text)
     if len(values) > 1:
         return values
+    if len(text) > MAX_REPAIR_CHARS:
+        return None  # too long to repair; the Markdown layout may still hold items
     try:
         return json_repair.loads(text)
     except (ValueError, RecursionError, TypeError, IndexError, KeyError, AttributeError):
