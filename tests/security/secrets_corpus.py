@@ -94,7 +94,7 @@ SECRETS: list[tuple[str, str, str]] = [
     ("npm token", "npm_" + r(ALNUM, 36, 48), "//registry.example/:_authToken={}"),
     ("npm legacy auth", r(B64, 24, 49) + "=", "_auth={}"),
     ("pypi token", "pypi-AgEIcHlwaS5vcmc" + r(URLSAFE, 70, 50), "password = {}"),
-    ("docker config auth", r(B64, 28, 51), '{"auths": {"ghcr.io": {"auth": "{}"}}}'),
+    ("docker config auth", r(B64, 28, 51), '{"auths": {"images.example": {"auth": "{}"}}}'),
     # tokens and keys
     ("JWT in a cookie", "eyJ" + r(URLSAFE, 20, 52) + ".eyJ" + r(URLSAFE, 40, 53) + "." + r(URLSAFE, 43, 54),
      "Cookie: session={}"),
