@@ -30,8 +30,9 @@ from agent_graph.messages import from_langchain, to_langchain, trim_messages_to_
 from agent_graph.tokens import count_message_tokens, count_text_tokens
 from agents.llm import ModelFeatures
 from agents.negotiation import fit_budget, overflow_window, rejected_feature, without
-from agents.parsing import ReplyParseError, extract_code, parse_reply
+from agents.parsing import MAX_ERROR_CHARS, ReplyParseError, extract_code, parse_reply
 from agents.tools import run_tool, tool_spec
+from long_term_memory.reply_text import encodable
 from prompts import render
 
 T = TypeVar("T", bound=BaseModel)
@@ -129,10 +130,10 @@ class Agent(Generic[T]):
                 code = extract_code(reply) if self.wants_code else None
                 if self.wants_code and not code:
                     raise ReplyParseError("the reply has no ```c block with the whole harness")
-            except ReplyParseError as exc:
-                last_error = str(exc)
+            except ReplyParseError as exc:  # limits (size, depth, numbers) included: ask again
+                last_error = str(exc)[:MAX_ERROR_CHARS]
                 turn.append({"role": "user", "content": (
-                    f"Your reply could not be used: {exc}. Reply again in exactly the format "
+                    f"Your reply could not be used: {last_error}. Reply again in exactly the format "
                     "the task asks for.")})
                 continue
             new = ([] if history else [sys_msg]) + turn
@@ -210,6 +211,9 @@ class Agent(Generic[T]):
                 kwargs = without(feature, kwargs, self.features.use("json_object"))
         if not isinstance(message, AIMessage):
             message = AIMessage(content=str(getattr(message, "content", message)))
+        if isinstance(message.content, str) and encodable(message.content) is not message.content:
+            # Undecodable bytes arrive as lone surrogates; history, logs and files need UTF-8.
+            message = message.model_copy(update={"content": encodable(message.content)})
         reply = message.content if isinstance(message.content, str) else json.dumps(message.content)
         meta = getattr(message, "usage_metadata", None) or {}
         usage = {

@@ -35,7 +35,7 @@ from long_term_memory.experience.models import (
 )
 from long_term_memory.experience.modes import mode_allows_retrieval, mode_allows_writes
 from long_term_memory.experience.parsing import MemoryParseError, parse_memory_items
-from long_term_memory.experience.redaction import find_secrets, redact
+from long_term_memory.experience.redaction import find_secrets, redact, redact_within
 from long_term_memory.experience.trajectory import (
     Trajectory,
     outcome_from_state,
@@ -83,6 +83,7 @@ __all__ = [
     "read_events",
     "record_kind",
     "redact",
+    "redact_within",
     "refinement_prompt",
     "render_experience",
     "resolve_embedder",

@@ -16,6 +16,9 @@ from collections.abc import Sequence
 
 from long_term_memory.experience.config import ExperienceConfig
 from long_term_memory.experience.models import (
+    MAX_CONTENT,
+    MAX_DESCRIPTION,
+    MAX_TITLE,
     GatekeeperDecision,
     HitRef,
     InjectItem,
@@ -27,7 +30,7 @@ from long_term_memory.experience.models import (
     ValidationPlan,
     record_id_for,
 )
-from long_term_memory.experience.redaction import redact
+from long_term_memory.experience.redaction import redact, redact_within
 from long_term_memory.experience.rules import (
     BLOCKED,
     is_injectable,
@@ -201,11 +204,12 @@ class Gatekeeper:
             if found:
                 out.redactions = found
                 query, trajectory = redact(query).text, redact(trajectory).text
+                # A marker can be longer than the secret it hides: cut back to the field limits.
                 kept = [
                     MemoryItem(
-                        title=redact(i.title).text,
-                        description=redact(i.description).text,
-                        content=redact(i.content).text,
+                        title=redact_within(i.title, MAX_TITLE).text,
+                        description=redact_within(i.description, MAX_DESCRIPTION).text,
+                        content=redact_within(i.content, MAX_CONTENT).text,
                     )
                     for i in kept
                 ]

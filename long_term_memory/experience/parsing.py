@@ -2,9 +2,10 @@
 
 Models answer with a JSON array, an object wrapping the array, fenced or not, with prose around
 it, truncated, with trailing commas or single quotes, with fields renamed, or in ReasoningBank's
-Markdown layout (``# Memory Item 1`` / ``## Title`` ...). :func:`parse_memory_items` accepts all
-of that (json-repair does the repairing) and raises :class:`MemoryParseError` — and only that —
-when nothing usable is left; the caller logs it and skips the write.
+Markdown layout (``# Memory Item 1`` / ``## Title`` ...), after ``<think>`` blocks.
+:func:`parse_memory_items` accepts all of that (json-repair does the repairing) and raises
+:class:`MemoryParseError` — and only that — when nothing usable is left; the caller logs it and
+skips the write.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ from long_term_memory.experience.models import (
     MAX_ITEMS,
     MAX_TITLE,
     MemoryItem,
+)
+from long_term_memory.reply_text import (
+    MAX_JSON_DEPTH,
+    MAX_REPAIR_CHARS,
+    MAX_REPLY_CHARS,
+    nesting_depth,
+    strip_reasoning,
 )
 
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.S)
@@ -61,7 +69,6 @@ _MD_FIELD = re.compile(
     r"(?:\*\*)?\s*(.*)$",
     re.I,
 )
-MAX_REPLY_CHARS = 200_000
 
 
 class MemoryParseError(ValueError):
@@ -174,6 +181,8 @@ def _json_sequence(text: str) -> list[Any]:
 
 
 def _loads(text: str) -> Any:
+    if nesting_depth(text) > MAX_JSON_DEPTH:
+        return None  # a bracket bomb: no parser recurses into it
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
@@ -181,6 +190,8 @@ def _loads(text: str) -> Any:
     values = _json_sequence(text)
     if len(values) > 1:
         return values
+    if len(text) > MAX_REPAIR_CHARS:
+        return None  # too long to repair; the Markdown layout may still hold items
     try:
         return json_repair.loads(text)
     except (ValueError, RecursionError, TypeError, IndexError, KeyError, AttributeError):
@@ -225,7 +236,7 @@ def parse_memory_items(text: Any) -> list[MemoryItem]:
     """
     if not isinstance(text, str):
         raise MemoryParseError(f"the reply is {type(text).__name__}, not text")
-    text = text[:MAX_REPLY_CHARS]
+    text = strip_reasoning(text[:MAX_REPLY_CHARS])
     if not text.strip():
         raise MemoryParseError("the reply is empty")
     raws: list[Any] = []

@@ -3,26 +3,48 @@
 Lessons are distilled from trajectories that include build logs, harness code and model output,
 any of which may quote an environment variable or a URL with a password. Each pattern has a
 name; :func:`find_secrets` reports the names found, :func:`redact` replaces each match with
-``[REDACTED:<name>]``. Patterns are specific (prefixes, lengths, structure) so C code such as
-``token = next_token(p)`` is left alone.
+``[REDACTED:<name>]`` (only the value, when a pattern names it as its ``secret`` group), and
+:func:`redact_within` then cuts the text back to a field's limit, since a marker can be longer
+than the secret it hides. Patterns are specific (prefixes, lengths, structure) so C code such as
+``token = next_token(p)``, sanitizer addresses and ``crash-<sha1>`` names are left alone; every
+repetition is bounded, so a long line costs linear time (``tests/security/secrets_corpus.py``
+measures recall and false positives).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # A generic "key = value" only counts when the value looks like a credential: quoted, or an
-# unquoted run of at least 8 characters mixing letters and digits that is not a function call.
+# unquoted run of 8 to 512 characters mixing letters and digits that is neither a function call
+# nor a hex address (``token: 0x6020...`` in a sanitizer line). Lengths are bounded so no
+# pattern rescans a long line from every key it holds.
 _ASSIGN_KEYS = (
     r"(?:api[_-]?key|apikey|api[_-]?secret|secret[_-]?key|client[_-]?secret|"
     r"access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key|passwd|"
     r"password|passphrase|secret|token)"
 )
+_VALUE = r"[A-Za-z0-9_./+=-]"
+_MIXED = rf"(?!0x[0-9a-fA-F]+\b)(?={_VALUE}{{0,512}}[0-9])(?={_VALUE}{{0,512}}[A-Za-z]){_VALUE}{{8,512}}+"
 _ASSIGN = (
-    rf"(?i)(?<![a-z0-9]){_ASSIGN_KEYS}\b[\"']?\s*[:=]\s*(?:\"[^\"\s]{{6,}}\"|'[^'\s]{{6,}}'|"
-    r"(?=[A-Za-z0-9_./+=-]*[0-9])(?=[A-Za-z0-9_./+=-]*[A-Za-z])[A-Za-z0-9_./+=-]{8,}"
-    r"(?![A-Za-z0-9_./+=(\[-]))"
+    rf"(?i)(?<![a-z0-9]){_ASSIGN_KEYS}\b[\"']?\s*[:=]\s*"
+    rf"(?:\"(?!\[REDACTED)[^\"\s]{{6,}}\"|'(?!\[REDACTED)[^'\s]{{6,}}'|"
+    rf"{_MIXED}(?![(\[]))"
+)
+# Password-like keys with any prefix (PGPASSWORD, DB_PASSWORD, userPassword). Besides the
+# shapes above, a value without digits counts when it ends its line, as in env, ini and YAML
+# files, and is not a status word ("password: incorrect"); a C assignment ends in ``;``.
+_STATUS_WORDS = (
+    r"(?:incorrect|invalid|required|missing|expired|mismatch|wrong|changed|reset|updated|"
+    r"none|null|nil|true|false|empty|unset|hidden|redacted|undefined|optional|string|bytes)\b"
+)
+_PASSWORD = (
+    r"(?im)\b[A-Za-z0-9_]*(?:pass(?:word|wd|phrase)|secret|pwd)[\"']?[ \t]*[:=][ \t]*"
+    r"(?P<secret>\"(?!\[REDACTED)[^\"\n]{6,512}\"|'(?!\[REDACTED)[^'\n]{6,512}'|"
+    rf"{_MIXED}(?![(\[])|"
+    rf"(?!{_STATUS_WORDS})(?![$%<{{\[])[^\s\"'`,;()\[\]{{}}<>=]{{6,512}}+(?=[ \t]*(?:$|\#)))"
 )
 
 PATTERNS: tuple[tuple[str, str], ...] = (
@@ -34,10 +56,13 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     ("aws_access_key_id", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     (
         "aws_secret_access_key",
-        r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?"
-        r"[A-Za-z0-9/+=]{40}\b",
+        r"(?i)\b(?:aws_?)?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?"
+        r"[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])",
     ),
-    ("aws_session_token", r"(?i)\baws_?session_?token\b[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{100,}"),
+    (
+        "aws_session_token",
+        r"(?i)\b(?:aws_?)?session_?token\b[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{100,}",
+    ),
     ("github_pat", r"\bghp_[A-Za-z0-9]{36}\b"),
     ("github_oauth", r"\bgho_[A-Za-z0-9]{36}\b"),
     ("github_app_token", r"\bgh[us]_[A-Za-z0-9]{36}\b"),
@@ -63,10 +88,17 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
     ("huggingface_token", r"\bhf_[A-Za-z0-9]{34,}\b"),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@\"']+:[^\s@/\"']+@[^\s/\"']+"),
-    ("bearer_token", r"(?i)\bauthorization\s*:\s*bearer\s+[A-Za-z0-9._~+/-]{12,}=*"),
-    ("basic_auth_header", r"(?i)\bauthorization\s*:\s*basic\s+[A-Za-z0-9+/]{8,}=*"),
+    # The scheme is bounded: an unbounded one rescans a long dotted run from every boundary.
+    ("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^\s:/@\"']*:[^\s@/\"']+@[^\s/\"']+"),
+    (
+        "bearer_token",
+        r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token)\s+[A-Za-z0-9._~+/-]{12,}=*",
+    ),
+    ("basic_auth_header", r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+[A-Za-z0-9+/]{8,}=*"),
+    ("bearer_token", r"(?i)\bbearer\s+(?=[A-Za-z0-9._~+/-]{0,512}[0-9])[A-Za-z0-9._~+/-]{16,512}+=*"),
     ("azure_storage_key", r"(?i)\bAccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
+    ("azure_shared_access_key", r"(?i)\bSharedAccessKey=[A-Za-z0-9+/]{20,}={0,2}"),
+    ("azure_shared_access_key", r"(?i)\bSharedAccessSignature\s+[^\s\"';]{16,}"),
     ("azure_sas_signature", r"(?i)[?&]sig=[A-Za-z0-9%+/]{30,}={0,2}"),
     ("discord_bot_token", r"\b[MN][A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b"),
     (
@@ -84,7 +116,19 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     ("linear_key", r"\blin_api_[A-Za-z0-9]{40}\b"),
     ("age_secret_key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b"),
     ("netrc_password", r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+\S+"),
+    ("putty_private_key", r"(?i)\bPrivate-Lines:[ \t]*\d+[ \t]*\r?\n[A-Za-z0-9+/=\r\n]{16,}"),
+    ("registry_auth", r"(?i)(?<![A-Za-z0-9])_auth[ \t]*=[ \t]*[A-Za-z0-9+/]{12,}={0,2}"),
+    ("registry_auth", r"(?i)[\"']auth[\"'][ \t]*:[ \t]*[\"'][A-Za-z0-9+/]{12,}={0,2}[\"']"),
+    (
+        "http_cookie",
+        r"(?i)\b(?:set-)?cookie[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?P<secret>[A-Za-z0-9_.!#$%&*+^|~-]{1,64}=[^\s;,\"'\[]{6,}"
+        r"(?:;[ \t]*[A-Za-z0-9_.!#$%&*+^|~-]{1,64}(?:=[^\s;,\"'\[]*)?)*)",
+    ),
+    ("cli_password", r"(?<!\S)(?:-u|--user)[ \t=]+[^\s:'\"]{1,64}:(?P<secret>[^\s'\"]{4,})"),
+    ("cli_password", r"(?i)\bmysql(?:dump|admin)?\b[^\n]{0,200}?[ \t]-p(?P<secret>[^\s'\"-][^\s'\"]{2,})"),
     ("generic_assignment", _ASSIGN),
+    ("password_assignment", _PASSWORD),
 )
 
 _COMPILED = tuple((name, re.compile(pattern)) for name, pattern in PATTERNS)
@@ -111,7 +155,34 @@ def redact(text: str) -> Redaction:
     """
     found: list[str] = []
     for name, regex in _COMPILED:
-        text, count = regex.subn(f"[REDACTED:{name}]", text)
+        text, count = regex.subn(_marker(name), text)
         if count:
             found.append(name)
     return Redaction(text, tuple(sorted(set(found))))
+
+
+def _marker(name: str) -> Callable[[re.Match[str]], str]:
+    """The replacement: the whole match, or only its ``secret`` group when it has one."""
+
+    def replace(match: re.Match[str]) -> str:
+        if "secret" not in match.re.groupindex or match.start("secret") < 0:
+            return f"[REDACTED:{name}]"
+        whole, start, end = match.group(), match.start("secret"), match.end("secret")
+        return whole[: start - match.start()] + f"[REDACTED:{name}]" + whole[end - match.start() :]
+
+    return replace
+
+
+def redact_within(text: str, limit: int) -> Redaction:
+    """:func:`redact`, then cut to ``limit`` characters (markers are longer than some secrets).
+
+    A cut never leaves part of a marker behind; the text ends with ``…`` when it was cut.
+    """
+    result = redact(text)
+    if len(result.text) <= limit:
+        return result
+    cut = result.text[: max(0, limit - 1)]
+    partial = cut.rfind("[REDACTED:")
+    if partial >= 0 and "]" not in cut[partial:]:
+        cut = cut[:partial]
+    return Redaction(cut.rstrip() + "…", result.found)
