@@ -23,7 +23,7 @@ import yaml
 from fuzzkit.inputs import InputError
 
 MAX_BYTES = 1 << 20
-MAX_NODES = 100_000
+MAX_NODES = 250_000
 MAX_DEPTH = 64
 
 _Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
