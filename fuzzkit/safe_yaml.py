@@ -10,7 +10,7 @@ checked by size before they are read.
 
 Limits (documented in the README): a file of at most :data:`MAX_BYTES` (1 MiB), at most
 :data:`MAX_NODES` nodes after alias expansion, nesting at most :data:`MAX_DEPTH` deep, and no
-recursive alias. The largest shipped benchmark is under 5 KB and 300 nodes.
+recursive alias. The shipped benchmarks are about 2 KB and 170 nodes each.
 """
 
 from __future__ import annotations
@@ -120,4 +120,4 @@ def check_bounds(text: str, what: str = "YAML") -> None:
         elif isinstance(event, yaml.AliasEvent):
             if event.anchor in {a for a, _ in stack}:
                 raise YamlLimitError(f"{what} has a recursive alias *{event.anchor}; remove it")
-            add(sizes.get(event.anchor, 1))  # an undefined alias fails in the loader, worded there
+            add(sizes.get(event.anchor or "", 1))  # an undefined alias fails in the loader, worded there
