@@ -21,12 +21,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.detect import BuildSpec
+from fuzzkit.inputs import InputError, check_function_name, check_project_name
+from fuzzkit.safe_yaml import load_yaml_file
 from fuzzkit.source import SourceSpec, apt_has_source
+
+LANGUAGES = ("c",)
 
 
 class BenchmarkError(ValueError):
@@ -47,6 +50,11 @@ class FunctionSpec(BaseModel):
     signature: str = ""
     return_type: str = "void"
     params: list[ParamSpec] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _identifier(cls, name: str) -> str:
+        return check_function_name(name)
 
     def decl(self, header: str = "") -> FunctionDecl:
         """As the shared C API data model."""
@@ -70,6 +78,21 @@ class Benchmark(BaseModel):
     upstream_harnesses: list[str] = Field(default_factory=list)
     path: str = ""
 
+    @field_validator("project")
+    @classmethod
+    def _safe_project(cls, project: str) -> str:
+        return check_project_name(project)
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, language: str) -> str:
+        if language.strip().lower() not in LANGUAGES:
+            raise ValueError(
+                f"language {language!r} is not supported: LogicFuzz writes C harnesses for C "
+                "libraries; write `language: c` (or leave it out)"
+            )
+        return language.strip().lower()
+
     def function(self, name: str) -> FunctionSpec:
         """The function named ``name`` (BenchmarkError listing the choices otherwise)."""
         for fn in self.functions:
@@ -85,9 +108,9 @@ def load_benchmark(path: str | Path) -> Benchmark:
     if not path.is_file():
         raise BenchmarkError(f"benchmark file {path} does not exist")
     try:
-        data: Any = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise BenchmarkError(f"{path} is not valid YAML: {exc}") from exc
+        data: Any = load_yaml_file(path, "benchmark file")
+    except InputError as exc:
+        raise BenchmarkError(str(exc)) from None
     if not isinstance(data, dict):
         raise BenchmarkError(f"{path}: expected a mapping with project, functions, source, build")
     name = "" if "source" in data else _debian_name(data)
@@ -111,7 +134,7 @@ def load_benchmark(path: str | Path) -> Benchmark:
     try:
         bench = Benchmark.model_validate({**data, "path": str(path)})
     except ValidationError as exc:
-        raise BenchmarkError(f"{path} is not a valid benchmark:\n{exc}") from exc
+        raise BenchmarkError(f"{path} is not a valid benchmark: {one_line(exc)}") from None
     if bench.source.path and not Path(bench.source.path).expanduser().is_absolute():
         # A relative source path is relative to the benchmark file, wherever logicfuzz runs.
         local = (path.parent / bench.source.path).resolve()
@@ -119,6 +142,17 @@ def load_benchmark(path: str | Path) -> Benchmark:
     if not bench.functions:
         raise BenchmarkError(f"{path}: `functions` is empty; list at least one target function")
     return bench
+
+
+def one_line(exc: ValidationError) -> str:
+    """The first problem of a validation error as ``where: what`` (and how many more there are)."""
+    errors = exc.errors()
+    first = errors[0]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
+    what = str(first["msg"]).removeprefix("Value error, ")
+    what = "missing; add it" if first["type"] == "missing" else what
+    more = f" (and {len(errors) - 1} more problem{'s' * (len(errors) > 2)})" if len(errors) > 1 else ""
+    return f"{where or 'file'}: {what}{more}"
 
 
 def _debian_name(data: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agent_graph.benchmark import BenchmarkError, load_benchmark
@@ -25,6 +26,8 @@ from agent_graph.context import MEMORY_MODES, Context
 from agent_graph.runner import RunOptions, run_benchmark
 from agents.llm import ModelConfigError, get_chat_model
 from fuzzkit.errors import ToolchainError
+from fuzzkit.inputs import InputError, check_function_name
+from fuzzkit.paths import cache_dir
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -41,7 +44,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
         table.add_column(col)
     for r in summary["results"]:
         if r.get("error"):
-            table.add_row(r["function"], "", "", "", "", "", "", "", "", "", f"error: {r['error']}")
+            table.add_row(r["function"], "", "", "", "", "", "", "", "", "", f"error: {escape(r['error'])}")
             continue
         cov = r.get("coverage") or {}
         crash = r.get("crash") or {}
@@ -56,7 +59,25 @@ def summary_table(summary: dict[str, Any]) -> Table:
     return table
 
 
+def _run_inputs(args: argparse.Namespace) -> list[str]:
+    """The requested function names, once every option is known to be usable (else InputError)."""
+    if args.jobs is not None and args.jobs < 1:
+        raise InputError(f"--jobs {args.jobs} is below 1; give at least 1 (or leave it out: one per core)")
+    if args.fuzz_seconds < 1:
+        raise InputError(f"--fuzz-seconds {args.fuzz_seconds} is below 1; give the seconds per fuzzing run")
+    if args.max_iterations < 0:
+        raise InputError(f"--max-iterations {args.max_iterations} is negative; give 0 or more")
+    if args.out is not None and not args.out.strip():
+        raise InputError("--out is empty; give a directory for the run (or leave it out)")
+    names = [f.strip() for part in args.functions or [] for f in part.split(",")]
+    for name in names:
+        check_function_name(name, "--functions")
+    cache_dir()  # a cache path that is a file or unwritable stops here, before any work
+    return names
+
+
 def _run(args: argparse.Namespace) -> int:
+    functions = _run_inputs(args)
     ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, memory_mode=args.memory_mode,
                   max_iterations=args.max_iterations, debug=args.debug, base_url=args.base_url,
                   api_key_env=args.api_key_env, memory_config=args.memory_config,
@@ -66,9 +87,8 @@ def _run(args: argparse.Namespace) -> int:
 
     config_of(ctx)  # so does a bad experience-memory config file
     preflight_bank(ctx)  # and a damaged experience bank that needs `logicfuzz memory repair`
-    functions = [f for part in args.functions or [] for f in part.split(",") if f]
     options = RunOptions(Path(args.benchmark), functions, Path(args.out) if args.out else None, ctx,
-                         jobs=args.jobs)
+                         jobs=args.jobs or 0)
 
     names = functions or [f.name for f in load_benchmark(options.benchmark).functions]
     with RunProgress(console, names, ctx.max_iterations, args.quiet) as progress:
@@ -97,7 +117,7 @@ def parser() -> argparse.ArgumentParser:
                      help="experience memory mode (default: the memory config file's, "
                           "else retrieve-extract)")
     run.add_argument("--out", help="run directory (default: a new one under results/)")
-    run.add_argument("--jobs", type=int, default=0, help="targets in parallel (default: cores)")
+    run.add_argument("--jobs", type=int, default=None, help="targets in parallel (default: cores)")
     run.add_argument("--debug", action="store_true", help="log full prompts and replies")
     run.add_argument("--quiet", action="store_true", help="no progress, no table")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -123,10 +143,13 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except (BenchmarkError, ToolchainError, ValueError) as exc:
         hint = getattr(exc, "hint", "")
-        console.print(f"[red]error:[/] {exc}" + (f"\n[yellow]hint:[/] {hint}" if hint else ""))
+        message = getattr(exc, "message", None) or str(exc)  # a ToolchainError's str repeats its hint
+        # Messages quote user input (names, paths): never read as console markup.
+        shown = f"[red]error:[/] {escape(message)}"
+        console.print(shown + (f"\n[yellow]hint:[/] {escape(hint)}" if hint else ""))
         return 2
     except ModelConfigError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         return 3
 
 

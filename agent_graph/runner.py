@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 from agent_graph.benchmark import Benchmark, load_benchmark
 from agent_graph.context import Context
 from agent_graph.results import result_record, summarize, write_target_outputs
+from fuzzkit.inputs import InputError, check_function_name
+from fuzzkit.paths import writable_dir
+from fuzzkit.sandbox import safe_path
 
 if TYPE_CHECKING:
     from long_term_memory.experience import Outcome
@@ -59,8 +62,12 @@ def prepared_input(bench: Benchmark, function: str, work_dir: Path) -> dict[str,
 
 
 def target_dir(out: Path, project: str, function: str) -> Path:
-    """Where one target's outputs live."""
-    return out / project / function
+    """Where one target's outputs live: ``out/project/function``, refused if that leaves ``out``.
+
+    The benchmark loader already allows only safe names; this keeps every writer of a
+    target's files inside the run directory whatever reaches it.
+    """
+    return safe_path(out, Path(project) / function)
 
 
 def _run_graph(bench: Benchmark, function: str, wdir: Path, run_dir: Path, ctx: Context,
@@ -211,26 +218,32 @@ def run_benchmark(options: RunOptions, progress: Progress | None = None) -> dict
     bench = load_benchmark(options.benchmark)
     functions = options.functions or [f.name for f in bench.functions]
     for name in functions:
+        check_function_name(name, "--functions")
         bench.function(name)  # unknown names fail before any work starts
-    out = (options.out or new_run_dir()).resolve()  # workers and tools run in other directories
-    out.mkdir(parents=True, exist_ok=True)
+    if options.jobs < 0:
+        raise InputError(f"--jobs {options.jobs} is below 1; give at least 1 (or leave it out: one per core)")
+    where = "--out" if options.out else "the run directory"
+    # Workers and tools run in other directories: the run directory is absolute.
+    out = writable_dir((options.out or new_run_dir()).resolve(), where, "give --out a writable directory")
     ctx_data = asdict(options.context)
+
+    missing = _not_defined(bench, functions)  # fetch and build once, before the workers share it
     (out / "run.json").write_text(json.dumps({
         "benchmark": str(options.benchmark), "functions": functions, "context": ctx_data}, indent=1))
-    from nodes.prepare import library_for
-
-    library_for(bench)  # fetch and build once, before the workers share the cached build
     jobs = max(1, min(options.jobs or os.cpu_count() or 1, len(functions)))
     pool: ThreadPoolExecutor | ProcessPoolExecutor = (
         ThreadPoolExecutor(1) if jobs == 1
         else ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")))
-    records: dict[str, dict[str, Any]] = {}
+    records = {name: _not_run(out, bench.project, name, why) for name, why in missing.items()}
+    for name in records:
+        if progress:
+            progress(name, "failed", records[name])
     with pool:
         futures: dict[str, Future[dict[str, Any]]] = {
             name: pool.submit(run_target, str(options.benchmark), name, str(out), ctx_data)
-            for name in functions}
+            for name in functions if name not in missing}
         shown: dict[str, str] = {}
-        while len(records) < len(futures):
+        while len(records) < len(functions):
             for name, fut in futures.items():
                 if name in records:
                     continue
@@ -251,6 +264,30 @@ def run_benchmark(options: RunOptions, progress: Progress | None = None) -> dict
     summary["union_coverage"] = union_of(bench, ordered, out)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def _not_defined(bench: Benchmark, functions: list[str]) -> dict[str, str]:
+    """Build the library; the requested targets it does not define, each with its one-line reason.
+
+    Raises:
+        InputError: The only requested target is not defined (nothing would run).
+    """
+    from fuzzkit.exports import missing_functions
+    from nodes.prepare import library_for
+
+    missing = missing_functions(library_for(bench), functions, bench.project)
+    if len(functions) == 1 and missing:
+        raise InputError(missing[functions[0]])
+    return missing
+
+
+def _not_run(out: Path, project: str, function: str, why: str) -> dict[str, Any]:
+    """The error record of a target refused before it ran (kept as its ``error.json``)."""
+    record = {"project": project, "function": function, "error": why}
+    tdir = target_dir(out, project, function)
+    tdir.mkdir(parents=True, exist_ok=True)
+    (tdir / "error.json").write_text(json.dumps(record, indent=1))
+    return record
 
 
 def union_of(bench: Benchmark, records: list[dict[str, Any]], out: Path) -> dict[str, Any] | None:

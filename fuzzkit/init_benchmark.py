@@ -24,7 +24,6 @@ headers, is handled by :func:`fuzzkit.tools.resource_include_dir`.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -35,25 +34,13 @@ from fuzzkit.detect import BuildSpec, Detection, detect_build, resolve_recipe
 from fuzzkit.detect_recipe import HINT
 from fuzzkit.detect_tree import fuzz_harnesses, project_dir, read_text
 from fuzzkit.errors import ToolchainError
+from fuzzkit.exports import defined_functions
 from fuzzkit.header_facts import stream_types
 from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
 from fuzzkit.library import LibraryBuild, build_library
 from fuzzkit.select_functions import choose_functions, pick_named
 from fuzzkit.source import SourceSpec, fetch_source
-from fuzzkit.tools import tool
-
-
-def defined_functions(lib: LibraryBuild) -> set[str]:
-    """Names of the functions the built library defines (``T`` symbols of its archive)."""
-    out = subprocess.run(
-        [tool("llvm-nm"), "--defined-only", "-g", lib.cov_archive],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
-    return {f[2] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1] in "TW"}
-
 
 _NO_CHECK = re.compile(r"^(no_?check|unchecked|no_?verify|no_?validate|unsafe)$", re.I)
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from fuzzkit.archives import unpack_archive
 from fuzzkit.errors import ToolchainError
+from fuzzkit.inputs import check_not_option
 from fuzzkit.paths import cache_dir, file_lock
 
 _MARKER = "source.json"
@@ -67,6 +68,9 @@ class SourceSpec(BaseModel):
             raise ValueError(f"a source needs exactly one of apt, path, git, tarball (got {kinds or 'none'})")
         if self.version and kinds[0] not in ("apt", "git"):
             raise ValueError("`version` applies only to apt and git sources")
+        for kind in ("apt", "git", "path", "tarball", "version"):
+            # These become command arguments (apt-get, git); one read as an option would run it.
+            check_not_option(getattr(self, kind), f"`{kind}:`")
         if self.apt and not _APT_NAME.fullmatch(self.apt):
             raise ValueError(
                 f"`{self.apt}` is not a Debian source package: write NAME, NAME=VERSION or "
@@ -214,12 +218,12 @@ def _clone(url: str, ref: str | None, target: Path) -> None:
     def git(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
 
-    shallow = ["clone", "--depth", "1", *(["--branch", ref] if ref else []), url, str(target)]
+    shallow = ["clone", "--depth", "1", *(["--branch", ref] if ref else []), "--", url, str(target)]
     if git(*shallow).returncode == 0:
         return
     # A commit id cannot be cloned by --branch: fall back to a full clone and checkout.
     shutil.rmtree(target, ignore_errors=True)
-    full = git("clone", url, str(target))
+    full = git("clone", "--", url, str(target))
     if full.returncode == 0 and ref:
         full = git("checkout", "--detach", ref, cwd=target)
     if full.returncode != 0:

@@ -13,8 +13,10 @@ from agent_graph.session_memory import empty_session_memory
 from agent_graph.state import FuzzState
 from fuzzkit.api import FunctionDecl
 from fuzzkit.detect import prepare_library
+from fuzzkit.exports import missing_functions
 from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import parse_header
+from fuzzkit.inputs import InputError
 from fuzzkit.library import LibraryBuild
 from long_term_memory.embeddings import DEFAULT_EMBEDDING_MODEL
 from long_term_memory.retrieval import RetrieverHandle
@@ -36,9 +38,16 @@ def api_of(lib: LibraryBuild) -> list[FunctionDecl]:
 
 
 def prepared_fields(bench: Benchmark, function: str) -> dict[str, Any]:
-    """Target, API, header facts, headers and library of one benchmark function (built, parsed)."""
+    """Target, API, header facts, headers and library of one benchmark function (built, parsed).
+
+    Raises:
+        InputError: The built library does not define the function.
+    """
     spec = bench.function(function)
     lib = library_for(bench)
+    missing = missing_functions(lib, [spec.name], bench.project)
+    if missing:  # it could never link: say so before any model call
+        raise InputError(missing[spec.name])
     api = api_of(lib)
     target = next((d for d in api if d.name == spec.name), None) or spec.decl()
     facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)

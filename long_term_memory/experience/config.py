@@ -12,11 +12,11 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fuzzkit.paths import cache_dir
+from fuzzkit.safe_yaml import MAX_BYTES, YamlLimitError, load_yaml_text
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "experience.default.yaml"
 CONFIG_ENV = "LOGICFUZZ_EXPERIENCE_CONFIG"
@@ -195,7 +195,10 @@ class ExperienceConfig(_Section):
 
 
 def _read(path: Path) -> dict[str, Any]:
+    what = f"experience config {path}"
     try:
+        if Path(path).stat().st_size > MAX_BYTES:  # checked before reading: a 60 MB file took minutes
+            raise ExperienceConfigError(f"{what} is over the {MAX_BYTES:,}-byte limit; keep only your keys")
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ExperienceConfigError(
@@ -203,9 +206,11 @@ def _read(path: Path) -> dict[str, Any]:
             f"YAML or TOML file (see {DEFAULT_CONFIG.name} for every key)"
         ) from None
     try:
-        data = tomllib.loads(text) if str(path).endswith(".toml") else yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        data = tomllib.loads(text) if str(path).endswith(".toml") else load_yaml_text(text, what)
+    except tomllib.TOMLDecodeError as exc:
         raise ExperienceConfigError(f"experience config {path} is not valid: {exc}") from None
+    except YamlLimitError as exc:  # invalid, or an alias bomb: refused before it is expanded
+        raise ExperienceConfigError(str(exc)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
