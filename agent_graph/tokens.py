@@ -1,4 +1,8 @@
-"""Token counting for context budgets: tiktoken when its encoding is on disk, else an estimate.
+"""Token counting for context budgets: exact with tiktoken or bpe-openai, else an estimate.
+
+Exact counts come from tiktoken when its encoding file is on disk, else from ``bpe-openai``,
+whose wheel embeds the cl100k/o200k ranks (a tiktoken-compatible Rust tokenizer), so a machine
+without network access still counts exactly. The estimate is the last resort.
 
 tiktoken downloads its BPE files on first use, and ``requests.get`` there has no timeout: on
 a machine whose firewall drops packets the first count would hang. So the encoding file is
@@ -191,6 +195,8 @@ def get_encoding(model: str = "") -> tiktoken.Encoding | None:
         name = encoding_name_for(model)
         if name not in _CACHE.by_name:
             enc, reason = _load_local(name)
+            if enc is None:
+                enc = _embedded(name)  # bpe-openai's wheel carries the BPE ranks: exact, offline
             if enc is None and name != DEFAULT_ENCODING:
                 # cl100k counts are a close stand-in for newer encodings, far closer than
                 # the estimate, and often the only file a machine has.
@@ -199,6 +205,18 @@ def get_encoding(model: str = "") -> tiktoken.Encoding | None:
             if enc is None:
                 _warn_once(name, reason)
         return _CACHE.by_name[name]
+
+
+def _embedded(name: str) -> Any:
+    """The encoding from ``bpe-openai`` (same ids as tiktoken, ranks inside its wheel), or None."""
+    try:
+        import bpe_openai
+    except ImportError:
+        return None
+    try:
+        return bpe_openai.get_encoding(name)
+    except Exception:  # an encoding the package does not embed: fall back to the next source
+        return None
 
 
 def estimate_tokens(text: str) -> int:
@@ -227,7 +245,30 @@ def count_text_tokens(text: str, model: str = "") -> int:
     enc = get_encoding(model)
     if enc is None:
         return estimate_tokens(text)
-    return len(enc.encode_ordinary(text))
+    if len(text) > _CHUNK:
+        # bpe-openai refuses very long inputs ("too long to encode safely"): count in pieces
+        # cut after a newline or space, where BPE merges do not cross anyway.
+        return sum(count_text_tokens(piece, model) for piece in _pieces(text))
+    try:
+        return len(enc.encode_ordinary(text))
+    except ValueError:  # a tokenizer's own input limit: the estimate over-counts, the safe side
+        return estimate_tokens(text)
+
+
+_CHUNK = 100_000
+
+
+def _pieces(text: str) -> list[str]:
+    out, start = [], 0
+    while start < len(text):
+        end = min(len(text), start + _CHUNK)
+        if end < len(text):
+            cut = text.rfind("\n", start, end)
+            cut = cut if cut > start else text.rfind(" ", start, end) - 1  # keep " word" whole
+            end = cut + 1 if cut > start else end
+        out.append(text[start:end])
+        start = end
+    return out
 
 
 def message_tokens(message: Mapping[str, Any], model: str = "") -> int:

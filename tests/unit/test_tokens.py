@@ -1,4 +1,5 @@
 import hashlib
+import sys
 import logging
 import math
 import time
@@ -79,7 +80,18 @@ def fresh_lookup() -> Iterator[None]:
 
 @pytest.fixture
 def no_local_encoding(tmp_path, monkeypatch) -> None:
+    """Neither a tiktoken file on disk nor bpe-openai installed: the estimate's world."""
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)  # `import bpe_openai` raises ImportError
+
+
+def test_without_a_tiktoken_file_bpe_openai_counts_exactly(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("bpe_openai")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    enc = get_encoding("gpt-4")
+    assert enc is not None and type(enc).__module__.startswith("bpe_openai")
+    for real, text in SAMPLES.values():  # counts recorded from real cl100k_base
+        assert count_text_tokens(text) == real
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
@@ -135,6 +147,7 @@ def test_corrupt_cached_file_is_left_alone_and_not_handed_to_tiktoken(
     tmp_path, monkeypatch, caplog
 ) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)
     path = local_encoding_file("cl100k_base")
     assert path is not None and path.parent == tmp_path
     path.write_bytes(b"not an encoding\n")
@@ -147,6 +160,7 @@ def test_corrupt_cached_file_is_left_alone_and_not_handed_to_tiktoken(
 
 def test_cache_disabled_means_estimate(monkeypatch) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)
     assert local_encoding_file("cl100k_base") is None
     assert get_encoding() is None
 
@@ -217,3 +231,10 @@ def test_recorded_counts_match_real_cl100k() -> None:
     for real, text in SAMPLES.values():
         assert count_text_tokens(text) == real
 
+
+
+def test_a_text_longer_than_the_tokenizer_takes_is_counted_in_pieces(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("bpe_openai")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    line = "int value = parse(data, size);\n"
+    assert count_text_tokens(line * 40_000) == 40_000 * count_text_tokens(line)
