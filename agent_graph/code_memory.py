@@ -133,8 +133,12 @@ def _tail_start(messages: Sequence[Mapping[str, Any]], start: int, floor: int) -
 def compress_history(
     messages: list[dict[str, Any]], code_memory: Mapping[str, Mapping[str, Any]] | None,
     keep_last: int = 4, threshold_tokens: int = HISTORY_THRESHOLD_TOKENS, model: str = "",
+    summary: bool = True,
 ) -> list[dict[str, Any]]:
     """An agent's history with its old turns replaced by the code memory, once it is too long.
+
+    With ``summary=False`` the old turns are only dropped (a one-line note says so): the arm
+    that shows what the code-memory summary itself is worth (``bench/context_bench.py``).
 
     Under ``threshold_tokens`` (counted with :func:`agent_graph.tokens.count_message_tokens`),
     or when there is nothing old to drop, ``messages`` itself is returned. Otherwise: the
@@ -149,11 +153,15 @@ def compress_history(
     dropped = messages[head:start]
     if not dropped:
         return messages
+    if not summary:
+        note = (f"(LogicFuzz dropped the {len(dropped)} earliest messages of this conversation, "
+                f"{count_message_tokens(dropped, model)} tokens.)")
+        return [*messages[:head], {"role": "user", "content": note}, *messages[start:]]
     note = (f"(LogicFuzz replaced the {len(dropped)} earliest messages of this conversation, "
             f"{count_message_tokens(dropped, model)} tokens, by the code memory above; "
             "use read_file with full=true when you need a file's whole text.)")
-    summary = {"role": "user", "content": f"{render_code_memory(code_memory)}\n\n{note}"}
-    return [*messages[:head], summary, *messages[start:]]
+    text = {"role": "user", "content": f"{render_code_memory(code_memory)}\n\n{note}"}
+    return [*messages[:head], text, *messages[start:]]
 
 
 class _ReadCodeMemArgs(BaseModel):

@@ -76,6 +76,11 @@ class Context:
         metadata={"description": "Newest messages kept verbatim when a history is compressed "
                                  "(seed 004: the last 4)."},
     )
+    history_summary: bool = field(
+        default=True,
+        metadata={"description": "Compressed histories get the code-memory summary in place of "
+                                 "the old turns (false: the old turns are only dropped)."},
+    )
     code_memory: bool = field(
         default=True, metadata={"description": "CodeMem summaries and history compression on/off."}
     )

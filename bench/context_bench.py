@@ -1,9 +1,11 @@
-"""CodeMem + history optimization: prompt tokens per model call, with and without, side by side.
+"""History compression: prompt tokens per model call and outcomes, three arms side by side.
 
-Runs the same benchmark functions twice in one invocation — once with CodeMem summaries and
-history compression (`Context.code_memory=True`), once without — and prints, per mode, prompt
-tokens per model call (median, p95, total, from each target's ``events.jsonl`` ``model.call``
-records) and the outcome (targets compiling and running, line coverage).
+Runs the same benchmark functions three times in one invocation: the full history (no
+compression, ``code_memory=False``), old turns dropped past the threshold (keeping the last
+``--keep-last`` messages, ``history_summary=False``), and old turns replaced by the
+code-memory summary (seed 004, the default). Prints, per arm, prompt tokens per model call
+(median, p95, total, from each target's ``events.jsonl`` ``model.call`` records) and the
+outcome (targets compiling and running, line coverage), so the summary's own value shows.
 
     .venv/bin/python bench/context_bench.py benchmarks/cjson.yaml \
         --functions cJSON_Parse,cJSON_Print --fuzz-seconds 20 --max-iterations 5
@@ -37,11 +39,16 @@ def p95(values: list[int]) -> float:
     return float(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]) if ordered else 0.0
 
 
+ARMS = {"full history": {"code_memory": False},
+        "old turns dropped": {"code_memory": True, "history_summary": False},
+        "code-memory summary": {"code_memory": True, "history_summary": True}}
+
+
 def measure(bench: Path, functions: list[str], out: Path, args: argparse.Namespace,
-            on: bool) -> dict[str, Any]:
+            arm: dict[str, bool]) -> dict[str, Any]:
     ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, max_iterations=args.max_iterations,
-                  code_memory=on, history_compress_tokens=args.threshold,
-                  history_keep_last=args.keep_last, plateau_iterations=args.max_iterations)
+                  history_compress_tokens=args.threshold, history_keep_last=args.keep_last,
+                  plateau_iterations=args.max_iterations, memory_mode="baseline", **arm)
     summary = run_benchmark(RunOptions(bench, functions, out, ctx, jobs=args.jobs))
     tokens = calls_of(out)
     lines = [r["coverage"]["lines"]["percent"] for r in summary["results"] if r.get("runs")]
@@ -59,18 +66,18 @@ def main() -> None:
     parser.add_argument("--fuzz-seconds", type=int, default=20)
     parser.add_argument("--max-iterations", type=int, default=5)
     parser.add_argument("--threshold", type=int, default=4000, help="history_compress_tokens")
-    parser.add_argument("--keep-last", type=int, default=0)
+    parser.add_argument("--keep-last", type=int, default=4)
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     functions = [f for f in args.functions.split(",") if f]
     root = args.out or Path(tempfile.mkdtemp(prefix="context-bench-"))
-    rows = {"without": measure(args.benchmark, functions, root / "without", args, False),
-            "with CodeMem": measure(args.benchmark, functions, root / "with", args, True)}
-    base = rows["without"]["total"] or 1
+    rows = {name: measure(args.benchmark, functions, root / f"arm{n}", args, arm)
+            for n, (name, arm) in enumerate(ARMS.items())}
+    base = rows["full history"]["total"] or 1
     print(f"# context bench: {args.benchmark} {functions or 'all'} model={args.model} "
           f"fuzz={args.fuzz_seconds}s iterations={args.max_iterations} (runs in {root})")
-    print("| mode | calls | prompt tokens/call median | p95 | total | total vs without | "
+    print("| arm | calls | prompt tokens/call median | p95 | total | total vs full | "
           "compiling | running | mean line cov |")
     print("|---|---|---|---|---|---|---|---|---|")
     for mode, r in rows.items():

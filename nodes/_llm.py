@@ -80,7 +80,7 @@ def call_agent(
     if ctx.code_memory:
         # Past the threshold, old turns give way to the code memory plus the newest messages.
         compact = compress_history(history, state.get("code_memory") or {}, ctx.history_keep_last,
-                                   ctx.history_compress_tokens, model)
+                                   ctx.history_compress_tokens, model, summary=ctx.history_summary)
     reason = fall_back if fall_back and can_fall_back(ctx) else ""
     down = features.rejected.get(UNREACHABLE, "")
     if down and not reason:

@@ -128,3 +128,13 @@ def test_result_is_a_valid_replace_update_for_the_reducer() -> None:
     out = compress_history(history, memory(), keep_last=4, threshold_tokens=2000)
     merged = merge_agent_messages({"enhancer": history}, {"enhancer": {"__replace__": out}})
     assert merged["enhancer"] == out
+
+
+def test_without_summary_old_turns_are_only_dropped() -> None:
+    history = conversation()
+    with_summary = compress_history(history, memory(), keep_last=2, threshold_tokens=2000)
+    dropped = compress_history(history, memory(), keep_last=2, threshold_tokens=2000, summary=False)
+    assert dropped[0] == with_summary[0] and dropped[2:] == with_summary[2:] == history[-2:]
+    assert "cJSON_ParseWithLength" in with_summary[1]["content"]  # the code memory
+    assert "cJSON_ParseWithLength" not in dropped[1]["content"]
+    assert dropped[1]["content"].startswith("(LogicFuzz dropped the 6 earliest messages")
