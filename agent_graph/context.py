@@ -119,8 +119,12 @@ class Context:
     debug: bool = field(default=False, metadata={"description": "Log full prompts and replies."})
 
     def __post_init__(self) -> None:
+        sent = self.__dict__.pop("_sent", None)
         for f in fields(self):
-            if f.default is MISSING or getattr(self, f.name) != f.default:
+            # Only what the caller did not send: Context(fuzz_seconds=60) stays 60 even when it
+            # equals the default and LOGICFUZZ_FUZZ_SECONDS says otherwise.
+            if f.default is MISSING or (f.name in sent if sent is not None
+                                        else getattr(self, f.name) != f.default):
                 continue
             raw = os.environ.get(f"LOGICFUZZ_{f.name.upper()}")
             if raw is not None:
@@ -162,3 +166,15 @@ def _coerce(raw: str, default: Any, name: str) -> Any:
     except ValueError as exc:
         raise ValueError(f"environment variable LOGICFUZZ_{name.upper()}={raw!r}: {exc}") from exc
     return raw
+
+
+_dataclass_init = Context.__init__
+
+
+def _init(self: Context, **sent: Any) -> None:
+    """The dataclass ``__init__``, remembering which fields the caller sent (for the env rule)."""
+    self.__dict__["_sent"] = frozenset(sent)
+    _dataclass_init(self, **sent)
+
+
+Context.__init__ = _init  # type: ignore[method-assign]
