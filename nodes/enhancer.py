@@ -11,11 +11,12 @@ from agent_graph.local_memory import render_local_memory
 from agent_graph.state import FuzzState, counter
 from agents.crash_analyzer import report_text
 from agents.enhancer import Enhancer
+from agents.prototyper import Prototyper
 from agents.sections import relevant_api
 from long_term_memory.retrieval import get_retriever
 from nodes._common import ctx_of, log_event
 from nodes._experience import inject, note_used
-from nodes._llm import call_agent, memory_reads_for
+from nodes._llm import call_agent, can_fall_back, memory_reads_for
 from nodes.prototyper import pitfall_lines
 
 
@@ -53,6 +54,17 @@ def needs_fix(state: FuzzState) -> bool:
     return run.get("version") == state.get("harness_version") and not run.get("usable")
 
 
+def fresh_draft(state: FuzzState, runtime: Runtime[Context], experience: str,
+                reason: str) -> tuple[Any, dict[str, Any]]:
+    """A new first draft by the fallback model, from the prototyper's own prompt."""
+    archetype = (state.get("analysis") or {}).get("archetype", "stateless_parser")
+    bundle = get_retriever(state["long_term_retriever"]).get_archetype_bundle(archetype)
+    variables = Prototyper.variables(state, memory_reads_for("prototyper"), archetype,
+                                     bundle.archetype.text, bundle.skeleton,
+                                     pitfall_lines(bundle.pitfalls), experience)
+    return call_agent(Prototyper, state, runtime, variables, fall_back=reason)
+
+
 def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Produce the next harness version; fixes count toward the fix-round guard."""
     reads = memory_reads_for("enhancer")
@@ -69,18 +81,24 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         built = bool((state.get("build") or {}).get("ok"))
         weak = (f"the harness has not built after {rounds} fix rounds"
                 if not built and rounds >= ctx_of(runtime).fallback_after_fix_rounds else "")
-        result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix", fall_back=weak)
+        if weak and rounds == ctx_of(runtime).fallback_after_fix_rounds and can_fall_back(ctx_of(runtime)):
+            # The model's harness never built: the floor is the fallback engine's own first draft
+            # (its later fix rounds repair that draft, as it would on its own).
+            result, update = fresh_draft(state, runtime, experience, weak)
+            fixes, unresolved = [f"a fresh draft by the fallback model: {weak}"], []
+        else:
+            result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix",
+                                        fall_back=weak)
+            fixes, unresolved = result.output.fixes, result.output.unresolved
         log_event(state, "harness.written", version=version, by="enhancer.fix",
-                  fixes=result.output.fixes, unresolved=result.output.unresolved)
+                  fixes=fixes, unresolved=unresolved)
         previous = state.get("last_change") or {}
         if previous.get("kind") == "improve":
             # Fixing an improvement: the direction being tried is still the improvement's.
-            change = {**previous, "fixes": [*previous.get("fixes", []), *result.output.fixes]}
+            change = {**previous, "fixes": [*previous.get("fixes", []), *fixes]}
         else:
-            change = {"kind": "fix", "from_version": state.get("harness_version"),
-                      "fixes": result.output.fixes}
-        extra = {"fix_rounds": int(state.get("fix_rounds") or 0) + 1,
-                 "pending_fixes": result.output.fixes}
+            change = {"kind": "fix", "from_version": state.get("harness_version"), "fixes": fixes}
+        extra = {"fix_rounds": int(state.get("fix_rounds") or 0) + 1, "pending_fixes": fixes}
         counters = {"fix_rounds_total": 1}
     else:
         experience, extras = inject(state, ctx_of(runtime), "improve coverage: " + uncovered_text(state))

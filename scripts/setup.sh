@@ -77,4 +77,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install -q -e ".$extras" || die "pip install -e .$extras failed"
   echo "$want" > "$stamp"
 fi
+if [ "$DEV" = 1 ]; then
+  # The realmodel test tier talks to a real llama.cpp server (SmolLM2-135M). Its wheel is built
+  # once from the PyPI sdist (15-30 minutes on 2 cores) and cached in ~/.cache/logicfuzz/wheels.
+  if ! .venv/bin/python -c 'import llama_cpp.server.app' 2>/dev/null; then
+    say "building and installing llama-cpp-python's server (first time only; cached outside the repo)"
+  fi
+  .venv/bin/python -m agents.local_model --install >/dev/null \
+    || die "could not install the local model server: python -m agents.local_model --install says why"
+fi
 say "ready (.venv/bin/logicfuzz)"

@@ -64,7 +64,7 @@ def test_sequential_rounds_refine_one_trajectory_resume_and_extract_once(
     memory.write_text("matts:\n  enabled: true\n  mode: sequential\n  refine_rounds: 1\n"
                       f"bank:\n  directory: {tmp_path / 'bank'}\n")
     ctx = asdict(Context(model="scripted:test", fuzz_seconds=1, max_iterations=1,
-                         memory_config=str(memory)))
+                         memory_config=str(memory), fallback=""))  # a script that runs out must fail
     out = tmp_path / "run"
     target = out / "kv" / "kv_parse"
 
