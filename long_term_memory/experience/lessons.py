@@ -136,7 +136,7 @@ def shape_of(decl: FunctionDecl) -> set[str]:
             shapes.add("object_param")
         elif stars == 1 and type_name(p.type) in ("char", "uint8_t", "void", "int8_t"):
             shapes.add("buffer_input")
-    if "*" in decl.return_type and _named(decl.return_type) and "const" not in decl.return_type:
+    if "*" in decl.return_type and "const" not in decl.return_type:
         shapes.add("returns_pointer")
     return shapes
 
