@@ -72,7 +72,8 @@ class MemoryItem(BaseModel):
     @field_validator("failure", mode="before")
     @classmethod
     def _failure(cls, value: Any) -> str:
-        return " ".join(str(value or "").split())[:MAX_FAILURE]
+        text = " ".join(str(value or "").split())[:MAX_FAILURE]
+        return "" if re.fullmatch(r"<[^<>]*>|\.\.\.|none|n/?a", text, re.I) else text  # an echoed placeholder
 
     @field_validator("action", mode="before")
     @classmethod
