@@ -2,8 +2,11 @@
 
 Each mode starts from an empty experience bank (a fresh cache directory) and runs the
 functions one after another (jobs=1), so later targets can retrieve what earlier ones left.
-Prints per mode: targets reaching a running harness, fix rounds, model calls, prompt tokens,
-mean line coverage, and how many experience items were shown and cited.
+Prints per mode: targets reaching a running harness, fix rounds, harness-caused crash rounds
+(crashes judged harness misuse), repeated failures (a failure signature — compile-error class,
+crash kind and frame, input not reaching the target — already seen on an earlier target of the
+same library), model calls, prompt tokens, mean and union line coverage, and how many
+experience items were shown and used (their change is in the measured harness).
 
     .venv/bin/python bench/memory_ab.py benchmarks/cjson.yaml benchmarks/zlib.yaml --fuzz-seconds 20
 """
@@ -11,7 +14,9 @@ mean line coverage, and how many experience items were shown and cited.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import statistics
 import tempfile
 from pathlib import Path
@@ -21,19 +26,69 @@ from agent_graph.benchmark import load_benchmark
 from agent_graph.context import Context
 from agent_graph.runner import RunOptions, run_benchmark
 
+_QUOTED = re.compile(r"'[^']*'")
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def failure_signatures(work: Path) -> tuple[list[str], int]:
+    """A target's failure signatures in order, and its harness-caused crash rounds."""
+    sigs: list[str] = []
+    misuse = 0
+    for event in _events(work / "events.jsonl"):
+        kind, data = event.get("type"), event.get("data") or {}
+        if kind == "build.done" and not data.get("ok"):
+            log = work / f"v{data.get('version')}" / "build.log"
+            text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+            errors = dict.fromkeys(re.findall(r"error: (.*)", text))
+            sigs += ["compile:" + _QUOTED.sub("'_'", e) for e in errors]
+        elif kind == "crash.triaged":
+            frame = str(data.get("signature") or "").split("@")[-1].split("<")[0]
+            sigs.append(f"crash:{data.get('kind')}@{frame}")
+        elif kind == "crash.verdict" and not data.get("feasible"):
+            misuse += 1
+        elif kind == "execution.done" and not data.get("crashed") and not data.get("target_hits"):
+            sigs.append("target-not-reached")
+        elif kind == "harness.written" and any("fuzz input" in f for f in data.get("fixes") or []):
+            sigs.append("input-not-reaching-target")
+    return sigs, misuse
+
 
 def run_mode(benchmarks: list[Path], mode: str, root: Path, args: argparse.Namespace) -> dict[str, Any]:
     os.environ["LOGICFUZZ_CACHE_DIR"] = str(root / "cache")  # an empty bank for this mode
     records: list[dict[str, Any]] = []
+    union: list[float] = []
+    crash_rounds = repeated = 0
     for bench in benchmarks:
-        names = [f.name for f in load_benchmark(bench).functions][: args.per_benchmark]
+        names = args.functions or [f.name for f in load_benchmark(bench).functions][: args.per_benchmark]
         ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds,
                       max_iterations=args.max_iterations, memory_mode=mode)
-        summary = run_benchmark(RunOptions(bench, names, root / "runs" / bench.stem, ctx, jobs=1))
+        out = root / "runs" / bench.stem
+        summary = run_benchmark(RunOptions(bench, names, out, ctx, jobs=1))
         records += summary["results"]
+        union.append(((summary.get("union_coverage") or {}).get("lines") or {}).get("percent", 0.0) or 0.0)
+        seen: set[str] = set()
+        for record in summary["results"]:
+            sigs, misuse = failure_signatures(out / str(record.get("project")) / str(record.get("function")))
+            crash_rounds += misuse
+            repeated += sum(1 for sig in dict.fromkeys(sigs) if sig in seen)
+            seen.update(sigs)
     ok = [r for r in records if not r.get("error")]
     used = [m for r in ok for m in (r.get("memory_used") or {}).get("experience", [])]
     return {
+        "crash_rounds": crash_rounds,
+        "repeated": repeated,
+        "union_lines": statistics.mean(union or [0.0]),
         "targets": len(records),
         "running": sum(bool(r.get("runs")) for r in ok),
         "fix_rounds": sum(r.get("fix_rounds", 0) for r in ok),
@@ -42,7 +97,7 @@ def run_mode(benchmarks: list[Path], mode: str, root: Path, args: argparse.Names
         "mean_lines": statistics.mean(
             [r["coverage"]["lines"]["percent"] for r in ok if r.get("runs")] or [0]),
         "shown": len(used),
-        "cited": sum(bool(m.get("used")) for m in used),
+        "used": sum(bool(m.get("used")) for m in used),
     }
 
 
@@ -53,6 +108,7 @@ def main() -> None:
     parser.add_argument("--fuzz-seconds", type=int, default=20)
     parser.add_argument("--max-iterations", type=int, default=3)
     parser.add_argument("--per-benchmark", type=int, default=4, help="first N functions of each")
+    parser.add_argument("--functions", nargs="*", default=None, help="these functions, in this order")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="memory-ab-"))
@@ -60,12 +116,13 @@ def main() -> None:
             for mode in ("baseline", "retrieve-extract")}
     print(f"# memory A/B: {[b.name for b in args.benchmarks]} model={args.model} "
           f"fuzz={args.fuzz_seconds}s iterations={args.max_iterations} (runs in {root})")
-    print("| mode | running | fix rounds | model calls | prompt tokens | mean line cov | "
-          "items shown | cited |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| mode | running | fix rounds | harness crash rounds | repeated failures | model calls | "
+          "prompt tokens | mean line cov | union line cov | items shown | used |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for mode, r in rows.items():
-        print(f"| {mode} | {r['running']}/{r['targets']} | {r['fix_rounds']} | {r['model_calls']} | "
-              f"{r['prompt_tokens']} | {r['mean_lines']:.1f}% | {r['shown']} | {r['cited']} |")
+        print(f"| {mode} | {r['running']}/{r['targets']} | {r['fix_rounds']} | {r['crash_rounds']} | "
+              f"{r['repeated']} | {r['model_calls']} | {r['prompt_tokens']} | {r['mean_lines']:.1f}% | "
+              f"{r['union_lines']:.1f}% | {r['shown']} | {r['used']} |")
 
 
 if __name__ == "__main__":

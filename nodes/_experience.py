@@ -1,7 +1,9 @@
 """Experience memory in the graph: retrieval + Gatekeeper before a prompt, lifecycle at the end.
 
 Before the prototyper's and enhancer's prompts: search the task's bank (self-excluded), let the
-Gatekeeper choose what to inject, render it with ids the model can cite. When the run ends:
+Gatekeeper choose what to inject, render it with ids the model can cite. "Used" is judged on
+the measured harness: an actionable item whose change is in it, or a plain item a reply cited.
+When the run ends:
 evaluate the measured outcome (Hit / Validation records), extract lessons from the trajectory
 when the Gatekeeper allows a Candidate, and apply it all to the bank, audited in
 ``run.events.jsonl`` in the run directory. The mode decides what happens: baseline neither
@@ -23,6 +25,7 @@ from agent_graph.state import FuzzState
 from agents.base import ModelCallError
 from agents.experience_extractor import ExperienceExtractor
 from agents.parsing import ReplyParseError
+from fuzzkit.api import FunctionDecl
 from long_term_memory.experience import (
     EventLog,
     ExperienceBank,
@@ -45,6 +48,7 @@ from long_term_memory.experience import (
     trajectory_from_state,
 )
 from long_term_memory.experience.catalog import BankPaths
+from long_term_memory.experience.lessons import used_items
 from long_term_memory.experience.lifecycle_health import check_files
 from long_term_memory.experience.matts import refinement_extraction_prompt
 from nodes._common import ctx_of, log_event, work_dir
@@ -142,6 +146,18 @@ def note_used(state: FuzzState, reply: str, extras: dict[str, Any]) -> dict[str,
     return {"extras": {**extras, "experience": exp}, "memories_used": memories_used(shown, exp["used"])}
 
 
+def used_in_harness(state: FuzzState | dict[str, Any], exp: dict[str, Any]) -> list[str]:
+    """The shown items used in the harness that was measured (the best one, else the last).
+
+    An item with an action counts when its scope fits the target and the harness shows the
+    action's change; one without an action counts when a reply cited it.
+    """
+    shown = [InjectItem.from_dict(i) for i in exp.get("shown", [])]
+    target = FunctionDecl.from_dict(dict(state["target"])) if state.get("target") else None
+    harness = (state.get("best") or {}).get("code") or state.get("harness_code") or ""
+    return used_items(shown, exp.get("used", []), target, harness)
+
+
 def finalize_experience(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Post-run lifecycle: evaluate, maybe extract, apply. Failures are logged, never fatal."""
     ctx = ctx_of(runtime)
@@ -154,16 +170,18 @@ def finalize_experience(state: FuzzState, runtime: Runtime[Context]) -> dict[str
     matches = [Match.from_dict(m) for m in exp.get("matches", [])]
     outcome = outcome_from_state(state, run_id=run_dir(state).name)
     gatekeeper = Gatekeeper(cfg)
-    decision = gatekeeper.evaluate(shown, exp.get("used", []), outcome, matches)
-    update: dict[str, Any] = {}
+    used = used_in_harness(state, exp)
+    decision = gatekeeper.evaluate(shown, used, outcome, matches)
+    update: dict[str, Any] = {"memories_used": memories_used(shown, used)} if shown else {}
     if mode_allows_writes(mode_of(ctx)) and decision.should_extract:
         trajectory = trajectory_from_state(state, cfg, run_id=run_dir(state).name)
         kind = extraction_kind([trajectory])
         template, variables = build_extraction_prompt(kind, [trajectory],
                                                       cfg.extraction.max_trajectory_chars)
         try:
-            result, update = call_agent(ExperienceExtractor, state, runtime, variables, template,
-                                        stateless=True, sampling=extraction_sampling(cfg))
+            result, call_update = call_agent(ExperienceExtractor, state, runtime, variables, template,
+                                             stateless=True, sampling=extraction_sampling(cfg))
+            update.update(call_update)
             items = parse_memory_items(result.reply)
             decision = gatekeeper.admit(decision, outcome, items, query=trajectory.query,
                                         trajectory=variables.get("trajectory", ""),
@@ -183,7 +201,7 @@ def _attempt_decision(state: FuzzState, gatekeeper: Gatekeeper, attempt: int) ->
     shown = [InjectItem.from_dict(i) for i in exp.get("shown", [])]
     matches = [Match.from_dict(m) for m in exp.get("matches", [])]
     outcome = outcome_from_state(state, run_id=run_dir(state).name, attempt=attempt)
-    return gatekeeper.evaluate(shown, exp.get("used", []), outcome, matches), outcome
+    return gatekeeper.evaluate(shown, used_in_harness(state, exp), outcome, matches), outcome
 
 
 def _trajectory_decision(states: Sequence[FuzzState], gatekeeper: Gatekeeper, best: int) -> Any:
@@ -197,7 +215,7 @@ def _trajectory_decision(states: Sequence[FuzzState], gatekeeper: Gatekeeper, be
             shown.setdefault(item["item_id"], InjectItem.from_dict(item))
         for match in exp.get("matches", []):
             matches.setdefault(match["item_id"], Match.from_dict(match))
-        used += [u for u in exp.get("used", []) if u not in used]
+        used += [u for u in used_in_harness(state, exp) if u not in used]
     outcome = outcome_from_state(states[best], run_id=run_dir(states[best]).name, attempt=best)
     return gatekeeper.evaluate(list(shown.values()), used, outcome, list(matches.values())), outcome
 

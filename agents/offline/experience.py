@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agents.offline.lesson_extract import actionable_items
 from agents.offline.prompt_reader import PromptFacts, bullets
 from agents.parsing import fenced_blocks
 
@@ -335,9 +336,11 @@ def distil(facts: PromptFacts) -> Reply:
         return {"memory_items": _contrastive_items(facts)}, None
     trajectory = facts.text("Trajectory")
     code = facts.code("Final harness")
-    if facts.role == "experience_success":
-        return {"memory_items": _success_items(facts, trajectory, code)}, None
-    return {"memory_items": _failure_items(facts, trajectory, code)}, None
+    make = _success_items if facts.role == "experience_success" else _failure_items
+    items: list[dict[str, Any]] = list(make(facts, trajectory, code))
+    # The repairs the run made, as actions the next target of the family gets applied.
+    actionable = actionable_items(_target(facts)[0], trajectory, code)
+    return {"memory_items": [*items[:1], *actionable, *items[1:]][:3]}, None
 
 
 ROLES = ("experience_success", "experience_failure", "experience_contrastive")

@@ -16,10 +16,12 @@ from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
 
 
-def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl]) -> tuple[str, str | None]:
+def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl],
+               via: str = "") -> tuple[str, str | None]:
     """The harness with the input handed to the target's object, and a sentence saying how.
 
-    Returns the code unchanged and ``None`` when the API has no function taking input for it.
+    ``via`` names the feeder a lesson chose; it is tried first. Returns the code unchanged and
+    ``None`` when the API has no function taking input for it.
     """
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     key = idx.first_object(target)
@@ -35,7 +37,9 @@ def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl]) -> tupl
     if slot >= len(args):
         return code, None
     obj = args[slot].strip()
-    for feeder in idx.input_feeders(target, key):
+    feeders = idx.input_feeders(target, key)
+    chosen = [f for f in api if f.name == via]
+    for feeder in [*chosen, *(f for f in feeders if f.name != via)]:
         line = _feeder_call(feeder, obj)
         if line is None:
             continue

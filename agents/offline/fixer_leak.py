@@ -10,17 +10,24 @@ the API's destructor for that type, else the API's one ``void *`` release functi
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from agents.offline import cdecl, type_table
 from agents.offline.fixer_edit import split_args
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
+from long_term_memory.experience.lessons import type_name
 
 _RELEASE_WORDS = re.compile(r"(free|destroy|delete|release|unref|dispose|cleanup)", re.I)
 
 
-def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl]) -> tuple[str, list[str]]:
-    """The harness with the target's results released before it returns, and what was added."""
+def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
+                    releasers: Mapping[str, str] | None = None) -> tuple[str, list[str]]:
+    """The harness with the target's results released before it returns, and what was added.
+
+    ``releasers`` maps a type name to the function a lesson says releases it; it wins over
+    what the header and the API suggest.
+    """
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     owned: list[tuple[str, str]] = []  # (variable, the type it points at)
     owned_fields: list[tuple[str, str]] = []  # (`&var.field`, its releaser)
@@ -47,7 +54,7 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl]) ->
         release_call = rf"\b\w*{_RELEASE_WORDS.pattern}\w*\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(var)}\s*\)"
         if re.search(release_call, code, re.I):
             continue  # released already
-        releaser = _releaser(idx, ctype, target.name)
+        releaser = (releasers or {}).get(type_name(ctype)) or _releaser(idx, ctype, target.name)
         lines.append(f"if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}")
         added.append(f"release {var} (from {target.name}) with {releaser} before returning")
     for expr, releaser in dict.fromkeys(owned_fields):

@@ -13,6 +13,7 @@ from agents.offline.fixer import fix_harness
 from agents.offline.fixer_input import feed_input
 from agents.offline.fixer_leak import release_results
 from agents.offline.improver import improve_harness
+from agents.offline.lesson_apply import actionable_lessons, apply_lessons, feeder_of, releasers_of
 from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, identifiers
 from agents.offline.synth import write_harness
@@ -82,11 +83,14 @@ def prototype(facts: PromptFacts) -> Reply:
     constraints = (list(analysis.get("constraints") or []) + _memory_lines(facts, "API constraints")
                    + guidance)
     archetype = facts.text("Archetype").splitlines()[0].strip()
+    api = _api(facts)
     draft = write_harness(
-        target, _api(facts), _headers(facts), archetype, facts.code("Skeleton"),
+        target, api, _headers(facts), archetype, facts.code("Skeleton"),
         constraints=constraints, known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True),
     )
-    return {"notes": [*draft.notes, *cited], "functions_called": draft.calls}, draft.code
+    # A fitting lesson's action changes the first draft itself, with the fixers' own code.
+    code, applied = apply_lessons(draft.code, target, api, actionable_lessons(facts))
+    return {"notes": [*draft.notes, *applied, *cited], "functions_called": draft.calls}, code
 
 
 def enhance(facts: PromptFacts) -> Reply:
@@ -105,10 +109,13 @@ def enhance(facts: PromptFacts) -> Reply:
         return {"directions": [*result.directions, *cited], "added_calls": result.added_calls}, result.code
     errors = facts.text("Compile errors")
     known = _memory_lines(facts, "Known fixes", skip_failed=True)
+    target = _target(facts)
+    lessons = actionable_lessons(facts)
     if errors:
         guidance, cited = _lessons(facts, identifiers(errors))
         fixed = fix_harness(harness, errors, api, _headers(facts), known_fixes=known + guidance)
-        return {"fixes": [*fixed.fixes, *cited], "unresolved": fixed.unresolved}, fixed.code
+        code, applied = apply_lessons(fixed.code, target, api, lessons)
+        return {"fixes": [*fixed.fixes, *applied, *cited], "unresolved": fixed.unresolved}, code
     last_good = facts.code("Last working harness")
     problem = facts.text("Problem")
     triage = facts.text("Crash triage")
@@ -119,12 +126,12 @@ def enhance(facts: PromptFacts) -> Reply:
         entry = chain.index("LLVMFuzzerTestOneInput") if "LLVMFuzzerTestOneInput" in chain[1:] else 0
         caller = chain[entry - 1] if entry else ""
         by_name = {f.name: f for f in api}
-        culprit = by_name.get(caller) or _target(facts)
-        released, added = release_results(harness, culprit, api)
+        culprit = by_name.get(caller) or target
+        released, added = release_results(harness, culprit, api, releasers_of(lessons, culprit))
         if added:
             return {"fixes": added, "unresolved": []}, released
     if INPUT_PROBLEM in problem:
-        fed, how = feed_input(harness, _target(facts), api)
+        fed, how = feed_input(harness, target, api, via=feeder_of(lessons, target))
         if how:
             return {"fixes": [how], "unresolved": []}, fed
     if last_good:

@@ -299,6 +299,7 @@ class ExperienceBank(BankWrites):
                     st.hit_count,
                     st.use_count,
                     blocked.get(entry.item_id, 0),
+                    dict(entry.lesson),
                 )
             )
         return out

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from long_term_memory.experience.lessons import lesson_fields
 from long_term_memory.experience.lifecycle import CatalogUpdate, NewItem
 from long_term_memory.experience.models import normalize_text, short_hash
 
@@ -24,6 +25,7 @@ class ItemEntry:
     query: str
     created_at: float
     digest: str
+    lesson: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -109,6 +111,7 @@ def entry_from(record: dict[str, Any], item: dict[str, Any]) -> ItemEntry:
         record["query"],
         float(record.get("created_at") or 0.0),
         item.get("digest") or item_digest(item["title"], item["description"], item["content"]),
+        lesson_fields(item),
     )
 
 

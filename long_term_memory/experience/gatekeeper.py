@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 
 from long_term_memory.experience.config import ExperienceConfig
+from long_term_memory.experience.lessons import MAX_FAILURE
 from long_term_memory.experience.models import (
     MAX_CONTENT,
     MAX_DESCRIPTION,
@@ -210,6 +211,9 @@ class Gatekeeper:
                         title=redact_within(i.title, MAX_TITLE).text,
                         description=redact_within(i.description, MAX_DESCRIPTION).text,
                         content=redact_within(i.content, MAX_CONTENT).text,
+                        scope=i.scope,
+                        failure=redact_within(i.failure, MAX_FAILURE).text,
+                        action=i.action,
                     )
                     for i in kept
                 ]

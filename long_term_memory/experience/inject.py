@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
+from long_term_memory.experience.lessons import parse_scope
 from long_term_memory.experience.models import InjectItem
 from long_term_memory.experience.rules import LEVEL_NAMES
 
@@ -15,6 +17,15 @@ _CITED = re.compile(r"\bMEM[-_ ]?([0-9a-f]{8})\b", re.I)
 def _one_line(text: str, limit: int = 200) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _structured_lines(lesson: Mapping[str, Any]) -> str:
+    """The actionable part as ``- Scope:``/``- Failure:``/``- Action:`` lines ('' when absent)."""
+    scope = parse_scope(lesson.get("scope"))
+    lines = [f"- Scope: {scope.render()}" if scope else "",
+             f"- Failure: {_one_line(str(lesson['failure']), 160)}" if lesson.get("failure") else "",
+             f"- Action: {lesson['action']}" if lesson.get("action") else ""]
+    return "".join(f"{line}\n" for line in lines if line)
 
 
 def render_experience(items: Sequence[InjectItem]) -> str:
@@ -32,6 +43,9 @@ def render_experience(items: Sequence[InjectItem]) -> str:
         'target, and when you do, cite its id in your notes (e.g. "applied '
         f'[{items[0].item_id}]"); ignore the ones that do not fit.',
     ]
+    if any(item.lesson.get("action") for item in items):
+        parts[-1] += (" A lesson with an Action names one concrete change: make it when its Scope "
+                      "(function-name pattern, signature shape, type) fits this target.")
     for item in items:
         level = LEVEL_NAMES[max(0, min(item.validation_level, len(LEVEL_NAMES) - 1))]
         source = "success" if item.is_success else "failure"
@@ -40,7 +54,8 @@ def render_experience(items: Sequence[InjectItem]) -> str:
             f"- From: {_one_line(item.query.splitlines()[0] if item.query else '?', 160)} ({source}); "
             f"similarity {item.score:.2f}; {level}, trust {item.trust:.2f}\n"
             f"- When: {_one_line(item.description, 300)}\n"
-            f"{item.content.strip()}"
+            + _structured_lines(item.lesson)
+            + f"{item.content.strip()}"
         )
     return "\n\n".join(parts)
 

@@ -15,6 +15,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from long_term_memory.experience.lessons import (
+    MAX_FAILURE,
+    LessonScope,
+    lesson_fields,
+    parse_action,
+    parse_scope,
+)
+
 MAX_ITEMS = 3
 MAX_TITLE = 120
 MAX_DESCRIPTION = 400
@@ -46,11 +54,37 @@ class MemoryItem(BaseModel):
     item_id: str = ""
     merged_into: str = ""
     digest: str = ""
+    # The actionable part (optional: records written before it load unchanged).
+    scope: LessonScope | None = None
+    failure: str = Field(default="", max_length=MAX_FAILURE)
+    action: str = ""
 
     @field_validator("title", "description", "content", mode="before")
     @classmethod
     def _strip(cls, value: Any) -> Any:
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _scope(cls, value: Any) -> LessonScope | None:
+        return value if isinstance(value, LessonScope) else parse_scope(value)
+
+    @field_validator("failure", mode="before")
+    @classmethod
+    def _failure(cls, value: Any) -> str:
+        text = " ".join(str(value or "").split())[:MAX_FAILURE]
+        return "" if re.fullmatch(r"<[^<>]*>|\.\.\.|none|n/?a", text, re.I) else text  # an echoed placeholder
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _action(cls, value: Any) -> str:
+        """An action outside the vocabulary is dropped (the lesson's text still stands)."""
+        action = parse_action(value)
+        return action.render() if action else ""
+
+    def lesson(self) -> dict[str, Any]:
+        """The structured part that is set (``scope``, ``failure``, ``action``)."""
+        return lesson_fields(self.model_dump())
 
     def content_hash(self) -> str:
         """Hash of the normalized lesson text (exact-duplicate detection ignores ids and case)."""
@@ -180,6 +214,7 @@ class Match:
     hit_count: int = 0
     use_count: int = 0
     blocked_runs: int = 0
+    lesson: dict[str, Any] = field(default_factory=dict)
 
     @property
     def use_rate(self) -> float:
@@ -210,6 +245,7 @@ class InjectItem:
     trust: float
     is_success: bool
     query: str
+    lesson: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_match(cls, match: Match) -> InjectItem:
@@ -225,6 +261,7 @@ class InjectItem:
             match.trust,
             match.is_success,
             match.query,
+            dict(match.lesson),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -233,8 +270,8 @@ class InjectItem:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> InjectItem:
-        """Inverse of :meth:`to_dict`."""
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        """Inverse of :meth:`to_dict` (a state saved before ``lesson`` existed loads too)."""
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
 @dataclass(frozen=True)

@@ -124,10 +124,17 @@ def _item(raw: Any) -> MemoryItem | None:
         return None
     description = description or _first_sentence(content, MAX_DESCRIPTION)
     title = title or _first_sentence(" ".join(description.split()[:10]), MAX_TITLE)
+    lowered = {str(k).strip().lower().replace(" ", "_"): v for k, v in raw.items()}
+    structured = {key: lowered.get(key) for key in ("scope", "failure", "action") if lowered.get(key)}
+    if "failure" not in structured and lowered.get("failure_signature"):
+        structured["failure"] = lowered["failure_signature"]
     try:
-        return MemoryItem(title=title, description=description, content=content)
+        return MemoryItem(title=title, description=description, content=content, **structured)
     except ValidationError:
-        return None
+        try:  # a malformed structured part never costs the lesson's text
+            return MemoryItem(title=title, description=description, content=content)
+        except ValidationError:
+            return None
 
 
 def _unwrap(value: Any, depth: int = 0) -> list[Any]:

@@ -210,6 +210,7 @@ class BankWrites:
                     record.query,
                     record.created_at,
                     digest,
+                    item.lesson(),
                 )
             )
             rows.append(vector)

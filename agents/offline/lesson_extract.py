@@ -1,0 +1,113 @@
+"""Actionable lessons from a trajectory's repairs: scope, failure signature and action.
+
+The offline extractor reads the repairs the trajectory recorded (the enhancer's fix sentences
+in ``[harness] vN by enhancer.fix: ...`` and ``[fix] ...`` steps), the failure that called for
+them (a compiler error class, a sanitizer kind and frame, input that never reached the target)
+and the final harness, and turns each repair it recognizes into an item whose action the
+offline engine can apply to the next target of the same family (see
+:mod:`agents.offline.lesson_apply`). Deterministic; names no library.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agents.offline.cdecl import parse_prototype
+from fuzzkit.api import FunctionDecl
+from long_term_memory.experience.lessons import name_family, shape_of
+
+_RELEASE = re.compile(r"release (\w+) \(from (\w+)\) with (\w+) before returning")
+_FEED = re.compile(r"hand the fuzz input to (\w+)'s object with (\w+) before the call")
+_TAG = re.compile(r"add the (struct|union|enum) tag to (\w+)")
+_RENAME = re.compile(r"replace (\w+) with (\w+) \(clang's fix-it\)")
+_CRASH = re.compile(r"^- \[crash\] ([\w-]+)(?: at| in|:)", re.M)
+
+
+def _decl(prototype: str) -> FunctionDecl | None:
+    try:
+        decl = parse_prototype(prototype)
+    except (ValueError, IndexError):
+        return None
+    return decl if decl.name else None
+
+
+def _declared_type(code: str, var: str) -> str:
+    """The named type of ``T *var`` as the harness declares it ('' when not found)."""
+    found = re.search(rf"(?:\b(?:struct|union|enum)\s+)?\b([A-Za-z_]\w*)\s*\*+\s*{re.escape(var)}\b", code)
+    return found.group(1) if found else ""
+
+
+def _item(title: str, description: str, content: str, scope: dict[str, str], failure: str,
+          action: str) -> dict[str, Any]:
+    return {"title": title[:120], "description": description[:400], "content": content[:2000],
+            "scope": {k: v for k, v in scope.items() if v}, "failure": failure, "action": action}
+
+
+def _release_items(trajectory: str, code: str) -> list[dict[str, Any]]:
+    out = []
+    leak = "leak" in " ".join(_CRASH.findall(trajectory)) or "LeakSanitizer" in trajectory
+    for var, producer, releaser in dict.fromkeys(_RELEASE.findall(trajectory)):
+        ctype = _declared_type(code, var)
+        if not ctype:
+            continue
+        out_param = re.search(rf"\b{re.escape(producer)}\s*\([^;]*&\s*{re.escape(var)}\b", code)
+        shape = "out_param" if out_param else "returns_pointer"
+        how = f"through a `{ctype} **` out-parameter" if out_param else f"as a returned `{ctype} *`"
+        family = name_family(producer)
+        out.append(_item(
+            f"Release {ctype} results with {releaser}",
+            f"Functions matching {family} that hand back a {ctype} {how}.",
+            f"{producer} hands back a {ctype} {how} that the harness owns"
+            + (": the fuzz run reported a leak (LeakSanitizer) until it was released" if leak else "")
+            + f". Release it with {releaser}({var}) before returning, on every path.",
+            {"name": family, "shape": shape, "type": ctype},
+            f"sanitizer:leak@{producer}", f"release_out_param(type={ctype}, releaser={releaser})",
+        ))
+    return out
+
+
+def _feed_items(trajectory: str, target: FunctionDecl | None) -> list[dict[str, Any]]:
+    out = []
+    for function, feeder in dict.fromkeys(_FEED.findall(trajectory)):
+        family = name_family(function)
+        shape = "object_param" if target is None or "object_param" in shape_of(target) else ""
+        out.append(_item(
+            f"Feed the input with {feeder} before calling {family} functions",
+            f"Functions matching {family} that work on an object the input must be attached to.",
+            f"The harness ran but the fuzz input never reached {function}: its object had no input. "
+            f"Call {feeder}(obj, data, size) on the object before the call.",
+            {"name": family, "shape": shape}, "input-not-reaching-target", f"feed_input_via({feeder})",
+        ))
+    return out
+
+
+def _compile_items(trajectory: str, target: FunctionDecl | None) -> list[dict[str, Any]]:
+    out = []
+    for kind, tag in dict.fromkeys(_TAG.findall(trajectory)):
+        out.append(_item(
+            f"{tag} is a {kind} tag, not a typedef",
+            f"Any harness that declares a {tag}.",
+            f"The build failed with \"must use '{kind}' tag to refer to type '{tag}'\": the header "
+            f"declares {kind} {tag} without a typedef. Write `{kind} {tag}` in declarations, casts, sizeof.",
+            {"type": tag}, "compile:must-use-tag", f"keep_struct_tag({tag})",
+        ))
+    family = name_family(target.name) if target else ""
+    for old, new in dict.fromkeys(_RENAME.findall(trajectory)):
+        if not family:
+            break
+        out.append(_item(
+            f"{old} is spelled {new}",
+            f"Harnesses for functions matching {family}.",
+            f"The build failed because {old} is not declared; clang suggested {new}, and that built. "
+            f"Write {new}.",
+            {"name": family}, "compile:undeclared-identifier", f"apply_fixit(old={old}, new={new})",
+        ))
+    return out
+
+
+def actionable_items(prototype: str, trajectory: str, code: str) -> list[dict[str, Any]]:
+    """Items with a scope, a failure signature and an action, one per recognized repair."""
+    target = _decl(prototype)
+    return [*_release_items(trajectory, code), *_feed_items(trajectory, target),
+            *_compile_items(trajectory, target)]

@@ -1,0 +1,212 @@
+"""Actionable lessons: where a lesson applies (scope), what it prevents (failure), what to change (action).
+
+A lesson learned at run time names no library in code: its scope is data (a glob over function
+names, a signature shape, a type), its failure signature is a class (``compile:must-use-tag``,
+``sanitizer:leak@f``, ``input-not-reaching-target``, ``plateau``) and its action is one call of a
+small vocabulary the offline engine applies to a harness with its own repair functions:
+
+- ``release_out_param(type=T, releaser=R)``: release what the target hands back as ``T`` with ``R``;
+- ``feed_input_via(F)``: hand the fuzz input to the target's object with ``F`` before the call;
+- ``keep_struct_tag(X)``: write ``struct X``, never bare ``X``;
+- ``apply_fixit(old=A, new=B)``: the name ``A`` is spelled ``B``.
+
+A real model reads the same three lines in the prompt. Whether a lesson was *used* is decided
+from the harness that was measured: its action's effect is there (:func:`effect_present`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from fuzzkit.api import FunctionDecl
+
+ACTIONS: dict[str, tuple[str, ...]] = {
+    "release_out_param": ("type", "releaser"),
+    "feed_input_via": ("function",),
+    "keep_struct_tag": ("tag",),
+    "apply_fixit": ("old", "new"),
+}
+SHAPES = ("out_param", "returns_pointer", "object_param", "buffer_input")
+MAX_FAILURE = 160
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_CALL = re.compile(r"^\s*`?\s*([a-z_]+)\s*\((.*)\)\s*`?\s*$", re.S)
+_SCOPE_PAIR = re.compile(r"\b(name|shape|type)\s*=\s*([^\s;,`]+)")
+_QUALIFIERS = {"const", "volatile", "struct", "union", "enum", "unsigned", "signed", "restrict"}
+_SCALARS = {"char", "int", "short", "long", "float", "double", "void", "size_t", "uint8_t", "int8_t",
+            "uint16_t", "int16_t", "uint32_t", "int32_t", "uint64_t", "int64_t", "ssize_t", "bool"}
+
+
+@dataclass(frozen=True)
+class Action:
+    """One parsed action: its verb and its named arguments."""
+
+    verb: str
+    args: dict[str, str] = field(default_factory=dict)
+
+    def render(self) -> str:
+        """The canonical text, ``verb(key=value, ...)``."""
+        args = ", ".join(f"{k}={self.args[k]}" for k in ACTIONS[self.verb] if k in self.args)
+        return f"{self.verb}({args})"
+
+
+def parse_action(text: Any) -> Action | None:
+    """The action in ``text`` (``release_out_param(type=T, releaser=R)``, ``feed_input_via(F)``).
+
+    Positional arguments fill the verb's parameters in order. Unknown verbs, missing
+    arguments and values that are not C identifiers give ``None``.
+    """
+    if isinstance(text, Mapping):
+        text = f"{text.get('verb') or text.get('name') or ''}(" + ", ".join(
+            f"{k}={v}" for k, v in text.items() if k not in ("verb", "name")) + ")"
+    match = _CALL.match(str(text or "")[:300])
+    if not match or match.group(1) not in ACTIONS:
+        return None
+    keys = ACTIONS[match.group(1)]
+    args: dict[str, str] = {}
+    parts = [p.strip().strip("`'\"") for p in match.group(2).split(",") if p.strip()]
+    for i, part in enumerate(parts):
+        key, sep, value = part.partition("=")
+        key, value = (key.strip(), value.strip().strip("`'\"")) if sep else (keys[min(i, len(keys) - 1)], key)
+        if key in keys and _IDENT.fullmatch(value):
+            args.setdefault(key, value)
+    return Action(match.group(1), args) if all(k in args for k in keys) else None
+
+
+class LessonScope(BaseModel):
+    """Where a lesson applies: a function-name glob, a signature shape, a type; all that are set."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str = Field(default="", max_length=80)
+    shape: str = Field(default="", max_length=40)
+    type: str = Field(default="", max_length=80)
+
+    @field_validator("name", "shape", "type", mode="before")
+    @classmethod
+    def _token(cls, value: Any) -> str:
+        text = str(value or "").strip().strip("`")
+        return text if re.fullmatch(r"[A-Za-z0-9_*?\[\]]*", text) else ""
+
+    def is_empty(self) -> bool:
+        """No condition set: a scope that would match every target is no scope."""
+        return not (self.name or self.shape or self.type)
+
+    def render(self) -> str:
+        """``name=pfx_* shape=out_param type=T`` (only the set parts)."""
+        return " ".join(f"{k}={v}" for k, v in (("name", self.name), ("shape", self.shape),
+                                               ("type", self.type)) if v)
+
+
+def parse_scope(value: Any) -> LessonScope | None:
+    """A scope from a dict or from ``name=... shape=... type=...`` text; ``None`` when empty."""
+    if isinstance(value, str):
+        value = dict(_SCOPE_PAIR.findall(value))
+    if not isinstance(value, Mapping):
+        return None
+    scope = LessonScope.model_validate({k: v for k, v in value.items() if k in ("name", "shape", "type")})
+    if scope.shape and scope.shape not in SHAPES:
+        scope = scope.model_copy(update={"shape": ""})
+    return None if scope.is_empty() else scope
+
+
+def type_name(ctype: str) -> str:
+    """The named type under pointers and qualifiers (``const struct doc **`` -> ``doc``)."""
+    words = [w for w in _IDENT.findall(ctype) if w not in _QUALIFIERS]
+    return words[-1] if words else ""
+
+
+def _named(ctype: str) -> bool:
+    return bool(type_name(ctype)) and type_name(ctype) not in _SCALARS
+
+
+def shape_of(decl: FunctionDecl) -> set[str]:
+    """The signature shapes a function has (see :data:`SHAPES`)."""
+    shapes = set()
+    for p in decl.params:
+        stars = p.type.count("*")
+        if stars == 2 and _named(p.type) and not p.type.lstrip().startswith("const"):
+            shapes.add("out_param")
+        elif stars == 1 and _named(p.type):
+            shapes.add("object_param")
+        elif stars == 1 and type_name(p.type) in ("char", "uint8_t", "void", "int8_t"):
+            shapes.add("buffer_input")
+    if "*" in decl.return_type and "const" not in decl.return_type:
+        shapes.add("returns_pointer")
+    return shapes
+
+
+def scope_matches(scope: LessonScope | None, decl: FunctionDecl | None) -> bool:
+    """Whether every condition the scope sets holds for the target ``decl``."""
+    if scope is None or scope.is_empty() or decl is None:
+        return False
+    if scope.name and not fnmatch.fnmatchcase(decl.name, scope.name):
+        return False
+    if scope.shape and scope.shape not in shape_of(decl):
+        return False
+    types = {type_name(t) for t in (decl.return_type, *(p.type for p in decl.params))}
+    return not scope.type or scope.type in types
+
+
+def effect_present(action: Action | None, code: str) -> bool:
+    """Whether the harness shows the action's change (what "used" means for an actionable lesson)."""
+    if action is None or not code:
+        return False
+    a = action.args
+    if action.verb == "release_out_param":
+        return re.search(rf"\b{re.escape(a['releaser'])}\s*\(", code) is not None
+    if action.verb == "feed_input_via":
+        return re.search(rf"\b{re.escape(a['function'])}\s*\([^;]*\bdata\b", code) is not None
+    if action.verb == "keep_struct_tag":
+        return re.search(rf"\b(?:struct|union|enum)\s+{re.escape(a['tag'])}\b", code) is not None
+    return (re.search(rf"\b{re.escape(a['new'])}\b", code) is not None
+            and re.search(rf"\b{re.escape(a['old'])}\b", code) is None)
+
+
+def name_family(function: str) -> str:
+    """A glob for a function's API family: its prefix (``pfx_*``, ``Pfx*``) or the name itself."""
+    snake = re.match(r"[A-Za-z][A-Za-z0-9]*_", function)
+    if snake and len(snake.group(0)) < len(function):
+        return snake.group(0) + "*"
+    camel = re.match(r"[A-Z][A-Za-z0-9]*?[a-z0-9](?=[A-Z])", function)
+    return camel.group(0) + "*" if camel else function
+
+
+def lesson_fields(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The structured part of a stored item (``scope``, ``failure``, ``action``), only what is set."""
+    out: dict[str, Any] = {}
+    scope = parse_scope(item.get("scope"))
+    if scope:
+        out["scope"] = scope.model_dump()
+    if item.get("failure"):
+        out["failure"] = str(item["failure"])[:MAX_FAILURE]
+    action = parse_action(item.get("action"))
+    if action:
+        out["action"] = action.render()
+    return out
+
+
+def used_items(shown: Sequence[Any], cited: Iterable[str], target: FunctionDecl | None,
+               harness: str) -> list[str]:
+    """Ids of the shown items that were used in the harness that was measured.
+
+    An actionable item is used when its scope matches the target and its action's effect is in
+    ``harness``; citing it changes nothing. An item without an action counts as used when the
+    reply cited it (the only evidence there is).
+    """
+    cited_ids = set(cited)
+    out = []
+    for item in shown:
+        lesson = getattr(item, "lesson", None) or {}
+        action = parse_action(lesson.get("action"))
+        if action is None:
+            if item.item_id in cited_ids:
+                out.append(item.item_id)
+        elif scope_matches(parse_scope(lesson.get("scope")), target) and effect_present(action, harness):
+            out.append(item.item_id)
+    return list(dict.fromkeys(out))

@@ -1,0 +1,148 @@
+"""Actionable lessons: extraction of scope/failure/action, scope matching, application, "used"."""
+
+from __future__ import annotations
+
+import json
+
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.experience import distil
+from agents.offline.lesson_apply import ActionableLesson, actionable_lessons, apply_lessons
+from agents.offline.prompt_reader import read_prompt
+from agents.offline.synth import default_skeleton, write_harness
+from long_term_memory.experience import parse_memory_items
+from long_term_memory.experience.inject import render_experience
+from long_term_memory.experience.lessons import (
+    effect_present,
+    parse_action,
+    parse_scope,
+    scope_matches,
+    used_items,
+)
+from long_term_memory.experience.models import InjectItem, MemoryItem
+from prompts import render
+
+API = parse_prototypes("""
+int qq_parse(const uint8_t *data, size_t size, struct qq_doc **out);
+int qq_parse_ext(const uint8_t *data, size_t size, int flags, struct qq_doc **out);
+int qq_count(const struct qq_doc *doc);
+void qq_finish(struct qq_doc *doc);
+int zz_sum(const uint8_t *data, size_t size);
+""")
+BY = {f.name: f for f in API}
+RELEASE = "release_out_param(type=qq_doc, releaser=qq_finish)"
+HARNESS = """#include "qq.h"
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  struct qq_doc *out_v = NULL;
+  qq_parse(data, size, &out_v);
+  if (out_v != NULL) { qq_finish(out_v); out_v = NULL; }
+  return 0;
+}
+"""
+TRAJECTORY = "\n".join([
+    "- [analysis] archetype stateless_parser (HIGH confidence)",
+    "- [harness] v1 by prototyper: qq_parse",
+    "- [build] v1 built",
+    "- [run] v1 crashed; line coverage 12.0%",
+    "- [crash] leak: Direct leak of 64 byte(s) in 1 object(s) allocated from qq_parse",
+    "- [crash] verdict harness_misuse: a harness misuse",
+    "- [harness] v2 by enhancer.fix: release out_v (from qq_parse) with qq_finish before returning",
+    "- [build] v2 built",
+    "- [run] v2 ran, target hit 900x; line coverage 31.0%",
+    "- [stop] iteration budget",
+])
+
+
+def lesson(action: str = RELEASE, scope: str = "name=qq_* shape=out_param type=qq_doc") -> ActionableLesson:
+    return ActionableLesson("MEM-0000abcd", "Release qq_doc results", parse_scope(scope),
+                            parse_action(action))
+
+
+def first_draft(name: str) -> str:
+    skeleton = default_skeleton("stateless_parser")
+    return write_harness(BY[name], API, ["qq.h"], "stateless_parser", skeleton).code
+
+
+def extraction_reply(role: str, outcome: str) -> list[MemoryItem]:
+    system, user = render(role, {"task": "project qq; target int qq_parse(const uint8_t *data, size_t size, "
+                                         "struct qq_doc **out); archetype stateless_parser",
+                                 "outcome": outcome, "trajectory": TRAJECTORY, "harness": HARNESS})
+    payload, _ = distil(read_prompt(system, user))
+    return parse_memory_items(json.dumps(payload))
+
+
+def test_success_trajectory_with_a_leak_repair_yields_a_structured_item() -> None:
+    items = extraction_reply("experience_success", "SUCCESS: compiles: yes; runs: yes; line coverage: 31.0%")
+    actionable = [i for i in items if i.action]
+    assert len(actionable) == 1 and 1 <= len(items) <= 3
+    item = actionable[0]
+    assert item.action == RELEASE
+    assert item.scope is not None and item.scope.render() == "name=qq_* shape=out_param type=qq_doc"
+    assert item.failure == "sanitizer:leak@qq_parse"
+    assert "qq_finish(out_v)" in item.content and "LeakSanitizer" in item.content
+
+
+def test_failure_trajectory_keeps_the_pitfall_first_and_adds_the_action() -> None:
+    items = extraction_reply("experience_failure", "FAILURE: compiles: yes; runs: yes; crash: harness misuse")
+    assert items[0].title.startswith("Harness misuse crash with qq_parse")
+    assert [i.action for i in items if i.action] == [RELEASE]
+
+
+def test_parsing_keeps_structured_fields_and_drops_unknown_actions() -> None:
+    reply = ('```json\n{"memory_items": [{"title": "t", "description": "d", "content": "release it", '
+             '"scope": "name=qq_* type=qq_doc", "failure_signature": "sanitizer:leak@qq_parse", '
+             '"action": "release_out_param(qq_doc, qq_finish)"}, {"title": "u", "description": "d", '
+             '"content": "something else", "action": "system(rm)"}]}\n```')
+    first, second = parse_memory_items(reply)
+    assert (first.action, first.failure, first.scope.name) == (RELEASE, "sanitizer:leak@qq_parse", "qq_*")
+    assert second.action == "" and second.content == "something else"
+    old = MemoryItem.model_validate({"title": "t", "description": "d", "content": "c"})  # a stored record
+    assert old.lesson() == {}
+
+
+def test_scope_matching_by_name_shape_and_type() -> None:
+    scope = parse_scope("name=qq_* shape=out_param type=qq_doc")
+    assert scope_matches(scope, BY["qq_parse"]) and scope_matches(scope, BY["qq_parse_ext"])
+    assert not scope_matches(scope, BY["qq_count"])  # no `qq_doc **` out-parameter
+    assert not scope_matches(scope, BY["zz_sum"])
+    assert scope_matches(parse_scope("type=qq_doc"), BY["qq_count"])
+    assert not scope_matches(parse_scope(""), BY["qq_parse"])  # an empty scope fits nothing
+
+
+def test_release_lesson_changes_the_first_draft_of_a_matching_target_only() -> None:
+    draft = first_draft("qq_parse_ext")
+    assert "qq_finish(" not in draft  # the draft alone leaks what qq_parse_ext hands back
+    code, notes = apply_lessons(draft, BY["qq_parse_ext"], API, [lesson()])
+    assert "qq_finish(" in code and notes == [f"applied [MEM-0000abcd] {RELEASE}: release out_v "
+                                              "(from qq_parse_ext) with qq_finish before returning"]
+    other = first_draft("zz_sum")
+    assert apply_lessons(other, BY["zz_sum"], API, [lesson()]) == (other, [])
+
+
+def test_a_lesson_naming_a_function_this_api_lacks_changes_nothing() -> None:
+    draft = first_draft("qq_parse")
+    missing = lesson("release_out_param(type=qq_doc, releaser=qq_gone)")
+    assert apply_lessons(draft, BY["qq_parse"], API, [missing]) == (draft, [])
+
+
+def test_offline_prototyper_reads_the_action_from_the_rendered_prompt() -> None:
+    item = InjectItem("MEM-0000abcd", "rec-1", "Release qq_doc results", "qq_* out-parameters",
+                      "Release what qq_parse hands back with qq_finish.", 0.9, 1, 0.6, True,
+                      "project qq; target int qq_parse(...)",
+                      {"scope": {"name": "qq_*", "shape": "out_param", "type": "qq_doc"}, "action": RELEASE})
+    section = render_experience([item])
+    assert f"- Action: {RELEASE}" in section and "- Scope: name=qq_* shape=out_param type=qq_doc" in section
+    facts = read_prompt("ROLE: prototyper", section)
+    assert actionable_lessons(facts) == [lesson()]
+
+
+def test_used_means_the_change_is_in_the_measured_harness() -> None:
+    shown = [InjectItem("MEM-0000abcd", "r", "t", "d", "c", 0.9, 1, 0.6, True, "q",
+                        {"scope": {"name": "qq_*", "shape": "out_param"}, "action": RELEASE}),
+             InjectItem("MEM-0000beef", "r", "t", "d", "c", 0.8, 1, 0.6, True, "q")]
+    cited = ["MEM-0000beef"]
+    assert used_items(shown, cited, BY["qq_parse"], HARNESS) == ["MEM-0000abcd", "MEM-0000beef"]
+    leaky = HARNESS.replace("if (out_v != NULL) { qq_finish(out_v); out_v = NULL; }\n", "")
+    assert used_items(shown, ["MEM-0000abcd"], BY["qq_parse"], leaky) == []  # citing is not using
+    assert used_items(shown, [], BY["zz_sum"], HARNESS) == []  # scope does not fit that target
+    assert effect_present(parse_action("keep_struct_tag(qq_doc)"), HARNESS)
+    assert not effect_present(parse_action("feed_input_via(qq_feed)"), HARNESS)
