@@ -87,6 +87,17 @@ class Context:
     memory_config: str = field(
         default="", metadata={"description": "Experience-memory config file (default: the shipped one)."}
     )
+    store: str = field(
+        default="",
+        metadata={"description": "postgresql://... : checkpoints, experience bank and model rate "
+                                 "limit shared by every worker (empty: local files)."},
+    )
+    rate_limit_rpm: int = field(
+        default=0, metadata={"description": "Model requests per minute per endpoint, all workers (0: none)."}
+    )
+    rate_limit_tpm: int = field(
+        default=0, metadata={"description": "Model tokens per minute per endpoint, all workers (0: none)."}
+    )
     defer_experience: bool = field(
         default=False,
         metadata={"description": "Leave the experience lifecycle to the caller (MaTTS attempts)."},
