@@ -80,7 +80,10 @@ class PgView:
 
     def load(self, full: bool = False) -> None:
         """Read every item again."""
+        conn = self.conn
         self.__init__(self.bank, self.config, self.dim)  # type: ignore[misc]
+        self.conn = conn
+        self.sync()
 
     def entry(self, row: int) -> ItemEntry:
         """The item in ``row`` with its record's context."""
@@ -98,6 +101,14 @@ class PgView:
 def _location(url: str) -> Path:
     parts = urlsplit(url)
     return Path(f"postgresql:{parts.hostname or 'local'}:{parts.port or 5432}{parts.path}")
+
+
+def _stored_embedder(url: str, task: str, model: str) -> Embedder:
+    """A model loaded only when it must encode, when the bank's vectors were made with it."""
+    with connect(url, autocommit=True) as conn:
+        row = (conn.execute("SELECT model, dim FROM lf_bank WHERE bank = %s", (task,)).fetchone()
+               if conn.execute("SELECT to_regclass('lf_bank')").fetchone()[0] else None)
+    return DeferredEmbedder(model, int(row[1])) if row and row[0] == model else resolve_embedder(model)
 
 
 class PgExperienceBank(ExperienceBank):
@@ -127,7 +138,7 @@ class PgExperienceBank(ExperienceBank):
         Raises:
             StoreError: the database cannot be reached, or the bank holds another model's vectors.
         """
-        embedder = embedder or resolve_embedder(config.embedding.model)
+        embedder = embedder or _stored_embedder(url, task, config.embedding.model)
         bank = cls(url, task, config, embedder, read_only, events)
         try:
             bank._prepare()
