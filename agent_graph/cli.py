@@ -28,6 +28,7 @@ from agents.llm import ModelConfigError, get_chat_model
 from fuzzkit.errors import ToolchainError
 from fuzzkit.inputs import InputError, check_function_name
 from fuzzkit.paths import cache_dir
+from long_term_memory.shared_store import connect
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -81,7 +82,10 @@ def _run(args: argparse.Namespace) -> int:
     ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, memory_mode=args.memory_mode,
                   max_iterations=args.max_iterations, debug=args.debug, base_url=args.base_url,
                   api_key_env=args.api_key_env, memory_config=args.memory_config,
-                  fallback="" if args.no_fallback else args.fallback)
+                  fallback="" if args.no_fallback else args.fallback, store=args.store,
+                  rate_limit_rpm=args.rate_limit_rpm, rate_limit_tpm=args.rate_limit_tpm)
+    if ctx.store:  # a bad or unreachable database stops here, in one line, before any work
+        connect(ctx.store).close()
     get_chat_model(ctx)  # a missing key or unknown provider stops here, before any work
     from nodes._experience import config_of, preflight_bank
 
@@ -129,6 +133,13 @@ def parser() -> argparse.ArgumentParser:
                      help="no fallback: measure the model alone (failures become outcomes)")
     run.set_defaults(func=_run)
     run.add_argument("--memory-config", default="", help="experience-memory config file (YAML/TOML)")
+    run.add_argument("--store", default="", metavar="URL",
+                     help="postgresql://USER@HOST:PORT/DB: checkpoints, experience bank and rate "
+                          "limit shared by all workers (default: local files)")
+    run.add_argument("--rate-limit-rpm", type=int, default=0, metavar="N",
+                     help="model requests per minute per endpoint, across all workers (0: none)")
+    run.add_argument("--rate-limit-tpm", type=int, default=0, metavar="N",
+                     help="model tokens per minute per endpoint, across all workers (0: none)")
     add_report_command(sub)
     add_memory_commands(sub)
     add_init_benchmark_command(sub)

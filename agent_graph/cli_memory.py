@@ -1,8 +1,9 @@
-"""``logicfuzz memory list | show ID | search TEXT | stats | export | prune | repair``.
+"""``logicfuzz memory list | show ID | search TEXT | stats | export | import | prune | repair``.
 
 Every command works on one bank: ``--task`` (default from the config, ``fuzz-c``) in ``--dir``
-(default ``<cache dir>/experience/<task>``), configured by ``--config``. Inspection commands
-open the bank read-only and load no embedding model unless they must encode (``search``).
+(default ``<cache dir>/experience/<task>``), configured by ``--config``; or in the PostgreSQL
+database ``--store`` names (``import`` and ``export --to-dir`` move a bank between the two).
+Inspection commands open the bank read-only and load no embedding model unless they must encode (``search``).
 ``repair`` reads every bank file in full and heals it: corrupt record lines go to the quarantine
 file, a damaged lifecycle store is rebuilt (kept as a backup), bad vectors are embedded again.
 Exit codes: 0 done; 2 bad input (no such bank, id, option or config value) or a damaged bank
@@ -30,7 +31,10 @@ from long_term_memory.experience import (
     admin,
 )
 from long_term_memory.experience.bank import ExperienceBank
+from long_term_memory.experience.pg_bank import PgExperienceBank
 from long_term_memory.experience.rules import LEVEL_NAMES
+from long_term_memory.experience.transfer import export_files, import_files
+from long_term_memory.shared_store import check_url, shown
 
 err = Console(stderr=True, soft_wrap=True)
 
@@ -39,6 +43,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", help="bank name (default: bank.task of the config, fuzz-c)")
     p.add_argument("--dir", help="bank directory (default: <cache dir>/experience/<task>)")
     p.add_argument("--config", help="experience config file (YAML or TOML)")
+    p.add_argument("--store", help="postgresql://USER@HOST:PORT/DB: the bank in that database "
+                                   "(default: bank.store of the config, else the files)")
 
 
 def add_memory_commands(subparsers: Any) -> None:
@@ -71,7 +77,13 @@ def add_memory_commands(subparsers: Any) -> None:
     p = sub.add_parser("export", help="every record with its items' lifecycle stats, as JSON lines")
     _common(p)
     p.add_argument("--out", help="output file (default: standard output)")
+    p.add_argument("--to-dir", help="write the --store bank as a file bank in this (empty) directory: "
+                                    "the same JSONL bytes, vectors and lifecycle")
     p.set_defaults(func=_export)
+    p = sub.add_parser("import", help="copy a file bank into an empty PostgreSQL bank (--store)")
+    _common(p)
+    p.add_argument("--from-dir", required=True, help="directory of the file bank to copy")
+    p.set_defaults(func=_import)
     p = sub.add_parser("unblock", help="put a blocked item on probation: shown once more, "
                                            "its next validation decides")
     _common(p)
@@ -94,9 +106,22 @@ def _config(args: argparse.Namespace) -> ExperienceConfig:
     return ExperienceConfig.load(Path(args.config) if args.config else None)
 
 
+def _store(args: argparse.Namespace, config: ExperienceConfig) -> str:
+    return args.store if args.store is not None else config.bank.store
+
+
 def _open(args: argparse.Namespace, read_only: bool = True) -> ExperienceBank:
     config = _config(args)
     task = args.task or config.bank.task
+    store = _store(args, config)
+    if store:
+        bank = PgExperienceBank.open_store(check_url(store), task, config.with_overrides(bank__store=store),
+                                           read_only=read_only)
+        if read_only and not bank.record_count:
+            bank.close()
+            raise admin.BankNotFoundError(f"no experience bank {task!r} in {shown(store)}: a run with "
+                                          "--store creates it, or `logicfuzz memory import` copies one")
+        return bank
     directory = Path(args.dir).expanduser() if args.dir else config.with_overrides(
         bank__task=task).bank_directory()
     return admin.open_existing(task, directory, config, read_only=read_only)
@@ -226,7 +251,28 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 @_guarded
+def _import(args: argparse.Namespace) -> int:
+    config = _config(args)
+    task, store = args.task or config.bank.task, _store(args, config)
+    if not store:
+        raise ValueError("memory import needs --store postgresql://USER@HOST:PORT/DB (or bank.store)")
+    moved = import_files(Path(args.from_dir).expanduser(), task, check_url(store), config)
+    err.print(f"imported bank {task}: {moved.records} records, {moved.items} items, "
+              f"{moved.decisions} decisions into {shown(store)}")
+    return 0
+
+
+@_guarded
 def _export(args: argparse.Namespace) -> int:
+    if args.to_dir:
+        config = _config(args)
+        task, store = args.task or config.bank.task, _store(args, config)
+        if not store:
+            raise ValueError("memory export --to-dir needs --store postgresql://USER@HOST:PORT/DB")
+        moved = export_files(check_url(store), task, Path(args.to_dir).expanduser(), config)
+        err.print(f"exported bank {task}: {moved.records} records, {moved.items} items, "
+                  f"{moved.decisions} decisions to {args.to_dir}")
+        return 0
     with _open(args) as bank:
         lines = [admin.dumps(r) + "\n" for r in admin.export_records(bank)]
     if args.out:

@@ -87,6 +87,17 @@ class Context:
     memory_config: str = field(
         default="", metadata={"description": "Experience-memory config file (default: the shipped one)."}
     )
+    store: str = field(
+        default="",
+        metadata={"description": "postgresql://... : checkpoints, experience bank and model rate "
+                                 "limit shared by every worker (empty: local files)."},
+    )
+    rate_limit_rpm: int = field(
+        default=0, metadata={"description": "Model requests per minute per endpoint, all workers (0: none)."}
+    )
+    rate_limit_tpm: int = field(
+        default=0, metadata={"description": "Model tokens per minute per endpoint, all workers (0: none)."}
+    )
     defer_experience: bool = field(
         default=False,
         metadata={"description": "Leave the experience lifecycle to the caller (MaTTS attempts)."},
@@ -143,8 +154,10 @@ class Context:
                 f"model {self.model!r} is not a model spec: use 'offline' or 'openai:<model-name>'"
             )
         for name in ("fuzz_seconds", "max_fix_rounds", "max_iterations", "plateau_iterations",
-                     "max_node_visits", "consolidate_every", "message_token_budget", "max_tool_rounds"):
-            least = 0 if name in ("max_iterations", "max_tool_rounds") else 1
+                     "max_node_visits", "consolidate_every", "message_token_budget", "max_tool_rounds",
+                     "rate_limit_rpm", "rate_limit_tpm"):
+            least = 0 if name in ("max_iterations", "max_tool_rounds", "rate_limit_rpm",
+                                  "rate_limit_tpm") else 1
             if getattr(self, name) < least:
                 raise ValueError(f"{name} must be at least {least}, got {getattr(self, name)}")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_graph.benchmark import Benchmark, load_benchmark
+from agent_graph.checkpoints import checkpointer, thread_id
 from agent_graph.context import Context
 from agent_graph.results import result_record, summarize, write_target_outputs
 from fuzzkit.inputs import InputError, check_function_name
@@ -77,13 +78,11 @@ def _run_graph(bench: Benchmark, function: str, wdir: Path, run_dir: Path, ctx: 
     ``seed`` (state values, e.g. a refinement round's starting harness) is written once, as part
     of ``prepare``'s update: the graph's input schema takes only the target.
     """
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     from agent_graph.builder import build_graph
 
     wdir.mkdir(parents=True, exist_ok=True)
-    config = {"configurable": {"thread_id": thread}}
-    with SqliteSaver.from_conn_string(str(wdir / "checkpoints.sqlite")) as saver:
+    config = {"configurable": {"thread_id": thread_id(ctx.store, wdir, thread)}}
+    with checkpointer(ctx.store, wdir) as saver:
         graph = build_graph(checkpointer=saver)
         snapshot = graph.get_state(config)
         if snapshot.values and not snapshot.next:

@@ -31,11 +31,13 @@ from agent_graph.tokens import count_message_tokens, count_text_tokens
 from agents.llm import ModelFeatures
 from agents.negotiation import fit_budget, overflow_window, rejected_feature, without
 from agents.parsing import MAX_ERROR_CHARS, ReplyParseError, extract_code, parse_reply
+from agents.rate_limit import RateLimit, retry_after
 from agents.tools import run_tool, tool_spec
 from long_term_memory.reply_text import encodable
 from prompts import render
 
 T = TypeVar("T", bound=BaseModel)
+MAX_RATE_LIMITED = 8  # 429s one call waits out before it counts as failed
 
 
 class ModelCallError(RuntimeError):
@@ -92,8 +94,10 @@ class Agent(Generic[T]):
         features: ModelFeatures | None = None,
         max_tool_rounds: int = 4,
         max_output_tokens: int = 4096,
+        rate: RateLimit | None = None,
     ) -> None:
         self.llm = llm
+        self.rate = rate
         self.max_output_tokens = max_output_tokens
         self.token_budget = token_budget
         self.model = model
@@ -182,11 +186,24 @@ class Agent(Generic[T]):
         """Invoke the model; drop a feature the endpoint refuses and ask again without it."""
         started = time.monotonic()
         trimmed = False
+        limited = 0
         while True:
             try:
+                if self.rate is not None:
+                    self.rate.acquire(count_message_tokens(convo, self.model) + self.max_output_tokens)
                 message = self.llm.invoke(to_langchain(convo), **kwargs)
                 break
             except Exception as exc:  # the provider's exception types vary; all end the same way
+                wait = retry_after(exc)
+                if wait is not None and limited < MAX_RATE_LIMITED:
+                    # Rate limited past the client's own retries: wait (every worker, when the
+                    # limit is shared) instead of failing the target.
+                    limited += 1
+                    if self.rate is not None:
+                        self.rate.pause(wait)
+                    else:
+                        time.sleep(wait)
+                    continue
                 feature = rejected_feature(exc, kwargs) if self.features is not None else None
                 window = overflow_window(exc) if feature is None and not trimmed else None
                 if window is not None:

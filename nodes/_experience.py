@@ -51,14 +51,17 @@ from long_term_memory.experience.catalog import BankPaths
 from long_term_memory.experience.lessons import used_items
 from long_term_memory.experience.lifecycle_health import check_files
 from long_term_memory.experience.matts import refinement_extraction_prompt
+from long_term_memory.experience.stores import shared_bank, uses_store
+from long_term_memory.shared_store import connect
 from nodes._common import ctx_of, log_event, work_dir
 from nodes._llm import call_agent
 
 
 @lru_cache(maxsize=8)
-def _config(path: str, mode: str, model: str) -> ExperienceConfig:
+def _config(path: str, mode: str, model: str, store: str = "") -> ExperienceConfig:
     base = ExperienceConfig.load(Path(path) if path else None)
-    overrides = {k: v for k, v in (("mode", mode), ("embedding__model", model)) if v}
+    overrides = {k: v for k, v in (("mode", mode), ("embedding__model", model),
+                                   ("bank__store", store)) if v}
     return base.with_overrides(**overrides) if overrides else base
 
 
@@ -69,7 +72,7 @@ def config_of(ctx: Context) -> ExperienceConfig:
     else the memory config file, else the shipped default. A file set to ``retrieve-only``
     therefore never writes unless the caller asks for another mode.
     """
-    return _config(ctx.memory_config, ctx.memory_mode, ctx.embedding_model)
+    return _config(ctx.memory_config, ctx.memory_mode, ctx.embedding_model, ctx.store)
 
 
 def mode_of(ctx: Context) -> str:
@@ -102,11 +105,14 @@ def preflight_bank(ctx: Context) -> None:
     if not mode_allows_retrieval(mode) and not mode_allows_writes(mode):
         return
     cfg = config_of(ctx)
+    if uses_store(cfg):  # a bad or unreachable database stops the run here, in one line
+        connect(cfg.bank.store).close()
+        return
     check_files(BankPaths(cfg.bank_directory(), cfg.bank.task), read_only=not mode_allows_writes(mode))
 
 
 def _bank(ctx: Context) -> ExperienceBank:
-    return ExperienceBank.shared(config_of(ctx), read_only=not mode_allows_writes(mode_of(ctx)))
+    return shared_bank(config_of(ctx), read_only=not mode_allows_writes(mode_of(ctx)))
 
 
 def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict[str, Any]]:

@@ -15,6 +15,7 @@ from agent_graph.state import FuzzState
 from agents.base import Agent, AgentResult, ModelCallError
 from agents.llm import features_for, get_chat_model, model_name
 from agents.parsing import ReplyParseError
+from agents.rate_limit import rate_limit_for
 from agents.tools import tools_for
 from nodes._common import ctx_of, log_event, visit, work_dir
 
@@ -73,7 +74,7 @@ def call_agent(
     agent = agent_cls(get_chat_model(ctx), token_budget=ctx.message_token_budget,
                       model=model_name(ctx.model), debug_log=debug_log, tools=tools,
                       features=features, max_tool_rounds=ctx.max_tool_rounds,
-                      max_output_tokens=ctx.max_output_tokens)
+                      max_output_tokens=ctx.max_output_tokens, rate=rate_limit_for(ctx))
     history = [] if stateless else (state.get("agent_messages") or {}).get(agent.name, [])
     model = model_name(ctx.model)
     compact = history

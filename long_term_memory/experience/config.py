@@ -36,6 +36,8 @@ class BankConfig(_Section):
 
     task: str = Field(default="fuzz-c", min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     directory: str = ""
+    # postgresql://USER@HOST:PORT/DB puts the bank in that database (shared by many workers).
+    store: str = ""
 
 
 class EmbeddingConfig(_Section):
