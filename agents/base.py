@@ -29,7 +29,13 @@ from pydantic import BaseModel
 from agent_graph.messages import from_langchain, to_langchain, trim_messages_to_limit
 from agent_graph.tokens import count_message_tokens, count_text_tokens
 from agents.llm import ModelFeatures
-from agents.negotiation import fit_budget, overflow_window, rejected_feature, without
+from agents.negotiation import (
+    fit_budget,
+    overflow_window,
+    rejected_feature,
+    server_prompt_tokens,
+    without,
+)
 from agents.parsing import MAX_ERROR_CHARS, ReplyParseError, extract_code, parse_reply
 from agents.rate_limit import RateLimit, retry_after
 from agents.tools import run_tool, tool_spec
@@ -209,7 +215,8 @@ class Agent(Generic[T]):
                 if window is not None:
                     # Cut to the server's window (once): the newest turn survives, shortened.
                     budget, reply_tokens = fit_budget(window, self.max_output_tokens,
-                                                      count_message_tokens(convo, self.model))
+                                                      count_message_tokens(convo, self.model),
+                                                      server_prompt_tokens(exc))
                     convo = trim_messages_to_limit(convo, budget, self.model)
                     kwargs = {**kwargs, "max_tokens": reply_tokens}
                     trimmed = True

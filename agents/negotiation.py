@@ -78,13 +78,26 @@ def overflow_window(exc: Exception) -> int | None:
     return int(found.group(1)) if found else 0
 
 
-def fit_budget(window: int, max_output_tokens: int, current_budget: int) -> tuple[int, int]:
-    """(prompt token budget, reply tokens) for a server window; halves the budget if unknown.
+_SERVER_COUNT = re.compile(r"(\d+) in the messages|requested tokens \((\d+)\)", re.I)
 
-    The reply gets at most a quarter of the window; the prompt what is left, less a tenth for
-    the difference between our token count and the server's tokenizer.
+
+def server_prompt_tokens(exc: Exception) -> int | None:
+    """How many tokens the server counted in the prompt, when its error says so."""
+    found = _SERVER_COUNT.search(error_text(exc))
+    return int(found.group(1) or found.group(2)) if found else None
+
+
+def fit_budget(window: int, max_output_tokens: int, current_budget: int,
+               server_count: int | None = None) -> tuple[int, int]:
+    """(prompt token budget in our count, reply tokens) for a server window.
+
+    ``current_budget`` is our count of the prompt that did not fit. The reply gets at most a
+    quarter of the window; the prompt what is left, scaled by how the server's tokenizer counts
+    against ours (``server_count / current_budget`` when the error gave its count), less a tenth.
+    Without a window the budget is halved.
     """
     if window <= 0:
         return max(256, current_budget // 2), max_output_tokens
     reply = max(64, min(max_output_tokens, window // 4))
-    return max(256, int((window - reply) * 0.9)), reply
+    ratio = server_count / current_budget if server_count and current_budget else 1.0
+    return max(256, int((window - reply) * 0.9 / max(ratio, 1.0))), reply

@@ -89,10 +89,16 @@ def call_agent(
             raise ModelCallError(f"{agent.name}: the model endpoint failed earlier in this run: {down}")
         reason = f"the model endpoint failed earlier in this run: {down}"
     result = None
+    known = dict(features.rejected)
     if not reason:
         try:
             result = agent.run(variables, compact, template)
         except (ReplyParseError, ModelCallError) as exc:
+            # The step-down happened even though the call failed: say so.
+            for feature, why in features.rejected.items():
+                if feature not in known and feature != UNREACHABLE:
+                    log_event(state, "model.feature_unsupported", agent=agent.name, feature=feature,
+                              reason=why)
             if unreachable(exc):
                 # Down or too slow: later steps go straight to the fallback (or fail fast).
                 features.reject(UNREACHABLE, str(exc))
