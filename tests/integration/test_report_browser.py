@@ -274,7 +274,8 @@ def test_report_of_a_real_run(browser: Browser, kv_benchmark: Path, tmp_path: Pa
     out = tmp_path / "run"
     with FakeOpenAI(respond, lifetime=300, max_requests=30) as fake:
         ctx = Context(model="openai:fake-model", base_url=fake.url, api_key_env="LOGICFUZZ_TEST_FAKE_KEY",
-                      max_retries=1, fuzz_seconds=2, max_iterations=1)
+                      max_retries=1, fuzz_seconds=2, max_iterations=1,
+                      fallback="")  # the report must show a failed target, not the offline floor
         summary = run_benchmark(RunOptions(two, [], out, ctx, jobs=1))
     assert summary["failed"] == ["kv_count"] and summary["running"] == 1
     html, md = write_report(out)
