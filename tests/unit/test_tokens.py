@@ -1,7 +1,7 @@
 import hashlib
-import sys
 import logging
 import math
+import sys
 import time
 from collections.abc import Iterator
 
