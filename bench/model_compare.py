@@ -113,11 +113,12 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
     print(f"# model compare: {args.benchmark.name} {functions} fuzz={args.fuzz_seconds}s "
           f"iterations={args.max_iterations} max_output_tokens={args.max_output_tokens} (runs in {root})")
-    print("| model | running | union lines | union branches | model calls | fallbacks | "
+    print("| model | running | errors | union lines | union branches | model calls | fallbacks | "
           "prompt tokens | completion tokens | wall s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for label, r in rows.items():
-        print(f"| {label} | {r['running']}/{r['targets']} | {r['lines']:.1f}% | {r['branches']:.1f}% | "
+        print(f"| {label} | {r['running']}/{r['targets']} | {r['errors']} | {r['lines']:.1f}% | "
+              f"{r['branches']:.1f}% | "
               f"{r['calls']} | {r['fallbacks']} | {r['prompt']} | {r['completion']} | {r['seconds']:.0f} |")
     return 0
 

@@ -44,6 +44,17 @@ def tools_of(agent: str) -> tuple[str, ...]:
     return _tools_table().get(agent, ())
 
 
+def make_agent(agent_cls: type[Agent[Any]], state: FuzzState, ctx: Context) -> Agent[Any]:
+    """The role bound to the context's model: its tools, native features, budgets, rate limit."""
+    features = features_for(ctx)
+    tools = tools_for(tools_of(agent_cls.name), state) if features.use("tools") else []
+    return agent_cls(get_chat_model(ctx), token_budget=ctx.message_token_budget,
+                     model=model_name(ctx.model), tools=tools, features=features,
+                     debug_log=work_dir(state) / "debug.jsonl" if ctx.debug else None,
+                     max_tool_rounds=ctx.max_tool_rounds, max_output_tokens=ctx.max_output_tokens,
+                     rate=rate_limit_for(ctx))
+
+
 def call_agent(
     agent_cls: type[Agent[Any]],
     state: FuzzState,
@@ -68,13 +79,8 @@ def call_agent(
     ctx = ctx_of(runtime)
     if sampling:
         ctx = replace(ctx, **sampling)
-    debug_log = work_dir(state) / "debug.jsonl" if ctx.debug else None
-    features = features_for(ctx)
-    tools = tools_for(tools_of(agent_cls.name), state) if features.use("tools") else []
-    agent = agent_cls(get_chat_model(ctx), token_budget=ctx.message_token_budget,
-                      model=model_name(ctx.model), debug_log=debug_log, tools=tools,
-                      features=features, max_tool_rounds=ctx.max_tool_rounds,
-                      max_output_tokens=ctx.max_output_tokens, rate=rate_limit_for(ctx))
+    agent = make_agent(agent_cls, state, ctx)
+    features = agent.features or features_for(ctx)
     history = [] if stateless else (state.get("agent_messages") or {}).get(agent.name, [])
     model = model_name(ctx.model)
     compact = history
@@ -106,10 +112,8 @@ def call_agent(
                 raise
             reason = f"{type(exc).__name__}: {exc}"
     if result is None:
-        backup = replace(ctx, model=ctx.fallback)
-        result = agent_cls(get_chat_model(backup), token_budget=ctx.message_token_budget,
-                           model=model_name(backup.model), debug_log=debug_log,
-                           features=features_for(backup)).run(variables, compact, template)
+        backup = make_agent(agent_cls, state, replace(ctx, model=ctx.fallback))
+        result = backup.run(variables, compact, template)
         log_event(state, "model.fallback", agent=agent.name, model=ctx.fallback, reason=reason[:500])
     if stateless:
         messages: Any = {REPLACE: result.new_messages}

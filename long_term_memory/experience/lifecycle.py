@@ -117,6 +117,15 @@ class Catalog:
                 [self.digests[r] for r in rows])
 
 
+def validation_change(plan: ValidationPlan, before: ItemStats, after: ItemStats) -> dict[str, Any]:
+    """What one validation changed, as events and ``Applied.validations`` report it."""
+    return {"item_id": plan.item_id, "result": plan.result, "used": plan.used,
+            "trust": [before.trust, after.trust],
+            "validation_level": [before.validation_level, after.validation_level],
+            "consecutive_fail": [before.consecutive_fail, after.consecutive_fail],
+            "status": [before.status, after.status], "notes": plan.notes}
+
+
 @dataclasses.dataclass
 class Applied:
     """What one decision changed (empty with ``replayed`` when it had been applied before)."""
@@ -307,12 +316,7 @@ class LifecycleStore(SqliteFile):
                                           after.validation_level, after.status, now])
                 conn.execute("INSERT INTO validations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                              entry.validations[-1])
-                applied.validations.append({
-                    "item_id": plan.item_id, "result": plan.result, "used": plan.used,
-                    "trust": [before.trust, after.trust],
-                    "validation_level": [before.validation_level, after.validation_level],
-                    "consecutive_fail": [before.consecutive_fail, after.consecutive_fail],
-                    "status": [before.status, after.status], "notes": plan.notes})
+                applied.validations.append(validation_change(plan, before, after))
             if self.journal is not None:
                 touched = list(dict.fromkeys([h[1] for h in entry.hits] + [v[1] for v in entry.validations]))
                 entry.stats = [list(dataclasses.astuple(s)) for s in self._rows(conn, touched)]

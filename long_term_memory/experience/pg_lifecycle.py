@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from long_term_memory.experience.config import GatekeeperConfig
-from long_term_memory.experience.lifecycle import Applied, NewItem
+from long_term_memory.experience.lifecycle import Applied, NewItem, validation_change
 from long_term_memory.experience.models import HitRef, ItemStats, ValidationPlan
 from long_term_memory.experience.rules import apply_hit, apply_validation
 
@@ -174,12 +174,7 @@ class PgLifecycle:
                              (self.bank, decision_id, plan.item_id, plan.result, int(plan.used), plan.notes,
                               before.trust, after.trust, before.validation_level, after.validation_level,
                               after.status, now))
-                applied.validations.append({
-                    "item_id": plan.item_id, "result": plan.result, "used": plan.used,
-                    "trust": [before.trust, after.trust],
-                    "validation_level": [before.validation_level, after.validation_level],
-                    "consecutive_fail": [before.consecutive_fail, after.consecutive_fail],
-                    "status": [before.status, after.status], "notes": plan.notes})
+                applied.validations.append(validation_change(plan, before, after))
             for item_id in wanted:
                 if item_id in current:
                     self._store(conn, current[item_id], now)

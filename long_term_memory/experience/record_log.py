@@ -206,31 +206,19 @@ class RecordLog:
 
     def repair_tail(self) -> int:
         """Truncate an unterminated last line; returns the bytes removed. Call under the lock."""
-        size = self.size()
-        if size == 0:
+        keep, torn = self.torn_tail()
+        if not torn:
             return 0
         with open(self.path, "r+b") as handle:
-            handle.seek(size - 1)
-            if handle.read(1) == b"\n":
-                return 0
-            keep, pos = 0, size
-            while pos > 0:
-                start = max(0, pos - (1 << 16))
-                handle.seek(start)
-                cut = handle.read(pos - start).rfind(b"\n")
-                if cut >= 0:
-                    keep = start + cut + 1
-                    break
-                pos = start
             handle.truncate(keep)
             handle.flush()
             os.fsync(handle.fileno())
         log.warning(
             "%s: removed an unterminated last line (%d bytes) left by an interrupted write",
             self.path.name,
-            size - keep,
+            len(torn),
         )
-        return size - keep
+        return len(torn)
 
     def append(self, records: list[dict[str, Any]], crash_after_bytes: int | None = None) -> int:
         """Append whole lines and fsync; returns the offset of the first one. Call under the lock.

@@ -10,24 +10,7 @@ import pytest
 
 from long_term_memory.experience import find_secrets, redact
 from long_term_memory.experience.redaction import PATTERNS
-
-
-def r(alphabet: str, n: int, seed: int = 7) -> str:
-    """A deterministic pseudo-random string of ``n`` characters from ``alphabet``."""
-    out, x = [], seed
-    for _ in range(n):
-        x = (x * 1103515245 + 12345) % (1 << 31)
-        out.append(alphabet[x % len(alphabet)])
-    return "".join(out)
-
-
-AZ = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-az = AZ.lower()
-DIG = "0123456789"
-HEX = "0123456789abcdef"
-ALNUM = AZ + az + DIG
-B64 = ALNUM + "+/"
-URLSAFE = ALNUM + "-_"
+from tests.security.secrets_corpus import ALNUM, AZ, B64, DIG, HEX, URLSAFE, r
 
 CORPUS: list[tuple[str, str, str]] = [  # (pattern name, secret, the text around it: {} = secret)
     ("aws_access_key_id", "AKIA" + r(AZ + DIG, 16), "export AWS_ACCESS_KEY_ID={}"),
