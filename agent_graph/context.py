@@ -127,6 +127,11 @@ class Context:
         default=2, metadata={"description": "Fix rounds without a building harness before the "
                                             "fallback model repairs it."}
     )
+    toolchain: str = field(
+        default="",
+        metadata={"description": "Registered toolchain the nodes build, fuzz and measure with "
+                                 "(empty: fuzzkit, the real clang/libFuzzer/llvm-cov)."},
+    )
     debug: bool = field(default=False, metadata={"description": "Log full prompts and replies."})
 
     def __post_init__(self) -> None:

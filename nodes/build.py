@@ -12,9 +12,9 @@ from agent_graph.context import Context
 from agent_graph.session_memory import add_known_fix
 from agent_graph.state import FuzzState
 from fuzzkit.diagnostics import SERIOUS_WARNINGS
-from fuzzkit.harness import build_harness
 from fuzzkit.library import LibraryBuild
-from nodes._common import log_event, visit, work_dir
+from fuzzkit.toolchain import toolchain_named
+from nodes._common import ctx_of, log_event, visit, work_dir
 from nodes._prompt_text import for_prompt
 
 MAX_ERRORS_SHOWN = 20
@@ -52,7 +52,7 @@ def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     code = state.get("harness_code", "")
     source.write_text(code, encoding="utf-8")
     lib = LibraryBuild.from_dict(state["library"])
-    result = build_harness(source, lib, out)
+    result = toolchain_named(ctx_of(runtime).toolchain).build_harness(source, lib, out)
     (out / "build.log").write_text(result.log, encoding="utf-8")
     record = {
         "version": version,

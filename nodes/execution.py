@@ -11,10 +11,9 @@ from langgraph.runtime import Runtime
 from agent_graph.context import Context
 from agent_graph.state import FuzzState
 from fuzzkit.api import FunctionDecl
-from fuzzkit.coverage import measure_coverage
 from fuzzkit.input_flow import INPUT_PROBLEM, feeder_exists, input_reaches_api
 from fuzzkit.library import LibraryBuild
-from fuzzkit.runner import run_fuzzer
+from fuzzkit.toolchain import toolchain_named
 from nodes._common import ctx_of, log_event, visit, work_dir
 from nodes._prompt_text import crash_for_prompt
 
@@ -26,10 +25,11 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
     build = state["build"]
     out = work_dir(state) / f"v{version}" / "run"
     lib = LibraryBuild.from_dict(state["library"])
-    fuzz = run_fuzzer(Path(build["fuzz_binary"]), out, seconds=ctx.fuzz_seconds,
-                      rss_limit_mb=ctx.rss_limit_mb, harness_name="harness.c")
+    tools = toolchain_named(ctx.toolchain)
+    fuzz = tools.run_fuzzer(Path(build["fuzz_binary"]), out, seconds=ctx.fuzz_seconds,
+                            rss_limit_mb=ctx.rss_limit_mb, harness_name="harness.c")
     inputs = [Path(p) for p in fuzz.replay_inputs()]
-    cov = measure_coverage(Path(build["cov_binary"]), inputs, lib, out / "coverage")
+    cov = tools.measure_coverage(Path(build["cov_binary"]), inputs, lib, out / "coverage")
     target = state["target"]["name"]
     target_hits = int(cov.function_hits.get(target, 0))
     crashed = bool(fuzz.crashed and fuzz.crash is not None)

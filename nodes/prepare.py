@@ -12,45 +12,41 @@ from agent_graph.context import Context
 from agent_graph.session_memory import empty_session_memory
 from agent_graph.state import FuzzState
 from fuzzkit.api import FunctionDecl
-from fuzzkit.detect import prepare_library
-from fuzzkit.exports import missing_functions
-from fuzzkit.header_facts_collect import collect_facts
-from fuzzkit.headers import parse_header
 from fuzzkit.inputs import InputError
 from fuzzkit.library import LibraryBuild
+from fuzzkit.toolchain import Toolchain, toolchain_named
 from long_term_memory.embeddings import DEFAULT_EMBEDDING_MODEL
 from long_term_memory.retrieval import RetrieverHandle
 from nodes._common import ctx_of, log_event, visit
 
 
-def library_for(bench: Benchmark) -> LibraryBuild:
+def library_for(bench: Benchmark, toolchain: Toolchain | None = None) -> LibraryBuild:
     """Fetch, detect or read the recipe, and build a benchmark's library (all cached)."""
-    return prepare_library(bench.source.model_dump(exclude_none=True), bench.build)
+    tools = toolchain or toolchain_named("")
+    return tools.prepare_library(bench.source.model_dump(exclude_none=True), bench.build)
 
 
-def api_of(lib: LibraryBuild) -> list[FunctionDecl]:
+def api_of(lib: LibraryBuild, toolchain: Toolchain | None = None) -> list[FunctionDecl]:
     """Every function declared in the library's public headers."""
-    seen: dict[str, FunctionDecl] = {}
-    for header in lib.headers:
-        for decl in parse_header(Path(header), lib.include_dirs, lib.defines):
-            seen.setdefault(decl.name, decl)
-    return list(seen.values())
+    return (toolchain or toolchain_named("")).parse_api(lib)
 
 
-def prepared_fields(bench: Benchmark, function: str) -> dict[str, Any]:
+def prepared_fields(bench: Benchmark, function: str,
+                    toolchain: Toolchain | None = None) -> dict[str, Any]:
     """Target, API, header facts, headers and library of one benchmark function (built, parsed).
 
     Raises:
         InputError: The built library does not define the function.
     """
+    tools = toolchain or toolchain_named("")
     spec = bench.function(function)
-    lib = library_for(bench)
-    missing = missing_functions(lib, [spec.name], bench.project)
+    lib = library_for(bench, tools)
+    missing = tools.missing_functions(lib, [spec.name], bench.project)
     if missing:  # it could never link: say so before any model call
         raise InputError(missing[spec.name])
-    api = api_of(lib)
+    api = tools.parse_api(lib)
     target = next((d for d in api if d.name == spec.name), None) or spec.decl()
-    facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
+    facts = tools.collect_facts(lib, api)
     return {
         "project": bench.project, "target": target.to_dict(), "api": [d.to_dict() for d in api],
         "header_facts": facts.to_dict(), "headers": [Path(h).name for h in lib.headers],
@@ -69,7 +65,7 @@ def prepare_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
                 "or a prepared `target`, `api`, `headers` and `library`"
             )
         bench = load_benchmark(state["benchmark"])
-        update.update(prepared_fields(bench, state["function"]))
+        update.update(prepared_fields(bench, state["function"], toolchain_named(ctx.toolchain)))
         if not state.get("work_dir"):
             update["work_dir"] = str(Path("results") / "adhoc" / bench.project / state["function"])
     update.setdefault("project", state.get("project", ""))

@@ -17,8 +17,6 @@ from agents.llm import register_provider
 from tests.conftest import harness
 from tests.graph.scripted import ScriptedChatModel, keys
 
-pytestmark = pytest.mark.toolchain
-
 ANALYSIS = json.dumps({"archetype": "stateless_parser", "confidence": "HIGH",
                        "reasoning": "parses a NUL-terminated string into a list",
                        "constraints": ["text must be NUL-terminated"],
@@ -58,9 +56,9 @@ def scripted() -> ScriptedChatModel:
     return model
 
 
-def ctx(**kw: Any) -> Context:
+def ctx(tools: str, **kw: Any) -> Context:
     return Context(**{"model": "scripted:test", "fuzz_seconds": 1, "max_iterations": 1,
-                      "memory_mode": "baseline", **kw})
+                      "memory_mode": "baseline", "toolchain": tools, **kw})
 
 
 def visited(graph: Any, inputs: Any, config: dict[str, Any], context: Context) -> list[str]:
@@ -75,12 +73,12 @@ EXPECTED = ["prepare", "function_analyzer", "prototyper", "build", "enhancer", "
             "memory_manager", "memory_manager"]
 
 
-def test_whole_graph_with_scripted_model(scripted: ScriptedChatModel, kv_benchmark: Path,
+def test_whole_graph_with_scripted_model(scripted: ScriptedChatModel, tools: str, kv_benchmark: Path,
                                          tmp_path: Path) -> None:
     graph = build_graph(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t1"}}
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
-    assert visited(graph, inputs, config, ctx()) == EXPECTED
+    assert visited(graph, inputs, config, ctx(tools)) == EXPECTED
     assert keys(scripted) == ["function_analyzer", "prototyper", "enhancer:fix",
                               "coverage_analyzer", "enhancer:improve", "local_memory_extractor"]
     state = graph.get_state(config).values
@@ -117,12 +115,12 @@ def test_whole_graph_with_scripted_model(scripted: ScriptedChatModel, kv_benchma
 
 
 def test_fix_round_guard_stops_a_harness_that_never_compiles(
-        scripted: ScriptedChatModel, kv_benchmark: Path, tmp_path: Path) -> None:
+        scripted: ScriptedChatModel, tools: str, kv_benchmark: Path, tmp_path: Path) -> None:
     scripted.script["enhancer:fix"] = [c_reply({"fixes": ["try again"]}, BROKEN)] * 2
     graph = build_graph(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t2"}}
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
-    order = visited(graph, inputs, config, ctx(max_fix_rounds=2))
+    order = visited(graph, inputs, config, ctx(tools, max_fix_rounds=2))
     assert order == ["prepare", "function_analyzer", "prototyper", "build", "enhancer", "build",
                      "enhancer", "build", "memory_manager"]
     state = graph.get_state(config).values
@@ -137,7 +135,7 @@ def test_fix_round_guard_stops_a_harness_that_never_compiles(
     assert [e["data"]["iteration"] for e in events if e["type"] == "memory.session.consolidate"] == [3]
 
 
-def test_added_node_runs_through_the_registry(scripted: ScriptedChatModel, kv_benchmark: Path,
+def test_added_node_runs_through_the_registry(scripted: ScriptedChatModel, tools: str, kv_benchmark: Path,
                                               tmp_path: Path) -> None:
     def toy_node(state: dict[str, Any]) -> dict[str, Any]:
         return {"extras": {"toy_done": True}, "node_visits": {"toy": 1}}
@@ -148,20 +146,21 @@ def test_added_node_runs_through_the_registry(scripted: ScriptedChatModel, kv_be
     graph = build_graph(registry, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t3"}}
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
-    order = visited(graph, inputs, config, ctx())
+    order = visited(graph, inputs, config, ctx(tools))
     assert order[:4] == ["prepare", "function_analyzer", "toy", "prototyper"]
     assert order.count("toy") == 1 and order[-1] == "memory_manager"
     assert "toy" in graph.get_graph().nodes
 
 
-def test_mid_run_snapshot_round_trips_through_sqlite(scripted: ScriptedChatModel, kv_benchmark: Path,
+def test_mid_run_snapshot_round_trips_through_sqlite(scripted: ScriptedChatModel, tools: str,
+                                                      kv_benchmark: Path,
                                                       tmp_path: Path) -> None:
     db = str(tmp_path / "checkpoints.sqlite")
     config = {"configurable": {"thread_id": "t4"}}
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
     with SqliteSaver.from_conn_string(db) as saver:
         graph = build_graph(checkpointer=saver)
-        graph.invoke(inputs, config, context=ctx(), interrupt_after=["execution"])
+        graph.invoke(inputs, config, context=ctx(tools), interrupt_after=["execution"])
         before = graph.get_state(config)
     assert before.next == ("supervisor",)
     with SqliteSaver.from_conn_string(db) as saver:  # a new process would see the same
@@ -169,7 +168,7 @@ def test_mid_run_snapshot_round_trips_through_sqlite(scripted: ScriptedChatModel
         after = graph.get_state(config)
         assert after.values == before.values
         assert after.values["run"]["usable"] and after.values["agent_messages"]["prototyper"]
-        final = graph.invoke(None, config, context=ctx())
+        final = graph.invoke(None, config, context=ctx(tools))
     assert final["termination_reason"] == "iteration budget 1 used"
 
 
@@ -177,7 +176,7 @@ CRASH_TRIAGE = json.dumps({"crash_type": "heap-buffer-overflow", "location": "li
                            "root_cause": "kv_check writes past a 4-byte buffer", "summary": "overflow"})
 
 
-def test_library_crash_ends_the_run_as_a_real_bug(scripted: ScriptedChatModel, kv_benchmark: Path,
+def test_library_crash_ends_the_run_as_a_real_bug(scripted: ScriptedChatModel, tools: str, kv_benchmark: Path,
                                                    tmp_path: Path) -> None:
     code = harness("kv_free(kv_parse(text));\n(void)kv_check(text);")
     scripted.script["prototyper"] = [c_reply({"notes": []}, code)]
@@ -187,7 +186,7 @@ def test_library_crash_ends_the_run_as_a_real_bug(scripted: ScriptedChatModel, k
     graph = build_graph(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t5"}}
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
-    order = visited(graph, inputs, config, ctx(fuzz_seconds=20))
+    order = visited(graph, inputs, config, ctx(tools, fuzz_seconds=20))
     assert order == ["prepare", "function_analyzer", "prototyper", "build", "execution",
                      "crash_analyzer", "crash_feasibility_analyzer", "memory_manager"]
     state = graph.get_state(config).values
@@ -202,7 +201,7 @@ def test_library_crash_ends_the_run_as_a_real_bug(scripted: ScriptedChatModel, k
     assert "kind: heap-buffer-overflow" in triage_prompt and "kv_check" in triage_prompt
 
 
-def test_harness_crash_goes_back_to_the_enhancer(scripted: ScriptedChatModel, kv_benchmark: Path,
+def test_harness_crash_goes_back_to_the_enhancer(scripted: ScriptedChatModel, tools: str, kv_benchmark: Path,
                                                  tmp_path: Path) -> None:
     leaky = harness("kv_t *kv = kv_parse(text);\n(void)kv;  /* never freed: a leak in harness code */")
     scripted.script["prototyper"] = [c_reply({"notes": []}, leaky)]
@@ -213,7 +212,7 @@ def test_harness_crash_goes_back_to_the_enhancer(scripted: ScriptedChatModel, kv
     graph = build_graph(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t6"}}
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
-    order = visited(graph, inputs, config, ctx(fuzz_seconds=5, max_iterations=0))
+    order = visited(graph, inputs, config, ctx(tools, fuzz_seconds=5, max_iterations=0))
     assert order[:9] == ["prepare", "function_analyzer", "prototyper", "build", "execution",
                          "crash_analyzer", "crash_feasibility_analyzer", "enhancer", "build"]
     state = graph.get_state(config).values
@@ -230,12 +229,12 @@ LESSON = json.dumps({"memory_items": [{
 
 
 def test_experience_is_extracted_at_the_end_and_not_retrieved_by_its_own_task(
-        scripted: ScriptedChatModel, kv_benchmark: Path, tmp_path: Path) -> None:
+        scripted: ScriptedChatModel, tools: str, kv_benchmark: Path, tmp_path: Path) -> None:
     scripted.script["experience_success"] = [LESSON]
     graph = build_graph(checkpointer=InMemorySaver())
     work = tmp_path / "run1" / "kv" / "kv_parse"
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(work)}
-    visited(graph, inputs, {"configurable": {"thread_id": "t7"}}, ctx(memory_mode="retrieve-extract",
+    visited(graph, inputs, {"configurable": {"thread_id": "t7"}}, ctx(tools, memory_mode="retrieve-extract",
                                                                      max_iterations=0))
     assert keys(scripted)[-1] == "experience_success"
     events = [json.loads(line) for line in (tmp_path / "run1" / "run.events.jsonl").read_text().splitlines()]
@@ -247,7 +246,7 @@ def test_experience_is_extracted_at_the_end_and_not_retrieved_by_its_own_task(
     scripted.script["experience_success"] = [LESSON]
     work2 = tmp_path / "run2" / "kv" / "kv_parse"
     visited(graph, {**inputs, "work_dir": str(work2)}, {"configurable": {"thread_id": "t8"}},
-            ctx(memory_mode="retrieve-only", max_iterations=0))
+            ctx(tools, memory_mode="retrieve-only", max_iterations=0))
     second = [json.loads(line) for line in (tmp_path / "run2" / "run.events.jsonl").read_text().splitlines()]
     searches = [e for e in second if e["type"] == "memory.search.result"]
     found = {m["item_id"] for e in searches for m in e["data"].get("matches") or []}

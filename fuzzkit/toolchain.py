@@ -1,0 +1,127 @@
+"""The toolchain seam: everything the graph's nodes ask of clang, libFuzzer and llvm-cov.
+
+Nodes never call the build, run and coverage functions directly; they take a
+:class:`Toolchain` from the run's context (``Context.toolchain``, a registered name). The
+default, ``fuzzkit``, is the real one. Tests register a recorded toolchain under another name so
+the whole graph (routing, memory, reducers, guards) runs in the fast tier without a compiler.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from fuzzkit.api import FunctionDecl
+from fuzzkit.coverage import CoverageReport, measure_coverage
+from fuzzkit.detect import prepare_library
+from fuzzkit.exports import missing_functions
+from fuzzkit.harness import HarnessBuild, build_harness
+from fuzzkit.header_facts import HeaderFacts
+from fuzzkit.header_facts_collect import collect_facts
+from fuzzkit.headers import parse_header
+from fuzzkit.library import LibraryBuild
+from fuzzkit.runner import FuzzRun, run_fuzzer
+
+DEFAULT = "fuzzkit"
+
+
+class Toolchain(Protocol):
+    """What a graph run needs from a compiler, a fuzzer and a coverage tool."""
+
+    def prepare_library(self, source: dict[str, Any], build: Any) -> LibraryBuild:
+        """Fetch and build the library a benchmark names (cached)."""
+
+    def parse_api(self, lib: LibraryBuild) -> list[FunctionDecl]:
+        """Every function the library's public headers declare, first declaration wins."""
+
+    def missing_functions(self, lib: LibraryBuild, names: Sequence[str],
+                          project: str) -> dict[str, str]:
+        """The names the built library does not define, each with the reason to show."""
+
+    def collect_facts(self, lib: LibraryBuild, api: Sequence[FunctionDecl]) -> HeaderFacts:
+        """The header facts (typedefs, records, enums, status macros, releasers) behind ``api``."""
+
+    def build_harness(self, source: Path, lib: LibraryBuild, out: Path) -> HarnessBuild:
+        """Compile and link a harness in its fuzzing and coverage flavours."""
+
+    def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
+                   harness_name: str) -> FuzzRun:
+        """Fuzz a built harness for ``seconds``; crashes are results."""
+
+    def measure_coverage(self, cov_binary: Path, inputs: Sequence[Path], lib: LibraryBuild,
+                         out: Path) -> CoverageReport:
+        """Replay ``inputs`` through the coverage binary and report the library's coverage."""
+
+
+class Fuzzkit:
+    """The real toolchain: clang with ASan and source coverage, libFuzzer, llvm-cov."""
+
+    def prepare_library(self, source: dict[str, Any], build: Any) -> LibraryBuild:
+        """prepare_library, by fuzzkit (see :class:`Toolchain`)."""
+        return prepare_library(source, build)
+
+    def parse_api(self, lib: LibraryBuild) -> list[FunctionDecl]:
+        """parse_api, by fuzzkit (see :class:`Toolchain`)."""
+        seen: dict[str, FunctionDecl] = {}
+        for header in lib.headers:
+            for decl in parse_header(Path(header), lib.include_dirs, lib.defines):
+                seen.setdefault(decl.name, decl)
+        return list(seen.values())
+
+    def missing_functions(self, lib: LibraryBuild, names: Sequence[str],
+                          project: str) -> dict[str, str]:
+        """missing_functions, by fuzzkit (see :class:`Toolchain`)."""
+        return missing_functions(lib, names, project)
+
+    def collect_facts(self, lib: LibraryBuild, api: Sequence[FunctionDecl]) -> HeaderFacts:
+        """collect_facts, by fuzzkit (see :class:`Toolchain`)."""
+        return collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
+
+    def build_harness(self, source: Path, lib: LibraryBuild, out: Path) -> HarnessBuild:
+        """build_harness, by fuzzkit (see :class:`Toolchain`)."""
+        return build_harness(source, lib, out)
+
+    def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
+                   harness_name: str) -> FuzzRun:
+        """run_fuzzer, by fuzzkit (see :class:`Toolchain`)."""
+        return run_fuzzer(binary, out, seconds=seconds, rss_limit_mb=rss_limit_mb,
+                          harness_name=harness_name)
+
+    def measure_coverage(self, cov_binary: Path, inputs: Sequence[Path], lib: LibraryBuild,
+                         out: Path) -> CoverageReport:
+        """measure_coverage, by fuzzkit (see :class:`Toolchain`)."""
+        return measure_coverage(cov_binary, list(inputs), lib, out)
+
+
+_LOCK = threading.Lock()
+_FACTORIES: dict[str, Callable[[], Toolchain]] = {DEFAULT: Fuzzkit}
+
+
+def register_toolchain(name: str, factory: Callable[[], Toolchain]) -> None:
+    """Make ``Context(toolchain=name)`` resolve through ``factory`` (tests register recordings)."""
+    if not name.strip():
+        raise ValueError("a toolchain needs a non-empty name")
+    with _LOCK:
+        _FACTORIES[name] = factory
+
+
+def toolchain_named(name: str) -> Toolchain:
+    """The toolchain registered as ``name`` (empty: the real one).
+
+    Raises:
+        ValueError: No toolchain has that name; the message lists the registered ones.
+    """
+    with _LOCK:
+        factory = _FACTORIES.get(name or DEFAULT)
+        known = sorted(_FACTORIES)
+    if factory is None:
+        raise ValueError(f"toolchain {name!r} is not registered; known: {', '.join(known)}")
+    return factory()
+
+
+def toolchain_names() -> list[str]:
+    """The registered toolchain names."""
+    with _LOCK:
+        return sorted(_FACTORIES)
