@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any
 
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from agent_graph.code_memory import compress_history
@@ -19,29 +19,27 @@ from agents.rate_limit import rate_limit_for
 from agents.tools import tools_for
 from nodes._common import ctx_of, log_event, visit, work_dir
 
+# The graph's metadata key under which ``build_graph`` publishes its registry's declarations.
+DECLARED = "logicfuzz_declared"
 
-@lru_cache(maxsize=1)
-def _reads_table() -> dict[str, tuple[str, ...]]:
-    from agent_graph.registry import default_registry, memory_reads
 
-    return memory_reads(default_registry())
+def _declared(table: str) -> dict[str, Any]:
+    """A table the running graph's registry declared (empty outside a graph run)."""
+    try:
+        metadata = get_config().get("metadata") or {}
+    except RuntimeError:  # called outside a graph: nothing was declared
+        return {}
+    return dict((metadata.get(DECLARED) or {}).get(table) or {})
 
 
 def memory_reads_for(agent: str) -> tuple[str, ...]:
-    """The session-memory categories ``agent`` reads (declared in the registry)."""
-    return _reads_table().get(agent, ())
-
-
-@lru_cache(maxsize=1)
-def _tools_table() -> dict[str, tuple[str, ...]]:
-    from agent_graph.registry import agent_tools, default_registry
-
-    return agent_tools(default_registry())
+    """The session-memory categories ``agent`` reads, as the running graph's registry declares."""
+    return tuple(_declared("memory_reads").get(agent, ()))
 
 
 def tools_of(agent: str) -> tuple[str, ...]:
-    """The tools ``agent`` may call (declared in the registry)."""
-    return _tools_table().get(agent, ())
+    """The tools ``agent`` may call, as the running graph's registry declares."""
+    return tuple(_declared("agent_tools").get(agent, ()))
 
 
 def make_agent(agent_cls: type[Agent[Any]], state: FuzzState, ctx: Context) -> Agent[Any]:

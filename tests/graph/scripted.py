@@ -32,7 +32,9 @@ class ScriptedChatModel(BaseChatModel):
         role = re.search(r"^ROLE: (\S+)", system, re.M).group(1)  # type: ignore[union-attr]
         mode = re.search(r"^MODE: (\S+)", user, re.M)
         key = f"{role}:{mode.group(1)}" if mode else role
-        self.seen.append({"key": key, "messages": [(m.type, str(m.content)) for m in messages]})
+        tools = [(t.get("function") or t).get("name") for t in kwargs.get("tools") or []]
+        self.seen.append({"key": key, "messages": [(m.type, str(m.content)) for m in messages],
+                          "tools": tools})
         queue = self.script.get(key) or []
         if not queue:
             raise AssertionError(f"no scripted reply left for {key}")

@@ -13,7 +13,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from agent_graph.builder import build_graph
 from agent_graph.context import Context
 from agent_graph.registry import NodeSpec, default_registry
+from agents.crash_analyzer import CrashAnalyzer
 from agents.llm import register_provider
+from nodes._llm import call_agent, memory_reads_for
 from tests.conftest import harness
 from tests.graph.scripted import ScriptedChatModel, keys
 
@@ -152,6 +154,42 @@ def test_added_node_runs_through_the_registry(scripted: ScriptedChatModel, tools
     assert "toy" in graph.get_graph().nodes
 
 
+class ToyTriage(CrashAnalyzer):
+    """A role added by a user: the crash analyzer's prompt under its own name."""
+
+    name = "toy_triage"
+
+
+def toy_triage_node(state: dict[str, Any], runtime: Any) -> dict[str, Any]:
+    variables = ToyTriage.variables(state, memory_reads_for("toy_triage"))
+    _, update = call_agent(ToyTriage, state, runtime, variables)
+    return {**update, "extras": {"toy_done": True}}
+
+
+def test_added_llm_node_gets_its_declared_memory_and_tools(
+        scripted: ScriptedChatModel, tools: str, kv_benchmark: Path, tmp_path: Path) -> None:
+    register_provider("scripted-tools", lambda ctx, temperature: scripted, native=("tools",))
+    scripted.script["crash_analyzer"] = [CRASH_TRIAGE]  # the toy role renders that template
+    registry = default_registry().copy([NodeSpec(
+        "toy_triage", toy_triage_node, reads=("decisions", "known_fixes"), tools=("read_code_mem",),
+        route_when=lambda s: bool(s.get("best")) and not (s.get("extras") or {}).get("toy_done"))])
+    graph = build_graph(registry, checkpointer=InMemorySaver())
+    inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
+    order = visited(graph, inputs, {"configurable": {"thread_id": "t9"}},
+                    ctx(tools, model="scripted-tools:test"))
+    assert order.count("toy_triage") == 1
+    toy = next(s for s in scripted.seen if s["key"] == "crash_analyzer")
+    prompt = toy["messages"][-1][1]
+    # Its declared categories reached its prompt (the fix made on the way is a known fix) ...
+    assert "### Known fixes" in prompt and "call kv_parse with one argument" in prompt
+    # ... and its declared tool was offered; the built-in roles got their own declarations.
+    assert toy["tools"] == ["read_code_mem"]
+    prototyper = next(s for s in scripted.seen if s["key"] == "prototyper")
+    assert set(prototyper["tools"]) == {"search_knowledge", "read_code_mem", "read_file"}
+    analyzer = next(s for s in scripted.seen if s["key"] == "function_analyzer")
+    assert analyzer["tools"] == ["search_knowledge"]
+
+
 def test_mid_run_snapshot_round_trips_through_sqlite(scripted: ScriptedChatModel, tools: str,
                                                       kv_benchmark: Path,
                                                       tmp_path: Path) -> None:
@@ -231,10 +269,12 @@ LESSON = json.dumps({"memory_items": [{
 def test_experience_is_extracted_at_the_end_and_not_retrieved_by_its_own_task(
         scripted: ScriptedChatModel, tools: str, kv_benchmark: Path, tmp_path: Path) -> None:
     scripted.script["experience_success"] = [LESSON]
+    config = tmp_path / "memory.yaml"  # a bank of its own: each toolchain variant starts empty
+    config.write_text(f"bank:\n  directory: {tmp_path / 'bank'}\n")
     graph = build_graph(checkpointer=InMemorySaver())
     work = tmp_path / "run1" / "kv" / "kv_parse"
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(work)}
-    visited(graph, inputs, {"configurable": {"thread_id": "t7"}}, ctx(tools, memory_mode="retrieve-extract",
+    visited(graph, inputs, {"configurable": {"thread_id": "t7"}}, ctx(tools, memory_mode="retrieve-extract", memory_config=str(config),
                                                                      max_iterations=0))
     assert keys(scripted)[-1] == "experience_success"
     events = [json.loads(line) for line in (tmp_path / "run1" / "run.events.jsonl").read_text().splitlines()]
@@ -246,7 +286,7 @@ def test_experience_is_extracted_at_the_end_and_not_retrieved_by_its_own_task(
     scripted.script["experience_success"] = [LESSON]
     work2 = tmp_path / "run2" / "kv" / "kv_parse"
     visited(graph, {**inputs, "work_dir": str(work2)}, {"configurable": {"thread_id": "t8"}},
-            ctx(tools, memory_mode="retrieve-only", max_iterations=0))
+            ctx(tools, memory_mode="retrieve-only", max_iterations=0, memory_config=str(config)))
     second = [json.loads(line) for line in (tmp_path / "run2" / "run.events.jsonl").read_text().splitlines()]
     searches = [e for e in second if e["type"] == "memory.search.result"]
     found = {m["item_id"] for e in searches for m in e["data"].get("matches") or []}
