@@ -274,8 +274,8 @@ def test_experience_is_extracted_at_the_end_and_not_retrieved_by_its_own_task(
     graph = build_graph(checkpointer=InMemorySaver())
     work = tmp_path / "run1" / "kv" / "kv_parse"
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(work)}
-    visited(graph, inputs, {"configurable": {"thread_id": "t7"}}, ctx(tools, memory_mode="retrieve-extract", memory_config=str(config),
-                                                                     max_iterations=0))
+    visited(graph, inputs, {"configurable": {"thread_id": "t7"}},
+            ctx(tools, memory_mode="retrieve-extract", memory_config=str(config), max_iterations=0))
     assert keys(scripted)[-1] == "experience_success"
     events = [json.loads(line) for line in (tmp_path / "run1" / "run.events.jsonl").read_text().splitlines()]
     kinds = [e["type"] for e in events]
