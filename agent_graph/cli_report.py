@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_graph.report import write_report
+from agent_graph.report_write import write_report
 
 
 def _report(args: argparse.Namespace) -> int:

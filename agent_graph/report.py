@@ -287,17 +287,3 @@ def crash_line(rec: dict[str, Any]) -> str:
     verdict = crash.get("verdict") or ("feasible" if crash.get("feasible") else "")
     text = f"{crash.get('kind') or 'crash'}: {crash.get('summary') or crash.get('signature') or ''}"
     return text.strip().rstrip(":") + (f" ({verdict})" if verdict else "")
-
-
-def write_report(run_dir: Path) -> tuple[Path, Path]:
-    """Write ``report.html`` and ``report.md`` into ``run_dir``; returns their paths."""
-    from agent_graph.report_html import render_html
-    from agent_graph.report_md import render_markdown
-
-    data = load_run(Path(run_dir))
-    html_path, md_path = data.run_dir / "report.html", data.run_dir / "report.md"
-    for path, text in ((html_path, render_html(data)), (md_path, render_markdown(data))):
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    return html_path, md_path

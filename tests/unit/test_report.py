@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from agent_graph.cli_report import add_report_command
-from agent_graph.report import ReportError, load_run, percent_of, timeline_of, write_report
+from agent_graph.report import ReportError, load_run, percent_of, timeline_of
 from agent_graph.report_plots import bar_chart, line_chart, nice_ticks
+from agent_graph.report_write import write_report
 
 
 def cov(covered: int, count: int) -> dict[str, Any]:
