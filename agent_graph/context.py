@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any
 
-MemoryMode = Literal["baseline", "retrieve-extract", "retrieve-only"]
 MEMORY_MODES: tuple[str, ...] = ("baseline", "retrieve-extract", "retrieve-only")
 
 

@@ -24,7 +24,6 @@ class Limits:
     max_iterations: int = 5
     plateau_iterations: int = 2
     max_node_visits: int = 80
-    extract_experience: bool = True
 
 
 @dataclass(frozen=True)

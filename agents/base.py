@@ -59,7 +59,6 @@ class AgentResult(Generic[T]):
     new_messages: list[dict[str, Any]]
     usage: dict[str, int]
     reply: str
-    prompt_tokens_sent: int = 0
     notes: list[str] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     """Each tool call the model made: name, args, answer size."""
@@ -132,9 +131,8 @@ class Agent(Generic[T]):
         turn = [{"role": "user", "content": user}]
         info = _CallLog()
         last_error = ""
-        sent = 0
         for _attempt in range(self.parse_retries + 1):
-            reply, sent = self._respond(sys_msg, past, turn, info)
+            reply = self._respond(sys_msg, past, turn, info)
             try:
                 output: T = parse_reply(reply, self.output_model)
                 code = extract_code(reply) if self.wants_code else None
@@ -147,14 +145,14 @@ class Agent(Generic[T]):
                     "the task asks for.")})
                 continue
             new = ([] if history else [sys_msg]) + turn
-            return AgentResult(output, code, new, info.usage, reply, sent, tool_calls=info.tool_calls,
+            return AgentResult(output, code, new, info.usage, reply, tool_calls=info.tool_calls,
                                degraded=info.degraded, structured=info.structured)
         raise ReplyParseError(f"{self.name}: no usable reply after retries: {last_error}")
 
     def _respond(
         self, sys_msg: dict[str, Any], past: list[dict[str, Any]], turn: list[dict[str, Any]],
         info: _CallLog,
-    ) -> tuple[str, int]:
+    ) -> str:
         """One reply, after the tool rounds it asks for; appends every message to ``turn``."""
         rounds = 0
         specs = [tool_spec(t) for t in self.tools.values()]
@@ -176,7 +174,7 @@ class Agent(Generic[T]):
             if "tools" not in sent or "tool_choice" in sent or not stored.get("tool_calls"):
                 turn.append({"role": "assistant", "content": stored["content"]})
                 info.structured = "response_format" in sent
-                return stored["content"], count_message_tokens(convo)
+                return stored["content"]
             rounds += 1
             for i, c in enumerate(stored["tool_calls"]):
                 c["id"] = c["id"] or f"call_{rounds}_{i}"

@@ -14,7 +14,6 @@ from agent_graph.routing import END, Limits, loop_iterations, route, should_cons
 from agent_graph.session_memory import add_decision, consolidate_session_memory
 from agent_graph.state import FuzzState
 from nodes._common import ctx_of, log_event, visit
-from nodes._experience import mode_of
 
 # Routine hops (build after a new harness, run after a build) are not worth a memory line.
 _NOTABLE = {"enhancer", "crash_analyzer", "crash_feasibility_analyzer", "memory_manager", END}
@@ -27,7 +26,6 @@ def limits_of(ctx: Context) -> Limits:
         max_iterations=ctx.max_iterations,
         plateau_iterations=ctx.plateau_iterations,
         max_node_visits=ctx.max_node_visits,
-        extract_experience=mode_of(ctx) == "retrieve-extract",
     )
 
 

@@ -88,10 +88,6 @@ class ApiFinders:
         found.sort(key=lambda f: (-_shared(f.name, near), len(f.params), f.name))
         return found[0] if found else None
 
-    def taking(self, type_key: str) -> list[FunctionDecl]:
-        """Functions with a parameter of ``type_key``."""
-        return [f for f in self.api if any(self.type_key(p.type) == type_key for p in f.params)]
-
     def generic_free(self) -> str | None:
         """The library's one ``f(void *)`` release function (``lib_free``), if it has exactly one."""
         found = [f.name for f in self.api if len(f.params) == 1

@@ -17,24 +17,6 @@ from agents.offline.synth_lengths import grouped_lengths, is_len_like
 from agents.offline.synth_vocab import CONSUME, transfers_ownership
 from fuzzkit.api import FunctionDecl, Param
 
-OUT_VERBS = {
-    "read",
-    "get",
-    "gets",
-    "print",
-    "recv",
-    "decode",
-    "uncompress",
-    "decompress",
-    "extract",
-    "copy",
-    "fread",
-    "export",
-    "dump",
-    "format",
-    "output",
-    "write_to",
-}
 IN_VERBS = {
     "write",
     "put",
