@@ -11,7 +11,7 @@ import os
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-MEMORY_MODES: tuple[str, ...] = ("baseline", "retrieve-extract", "retrieve-only")
+from long_term_memory.memory_modes import MODES as MEMORY_MODES
 
 
 @dataclass(kw_only=True)

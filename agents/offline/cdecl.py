@@ -64,14 +64,18 @@ def normalize_type(spelling: str) -> str:
     return re.sub(r"\* (?=\*)", "*", text).replace("* const", "*const")
 
 
-def _split_top(text: str, sep: str = ",") -> list[str]:
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """``text`` split at ``sep`` outside parentheses, brackets and braces; parts stripped.
+
+    The one splitter for argument and parameter lists: an empty text gives ``[""]``.
+    """
     parts: list[str] = []
     cur: list[str] = []
     depth = 0
     for ch in text:
-        if ch in "([":
+        if ch in "([{":
             depth += 1
-        elif ch in ")]":
+        elif ch in ")]}":
             depth -= 1
         if ch == sep and depth == 0:
             parts.append("".join(cur))
@@ -133,7 +137,7 @@ def parse_prototype(line: str) -> FunctionDecl:
         raise ValueError(f"no function name in prototype {line.strip()!r}")
     ret = normalize_type(head[: match.start()]) or "int"
     params = []
-    for i, part in enumerate(_split_top(args)):
+    for i, part in enumerate(split_top(args)):
         param = parse_param(part, i)
         if param is not None:
             params.append(param)

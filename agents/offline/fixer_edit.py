@@ -94,23 +94,7 @@ def matching_paren(code: str, open_pos: int) -> int | None:
 
 def split_args(text: str) -> list[str]:
     """Top-level comma-separated arguments (empty list for an empty argument list)."""
-    if not text.strip():
-        return []
-    parts: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur).strip())
-    return parts
+    return cdecl.split_top(text) if text.strip() else []
 
 
 def arg_index(code: str, open_pos: int, pos: int) -> int:

@@ -45,7 +45,7 @@ def stream_lines(ctx: Ctx, obj: Obj, fields: StreamFields) -> None:
     if flush is None:
         return
     args = plan.text[len(t.name) + 1 : -1]
-    finish_args = [a.strip() for a in _split_args(args)]
+    finish_args = cdecl.split_top(args)
     finish_args[flush.index] = fields.finish
     ctx.use += [
         f"/* Finish the stream: {fields.finish} until it stops making progress. */",
@@ -127,13 +127,3 @@ def reader_loop(ctx: Ctx, obj: Obj) -> bool:
     return False
 
 
-def _split_args(text: str) -> list[str]:
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    return [*parts, cur]

@@ -20,7 +20,6 @@ from fuzzkit.safe_yaml import MAX_BYTES, YamlLimitError, load_yaml_text
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "experience.default.yaml"
 CONFIG_ENV = "LOGICFUZZ_EXPERIENCE_CONFIG"
-MODES = ("baseline", "retrieve-extract", "retrieve-only")
 
 
 class ExperienceConfigError(ValueError):

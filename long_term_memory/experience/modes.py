@@ -7,7 +7,7 @@ validations and new records. ``retrieve-only``: retrieve, never write. Only
 
 from __future__ import annotations
 
-from long_term_memory.experience.config import MODES
+from long_term_memory.memory_modes import MODES
 
 
 def check_mode(mode: str) -> str:
