@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -78,7 +79,6 @@ def call_agent(
     if sampling:
         ctx = replace(ctx, **sampling)
     agent = make_agent(agent_cls, state, ctx)
-    features = agent.features or features_for(ctx)
     history = [] if stateless else (state.get("agent_messages") or {}).get(agent.name, [])
     model = model_name(ctx.model)
     compact = history
@@ -86,29 +86,7 @@ def call_agent(
         # Past the threshold, old turns give way to the code memory plus the newest messages.
         compact = compress_history(history, state.get("code_memory") or {}, ctx.history_keep_last,
                                    ctx.history_compress_tokens, model, summary=ctx.history_summary)
-    reason = fall_back if fall_back and can_fall_back(ctx) else ""
-    down = features.rejected.get(UNREACHABLE, "")
-    if down and not reason:
-        if not can_fall_back(ctx):
-            raise ModelCallError(f"{agent.name}: the model endpoint failed earlier in this run: {down}")
-        reason = f"the model endpoint failed earlier in this run: {down}"
-    result = None
-    known = dict(features.rejected)
-    if not reason:
-        try:
-            result = agent.run(variables, compact, template)
-        except (ReplyParseError, ModelCallError) as exc:
-            # The step-down happened even though the call failed: say so.
-            for feature, why in features.rejected.items():
-                if feature not in known and feature != UNREACHABLE:
-                    log_event(state, "model.feature_unsupported", agent=agent.name, feature=feature,
-                              reason=why)
-            if unreachable(exc):
-                # Down or too slow: later steps go straight to the fallback (or fail fast).
-                features.reject(UNREACHABLE, str(exc))
-            if not can_fall_back(ctx):
-                raise
-            reason = f"{type(exc).__name__}: {exc}"
+    result, reason = _first_try(agent, ctx, state, fall_back, lambda a: a.run(variables, compact, template))
     if result is None:
         backup = make_agent(agent_cls, state, replace(ctx, model=ctx.fallback))
         result = backup.run(variables, compact, template)
@@ -120,14 +98,7 @@ def call_agent(
     else:
         messages = {REPLACE: trim_messages_to_limit([*compact, *result.new_messages],
                                                     ctx.message_token_budget, model)}
-    for degraded in result.degraded:
-        log_event(state, "model.feature_unsupported", agent=agent.name, **degraded)
-    for call in result.tool_calls:
-        log_event(state, "model.tool_call", agent=agent.name, **call)
-    log_event(state, "model.call", agent=agent.name, prompt_tokens=result.usage["prompt_tokens"],
-              completion_tokens=result.usage["completion_tokens"], calls=result.usage["calls"],
-              history_messages=len(compact), history_compressed=compact is not history,
-              tool_calls=len(result.tool_calls), structured=result.structured)
+    _log_call(state, agent.name, result, len(compact), compact is not history)
     update: dict[str, Any] = {
         **visit(agent.name),
         "agent_messages": {agent.name: messages},
@@ -136,6 +107,52 @@ def call_agent(
                      **({f"fallback:{agent.name}": 1} if reason else {})},
     }
     return result, update
+
+
+def _first_try(agent: Agent[Any], ctx: Context, state: FuzzState, fall_back: str,
+               run: Callable[[Agent[Any]], AgentResult[Any]]) -> tuple[AgentResult[Any] | None, str]:
+    """The run's own model does the step: ``(result, "")``, or ``(None, why)`` for the fallback.
+
+    Raises:
+        ModelCallError, ReplyParseError: the step failed and no fallback model may do it.
+    """
+    features = agent.features or features_for(ctx)
+    reason = fall_back if fall_back and can_fall_back(ctx) else ""
+    down = features.rejected.get(UNREACHABLE, "")
+    if down and not reason:
+        if not can_fall_back(ctx):
+            raise ModelCallError(f"{agent.name}: the model endpoint failed earlier in this run: {down}")
+        reason = f"the model endpoint failed earlier in this run: {down}"
+    if reason:
+        return None, reason
+    known = dict(features.rejected)
+    try:
+        return run(agent), ""
+    except (ReplyParseError, ModelCallError) as exc:
+        # The step-down happened even though the call failed: say so.
+        for feature, why in features.rejected.items():
+            if feature not in known and feature != UNREACHABLE:
+                log_event(state, "model.feature_unsupported", agent=agent.name, feature=feature,
+                          reason=why)
+        if unreachable(exc):
+            # Down or too slow: later steps go straight to the fallback (or fail fast).
+            features.reject(UNREACHABLE, str(exc))
+        if not can_fall_back(ctx):
+            raise
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def _log_call(state: FuzzState, agent: str, result: AgentResult[Any], history: int,
+              compressed: bool) -> None:
+    """The events of one finished call: refused features, tool calls, the call itself."""
+    for degraded in result.degraded:
+        log_event(state, "model.feature_unsupported", agent=agent, **degraded)
+    for call in result.tool_calls:
+        log_event(state, "model.tool_call", agent=agent, **call)
+    log_event(state, "model.call", agent=agent, prompt_tokens=result.usage["prompt_tokens"],
+              completion_tokens=result.usage["completion_tokens"], calls=result.usage["calls"],
+              history_messages=history, history_compressed=compressed,
+              tool_calls=len(result.tool_calls), structured=result.structured)
 
 
 UNREACHABLE = "reachable"
