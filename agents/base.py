@@ -231,6 +231,12 @@ class Agent(Generic[T]):
                 self.features.reject(feature, str(exc))
                 info.degraded.append({"feature": feature, "reason": str(exc)[:300]})
                 kwargs = without(feature, kwargs, self.features.use("json_object"))
+        message = self._account(message, convo, kwargs, info, started)
+        return message, kwargs
+
+    def _account(self, message: Any, convo: list[dict[str, Any]], kwargs: dict[str, Any],
+                 info: _CallLog, started: float) -> AIMessage:
+        """The reply as a UTF-8 ``AIMessage``, its usage counted and (debug) logged."""
         if not isinstance(message, AIMessage):
             message = AIMessage(content=str(getattr(message, "content", message)))
         if isinstance(message.content, str) and encodable(message.content) is not message.content:
@@ -251,4 +257,4 @@ class Agent(Generic[T]):
                       "reply": from_langchain([message])[0], "usage": usage}
             with self.debug_log.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(record) + "\n")
-        return message, kwargs
+        return message
