@@ -185,18 +185,29 @@ def trim_messages_to_limit(
         if budget < 0:
             raise ValueError(too_big)
         return msgs[:n_head] + [msgs[i] for u in tail for i in u]
-    user = msgs[dropped_users[-1]]
+    kept = _user_back(msgs[dropped_users[-1]], [[msgs[i] for i in u] for u in tail],
+                      [sum(cost[i] for i in u) for u in tail], budget, model)
+    if kept is None:
+        raise ValueError(too_big)
+    return msgs[:n_head] + kept
+
+
+def _user_back(user: Message, tail: list[list[Message]], tail_cost: list[int], budget: int,
+               model: str) -> list[Message] | None:
+    """``user`` (cut to fit if needed) ahead of the newest turns of ``tail`` that leave room.
+
+    None when not even a marked stub of it fits the ``budget``.
+    """
     frame = message_tokens({**user, "content": ""}, model)
     marker_cost = count_text_tokens(TRUNCATION_MARKER, model)
     whole = count_text_tokens(user["content"], model)
     want = whole if whole <= _MIN_USER_TOKENS else _MIN_USER_TOKENS + marker_cost
-    tail_cost = [sum(cost[i] for i in u) for u in tail]
     while tail and budget - frame - sum(tail_cost) < want:
         tail, tail_cost = tail[1:], tail_cost[1:]
     room = budget - frame - sum(tail_cost)
     if room < min(whole, marker_cost):
-        raise ValueError(too_big)
-    return msgs[:n_head] + [_truncated(user, room, model)] + [msgs[i] for u in tail for i in u]
+        return None
+    return [_truncated(user, room, model)] + [m for turn in tail for m in turn]
 
 
 def append_and_trim(
