@@ -159,63 +159,53 @@ def run_fuzzer(
     shutil.rmtree(artifacts, ignore_errors=True)
     artifacts.mkdir()
     log_path = work_dir / "fuzz.log"
-    cmd = [
-        str(binary),
-        f"-max_total_time={int(seconds)}",
-        f"-rss_limit_mb={int(rss_limit_mb)}",
-        f"-timeout={int(timeout_per_input)}",
-        f"-artifact_prefix={artifacts}/",
-        "-print_final_stats=1",
-        *([f"-max_len={int(max_len)}"] if max_len else []),
-        *([f"-dict={Path(dict_path).resolve()}"] if dict_path else []),
-        *extra_args,
-        str(corpus),
-        *(str(Path(d).resolve()) for d in seed_dirs),
-    ]
-    progress: list[tuple[float, int, int]] = []
-    lock = threading.Lock()
+    options = [f"-max_total_time={int(seconds)}", f"-rss_limit_mb={int(rss_limit_mb)}",
+               f"-timeout={int(timeout_per_input)}", f"-artifact_prefix={artifacts}/",
+               "-print_final_stats=1", *([f"-max_len={int(max_len)}"] if max_len else []),
+               *([f"-dict={Path(dict_path).resolve()}"] if dict_path else []), *extra_args]
+    cmd = [str(binary), *options, str(corpus), *(str(Path(d).resolve()) for d in seed_dirs)]
+    progress = _Progress()
+    grace = timeout_per_input + 15
+    # The memory cgroup is a backstop above libFuzzer's own -rss_limit_mb check.
+    limits = Limits(cpu_seconds=int(seconds + grace + 30), memory_mb=int(rss_limit_mb) + 1024)
+    result = run_sandboxed(cmd, cwd=work_dir, log_path=log_path, wall_timeout=seconds + grace,
+                           limits=limits, env=fuzz_env(), on_line=progress.on_line)
+    text = log_path.read_text(errors="replace")
+    crash = _crash_of(text, harness_name or _harness_hint(binary), result.limit, rss_limit_mb)
+    crash_files = sorted(str(p) for p in artifacts.iterdir() if p.name.startswith(_ARTIFACT_PREFIXES))
+    return FuzzRun(
+        exit_code=result.exit_code, seconds=result.seconds, timed_out=result.timed_out,
+        crashed=crash is not None or bool(crash_files), crash_files=crash_files,
+        corpus_dir=str(corpus), log_path=str(log_path), stats=parse_fuzz_stats(text), crash=crash,
+        progress=progress.points, seed_dirs=[str(Path(d).resolve()) for d in seed_dirs],
+        limit=result.limit, sandbox_warnings=result.warnings,
+    )
 
-    def on_line(elapsed: float, line: str) -> None:
+
+class _Progress:
+    """(seconds since start, cov, ft) of each libFuzzer status line, timed as it arrives."""
+
+    def __init__(self) -> None:
+        self.points: list[tuple[float, int, int]] = []
+        self._lock = threading.Lock()
+
+    def on_line(self, elapsed: float, line: str) -> None:
         m = _STATUS.match(line)
         if m:
-            with lock:
-                progress.append((round(elapsed, 3), int(m["cov"]), int(m["ft"])))
+            with self._lock:
+                self.points.append((round(elapsed, 3), int(m["cov"]), int(m["ft"])))
 
-    grace = timeout_per_input + 15
-    result = run_sandboxed(
-        cmd,
-        cwd=work_dir,
-        log_path=log_path,
-        wall_timeout=seconds + grace,
-        # The memory cgroup is a backstop above libFuzzer's own -rss_limit_mb check.
-        limits=Limits(cpu_seconds=int(seconds + grace + 30), memory_mb=int(rss_limit_mb) + 1024),
-        env=fuzz_env(),
-        on_line=on_line,
-    )
-    text = log_path.read_text(errors="replace")
-    crash = parse_sanitizer_report(text, harness_name=harness_name or _harness_hint(binary))
-    if crash is None and result.limit == "memory":
+
+def _crash_of(text: str, harness_name: str, limit: str | None, rss_limit_mb: int) -> CrashReport | None:
+    """The run's crash: the sanitizer's report, or an OOM when the memory cgroup killed it."""
+    crash = parse_sanitizer_report(text, harness_name=harness_name)
+    if crash is None and limit == "memory":
         # The memory cgroup (a backstop above -rss_limit_mb) killed the fuzzer before libFuzzer's
         # once-a-second RSS check could report: a fast allocator is still an OOM result.
         crash = CrashReport(kind="oom", category="oom", signature="oom@memory-limit",
                             summary=f"killed by the sandbox memory limit ({int(rss_limit_mb) + 1024} MB) "
                                     "before libFuzzer reported")
-    crash_files = sorted(str(p) for p in artifacts.iterdir() if p.name.startswith(_ARTIFACT_PREFIXES))
-    return FuzzRun(
-        exit_code=result.exit_code,
-        seconds=result.seconds,
-        timed_out=result.timed_out,
-        crashed=crash is not None or bool(crash_files),
-        crash_files=crash_files,
-        corpus_dir=str(corpus),
-        log_path=str(log_path),
-        stats=parse_fuzz_stats(text),
-        crash=crash,
-        progress=progress,
-        seed_dirs=[str(Path(d).resolve()) for d in seed_dirs],
-        limit=result.limit,
-        sandbox_warnings=result.warnings,
-    )
+    return crash
 
 
 def _harness_hint(binary: Path) -> str:
