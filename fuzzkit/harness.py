@@ -86,27 +86,8 @@ def build_harness(
     source = Path(source).resolve()
     out_dir = Path(out_dir).resolve()  # the compiler runs in another directory
     out_dir.mkdir(parents=True, exist_ok=True)
-    is_cxx = source.suffix in (".cc", ".cpp", ".cxx")
-    compiler = tool("clang++") if is_cxx else tool("clang")
-    lib_flags = [*lib.compile_flags(), *extra_flags]
-    fuzz_bin = out_dir / source.stem
-    cov_bin = out_dir / f"{source.stem}.cov"
-    cov_obj = out_dir / f"{source.stem}.cov.o"
-    replay_obj = out_dir / "replay_main.o"
-    link_tail = [*lib.ldflags, *_SYSTEM_LIBS]
-    helper_steps, fuzz_helpers, cov_helpers = _helper_steps(extra_sources, lib_flags, out_dir)
-    if any(Path(h).suffix in (".cc", ".cpp", ".cxx") for h in extra_sources):
-        compiler = tool("clang++")
-    steps = [
-        *helper_steps,
-        [compiler, *FUZZ_LINK_FLAGS, *DIAGNOSTIC_FLAGS, *lib_flags, str(source), *fuzz_helpers,
-         lib.fuzz_archive, *link_tail, "-o", str(fuzz_bin)],
-        [compiler, *COV_FLAGS, *DIAGNOSTIC_FLAGS, *lib_flags, "-c", str(source), "-o", str(cov_obj)],
-        [tool("clang"), "-g", "-O1", "-c", str(replay_main_source()), "-o", str(replay_obj)],
-        [compiler, "-fprofile-instr-generate", str(cov_obj), *cov_helpers, str(replay_obj),
-         "-Wl,--whole-archive", lib.cov_archive, "-Wl,--no-whole-archive", *link_tail,
-         "-o", str(cov_bin)],
-    ]  # fmt: skip
+    fuzz_bin, cov_bin = out_dir / source.stem, out_dir / f"{source.stem}.cov"
+    steps = _build_steps(source, lib, out_dir, [*lib.compile_flags(), *extra_flags], extra_sources)
     for stale in (fuzz_bin, cov_bin):
         stale.unlink(missing_ok=True)
     log_parts: list[str] = []
@@ -128,6 +109,31 @@ def build_harness(
         diagnostics=parse_compiler_output(log),
         seconds=round(time.monotonic() - start, 3),
     )
+
+
+def _build_steps(source: Path, lib: LibraryBuild, out_dir: Path, lib_flags: list[str],
+                 extra_sources: Sequence[Path]) -> list[list[str]]:
+    """The compiler commands of :func:`build_harness`, in order: helpers, fuzz binary, coverage."""
+    is_cxx = source.suffix in (".cc", ".cpp", ".cxx")
+    compiler = tool("clang++") if is_cxx else tool("clang")
+    fuzz_bin = out_dir / source.stem
+    cov_bin = out_dir / f"{source.stem}.cov"
+    cov_obj = out_dir / f"{source.stem}.cov.o"
+    replay_obj = out_dir / "replay_main.o"
+    link_tail = [*lib.ldflags, *_SYSTEM_LIBS]
+    helper_steps, fuzz_helpers, cov_helpers = _helper_steps(extra_sources, lib_flags, out_dir)
+    if any(Path(h).suffix in (".cc", ".cpp", ".cxx") for h in extra_sources):
+        compiler = tool("clang++")
+    return [
+        *helper_steps,
+        [compiler, *FUZZ_LINK_FLAGS, *DIAGNOSTIC_FLAGS, *lib_flags, str(source), *fuzz_helpers,
+         lib.fuzz_archive, *link_tail, "-o", str(fuzz_bin)],
+        [compiler, *COV_FLAGS, *DIAGNOSTIC_FLAGS, *lib_flags, "-c", str(source), "-o", str(cov_obj)],
+        [tool("clang"), "-g", "-O1", "-c", str(replay_main_source()), "-o", str(replay_obj)],
+        [compiler, "-fprofile-instr-generate", str(cov_obj), *cov_helpers, str(replay_obj),
+         "-Wl,--whole-archive", lib.cov_archive, "-Wl,--no-whole-archive", *link_tail,
+         "-o", str(cov_bin)],
+    ]  # fmt: skip
 
 
 def _helper_steps(
