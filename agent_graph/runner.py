@@ -23,8 +23,7 @@ from agent_graph.checkpoints import checkpointer, thread_id
 from agent_graph.context import Context
 from agent_graph.results import result_record, summarize, write_target_outputs
 from fuzzkit.inputs import InputError, check_function_name
-from fuzzkit.paths import writable_dir
-from fuzzkit.sandbox import safe_path
+from fuzzkit.paths import safe_path, writable_dir
 
 if TYPE_CHECKING:
     from long_term_memory.experience import Outcome

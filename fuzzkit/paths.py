@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fuzzkit.errors import ToolchainError
 from fuzzkit.inputs import InputError
 
 
@@ -63,3 +64,25 @@ def file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def safe_path(run_dir: Path, candidate: str | Path) -> Path:
+    """``candidate`` (relative to ``run_dir``, or absolute) if it stays inside ``run_dir``.
+
+    Symlinks are resolved, so a link in the run directory pointing elsewhere is refused.
+    Use it for every file name an agent or a model produces before writing to it.
+
+    Raises:
+        ToolchainError: The path is empty, has a NUL byte, or resolves outside ``run_dir``.
+    """
+    text = str(candidate)
+    if not text.strip() or "\0" in text:
+        raise ToolchainError(f"invalid file name {candidate!r}", "use a plain relative file name")
+    root = Path(run_dir).resolve()
+    resolved = (root / text).resolve()
+    if resolved == root or not resolved.is_relative_to(root):
+        raise ToolchainError(
+            f"refusing to write {candidate!r}: it resolves to {resolved}, outside the run directory {root}",
+            "generated files must stay inside the run directory; use a relative name without '..'",
+        )
+    return resolved

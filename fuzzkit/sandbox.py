@@ -45,7 +45,6 @@ from pathlib import Path
 
 from fuzzkit import bwrap, isolation
 from fuzzkit.cgroups import RunGroup, create_group
-from fuzzkit.errors import ToolchainError
 from fuzzkit.sandbox_env import step_env
 from fuzzkit.sandbox_io import MAX_LOG_BYTES, count_user_processes, kill_group, pump, wait_or_kill
 
@@ -80,28 +79,6 @@ class SandboxResult:
     timed_out: bool
     limit: str | None = None
     warnings: list[str] = field(default_factory=list)
-
-
-def safe_path(run_dir: Path, candidate: str | Path) -> Path:
-    """``candidate`` (relative to ``run_dir``, or absolute) if it stays inside ``run_dir``.
-
-    Symlinks are resolved, so a link in the run directory pointing elsewhere is refused.
-    Use it for every file name an agent or a model produces before writing to it.
-
-    Raises:
-        ToolchainError: The path is empty, has a NUL byte, or resolves outside ``run_dir``.
-    """
-    text = str(candidate)
-    if not text.strip() or "\0" in text:
-        raise ToolchainError(f"invalid file name {candidate!r}", "use a plain relative file name")
-    root = Path(run_dir).resolve()
-    resolved = (root / text).resolve()
-    if resolved == root or not resolved.is_relative_to(root):
-        raise ToolchainError(
-            f"refusing to write {candidate!r}: it resolves to {resolved}, outside the run directory {root}",
-            "generated files must stay inside the run directory; use a relative name without '..'",
-        )
-    return resolved
 
 
 def _disabled() -> set[str]:
@@ -157,33 +134,9 @@ def _start(
 ) -> tuple[subprocess.Popen[bytes], RunGroup | None, bool, bool]:
     """Spawn with every available feature, dropping ones the kernel refuses."""
     while True:
-        off = _disabled()
-        viewed = _use_bwrap(off, warnings)
-        group = None if "cgroup" in off else create_group(limits.processes, limits.memory_mb)
-        missing = {"pids"} if limits.processes else set()
-        missing -= group.limited if group else set()
-        nproc = watchdog = None
-        if missing and os.geteuid() != 0:
-            nproc = count_user_processes() + int(limits.processes or 0)
-        elif missing:
-            watchdog = limits.processes
-        wanted = {isolation.NETWORK} if not limits.network else set()
-        wanted |= {isolation.WRITES} if limits.confine_writes else set()
-        features = frozenset(wanted - off)
-        for feature in sorted(wanted - features):
-            _warn_once(feature, f"sandbox: running without {feature} isolation", warnings)
-        argv = list(cmd)
-        if viewed:  # bwrap gives both features (and more) itself
-            argv = bwrap.wrap(cmd, cwd=str(cwd), env=env, writable=writable, readable=readable,
-                              network=isolation.NETWORK not in features,
-                              view=isolation.WRITES in features)  # fmt: skip
-            features = frozenset()
-        if watchdog:
-            _warn_once("watchdog", "sandbox: no pids cgroup; process count enforced by polling", warnings)
-        if limits.memory_mb and not (group and "memory" in group.limited):
-            _warn_once(
-                "memory", "sandbox: no memory cgroup; memory is bounded by the run's own limits", warnings
-            )
+        plan = _plan(cmd, cwd, env, limits, writable, readable, warnings)
+        group, nproc, watchdog, viewed = plan.group, plan.nproc, plan.watchdog, plan.viewed
+        features, argv = plan.features, plan.argv
         read_fd, write_fd = os.pipe()
         step = isolation.isolate(features, writable, write_fd)
         join = group.join_files() if group else []
@@ -218,6 +171,51 @@ def _start(
         os.close(read_fd)
         warnings[:] = list(dict.fromkeys(warnings))
         return proc, group, bool(watchdog), viewed
+
+
+@dataclass
+class _Plan:
+    """How one spawn attempt isolates its command (see :func:`_plan`)."""
+
+    argv: list[str]
+    group: RunGroup | None
+    nproc: int | None
+    watchdog: int | None
+    features: frozenset[str]
+    viewed: bool
+
+
+def _plan(cmd: Sequence[str], cwd: Path, env: dict[str, str], limits: Limits, writable: list[str],
+          readable: list[str], warnings: list[str]) -> _Plan:
+    """Every isolation feature not known to be unavailable, with one warning per missing one."""
+    off = _disabled()
+    viewed = _use_bwrap(off, warnings)
+    group = None if "cgroup" in off else create_group(limits.processes, limits.memory_mb)
+    missing = {"pids"} if limits.processes else set()
+    missing -= group.limited if group else set()
+    nproc = watchdog = None
+    if missing and os.geteuid() != 0:
+        nproc = count_user_processes() + int(limits.processes or 0)
+    elif missing:
+        watchdog = limits.processes
+    wanted = {isolation.NETWORK} if not limits.network else set()
+    wanted |= {isolation.WRITES} if limits.confine_writes else set()
+    features = frozenset(wanted - off)
+    for feature in sorted(wanted - features):
+        _warn_once(feature, f"sandbox: running without {feature} isolation", warnings)
+    argv = list(cmd)
+    if viewed:  # bwrap gives both features (and more) itself
+        argv = bwrap.wrap(cmd, cwd=str(cwd), env=env, writable=writable, readable=readable,
+                          network=isolation.NETWORK not in features,
+                          view=isolation.WRITES in features)  # fmt: skip
+        features = frozenset()
+    if watchdog:
+        _warn_once("watchdog", "sandbox: no pids cgroup; process count enforced by polling", warnings)
+    if limits.memory_mb and not (group and "memory" in group.limited):
+        _warn_once(
+            "memory", "sandbox: no memory cgroup; memory is bounded by the run's own limits", warnings
+        )
+    return _Plan(argv, group, nproc, watchdog, features, viewed)
 
 
 def _use_bwrap(off: set[str], warnings: list[str]) -> bool:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from fuzzkit.errors import ToolchainError
-from fuzzkit.sandbox import Limits, SandboxResult, run_sandboxed, safe_path
+from fuzzkit.paths import safe_path
+from fuzzkit.sandbox import Limits, SandboxResult, run_sandboxed
 from tests.sandbox_procs import wait_gone
 
 pytestmark = pytest.mark.toolchain
