@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_graph.session_memory import CATEGORIES
+from agent_graph.memory.session_memory import CATEGORIES
 from agent_graph.state import FuzzState
 
 NodeFn = Callable[..., Any]

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from typing_extensions import TypedDict
 
-from agent_graph.messages import merge_agent_messages
+from agent_graph.memory.messages import merge_agent_messages
 
 Phase = Literal["compilation", "optimization", "done"]
 

@@ -26,8 +26,8 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from agent_graph.messages import from_langchain, to_langchain, trim_messages_to_limit
-from agent_graph.tokens import count_message_tokens, count_text_tokens
+from agent_graph.memory.messages import from_langchain, to_langchain, trim_messages_to_limit
+from agent_graph.memory.tokens import count_message_tokens, count_text_tokens
 from agents.llm import ModelFeatures
 from agents.negotiation import (
     fit_budget,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agent_graph.local_memory import extraction_variables
-from agent_graph.local_memory_schema import ExtractionReply
+from agent_graph.memory.local_memory import extraction_variables
+from agent_graph.memory.local_memory_schema import ExtractionReply
 from agents.base import Agent
 from agents.sections import target_decl
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agent_graph.session_memory import format_session_memory
+from agent_graph.memory.session_memory import format_session_memory
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import HeaderFacts
 

@@ -21,7 +21,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
-from agent_graph.code_memory import make_code_tools
+from agent_graph.memory.code_memory import make_code_tools
 
 ToolFactory = Callable[[Mapping[str, Any]], list[BaseTool]]
 _FACTORIES: dict[str, ToolFactory] = {}

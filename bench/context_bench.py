@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_graph.context import Context
-from agent_graph.runner import RunOptions, run_benchmark
+from logicfuzz.runner import RunOptions, run_benchmark
 
 
 def calls_of(run_dir: Path) -> list[int]:

@@ -89,7 +89,7 @@ def summary_union(run_dir: Path) -> dict[str, float]:
 
 
 def run_logicfuzz(bench_path: Path, seconds: int, out: Path) -> Path:
-    cmd = [sys.executable, "-m", "agent_graph.cli", "run", str(bench_path), "--fuzz-seconds", str(seconds),
+    cmd = [sys.executable, "-m", "logicfuzz.cli", "run", str(bench_path), "--fuzz-seconds", str(seconds),
            "--out", str(out), "--quiet"]  # fmt: skip
     print(f"  $ {' '.join(cmd)}", file=sys.stderr)
     subprocess.run(cmd, check=False, cwd=REPO)

@@ -72,7 +72,7 @@ class StageError(Exception):
 
 def _cli(args: list[str], log: Path, stdout: Path | None = None) -> tuple[int, str]:
     """Run ``logicfuzz ARGS`` from this checkout; (exit code, last line it printed to stderr)."""
-    cmd = [sys.executable, "-m", "agent_graph.cli", *args]
+    cmd = [sys.executable, "-m", "logicfuzz.cli", *args]
     print(f"  $ logicfuzz {' '.join(args)}", file=sys.stderr)
     with log.open("w") as err, (stdout.open("w") if stdout else open(os.devnull, "w")) as out:
         rc = subprocess.run(cmd, cwd=REPO, stdout=out, stderr=err, check=False).returncode

@@ -24,7 +24,7 @@ from typing import Any
 
 from agent_graph.benchmark import load_benchmark
 from agent_graph.context import Context
-from agent_graph.runner import RunOptions, run_benchmark
+from logicfuzz.runner import RunOptions, run_benchmark
 
 _QUOTED = re.compile(r"'[^']*'")
 

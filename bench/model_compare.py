@@ -31,9 +31,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from agent_graph.context import Context  # noqa: E402
-from agent_graph.runner import RunOptions, run_benchmark  # noqa: E402
 from agents.llm import forget_rejections  # noqa: E402
 from agents.local_model import LocalModelError, LocalModelServer, smollm2_gguf  # noqa: E402
+from logicfuzz.runner import RunOptions, run_benchmark  # noqa: E402
 
 LOCAL_KEY = "LOGICFUZZ_LOCAL_MODEL_KEY"
 

@@ -2,7 +2,7 @@
 
 Usage: TIKTOKEN_CACHE_DIR=DIR python bench/token_estimate.py FILE [FILE ...]
 
-DIR must hold tiktoken's cl100k_base file (see agent_graph/tokens.py). Files are grouped by
+DIR must hold tiktoken's cl100k_base file (see agent_graph/memory/tokens.py). Files are grouped by
 suffix (.c/.h, .py, anything else as text) and cut into ~1.5 kB chunks at line ends; for each
 group the table shows estimate / real over all chunks, the lowest per-chunk ratio (below 1.0
 means an under-count) and the same for plain chars / 4.
@@ -15,7 +15,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from agent_graph.tokens import estimate_tokens, get_encoding
+from agent_graph.memory.tokens import estimate_tokens, get_encoding
 
 
 def chunks(text: str, size: int = 1500) -> list[str]:

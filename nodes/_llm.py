@@ -9,9 +9,9 @@ from typing import Any
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from agent_graph.code_memory import compress_history
 from agent_graph.context import Context
-from agent_graph.messages import REPLACE, append_and_trim, trim_messages_to_limit
+from agent_graph.memory.code_memory import compress_history
+from agent_graph.memory.messages import REPLACE, append_and_trim, trim_messages_to_limit
 from agent_graph.state import FuzzState
 from agents.base import Agent, AgentResult, ModelCallError
 from agents.llm import features_for, get_chat_model, model_name

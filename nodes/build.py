@@ -7,9 +7,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent_graph.code_memory import update_code_memory
 from agent_graph.context import Context
-from agent_graph.session_memory import add_known_fix
+from agent_graph.memory.code_memory import update_code_memory
+from agent_graph.memory.session_memory import add_known_fix
 from agent_graph.state import FuzzState
 from fuzzkit.diagnostics import SERIOUS_WARNINGS
 from fuzzkit.library import LibraryBuild

@@ -6,9 +6,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agent_graph.code_memory import render_entry
 from agent_graph.context import Context
-from agent_graph.session_memory import add_coverage_strategy
+from agent_graph.memory.code_memory import render_entry
+from agent_graph.memory.session_memory import add_coverage_strategy
 from agent_graph.state import FuzzState
 from agents.coverage_analyzer import CoverageAnalyzer
 from nodes._common import ctx_of, log_event

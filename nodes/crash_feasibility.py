@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
-from agent_graph.session_memory import add_decision
+from agent_graph.memory.session_memory import add_decision
 from agent_graph.state import FuzzState
 from agents.crash_analyzer import CrashFeasibilityAnalyzer
 from nodes._common import log_event

@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
-from agent_graph.local_memory import render_local_memory
+from agent_graph.memory.local_memory import render_local_memory
 from agent_graph.state import FuzzState, counter
 from agents.crash_analyzer import report_text
 from agents.enhancer import Enhancer

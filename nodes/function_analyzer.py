@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
-from agent_graph.session_memory import add_api_constraint, set_archetype
+from agent_graph.memory.session_memory import add_api_constraint, set_archetype
 from agent_graph.state import FuzzState
 from agents.function_analyzer import FunctionAnalyzer
 from agents.sections import target_decl

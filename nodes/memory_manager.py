@@ -13,7 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
-from agent_graph.local_memory import (
+from agent_graph.memory.local_memory import (
     apply_extraction,
     branch_for,
     compress,

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 
 from agent_graph.benchmark import Benchmark, load_benchmark
 from agent_graph.context import Context
-from agent_graph.session_memory import empty_session_memory
+from agent_graph.memory.session_memory import empty_session_memory
 from agent_graph.state import FuzzState
 from fuzzkit.api import FunctionDecl
 from fuzzkit.inputs import InputError

@@ -14,8 +14,8 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from agent_graph.code_memory_c import C_KEYWORDS, LIBC, blank_comments_and_literals, called_names
-from agent_graph.local_memory_schema import api_tokens, same_direction
+from agent_graph.memory.code_memory_c import C_KEYWORDS, LIBC, blank_comments_and_literals, called_names
+from agent_graph.memory.local_memory_schema import api_tokens, same_direction
 from agents.offline.prompt_reader import PromptFacts, bullets, identifiers
 
 Reply = tuple[dict[str, Any], None]

@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from agent_graph.tokens import count_text_tokens
+from agent_graph.memory.tokens import count_text_tokens
 from agents.offline import experience, local_memory, roles
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.type_table import read_types, using, with_tags

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_graph.cli import main
 from agent_graph.context import Context
-from agent_graph.runner import RunOptions, run_benchmark
 from agents.llm import forget_rejections
+from logicfuzz.cli import main
+from logicfuzz.runner import RunOptions, run_benchmark
 from tests.fake_openai import FakeOpenAI, Reply, Request
 
 pytestmark = [pytest.mark.e2e, pytest.mark.toolchain]

@@ -16,10 +16,10 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from agent_graph.context import Context
+from agent_graph.memory.session_memory import HEADERS
 from agent_graph.registry import default_registry, memory_reads
-from agent_graph.runner import RunOptions, run_benchmark
-from agent_graph.session_memory import HEADERS
 from agents.offline.model import OfflineChatModel
+from logicfuzz.runner import RunOptions, run_benchmark
 from tests.fake_openai import FakeOpenAI, Reply, Request, error, role_key, tool_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.toolchain]

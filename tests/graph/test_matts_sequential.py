@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from agent_graph.context import Context
-from agent_graph.runner import run_target
 from agents.llm import register_provider
+from logicfuzz.runner import run_target
 from tests.conftest import harness
 from tests.graph.scripted import ScriptedChatModel, keys
 from tests.graph.test_graph import ANALYSIS, FIXED, IMPROVED, c_reply

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_graph.context import Context
-from agent_graph.runner import RunOptions, run_benchmark
+from logicfuzz.runner import RunOptions, run_benchmark
 
 pytestmark = pytest.mark.toolchain
 

@@ -24,8 +24,8 @@ import pytest
 import yaml
 
 from agent_graph.context import Context
-from agent_graph.report_write import write_report
-from agent_graph.runner import RunOptions, run_benchmark
+from logicfuzz.report_write import write_report
+from logicfuzz.runner import RunOptions, run_benchmark
 from tests.conftest import harness
 from tests.fake_openai import FakeOpenAI, Reply, Request, by_role, error, text
 from tests.unit.test_report import write_run

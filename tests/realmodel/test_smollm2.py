@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_graph.cli import main
+from agent_graph.memory.session_memory import HEADERS
 from agent_graph.registry import default_registry, memory_reads
-from agent_graph.session_memory import HEADERS
 from agents.llm import forget_rejections
 from agents.local_model import LocalModelServer
+from logicfuzz.cli import main
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.toolchain, pytest.mark.e2e]
 REPO = Path(__file__).resolve().parents[2]

@@ -109,7 +109,7 @@ def cli(directory: Path, *argv: str, model: str = MODEL) -> subprocess.Completed
     """``logicfuzz memory <argv>`` on the case's bank, in a subprocess."""
     cfg = directory.parent / "exp.yaml"
     cfg.write_text(f"embedding:\n  model: {model}\n")
-    return subprocess.run([sys.executable, "-m", "agent_graph.cli", "memory", *argv, "--dir", str(directory),
+    return subprocess.run([sys.executable, "-m", "logicfuzz.cli", "memory", *argv, "--dir", str(directory),
                            "--task", TASK, "--config", str(cfg)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 

@@ -26,8 +26,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, Field
 
-from agent_graph.local_memory import apply_extraction, parse_extraction
-from agent_graph.local_memory_schema import ExtractionReply
+from agent_graph.memory.local_memory import apply_extraction, parse_extraction
+from agent_graph.memory.local_memory_schema import ExtractionReply
 from agents.base import Agent, AgentResult
 from agents.coverage_analyzer import CoverageAdvice, CoverageAnalyzer
 from agents.crash_analyzer import CrashTriage, Feasibility

@@ -1,7 +1,7 @@
 """Misuse probes: bad input given to the real ``logicfuzz`` CLI, each expected to stop cleanly.
 
 A probe is a benchmark file, flags or an environment that a careless or hostile user could
-give. Each runs ``python -m agent_graph.cli`` in a fresh directory holding a tiny C library
+give. Each runs ``python -m logicfuzz.cli`` in a fresh directory holding a tiny C library
 (``kv``), a previous run directory with a file in it, and a private cache. It is *clean*
 when the command exits 2 with exactly one ``error:`` line that names the bad value, no
 traceback, the earlier file in ``--out`` intact and nothing written outside ``--out`` and
@@ -169,7 +169,7 @@ def run_probe(probe: Probe, cache: Path, timeout: float = 300) -> Outcome:
         before = _files(root, {root / "out"})
         env = {**os.environ, "LOGICFUZZ_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
         env.update(probe.env)
-        proc = subprocess.run([sys.executable, "-m", "agent_graph.cli", *probe.args, "--quiet"],
+        proc = subprocess.run([sys.executable, "-m", "logicfuzz.cli", *probe.args, "--quiet"],
                               cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
         lines = error_lines(proc.stderr)
         kept = (root / "out" / KEPT).read_text() == '{"earlier": true}\n'

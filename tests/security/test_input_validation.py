@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from agent_graph.benchmark import BenchmarkError, load_benchmark
-from agent_graph.runner import RunOptions, run_benchmark, target_dir
 from fuzzkit.errors import ToolchainError
 from fuzzkit.inputs import InputError, check_function_name, check_project_name
 from fuzzkit.safe_yaml import MAX_NODES, YamlLimitError, check_bounds, load_yaml_file, load_yaml_text
 from fuzzkit.source import SourceSpec
+from logicfuzz.runner import RunOptions, run_benchmark, target_dir
 from tests.security.misuse_probes import KEPT, PROBES, REPO, alias_bomb, bench, error_lines, run_probe
 
 
@@ -125,7 +125,7 @@ def test_one_missing_function_fails_only_its_target(kv_benchmark: Path, tmp_path
     path.write_text(yaml.safe_dump(data))
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-m", "agent_graph.cli", "run", str(path), "--out", str(out),
+    proc = subprocess.run([sys.executable, "-m", "logicfuzz.cli", "run", str(path), "--out", str(out),
                            "--fuzz-seconds", "1", "--max-iterations", "0", "--jobs", "1", "--json"],
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 1, proc.stderr  # some target failed; the run itself finished

@@ -27,7 +27,7 @@ def test_there_are_at_least_sixteen_cases_of_both_outcomes() -> None:
 def test_a_run_refuses_a_bank_it_cannot_heal_before_any_target(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from agent_graph.cli import main
+    from logicfuzz.cli import main
     from tests.security.corrupted_files import TASK, seed
 
     directory = tmp_path / "bank"

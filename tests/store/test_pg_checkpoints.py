@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str, **kw: object) -> list[str]:
-    return [sys.executable, "-m", "agent_graph.cli", *args]
+    return [sys.executable, "-m", "logicfuzz.cli", *args]
 
 
 def _checkpoints(url: str) -> list[tuple[str, int, str]]:

@@ -32,7 +32,7 @@ class Refuse:
 
 
 def memory(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent_graph.cli", "memory", *args, "--config", str(config)],
+    return subprocess.run([sys.executable, "-m", "logicfuzz.cli", "memory", *args, "--config", str(config)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 

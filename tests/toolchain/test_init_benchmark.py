@@ -7,11 +7,11 @@ import pytest
 import yaml
 
 from agent_graph.benchmark import load_benchmark
-from agent_graph.cli_init import add_init_benchmark_command
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.errors import ToolchainError
 from fuzzkit.init_benchmark import make_benchmark
 from fuzzkit.select_functions import archetype, choose_functions, score
+from logicfuzz.cli_init import add_init_benchmark_command
 
 pytestmark = pytest.mark.toolchain
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import tiktoken
 
-from agent_graph.code_memory import (
+from agent_graph.memory.code_memory import (
     make_code_tools,
     read_code_mem,
     read_file,
@@ -18,7 +18,7 @@ from agent_graph.code_memory import (
     summarize_c_file,
     update_code_memory,
 )
-from agent_graph.tokens import count_text_tokens, set_encoding
+from agent_graph.memory.tokens import count_text_tokens, set_encoding
 
 API = {"cJSON_ParseWithOpts", "cJSON_PrintBuffered", "cJSON_PrintUnformatted", "cJSON_Minify",
        "cJSON_Duplicate", "cJSON_Compare", "cJSON_Delete", "cJSON_free", "cJSON_GetArraySize",

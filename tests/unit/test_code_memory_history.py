@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import tiktoken
 
-from agent_graph.code_memory import compress_history, render_code_memory, update_code_memory
-from agent_graph.messages import merge_agent_messages, to_langchain, validate_message
-from agent_graph.tokens import count_message_tokens, set_encoding
+from agent_graph.memory.code_memory import compress_history, render_code_memory, update_code_memory
+from agent_graph.memory.messages import merge_agent_messages, to_langchain, validate_message
+from agent_graph.memory.tokens import count_message_tokens, set_encoding
 
 HARNESS = """#include <stdint.h>
 #include "cJSON.h"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_graph.cli_memory import add_memory_commands
+from logicfuzz.cli_memory import add_memory_commands
 from long_term_memory.experience import EventLog, Gatekeeper
 from tests.unit.test_experience_support import checksums, item, open_bank, outcome, record
 

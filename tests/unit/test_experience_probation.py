@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_graph.cli import main
+from logicfuzz.cli import main
 from long_term_memory.experience import EventLog, Gatekeeper, Match
 from long_term_memory.experience.rules import outcome_tags
 from tests.unit.test_experience_support import config, item, open_bank, outcome, record

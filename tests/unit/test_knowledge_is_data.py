@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("agents", "nodes", "fuzzkit", "agent_graph", "long_term_memory")
+PACKAGES = ("agents", "nodes", "fuzzkit", "agent_graph", "long_term_memory", "logicfuzz")
 
 # Libraries used during development that have no benchmark file here: their API prefixes
 # (regular expressions) and names. Unseen libraries are used for judging, so a rule written

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_graph.local_memory import (
+from agent_graph.memory.local_memory import (
     apply_extraction,
     branch_for,
     describe_approach,
@@ -22,8 +22,8 @@ from agent_graph.local_memory import (
     render_local_memory,
     set_global_status,
 )
-from agent_graph.local_memory_schema import same_direction
-from agent_graph.session_memory import HEADERS
+from agent_graph.memory.local_memory_schema import same_direction
+from agent_graph.memory.session_memory import HEADERS
 from prompts import placeholders, render
 
 OLD = """#include <stdint.h>

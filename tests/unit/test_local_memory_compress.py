@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import tiktoken
 
-from agent_graph.local_memory import (
+from agent_graph.memory.local_memory import (
     compress,
     empty_local_memory,
     failure_mode,
@@ -17,8 +17,8 @@ from agent_graph.local_memory import (
     local_memory_tokens,
     severity,
 )
-from agent_graph.local_memory_compress import is_trivial
-from agent_graph.tokens import set_encoding
+from agent_graph.memory.local_memory_compress import is_trivial
+from agent_graph.memory.tokens import set_encoding
 
 
 @pytest.fixture(autouse=True)

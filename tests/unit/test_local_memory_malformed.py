@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_graph.local_memory import apply_extraction, empty_local_memory
+from agent_graph.memory.local_memory import apply_extraction, empty_local_memory
 
 ROW = {"direction": "call cJSON_Print on the parsed tree", "outcome": "Success",
        "source_ref": "v3", "evidence": "30.00% -> 33.50%"}

@@ -9,7 +9,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from agent_graph.local_memory import (
+from agent_graph.memory.local_memory import (
     apply_extraction,
     empty_local_memory,
     render_local_memory,

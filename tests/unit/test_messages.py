@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from agent_graph.messages import (
+from agent_graph.memory.messages import (
     REPLACE,
     RESET,
     TRUNCATION_MARKER,
@@ -25,7 +25,7 @@ from agent_graph.messages import (
     to_langchain,
     trim_messages_to_limit,
 )
-from agent_graph.tokens import count_message_tokens, set_encoding
+from agent_graph.memory.tokens import count_message_tokens, set_encoding
 
 
 @pytest.fixture(autouse=True)

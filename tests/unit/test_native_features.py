@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from agent_graph.code_memory import update_code_memory
 from agent_graph.context import Context
+from agent_graph.memory.code_memory import update_code_memory
 from agent_graph.registry import NodeSpec, agent_tools, default_registry
 from agents.base import Agent
 from agents.coverage_analyzer import CoverageAdvice, CoverageAnalyzer

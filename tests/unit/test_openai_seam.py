@@ -22,7 +22,7 @@ from langchain_core.tools import tool
 from pydantic import BaseModel
 
 from agent_graph.context import Context
-from agent_graph.messages import to_langchain
+from agent_graph.memory.messages import to_langchain
 from agents.base import ModelCallError
 from agents.function_analyzer import FunctionAnalysis, FunctionAnalyzer
 from agents.llm import ModelConfigError, get_chat_model, model_name

@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_graph.registry import default_registry, memory_reads
-from agent_graph.session_memory import (
+from agent_graph.memory.session_memory import (
     HEADERS,
     add_api_constraint,
     add_coverage_strategy,
@@ -16,6 +15,7 @@ from agent_graph.session_memory import (
     empty_session_memory,
     set_archetype,
 )
+from agent_graph.registry import default_registry, memory_reads
 from agents.coverage_analyzer import CoverageAnalyzer
 from agents.crash_analyzer import CrashAnalyzer, CrashFeasibilityAnalyzer
 from agents.enhancer import Enhancer

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from agent_graph.cli_report import add_report_command
-from agent_graph.report import ReportError, load_run, percent_of, timeline_of
-from agent_graph.report_plots import bar_chart, line_chart, nice_ticks
-from agent_graph.report_write import write_report
+from logicfuzz.cli_report import add_report_command
+from logicfuzz.report import ReportError, load_run, percent_of, timeline_of
+from logicfuzz.report_plots import bar_chart, line_chart, nice_ticks
+from logicfuzz.report_write import write_report
 
 
 def cov(covered: int, count: int) -> dict[str, Any]:

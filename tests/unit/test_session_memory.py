@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_graph.session_memory import (
+from agent_graph.memory.session_memory import (
     CATEGORIES,
     HEADERS,
     add_api_constraint,
@@ -19,7 +19,7 @@ from agent_graph.session_memory import (
     memory_size_tokens,
     set_archetype,
 )
-from agent_graph.tokens import count_text_tokens
+from agent_graph.memory.tokens import count_text_tokens
 
 T0 = datetime(2024, 1, 1, 12, 0, 0, tzinfo=UTC)
 

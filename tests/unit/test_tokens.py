@@ -9,8 +9,8 @@ import pytest
 import tiktoken
 from langchain_core.messages.utils import count_tokens_approximately
 
-from agent_graph.messages import to_langchain
-from agent_graph.tokens import (
+from agent_graph.memory.messages import to_langchain
+from agent_graph.memory.tokens import (
     MESSAGE_OVERHEAD,
     REPLY_OVERHEAD,
     clear_encoding_cache,

@@ -23,7 +23,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agent_graph.tokens import REPLY_OVERHEAD, count_text_tokens, message_tokens
+from agent_graph.memory.tokens import REPLY_OVERHEAD, count_text_tokens, message_tokens
 
 Message = dict[str, Any]
 AgentUpdate = list[Message] | str | dict[str, list[Message]]

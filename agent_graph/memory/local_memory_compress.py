@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agent_graph.local_memory_render import local_memory_tokens
-from agent_graph.local_memory_schema import copy_memory, same_direction
+from agent_graph.memory.local_memory_render import local_memory_tokens
+from agent_graph.memory.local_memory_schema import copy_memory, same_direction
 
 TOP_SUCCESSES = 3
 TOP_FAILURES = 2
@@ -120,7 +120,7 @@ def compress(
     """The memory with its reasoning bank compressed, if its rendering passes the threshold.
 
     Returns ``memory`` itself when the rendering is within ``token_threshold`` tokens (counted
-    with :func:`agent_graph.tokens.count_text_tokens`); otherwise a new memory whose bank is:
+    with :func:`agent_graph.memory.tokens.count_text_tokens`); otherwise a new memory whose bank is:
     trivial lessons dropped (see :func:`is_trivial`), similar ones merged (see
     :func:`merge_items`), then the top-3 successes by gain and the top-2 failures by severity,
     in that order, strongest first. Deterministic: ties keep the newer lesson.

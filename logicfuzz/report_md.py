@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_graph.report import METRICS, RunData, Target, crash_line, fmt_delta, fmt_pct
+from logicfuzz.report import METRICS, RunData, Target, crash_line, fmt_delta, fmt_pct
 
 
 def _cell(value: Any) -> str:

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from agent_graph.session_memory import CATEGORIES
+from agent_graph.memory.session_memory import CATEGORIES
 
 MAX_SAMPLES = 200
 

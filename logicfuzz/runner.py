@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_graph.benchmark import Benchmark, load_benchmark
-from agent_graph.checkpoints import checkpointer, thread_id
 from agent_graph.context import Context
-from agent_graph.results import result_record, summarize, write_target_outputs
 from fuzzkit.inputs import InputError, check_function_name
 from fuzzkit.paths import safe_path, writable_dir
+from logicfuzz.checkpoints import checkpointer, thread_id
+from logicfuzz.results import result_record, summarize, write_target_outputs
 
 if TYPE_CHECKING:
     from long_term_memory.experience import Outcome

@@ -7,7 +7,7 @@ coverage, current directions), (3) folds the reply in with :func:`apply_extracti
 (``updated_directions`` replaces the list whole, the new lesson is appended; an unusable reply
 changes nothing and says why), and (4) calls :func:`compress`. The enhancer and the coverage
 analyzer read :func:`render_local_memory`. Every function is pure; the shape is documented in
-:mod:`agent_graph.local_memory_schema`.
+:mod:`agent_graph.memory.local_memory_schema`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agent_graph.local_memory_compress import compress, failure_mode, item_gain, severity
-from agent_graph.local_memory_render import local_memory_tokens, render_local_memory
-from agent_graph.local_memory_schema import (
+from agent_graph.memory.local_memory_compress import compress, failure_mode, item_gain, severity
+from agent_graph.memory.local_memory_render import local_memory_tokens, render_local_memory
+from agent_graph.memory.local_memory_schema import (
     Direction,
     ExtractionReply,
     MemoryItem,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from agent_graph.report import METRICS, RunData, Target, crash_line, fmt_delta, fmt_pct
-from agent_graph.report_md import SUMMARY_HEAD, calls_cell
-from agent_graph.report_plots import CHART_CSS, Reference, bar_chart, color, line_chart
+from logicfuzz.report import METRICS, RunData, Target, crash_line, fmt_delta, fmt_pct
+from logicfuzz.report_md import SUMMARY_HEAD, calls_cell
+from logicfuzz.report_plots import CHART_CSS, Reference, bar_chart, color, line_chart
 
 CSS = """
 :root { color-scheme: light; }

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent_graph.tokens import count_text_tokens
+from agent_graph.memory.tokens import count_text_tokens
 
 EMPTY = "(none yet)"
 TABU_RULE = (

@@ -1,7 +1,7 @@
 """``logicfuzz report RUN_DIR``: write ``report.html`` and ``report.md`` for a finished run.
 
 Exit codes: 0 both files written; 2 ``RUN_DIR`` is not a run directory or a file in it is not
-readable JSON (the message names it). :class:`agent_graph.report.ReportError` is a
+readable JSON (the message names it). :class:`logicfuzz.report.ReportError` is a
 ``ValueError``, which the main entry point turns into exit code 2.
 """
 
@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_graph.report_write import write_report
+from logicfuzz.report_write import write_report
 
 
 def _report(args: argparse.Namespace) -> int:

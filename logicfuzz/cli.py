@@ -18,16 +18,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_graph.benchmark import BenchmarkError, load_benchmark
-from agent_graph.cli_init import add_init_benchmark_command
-from agent_graph.cli_memory import add_memory_commands
-from agent_graph.cli_progress import RunProgress
-from agent_graph.cli_report import add_report_command
 from agent_graph.context import MEMORY_MODES, Context
-from agent_graph.runner import RunOptions, run_benchmark
 from agents.llm import ModelConfigError, get_chat_model
 from fuzzkit.errors import ToolchainError
 from fuzzkit.inputs import InputError, check_function_name
 from fuzzkit.paths import cache_dir
+from logicfuzz.cli_init import add_init_benchmark_command
+from logicfuzz.cli_memory import add_memory_commands
+from logicfuzz.cli_progress import RunProgress
+from logicfuzz.cli_report import add_report_command
+from logicfuzz.runner import RunOptions, run_benchmark
 from long_term_memory.shared_store import connect
 
 console = Console(stderr=True, soft_wrap=True)

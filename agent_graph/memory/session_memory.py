@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_graph.tokens import count_text_tokens
+from agent_graph.memory.tokens import count_text_tokens
 
 CATEGORIES = ("api_constraints", "archetype", "known_fixes", "decisions", "coverage_strategies")
 LIST_CATEGORIES = ("api_constraints", "known_fixes", "decisions", "coverage_strategies")

@@ -1,6 +1,6 @@
 """CodeMem: reading notes for every file the agents write, and the tools that read them.
 
-The state's ``code_memory`` maps a path to its entry (see :mod:`agent_graph.code_memory_c`).
+The state's ``code_memory`` maps a path to its entry (see :mod:`agent_graph.memory.code_memory_c`).
 Agents see entries instead of whole files: :func:`render_code_memory` for prompts,
 :func:`read_code_mem` and :func:`read_file` as tools (``read_file`` answers with the entry
 when one exists and the text only when asked for it), and :func:`compress_history`, which
@@ -17,8 +17,8 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from agent_graph.code_memory_c import summarize_c_file, summarize_file
-from agent_graph.tokens import count_message_tokens
+from agent_graph.memory.code_memory_c import summarize_c_file, summarize_file
+from agent_graph.memory.tokens import count_message_tokens
 
 HISTORY_THRESHOLD_TOKENS = 8000
 EMPTY = "(no files written yet)"
@@ -140,7 +140,7 @@ def compress_history(
     With ``summary=False`` the old turns are only dropped (a one-line note says so): the arm
     that shows what the code-memory summary itself is worth (``bench/context_bench.py``).
 
-    Under ``threshold_tokens`` (counted with :func:`agent_graph.tokens.count_message_tokens`),
+    Under ``threshold_tokens`` (counted with :func:`agent_graph.memory.tokens.count_message_tokens`),
     or when there is nothing old to drop, ``messages`` itself is returned. Otherwise: the
     leading system messages, then ONE user message holding :func:`render_code_memory` and a
     line saying what was dropped, then the last ``keep_last`` messages; the tail is extended

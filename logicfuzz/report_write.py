@@ -1,12 +1,12 @@
-"""Write a run's report files: ``report.html`` and ``report.md`` (see :mod:`agent_graph.report`)."""
+"""Write a run's report files: ``report.html`` and ``report.md`` (see :mod:`logicfuzz.report`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agent_graph.report import load_run
-from agent_graph.report_html import render_html
-from agent_graph.report_md import render_markdown
+from logicfuzz.report import load_run
+from logicfuzz.report_html import render_html
+from logicfuzz.report_md import render_markdown
 
 
 def write_report(run_dir: Path) -> tuple[Path, Path]:
