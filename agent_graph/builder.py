@@ -24,7 +24,7 @@ def build_graph(registry: Registry | None = None, checkpointer: Any = None) -> A
         FuzzState, context_schema=Context, input_schema=FuzzInput, output_schema=FuzzOutput
     )
     routable = tuple(n for n in registry.names() if n != "prepare")
-    builder.add_node("supervisor", make_supervisor(registry), destinations=(*routable, END))
+    builder.add_node("supervisor", make_supervisor(registry.route_cases()), destinations=(*routable, END))
     for spec in registry:
         builder.add_node(spec.name, spec.fn, metadata={
             "kind": spec.kind, "description": spec.description,

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agent_graph.memory.local_memory import extraction_variables
+from pydantic import ValidationError
+
+from agent_graph.memory.local_memory import apply_extraction, empty_local_memory, extraction_variables
 from agent_graph.memory.local_memory_schema import ExtractionReply
 from agents.base import Agent
+from agents.parsing import ReplyParseError, extract_json
 from agents.sections import target_decl
 
 
@@ -49,3 +52,41 @@ class LocalMemoryExtractor(Agent[ExtractionReply]):
             parent_ref=f"v{parent.get('version')}",
             iteration=iteration,
         )
+
+
+def parse_extraction(reply_text: str) -> ExtractionReply:
+    """The extraction reply validated (json-repair on the way).
+
+    Raises:
+        ValueError: no JSON object, or one that does not match :class:`ExtractionReply`;
+            the message says which field is wrong.
+    """
+    if not isinstance(reply_text, str) or not reply_text.strip():
+        raise ValueError("the reply is empty")
+    try:
+        data = extract_json(reply_text)
+    except ReplyParseError as exc:
+        raise ValueError(str(exc)) from exc
+    try:
+        return ExtractionReply.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "reply"
+        raise ValueError(f"{where}: {first['msg']} ({exc.error_count()} problem(s))") from exc
+
+
+def fold_reply(
+    memory: dict[str, Any] | None, reply_text: str, *, source_ref: Mapping[str, Any] | None = None,
+    metrics: str = "",
+) -> tuple[dict[str, Any], str]:
+    """Read an extraction reply and fold it into the memory: ``(memory, reason to log)``.
+
+    A reply that cannot be parsed or validated returns ``memory`` itself (an empty memory for
+    ``None``), unchanged, and a reason starting with ``rejected:``.
+    """
+    try:
+        reply = parse_extraction(reply_text)
+    except ValueError as exc:
+        kept = memory if memory is not None else empty_local_memory()
+        return kept, f"rejected: extraction reply unusable, local memory unchanged: {exc}"
+    return apply_extraction(memory, reply, source_ref=source_ref, metrics=metrics)

@@ -86,7 +86,7 @@ def _extract(state: FuzzState, runtime: Runtime[Context], best: dict[str, Any],
         log_event(state, "local_memory.extracted", iteration=iteration, reason=f"rejected: {exc}")
         return local, {}
     local, why = apply_extraction(
-        local, result.reply,
+        local, result.output,
         source_ref={"iteration": iteration, "harness_id": f"v{current['version']}",
                     "parent_id": f"v{best['version']}"},
         metrics=metrics_delta(best["lines_percent"], current["lines_percent"]))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -10,7 +10,6 @@ from langgraph.types import Command
 
 from agent_graph.context import Context
 from agent_graph.memory.session_memory import add_decision, consolidate_session_memory
-from agent_graph.registry import Registry
 from agent_graph.routing import END, Limits, loop_iterations, route, should_consolidate
 from agent_graph.state import FuzzState
 from nodes._common import ctx_of, log_event, visit
@@ -29,9 +28,11 @@ def limits_of(ctx: Context) -> Limits:
     )
 
 
-def make_supervisor(registry: Registry) -> Callable[..., Command[Any]]:
-    """The supervisor node for a registry (its routing cases join the built-in rules)."""
-    cases = registry.route_cases()
+def make_supervisor(
+    cases: Sequence[tuple[str, Callable[[FuzzState], bool]]] = (),
+) -> Callable[..., Command[Any]]:
+    """The supervisor node; ``cases`` (the registry's routing cases) join the built-in rules."""
+    cases = list(cases)
 
     def supervisor(state: FuzzState, runtime: Runtime[Context]) -> Command[Any]:
         ctx = ctx_of(runtime)

@@ -17,8 +17,6 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
 from agent_graph.memory.local_memory_compress import compress, failure_mode, item_gain, severity
 from agent_graph.memory.local_memory_render import local_memory_tokens, render_local_memory
 from agent_graph.memory.local_memory_schema import (
@@ -29,7 +27,6 @@ from agent_graph.memory.local_memory_schema import (
     empty_local_memory,
     same_direction,
 )
-from agents.parsing import ReplyParseError, extract_json
 
 Branch = Literal["success", "failure", "noise"]
 MAX_DIFF_LINES = 200
@@ -38,7 +35,7 @@ __all__ = [
     "Direction", "ExtractionReply", "MemoryItem", "apply_extraction", "branch_for", "compress",
     "describe_approach", "empty_local_memory", "extraction_variables", "failed_directions",
     "failure_mode", "harness_diff", "is_tabu", "item_gain", "local_memory_tokens",
-    "metrics_delta", "parse_extraction", "record_failed_attempt", "render_local_memory",
+    "metrics_delta", "record_failed_attempt", "render_local_memory",
     "set_global_status", "severity",
 ]
 
@@ -152,47 +149,20 @@ def extraction_variables(
     }
 
 
-def parse_extraction(reply_text: str) -> ExtractionReply:
-    """The extraction reply validated (json-repair on the way).
-
-    Raises:
-        ValueError: no JSON object, or one that does not match :class:`ExtractionReply`;
-            the message says which field is wrong.
-    """
-    if not isinstance(reply_text, str) or not reply_text.strip():
-        raise ValueError("the reply is empty")
-    try:
-        data = extract_json(reply_text)
-    except ReplyParseError as exc:
-        raise ValueError(str(exc)) from exc
-    try:
-        return ExtractionReply.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "reply"
-        raise ValueError(f"{where}: {first['msg']} ({exc.error_count()} problem(s))") from exc
-
-
 def apply_extraction(
     memory: dict[str, Any] | None,
-    reply_text: str,
+    reply: ExtractionReply,
     *,
     source_ref: Mapping[str, Any] | None = None,
     metrics: str = "",
 ) -> tuple[dict[str, Any], str]:
-    """Fold an extraction reply into the memory: ``(memory, reason to log)``.
+    """Fold a validated extraction reply into the memory: ``(memory, reason to log)``.
 
     ``updated_directions`` replaces the direction list whole; ``new_memory_item`` (unless null)
     is appended to the reasoning bank, with ``source_ref`` and ``metrics`` (the measured
-    :func:`metrics_delta`), when given, overriding what the model wrote. A reply that cannot be
-    parsed or validated returns ``memory`` itself (an empty memory for ``None``), unchanged,
-    and a reason starting with ``rejected:``.
+    :func:`metrics_delta`), when given, overriding what the model wrote. Reading the model's
+    text is the extractor role's job (:func:`agents.local_memory_extractor.fold_reply`).
     """
-    try:
-        reply = parse_extraction(reply_text)
-    except ValueError as exc:
-        kept = memory if memory is not None else empty_local_memory()
-        return kept, f"rejected: extraction reply unusable, local memory unchanged: {exc}"
     out = copy_memory(memory)
     before = len(out["attempted_directions"])
     out["attempted_directions"] = [d.model_dump() for d in reply.updated_directions]

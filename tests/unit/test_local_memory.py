@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from agent_graph.memory.local_memory import (
-    apply_extraction,
     branch_for,
     describe_approach,
     empty_local_memory,
@@ -24,6 +23,7 @@ from agent_graph.memory.local_memory import (
 )
 from agent_graph.memory.local_memory_schema import same_direction
 from agent_graph.memory.session_memory import HEADERS
+from agents.local_memory_extractor import fold_reply
 from prompts import placeholders, render
 
 OLD = """#include <stdint.h>
@@ -116,7 +116,7 @@ def test_updated_directions_replace_the_list_whole() -> None:
                  "source_ref": 3, "evidence": "30.00% -> 33.50%"},
                 {"direction": "call cJSON_Minify on a copy", "outcome": "Failed",
                  "source_ref": "v1", "evidence": "lost 2 points"}]
-    out, why = apply_extraction(mem, reply({"updated_directions": new_rows,
+    out, why = fold_reply(mem, reply({"updated_directions": new_rows,
                                             "new_memory_item": None}))
     assert out["attempted_directions"] == [
         {"direction": "call cJSON_Print on the parsed tree", "outcome": "Success",
@@ -140,7 +140,7 @@ def test_new_item_is_appended_with_measured_refs_and_delta() -> None:
     rows = [{"direction": "call cJSON_Print", "outcome": "Success", "source_ref": "v3",
              "evidence": "+3.5"}]
     ref = {"iteration": 2, "harness_id": "v3", "parent_id": "v2"}
-    out, why = apply_extraction(mem, reply({"updated_directions": rows, "new_memory_item": item}),
+    out, why = fold_reply(mem, reply({"updated_directions": rows, "new_memory_item": item}),
                                 source_ref=ref, metrics=metrics_delta(30.0, 33.5))
     assert len(out["reasoning_bank"]) == 2
     added = out["reasoning_bank"][-1]

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from agent_graph.memory.local_memory import apply_extraction, empty_local_memory
+from agent_graph.memory.local_memory import empty_local_memory
+from agents.local_memory_extractor import fold_reply
 
 ROW = {"direction": "call cJSON_Print on the parsed tree", "outcome": "Success",
        "source_ref": "v3", "evidence": "30.00% -> 33.50%"}
@@ -94,7 +95,7 @@ def test_malformed_reply_leaves_memory_unchanged(case: str,
     text, expected = MALFORMED[case]
     mem = rich_memory()
     snapshot = copy.deepcopy(mem)
-    out, why = apply_extraction(mem, text)
+    out, why = fold_reply(mem, text)
     assert out is mem
     assert mem == snapshot
     assert why.startswith("rejected: extraction reply unusable, local memory unchanged: ")
@@ -106,7 +107,7 @@ def test_malformed_reply_leaves_memory_unchanged(case: str,
 
 def test_a_valid_reply_in_the_same_shape_is_accepted() -> None:
     """The cases above fail for the stated reason, not because the envelope is wrong."""
-    out, why = apply_extraction(rich_memory(), with_item())
+    out, why = fold_reply(rich_memory(), with_item())
     assert out["attempted_directions"] == [ROW]
     assert len(out["reasoning_bank"]) == 2
     assert not why.startswith("rejected")

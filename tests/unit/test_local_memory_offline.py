@@ -10,13 +10,12 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent_graph.memory.local_memory import (
-    apply_extraction,
     empty_local_memory,
     render_local_memory,
 )
 from agents.coverage_analyzer import CoverageAnalyzer
 from agents.enhancer import Enhancer
-from agents.local_memory_extractor import LocalMemoryExtractor
+from agents.local_memory_extractor import LocalMemoryExtractor, fold_reply
 from agents.offline.local_memory import diff_calls, extract, tabu_names
 from agents.offline.prompt_reader import read_prompt
 from fuzzkit.api import FunctionDecl, Param
@@ -178,7 +177,7 @@ def test_agent_round_trip_updates_the_memory() -> None:
         {"version": 3, "code": PRINTING, "lines_percent": 35.0}, noise=1.0, iteration=2)
     result = LocalMemoryExtractor(OfflineExtractor()).run(values)
     assert [d.outcome for d in result.output.updated_directions] == ["Failed", "Success"]
-    out, why = apply_extraction(mem, result.reply, source_ref={"harness_id": "v3"})
+    out, why = fold_reply(mem, result.reply, source_ref={"harness_id": "v3"})
     assert why == ("directions 1 -> 2 (1 failed); lesson added: Success "
                    "'Call cJSON_Print on the parsed tree'")
     assert out["reasoning_bank"][0]["source_ref"] == {"harness_id": "v3"}
