@@ -9,7 +9,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from agent_graph.context import Context
-from agent_graph.memory.session_memory import add_decision, consolidate_session_memory
+from agent_graph.memory.session_consolidate import consolidate_session_memory
+from agent_graph.memory.session_memory import add_decision
 from agent_graph.routing import END, Limits, loop_iterations, route, should_consolidate
 from agent_graph.state import FuzzState
 from nodes._common import ctx_of, log_event, visit

@@ -18,7 +18,6 @@ returns ``{"session_memory": add_...(state["session_memory"], ...)}``.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -35,7 +34,7 @@ HEADERS = {
     "decisions": "### Decisions",
     "coverage_strategies": "### Coverage strategies",
 }
-_RANK = {c: i for i, c in enumerate(CONFIDENCES)}
+CONFIDENCE_RANK = {c: i for i, c in enumerate(CONFIDENCES)}
 
 Memory = dict[str, Any]
 
@@ -45,7 +44,7 @@ def empty_session_memory() -> Memory:
     return {c: ({} if c == "archetype" else []) for c in CATEGORIES}
 
 
-def _copy(memory: Mapping[str, Any] | None) -> Memory:
+def copy_session_memory(memory: Mapping[str, Any] | None) -> Memory:
     """A deep copy with every category present, so results share nothing with their input."""
     out: Memory = copy.deepcopy(dict(memory or {}))
     for cat in LIST_CATEGORIES:
@@ -56,7 +55,7 @@ def _copy(memory: Mapping[str, Any] | None) -> Memory:
 
 def _confidence(value: str) -> str:
     norm = str(value).strip().upper()
-    if norm not in _RANK:
+    if norm not in CONFIDENCE_RANK:
         raise ValueError(f"confidence must be one of HIGH, MEDIUM, LOW; got {value!r}")
     return norm
 
@@ -75,7 +74,7 @@ def _stamp(now: datetime | None) -> str:
 
 
 def _append(memory: Mapping[str, Any] | None, category: str, entry: dict[str, Any]) -> Memory:
-    out = _copy(memory)
+    out = copy_session_memory(memory)
     out[category].append(entry)
     return out
 
@@ -103,7 +102,7 @@ def set_archetype(
     now: datetime | None = None,
 ) -> Memory:
     """Set the identified API archetype (replaces any earlier one)."""
-    out = _copy(memory)
+    out = copy_session_memory(memory)
     out["archetype"] = {
         "identified_archetype": _text(archetype, "archetype"),
         "confidence": _confidence(confidence), "reasoning": reasoning.strip(),
@@ -160,7 +159,8 @@ def add_coverage_strategy(
     })
 
 
-def _when(entry: Mapping[str, Any]) -> float:
+def when_of(entry: Mapping[str, Any]) -> float:
+    """The entry's timestamp in seconds (-inf when it has none or an unreadable one: oldest)."""
     try:
         moment = datetime.fromisoformat(str(entry.get("timestamp", "")))
     except ValueError:
@@ -170,8 +170,9 @@ def _when(entry: Mapping[str, Any]) -> float:
     return moment.timestamp()
 
 
-def _rank(entry: Mapping[str, Any]) -> int:
-    return _RANK.get(str(entry.get("confidence", "")).upper(), 0)
+def rank_of(entry: Mapping[str, Any]) -> int:
+    """The entry's confidence as a number: LOW 0, MEDIUM 1, HIGH 2."""
+    return CONFIDENCE_RANK.get(str(entry.get("confidence", "")).upper(), 0)
 
 
 def _one_line(text: Any) -> str:
@@ -222,80 +223,15 @@ def format_session_memory(memory: Mapping[str, Any] | None, categories: Iterable
             entries = [memory["archetype"]] if (memory.get("archetype") or {}).get(
                 "identified_archetype") else []
         elif cat == "decisions":
-            entries = sorted(memory.get(cat) or [], key=_when, reverse=True)
+            entries = sorted(memory.get(cat) or [], key=when_of, reverse=True)
         else:
-            entries = sorted(memory.get(cat) or [], key=lambda e: (_rank(e), _when(e)),
+            entries = sorted(memory.get(cat) or [], key=lambda e: (rank_of(e), when_of(e)),
                              reverse=True)
         if entries:
             sections.append("\n".join([HEADERS[cat], *(_render(cat, e) for e in entries)]))
     if not sections:
         return ""
     return "## Session memory\n\n" + "\n\n".join(sections) + "\n"
-
-
-def _key(text: Any) -> str:
-    """Content compared case-, whitespace- and punctuation-insensitively."""
-    return " ".join(re.sub(r"[^\w\s]|_", " ", str(text).casefold()).split())
-
-
-def _merge(group: list[dict[str, Any]], category: str) -> dict[str, Any]:
-    """One entry standing for several records of the same fact."""
-    if category == "known_fixes" and any(e.get("success") for e in group):
-        # A fix that worked supersedes records of it failing: they are no evidence that it works.
-        winners = [e for e in group if e.get("success")]
-    else:
-        winners = group
-    recorded = max(_RANK.get(str(e.get("recorded_confidence", e.get("confidence"))).upper(), 0)
-                   for e in winners)
-    count = sum(int(e.get("count", 1)) for e in winners)
-    sources = sorted({s for e in winners for s in (e.get("sources") or [e.get("source", "")]) if s})
-    bumped = recorded + 1 if len(sources) >= 2 or count >= 3 else recorded
-    best = max(winners, key=lambda e: (_rank(e), _when(e)))
-    merged = dict(best)
-    merged.update({
-        "confidence": CONFIDENCES[min(bumped, len(CONFIDENCES) - 1)],
-        "recorded_confidence": CONFIDENCES[recorded], "count": count, "sources": sources,
-        "timestamp": max(group, key=_when).get("timestamp", best.get("timestamp")),
-    })
-    if category == "known_fixes" and not merged.get("error_signature"):
-        merged["error_signature"] = next((e["error_signature"] for e in group
-                                          if e.get("error_signature")), "")
-    if category == "coverage_strategies":
-        merged["target_functions"] = list(dict.fromkeys(
-            f for e in group for f in e.get("target_functions") or []))
-    return merged
-
-
-def consolidate_session_memory(memory: Mapping[str, Any] | None,
-                               max_per_category: int = 10) -> Memory:
-    """Merge repeated facts and cap each list; pure and idempotent.
-
-    Entries whose content matches case-, whitespace- and punctuation-insensitively become one:
-    it keeps the highest recorded confidence, raised one step (LOW→MEDIUM→HIGH) when the fact
-    came from two or more sources or was recorded three or more times, a ``count``, the
-    ``sources`` and the newest timestamp; for known fixes a fix that worked supersedes records of
-    the same fix failing (they count neither for ``count`` nor for the raise). Each list is then
-    cut to ``max_per_category`` by (confidence, recency) and kept in chronological order.
-    Decisions are a log: not merged, the newest are kept.
-    """
-    if max_per_category < 0:
-        raise ValueError(f"max_per_category must be >= 0, got {max_per_category}")
-    out = _copy(memory)
-    for cat in LIST_CATEGORIES:
-        entries = out[cat]
-        if cat == "decisions":
-            kept = sorted(entries, key=_when)[max(0, len(entries) - max_per_category):]
-        else:
-            groups: dict[str, list[dict[str, Any]]] = {}
-            for entry in entries:
-                groups.setdefault(_key(entry.get("content", "")), []).append(entry)
-            merged = [_merge(g, cat) for g in groups.values()]
-            ranked = sorted(merged, key=lambda e: (_rank(e), _when(e), _key(e.get("content"))),
-                            reverse=True)
-            kept = sorted(ranked[:max_per_category],
-                          key=lambda e: (_when(e), _key(e.get("content"))))
-        out[cat] = kept
-    return out
 
 
 def memory_size_tokens(memory: Mapping[str, Any] | None, model: str = "") -> int:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from agent_graph.memory.session_consolidate import consolidate_session_memory
 from agent_graph.memory.session_memory import (
     CATEGORIES,
     HEADERS,
@@ -13,7 +14,6 @@ from agent_graph.memory.session_memory import (
     add_coverage_strategy,
     add_decision,
     add_known_fix,
-    consolidate_session_memory,
     empty_session_memory,
     format_session_memory,
     memory_size_tokens,
