@@ -69,12 +69,13 @@ PY=${PYTHON:-python3}
 extras=""
 [ "$DEV" = 1 ] && extras="[dev]"
 stamp=".venv/.logicfuzz-installed$extras"
-want=$(sha256sum pyproject.toml | cut -c1-16)
+want=$(cat pyproject.toml requirements.lock | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  say "installing the Python package$extras into .venv"
+  say "installing the Python package$extras into .venv (versions from requirements.lock)"
   # torch first, pinned: a CPU build; a looser requirement would pull gigabytes of CUDA wheels.
-  .venv/bin/pip install -q torch==2.13.0 || die "pip could not install torch==2.13.0"
-  .venv/bin/pip install -q -e ".$extras" || die "pip install -e .$extras failed"
+  # requirements.lock (scripts/lock.py) holds the versions CI tested, as pip constraints.
+  .venv/bin/pip install -q -c requirements.lock torch==2.13.0 || die "pip could not install torch==2.13.0"
+  .venv/bin/pip install -q -c requirements.lock -e ".$extras" || die "pip install -e .$extras failed"
   echo "$want" > "$stamp"
 fi
 if [ "$DEV" = 1 ]; then
