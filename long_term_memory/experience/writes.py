@@ -99,13 +99,7 @@ class BankWrites:
         with self._locked():
             view = self._view
             view.sync()
-            where, tail = view.log.torn_tail()
-            if tail:  # kept aside first: bytes that never became a record are still not thrown away
-                keep_aside(self.paths.quarantine, self.paths.jsonl.name,
-                           [(where, tail, "unterminated last line (an interrupted write)")])
-            torn = view.log.repair_tail()
-            if torn:
-                self._notify("memory.bank.torn_line", bytes=torn, file=self.paths.jsonl.name, repaired=True)
+            self._heal_torn_tail()
             if record.memory_id in view.records:
                 return AddResult(record.memory_id, duplicate=True)
             result, stored, rows, entries = self._dedupe(record, vectors)
@@ -125,46 +119,33 @@ class BankWrites:
             assert meta is not None
             if meta.count == 0:
                 meta.generation = uuid.uuid4().hex  # the first vectors start a generation
-            self._life.update_catalog(
-                CatalogUpdate(
-                    items=[
-                        NewItem(e.item_id, e.memory_id, e.task_id, e.created_at, e.digest, start)
-                        for e in entries
-                    ],
-                    merges=[
-                        (record.memory_id, pos, target, record.task_id)
-                        for pos, (target, _why) in result.merged.items()
-                    ],
-                    records=[(record.memory_id, record.task_id, start, end - start, line_crc)],
-                    state=(meta.generation, end, file_crc),
-                )
-            )
+            self._life.update_catalog(CatalogUpdate(
+                items=[NewItem(e.item_id, e.memory_id, e.task_id, e.created_at, e.digest, start)
+                       for e in entries],
+                merges=[(record.memory_id, pos, target, record.task_id)
+                        for pos, (target, _why) in result.merged.items()],
+                records=[(record.memory_id, record.task_id, start, end - start, line_crc)],
+                state=(meta.generation, end, file_crc),
+            ))
             crashpoint("after_lifecycle")
             self._commit_vectors(start, end, rows, entries)
             view.crc = file_crc
             view.records[record.memory_id] = start
             view.remember(start, line)
         if events is not None:
-            if result.added:
-                events.emit(
-                    "memory.candidate.write",
-                    memory_id=record.memory_id,
-                    task_id=record.task_id,
-                    kind=record.kind,
-                    is_success=record.is_success,
-                    items=result.added,
-                    titles=[i.title for i in stored if i.item_id and not i.merged_into],
-                    confidence=record.confidence,
-                )
-            for pos, (target, why) in result.merged.items():
-                events.emit(
-                    "memory.candidate.merge",
-                    memory_id=record.memory_id,
-                    position=pos,
-                    into=target,
-                    reason=why,
-                )
+            _emit_written(events, record, result, stored)
         return result
+
+    def _heal_torn_tail(self) -> None:
+        """Set an interrupted write's unterminated last line aside, then cut it off the file."""
+        view = self._view
+        where, tail = view.log.torn_tail()
+        if tail:  # kept aside first: bytes that never became a record are still not thrown away
+            keep_aside(self.paths.quarantine, self.paths.jsonl.name,
+                       [(where, tail, "unterminated last line (an interrupted write)")])
+        torn = view.log.repair_tail()
+        if torn:
+            self._notify("memory.bank.torn_line", bytes=torn, file=self.paths.jsonl.name, repaired=True)
 
     def _dedupe(
         self, record: MemoryRecord, vectors: np.ndarray
@@ -250,72 +231,51 @@ class BankWrites:
         same decision twice writes nothing the second time.
         """
         self.deliver_notices(events)
+        ids = {"decision_id": decision.decision_id, "task_id": decision.task_id}
         if self.read_only:
-            events.emit(
-                "memory.write.skip",
-                decision_id=decision.decision_id,
-                task_id=decision.task_id,
-                reason="the bank is read-only (memory mode baseline or retrieve-only)",
-            )
+            events.emit("memory.write.skip", **ids,
+                        reason="the bank is read-only (memory mode baseline or retrieve-only)")
             return ApplyResult(skipped="read-only")
         out = ApplyResult()
         if decision.candidate is not None:
             out.record = self.add_record(decision.candidate, events)
             if out.record.duplicate:
-                events.emit(
-                    "memory.candidate.skip",
-                    decision_id=decision.decision_id,
-                    task_id=decision.task_id,
-                    memory_id=decision.candidate.memory_id,
-                    reason="record already stored (resumed run)",
-                )
+                events.emit("memory.candidate.skip", **ids, memory_id=decision.candidate.memory_id,
+                            reason="record already stored (resumed run)")
         else:
             for reason in decision.skip_reasons or ["no candidate"]:
-                events.emit(
-                    "memory.candidate.skip",
-                    decision_id=decision.decision_id,
-                    task_id=decision.task_id,
-                    reason=reason,
-                )
+                events.emit("memory.candidate.skip", **ids, reason=reason)
         with self._mutex:
             referenced = [r.item_id for r in decision.hit_refs] + [v.item_id for v in decision.validations]
-            known = {
-                e.item_id: NewItem(e.item_id, e.memory_id, e.task_id, e.created_at)
-                for item_id in referenced
-                if (e := self._entry(item_id)) is not None
-            }
+            known = {e.item_id: NewItem(e.item_id, e.memory_id, e.task_id, e.created_at)
+                     for item_id in referenced if (e := self._entry(item_id)) is not None}
         applied = self._life.apply(
             decision.decision_id, decision.task_id, decision.hit_refs, decision.validations, known
         )
         out.replayed, out.hits, out.validations = applied.replayed, len(applied.hits), applied.validations
         if applied.replayed:
-            events.emit(
-                "memory.write.skip",
-                decision_id=decision.decision_id,
-                task_id=decision.task_id,
-                reason="hits and validations already applied (resumed run)",
-            )
+            events.emit("memory.write.skip", **ids,
+                        reason="hits and validations already applied (resumed run)")
             return out
         if applied.hits:
-            events.emit(
-                "memory.hit.write",
-                decision_id=decision.decision_id,
-                task_id=decision.task_id,
-                references=[dataclasses.asdict(h) for h in applied.hits],
-            )
+            events.emit("memory.hit.write", **ids,
+                        references=[dataclasses.asdict(h) for h in applied.hits])
         for validation in applied.validations:
-            events.emit(
-                "memory.validation.write",
-                decision_id=decision.decision_id,
-                task_id=decision.task_id,
-                **validation,
-            )
+            events.emit("memory.validation.write", **ids, **validation)
         if applied.unknown_items:
-            events.emit(
-                "memory.write.skip",
-                decision_id=decision.decision_id,
-                task_id=decision.task_id,
-                reason="items no longer in the bank",
-                items=applied.unknown_items,
-            )
+            events.emit("memory.write.skip", **ids, reason="items no longer in the bank",
+                        items=applied.unknown_items)
         return out
+
+
+def _emit_written(events: EventLog, record: MemoryRecord, result: AddResult,
+                  stored: list[Any]) -> None:
+    """The audit events of one stored record: its new items, and each merge into an old one."""
+    if result.added:
+        events.emit("memory.candidate.write", memory_id=record.memory_id, task_id=record.task_id,
+                    kind=record.kind, is_success=record.is_success, items=result.added,
+                    titles=[i.title for i in stored if i.item_id and not i.merged_into],
+                    confidence=record.confidence)
+    for pos, (target, why) in result.merged.items():
+        events.emit("memory.candidate.merge", memory_id=record.memory_id, position=pos,
+                    into=target, reason=why)
