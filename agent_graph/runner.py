@@ -85,10 +85,12 @@ def _run_graph(bench: Benchmark, function: str, wdir: Path, run_dir: Path, ctx: 
     with checkpointer(ctx.store, wdir) as saver:
         graph = build_graph(checkpointer=saver)
         snapshot = graph.get_state(config)
-        if snapshot.values and not snapshot.next:
+        # ``next`` leaves out a task whose writes were saved before the step's checkpoint (a
+        # kill between the two): that run is unfinished, and only ``tasks`` shows it.
+        if snapshot.values and not snapshot.tasks:
             return dict(snapshot.values)
         payload = None
-        if not snapshot.next:
+        if not snapshot.tasks:
             payload = {**prepared_input(bench, function, wdir), "run_dir": str(run_dir)}
             if seed:
                 graph.invoke(payload, config, context=ctx, durability="sync", interrupt_after=["prepare"])
