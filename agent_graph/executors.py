@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import queue
 import socket
+from collections.abc import Callable
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,6 +34,9 @@ class TargetJob:
     function: str
     out: str
     ctx_data: dict[str, Any]
+    # What runs the target (default: the graph, run_target). Measurements put a simulated
+    # toolchain here; it must be picklable (a module-level function).
+    body: Callable[[TargetJob], dict[str, Any]] | None = None
 
 
 # (key, step, None) while a target runs; (key, "", record) once it is over.
@@ -54,11 +58,15 @@ class TargetExecutor(Protocol):
 
 def run_job(job: TargetJob, report: Any) -> dict[str, Any]:
     """Run one target in a worker, passing each logged event to ``report(key, step)``."""
-    from agent_graph.target_run import run_target
-
     report(job.key, f"{STARTED} (pid {os.getpid()} on {socket.gethostname()})")
     with streaming_to(lambda step: report(job.key, step)):
-        return run_target(job.benchmark, job.function, job.out, job.ctx_data)
+        return (job.body or _graph_body)(job)
+
+
+def _graph_body(job: TargetJob) -> dict[str, Any]:
+    from agent_graph.target_run import run_target
+
+    return run_target(job.benchmark, job.function, job.out, job.ctx_data)
 
 
 def error_record(job: TargetJob, exc: BaseException) -> dict[str, Any]:
