@@ -115,7 +115,7 @@ def planned_targets(options: RunOptions) -> list[tuple[Benchmark, list[str]]]:
         InputError: a name no benchmark defines, or two benchmarks of the same project.
     """
     benches = [load_benchmark(path) for path in options.benchmarks]
-    seen: dict[str, Path] = {}
+    seen: dict[str, str] = {}
     for bench in benches:
         if bench.project in seen:
             raise InputError(f"{bench.path} and {seen[bench.project]} are both project "
