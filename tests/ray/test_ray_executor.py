@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ray_cluster import RayCluster
+from tests.ray_cluster import RayCluster, missing
 
 pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,10 +38,11 @@ def finished(proc: subprocess.Popen[str]) -> tuple[int, str]:
 def test_cjson_on_ray_gives_the_local_pool_outcomes(ray_cluster: RayCluster, tmp_path: Path) -> None:
     args = ["benchmarks/cjson.yaml", "--functions", "cJSON_Parse,cJSON_ParseWithLength",
             "--fuzz-seconds", "3", "--max-iterations", "1", "--memory-mode", "baseline", "--jobs", "2"]
-    local = logicfuzz(None, *args, "--out", str(tmp_path / "local"))
+    local = logicfuzz(None, *args, "--out", str(tmp_path / "local"))  # both at once: fixed fuzz budgets
+    on_ray = logicfuzz(ray_cluster, *args, "--out", str(tmp_path / "ray"))
     code, err = finished(local)
     assert code == 0, err[-3000:]
-    code, err = finished(logicfuzz(ray_cluster, *args, "--out", str(tmp_path / "ray")))
+    code, err = finished(on_ray)
     assert code == 0, err[-3000:]
     for name in ("cJSON_Parse", "cJSON_ParseWithLength"):
         assert re.search(rf"{name}: started \(pid \d+", err)  # steps streamed from the task
@@ -96,6 +97,8 @@ def test_worker_killed_mid_target_is_retried_from_its_checkpoint(ray_cluster: Ra
 
 
 def test_unreachable_ray_address_is_one_line_and_exit_two(kv_benchmark: Path, tmp_path: Path) -> None:
+    if missing():
+        pytest.skip(missing())
     for extra, env in ((["--ray-address", "127.0.0.1:1"], {}), ([], {"RAY_ADDRESS": "127.0.0.1:1"})):
         cmd = [sys.executable, "-m", "agent_graph.cli", "run", str(kv_benchmark), "--executor", "ray",
                *extra, "--out", str(tmp_path / "r")]
