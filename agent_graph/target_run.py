@@ -63,9 +63,12 @@ def _run_graph(bench: Benchmark, function: str, wdir: Path, run_dir: Path, ctx: 
         payload = None
         if not snapshot.tasks:
             payload = {**prepared_input(bench, function, wdir), "run_dir": str(run_dir)}
-            if seed:
-                graph.invoke(payload, config, context=ctx, durability="sync", interrupt_after=["prepare"])
-                payload, snapshot = None, graph.get_state(config)
+        # Stopped with the input's or prepare's writes saved but not their checkpoint.
+        before_seed = bool(snapshot.tasks) and not snapshot.next and {
+            t.name for t in snapshot.tasks} <= {"__start__", "prepare"}
+        if seed and (payload or before_seed):  # the seed goes in right after prepare
+            graph.invoke(payload, config, context=ctx, durability="sync", interrupt_after=["prepare"])
+            payload, snapshot = None, graph.get_state(config)
         if seed and _awaits_seed(snapshot.values, snapshot.next):
             graph.update_state(config, seed, as_node="prepare")
             _log_seed(snapshot.values, seed)

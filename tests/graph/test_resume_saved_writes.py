@@ -3,7 +3,8 @@
 LangGraph saves each finished task's writes, then the step's checkpoint. A process killed
 between the two leaves a snapshot whose ``next`` is empty (the task has its writes) although
 the graph is not finished; the runner once took that for a finished run and wrote a result
-with nothing built. Here a checkpointer fails at the k-th checkpoint, exactly in that window.
+with nothing built, and a refinement round stopped there lost its seed. Here a checkpointer fails
+at the k-th checkpoint, exactly in that window.
 """
 
 from __future__ import annotations
@@ -72,3 +73,28 @@ def test_writes_saved_without_their_checkpoint_resume(kv_benchmark: Path, tmp_pa
     after = _sources(wdir / "checkpoints.sqlite")
     assert after[: len(kept)] == kept and len(after) > len(kept)
     assert after.count("input") == 1  # continued, not started again
+
+
+@pytest.mark.parametrize("at", [2, 3])  # the input's writes saved, then prepare's
+def test_seeded_round_stopped_before_its_seed_still_gets_it(kv_benchmark: Path, tmp_path: Path,
+                                                            at: int) -> None:
+    from agent_graph.target_run import _run_graph
+    from long_term_memory.experience.matts import REFINEMENT_KEY
+
+    out = tmp_path / "run"
+    bench = load_benchmark(kv_benchmark)
+    ctx = Context(fuzz_seconds=1, max_iterations=0, memory_mode="baseline")
+    wdir = target_dir(out, bench.project, "kv_parse") / "attempt-1"
+    wdir.mkdir(parents=True)
+    thread = f"{bench.project}/kv_parse#a1"
+    conn = sqlite3.connect(wdir / "checkpoints.sqlite", check_same_thread=False)
+    graph = build_graph(checkpointer=StopsAtCheckpoint(conn, at))
+    with pytest.raises(Stopped):
+        graph.invoke({**prepared_input(bench, "kv_parse", wdir), "run_dir": str(out)},
+                     {"configurable": {"thread_id": thread}}, context=ctx, durability="sync",
+                     interrupt_after=["prepare"])
+    conn.close()
+    seed = {"extras": {REFINEMENT_KEY: {"round": 1, "rounds": 1, "start": {"round": 0, "version": 1}}}}
+    state = _run_graph(bench, "kv_parse", wdir, out, ctx, thread, seed)
+    assert REFINEMENT_KEY in (state.get("extras") or {})  # the round ran as the refinement it is
+    assert state["termination_reason"]
