@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agent_graph.benchmark import BenchmarkError, load_benchmark
+from agent_graph.benchmark import BenchmarkError
 from agent_graph.context import MEMORY_MODES, Context
 from agents.llm import ModelConfigError, get_chat_model
 from fuzzkit.errors import ToolchainError
@@ -27,7 +28,8 @@ from logicfuzz.cli_init import add_init_benchmark_command
 from logicfuzz.cli_memory import add_memory_commands
 from logicfuzz.cli_progress import RunProgress
 from logicfuzz.cli_report import add_report_command
-from logicfuzz.runner import RunOptions, run_benchmark
+from logicfuzz.executors import EXECUTORS
+from logicfuzz.runner import RunOptions, planned_targets, run_benchmark
 from long_term_memory.shared_store import connect
 
 console = Console(stderr=True, soft_wrap=True)
@@ -70,6 +72,12 @@ def _run_inputs(args: argparse.Namespace) -> list[str]:
         raise InputError(f"--max-iterations {args.max_iterations} is negative; give 0 or more")
     if args.out is not None and not args.out.strip():
         raise InputError("--out is empty; give a directory for the run (or leave it out)")
+    if args.ray_address and args.executor != "ray":
+        raise InputError("--ray-address needs --executor ray; add it (or drop --ray-address)")
+    if args.executor == "ray":  # Ray missing or its cluster unreachable stops here, before any work
+        from logicfuzz.executor_ray import preflight
+
+        preflight(args.ray_address or os.environ.get("RAY_ADDRESS", ""))
     names = [f.strip() for part in args.functions or [] for f in part.split(",")]
     for name in names:
         check_function_name(name, "--functions")
@@ -91,10 +99,12 @@ def _run(args: argparse.Namespace) -> int:
 
     config_of(ctx)  # so does a bad experience-memory config file
     preflight_bank(ctx)  # and a damaged experience bank that needs `logicfuzz memory repair`
-    options = RunOptions(Path(args.benchmark), functions, Path(args.out) if args.out else None, ctx,
-                         jobs=args.jobs or 0)
-
-    names = functions or [f.name for f in load_benchmark(options.benchmark).functions]
+    benchmarks = [Path(b) for b in args.benchmark]
+    options = RunOptions(benchmarks if len(benchmarks) > 1 else benchmarks[0], functions,
+                         Path(args.out) if args.out else None, ctx, jobs=args.jobs or 0,
+                         executor=args.executor, ray_address=args.ray_address)
+    plan = planned_targets(options)  # unknown names or clashing projects stop here
+    names = [f"{b.project}/{n}" if len(plan) > 1 else n for b, names in plan for n in names]
     with RunProgress(console, names, ctx.max_iterations, args.quiet) as progress:
         summary = run_benchmark(options, progress)
     if args.json:
@@ -103,7 +113,8 @@ def _run(args: argparse.Namespace) -> int:
         out = Console()
         if not out.is_terminal:
             out = Console(width=200)  # a log file or pipe: never squeeze the table
-        out.print(summary_table(summary))
+        for each in summary.get("benchmarks") or [summary]:
+            out.print(summary_table(each))
     return 1 if summary["failed"] else 0
 
 
@@ -112,7 +123,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="logicfuzz", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the pipeline on a benchmark YAML")
-    run.add_argument("benchmark", help="benchmark YAML, e.g. one under benchmarks/")
+    run.add_argument("benchmark", nargs="+", help="benchmark YAML(s), e.g. under benchmarks/")
     run.add_argument("--functions", action="append", help="only these functions (comma list)")
     run.add_argument("--model", default="offline", help="offline | openai:<model>")
     run.add_argument("--fuzz-seconds", type=int, default=60, help="libFuzzer budget per run")
@@ -140,6 +151,10 @@ def parser() -> argparse.ArgumentParser:
                      help="model requests per minute per endpoint, across all workers (0: none)")
     run.add_argument("--rate-limit-tpm", type=int, default=0, metavar="N",
                      help="model tokens per minute per endpoint, across all workers (0: none)")
+    run.add_argument("--executor", default="local", choices=EXECUTORS,
+                     help="where targets run: local worker processes, or Ray tasks (pip install '.[ray]')")
+    run.add_argument("--ray-address", default="", metavar="HOST:PORT",
+                     help="Ray cluster for --executor ray (default: RAY_ADDRESS, else a local Ray)")
     add_report_command(sub)
     add_memory_commands(sub)
     add_init_benchmark_command(sub)

@@ -1,33 +1,31 @@
-"""The benchmark runner: one run directory, one checkpointed graph run per target, resumable.
+"""The benchmark runner: one run directory for one or several benchmarks, every target resumable.
 
-Targets run in parallel worker processes (``jobs``, default: the number of cores); each has its
-own SQLite checkpoint file, so a rerun with the same ``--out`` skips targets that already have a
-``result.json`` and resumes an interrupted one from its last checkpoint (synchronous
-durability: a checkpoint is on disk before the next node starts).
+Targets run on an executor (:mod:`logicfuzz.executors`): worker processes on this machine
+(``jobs``, default: the number of cores) or Ray tasks (``--executor ray``). Each target's
+checkpoints let a rerun with the same ``--out`` skip the targets that have a ``result.json``
+and resume an interrupted one (:mod:`logicfuzz.target_run`).
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_graph.benchmark import Benchmark, load_benchmark
 from agent_graph.context import Context
 from fuzzkit.inputs import InputError, check_function_name
-from fuzzkit.paths import safe_path, writable_dir
-from logicfuzz.checkpoints import checkpointer, thread_id
-from logicfuzz.results import result_record, summarize, write_target_outputs
+from fuzzkit.paths import writable_dir
+from logicfuzz.executors import TargetExecutor, TargetJob, open_executor
+from logicfuzz.results import summarize
+from logicfuzz.target_run import prepared_input, run_target, target_dir
 
-if TYPE_CHECKING:
-    from long_term_memory.experience import Outcome
-    from long_term_memory.experience.matts import AttemptSpec
+__all__ = ["RunOptions", "new_run_dir", "planned_targets", "prepared_input", "run_benchmark", "run_target",
+           "target_dir", "union_of"]
 
 Progress = Callable[[str, str, dict[str, Any]], None]
 
@@ -36,11 +34,18 @@ Progress = Callable[[str, str, dict[str, Any]], None]
 class RunOptions:
     """What ``logicfuzz run`` was asked to do."""
 
-    benchmark: Path
+    benchmark: Path | list[Path]
     functions: list[str] = field(default_factory=list)
     out: Path | None = None
     context: Context = field(default_factory=Context)
     jobs: int = 0
+    executor: str = "local"
+    ray_address: str = ""
+
+    @property
+    def benchmarks(self) -> list[Path]:
+        """The benchmark files, one or several."""
+        return list(self.benchmark) if isinstance(self.benchmark, list) else [self.benchmark]
 
 
 def new_run_dir(root: Path = Path("results")) -> Path:
@@ -53,214 +58,110 @@ def new_run_dir(root: Path = Path("results")) -> Path:
     return path
 
 
-def prepared_input(bench: Benchmark, function: str, work_dir: Path) -> dict[str, Any]:
-    """Graph input with the library built and the API parsed."""
-    from nodes.prepare import prepared_fields
-
-    return {"benchmark": bench.path, "function": function, "work_dir": str(work_dir),
-            **prepared_fields(bench, function)}
-
-
-def target_dir(out: Path, project: str, function: str) -> Path:
-    """Where one target's outputs live: ``out/project/function``, refused if that leaves ``out``.
-
-    The benchmark loader already allows only safe names; this keeps every writer of a
-    target's files inside the run directory whatever reaches it.
-    """
-    return safe_path(out, Path(project) / function)
-
-
-def _run_graph(bench: Benchmark, function: str, wdir: Path, run_dir: Path, ctx: Context,
-               thread: str, seed: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One checkpointed graph run in ``wdir``: resumed when unfinished, not rerun when finished.
-
-    ``seed`` (state values, e.g. a refinement round's starting harness) is written once, as part
-    of ``prepare``'s update: the graph's input schema takes only the target.
-    """
-    from agent_graph.builder import build_graph
-
-    wdir.mkdir(parents=True, exist_ok=True)
-    config = {"configurable": {"thread_id": thread_id(ctx.store, wdir, thread)}}
-    with checkpointer(ctx.store, wdir) as saver:
-        graph = build_graph(checkpointer=saver)
-        snapshot = graph.get_state(config)
-        if snapshot.values and not snapshot.next:
-            return dict(snapshot.values)
-        payload = None
-        if not snapshot.next:
-            payload = {**prepared_input(bench, function, wdir), "run_dir": str(run_dir)}
-            if seed:
-                graph.invoke(payload, config, context=ctx, durability="sync", interrupt_after=["prepare"])
-                payload, snapshot = None, graph.get_state(config)
-        if seed and _awaits_seed(snapshot.values, snapshot.next):
-            graph.update_state(config, seed, as_node="prepare")
-            _log_seed(snapshot.values, seed)
-        graph.invoke(payload, config, context=ctx, durability="sync")
-        return dict(graph.get_state(config).values)
-
-
-def _awaits_seed(values: dict[str, Any], next_nodes: tuple[str, ...]) -> bool:
-    """True right after ``prepare`` of a run that was not seeded yet (also after a crash there)."""
-    from long_term_memory.experience.matts import REFINEMENT_KEY
-
-    return (tuple(next_nodes) == ("supervisor",) and set(values.get("node_visits") or {}) <= {"prepare"}
-            and REFINEMENT_KEY not in (values.get("extras") or {}))
-
-
-def _log_seed(values: dict[str, Any], seed: dict[str, Any]) -> None:
-    from long_term_memory.experience.matts import REFINEMENT_KEY
-    from nodes._common import log_event
-
-    info = seed["extras"][REFINEMENT_KEY]
-    log_event(values, "matts.refine.start", round=info["round"], rounds=info["rounds"], start=info["start"])
-    if seed.get("harness_code"):
-        start = info["start"]
-        log_event(values, "harness.written", version=seed["harness_version"],
-                  by=f"refinement: round {start['round']}'s v{start['version']}")
-
-
-def _run_attempts(bench: Benchmark, function: str, tdir: Path, out: Path, ctx: Context,
-                  specs: list[AttemptSpec]) -> tuple[str, list[Any], list[Outcome]]:
-    """MaTTS: the parallel attempts, or the rounds of one sequential trajectory, in order.
-
-    Each attempt or round has its own work dir (``attempt-N``) and checkpoint thread; a finished
-    one is not rerun. Round r > 0 of a sequential trajectory is seeded from rounds 0..r-1.
-    """
-    from long_term_memory.experience import outcome_from_state
-    from long_term_memory.experience.matts import refinement_seed, round_specs
-
-    sequential = len(specs) == 1 and specs[0].refine_rounds > 0
-    rounds = specs[0].refine_rounds
-    states: list[Any] = []
-    outcomes: list[Outcome] = []
-    for each in round_specs(specs[0]) if sequential else specs:
-        attempt_ctx = replace(
-            ctx, defer_experience=True,
-            temperature=ctx.temperature if each.temperature is None else each.temperature,
-            max_output_tokens=each.max_tokens or ctx.max_output_tokens)
-        seed = refinement_seed(states, outcomes, rounds) if sequential and states else None
-        states.append(_run_graph(bench, function, tdir / f"attempt-{each.attempt}", out, attempt_ctx,
-                                 f"{bench.project}/{function}#a{each.attempt}", seed))
-        outcomes.append(outcome_from_state(states[-1], out.name, attempt=each.attempt))
-    return ("sequential" if sequential else "parallel"), states, outcomes
-
-
-def run_target(bench_path: str, function: str, out: str, ctx_data: dict[str, Any]) -> dict[str, Any]:
-    """Run (or resume) one target and write its outputs. Runs in a worker; returns its record.
-
-    With MaTTS on (the experience config's ``matts``), the target runs as N parallel attempts at
-    a higher temperature, or (``mode: sequential``) as 1 + ``refine_rounds`` self-refinement
-    rounds of one trajectory. The best attempt or round is the target's result, its usage is
-    that of all of them, and one contrastive extraction learns from all of them.
-    """
-    from agent_graph.state import add_usage
-    from agents.base import ModelCallError
-    from agents.llm import ModelConfigError
-    from agents.parsing import ReplyParseError
-    from long_term_memory.experience import attempt_specs, best_attempt
-    from long_term_memory.experience.matts import matts_record
-    from nodes._experience import config_of, matts_lifecycle
-
-    bench = load_benchmark(bench_path)
-    ctx = Context(**ctx_data)
-    tdir = target_dir(Path(out), bench.project, function)
-    result_file = tdir / "result.json"
-    if result_file.is_file():
-        return {**json.loads(result_file.read_text()), "skipped": True}
-    started = time.monotonic()
-    specs = attempt_specs(config_of(ctx))
-    try:
-        if len(specs) == 1 and not specs[0].refine_rounds:
-            state = _run_graph(bench, function, tdir, Path(out), ctx, f"{bench.project}/{function}")
-            matts: dict[str, Any] | None = None
-        else:
-            mode, states, outcomes = _run_attempts(bench, function, tdir, Path(out), ctx, specs)
-            best = best_attempt(outcomes)
-            extra_usage = matts_lifecycle(states, ctx, best, sequential=mode == "sequential")
-            state = dict(states[best])
-            usage: dict[str, Any] = {}
-            for each in states:
-                usage = add_usage(usage, each.get("usage") or {})
-            if extra_usage:
-                usage = add_usage(usage, {"experience_extractor": extra_usage})
-            state["usage"] = usage
-            matts = matts_record(mode, outcomes, best)
-    except (ModelCallError, ModelConfigError, ReplyParseError) as exc:
-        record: dict[str, Any] = {"project": bench.project, "function": function, "error": str(exc)}
-        tdir.mkdir(parents=True, exist_ok=True)
-        (tdir / "error.json").write_text(json.dumps(record, indent=1))
-        return record
-    record = result_record(state, bench.project, function, time.monotonic() - started)
-    if matts:
-        record["matts"] = matts
-    write_target_outputs(tdir, state, record)
-    return record
-
-
-def latest_event(tdir: Path) -> str:
-    """The last event of a running target (what the progress display shows)."""
-    events = tdir / "events.jsonl"
-    if not events.is_file():
-        return "starting"
-    with events.open("rb") as fh:
-        fh.seek(max(0, events.stat().st_size - 4096))
-        lines = fh.read().decode("utf-8", "replace").strip().splitlines()
-    try:
-        return str(json.loads(lines[-1])["type"]) if lines else "starting"
-    except (json.JSONDecodeError, KeyError):
-        return "running"
-
-
 def run_benchmark(options: RunOptions, progress: Progress | None = None) -> dict[str, Any]:
-    """Run every requested function of a benchmark; returns the summary written to disk."""
-    bench = load_benchmark(options.benchmark)
-    functions = options.functions or [f.name for f in bench.functions]
-    for name in functions:
-        check_function_name(name, "--functions")
-        bench.function(name)  # unknown names fail before any work starts
+    """Run every requested function of the benchmark(s); returns the summary written to disk.
+
+    With several benchmarks, each gets its ``<project>/summary.json`` and the run's
+    ``summary.json`` totals them (``benchmarks`` lists each one's summary).
+    """
     if options.jobs < 0:
         raise InputError(f"--jobs {options.jobs} is below 1; give at least 1 (or leave it out: one per core)")
+    plan = planned_targets(options)
     where = "--out" if options.out else "the run directory"
-    # Workers and tools run in other directories: the run directory is absolute.
+    # Workers and tools run in other directories (other machines too): the run directory is absolute.
     out = writable_dir((options.out or new_run_dir()).resolve(), where, "give --out a writable directory")
     ctx_data = asdict(options.context)
-
-    missing = _not_defined(bench, functions)  # fetch and build once, before the workers share it
+    if ctx_data.get("memory_config"):  # a worker may run in another directory, or on another machine
+        ctx_data["memory_config"] = str(Path(ctx_data["memory_config"]).resolve())
+    several = len(plan) > 1
+    # Fetch and build each library once, before the workers share it.
+    missing = {bench.project: _not_defined(bench, names) for bench, names in plan}
     (out / "run.json").write_text(json.dumps({
-        "benchmark": str(options.benchmark), "functions": functions, "context": ctx_data}, indent=1))
-    jobs = max(1, min(options.jobs or os.cpu_count() or 1, len(functions)))
-    pool: ThreadPoolExecutor | ProcessPoolExecutor = (
-        ThreadPoolExecutor(1) if jobs == 1
-        else ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")))
-    records = {name: _not_run(out, bench.project, name, why) for name, why in missing.items()}
-    for name in records:
+        "benchmark": str(plan[0][0].path), "benchmarks": [str(b.path) for b, _ in plan],
+        "functions": [n for _, names in plan for n in names], "executor": options.executor,
+        "context": ctx_data}, indent=1))
+    records: dict[str, dict[str, Any]] = {}
+    jobs: list[TargetJob] = []
+    for bench, names in plan:
+        for name in names:
+            key = f"{bench.project}/{name}"
+            if name in missing[bench.project]:
+                records[key] = _not_run(out, bench.project, name, missing[bench.project][name])
+            else:
+                jobs.append(TargetJob(key, str(Path(bench.path).resolve()), name, str(out), ctx_data))
+    shown = (lambda key: key) if several else (lambda key: key.split("/", 1)[1])
+    for key, record in records.items():
         if progress:
-            progress(name, "failed", records[name])
-    with pool:
-        futures: dict[str, Future[dict[str, Any]]] = {
-            name: pool.submit(run_target, str(options.benchmark), name, str(out), ctx_data)
-            for name in functions if name not in missing}
-        shown: dict[str, str] = {}
-        while len(records) < len(functions):
-            for name, fut in futures.items():
-                if name in records:
+            progress(shown(key), "failed", record)
+    n_jobs = min(options.jobs or 0, len(jobs)) if options.executor == "ray" else min(
+        options.jobs or os.cpu_count() or 1, max(1, len(jobs)))
+    if jobs:
+        records.update(_dispatch(open_executor(options.executor, n_jobs, options.ray_address), jobs,
+                                 progress and (lambda key, step, rec: progress(shown(key), step, rec))))
+    summaries = [_summarize(bench, [records[f"{bench.project}/{n}"] for n in names], out, several)
+                 for bench, names in plan]
+    if not several:
+        return summaries[0]
+    summary = {"run_dir": str(out), "project": ", ".join(b.project for b, _ in plan),
+               **summarize([r for s in summaries for r in s["results"]]), "benchmarks": summaries}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def planned_targets(options: RunOptions) -> list[tuple[Benchmark, list[str]]]:
+    """Each benchmark with the functions to run from it (all, or those ``--functions`` names).
+
+    Raises:
+        InputError: a name no benchmark defines, or two benchmarks of the same project.
+    """
+    benches = [load_benchmark(path) for path in options.benchmarks]
+    seen: dict[str, str] = {}
+    for bench in benches:
+        if bench.project in seen:
+            raise InputError(f"{bench.path} and {seen[bench.project]} are both project "
+                             f"{bench.project!r}; their targets would share a directory: give one")
+        seen[bench.project] = bench.path
+    for name in options.functions:
+        check_function_name(name, "--functions")
+        if len(benches) == 1:
+            benches[0].function(name)  # unknown names fail before any work starts
+        elif not any(name in {f.name for f in b.functions} for b in benches):
+            raise InputError(f"--functions {name}: none of the benchmarks defines it")
+    if len(benches) == 1:
+        return [(benches[0], options.functions or [f.name for f in benches[0].functions])]
+    plan = [(b, [f.name for f in b.functions if not options.functions or f.name in options.functions])
+            for b in benches]
+    return [(b, names) for b, names in plan if names]
+
+
+def _dispatch(executor: TargetExecutor, jobs: list[TargetJob],
+              progress: Callable[[str, str, dict[str, Any]], None] | None) -> dict[str, dict[str, Any]]:
+    """Run the jobs on ``executor``; each target's record by key, progress shown as it streams in."""
+    records: dict[str, dict[str, Any]] = {}
+    try:
+        for job in jobs:
+            executor.submit(job)
+        while len(records) < len(jobs):
+            for key, step, record in executor.updates(timeout=0.5):
+                if record is None:
+                    if progress and key not in records:  # a step can arrive after its record
+                        progress(key, step, {})
                     continue
-                if fut.done():
-                    records[name] = _record_of(fut, bench.project, name)
-                    step = "skipped (done before)" if records[name].get("skipped") else (
-                        "failed" if records[name].get("error") else "done")
-                    if progress:
-                        progress(name, step, records[name])
-                    continue
-                step = latest_event(target_dir(out, bench.project, name))
-                if progress and shown.get(name) != step:
-                    shown[name] = step
-                    progress(name, step, {})
-            time.sleep(0.5)
-    ordered = [records[n] for n in functions]
+                records[key] = record
+                if progress:
+                    progress(key, "skipped (done before)" if record.get("skipped") else (
+                        "failed" if record.get("error") else "done"), record)
+    finally:
+        executor.close()
+    return records
+
+
+def _summarize(bench: Benchmark, ordered: list[dict[str, Any]], out: Path, several: bool) -> dict[str, Any]:
+    """One benchmark's summary, written to ``summary.json`` (``<project>/summary.json`` if several)."""
     summary = {"run_dir": str(out), "project": bench.project, **summarize(ordered)}
     summary["union_coverage"] = union_of(bench, ordered, out)
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    path = target_dir(out, bench.project, "summary.json") if several else out / "summary.json"
+    path.write_text(json.dumps(summary, indent=1))
     return summary
 
 
@@ -308,10 +209,3 @@ def union_of(bench: Benchmark, records: list[dict[str, Any]], out: Path) -> dict
         return {"error": str(exc)}
     data = report.to_dict()
     return {"harnesses": len(harnesses), **{k: data[k] for k in ("lines", "branches", "functions")}}
-
-
-def _record_of(fut: Future[dict[str, Any]], project: str, function: str) -> dict[str, Any]:
-    try:
-        return fut.result()
-    except Exception as exc:  # a worker's crash must not lose the other targets' results
-        return {"project": project, "function": function, "error": f"{type(exc).__name__}: {exc}"}

@@ -11,6 +11,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
+from agent_graph.event_stream import emit
 
 
 def ctx_of(runtime: Runtime[Context] | None) -> Context:
@@ -41,3 +42,4 @@ def log_event(state: Mapping[str, Any], event_type: str, /, **data: Any) -> None
     record["data"] = data
     with (work_dir(state) / "events.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(record, default=str) + "\n")
+    emit(event_type)

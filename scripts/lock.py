@@ -44,6 +44,7 @@ def frozen(python: str = sys.executable) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Write (or ``--check``) the lock; exit code 1 when ``--check`` finds a difference."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     args = parser.parse_args(argv)
