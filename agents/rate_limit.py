@@ -96,9 +96,11 @@ class RateLimit:
             db.execute("INSERT OR IGNORE INTO lf_rate_limit VALUES (?, 0, 0, 0, 0)", (self.endpoint,))
             row = db.execute(f"SELECT {_COLUMNS} FROM lf_rate_limit WHERE endpoint = ?",
                              (self.endpoint,)).fetchone()
-            yield list(row), lambda r: db.execute(
-                "UPDATE lf_rate_limit SET window_start = ?, requests = ?, tokens = ?, blocked_until = ? "
-                "WHERE endpoint = ?", (*r, self.endpoint))
+            def save(r: list[Any]) -> None:
+                db.execute("UPDATE lf_rate_limit SET window_start = ?, requests = ?, tokens = ?, "
+                           "blocked_until = ? WHERE endpoint = ?", (*r, self.endpoint))
+
+            yield list(row), save
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:

@@ -30,8 +30,8 @@ def checkpointer(store: str, wdir: Path) -> Iterator[Any]:
     if not is_postgres(store):
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        with SqliteSaver.from_conn_string(str(wdir / "checkpoints.sqlite")) as saver:
-            yield saver
+        with SqliteSaver.from_conn_string(str(wdir / "checkpoints.sqlite")) as local:
+            yield local
         return
     try:
         from langgraph.checkpoint.postgres import PostgresSaver

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from fuzzkit.paths import cache_dir
 from long_term_memory.embeddings import Embedder
@@ -170,7 +170,7 @@ class ExperienceBank(BankWrites):
             self._presence.release()
             self._presence = None
 
-    def __enter__(self) -> ExperienceBank:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

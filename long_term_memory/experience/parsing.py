@@ -125,7 +125,8 @@ def _item(raw: Any) -> MemoryItem | None:
     description = description or _first_sentence(content, MAX_DESCRIPTION)
     title = title or _first_sentence(" ".join(description.split()[:10]), MAX_TITLE)
     lowered = {str(k).strip().lower().replace(" ", "_"): v for k, v in raw.items()}
-    structured = {key: lowered.get(key) for key in ("scope", "failure", "action") if lowered.get(key)}
+    structured: dict[str, Any] = {
+        key: lowered[key] for key in ("scope", "failure", "action") if lowered.get(key)}
     if "failure" not in structured and lowered.get("failure_signature"):
         structured["failure"] = lowered["failure_signature"]
     try:

@@ -126,8 +126,9 @@ class PgExperienceBank(ExperienceBank):
         self._presence = None
         self._conn = connect(url, autocommit=True)
         self._life = PgLifecycle(self._conn, task, config.gatekeeper, self._mutex)  # type: ignore[assignment]
-        self._view = PgView(task, config, embedder.dim)  # type: ignore[assignment]
-        self._view.conn = self._conn
+        view = PgView(task, config, embedder.dim)
+        view.conn = self._conn
+        self._view = view  # type: ignore[assignment]
 
     @classmethod
     def open_store(cls, url: str, task: str, config: ExperienceConfig,
