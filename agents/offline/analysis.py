@@ -177,7 +177,12 @@ def classify(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> tuple[str, 
         and ("consumed" in kinds or idx.lifecycle(key).create or verbs & (MUTATE - {"set"}))
     ):
         return "object_builder", HIGH, f"{name} mutates a {key} with values from the input"
-    if key and "bytes" in kinds and verbs & {"parse", "feed", "write", "push", "process", "decode", "update"}:
+    if (
+        key
+        and "bytes" in kinds
+        and verbs & {"parse", "feed", "write", "push", "process", "decode", "update"}
+        and _feeds_in_pieces(target, idx, rs)
+    ):
         return "stream_processor", MEDIUM, f"{name} consumes input pieces through a {key}"
     if key:
         kind = idx.kind(target)
@@ -192,6 +197,20 @@ def classify(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> tuple[str, 
         )
         return "stateless_parser", conf, f"{name} takes the input directly and keeps no state"
     return "stateless_parser", LOW, f"{name} has no input parameter: options only"
+
+
+def _feeds_in_pieces(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> bool:
+    """Whether ``target`` takes one piece of input on an object that keeps the rest.
+
+    A method-style call (the object first, the bytes after: ``feed(ctx, buf, len)``) does;
+    a one-shot call with its options last (``decode(buf, len, &opts)``) or one that returns a
+    new object made from the bytes does not: calling it per piece would decode each piece
+    from scratch, or make (and leak) an object per piece.
+    """
+    first = rs[0] if rs else None
+    if first is None or first.kind not in ("object", "handle"):
+        return False
+    return not (idx.returns_owned(target) and idx.type_key(target.return_type))
 
 
 def _types_involved(target: FunctionDecl, idx: ApiIndex) -> list[str]:
