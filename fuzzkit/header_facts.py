@@ -15,6 +15,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from fuzzkit.header_wrappers import Wrapper
+
 _FUNCTION_TYPE = re.compile(r"^([^()]*?)\s*\(([^()]*)\)$")
 
 
@@ -76,6 +78,7 @@ class HeaderFacts:
     returns: dict[str, str] = field(default_factory=dict)
     retains: list[str] = field(default_factory=list)
     consumes: list[str] = field(default_factory=list)
+    wrappers: list[Wrapper] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -97,6 +100,8 @@ class HeaderFacts:
             returns=dict(data.get("returns", {})),
             retains=list(data.get("retains", [])),
             consumes=list(data.get("consumes", [])),
+            wrappers=[Wrapper(w["function"], tuple(w["args"]), w["caller"], tuple(w["params"]))
+                      for w in data.get("wrappers", [])],
         )
 
     def render(self) -> str:
@@ -143,6 +148,10 @@ class HeaderFacts:
             out.append("Ownership (documentation):")
             out += [f"- {fn} takes ownership of its object argument, even when it fails"
                     for fn in self.consumes]
+        if self.wrappers:
+            out.append("Calls in the header's own wrappers (pass the same fixed arguments):")
+            out += [f"- {w.function}({', '.join(w.args)}) in {w.caller}({', '.join(w.params)})"
+                    for w in self.wrappers]
         if self.returns:
             out.append("Documented return values:")
             out += [f"- {fn}: {text}" for fn, text in self.returns.items()]

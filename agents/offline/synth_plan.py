@@ -237,6 +237,11 @@ class Planner:
                         args[r.pair] = self.length(pr.param.type, cap)
             elif k == "unit":
                 args[r.index] = f"({decl_cast(ptype)})1"
+            elif k in ("int", "bool", "enum", "float") and r.index in (
+                fixed := type_table.active().fixed_args.get(fn.name, {})
+            ):
+                # The header's own wrappers pass this value (an ABI version, a size): it is a check.
+                args[r.index] = f"{cast}{fixed[r.index]}" if k == "enum" else fixed[r.index]
             elif k == "int" and 0 in args and (ident := synth_args.node_id(self, fn, r, args[0])):
                 args[r.index] = ident
             elif k in ("int", "bool", "enum", "float"):
