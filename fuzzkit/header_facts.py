@@ -171,7 +171,8 @@ MAX_FIELDS = 20
 
 
 def _words(name: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    # An acronym run ends before a capitalised word: `QXFree` is `qx`, `free`.
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
     return [w.lower() for w in re.split(r"[_\W]+", spaced) if w]
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from agents.offline import cdecl
+from agents.offline import cdecl, type_table
 from agents.offline.synth_finders import ApiFinders, words
 from agents.offline.synth_vocab import (
     CREATE,
@@ -235,6 +235,8 @@ class ApiIndex(ApiFinders):
             return False
         if cdecl.is_pointer(ret) and cdecl.is_const_target(ret):
             return False
+        if self.documented_releaser(fn):
+            return True
         verbs = self.verbs(fn.name)
         if cdecl.is_string(ret) or cdecl.is_bytes(ret):
             return (
@@ -267,6 +269,23 @@ class ApiIndex(ApiFinders):
             for f in self.api
         )
 
+
+    def documented_releaser(self, fn: FunctionDecl) -> str | None:
+        """What the header says releases ``fn``'s result, or a same-signature variant's.
+
+        Variants documented once for the group (``decode_rgb`` documented, ``decode_bgr``
+        "the same, in another order") share the ownership rule of the documented one.
+        """
+        found = type_table.producer_releaser(fn.name)
+        if found or cdecl.is_const_target(fn.return_type):
+            return found
+        shape = (fn.return_type, [p.type for p in fn.params])
+        for other in self.api:
+            if other.name != fn.name and (other.return_type, [p.type for p in other.params]) == shape:
+                found = type_table.producer_releaser(other.name)
+                if found:
+                    return found
+        return None
 
     def _made_from_input(self, fn: FunctionDecl) -> bool:
         """``dec_t *x_idecode(const uint8_t *data, size_t n, opts_t *o)``: a new object from bytes.

@@ -216,6 +216,12 @@ def releaser_for(type_name: str, producer: str = "") -> str | None:
     return None
 
 
+def producer_releaser(producer: str) -> str | None:
+    """The function the header documents as releasing what ``producer`` allocates."""
+    wanted = f"what {producer} allocates"
+    return next((fn for fn, what in active().releasers if what == wanted), None)
+
+
 def _bare(spelling: str) -> str:
     return re.sub(r"\b(const|struct|union)\b|\*|\s+", "", spelling)
 

@@ -78,3 +78,36 @@ def test_the_types_section_carries_them_and_the_draft_passes_the_fixed_version()
     assert "qz_cfg_init_internal(" in code
     call = code[code.index("qz_cfg_init_internal(") :].split(";")[0]
     assert call.endswith("QZ_ABI_VERSION)"), call
+
+
+RELEASED = """\
+void qz_pool_free(void *p);
+void qz_free(void *p);
+unsigned char *qz_decode_rgb(const unsigned char *data, size_t size, int *width, int *height);
+unsigned char *qz_decode_bgr(const unsigned char *data, size_t size, int *width, int *height);
+"""
+
+
+def test_a_documented_releaser_frees_the_result_of_its_producer_and_of_same_shape_variants() -> None:
+    from agents.offline.synth_api import ApiIndex
+    from agents.offline.synth_blocks import call_block
+
+    decls = parse_prototypes(RELEASED)
+    table = read_types("Release functions:\n"
+                       "- qz_free releases what qz_decode_rgb allocates (by documentation)\n")
+    bgr = next(d for d in decls if d.name == "qz_decode_bgr")
+    with using(table):
+        idx = ApiIndex(decls)
+        assert idx.returns_owned(bgr) and idx.documented_releaser(bgr) == "qz_free"
+        code = write_harness(bgr, decls, ["qz.h"], "stateless_parser", default_skeleton("stateless_parser")).code
+        block = call_block(idx, bgr, [], set(), set(), 1)
+    assert "qz_free(result)" in code and "qz_pool_free" not in code
+    assert block is not None and any("qz_free(" in line for line in block.lines)
+    assert not ApiIndex(decls).returns_owned(bgr)  # without the Types section: not known
+
+
+def test_an_acronym_prefix_is_its_own_word_so_its_free_function_is_a_releaser() -> None:
+    from fuzzkit.header_facts import _words
+
+    assert _words("QXFree") == ["qx", "free"] and _words("QXPictureFree") == ["qx", "picture", "free"]
+    assert _words("acme_free_reply") == ["acme", "free", "reply"]
