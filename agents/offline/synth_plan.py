@@ -274,6 +274,11 @@ class Planner:
                 args[r.index] = f"{cast}{v}"
             elif k == "alloc":
                 args[r.index] = synth_args.alloc_for(self, fn)
+            elif k == "workspace" and r.pair is not None:
+                ws = self.f.name(r.param.name or "workspace")
+                self.f.decls.append(f"{decl_type(cdecl.pointee(ptype))} {ws}[{WORKSPACE}] = {{0}};")
+                args[r.index] = ws
+                args[r.pair] = f"({decl_cast(rs[r.pair].param.type)}){WORKSPACE}"
             elif k in ("array", "strarray"):
                 args[r.index], args[r.pair or r.index + 1] = synth_args.array(self, r, rs)
             elif k in ("fd", "path", "mode", "file", "callback", "userdata", "format"):
@@ -360,6 +365,9 @@ class Planner:
         else:
             into.extend(stmts)
         return var
+
+
+WORKSPACE = 1000  # elements of a caller-provided work array (its count is passed along)
 
 
 def decl_type(ctype: str) -> str:

@@ -72,7 +72,7 @@ class Role:
     kind is one of: text, bytes, len, outbuf, outlen, outlen_ptr, inlen_ptr, scratch, alloc,
     object, out_object, consumed, fresh, child, handle, out_scalar, out_ptr, int, bool, float,
     enum, zero_value, version, struct_size, fd, path, mode, file, format, callback, userdata, array,
-    strarray, count, unit, unsupported, null.
+    strarray, count, workspace, unit, unsupported, null.
     """
 
     kind: str
@@ -204,6 +204,10 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             inner = cdecl.pointee(t)
             if cdecl.is_const_target(t) and nxt and is_len_like(nxt):
                 out[i] = Role("array", i, p, pair=i + 1)
+                out[i + 1] = Role("count", i + 1, nxt, pair=i)
+            elif nxt and cdecl.is_length(nxt) and (cdecl.is_integer(inner) or cdecl.is_float(inner)):
+                # `int *workspace, size_t wscount`: room the library works in, as large as it says.
+                out[i] = Role("workspace", i, p, pair=i + 1)
                 out[i + 1] = Role("count", i + 1, nxt, pair=i)
             elif cdecl.is_integer(inner) or cdecl.is_float(inner) or cdecl.is_enum_like(inner):
                 out[i] = Role("out_scalar", i, p)
