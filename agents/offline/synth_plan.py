@@ -301,11 +301,18 @@ class Planner:
         """
         if cdecl.is_const_target(cdecl.pointee(ptype)) or cdecl.is_const_target(ptype):
             return
-        releaser = type_table.releaser_for(cdecl.pointee(ptype), producer=fn.name)
-        if releaser is None:
-            key = self.idx.type_key(cdecl.pointee(ptype))
-            releaser = self.idx.destructor(key, fn.name) if key else None
         inner = cdecl.pointee(ptype)
+        returns_block = cdecl.is_pointer(fn.return_type)
+        if returns_block and self.idx.returns_owned(fn) and (
+            cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
+        ):
+            return  # `u = f(..., &v)`: a view into the block the call returns, released with it
+        # "X releases what f allocates" is about f's result: its out-parameters only when it
+        # returns no pointer.
+        releaser = type_table.releaser_for(inner, producer="" if returns_block else fn.name)
+        if releaser is None:
+            key = self.idx.type_key(inner)
+            releaser = self.idx.destructor(key, fn.name) if key else None
         if releaser is None and (cdecl.is_bytes(inner) or cdecl.is_string(inner)):
             # A string or buffer handed back: the library's one generic releaser, else free()
             # — unless the name says it points into the input (`end`, `next`, `rest`).

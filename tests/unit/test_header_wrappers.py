@@ -111,3 +111,17 @@ def test_an_acronym_prefix_is_its_own_word_so_its_free_function_is_a_releaser() 
 
     assert _words("QXFree") == ["qx", "free"] and _words("QXPictureFree") == ["qx", "picture", "free"]
     assert _words("acme_free_reply") == ["acme", "free", "reply"]
+
+
+def test_out_pointers_of_the_returned_block_s_type_are_views_into_it() -> None:
+    decls = parse_prototypes(
+        "void qz_free(void *p);\n"
+        "unsigned char *qz_decode_yuv(const unsigned char *data, size_t size, int *width, int *height,"
+        " unsigned char **u, unsigned char **v);\n")
+    table = read_types("Release functions:\n"
+                       "- qz_free releases what qz_decode_yuv allocates (by documentation)\n")
+    yuv = next(d for d in decls if d.name == "qz_decode_yuv")
+    with using(table):
+        code = write_harness(yuv, decls, ["qz.h"], "stateless_parser", default_skeleton("stateless_parser")).code
+    assert "qz_free(result)" in code
+    assert "qz_free(u)" not in code and "qz_free(v)" not in code and "free(u)" not in code
