@@ -144,3 +144,32 @@ def test_an_object_made_from_input_bytes_is_owned_whatever_the_verb() -> None:
     target = next(d for d in decls if d.name == "vx_incr_decode")
     result = analyze_function(target, decls)
     assert "the returned vx_idec must be freed with vx_idec_delete" in result.constraints
+
+
+WHOLE_API = """
+typedef struct vx_cert vx_cert;
+typedef struct vx_reader vx_reader;
+void vx_cert_init(vx_cert *crt);
+int vx_cert_parse(vx_cert *crt, const unsigned char *buf, size_t buflen);
+void vx_cert_free(vx_cert *crt);
+vx_reader *vx_reader_new(void);
+int vx_reader_parse(vx_reader *r, const unsigned char *buf, size_t len);
+void vx_reader_free(vx_reader *r);
+"""
+WHOLE_TYPES = """```c
+struct vx_cert { int version; unsigned char *raw; size_t raw_len; struct vx_cert *next; };
+struct vx_reader;  /* opaque: only pointers, made by the API */
+```"""
+
+
+@pytest.mark.parametrize(("name", "archetype"), [
+    ("vx_cert_parse", "object_lifecycle"),  # a struct the caller sees into: whole messages
+    ("vx_reader_parse", "stream_processor"),  # an opaque context keeps state between pieces
+])
+def test_a_parse_into_a_visible_struct_takes_the_whole_input(name: str, archetype: str) -> None:
+    from agents.offline.type_table import read_types, using
+
+    decls = parse_prototypes(WHOLE_API)
+    target = next(d for d in decls if d.name == name)
+    with using(read_types(WHOLE_TYPES)):
+        assert analyze_function(target, decls).archetype == archetype
