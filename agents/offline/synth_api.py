@@ -300,7 +300,9 @@ class ApiIndex(ApiFinders):
         if any(cdecl.struct_type(p.type) == key or self.type_key(p.type) == key for p in fn.params):
             return False
         data = any(cdecl.is_pointer(p.type) and cdecl.is_const_target(p.type)
-                   and (cdecl.is_bytes(p.type) or cdecl.is_string(p.type)) for p in fn.params)
+                   and (cdecl.is_bytes(p.type) or cdecl.is_string(p.type)
+                        or bool(type_table.blob_fields(cdecl.struct_type(p.type) or "")))
+                   for p in fn.params)
         return data and any(
             len(f.params) == 1 and cdecl.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
             for f in self.api

@@ -274,6 +274,8 @@ class Planner:
                 args[r.index] = f"{cast}{v}"
             elif k == "alloc":
                 args[r.index] = synth_args.alloc_for(self, fn)
+            elif k == "blob":
+                args[r.index] = self.blob(r, fed=r.index == main)
             elif k == "workspace" and r.pair is not None:
                 ws = self.f.name(r.param.name or "workspace")
                 self.f.decls.append(f"{decl_type(cdecl.pointee(ptype))} {ws}[{WORKSPACE}] = {{0}};")
@@ -291,6 +293,20 @@ class Planner:
         plan.text = f"{fn.name}({', '.join(ordered)})"
         self.f.calls.append(fn.name)
         return plan
+
+    def blob(self, r: Role, fed: bool) -> str:
+        """A buffer-and-length struct holding the payload (zeroed when another slot gets it)."""
+        v = self.f.name(r.param.name or "input")
+        self.f.decls += [f"{decl_type(cdecl.pointee(r.param.type))} {v};", f"memset(&{v}, 0, sizeof {v});"]
+        self.f.include("<string.h>")
+        fields = type_table.blob_fields(r.type_key or "")
+        rec = type_table.active().record(r.type_key or "")
+        if fed and fields and rec:
+            types = dict(rec.fields)
+            self.fed = True
+            self.f.setup.append(f"{v}.{fields[0]} = ({types[fields[0]]})data;")
+            self.f.setup.append(f"{v}.{fields[1]} = ({types[fields[1]]})size;")
+        return f"&{v}"
 
     def _release_out(self, fn: FunctionDecl, ptype: str, v: str, param_name: str = "") -> None:
         """Release what the callee returned through ``T **``, with the releaser the header names.

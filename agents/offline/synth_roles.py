@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agents.offline import cdecl
+from agents.offline import cdecl, type_table
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_knowledge import DEFAULT_ENUM, int_choices
 from agents.offline.synth_lengths import grouped_lengths, is_len_like
@@ -72,7 +72,7 @@ class Role:
     kind is one of: text, bytes, len, outbuf, outlen, outlen_ptr, inlen_ptr, scratch, alloc,
     object, out_object, consumed, fresh, child, handle, out_scalar, out_ptr, int, bool, float,
     enum, zero_value, version, struct_size, fd, path, mode, file, format, callback, userdata, array,
-    strarray, count, workspace, unit, unsupported, null.
+    strarray, count, workspace, blob, unit, unsupported, null.
     """
 
     kind: str
@@ -194,6 +194,9 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             out[i] = Role("out_ptr", i, p)
             continue
         key = idx.type_key(t)
+        if key and cdecl.pointer_depth(t) == 1 and cdecl.is_const_target(t) and type_table.blob_fields(key):
+            out[i] = Role("blob", i, p, type_key=key)  # `const buf_t *in`: the input, wrapped
+            continue
         if key and cdecl.is_pointer(t):
             out[i] = Role(_object_role(fn, idx, i, p, key, first_key, fn_words), i, p, type_key=key)
             continue
@@ -306,7 +309,7 @@ def _object_role(
 
 def payload_slot(rs: list[Role]) -> int | None:
     """The parameter that should receive the whole fuzz payload (bytes beat named text)."""
-    bytes_roles = [r for r in rs if r.kind == "bytes"]
+    bytes_roles = [r for r in rs if r.kind in ("bytes", "blob")]
     if bytes_roles:
         return bytes_roles[0].index
     texts = [r for r in rs if r.kind == "text"]

@@ -216,6 +216,25 @@ def releaser_for(type_name: str, producer: str = "") -> str | None:
     return None
 
 
+def blob_fields(type_name: str) -> tuple[str, str] | None:
+    """``(pointer field, length field)`` of a struct that is just a byte buffer and its length.
+
+    ``struct { const uint8_t *bytes; size_t size; }``: passing one is passing data.
+    """
+    from agents.offline import cdecl  # cdecl consults this table: imported late
+
+    rec = active().record(type_name)
+    if rec is None or rec.opaque or len(rec.fields) != 2:
+        return None
+    (n1, t1), (n2, t2) = rec.fields
+    for (pn, pt), (ln, lt) in (((n1, t1), (n2, t2)), ((n2, t2), (n1, t1))):
+        data = cdecl.is_pointer(pt) and (cdecl.is_bytes(pt) or cdecl.is_string(pt)
+                                         or cdecl.strip_const(pt) == "void *")
+        if data and cdecl.is_integer(lt) and not cdecl.is_pointer(lt):
+            return pn, ln
+    return None
+
+
 def producer_releaser(producer: str) -> str | None:
     """The function the header documents as releasing what ``producer`` allocates."""
     wanted = f"what {producer} allocates"
