@@ -205,3 +205,28 @@ def stream_types(facts: HeaderFacts) -> set[str]:
         if data and count:
             names |= {n for n in (record.tag, *record.names) if n}
     return names
+
+
+def blob_types(facts: HeaderFacts) -> set[str]:
+    """Names of structs that are just a byte buffer and its length (``{ const u8 *bytes; size_t size; }``).
+
+    Passing one (by const pointer) is passing data, like a stream struct.
+    """
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    byteish = re.compile(r"\b(char|uint8_t|int8_t|void)\b")
+    integer = re.compile(r"\b(size_t|int|long|short|unsigned|u?int\d+_t)\b")
+    names: set[str] = set()
+    for record in facts.records:
+        if record.opaque or len(record.fields) != 2:
+            continue
+        kinds = set()
+        for _name, ctype in record.fields:
+            base = _base(ctype)
+            resolved = f"{base} {canonical.get(base, '')}"
+            if "*" in ctype and byteish.search(resolved):
+                kinds.add("data")
+            elif "*" not in ctype and integer.search(resolved):
+                kinds.add("length")
+        if kinds == {"data", "length"}:
+            names |= {n for n in (record.tag, *record.names) if n}
+    return names
