@@ -208,7 +208,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             if cdecl.is_const_target(t) and nxt and is_len_like(nxt):
                 out[i] = Role("array", i, p, pair=i + 1)
                 out[i + 1] = Role("count", i + 1, nxt, pair=i)
-            elif nxt and cdecl.is_length(nxt) and (cdecl.is_integer(inner) or cdecl.is_float(inner)):
+            elif _counted(nxt) and (cdecl.is_integer(inner) or cdecl.is_float(inner)):
                 # `int *workspace, size_t wscount`: room the library works in, as large as it says.
                 out[i] = Role("workspace", i, p, pair=i + 1)
                 out[i + 1] = Role("count", i + 1, nxt, pair=i)
@@ -305,6 +305,13 @@ def _object_role(
     if OPTIONAL_NAMES.search(lname) and not idx.lifecycle(key).create:
         return "null"
     return "object"
+
+
+def _counted(nxt: Param | None) -> bool:
+    """Whether ``nxt`` counts the array before it: named so, or an unnamed ``size_t``."""
+    if nxt is None:
+        return False
+    return cdecl.is_length(nxt) or (is_len_like(nxt) and cdecl.base_name(nxt.type) == "size_t")
 
 
 def payload_slot(rs: list[Role]) -> int | None:

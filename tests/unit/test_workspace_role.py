@@ -14,6 +14,8 @@ qz_code *qz_compile(const unsigned char *pattern, size_t length, int *errorcode)
 void qz_code_free(qz_code *code);
 int qz_dfa_match(const qz_code *code, const unsigned char *subject, size_t length, int *workspace, size_t wscount);
 int qz_get_dims(const unsigned char *data, size_t size, int *width, int *height);
+int qz_dfa_match_unnamed(const qz_code *, const unsigned char *, size_t, int *, size_t);
+int qz_get_flag(const unsigned char *, size_t, int *, int);
 """
 
 
@@ -35,3 +37,11 @@ def test_the_work_array_is_as_large_as_the_count_passed_with_it() -> None:
 def test_out_values_without_a_count_stay_single_variables() -> None:
     code = _draft("qz_get_dims")
     assert "&width, &height" in code and "[" not in code[code.index("int width"):code.index("qz_get_dims(")]
+
+
+def test_an_unnamed_size_t_after_a_number_pointer_counts_it_but_an_int_does_not() -> None:
+    code = _draft("qz_dfa_match_unnamed")
+    assert re.search(r"int (\w+)\[1000\] = \{0\};", code), code
+    assert ", (size_t)1000);" in code
+    flag = _draft("qz_get_flag")
+    assert "[1000]" not in flag
