@@ -45,3 +45,12 @@ def test_an_unnamed_size_t_after_a_number_pointer_counts_it_but_an_int_does_not(
     assert ", (size_t)1000);" in code
     flag = _draft("qz_get_flag")
     assert "[1000]" not in flag
+
+
+def test_a_fresh_variable_never_takes_a_type_s_name() -> None:
+    from agents.offline.synth_code import Frag
+    from agents.offline.type_table import read_types, using
+
+    with using(read_types("```c\ntypedef struct qz_conv_ctx qz_conv_ctx;\nstruct qz_conv_ctx;\n```")):
+        assert Frag().name("qz_conv_ctx") == "qz_conv_ctx2"
+    assert Frag().name("qz_conv_ctx") == "qz_conv_ctx"
