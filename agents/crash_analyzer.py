@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -51,7 +52,16 @@ def report_text(crash: Mapping[str, Any]) -> str:
         f"access: {crash.get('access', '')}",
         f"buffer origin: {crash.get('buffer_origin', '')}",
         f"misuse hint: {crash.get('misuse_hint', '')}",
+        *_input_size(crash.get("reproducer")),
     ])
+
+
+def _input_size(path: Any) -> list[str]:
+    """``input size: N bytes`` of the crash's reproducer, when it is still on disk."""
+    try:
+        return [f"input size: {Path(path).stat().st_size} bytes"] if path else []
+    except OSError:
+        return []
 
 
 class CrashAnalyzer(Agent[CrashTriage]):

@@ -15,6 +15,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from fuzzkit.header_wrappers import Wrapper
+
 _FUNCTION_TYPE = re.compile(r"^([^()]*?)\s*\(([^()]*)\)$")
 
 
@@ -76,6 +78,7 @@ class HeaderFacts:
     returns: dict[str, str] = field(default_factory=dict)
     retains: list[str] = field(default_factory=list)
     consumes: list[str] = field(default_factory=list)
+    wrappers: list[Wrapper] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -97,6 +100,8 @@ class HeaderFacts:
             returns=dict(data.get("returns", {})),
             retains=list(data.get("retains", [])),
             consumes=list(data.get("consumes", [])),
+            wrappers=[Wrapper(w["function"], tuple(w["args"]), w["caller"], tuple(w["params"]))
+                      for w in data.get("wrappers", [])],
         )
 
     def render(self) -> str:
@@ -143,6 +148,10 @@ class HeaderFacts:
             out.append("Ownership (documentation):")
             out += [f"- {fn} takes ownership of its object argument, even when it fails"
                     for fn in self.consumes]
+        if self.wrappers:
+            out.append("Calls in the header's own wrappers (pass the same fixed arguments):")
+            out += [f"- {w.function}({', '.join(w.args)}) in {w.caller}({', '.join(w.params)})"
+                    for w in self.wrappers]
         if self.returns:
             out.append("Documented return values:")
             out += [f"- {fn}: {text}" for fn, text in self.returns.items()]
@@ -162,7 +171,8 @@ MAX_FIELDS = 20
 
 
 def _words(name: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    # An acronym run ends before a capitalised word: `QXFree` is `qx`, `free`.
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
     return [w.lower() for w in re.split(r"[_\W]+", spaced) if w]
 
 
@@ -193,5 +203,30 @@ def stream_types(facts: HeaderFacts) -> set[str]:
         count = any("in" in w and set(w) & {"avail", "left", "len", "size", "remaining"}
                     and "*" not in t for w, t in words)
         if data and count:
+            names |= {n for n in (record.tag, *record.names) if n}
+    return names
+
+
+def blob_types(facts: HeaderFacts) -> set[str]:
+    """Names of structs that are just a byte buffer and its length (``{ const u8 *bytes; size_t size; }``).
+
+    Passing one (by const pointer) is passing data, like a stream struct.
+    """
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    byteish = re.compile(r"\b(char|uint8_t|int8_t|void)\b")
+    integer = re.compile(r"\b(size_t|int|long|short|unsigned|u?int\d+_t)\b")
+    names: set[str] = set()
+    for record in facts.records:
+        if record.opaque or len(record.fields) != 2:
+            continue
+        kinds = set()
+        for _name, ctype in record.fields:
+            base = _base(ctype)
+            resolved = f"{base} {canonical.get(base, '')}"
+            if "*" in ctype and byteish.search(resolved):
+                kinds.add("data")
+            elif "*" not in ctype and integer.search(resolved):
+                kinds.add("length")
+        if kinds == {"data", "length"}:
             names |= {n for n in (record.tag, *record.names) if n}
     return names

@@ -24,6 +24,7 @@ from fuzzkit.header_facts import (
     _base,
     _words,
 )
+from fuzzkit.header_wrappers import MAX_WRAPPERS, Wrapper, body_tokens, function_wrapper, macro_wrapper
 from fuzzkit.headers import cindex_module, parse_translation_unit
 
 MAX_RECORDS, MAX_ENUM_CONSTANTS, MAX_MACROS = 40, 160, 120
@@ -80,6 +81,9 @@ class _Collector:
         self.macros: dict[str, tuple[int, str, int]] = {}
         self.docs: dict[str, str] = {}
         self.function_types: dict[str, list[Any]] = {}
+        self.api_names = {d.name for d in api}
+        self.wrappers: list[Wrapper] = []
+        self.texts: dict[Path, bytes] = {}
 
     def own(self, cursor: Any) -> bool:
         loc = cursor.location.file
@@ -108,6 +112,8 @@ class _Collector:
                 self._macro(cur)
             elif kind == kinds.FUNCTION_DECL and self.own(cur):
                 self.function_types.setdefault(cur.spelling, [a.type for a in cur.get_arguments()])
+                if cur.spelling not in self.api_names:
+                    self._inline(cur)
                 comment = cur.raw_comment
                 if comment and cur.spelling not in self.docs:
                     self.docs[cur.spelling] = comment
@@ -117,11 +123,27 @@ class _Collector:
         if len(tokens) < 2 or cur.spelling in self.macros or cur.spelling.startswith("_"):
             return
         if tokens[1].spelling == "(" and tokens[1].extent.start.offset == tokens[0].extent.end.offset:
+            self._wrapped(macro_wrapper([t.spelling for t in tokens], True, self.api_names))
             return  # function-like: NAME( with no space
         value = _int_value(" ".join(t.spelling for t in tokens[1:]))
         if value is None:
             return
         self.macros[cur.spelling] = (value, Path(cur.location.file.name).name, cur.location.line)
+
+    def _inline(self, cur: Any) -> None:
+        """A function defined in the header (static inline): the API calls in its body."""
+        path = Path(cur.location.file.name)
+        if path not in self.texts:
+            self.texts[path] = path.read_bytes()
+        end = cur.extent.end.offset  # in bytes: the text is decoded from there on
+        body = body_tokens(self.texts[path][end : end + 65536].decode(errors="replace"), 0)
+        params = [a.spelling for a in cur.get_arguments()]
+        self._wrapped(function_wrapper(cur.spelling, params, body, self.api_names))
+
+    def _wrapped(self, calls: list[Wrapper]) -> None:
+        for call in calls:
+            if len(self.wrappers) < MAX_WRAPPERS:
+                self.wrappers.append(call)
 
     def facts(self) -> HeaderFacts:
         reach = _Reach(self)
@@ -136,6 +158,7 @@ class _Collector:
             records=list(reach.records.values())[:MAX_RECORDS],
             enums=_cap_enums(self._relevant_enums(reach)),
             macros=self._relevant_macros(words),
+            wrappers=list(self.wrappers),
         )
         facts.releasers = self._releasers(facts)
         names = {d.name for d in self.api} | {t.name for t in facts.typedefs if "(" in t.canonical}

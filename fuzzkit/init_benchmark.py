@@ -35,7 +35,7 @@ from fuzzkit.detect_recipe import HINT
 from fuzzkit.detect_tree import fuzz_harnesses, project_dir, read_text
 from fuzzkit.errors import ToolchainError
 from fuzzkit.exports import defined_functions
-from fuzzkit.header_facts import stream_types
+from fuzzkit.header_facts import blob_types, stream_types
 from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
 from fuzzkit.library import LibraryBuild, build_library
@@ -175,12 +175,13 @@ def make_benchmark(
     harnesses = [h if prefix == "." else f"{prefix}/{h}" for h in fuzz_harnesses(project)]
     # What the library's own fuzz harnesses call is what its authors found worth fuzzing.
     fuzzed = {n for h in harnesses for n in re.findall(r"\b(\w+)\s*\(", read_text(root / h))}
-    chosen = (
-        pick_named(api, functions)
-        if functions
-        else choose_functions(preferred_api, max_functions, canonical, fuzzed,
-                              stream_types(collect_facts(lib.headers, lib.include_dirs, lib.defines, api)))
-    )
+    chosen = pick_named(api, functions) if functions else None
+    if chosen is None:
+        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
+        # A harness calling the header's inline wrapper (or macro) fuzzes the function it wraps.
+        fuzzed |= {w.function for w in facts.wrappers if w.caller in fuzzed}
+        chosen = choose_functions(preferred_api, max_functions, canonical, fuzzed,
+                                  stream_types(facts) | blob_types(facts))
     preferred = sorted(harnesses, key=lambda h: (not h.endswith(".c"), h))
     bench: dict[str, Any] = {"project": project_name(spec, root), "language": "c"}
     if preferred:

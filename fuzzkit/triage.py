@@ -36,6 +36,8 @@ _STACK_OBJECT = re.compile(r"is located in stack of thread")
 _NULL = re.compile(
     r"SEGV on unknown address (?:0x0{8,}[0-9a-f]{0,3}\b|\(nil\))|address points to the zero page"
 )
+_BAD_RELEASES = ("bad-free", "double-free", "alloc-dealloc-mismatch")
+_RELEASE_NAME = re.compile(r"(free|delete|destroy|release|unref|dispose|cleanup)", re.I)
 _OVERFLOWS = (
     "heap-buffer-overflow",
     "stack-buffer-overflow",
@@ -102,6 +104,11 @@ def _entry(frames: list[Frame], harness: str) -> str:
             inner = [f for f in frames[:i] if f.is_project()]
             return inner[-1].function if inner else ""
     return ""
+
+
+def _shallow(project: list[Frame], depth: int = 3) -> bool:
+    """Whether the harness frame comes within ``depth`` library frames of the fault."""
+    return any(f.function in HARNESS_FUNCS for f in project[: depth + 1])
 
 
 def _crash_function(frames: list[Frame]) -> str:
@@ -171,6 +178,11 @@ def _hint(
         return (
             f"null-pointer dereference in {t.crash_function} reached through {entry}: check whether "
             f"the harness passes NULL or an unchecked failed result to {entry}"
+        )
+    if kind in _BAD_RELEASES and _RELEASE_NAME.search(t.entry_function) and _shallow(project):
+        return (
+            f"{kind} right inside {entry}, which the harness called: the harness released memory "
+            f"it does not own (a pointer into a block released elsewhere, or released twice)"
         )
     if near_init:
         return (

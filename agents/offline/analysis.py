@@ -8,10 +8,11 @@ involved and related functions worth calling on the same objects.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.offline import cdecl
+from agents.offline import cdecl, type_table
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_knowledge import stream_fields
 from agents.offline.synth_roles import Role, payload_slot, roles
@@ -63,6 +64,8 @@ PRINT_WORDS = {
     "render",
     "export",
 }
+PIECE_VERBS = {"feed", "push", "write", "update", "append", "process"}
+_LAST_FLAG = re.compile(r"(final|last|done|finish|more)", re.I)
 HOOK_WORDS = ("hooks", "callbacks", "handlers", "vtable", "allocator")
 PRODUCE_WORDS = {"parse", "scan", "load", "next", "read", "fetch", "pull", "lex", "step"}
 
@@ -177,7 +180,12 @@ def classify(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> tuple[str, 
         and ("consumed" in kinds or idx.lifecycle(key).create or verbs & (MUTATE - {"set"}))
     ):
         return "object_builder", HIGH, f"{name} mutates a {key} with values from the input"
-    if key and "bytes" in kinds and verbs & {"parse", "feed", "write", "push", "process", "decode", "update"}:
+    if (
+        key
+        and "bytes" in kinds
+        and verbs & {"parse", "feed", "write", "push", "process", "decode", "update"}
+        and _feeds_in_pieces(target, idx, rs)
+    ):
         return "stream_processor", MEDIUM, f"{name} consumes input pieces through a {key}"
     if key:
         kind = idx.kind(target)
@@ -192,6 +200,29 @@ def classify(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> tuple[str, 
         )
         return "stateless_parser", conf, f"{name} takes the input directly and keeps no state"
     return "stateless_parser", LOW, f"{name} has no input parameter: options only"
+
+
+def _feeds_in_pieces(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> bool:
+    """Whether ``target`` takes one piece of input on an object that keeps the rest.
+
+    A method-style call (the object first, the bytes after: ``feed(ctx, buf, len)``) does;
+    a one-shot call with its options last (``decode(buf, len, &opts)``) or one that returns a
+    new object made from the bytes does not: calling it per piece would decode each piece
+    from scratch, or make (and leak) an object per piece.
+    """
+    first = rs[0] if rs else None
+    if first is None or first.kind not in ("object", "handle"):
+        return False
+    if idx.returns_owned(target) and idx.type_key(target.return_type):
+        return False
+    if any(r.kind in ("int", "bool") and _LAST_FLAG.search(r.param.name) for r in rs):
+        return True  # `parse(p, buf, len, is_final)`: made for pieces
+    if (set(idx.verbs(target.name)) | set(words(target.name))) & PIECE_VERBS:
+        return True
+    # A parse/decode into a struct the caller owns and can see into (`parse(&cert, der, len)`)
+    # takes whole messages; an opaque context made by the library keeps state between calls.
+    record = type_table.active().record(first.type_key or "")
+    return record is None or record.opaque
 
 
 def _types_involved(target: FunctionDecl, idx: ApiIndex) -> list[str]:

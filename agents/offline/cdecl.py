@@ -405,3 +405,18 @@ def is_unsigned(ctype: str) -> bool:
     base = canonical_base(ctype)
     return base.startswith(("unsigned", "uint", "size_t")) or base in ("u8", "u16", "u32", "u64")
 
+
+def blob_fields(type_name: str) -> tuple[str, str] | None:
+    """``(pointer field, length field)`` of a struct that is just a byte buffer and its length.
+
+    ``struct { const uint8_t *bytes; size_t size; }``: passing one is passing data.
+    """
+    rec = type_table.active().record(type_name)
+    if rec is None or rec.opaque or len(rec.fields) != 2:
+        return None
+    (n1, t1), (n2, t2) = rec.fields
+    for (pn, pt), (ln, lt) in (((n1, t1), (n2, t2)), ((n2, t2), (n1, t1))):
+        data = is_pointer(pt) and (is_bytes(pt) or is_string(pt) or strip_const(pt) == "void *")
+        if data and is_integer(lt) and not is_pointer(lt):
+            return pn, ln
+    return None

@@ -10,7 +10,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototype, parse_prototypes
 from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
-from agents.offline.fixer_input import feed_input
+from agents.offline.fixer_input import feed_input, guard_empty_input
 from agents.offline.fixer_leak import release_results
 from agents.offline.improver import improve_harness
 from agents.offline.lesson_apply import actionable_lessons, apply_lessons, feeder_of, releasers_of
@@ -134,6 +134,10 @@ def enhance(facts: PromptFacts) -> Reply:
         fed, how = feed_input(harness, target, api, via=feeder_of(lessons, target))
         if how:
             return {"fixes": [how], "unresolved": []}, fed
+    if re.search(r"^input size: 0 bytes", triage, re.M):
+        guarded, how = guard_empty_input(harness)
+        if how:
+            return {"fixes": [how], "unresolved": []}, guarded
     if last_good:
         return {"fixes": [f"revert to the last working harness ({problem})"],
                 "unresolved": []}, last_good

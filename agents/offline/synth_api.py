@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from agents.offline import cdecl
+from agents.offline import cdecl, type_table
 from agents.offline.synth_finders import ApiFinders, words
 from agents.offline.synth_vocab import (
     CREATE,
@@ -235,6 +235,8 @@ class ApiIndex(ApiFinders):
             return False
         if cdecl.is_pointer(ret) and cdecl.is_const_target(ret):
             return False
+        if self.documented_releaser(fn):
+            return True
         verbs = self.verbs(fn.name)
         if cdecl.is_string(ret) or cdecl.is_bytes(ret):
             return (
@@ -246,7 +248,7 @@ class ApiIndex(ApiFinders):
         last = self.last_verb(fn.name, CREATE | {"get", "add", "find", "lookup"})
         if last is None and not self.verbs(fn.name) and self._noun_constructor(fn):
             return True
-        return last in CREATE
+        return last in CREATE or (last is None and self._made_from_input(fn))
 
     def _noun_constructor(self, fn: FunctionDecl) -> bool:
         """``node_t *node_string(const char *value)``: a new object named by its type alone.
@@ -263,6 +265,45 @@ class ApiIndex(ApiFinders):
             if cdecl.is_pointer(p.type) and not cdecl.is_const_target(p.type):
                 return False
         return any(
+            len(f.params) == 1 and cdecl.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
+            for f in self.api
+        )
+
+
+    def documented_releaser(self, fn: FunctionDecl) -> str | None:
+        """What the header says releases ``fn``'s result, or a same-signature variant's.
+
+        Variants documented once for the group (``decode_rgb`` documented, ``decode_bgr``
+        "the same, in another order") share the ownership rule of the documented one.
+        """
+        found = type_table.producer_releaser(fn.name)
+        if found or cdecl.is_const_target(fn.return_type):
+            return found
+        shape = (fn.return_type, [p.type for p in fn.params])
+        for other in self.api:
+            if other.name != fn.name and (other.return_type, [p.type for p in other.params]) == shape:
+                found = type_table.producer_releaser(other.name)
+                if found:
+                    return found
+        return None
+
+    def _made_from_input(self, fn: FunctionDecl) -> bool:
+        """``dec_t *x_idecode(const uint8_t *data, size_t n, opts_t *o)``: a new object from bytes.
+
+        Whatever its verb: it returns a non-const object pointer of a type none of its
+        parameters is (so no pointer into an argument), takes read-only input data and the
+        API has a destructor for that type.
+        """
+        key = cdecl.struct_type(fn.return_type)
+        if key is None or cdecl.is_const_target(fn.return_type):
+            return False
+        if any(cdecl.struct_type(p.type) == key or self.type_key(p.type) == key for p in fn.params):
+            return False
+        data = any(cdecl.is_pointer(p.type) and cdecl.is_const_target(p.type)
+                   and (cdecl.is_bytes(p.type) or cdecl.is_string(p.type)
+                        or bool(cdecl.blob_fields(cdecl.struct_type(p.type) or "")))
+                   for p in fn.params)
+        return data and any(
             len(f.params) == 1 and cdecl.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
             for f in self.api
         )

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from agents.offline import type_table
+
 C_KEYWORDS = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
     "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -206,8 +208,9 @@ class Frag:
             base = "v_" + base
         if base in C_KEYWORDS or base.startswith(("lf_", "LLVM")):
             base = base + "_v"
+        table = type_table.active()  # a variable named like a type hides the type
         cand, n = base, 2
-        while cand in self.taken:
+        while cand in self.taken or cand in table.typedefs or cand in table.records:
             cand, n = f"{base}{n}", n + 1
         self.taken.add(cand)
         return cand

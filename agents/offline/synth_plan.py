@@ -237,6 +237,11 @@ class Planner:
                         args[r.pair] = self.length(pr.param.type, cap)
             elif k == "unit":
                 args[r.index] = f"({decl_cast(ptype)})1"
+            elif k in ("int", "bool", "enum", "float") and r.index in (
+                fixed := type_table.active().fixed_args.get(fn.name, {})
+            ):
+                # The header's own wrappers pass this value (an ABI version, a size): it is a check.
+                args[r.index] = f"{cast}{fixed[r.index]}" if k == "enum" else fixed[r.index]
             elif k == "int" and 0 in args and (ident := synth_args.node_id(self, fn, r, args[0])):
                 args[r.index] = ident
             elif k in ("int", "bool", "enum", "float"):
@@ -269,6 +274,13 @@ class Planner:
                 args[r.index] = f"{cast}{v}"
             elif k == "alloc":
                 args[r.index] = synth_args.alloc_for(self, fn)
+            elif k == "blob":
+                args[r.index] = self.blob(r, fed=r.index == main)
+            elif k == "workspace" and r.pair is not None:
+                ws = self.f.name(r.param.name or "workspace")
+                self.f.decls.append(f"{decl_type(cdecl.pointee(ptype))} {ws}[{WORKSPACE}] = {{0}};")
+                args[r.index] = ws
+                args[r.pair] = f"({decl_cast(rs[r.pair].param.type)}){WORKSPACE}"
             elif k in ("array", "strarray"):
                 args[r.index], args[r.pair or r.index + 1] = synth_args.array(self, r, rs)
             elif k in ("fd", "path", "mode", "file", "callback", "userdata", "format"):
@@ -282,6 +294,20 @@ class Planner:
         self.f.calls.append(fn.name)
         return plan
 
+    def blob(self, r: Role, fed: bool) -> str:
+        """A buffer-and-length struct holding the payload (zeroed when another slot gets it)."""
+        v = self.f.name(r.param.name or "input")
+        self.f.decls += [f"{decl_type(cdecl.pointee(r.param.type))} {v};", f"memset(&{v}, 0, sizeof {v});"]
+        self.f.include("<string.h>")
+        fields = cdecl.blob_fields(r.type_key or "")
+        rec = type_table.active().record(r.type_key or "")
+        if fed and fields and rec:
+            types = dict(rec.fields)
+            self.fed = True
+            self.f.setup.append(f"{v}.{fields[0]} = ({types[fields[0]]})data;")
+            self.f.setup.append(f"{v}.{fields[1]} = ({types[fields[1]]})size;")
+        return f"&{v}"
+
     def _release_out(self, fn: FunctionDecl, ptype: str, v: str, param_name: str = "") -> None:
         """Release what the callee returned through ``T **``, with the releaser the header names.
 
@@ -291,11 +317,18 @@ class Planner:
         """
         if cdecl.is_const_target(cdecl.pointee(ptype)) or cdecl.is_const_target(ptype):
             return
-        releaser = type_table.releaser_for(cdecl.pointee(ptype), producer=fn.name)
-        if releaser is None:
-            key = self.idx.type_key(cdecl.pointee(ptype))
-            releaser = self.idx.destructor(key, fn.name) if key else None
         inner = cdecl.pointee(ptype)
+        returns_block = cdecl.is_pointer(fn.return_type)
+        if returns_block and self.idx.returns_owned(fn) and (
+            cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
+        ):
+            return  # `u = f(..., &v)`: a view into the block the call returns, released with it
+        # "X releases what f allocates" is about f's result: its out-parameters only when it
+        # returns no pointer.
+        releaser = type_table.releaser_for(inner, producer="" if returns_block else fn.name)
+        if releaser is None:
+            key = self.idx.type_key(inner)
+            releaser = self.idx.destructor(key, fn.name) if key else None
         if releaser is None and (cdecl.is_bytes(inner) or cdecl.is_string(inner)):
             # A string or buffer handed back: the library's one generic releaser, else free()
             # — unless the name says it points into the input (`end`, `next`, `rest`).
@@ -336,7 +369,7 @@ class Planner:
                 if not dtor:
                     self.f.notes.append(f"no destructor for {rkey} in the API: freed with free()")
             elif owned:
-                free_fn = self.idx.free_function() or "free"
+                free_fn = self.idx.documented_releaser(fn) or self.idx.free_function() or "free"
                 self.f.cleanup.append(f"if ({var} != NULL) {free_fn}({var});")
             if not cdecl.is_pointer(ret) and not rkey:
                 stmts.append(f"(void){var};")
@@ -355,6 +388,9 @@ class Planner:
         else:
             into.extend(stmts)
         return var
+
+
+WORKSPACE = 1000  # elements of a caller-provided work array (its count is passed along)
 
 
 def decl_type(ctype: str) -> str:

@@ -54,7 +54,7 @@ class Role:
     kind is one of: text, bytes, len, outbuf, outlen, outlen_ptr, inlen_ptr, scratch, alloc,
     object, out_object, consumed, fresh, child, handle, out_scalar, out_ptr, int, bool, float,
     enum, zero_value, version, struct_size, fd, path, mode, file, format, callback, userdata, array,
-    strarray, count, unit, unsupported, null.
+    strarray, count, workspace, blob, unit, unsupported, null.
     """
 
     kind: str
@@ -176,6 +176,9 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             out[i] = Role("out_ptr", i, p)
             continue
         key = idx.type_key(t)
+        if key and cdecl.pointer_depth(t) == 1 and cdecl.is_const_target(t) and cdecl.blob_fields(key):
+            out[i] = Role("blob", i, p, type_key=key)  # `const buf_t *in`: the input, wrapped
+            continue
         if key and cdecl.is_pointer(t):
             out[i] = Role(_object_role(fn, idx, i, p, key, first_key, fn_words), i, p, type_key=key)
             continue
@@ -186,6 +189,10 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             inner = cdecl.pointee(t)
             if cdecl.is_const_target(t) and nxt and is_len_like(nxt):
                 out[i] = Role("array", i, p, pair=i + 1)
+                out[i + 1] = Role("count", i + 1, nxt, pair=i)
+            elif _counted(nxt) and (cdecl.is_integer(inner) or cdecl.is_float(inner)):
+                # `int *workspace, size_t wscount`: room the library works in, as large as it says.
+                out[i] = Role("workspace", i, p, pair=i + 1)
                 out[i + 1] = Role("count", i + 1, nxt, pair=i)
             elif cdecl.is_integer(inner) or cdecl.is_float(inner) or cdecl.is_enum_like(inner):
                 out[i] = Role("out_scalar", i, p)
@@ -282,9 +289,16 @@ def _object_role(
     return "object"
 
 
+def _counted(nxt: Param | None) -> bool:
+    """Whether ``nxt`` counts the array before it: named so, or an unnamed ``size_t``."""
+    if nxt is None:
+        return False
+    return cdecl.is_length(nxt) or (is_len_like(nxt) and cdecl.base_name(nxt.type) == "size_t")
+
+
 def payload_slot(rs: list[Role]) -> int | None:
     """The parameter that should receive the whole fuzz payload (bytes beat named text)."""
-    bytes_roles = [r for r in rs if r.kind == "bytes"]
+    bytes_roles = [r for r in rs if r.kind in ("bytes", "blob")]
     if bytes_roles:
         return bytes_roles[0].index
     texts = [r for r in rs if r.kind == "text"]

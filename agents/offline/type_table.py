@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from fuzzkit.header_wrappers import Wrapper, call_arguments, fixed_arguments
+
 _TYPEDEF = re.compile(r"^typedef (?P<under>.+?)\s*\b(?P<name>[A-Za-z_]\w*);(?:\s*/\* (?P<canon>.*) \*/)?$")
 _FNPTR = re.compile(r"^typedef (?P<ret>.+?)\(\*\s*(?P<name>\w+)\)\s*\((?P<args>.*)\);$")
 _FNTYPE = re.compile(r"^typedef (?P<ret>[^()]+?)\s+(?P<name>\w+)\((?P<args>.*)\);$")
@@ -25,6 +27,7 @@ _RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)
 _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
 _TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
 _RETURN = re.compile(r"^- (?P<fn>\w+): (?P<text>.+)$")
+_WRAPPED = re.compile(r"^- (?P<fn>\w+)\((?P<args>.*)\) in (?P<caller>\w+)\((?P<params>[^()]*)\)$")
 _FIELD = re.compile(r"(?P<type>.*?[\s*])(?P<name>\w+)(?:\[[^\]]*\])?$")
 
 
@@ -52,6 +55,7 @@ class TypeTable:
     enum_members: dict[str, list[str]] = field(default_factory=dict)
     retains: set[str] = field(default_factory=set)
     consumes: set[str] = field(default_factory=set)
+    fixed_args: dict[str, dict[int, str]] = field(default_factory=dict)
     key: int = 0
 
     def record(self, name: str) -> Record | None:
@@ -93,6 +97,7 @@ def read_types(text: str) -> TypeTable:
     """Parse a ``## Types`` section body (fenced C, then ``Release functions`` bullets)."""
     table = TypeTable()
     group: list[str] = []
+    wrappers: list[Wrapper] = []
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("```"):
@@ -106,6 +111,13 @@ def read_types(text: str) -> TypeTable:
         if define:
             table.constants[define["name"]] = int(define["value"])
             group.append(define["name"])
+            continue
+        wrapped = _WRAPPED.match(line)
+        if wrapped:
+            params = tuple(p.strip() for p in wrapped["params"].split(",") if p.strip())
+            args = call_arguments(wrapped["args"])
+            if args is not None:
+                wrappers.append(Wrapper(wrapped["fn"], args, wrapped["caller"], params))
             continue
         release = _RELEASE.match(line)
         if release:
@@ -124,6 +136,7 @@ def read_types(text: str) -> TypeTable:
             table.returns[ret["fn"]] = ret["text"]
     if group:
         table.groups.append(group)
+    table.fixed_args = fixed_arguments(wrappers)
     table.key = hash(text)
     return table
 
@@ -201,6 +214,12 @@ def releaser_for(type_name: str, producer: str = "") -> str | None:
         if {_bare(what), _bare(_canonical(table, what))} & wanted - {""}:
             return fn
     return None
+
+
+def producer_releaser(producer: str) -> str | None:
+    """The function the header documents as releasing what ``producer`` allocates."""
+    wanted = f"what {producer} allocates"
+    return next((fn for fn, what in active().releasers if what == wanted), None)
 
 
 def _bare(spelling: str) -> str:

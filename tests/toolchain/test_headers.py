@@ -81,3 +81,25 @@ def test_missing_header_is_a_toolchain_error(tmp_path: Path) -> None:
     broken.write_text('#include "not_there.h"\n')
     with pytest.raises(ToolchainError, match="not_there.h"):
         parse_header(broken)
+
+
+def test_wrapper_calls_come_from_inline_bodies_and_macros(tmp_path: Path) -> None:
+    from fuzzkit.header_facts_collect import collect_facts
+
+    header = tmp_path / "qz.h"
+    header.write_text(
+        "#define QZ_ABI_VERSION 0x0203\n"
+        "typedef struct qz_cfg { int threads; } qz_cfg;\n"
+        "int qz_cfg_init_internal(qz_cfg *cfg, int);\n"
+        "static inline int qz_cfg_init(qz_cfg *cfg) {\n"
+        "  return qz_cfg_init_internal(cfg, QZ_ABI_VERSION);  /* { checked } */\n"
+        "}\n"
+        "int qz_open_internal(int flags, const char *version, int size);\n"
+        "#define qz_open(flags) qz_open_internal((flags), \"1.2\", (int)sizeof(qz_cfg))\n"
+    )
+    api = parse_header(header, [tmp_path])
+    facts = collect_facts([header], [tmp_path], [], api)
+    fixed = {w.function: w.fixed() for w in facts.wrappers}
+    assert fixed == {"qz_cfg_init_internal": {1: "QZ_ABI_VERSION"},
+                     "qz_open_internal": {1: '"1.2"', 2: "(int)sizeof(qz_cfg)"}}
+    assert "- qz_cfg_init_internal(cfg, QZ_ABI_VERSION) in qz_cfg_init(cfg)" in facts.render()

@@ -109,3 +109,67 @@ int lib_tally(int flags, const unsigned char *buf, unsigned int len);
 """)
     assert analyze_function(decls[0], decls).archetype == "incremental_digest"
     assert analyze_function(decls[1], decls).archetype != "incremental_digest"
+
+
+PIECES_API = """
+typedef struct vx_dec_config vx_dec_config;
+typedef struct vx_idec vx_idec;
+typedef struct vx_ctx vx_ctx;
+int vx_init_dec_config(vx_dec_config *config, int version);
+vx_idec *vx_incr_decode(const unsigned char *data, size_t data_size, vx_dec_config *config);
+void vx_idec_delete(vx_idec *idec);
+int vx_decode(const unsigned char *data, size_t data_size, vx_dec_config *config);
+vx_ctx *vx_ctx_new(void);
+int vx_ctx_decode(vx_ctx *ctx, const unsigned char *buf, size_t len);
+void vx_ctx_free(vx_ctx *ctx);
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "archetype"),
+    [
+        ("vx_incr_decode", "object_lifecycle"),  # a new object per call: never called per piece
+        ("vx_decode", "object_lifecycle"),  # options last: one call on the whole input
+        ("vx_ctx_decode", "stream_processor"),  # the object first: it keeps what came before
+    ],
+)
+def test_only_method_style_calls_are_fed_in_pieces(name: str, archetype: str) -> None:
+    decls = parse_prototypes(PIECES_API)
+    target = next(d for d in decls if d.name == name)
+    assert analyze_function(target, decls).archetype == archetype
+
+
+def test_an_object_made_from_input_bytes_is_owned_whatever_the_verb() -> None:
+    decls = parse_prototypes(PIECES_API)
+    target = next(d for d in decls if d.name == "vx_incr_decode")
+    result = analyze_function(target, decls)
+    assert "the returned vx_idec must be freed with vx_idec_delete" in result.constraints
+
+
+WHOLE_API = """
+typedef struct vx_cert vx_cert;
+typedef struct vx_reader vx_reader;
+void vx_cert_init(vx_cert *crt);
+int vx_cert_parse(vx_cert *crt, const unsigned char *buf, size_t buflen);
+void vx_cert_free(vx_cert *crt);
+vx_reader *vx_reader_new(void);
+int vx_reader_parse(vx_reader *r, const unsigned char *buf, size_t len);
+void vx_reader_free(vx_reader *r);
+"""
+WHOLE_TYPES = """```c
+struct vx_cert { int version; unsigned char *raw; size_t raw_len; struct vx_cert *next; };
+struct vx_reader;  /* opaque: only pointers, made by the API */
+```"""
+
+
+@pytest.mark.parametrize(("name", "archetype"), [
+    ("vx_cert_parse", "object_lifecycle"),  # a struct the caller sees into: whole messages
+    ("vx_reader_parse", "stream_processor"),  # an opaque context keeps state between pieces
+])
+def test_a_parse_into_a_visible_struct_takes_the_whole_input(name: str, archetype: str) -> None:
+    from agents.offline.type_table import read_types, using
+
+    decls = parse_prototypes(WHOLE_API)
+    target = next(d for d in decls if d.name == name)
+    with using(read_types(WHOLE_TYPES)):
+        assert analyze_function(target, decls).archetype == archetype
