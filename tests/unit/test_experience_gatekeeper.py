@@ -184,3 +184,25 @@ def test_same_outcome_gives_same_ids_different_attempts_differ() -> None:
     assert a.decision_id == b.decision_id != c.decision_id
     inject = InjectItem.from_dict(InjectItem.from_match(match("MEM-00000001")).to_dict())
     assert inject.item_id == "MEM-00000001"
+
+
+def test_a_fitting_actionable_lesson_is_shown_first_and_a_misfit_is_left_out() -> None:
+    """A trusted plain item no longer hides the lesson the target can apply (top_k=1)."""
+    from fuzzkit.api import FunctionDecl, Param
+
+    target = FunctionDecl("zz_load", "int", (Param("text", "const char *"), Param("out", "zz_tree **")))
+    fit = dataclasses.replace(match("MEM-000000f1", score=0.55), lesson={
+        "scope": {"name": "zz_*", "shape": "out_param", "type": "zz_tree"},
+        "action": "release_out_param(type=zz_tree, releaser=zz_drop)"})
+    misfit = dataclasses.replace(match("MEM-000000f2", score=0.9, level=2, trust=0.9), lesson={
+        "scope": {"type": "zz_other"}, "action": "keep_struct_tag(zz_other)"})
+    plain = match("MEM-000000f3", score=0.9, level=2, trust=0.9)
+    gk = Gatekeeper(config(retrieval__top_k=1))
+    shown, rejected = gk.screen([plain, misfit, fit], target)
+    assert [i.item_id for i in shown] == ["MEM-000000f1", "MEM-000000f3"]
+    reasons = {r["item_id"]: r["reason"] for r in rejected}
+    assert reasons["MEM-000000f2"] == "its scope does not fit the target"
+    # Without a target (the CLI's search) the seed-001 order and top_k hold as before.
+    assert [i.item_id for i in gk.screen([plain, misfit, fit])[0]] == ["MEM-000000f2"]
+    assert [i.item_id for i in Gatekeeper(config(retrieval__top_k=1, retrieval__scoped_extra=0))
+            .screen([plain, fit], target)[0]] == ["MEM-000000f1"]
