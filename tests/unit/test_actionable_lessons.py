@@ -146,3 +146,27 @@ def test_used_means_the_change_is_in_the_measured_harness() -> None:
     assert used_items(shown, [], BY["zz_sum"], HARNESS) == []  # scope does not fit that target
     assert effect_present(parse_action("keep_struct_tag(qq_doc)"), HARNESS)
     assert not effect_present(parse_action("feed_input_via(qq_feed)"), HARNESS)
+
+
+def test_a_release_lesson_reaches_the_family_calls_an_improvement_added() -> None:
+    """An improvement adds `rr_b` in its own block: the release goes right after that call (a
+    release at cleanup would name a variable out of scope); a call outside the scope is left."""
+    api = parse_prototypes("rr_img *rr_a(const uint8_t *d, size_t n);\n"
+                           "rr_img *rr_b(const uint8_t *d, size_t n);\nvoid rr_drop(rr_img *img);\n"
+                           "char *zz_other(const uint8_t *d, size_t n);")
+    code = ("int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {\n"
+            "  rr_img *result = NULL;\n  result = rr_a(data, size);\n"
+            "  {\n    rr_img *result2 = NULL;\n    result2 = rr_b(data, size);\n  }\n"
+            "  {\n    char *result3 = NULL;\n    result3 = zz_other(data, size);\n  }\n"
+            "  if (result != NULL) { rr_drop(result); result = NULL; }\n  return 0;\n}\n")
+    rr = ActionableLesson("MEM-0000beef", "Release rr_img results",
+                          parse_scope("name=rr_* shape=returns_pointer type=rr_img"),
+                          parse_action("release_out_param(type=rr_img, releaser=rr_drop)"))
+    out, notes = apply_lessons(code, api[0], api, [rr])
+    released = "if (result2 != NULL) { rr_drop(result2); result2 = NULL; }"
+    assert f"    result2 = rr_b(data, size);\n    {released}\n  }}" in out
+    assert out.count("rr_drop(result)") == 1  # the target's own release is not doubled
+    assert "result3)" not in out.replace("zz_other(data, size)", "")
+    assert notes == ["applied [MEM-0000beef] release_out_param(type=rr_img, releaser=rr_drop): "
+                     "release result2 (from rr_b) with rr_drop after the call"]
+    assert apply_lessons(out, api[0], api, [rr]) == (out, [])  # applied once
