@@ -1,12 +1,15 @@
-"""Experience memory A/B: the same sequence of targets in baseline and retrieve+extract mode.
+"""Experience memory A/B: the same sequence of targets in baseline, retrieve+extract and retrieve-only mode.
 
-Each mode starts from an empty experience bank (a fresh cache directory) and runs the
-functions one after another (jobs=1), so later targets can retrieve what earlier ones left.
-Prints per mode: targets reaching a running harness, fix rounds, harness-caused crash rounds
-(crashes judged harness misuse), repeated failures (a failure signature — compile-error class,
-crash kind and frame, input not reaching the target — already seen on an earlier target of the
-same library), model calls, prompt tokens, mean and union line coverage, and how many
-experience items were shown and used (their change is in the measured harness).
+Baseline and retrieve-extract each start from an empty experience bank (their own bank
+directory) and run the functions one after another (jobs=1), so later targets can retrieve what
+earlier ones left; retrieve-only then runs the same sequence over the bank retrieve-extract left
+and checks that every bank file is byte-identical afterwards. Prints per mode: targets reaching a
+running harness, fix rounds, harness-caused crash rounds (crashes judged harness misuse),
+repeated failures (a failure signature — compile-error class, crash kind and frame, input not
+reaching the target — already seen on an earlier target of the same library), model calls,
+prompt tokens, mean and union line coverage, how many experience items were shown and used
+(their change is in the measured harness), and every item used on another library than the one
+it was learned on (cross-library transfer).
 
     .venv/bin/python bench/memory_ab.py benchmarks/cjson.yaml benchmarks/zlib.yaml --fuzz-seconds 20
 """
