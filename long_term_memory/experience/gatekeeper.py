@@ -166,7 +166,10 @@ class Gatekeeper:
         reasons = decision.skip_reasons
         if outcome.harness_versions < 1 or outcome.model_calls < 1:
             reasons.append("trivial trajectory: no harness was written")
-        if decision.has_strong:
+        # A run that still needed repairs has something the bank did not prevent: it is extracted
+        # even beside a strong or very close answer (its repairs become actionable lessons).
+        repaired = outcome.fix_rounds > 0
+        if decision.has_strong and not repaired:
             why = (
                 f"{strong_match.item_id} is at validation level {strong_match.validation_level}"
                 if strong_match
@@ -174,7 +177,7 @@ class Gatekeeper:
             )
             reasons.append(f"a strong answer already exists ({why})")
         skip_at = self.config.gatekeeper.skip_if_top1_score_ge
-        if decision.top1_score >= skip_at:
+        if decision.top1_score >= skip_at and not repaired:
             reasons.append(f"top-1 match score {decision.top1_score:.3f} >= skip_if_top1_score_ge {skip_at}")
         decision.should_extract = not reasons
         return decision
