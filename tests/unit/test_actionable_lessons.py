@@ -170,3 +170,21 @@ def test_a_release_lesson_reaches_the_family_calls_an_improvement_added() -> Non
     assert notes == ["applied [MEM-0000beef] release_out_param(type=rr_img, releaser=rr_drop): "
                      "release result2 (from rr_b) with rr_drop after the call"]
     assert apply_lessons(out, api[0], api, [rr]) == (out, [])  # applied once
+
+
+def test_a_long_skeleton_comment_does_not_hide_the_declaration_a_lesson_needs() -> None:
+    """The extraction prompt's harness excerpt is cut; a skeleton's doc comment used to fill it,
+    so the declaration of the released variable was gone and no actionable item came out."""
+    from long_term_memory.experience.extraction import HARNESS_CHARS, build_extraction_prompt
+    from long_term_memory.experience.trajectory import Trajectory
+    from tests.unit.test_experience_support import outcome
+
+    doc = "/*\n" + " * how to write this harness, at length\n" * (HARNESS_CHARS // 30) + " */\n"
+    trajectory = Trajectory("qq/qq_parse", "project qq; target int qq_parse(const uint8_t *data, "
+                            "size_t size, struct qq_doc **out)", outcome("qq/qq_parse", runs=False),
+                            False, harness=doc + HARNESS)
+    _, variables = build_extraction_prompt("failure", [trajectory])
+    assert "struct qq_doc *out_v = NULL;" in variables["harness"] and "at length" not in variables["harness"]
+    variables["trajectory"] = TRAJECTORY
+    payload, _ = distil(read_prompt(*render("experience_failure", variables)))
+    assert [i.action for i in parse_memory_items(json.dumps(payload)) if i.action] == [RELEASE]
