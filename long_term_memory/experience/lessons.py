@@ -125,30 +125,42 @@ def _named(ctype: str) -> bool:
     return bool(type_name(ctype)) and type_name(ctype) not in _SCALARS
 
 
-def shape_of(decl: FunctionDecl) -> set[str]:
-    """The signature shapes a function has (see :data:`SHAPES`)."""
-    shapes = set()
+def shape_types(decl: FunctionDecl) -> dict[str, set[str]]:
+    """The signature shapes a function has (see :data:`SHAPES`), each with the named types in it."""
+    shapes: dict[str, set[str]] = {}
     for p in decl.params:
         stars = p.type.count("*")
         if stars == 2 and _named(p.type) and not p.type.lstrip().startswith("const"):
-            shapes.add("out_param")
+            shapes.setdefault("out_param", set()).add(type_name(p.type))
         elif stars == 1 and _named(p.type):
-            shapes.add("object_param")
+            shapes.setdefault("object_param", set()).add(type_name(p.type))
         elif stars == 1 and type_name(p.type) in ("char", "uint8_t", "void", "int8_t"):
-            shapes.add("buffer_input")
+            shapes.setdefault("buffer_input", set()).add(type_name(p.type))
     if "*" in decl.return_type and "const" not in decl.return_type:
-        shapes.add("returns_pointer")
+        shapes.setdefault("returns_pointer", set()).add(type_name(decl.return_type))
     return shapes
 
 
+def shape_of(decl: FunctionDecl) -> set[str]:
+    """The signature shapes a function has (see :data:`SHAPES`)."""
+    return set(shape_types(decl))
+
+
 def scope_matches(scope: LessonScope | None, decl: FunctionDecl | None) -> bool:
-    """Whether every condition the scope sets holds for the target ``decl``."""
+    """Whether every condition the scope sets holds for the target ``decl``.
+
+    With both a shape and a type, the type must be the one in that shape (a lesson about a
+    returned ``uint8_t *`` does not fit a function that only reads a ``const uint8_t *``).
+    """
     if scope is None or scope.is_empty() or decl is None:
         return False
     if scope.name and not fnmatch.fnmatchcase(decl.name, scope.name):
         return False
-    if scope.shape and scope.shape not in shape_of(decl):
+    shapes = shape_types(decl)
+    if scope.shape and scope.shape not in shapes:
         return False
+    if scope.shape and scope.type:
+        return scope.type in shapes[scope.shape]
     types = {type_name(t) for t in (decl.return_type, *(p.type for p in decl.params))}
     return not scope.type or scope.type in types
 

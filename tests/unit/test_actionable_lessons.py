@@ -106,6 +106,12 @@ def test_scope_matching_by_name_shape_and_type() -> None:
     assert not scope_matches(scope, BY["zz_sum"])
     assert scope_matches(parse_scope("type=qq_doc"), BY["qq_count"])
     assert not scope_matches(parse_scope(""), BY["qq_parse"])  # an empty scope fits nothing
+    # With a shape, the type is the one in that shape: a returned `uint8_t *` lesson does not
+    # fit a function that reads a `const uint8_t *` and returns another pointer.
+    returned = parse_scope("name=rr_* shape=returns_pointer type=uint8_t")
+    reader, decoder = parse_prototypes("uint8_t *rr_pixels(const uint8_t *d, size_t n);\n"
+                                       "rr_dec *rr_open(const uint8_t *d, size_t n);")
+    assert scope_matches(returned, reader) and not scope_matches(returned, decoder)
 
 
 def test_release_lesson_changes_the_first_draft_of_a_matching_target_only() -> None:
