@@ -14,13 +14,16 @@ import re
 from dataclasses import dataclass
 
 from agents.offline.experience import shown_lessons
+from agents.offline.fixer_core import FixerBase
 from agents.offline.fixer_input import feed_input
 from agents.offline.fixer_leak import release_results
+from agents.offline.fixer_types import opaque_variable
 from agents.offline.prompt_reader import PromptFacts
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.lessons import (
     Action,
     LessonScope,
+    by_value,
     parse_action,
     parse_scope,
     scope_matches,
@@ -149,11 +152,29 @@ def apply_action(code: str, action: Action, target: FunctionDecl,
         return (changed, how or "") if how and a["function"] in how else (code, "")
     if action.verb == "keep_struct_tag":
         return _tag(code, a["tag"])
+    if action.verb == "hold_by_pointer":
+        return _by_pointer(code, a["type"], api)
     old, new = a["old"], a["new"]
     if old in names or new not in names | _type_names(api):
         return code, ""  # only a name this API does not have is respelled, and only to one it has
     changed = re.sub(rf"\b{re.escape(old)}\b", new, code)
     return changed, f"write {new} instead of {old}" if changed != code else ""
+
+
+def _by_pointer(code: str, ctype: str, api: list[FunctionDecl]) -> tuple[str, str]:
+    """Every by-value ``ctype`` variable held through a pointer, with the compile fixer's own repair."""
+    hows: list[str] = []
+    for _ in range(8):  # one declaration per pass: the fixer's edits move the later ones
+        found = by_value(code, ctype)
+        if found is None:
+            break
+        fixer = FixerBase(code, api, [])
+        opaque_variable(fixer, ctype, found.start(1))
+        fixer.finish()
+        if fixer.code == code:
+            break
+        code, hows = fixer.code, hows + fixer.fixes
+    return code, "; ".join(dict.fromkeys(hows))
 
 
 def _released_already(code: str, function: str, releaser: str) -> bool:

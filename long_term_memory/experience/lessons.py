@@ -8,7 +8,8 @@ small vocabulary the offline engine applies to a harness with its own repair fun
 - ``release_out_param(type=T, releaser=R)``: release what the target hands back as ``T`` with ``R``;
 - ``feed_input_via(F)``: hand the fuzz input to the target's object with ``F`` before the call;
 - ``keep_struct_tag(X)``: write ``struct X``, never bare ``X``;
-- ``apply_fixit(old=A, new=B)``: the name ``A`` is spelled ``B``.
+- ``apply_fixit(old=A, new=B)``: the name ``A`` is spelled ``B``;
+- ``hold_by_pointer(type=T)``: ``T`` is opaque: hold it through a ``T *``, never by value.
 
 A real model reads the same three lines in the prompt. Whether a lesson was *used* is decided
 from the harness that was measured: its action's effect is there (:func:`effect_present`).
@@ -31,6 +32,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "feed_input_via": ("function",),
     "keep_struct_tag": ("tag",),
     "apply_fixit": ("old", "new"),
+    "hold_by_pointer": ("type",),
 }
 SHAPES = ("out_param", "returns_pointer", "object_param", "buffer_input")
 MAX_FAILURE = 160
@@ -174,10 +176,19 @@ def effect_present(action: Action | None, code: str) -> bool:
         return re.search(rf"\b{re.escape(a['releaser'])}\s*\(", code) is not None
     if action.verb == "feed_input_via":
         return re.search(rf"\b{re.escape(a['function'])}\s*\([^;]*\bdata\b", code) is not None
+    if action.verb == "hold_by_pointer":
+        return (re.search(rf"\b{re.escape(a['type'])}\s*\*", code) is not None
+                and by_value(code, a["type"]) is None)
     if action.verb == "keep_struct_tag":
         return re.search(rf"\b(?:struct|union|enum)\s+{re.escape(a['tag'])}\b", code) is not None
     return (re.search(rf"\b{re.escape(a['new'])}\b", code) is not None
             and re.search(rf"\b{re.escape(a['old'])}\b", code) is None)
+
+
+def by_value(code: str, ctype: str) -> re.Match[str] | None:
+    """The first declaration of a variable of type ``ctype`` by value (group 1: its name)."""
+    return re.search(rf"(?m)^[ \t]*(?:const\s+)?(?:(?:struct|union)\s+)?{re.escape(ctype)}\s+([A-Za-z_]\w*)"
+                     r"\s*(?:=[^;]*)?;", code)
 
 
 def name_family(function: str) -> str:

@@ -7,6 +7,7 @@ import json
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.experience import distil
 from agents.offline.lesson_apply import ActionableLesson, actionable_lessons, apply_lessons
+from agents.offline.lesson_extract import actionable_items
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.synth import default_skeleton, write_harness
 from long_term_memory.experience import parse_memory_items
@@ -194,3 +195,25 @@ def test_a_long_skeleton_comment_does_not_hide_the_declaration_a_lesson_needs() 
     variables["trajectory"] = TRAJECTORY
     payload, _ = distil(read_prompt(*render("experience_failure", variables)))
     assert [i.action for i in parse_memory_items(json.dumps(payload)) if i.action] == [RELEASE]
+
+
+def test_an_opaque_type_repair_becomes_a_lesson_the_next_first_draft_applies() -> None:
+    """The fixer turned `ww_ctx v;` (incomplete type) into a pointer; the next target of the
+    family gets the same change in its first draft, with the fixer's own repair."""
+    trajectory = ("- [build] v1 failed: variable has incomplete type 'ww_ctx'\n"
+                  "- [harness] v2 by enhancer.fix: declare arg0 as ww_ctx * (ww_ctx is opaque; no "
+                  "constructor found), use arg0 as the pointer it now is\n")
+    (item,) = actionable_items("int ww_run(const uint8_t *d, size_t n);", trajectory, "")
+    assert (item["scope"], item["failure"], item["action"]) == (
+        {"name": "ww_*"}, "compile:incomplete-type", "hold_by_pointer(ww_ctx)")
+    api = parse_prototypes("ww_tool *ww_tool_new(ww_ctx *ctx);\nint ww_scan(const uint8_t *d, size_t n);")
+    draft = ("int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {\n  ww_ctx arg0;\n"
+             "  memset(&arg0, 0, sizeof arg0);\n  ww_tool *t = ww_tool_new(&arg0);\n"
+             "  ww_scan(data, size);\n  return 0;\n}\n")
+    lesson = ActionableLesson("MEM-0000c0de", item["title"], parse_scope(item["scope"]),
+                              parse_action(item["action"]))
+    fixed, notes = apply_lessons(draft, api[1], api, [lesson])
+    assert "ww_ctx *arg0 = NULL;" in fixed and "ww_tool_new(arg0)" in fixed and "memset" not in fixed
+    assert notes[0].startswith("applied [MEM-0000c0de] hold_by_pointer(type=ww_ctx)")
+    assert effect_present(lesson.action, fixed) and not effect_present(lesson.action, draft)
+    assert apply_lessons(fixed, api[1], api, [lesson]) == (fixed, [])
