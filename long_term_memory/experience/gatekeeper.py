@@ -163,7 +163,14 @@ class Gatekeeper:
         )
         decision.has_strong = strong_match is not None or any(p.strong_signal for p in decision.validations)
         decision.top1_score = max((m.score for m in matches), default=0.0)
-        reasons = decision.skip_reasons
+        decision.skip_reasons += self._skip_reasons(decision, outcome, strong_match)
+        decision.should_extract = not decision.skip_reasons
+        return decision
+
+    def _skip_reasons(self, decision: GatekeeperDecision, outcome: Outcome,
+                      strong_match: Match | None) -> list[str]:
+        """Why no candidate is extracted from this run (none: extract)."""
+        reasons = []
         if outcome.harness_versions < 1 or outcome.model_calls < 1:
             reasons.append("trivial trajectory: no harness was written")
         # A run that still needed repairs has something the bank did not prevent: it is extracted
@@ -179,8 +186,7 @@ class Gatekeeper:
         skip_at = self.config.gatekeeper.skip_if_top1_score_ge
         if decision.top1_score >= skip_at and not repaired:
             reasons.append(f"top-1 match score {decision.top1_score:.3f} >= skip_if_top1_score_ge {skip_at}")
-        decision.should_extract = not reasons
-        return decision
+        return reasons
 
     def admit(
         self,
