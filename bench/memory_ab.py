@@ -1,12 +1,15 @@
-"""Experience memory A/B: the same sequence of targets in baseline and retrieve+extract mode.
+"""Experience memory A/B: the same sequence of targets in baseline, retrieve+extract and retrieve-only mode.
 
-Each mode starts from an empty experience bank (a fresh cache directory) and runs the
-functions one after another (jobs=1), so later targets can retrieve what earlier ones left.
-Prints per mode: targets reaching a running harness, fix rounds, harness-caused crash rounds
-(crashes judged harness misuse), repeated failures (a failure signature — compile-error class,
-crash kind and frame, input not reaching the target — already seen on an earlier target of the
-same library), model calls, prompt tokens, mean and union line coverage, and how many
-experience items were shown and used (their change is in the measured harness).
+Baseline and retrieve-extract each start from an empty experience bank (their own bank
+directory) and run the functions one after another (jobs=1), so later targets can retrieve what
+earlier ones left; retrieve-only then runs the same sequence over the bank retrieve-extract left
+and checks that every bank file is byte-identical afterwards. Prints per mode: targets reaching a
+running harness, fix rounds, harness-caused crash rounds (crashes judged harness misuse),
+repeated failures (a failure signature — compile-error class, crash kind and frame, input not
+reaching the target — already seen on an earlier target of the same library), model calls,
+prompt tokens, mean and union line coverage, how many experience items were shown and used
+(their change is in the measured harness), and every item used on another library than the one
+it was learned on (cross-library transfer).
 
     .venv/bin/python bench/memory_ab.py benchmarks/cjson.yaml benchmarks/zlib.yaml --fuzz-seconds 20
 """
@@ -14,8 +17,8 @@ experience items were shown and used (their change is in the measured harness).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
-import os
 import re
 import statistics
 import tempfile
@@ -64,17 +67,60 @@ def failure_signatures(work: Path) -> tuple[list[str], int]:
     return sigs, misuse
 
 
-def run_mode(benchmarks: list[Path], mode: str, root: Path, args: argparse.Namespace) -> dict[str, Any]:
-    os.environ["LOGICFUZZ_CACHE_DIR"] = str(root / "cache")  # an empty bank for this mode
+MODES = ("baseline", "retrieve-extract", "retrieve-only")
+
+
+def bank_digest(bank: Path) -> dict[str, str]:
+    """``{relative path: sha256}`` of every experience-bank file under ``bank``."""
+    files = sorted(bank.rglob("*")) if bank.is_dir() else []
+    return {str(f.relative_to(bank)): hashlib.sha256(f.read_bytes()).hexdigest()
+            for f in files if f.is_file() and not f.name.endswith(".lock")}
+
+
+def run_mode(benchmarks: list[Path], mode: str, root: Path, args: argparse.Namespace) -> None:
+    """Run every benchmark's functions in sequence in ``mode``.
+
+    Baseline and retrieve-extract start from an empty bank (their own bank directory, set in a
+    memory config file; library builds stay in the shared cache); retrieve-only reads the bank
+    retrieve-extract left and records whether any bank file changed.
+    """
+    bank = (root.parent / "retrieve-extract" / "bank") if mode == "retrieve-only" else root / "bank"
+    root.mkdir(parents=True, exist_ok=True)
+    config = root / "memory.yaml"
+    config.write_text(f"bank:\n  directory: {json.dumps(str(bank.resolve()))}\n", encoding="utf-8")
+    before = bank_digest(bank)
+    for bench in benchmarks:
+        names = args.functions or [f.name for f in load_benchmark(bench).functions][: args.per_benchmark]
+        ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, memory_config=str(config),
+                      max_iterations=args.max_iterations, memory_mode=mode)
+        run_benchmark(RunOptions(bench, names, root / "runs" / bench.stem, ctx, jobs=1))
+    if mode == "retrieve-only":
+        after = bank_digest(bank)
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        (root / "bank_check.json").write_text(json.dumps(
+            {"files": len(before), "identical": not changed, "changed": changed}), encoding="utf-8")
+
+
+def _lesson_sources(bank: Path) -> dict[str, dict[str, str]]:
+    """``{item id: {task, action}}`` of every item in the bank files under ``bank``."""
+    out: dict[str, dict[str, str]] = {}
+    for path in bank.rglob("*.jsonl") if bank.is_dir() else []:
+        for record in _events(path):
+            for item in record.get("memory_items") or []:
+                if isinstance(item, dict) and item.get("item_id"):
+                    out[item["item_id"]] = {"task": str(record.get("task_id", "")),
+                                            "action": str(item.get("action") or item.get("title", ""))}
+    return out
+
+
+def measure(benchmarks: list[Path], mode: str, root: Path) -> dict[str, Any]:
+    """The row of one mode, read from its run directories (so a mode can be re-measured)."""
     records: list[dict[str, Any]] = []
     union: list[float] = []
     crash_rounds = repeated = 0
     for bench in benchmarks:
-        names = args.functions or [f.name for f in load_benchmark(bench).functions][: args.per_benchmark]
-        ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds,
-                      max_iterations=args.max_iterations, memory_mode=mode)
         out = root / "runs" / bench.stem
-        summary = run_benchmark(RunOptions(bench, names, out, ctx, jobs=1))
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         records += summary["results"]
         union.append(((summary.get("union_coverage") or {}).get("lines") or {}).get("percent", 0.0) or 0.0)
         seen: set[str] = set()
@@ -84,7 +130,8 @@ def run_mode(benchmarks: list[Path], mode: str, root: Path, args: argparse.Names
             repeated += sum(1 for sig in dict.fromkeys(sigs) if sig in seen)
             seen.update(sigs)
     ok = [r for r in records if not r.get("error")]
-    used = [m for r in ok for m in (r.get("memory_used") or {}).get("experience", [])]
+    used = [(r, m) for r in ok for m in (r.get("memory_used") or {}).get("experience", [])]
+    check = root / "bank_check.json"
     return {
         "crash_rounds": crash_rounds,
         "repeated": repeated,
@@ -97,8 +144,24 @@ def run_mode(benchmarks: list[Path], mode: str, root: Path, args: argparse.Names
         "mean_lines": statistics.mean(
             [r["coverage"]["lines"]["percent"] for r in ok if r.get("runs")] or [0]),
         "shown": len(used),
-        "used": sum(bool(m.get("used")) for m in used),
+        "used": sum(bool(m.get("used")) for _, m in used),
+        "used_by": [(r, m) for r, m in used if m.get("used")],
+        "bank": json.loads(check.read_text(encoding="utf-8")) if check.is_file() else None,
     }
+
+
+def transfers(rows: dict[str, dict[str, Any]], root: Path) -> list[str]:
+    """Lines naming each used item learned on another library than the one it was used on."""
+    sources = _lesson_sources(root / "retrieve-extract" / "bank")
+    lines = []
+    for mode, row in rows.items():
+        for record, item in row.get("used_by", []):
+            src = sources.get(item.get("id", ""), {})
+            if src and src["task"].split("/")[0] != str(record.get("project")):
+                lines.append(f"- {mode}: [{item['id']}] learned on {src['task']} ({src['action']}) "
+                             f"used on {record.get('project')}/{record.get('function')}: "
+                             f"{record.get('fix_rounds', 0)} fix rounds, runs={bool(record.get('runs'))}")
+    return lines
 
 
 def main() -> None:
@@ -109,20 +172,29 @@ def main() -> None:
     parser.add_argument("--max-iterations", type=int, default=3)
     parser.add_argument("--per-benchmark", type=int, default=4, help="first N functions of each")
     parser.add_argument("--functions", nargs="*", default=None, help="these functions, in this order")
+    parser.add_argument("--modes", nargs="*", choices=MODES, default=list(MODES),
+                        help="run these modes (the others are re-measured from --out if present)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="memory-ab-"))
-    rows = {mode: run_mode(args.benchmarks, mode, root / mode, args)
-            for mode in ("baseline", "retrieve-extract")}
+    for mode in args.modes:
+        run_mode(args.benchmarks, mode, root / mode, args)
+    rows = {mode: measure(args.benchmarks, mode, root / mode) for mode in MODES
+            if all((root / mode / "runs" / b.stem / "summary.json").is_file() for b in args.benchmarks)}
     print(f"# memory A/B: {[b.name for b in args.benchmarks]} model={args.model} "
           f"fuzz={args.fuzz_seconds}s iterations={args.max_iterations} (runs in {root})")
     print("| mode | running | fix rounds | harness crash rounds | repeated failures | model calls | "
-          "prompt tokens | mean line cov | union line cov | items shown | used |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "prompt tokens | mean line cov | union line cov | items shown | used | bank files unchanged |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for mode, r in rows.items():
+        bank = r["bank"]
+        same = "-" if bank is None else f"{'yes' if bank['identical'] else 'NO'} ({bank['files']} files)"
         print(f"| {mode} | {r['running']}/{r['targets']} | {r['fix_rounds']} | {r['crash_rounds']} | "
               f"{r['repeated']} | {r['model_calls']} | {r['prompt_tokens']} | {r['mean_lines']:.1f}% | "
-              f"{r['union_lines']:.1f}% | {r['shown']} | {r['used']} |")
+              f"{r['union_lines']:.1f}% | {r['shown']} | {r['used']} | {same} |")
+    lines = transfers(rows, root)
+    print("\ncross-library transfer (an item learned on one library, used on another):")
+    print("\n".join(lines) if lines else "- none in this sequence")
 
 
 if __name__ == "__main__":

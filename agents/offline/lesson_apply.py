@@ -14,13 +14,16 @@ import re
 from dataclasses import dataclass
 
 from agents.offline.experience import shown_lessons
+from agents.offline.fixer_core import FixerBase
 from agents.offline.fixer_input import feed_input
 from agents.offline.fixer_leak import release_results
+from agents.offline.fixer_types import opaque_variable
 from agents.offline.prompt_reader import PromptFacts
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.lessons import (
     Action,
     LessonScope,
+    by_value,
     parse_action,
     parse_scope,
     scope_matches,
@@ -71,18 +74,63 @@ def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
                   lessons: list[ActionableLesson]) -> tuple[str, list[str]]:
     """The harness with every fitting lesson's action applied, and one note per applied lesson.
 
-    A note reads ``applied [MEM-...] <action>: <what changed>``. A lesson whose action would
-    change nothing (already done, or its function is not in this API) leaves no note.
+    A lesson fits the target, or a function of the API the harness calls (an improvement that
+    adds calls to a sibling of the target gets the release the family needs). A note reads
+    ``applied [MEM-...] <action>: <what changed>``. A lesson whose action would change nothing
+    (already done, or its function is not in this API) leaves no note.
     """
     notes = []
     for lesson in lessons:
-        if not lesson.fits(target) or lesson.action is None:
+        if lesson.action is None:
             continue
-        changed, how = apply_action(code, lesson.action, target, api)
-        if changed != code:
-            code = changed
-            notes.append(f"applied [{lesson.item_id}] {lesson.action.render()}: {how}")
+        hows = []
+        for callee in _fitting_callees(code, target, api, lesson):
+            changed, how = (apply_action(code, lesson.action, callee, api) if callee is target
+                            else release_after_call(code, callee, lesson.action, api))
+            if changed != code:
+                code = changed
+                hows.append(how)
+        if hows:
+            notes.append(f"applied [{lesson.item_id}] {lesson.action.render()}: {'; '.join(hows)}")
     return code, notes
+
+
+def _fitting_callees(code: str, target: FunctionDecl, api: list[FunctionDecl],
+                     lesson: ActionableLesson) -> list[FunctionDecl]:
+    """The target when the lesson fits it, then the other API functions the harness calls that fit.
+
+    Only ``release_out_param`` reaches past the target: the others change how the target itself
+    is driven.
+    """
+    out = [target] if lesson.fits(target) else []
+    if lesson.action is not None and lesson.action.verb == "release_out_param":
+        out += [f for f in api if f.name != target.name and lesson.fits(f)
+                and re.search(rf"\b{re.escape(f.name)}\s*\(", code)]
+    return out
+
+
+def release_after_call(code: str, callee: FunctionDecl, action: Action,
+                       api: list[FunctionDecl]) -> tuple[str, str]:
+    """A call of ``callee`` other than the target's: its result released right after the call.
+
+    Calls an improvement adds sit in their own block and keep nothing for later, so the release
+    goes after the statement (a release at the harness's cleanup would name a variable out of
+    scope). Only results of the lesson's type, only when nothing releases them yet.
+    """
+    releaser, ctype = action.args.get("releaser", ""), action.args.get("type", "")
+    if releaser not in {f.name for f in api} | {"free"}:
+        return code, ""
+    done = []
+    for call in list(re.finditer(rf"(?m)^(\s*)([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?"
+                                 rf"{re.escape(callee.name)}\s*\([^;]*\);[ \t]*$", code))[::-1]:
+        indent, var = call.group(1), call.group(2)
+        declared = re.search(rf"\b{re.escape(ctype)}\s*\*\s*{re.escape(var)}\b", code)
+        if not declared or re.search(rf"\b\w+\s*\(\s*{re.escape(var)}\s*\)\s*;", code[call.end():]):
+            continue
+        line = f"\n{indent.lstrip(chr(10))}if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}"
+        code = code[:call.end()] + line + code[call.end():]
+        done.append(f"release {var} (from {callee.name}) with {releaser} after the call")
+    return code, "; ".join(reversed(done))
 
 
 def apply_action(code: str, action: Action, target: FunctionDecl,
@@ -93,6 +141,8 @@ def apply_action(code: str, action: Action, target: FunctionDecl,
     if action.verb == "release_out_param":
         if a["releaser"] not in names and a["releaser"] != "free":
             return code, ""
+        if _released_already(code, target.name, a["releaser"]):
+            return code, ""
         changed, added = release_results(code, target, api, {a["type"]: a["releaser"]})
         return changed, "; ".join(added)
     if action.verb == "feed_input_via":
@@ -102,11 +152,43 @@ def apply_action(code: str, action: Action, target: FunctionDecl,
         return (changed, how or "") if how and a["function"] in how else (code, "")
     if action.verb == "keep_struct_tag":
         return _tag(code, a["tag"])
+    if action.verb == "hold_by_pointer":
+        return _by_pointer(code, a["type"], api)
     old, new = a["old"], a["new"]
     if old in names or new not in names | _type_names(api):
         return code, ""  # only a name this API does not have is respelled, and only to one it has
     changed = re.sub(rf"\b{re.escape(old)}\b", new, code)
     return changed, f"write {new} instead of {old}" if changed != code else ""
+
+
+def _by_pointer(code: str, ctype: str, api: list[FunctionDecl]) -> tuple[str, str]:
+    """Every by-value ``ctype`` variable held through a pointer, with the compile fixer's own repair."""
+    hows: list[str] = []
+    for _ in range(8):  # one declaration per pass: the fixer's edits move the later ones
+        found = by_value(code, ctype)
+        if found is None:
+            break
+        fixer = FixerBase(code, api, [])
+        opaque_variable(fixer, ctype, found.start(1))
+        fixer.finish()
+        if fixer.code == code:
+            break
+        code, hows = fixer.code, hows + fixer.fixes
+    return code, "; ".join(dict.fromkeys(hows))
+
+
+def _released_already(code: str, function: str, releaser: str) -> bool:
+    """Whether every result ``function`` hands back already goes to ``releaser``.
+
+    Results are ``v = f(...)`` and ``f(..., &v)``; the fixers know the library's release words,
+    not every releaser's name, so they would release such a result a second time.
+    """
+    held = set()
+    for call in re.finditer(rf"(?:\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(function)}"
+                            r"\s*\(([^;]*)\)\s*;", code):
+        held.update(filter(None, [call.group(1), *re.findall(r"&\s*([A-Za-z_]\w*)", call.group(2))]))
+    return bool(held) and all(re.search(rf"\b{re.escape(releaser)}\s*\(\s*{re.escape(v)}\s*\)", code)
+                              for v in held)
 
 
 def _tag(code: str, tag: str) -> tuple[str, str]:

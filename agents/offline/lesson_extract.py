@@ -20,6 +20,7 @@ from long_term_memory.experience.lessons import name_family, shape_of
 _RELEASE = re.compile(r"release (\w+) \(from (\w+)\) with (\w+) before returning")
 _FEED = re.compile(r"hand the fuzz input to (\w+)'s object with (\w+) before the call")
 _TAG = re.compile(r"add the (struct|union|enum) tag to (\w+)")
+_OPAQUE = re.compile(r"declare \w+ as ((?:(?:struct|union) )?[A-Za-z_]\w*) \* [^,\n]*?\(\1 is opaque")
 _RENAME = re.compile(r"replace (\w+) with (\w+) \(clang's fix-it\)")
 _CRASH = re.compile(r"^- \[crash\] ([\w-]+)(?: at| in|:)", re.M)
 
@@ -93,6 +94,16 @@ def _compile_items(trajectory: str, target: FunctionDecl | None) -> list[dict[st
             {"type": tag}, "compile:must-use-tag", f"keep_struct_tag({tag})",
         ))
     family = name_family(target.name) if target else ""
+    for ctype in dict.fromkeys(_OPAQUE.findall(trajectory)) if family else ():
+        name = ctype.split()[-1]
+        out.append(_item(
+            f"{name} is opaque: hold it through a pointer",
+            f"Harnesses for functions matching {family}.",
+            f"The build failed with \"variable has incomplete type '{ctype}'\": the header only "
+            f"declares {ctype}. Declare `{ctype} *v` (from its constructor, or NULL when there is "
+            f"none) and pass `v`, never a `{ctype}` by value or `&v`.",
+            {"name": family}, "compile:incomplete-type", f"hold_by_pointer({name})",
+        ))
     for old, new in dict.fromkeys(_RENAME.findall(trajectory)):
         if not family:
             break

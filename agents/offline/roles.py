@@ -106,7 +106,9 @@ def enhance(facts: PromptFacts) -> Reply:
         result = improve_harness(harness, _target(facts), api, uncovered, avoid=_tabu(facts, api))
         cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in lessons
                  if named & set(result.added_calls)]
-        return {"directions": [*result.directions, *cited], "added_calls": result.added_calls}, result.code
+        # The calls it added get what a fitting lesson says about their family (a release).
+        code, applied = apply_lessons(result.code, _target(facts), api, actionable_lessons(facts))
+        return {"directions": [*result.directions, *applied, *cited], "added_calls": result.added_calls}, code
     errors = facts.text("Compile errors")
     known = _memory_lines(facts, "Known fixes", skip_failed=True)
     target = _target(facts)

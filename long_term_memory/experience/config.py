@@ -51,6 +51,8 @@ class RetrievalConfig(_Section):
     top_k: int = Field(default=1, ge=1, le=20)
     threshold: float = Field(default=0.5, ge=-1.0, le=1.0)
     candidates: int = Field(default=10, ge=1, le=200)
+    # Actionable lessons whose scope fits the target are shown first and beyond top_k, this many more.
+    scoped_extra: int = Field(default=2, ge=0, le=20)
 
 
 class IndexConfig(_Section):

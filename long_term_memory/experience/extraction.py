@@ -8,6 +8,7 @@ implementations).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -68,7 +69,13 @@ def _steps_text(steps: Sequence[Step], budget: int) -> str:
 
 
 def _harness_excerpt(code: str, limit: int = HARNESS_CHARS) -> str:
-    code = code.strip()
+    """The harness for an extraction prompt: multi-line comments out, then cut to ``limit``.
+
+    A skeleton's documentation would otherwise fill the excerpt before the declarations a
+    lesson's scope and action name.
+    """
+    code = re.sub(r"/\*.*?\*/", lambda m: "" if "\n" in m.group(0) else m.group(0), code, flags=re.S)
+    code = re.sub(r"\n\s*\n(\s*\n)+", "\n\n", code).strip()
     if not code:
         return "(no harness)"
     return code if len(code) <= limit else code[:limit].rsplit("\n", 1)[0] + "\n/* ... truncated ... */"

@@ -14,8 +14,9 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.config import ExperienceConfig
-from long_term_memory.experience.lessons import MAX_FAILURE
+from long_term_memory.experience.lessons import MAX_FAILURE, parse_action, parse_scope, scope_matches
 from long_term_memory.experience.models import (
     MAX_CONTENT,
     MAX_DESCRIPTION,
@@ -75,8 +76,15 @@ class Gatekeeper:
         """Use ``config`` (default: the packaged defaults)."""
         self.config = config or ExperienceConfig.load()
 
-    def screen(self, matches: Sequence[Match]) -> tuple[list[InjectItem], list[dict[str, str]]]:
-        """Injectable items (ranked, at most ``retrieval.top_k``) and why the others were not."""
+    def screen(self, matches: Sequence[Match], target: FunctionDecl | None = None,
+               ) -> tuple[list[InjectItem], list[dict[str, str]]]:
+        """Injectable items (ranked, at most ``retrieval.top_k``) and why the others were not.
+
+        With the ``target`` known, an actionable lesson (one with an action) whose scope does
+        not fit it is left out, and the ones whose scope fits come first and are shown beyond
+        ``top_k`` (up to ``retrieval.scoped_extra`` more): they are the items the next attempt
+        can apply, while a plain lesson only advises.
+        """
         g = self.config.gatekeeper
         keep: list[Match] = []
         rejected: list[dict[str, str]] = []
@@ -84,6 +92,8 @@ class Gatekeeper:
             reason = is_injectable(match.status, match.freshness, match.consecutive_fail, g)
             if reason and on_probation(match.status, match.blocked_runs, g):
                 reason = ""  # shown once more; its validation decides (see evaluate)
+            if not reason and target is not None and _actionable(match) and not _fits(match, target):
+                reason = "its scope does not fit the target"
             if reason:
                 rejected.append({"item_id": match.item_id, "reason": reason})
             else:
@@ -92,9 +102,12 @@ class Gatekeeper:
         # equally trusted items, the one models actually applied when shown comes first.
         keep.sort(key=lambda m: (-m.validation_level, -m.trust, -m.use_rate, -m.score, -m.freshness,
                                  m.item_id))
-        top_k = self.config.retrieval.top_k
-        rejected += [{"item_id": m.item_id, "reason": f"ranked below the top {top_k}"} for m in keep[top_k:]]
-        return [InjectItem.from_match(m) for m in keep[:top_k]], rejected
+        fitting = [m for m in keep if target is not None and _actionable(m)]
+        top_k = self.config.retrieval.top_k + min(len(fitting), self.config.retrieval.scoped_extra)
+        chosen = (fitting + [m for m in keep if m not in fitting])[:top_k]
+        rejected += [{"item_id": m.item_id, "reason": f"ranked below the top {top_k}"}
+                     for m in keep if m not in chosen]
+        return [InjectItem.from_match(m) for m in chosen], rejected
 
     def prepare_inject(self, matches: Sequence[Match]) -> list[InjectItem]:
         """The items to show the model, best first."""
@@ -150,10 +163,20 @@ class Gatekeeper:
         )
         decision.has_strong = strong_match is not None or any(p.strong_signal for p in decision.validations)
         decision.top1_score = max((m.score for m in matches), default=0.0)
-        reasons = decision.skip_reasons
+        decision.skip_reasons += self._skip_reasons(decision, outcome, strong_match)
+        decision.should_extract = not decision.skip_reasons
+        return decision
+
+    def _skip_reasons(self, decision: GatekeeperDecision, outcome: Outcome,
+                      strong_match: Match | None) -> list[str]:
+        """Why no candidate is extracted from this run (none: extract)."""
+        reasons = []
         if outcome.harness_versions < 1 or outcome.model_calls < 1:
             reasons.append("trivial trajectory: no harness was written")
-        if decision.has_strong:
+        # A run that still needed repairs has something the bank did not prevent: it is extracted
+        # even beside a strong or very close answer (its repairs become actionable lessons).
+        repaired = outcome.fix_rounds > 0
+        if decision.has_strong and not repaired:
             why = (
                 f"{strong_match.item_id} is at validation level {strong_match.validation_level}"
                 if strong_match
@@ -161,10 +184,9 @@ class Gatekeeper:
             )
             reasons.append(f"a strong answer already exists ({why})")
         skip_at = self.config.gatekeeper.skip_if_top1_score_ge
-        if decision.top1_score >= skip_at:
+        if decision.top1_score >= skip_at and not repaired:
             reasons.append(f"top-1 match score {decision.top1_score:.3f} >= skip_if_top1_score_ge {skip_at}")
-        decision.should_extract = not reasons
-        return decision
+        return reasons
 
     def admit(
         self,
@@ -239,3 +261,13 @@ class Gatekeeper:
             tags=outcome_tags(outcome, self.config),
         )
         return out
+
+
+def _actionable(match: Match) -> bool:
+    """Whether the item carries an action the next attempt can apply."""
+    return parse_action((match.lesson or {}).get("action")) is not None
+
+
+def _fits(match: Match, target: FunctionDecl) -> bool:
+    """Whether the item's scope matches ``target``."""
+    return scope_matches(parse_scope((match.lesson or {}).get("scope")), target)

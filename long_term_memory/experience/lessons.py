@@ -8,7 +8,8 @@ small vocabulary the offline engine applies to a harness with its own repair fun
 - ``release_out_param(type=T, releaser=R)``: release what the target hands back as ``T`` with ``R``;
 - ``feed_input_via(F)``: hand the fuzz input to the target's object with ``F`` before the call;
 - ``keep_struct_tag(X)``: write ``struct X``, never bare ``X``;
-- ``apply_fixit(old=A, new=B)``: the name ``A`` is spelled ``B``.
+- ``apply_fixit(old=A, new=B)``: the name ``A`` is spelled ``B``;
+- ``hold_by_pointer(type=T)``: ``T`` is opaque: hold it through a ``T *``, never by value.
 
 A real model reads the same three lines in the prompt. Whether a lesson was *used* is decided
 from the harness that was measured: its action's effect is there (:func:`effect_present`).
@@ -31,6 +32,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "feed_input_via": ("function",),
     "keep_struct_tag": ("tag",),
     "apply_fixit": ("old", "new"),
+    "hold_by_pointer": ("type",),
 }
 SHAPES = ("out_param", "returns_pointer", "object_param", "buffer_input")
 MAX_FAILURE = 160
@@ -125,30 +127,42 @@ def _named(ctype: str) -> bool:
     return bool(type_name(ctype)) and type_name(ctype) not in _SCALARS
 
 
-def shape_of(decl: FunctionDecl) -> set[str]:
-    """The signature shapes a function has (see :data:`SHAPES`)."""
-    shapes = set()
+def shape_types(decl: FunctionDecl) -> dict[str, set[str]]:
+    """The signature shapes a function has (see :data:`SHAPES`), each with the named types in it."""
+    shapes: dict[str, set[str]] = {}
     for p in decl.params:
         stars = p.type.count("*")
         if stars == 2 and _named(p.type) and not p.type.lstrip().startswith("const"):
-            shapes.add("out_param")
+            shapes.setdefault("out_param", set()).add(type_name(p.type))
         elif stars == 1 and _named(p.type):
-            shapes.add("object_param")
+            shapes.setdefault("object_param", set()).add(type_name(p.type))
         elif stars == 1 and type_name(p.type) in ("char", "uint8_t", "void", "int8_t"):
-            shapes.add("buffer_input")
+            shapes.setdefault("buffer_input", set()).add(type_name(p.type))
     if "*" in decl.return_type and "const" not in decl.return_type:
-        shapes.add("returns_pointer")
+        shapes.setdefault("returns_pointer", set()).add(type_name(decl.return_type))
     return shapes
 
 
+def shape_of(decl: FunctionDecl) -> set[str]:
+    """The signature shapes a function has (see :data:`SHAPES`)."""
+    return set(shape_types(decl))
+
+
 def scope_matches(scope: LessonScope | None, decl: FunctionDecl | None) -> bool:
-    """Whether every condition the scope sets holds for the target ``decl``."""
+    """Whether every condition the scope sets holds for the target ``decl``.
+
+    With both a shape and a type, the type must be the one in that shape (a lesson about a
+    returned ``uint8_t *`` does not fit a function that only reads a ``const uint8_t *``).
+    """
     if scope is None or scope.is_empty() or decl is None:
         return False
     if scope.name and not fnmatch.fnmatchcase(decl.name, scope.name):
         return False
-    if scope.shape and scope.shape not in shape_of(decl):
+    shapes = shape_types(decl)
+    if scope.shape and scope.shape not in shapes:
         return False
+    if scope.shape and scope.type:
+        return scope.type in shapes[scope.shape]
     types = {type_name(t) for t in (decl.return_type, *(p.type for p in decl.params))}
     return not scope.type or scope.type in types
 
@@ -162,10 +176,19 @@ def effect_present(action: Action | None, code: str) -> bool:
         return re.search(rf"\b{re.escape(a['releaser'])}\s*\(", code) is not None
     if action.verb == "feed_input_via":
         return re.search(rf"\b{re.escape(a['function'])}\s*\([^;]*\bdata\b", code) is not None
+    if action.verb == "hold_by_pointer":
+        return (re.search(rf"\b{re.escape(a['type'])}\s*\*", code) is not None
+                and by_value(code, a["type"]) is None)
     if action.verb == "keep_struct_tag":
         return re.search(rf"\b(?:struct|union|enum)\s+{re.escape(a['tag'])}\b", code) is not None
     return (re.search(rf"\b{re.escape(a['new'])}\b", code) is not None
             and re.search(rf"\b{re.escape(a['old'])}\b", code) is None)
+
+
+def by_value(code: str, ctype: str) -> re.Match[str] | None:
+    """The first declaration of a variable of type ``ctype`` by value (group 1: its name)."""
+    return re.search(rf"(?m)^[ \t]*(?:const\s+)?(?:(?:struct|union)\s+)?{re.escape(ctype)}\s+([A-Za-z_]\w*)"
+                     r"\s*(?:=[^;]*)?;", code)
 
 
 def name_family(function: str) -> str:

@@ -160,12 +160,15 @@ class BankWrites:
         for pos, (item, vector) in enumerate(zip(record.memory_items, vectors, strict=True)):
             digest = item.content_hash()
             target, why = view.by_digest.get(digest) or batch_digest.get(digest), "same text"
+            # A near neighbour absorbs the item only when both carry the same action (or none):
+            # items of one record embed alike, and an action must not vanish into plain advice.
             if target is None and view.index is not None and view.index.size:
                 ((row, score),) = view.index.search(vector, 1)
-                if score >= threshold:
+                if score >= threshold and view.entry(row).lesson.get("action", "") == item.action:
                     target, why = view.ids[row], f"cosine {score:.3f}"
             for entry, row_vector in zip(entries, rows, strict=True):
-                if target is None and float(row_vector @ vector) >= threshold:
+                if (target is None and float(row_vector @ vector) >= threshold
+                        and entry.lesson.get("action", "") == item.action):
                     target, why = entry.item_id, f"cosine {float(row_vector @ vector):.3f}"
             if target is not None:
                 stored.append(

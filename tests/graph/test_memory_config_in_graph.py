@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_graph.builder import build_graph
 from agent_graph.context import Context
-from long_term_memory.experience import EventLog, Gatekeeper
+from long_term_memory.experience import EventLog, Gatekeeper, MemoryItem
 from tests.unit.test_experience_support import checksums, config, item, open_bank, outcome, record
 
 pytestmark = pytest.mark.toolchain
@@ -86,3 +86,32 @@ def test_a_caller_flag_beats_the_file_and_probation_brings_a_blocked_item_back(
     # The probation run's harness ran and covered code: a pass, so the item is active again.
     assert second["best"]["run"]["usable"]
     assert (stats.status, stats.consecutive_fail, stats.pass_count) == ("active", 0.0, 1)
+
+
+def test_a_fitting_actionable_lesson_beats_a_trusted_plain_one_and_counts_as_used(
+        kv_benchmark: Path, tmp_path: Path) -> None:
+    """top_k=1 showed only the best-validated plain item, so an applicable lesson never reached
+    the next target. Now the lesson whose scope fits is shown too and, its change being in the
+    measured harness, counts as used; one whose scope does not fit is left out."""
+    cfg = config()
+    bank = open_bank(tmp_path / "bank", cfg=cfg)
+    (plain,) = bank.add_record(record("rec-1", "kv/kv_get", [LESSON], query=QUERY)).added
+    release = MemoryItem.model_validate({**LESSON.model_dump(),
+        "title": "Release kv_t results with kv_free", "scope": {"name": "kv_*", "type": "kv_t",
+                                                             "shape": "returns_pointer"},
+        "failure": "sanitizer:leak@kv_get", "action": "release_out_param(type=kv_t, releaser=kv_free)"})
+    misfit = MemoryItem.model_validate({**LESSON.model_dump(), "title": "kv_other is a struct tag",
+                                        "scope": {"type": "kv_other"}, "action": "keep_struct_tag(kv_other)"})
+    fit_id, misfit_id = bank.add_record(record("rec-2", "kv/kv_count", [release, misfit], query=QUERY)).added
+    gk = Gatekeeper(cfg)
+    for n in range(2):  # the plain item earns validations: seed 001's order puts it first
+        matches = bank.search(QUERY, exclude_task_id="kv/other", threshold=-1.0)
+        bank.apply(gk.evaluate([plain], [plain], outcome("kv/other", run_id=f"ok-{n}"), matches),
+                   EventLog(tmp_path / "seed.events.jsonl"))
+    bank.close()
+    state = run(kv_benchmark, tmp_path / "r" / "kv" / "kv_parse",
+                memory_config=str(memory_file(tmp_path, "retrieve-extract")))
+    shown = [i["item_id"] for i in state["extras"]["experience"]["shown"]]
+    assert shown == [fit_id, plain] and misfit_id not in shown
+    used = {m["id"]: m["used"] for m in state["memories_used"]}
+    assert used[fit_id] is True and "kv_free(" in state["best"]["code"]

@@ -7,6 +7,7 @@ import json
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.experience import distil
 from agents.offline.lesson_apply import ActionableLesson, actionable_lessons, apply_lessons
+from agents.offline.lesson_extract import actionable_items
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.synth import default_skeleton, write_harness
 from long_term_memory.experience import parse_memory_items
@@ -106,6 +107,12 @@ def test_scope_matching_by_name_shape_and_type() -> None:
     assert not scope_matches(scope, BY["zz_sum"])
     assert scope_matches(parse_scope("type=qq_doc"), BY["qq_count"])
     assert not scope_matches(parse_scope(""), BY["qq_parse"])  # an empty scope fits nothing
+    # With a shape, the type is the one in that shape: a returned `uint8_t *` lesson does not
+    # fit a function that reads a `const uint8_t *` and returns another pointer.
+    returned = parse_scope("name=rr_* shape=returns_pointer type=uint8_t")
+    reader, decoder = parse_prototypes("uint8_t *rr_pixels(const uint8_t *d, size_t n);\n"
+                                       "rr_dec *rr_open(const uint8_t *d, size_t n);")
+    assert scope_matches(returned, reader) and not scope_matches(returned, decoder)
 
 
 def test_release_lesson_changes_the_first_draft_of_a_matching_target_only() -> None:
@@ -146,3 +153,67 @@ def test_used_means_the_change_is_in_the_measured_harness() -> None:
     assert used_items(shown, [], BY["zz_sum"], HARNESS) == []  # scope does not fit that target
     assert effect_present(parse_action("keep_struct_tag(qq_doc)"), HARNESS)
     assert not effect_present(parse_action("feed_input_via(qq_feed)"), HARNESS)
+
+
+def test_a_release_lesson_reaches_the_family_calls_an_improvement_added() -> None:
+    """An improvement adds `rr_b` in its own block: the release goes right after that call (a
+    release at cleanup would name a variable out of scope); a call outside the scope is left."""
+    api = parse_prototypes("rr_img *rr_a(const uint8_t *d, size_t n);\n"
+                           "rr_img *rr_b(const uint8_t *d, size_t n);\nvoid rr_drop(rr_img *img);\n"
+                           "char *zz_other(const uint8_t *d, size_t n);")
+    code = ("int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {\n"
+            "  rr_img *result = NULL;\n  result = rr_a(data, size);\n"
+            "  {\n    rr_img *result2 = NULL;\n    result2 = rr_b(data, size);\n  }\n"
+            "  {\n    char *result3 = NULL;\n    result3 = zz_other(data, size);\n  }\n"
+            "  if (result != NULL) { rr_drop(result); result = NULL; }\n  return 0;\n}\n")
+    rr = ActionableLesson("MEM-0000beef", "Release rr_img results",
+                          parse_scope("name=rr_* shape=returns_pointer type=rr_img"),
+                          parse_action("release_out_param(type=rr_img, releaser=rr_drop)"))
+    out, notes = apply_lessons(code, api[0], api, [rr])
+    released = "if (result2 != NULL) { rr_drop(result2); result2 = NULL; }"
+    assert f"    result2 = rr_b(data, size);\n    {released}\n  }}" in out
+    assert out.count("rr_drop(result)") == 1  # the target's own release is not doubled
+    assert "result3)" not in out.replace("zz_other(data, size)", "")
+    assert notes == ["applied [MEM-0000beef] release_out_param(type=rr_img, releaser=rr_drop): "
+                     "release result2 (from rr_b) with rr_drop after the call"]
+    assert apply_lessons(out, api[0], api, [rr]) == (out, [])  # applied once
+
+
+def test_a_long_skeleton_comment_does_not_hide_the_declaration_a_lesson_needs() -> None:
+    """The extraction prompt's harness excerpt is cut; a skeleton's doc comment used to fill it,
+    so the declaration of the released variable was gone and no actionable item came out."""
+    from long_term_memory.experience.extraction import HARNESS_CHARS, build_extraction_prompt
+    from long_term_memory.experience.trajectory import Trajectory
+    from tests.unit.test_experience_support import outcome
+
+    doc = "/*\n" + " * how to write this harness, at length\n" * (HARNESS_CHARS // 30) + " */\n"
+    trajectory = Trajectory("qq/qq_parse", "project qq; target int qq_parse(const uint8_t *data, "
+                            "size_t size, struct qq_doc **out)", outcome("qq/qq_parse", runs=False),
+                            False, harness=doc + HARNESS)
+    _, variables = build_extraction_prompt("failure", [trajectory])
+    assert "struct qq_doc *out_v = NULL;" in variables["harness"] and "at length" not in variables["harness"]
+    variables["trajectory"] = TRAJECTORY
+    payload, _ = distil(read_prompt(*render("experience_failure", variables)))
+    assert [i.action for i in parse_memory_items(json.dumps(payload)) if i.action] == [RELEASE]
+
+
+def test_an_opaque_type_repair_becomes_a_lesson_the_next_first_draft_applies() -> None:
+    """The fixer turned `ww_ctx v;` (incomplete type) into a pointer; the next target of the
+    family gets the same change in its first draft, with the fixer's own repair."""
+    trajectory = ("- [build] v1 failed: variable has incomplete type 'ww_ctx'\n"
+                  "- [harness] v2 by enhancer.fix: declare arg0 as ww_ctx * (ww_ctx is opaque; no "
+                  "constructor found), use arg0 as the pointer it now is\n")
+    (item,) = actionable_items("int ww_run(const uint8_t *d, size_t n);", trajectory, "")
+    assert (item["scope"], item["failure"], item["action"]) == (
+        {"name": "ww_*"}, "compile:incomplete-type", "hold_by_pointer(ww_ctx)")
+    api = parse_prototypes("ww_tool *ww_tool_new(ww_ctx *ctx);\nint ww_scan(const uint8_t *d, size_t n);")
+    draft = ("int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {\n  ww_ctx arg0;\n"
+             "  memset(&arg0, 0, sizeof arg0);\n  ww_tool *t = ww_tool_new(&arg0);\n"
+             "  ww_scan(data, size);\n  return 0;\n}\n")
+    lesson = ActionableLesson("MEM-0000c0de", item["title"], parse_scope(item["scope"]),
+                              parse_action(item["action"]))
+    fixed, notes = apply_lessons(draft, api[1], api, [lesson])
+    assert "ww_ctx *arg0 = NULL;" in fixed and "ww_tool_new(arg0)" in fixed and "memset" not in fixed
+    assert notes[0].startswith("applied [MEM-0000c0de] hold_by_pointer(type=ww_ctx)")
+    assert effect_present(lesson.action, fixed) and not effect_present(lesson.action, draft)
+    assert apply_lessons(fixed, api[1], api, [lesson]) == (fixed, [])

@@ -119,6 +119,22 @@ def test_dedupe_threshold_is_configurable(tmp_path: Path) -> None:
     strict.close()
 
 
+def test_an_item_with_an_action_never_merges_into_one_with_another_action(tmp_path: Path) -> None:
+    """Items of one record embed alike (a long query dominates); an action merged into plain
+    advice would never be shown again. The same near-duplicate with the same action merges."""
+    from long_term_memory.experience.models import MemoryItem
+
+    bank = open_bank(tmp_path)
+    near = item(PARSE.title, PARSE.content.replace("last", "final"), PARSE.description)
+    acting = MemoryItem.model_validate({**near.model_dump(), "scope": {"name": "kv_*"},
+                                        "action": "hold_by_pointer(type=kv_t)"})
+    result = bank.add_record(record("rec-1", "kv/kv_parse", [PARSE, acting]))
+    assert len(result.added) == 2 and result.merged == {}
+    again = bank.add_record(record("rec-2", "kv/kv_parse2", [acting]))
+    assert again.added == [] and again.merged[0][0] == result.added[1]
+    bank.close()
+
+
 def test_restart_reuses_vectors_and_never_re_encodes(tmp_path: Path) -> None:
     seeded(tmp_path)
     counting = CountingEmbedder()

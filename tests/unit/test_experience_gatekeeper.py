@@ -83,7 +83,7 @@ def test_first_run_writes_a_candidate() -> None:
 def test_used_item_gets_hit_and_validation_and_blocks_a_new_candidate() -> None:
     gk = Gatekeeper(config(retrieval__top_k=2))
     shown = gk.prepare_inject([match("MEM-00000123"), match("MEM-00000456")])
-    decision = gk.evaluate(shown, ["MEM-00000123", "MEM-99999999"], outcome())
+    decision = gk.evaluate(shown, ["MEM-00000123", "MEM-99999999"], outcome(fix_rounds=0))
     assert [(h.item_id, h.shown, h.used) for h in decision.hit_refs] == [
         ("MEM-00000123", True, True), ("MEM-00000456", True, False)]
     assert [(v.item_id, v.result, v.strong_signal) for v in decision.validations] == [
@@ -103,8 +103,9 @@ def test_without_use_the_first_shown_item_is_validated_weakly() -> None:
 
 @pytest.mark.parametrize(("facts", "matches", "reason"), [
     ({"harness_versions": 0, "model_calls": 0}, [], "trivial trajectory"),
-    ({}, [match("MEM-00000001", level=2)], "strong answer already exists (MEM-00000001"),
-    ({}, [match("MEM-00000001", score=0.93)], "top-1 match score 0.930 >= skip_if_top1_score_ge 0.9"),
+    ({"fix_rounds": 0}, [match("MEM-00000001", level=2)], "strong answer already exists (MEM-00000001"),
+    ({"fix_rounds": 0}, [match("MEM-00000001", score=0.93)],
+     "top-1 match score 0.930 >= skip_if_top1_score_ge 0.9"),
 ])
 def test_each_outcome_level_candidate_condition_blocks(facts: dict, matches: list[Match],
                                                        reason: str) -> None:
@@ -114,6 +115,17 @@ def test_each_outcome_level_candidate_condition_blocks(facts: dict, matches: lis
     admitted = Gatekeeper(config()).admit(decision, outcome(), [LESSON], query="q", trajectory="t",
                                           task_type="fuzz-c")
     assert admitted.candidate is None
+
+
+def test_a_run_that_needed_repairs_is_extracted_beside_a_strong_or_close_answer() -> None:
+    """Its repairs are what the bank did not prevent: they become the next target's lessons."""
+    gk = Gatekeeper(config(retrieval__top_k=2))
+    close = [match("MEM-00000001", level=2, score=0.95)]
+    assert not gk.evaluate([], [], outcome(fix_rounds=0), close).should_extract
+    repaired = gk.evaluate([], [], outcome(fix_rounds=2), close)
+    assert repaired.should_extract and repaired.skip_reasons == []
+    shown = gk.prepare_inject([match("MEM-00000123")])
+    assert gk.evaluate(shown, ["MEM-00000123"], outcome(fix_rounds=1)).should_extract
 
 
 def test_blocked_strong_match_does_not_count_and_threshold_is_configurable() -> None:
@@ -184,3 +196,25 @@ def test_same_outcome_gives_same_ids_different_attempts_differ() -> None:
     assert a.decision_id == b.decision_id != c.decision_id
     inject = InjectItem.from_dict(InjectItem.from_match(match("MEM-00000001")).to_dict())
     assert inject.item_id == "MEM-00000001"
+
+
+def test_a_fitting_actionable_lesson_is_shown_first_and_a_misfit_is_left_out() -> None:
+    """A trusted plain item no longer hides the lesson the target can apply (top_k=1)."""
+    from fuzzkit.api import FunctionDecl, Param
+
+    target = FunctionDecl("zz_load", "int", (Param("text", "const char *"), Param("out", "zz_tree **")))
+    fit = dataclasses.replace(match("MEM-000000f1", score=0.55), lesson={
+        "scope": {"name": "zz_*", "shape": "out_param", "type": "zz_tree"},
+        "action": "release_out_param(type=zz_tree, releaser=zz_drop)"})
+    misfit = dataclasses.replace(match("MEM-000000f2", score=0.9, level=2, trust=0.9), lesson={
+        "scope": {"type": "zz_other"}, "action": "keep_struct_tag(zz_other)"})
+    plain = match("MEM-000000f3", score=0.9, level=2, trust=0.9)
+    gk = Gatekeeper(config(retrieval__top_k=1))
+    shown, rejected = gk.screen([plain, misfit, fit], target)
+    assert [i.item_id for i in shown] == ["MEM-000000f1", "MEM-000000f3"]
+    reasons = {r["item_id"]: r["reason"] for r in rejected}
+    assert reasons["MEM-000000f2"] == "its scope does not fit the target"
+    # Without a target (the CLI's search) the seed-001 order and top_k hold as before.
+    assert [i.item_id for i in gk.screen([plain, misfit, fit])[0]] == ["MEM-000000f2"]
+    assert [i.item_id for i in Gatekeeper(config(retrieval__top_k=1, retrieval__scoped_extra=0))
+            .screen([plain, fit], target)[0]] == ["MEM-000000f1"]
