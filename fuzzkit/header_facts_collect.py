@@ -174,6 +174,13 @@ class _Collector:
                 keep += [Macro(n, v, gid) for n, v, _l in group]
         return keep
 
+    def _canonical_params(self, decl: FunctionDecl) -> list[str]:
+        """The parameter types with typedefs resolved (``doc_p`` -> ``struct doc *``)."""
+        types = self.function_types.get(decl.name, [])
+        if len(types) != len(decl.params):
+            return [p.type for p in decl.params]
+        return [t.get_canonical().spelling for t in types]
+
     def _releasers(self, facts: HeaderFacts) -> list[Releaser]:
         out: list[Releaser] = []
         record_names = {n: r for r in facts.records for n in (r.tag, *r.names) if n}
@@ -181,7 +188,8 @@ class _Collector:
         for decl in self.api:
             ws = _words(decl.name)
             verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS]
-            pointers = [p for p in decl.params if "*" in p.type and "(*)" not in p.type]
+            pointers = [p for p, canon in zip(decl.params, self._canonical_params(decl))
+                        if "*" in canon and "(*)" not in canon]
             if not verbs or len(pointers) != 1 or set(ws[verbs[0]:]) & _PREPOSITIONS:
                 continue  # `delete_item_from_list(list, i)` detaches a part, it releases no object
             ws = [w for w in ws if w not in common]

@@ -81,3 +81,21 @@ def test_missing_header_is_a_toolchain_error(tmp_path: Path) -> None:
     broken.write_text('#include "not_there.h"\n')
     with pytest.raises(ToolchainError, match="not_there.h"):
         parse_header(broken)
+
+
+def test_releasers_taking_a_pointer_typedef_are_found(tmp_path: Path) -> None:
+    """``void kv_doc_free(kv_doc_p d)`` releases a ``struct kv_doc *``: the parameter is a pointer
+    only once its typedef is resolved, and its aliases (``kv_html_doc_p``) name the same type."""
+    from fuzzkit.header_facts_collect import collect_facts
+
+    header = tmp_path / "kv.h"
+    header.write_text(
+        "typedef struct kv_doc kv_doc;\ntypedef kv_doc *kv_doc_p;\ntypedef kv_doc_p kv_html_doc_p;\n"
+        "kv_html_doc_p kv_html_read(const char *buf, int size);\n"
+        "void kv_doc_free(kv_doc_p doc);\n"
+        "void kv_set_level(int level);\n"
+    )
+    api = parse_header(header, [tmp_path])
+    facts = collect_facts([header], [tmp_path], [], api)
+    assert ("kv_doc_free", "kv_doc_p") in {(r.function, r.releases) for r in facts.releasers}
+    assert "kv_set_level" not in {r.function for r in facts.releasers}
