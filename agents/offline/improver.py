@@ -198,6 +198,8 @@ def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
     """Functions a block must not call on objects the harness still owns."""
     if RISKY.search(fn.name) or any(r.kind == "unsupported" for r in roles(fn, idx)):
         return True
+    if re.match(r"_[_A-Z]", fn.name):
+        return True  # a reserved name (`__lib_internal`): the library's internals, not its API
     keys = {o.type_key for o in scope}
     first = idx.first_object(fn)
     if first in keys and idx.kind(fn) in ("init", "destroy"):

@@ -179,3 +179,16 @@ int lib_wumpEnd(lib_stream *strm);
 """))
     ranks = {n: value(idx, idx.by_name[n]) for n in ("lib_wump", "lib_wumpReset", "lib_wumpBound")}
     assert ranks == {"lib_wump": 1, "lib_wumpReset": 2, "lib_wumpBound": 5}
+
+
+def test_reserved_names_are_internals_never_added() -> None:
+    kv = parse_prototypes(
+        "kv_doc *kv_parse(const char *text);\nvoid kv_free(kv_doc *d);\n"
+        "void __kv_parse_content(const char *text, int len);\nint _Kv_count(const char *text);\n"
+        "int kv_count(const char *text);\n"
+    )
+    target = next(d for d in kv if d.name == "kv_parse")
+    arche = analyze_function(target, kv).archetype
+    code = write_harness(target, kv, ["kv.h"], arche, default_skeleton(arche)).code
+    imp = improve_harness(code, target, kv, ["__kv_parse_content", "_Kv_count", "kv_count"])
+    assert imp.added_calls == ["kv_count"]
