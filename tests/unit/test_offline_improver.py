@@ -192,3 +192,31 @@ def test_reserved_names_are_internals_never_added() -> None:
     code = write_harness(target, kv, ["kv.h"], arche, default_skeleton(arche)).code
     imp = improve_harness(code, target, kv, ["__kv_parse_content", "_Kv_count", "kv_count"])
     assert imp.added_calls == ["kv_count"]
+
+
+KV_TYPES = """\
+```c
+typedef struct kv_doc kv_doc;
+typedef kv_doc *kv_doc_p;  /* struct kv_doc * */
+typedef kv_doc_p kv_hdoc_p;  /* struct kv_doc * */
+struct kv_doc;
+```
+"""
+
+
+def test_an_object_held_through_a_pointer_typedef_is_reused() -> None:
+    """``kv_hdoc_p result`` holds a document: calls on documents use it (not a new one), also
+    when the call's name shares no more with another maker's than with the target's."""
+    from agents.offline.type_table import read_types, using
+
+    with using(read_types(KV_TYPES)):
+        kv = parse_prototypes(
+            "kv_hdoc_p kv_hread_memory(const char *buf, int size);\nvoid kv_doc_free(kv_doc_p d);\n"
+            "kv_doc_p kv_parse_text(const char *text);\nint kv_hdoc_dump(kv_hdoc_p d, char **out);\n"
+        )
+        target = kv[0]
+        arche = analyze_function(target, kv).archetype
+        code = write_harness(target, kv, ["kv.h"], arche, default_skeleton(arche)).code
+        assert "kv_hdoc_p result" in code and "kv_doc_free(result)" in code
+        imp = improve_harness(code, target, kv, ["kv_hdoc_dump"])
+    assert imp.directions == ["call kv_hdoc_dump on result (kv_doc)"]
