@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_graph.session_memory import format_session_memory
-from fuzzkit.api import FunctionDecl
+from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts
 
 MAX_API = 80
@@ -59,8 +59,11 @@ def _lifecycle_of(decl: FunctionDecl, shared: set[str], words: set[str],
     verbs = set(_name_words(decl.name))
     if verbs & _RELEASE and len(decl.params) == 1:
         return True
-    returned = _type_words(FunctionDecl(decl.name, decl.return_type, ()), canonical)
-    return bool(verbs & _CREATE and returned & words)
+    # A maker returns the object or hands it out through a `T **` parameter.
+    made = [decl.return_type, *(p.type for p in decl.params if p.type.count("*") >= 2)]
+    made_words = _type_words(FunctionDecl(decl.name, "void", tuple(
+        Param(f"p{i}", t) for i, t in enumerate(made))), canonical)
+    return bool(verbs & _CREATE and made_words & words)
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -59,7 +59,8 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         and cdecl.is_pointer(r.param.type)
     ):
         return f"&{zeroed(pl, key, r.param.name)}"
-    return obtain(pl, key, fn.name).expr
+    # A call that takes the payload itself gets its objects unfed: the input goes to it once.
+    return obtain(pl, key, fn.name, feed=payload_slot(roles(fn, pl.idx)) is None).expr
 
 
 def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
@@ -177,7 +178,7 @@ _OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale|separator|^sep$)", re.I)
 def _construct(pl: Planner, ctor: FunctionDecl, key: str, payload: bool = True) -> Obj:
     slot = pl.idx.out_slot(ctor)
     if slot is not None:
-        return _construct_out(pl, ctor, key, slot)
+        return _construct_out(pl, ctor, key, slot, payload)
     # Not fed: an optional setting such as an encoding name gets its default (NULL), not text.
     bind = {} if payload else {i: "NULL" for i, p in enumerate(ctor.params)
                                if cdecl.is_string(p.type) and _OPTIONAL_TEXT.search(p.name)}
@@ -187,14 +188,14 @@ def _construct(pl: Planner, ctor: FunctionDecl, key: str, payload: bool = True) 
     return Obj(key, var or "NULL", var or "", origin=ctor.name)
 
 
-def _construct_out(pl: Planner, ctor: FunctionDecl, key: str, slot: int) -> Obj:
+def _construct_out(pl: Planner, ctor: FunctionDecl, key: str, slot: int, payload: bool = True) -> Obj:
     """``create(&obj, ...)``: the object comes back through a ``T **`` parameter.
 
     The pointer starts NULL and a NULL after the call means failure, whatever the return code
     says; it is released only when set.
     """
     var = pl.var(f"{key} *", object_name(key), "NULL")
-    plan = pl.plan(ctor, bind={slot: f"&{var}"})
+    plan = pl.plan(ctor, bind={slot: f"&{var}"}, payload=payload)
     pl.emit(plan, pl.f.setup)
     pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
     dtor = pl.idx.destructor(key, ctor.name)

@@ -74,6 +74,7 @@ class Planner:
         self.purpose = purpose
         self.scope: list[Obj] = []
         self.file_ctx = file_ctx  # (fd variable, path variable) when the skeleton made them
+        self.empty_file_ctx: tuple[str, str] | None = None  # an empty file for unfed opens
         self._text: str | None = None
         self.depth = 0
         self.c_strings: set[str] = set()  # params that must get a NUL-terminated string
@@ -274,7 +275,7 @@ class Planner:
             elif k in ("fd", "path", "mode", "file", "callback", "userdata", "format"):
                 from agents.offline.synth_io import io_arg
 
-                args[r.index] = io_arg(self, fn, r, plan)
+                args[r.index] = io_arg(self, fn, r, plan, feed=payload)
             else:
                 args[r.index] = "NULL"
         ordered = [args.get(i, "0") for i in range(len(fn.params))]

@@ -291,6 +291,7 @@ def _object_role(
         first_key is not None  # a producer steps an object; a plain out struct is a report
         and key != first_key
         and not cdecl.is_const_target(p.type)
+        and not cdecl.is_opaque(key)  # the caller cannot hold one to be filled
         and set(verbs)
         & {"parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"}
     ):

@@ -11,6 +11,7 @@ from fuzzkit.header_facts import HeaderFacts, Releaser, Typedef
 TARGET = FunctionDecl("kv_hread_memory", "kv_hdoc_p", (Param("buf", "const char *"), Param("size", "int")))
 RELEASE = FunctionDecl("kv_doc_free", "void", (Param("doc", "kv_doc_p"),))
 CREATE = FunctionDecl("kv_doc_new", "kv_doc_p", (Param("version", "const kv_char *"),))
+OPEN = FunctionDecl("kv_zz_open", "int", (Param("path", "const char *"), Param("out", "kv_doc **")))
 FILLER = [FunctionDecl(f"kv_aaa_filler{i:03d}", "int", (Param("c", "kv_char *"), Param("n", "int")))
           for i in range(2 * MAX_API)]
 USERS = [FunctionDecl(f"kv_doc_use{i:03d}", "int", (Param("doc", "kv_doc_p"), Param("x", "int")))
@@ -26,7 +27,7 @@ FACTS = HeaderFacts(
 
 
 def _state(facts: HeaderFacts = FACTS) -> dict:
-    api = [*FILLER, *USERS, CREATE, TARGET, RELEASE]
+    api = [*FILLER, *USERS, CREATE, OPEN, TARGET, RELEASE]
     return {"target": TARGET.to_dict(), "api": [d.to_dict() for d in api],
             "header_facts": facts.to_dict()}
 
@@ -34,7 +35,7 @@ def _state(facts: HeaderFacts = FACTS) -> dict:
 def test_the_releaser_of_the_targets_type_is_shown_whatever_its_typedef_spelling() -> None:
     shown = [d.name for d in relevant_api(_state())]
     assert len(shown) == MAX_API
-    assert {"kv_hread_memory", "kv_doc_free", "kv_doc_new"} <= set(shown)
+    assert {"kv_hread_memory", "kv_doc_free", "kv_doc_new", "kv_zz_open"} <= set(shown)
     # A scalar typedef (`kv_char`) relates nothing: the fillers sharing it stay out.
     assert not any(n.startswith("kv_aaa_filler") for n in shown)
 

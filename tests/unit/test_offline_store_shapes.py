@@ -1,0 +1,65 @@
+"""A store-like API: a handle opened by path through a ``T **`` out-parameter, statements
+prepared from text, opaque types, and a function named like an initializer that makes another
+object. Invented names; each test states one general rule."""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline.analysis import analyze_function
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.synth import default_skeleton, write_harness
+from agents.offline.synth_api import ApiIndex
+from agents.offline.type_table import read_types, using
+
+STORE = """\
+int kv_open(const char *filename, kv_store **ppDb);
+int kv_close(kv_store *db);
+int kv_db_release_memory(kv_store *db);
+kv_backup *kv_backup_init(kv_store *pDest, const char *zDestName, kv_store *pSource, const char *zSourceName);
+int kv_backup_finish(kv_backup *p);
+int kv_prepare(kv_store *db, const char *zSql, int nByte, kv_stmt **ppStmt, const char **pzTail);
+int kv_finalize(kv_stmt *pStmt);
+kv_stmt *kv_next_stmt(kv_store *pDb, kv_stmt *pStmt);
+int kv_db_readonly(kv_store *db, const char *zDbName);
+"""  # noqa: E501
+
+TYPES = """\
+```c
+typedef struct kv_store kv_store;
+typedef struct kv_stmt kv_stmt;
+typedef struct kv_backup kv_backup;
+struct kv_store;
+struct kv_stmt;
+struct kv_backup;
+```
+Release functions:
+- kv_finalize releases kv_stmt * (parameter type)
+"""
+
+
+def _draft(name: str) -> str:
+    with using(read_types(TYPES)):
+        api = parse_prototypes(STORE)
+        target = next(d for d in api if d.name == name)
+        arche = analyze_function(target, api).archetype
+        return write_harness(target, api, ["kv.h"], arche, default_skeleton(arche)).code
+
+
+def test_a_function_returning_another_object_initializes_nothing() -> None:
+    with using(read_types(TYPES)):
+        life = ApiIndex(parse_prototypes(STORE)).lifecycle("kv_store")
+    assert life.create == ["kv_open"] and "kv_backup_init" not in life.init
+
+
+def test_the_handle_of_a_call_that_takes_the_input_is_opened_on_an_empty_file() -> None:
+    code = _draft("kv_prepare")
+    assert "lf_memfd(data, 0)" in code and "lf_memfd(data, size)" not in code
+    assert re.search(r"kv_prepare\(\w+, \(const char \*\)text,", code)
+    assert re.search(r"kv_close\(\w+\);", code) and "kv_finalize(" in code
+
+
+def test_an_opaque_type_is_never_declared_by_value() -> None:
+    for name in ("kv_prepare", "kv_db_readonly"):
+        code = _draft(name)
+        assert not re.search(r"^\s*kv_(stmt|store|backup) \w+;", code, re.M), code
