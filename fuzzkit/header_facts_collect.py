@@ -41,6 +41,7 @@ _STATUS_WORDS = re.compile(
 _INT_LITERAL = re.compile(r"^\(?\s*(-?\s*(0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*\)?$")
 _FREE_DOC = re.compile(r"\b(free\s*\(\s*\)|with\s+free\b|using\s+free\b|by\s+free\b|call\s+free\b)",
                        re.I)
+_FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
 _KEEPS_DOC = re.compile(r"(survive|outlive|not (be )?copied|must (remain|stay) valid|"
                         r"keeps? a (reference|pointer))", re.I)
 _TAKES_DOC = re.compile(r"(even if (the function |it )?fails|takes? (the )?(responsibility|ownership) "
@@ -218,6 +219,23 @@ class _Collector:
                 out.append(Releaser(fn, f"what {decl.name} allocates", "by documentation"))
             if not named and _FREE_DOC.search(doc):
                 out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
+        return out + self._allocated_with(out)
+
+    def _allocated_with(self, found: list[Releaser]) -> list[Releaser]:
+        """``returns memory obtained from lib_malloc64(); the caller must free it``: the
+        releaser of what the named allocator (or a numbered variant of it) allocates."""
+        allocators = {r.releases[5:-10]: r.function for r in found
+                      if r.releases.startswith("what ") and r.function != "free"}
+        released = {r.releases for r in found}
+        out = []
+        for decl in self.api:
+            doc = self.docs.get(decl.name, "")
+            if f"what {decl.name} allocates" in released or not _FREEING_DOC.search(doc):
+                continue
+            for alloc, releaser in allocators.items():
+                if alloc != decl.name and re.search(rf"\b{re.escape(alloc)}\d*\b", doc):
+                    out.append(Releaser(releaser, f"what {decl.name} allocates", "by documentation"))
+                    break
         return out
 
 

@@ -337,7 +337,9 @@ class Planner:
                 if not dtor:
                     self.f.notes.append(f"no destructor for {rkey} in the API: freed with free()")
             elif owned:
-                free_fn = self.idx.free_function() or "free"
+                # The releaser the documentation names for this producer, else the library's.
+                free_fn = (type_table.documented_releaser(fn.name) or self.idx.free_function()
+                           or "free")
                 self.f.cleanup.append(f"if ({var} != NULL) {free_fn}({var});")
             if not cdecl.is_pointer(ret) and not rkey:
                 stmts.append(f"(void){var};")

@@ -203,6 +203,11 @@ def releaser_for(type_name: str, producer: str = "") -> str | None:
     return None
 
 
+def documented_releaser(producer: str) -> str | None:
+    """The function the documentation says releases what ``producer`` returns, if any."""
+    return next((fn for fn, what in active().releasers if what == f"what {producer} allocates"), None)
+
+
 def _bare(spelling: str) -> str:
     return re.sub(r"\b(const|struct|union)\b|\*|\s+", "", spelling)
 

@@ -63,3 +63,15 @@ def test_an_opaque_type_is_never_declared_by_value() -> None:
     for name in ("kv_prepare", "kv_db_readonly"):
         code = _draft(name)
         assert not re.search(r"^\s*kv_(stmt|store|backup) \w+;", code, re.M), code
+
+
+def test_a_returned_buffer_is_released_by_the_documented_releaser() -> None:
+    api_text = STORE + "unsigned char *kv_serialize(kv_store *db, const char *zSchema, long *piSize);\n"
+    api_text += "void kv_mem_debug_free(void *p);\nvoid kv_free(void *p);\n"
+    types = TYPES + "- kv_free releases what kv_serialize allocates (by documentation)\n"
+    with using(read_types(types)):
+        api = parse_prototypes(api_text)
+        target = next(d for d in api if d.name == "kv_serialize")
+        code = write_harness(target, api, ["kv.h"], "object_lifecycle",
+                             default_skeleton("object_lifecycle")).code
+    assert re.search(r"if \(result != NULL\) kv_free\(result\);", code), code
