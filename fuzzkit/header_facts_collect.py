@@ -189,7 +189,7 @@ class _Collector:
         for decl in self.api:
             ws = _words(decl.name)
             verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS]
-            pointers = [p for p, canon in zip(decl.params, self._canonical_params(decl))
+            pointers = [p for p, canon in zip(decl.params, self._canonical_params(decl), strict=True)
                         if "*" in canon and "(*)" not in canon]
             if not verbs or len(pointers) != 1 or set(ws[verbs[0]:]) & _PREPOSITIONS:
                 continue  # `delete_item_from_list(list, i)` detaches a part, it releases no object
@@ -222,8 +222,11 @@ class _Collector:
         return out + self._allocated_with(out)
 
     def _allocated_with(self, found: list[Releaser]) -> list[Releaser]:
-        """``returns memory obtained from lib_malloc64(); the caller must free it``: the
-        releaser of what the named allocator (or a numbered variant of it) allocates."""
+        """Releasers of what producers return, through the allocator their documentation names.
+
+        ``returns memory obtained from lib_malloc64(); the caller must free it``: released by
+        what releases the named allocator's (or a numbered variant's) memory.
+        """
         allocators = {r.releases[5:-10]: r.function for r in found
                       if r.releases.startswith("what ") and r.function != "free"}
         released = {r.releases for r in found}
