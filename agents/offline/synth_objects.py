@@ -6,6 +6,7 @@ a zeroed struct, fill one with a producer, or borrow a child.
 
 from __future__ import annotations
 
+import os
 import re
 
 from agents.offline import cdecl
@@ -107,14 +108,20 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
         fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or _io(pl, c)]
         fed.sort(key=lambda c: reader_rank(pl.idx, c, _io(pl, c)))
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None
+        # The simplest constructor, of the family closest to the caller's name.
+        simplest = sorted(ctors, key=lambda c: (len(c.params), -len(os.path.commonprefix([c.name, near]))))
         if feed and fed:
             obj = _construct(pl, fed[0], key)
         elif prod is not None and roles(prod, pl.idx)[0].type_key != key:
             obj = _produce(pl, prod, key)
+        elif not feed and simplest and not simplest[0].params:
+            # An object the library allocates itself: its destructor may free the pointer, so
+            # a caller's zeroed struct set up by an initializer would be freed by it.
+            obj = _construct(pl, simplest[0], key, payload=False)
         elif pl.idx.lifecycle(key).init and any(_usable(pl, pl.idx.by_name[n]) for n in life.init):
             obj = initialize(pl, key, near, feed=feed)
         elif ctors:
-            obj = _construct(pl, sorted(ctors, key=lambda c: len(c.params))[0], key, payload=feed)
+            obj = _construct(pl, simplest[0], key, payload=feed)
         else:
             v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
             pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")

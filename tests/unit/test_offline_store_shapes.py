@@ -75,3 +75,25 @@ def test_a_returned_buffer_is_released_by_the_documented_releaser() -> None:
         code = write_harness(target, api, ["kv.h"], "object_lifecycle",
                              default_skeleton("object_lifecycle")).code
     assert re.search(r"if \(result != NULL\) kv_free\(result\);", code), code
+
+
+PUSH = """\
+kv_pctx *kv_new_pctx(void);
+int kv_init_pctx(kv_pctx *ctxt);
+void kv_free_pctx(kv_pctx *ctxt);
+int kv_parse_chunk(kv_pctx *ctxt, const char *chunk, int size, int terminate);
+"""
+
+
+def test_a_chunk_parser_gets_a_context_the_library_allocates_and_the_last_flag() -> None:
+    """The context's destructor frees the pointer: a zeroed stack struct set up by the
+    initializer would be freed by it (a bad free). The zero-argument constructor makes it."""
+    api = parse_prototypes(PUSH)
+    target = next(d for d in api if d.name == "kv_parse_chunk")
+    arche = analyze_function(target, api).archetype
+    code = write_harness(target, api, ["kv.h"], arche, default_skeleton(arche)).code
+    assert re.search(r"(\w+) = kv_new_pctx\(\);", code) and "kv_init_pctx" not in code
+    assert not re.search(r"^\s*kv_pctx \w+;", code, re.M)
+    assert arche == "stream_processor"
+    assert re.search(r"kv_parse_chunk\(\w+, \(const char \*\)lf_chunk, \(int\)lf_chunk_size, lf_is_last\)",
+                     code), code
