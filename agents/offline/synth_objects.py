@@ -206,6 +206,8 @@ def _construct_out(pl: Planner, ctor: FunctionDecl, key: str, slot: int, payload
     pl.emit(plan, pl.f.setup)
     pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
     dtor = pl.idx.destructor(key, ctor.name)
+    if not dtor and pl.strict_release:
+        raise Unsupported(f"no destructor for the {key} {ctor.name} makes")
     pl.f.cleanup.append(f"if ({var} != NULL) {dtor or 'free'}({var});")
     if not dtor:
         pl.f.notes.append(f"no destructor for {key} in the API: freed with free()")

@@ -79,6 +79,9 @@ class Planner:
         self.depth = 0
         self.c_strings: set[str] = set()  # params that must get a NUL-terminated string
         self.fed = False  # whether some call receives the fuzz input
+        # Optional code (a follow-up block) is dropped rather than free() an object whose
+        # destructor is unknown: free() leaks what the object holds, and may not be its releaser.
+        self.strict_release = False
         # Object types whose input/output the target itself sets: no automatic feeding.
         self.configuring: set[str] = set()
 
@@ -332,6 +335,8 @@ class Planner:
             stmts.append(f"{var} = {plan.text};")
             if owned and rkey:
                 dtor = self.idx.destructor(rkey, fn.name)
+                if not dtor and self.strict_release:
+                    raise Unsupported(f"no destructor for the {rkey} {fn.name} returns")
                 release = f"{dtor}({var})" if dtor else f"free({var})"
                 self.f.cleanup.append(f"if ({var} != NULL) {release};")
                 if not dtor:

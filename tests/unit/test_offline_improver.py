@@ -220,3 +220,19 @@ def test_an_object_held_through_a_pointer_typedef_is_reused() -> None:
         assert "kv_hdoc_p result" in code and "kv_doc_free(result)" in code
         imp = improve_harness(code, target, kv, ["kv_hdoc_dump"])
     assert imp.directions == ["call kv_hdoc_dump on result (kv_doc)"]
+
+
+def test_a_block_needing_an_object_without_a_known_releaser_is_not_added() -> None:
+    """free() on a node that owns strings leaks them (and may not be its releaser): optional
+    follow-up code is dropped instead."""
+    kv = parse_prototypes(
+        "kv_doc *kv_read(const char *text);\nvoid kv_doc_free(kv_doc *d);\n"
+        "kv_node *kv_new_ref(kv_doc *d, const char *name);\nint kv_is_id(kv_doc *d, kv_node *n);\n"
+        "int kv_doc_count(kv_doc *d);\n"
+    )
+    target = kv[0]
+    arche = analyze_function(target, kv).archetype
+    code = write_harness(target, kv, ["kv.h"], arche, default_skeleton(arche)).code
+    assert "kv_new_ref" not in code  # the first draft's follow-up calls follow the same rule
+    imp = improve_harness(code, target, kv, ["kv_is_id"])
+    assert imp.added_calls == [] and imp.code == code
