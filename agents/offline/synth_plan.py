@@ -58,6 +58,9 @@ class CallPlan:
     out_by_value: bool = False  # the capacity went by value: the return value tells the length
 
 
+_TEXT_NAME = re.compile(r"(str|text|txt|sql|uri|url|name|expr|query|pattern|regex)", re.I)
+
+
 class Planner:
     """Builds arguments and objects for calls into one library."""
 
@@ -100,6 +103,18 @@ class Planner:
             return name
         (self.f.hoist if hoist else self.f.decls).append(f"{ctype}{sep}{name} = {init};")
         return name
+
+    @staticmethod
+    def _sentinel_length(rs: list[Role], r: Role) -> bool:
+        """A ``char`` string named as text (``str``, ``zSql``) with a signed length next to it.
+
+        Binary input (``src``, ``buf``) keeps the bare payload, so ASan sees over-reads.
+        """
+        if r.kind != "bytes" or r.pair is None or rs[r.pair].kind != "len":
+            return False
+        textual = _TEXT_NAME.search(r.param.name) or re.match(r"z[A-Z]", r.param.name)
+        signed = not cdecl.is_unsigned(rs[r.pair].param.type)
+        return bool(textual) and cdecl.is_string(r.param.type) and signed
 
     def payload_text(self) -> str:
         """A NUL-terminated heap copy of the payload (made once)."""
@@ -191,6 +206,12 @@ class Planner:
                 raise Unsupported(f"{fn.name}: cannot build a {ptype} argument")
             if k == "text" and retained_strings(fn.name):
                 args[r.index] = f"{cast}{synth_args.literal_key(self)}"
+            elif k in ("text", "bytes") and r.index == main and self._sentinel_length(rs, r):
+                # `(const char *s, int len)`: a length <= 0 often means "up to the NUL", so the
+                # text gets its terminator (an empty input would else be read by strlen).
+                self.fed = True
+                args[r.index] = f"{cast}{self.payload_text()}"
+                args[r.pair] = self.length(rs[r.pair].param.type, "size")
             elif k in ("text", "bytes") and r.index == main:
                 self.fed = True
                 if k == "bytes" and r.param.name not in self.c_strings:

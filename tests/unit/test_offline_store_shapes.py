@@ -97,3 +97,18 @@ def test_a_chunk_parser_gets_a_context_the_library_allocates_and_the_last_flag()
     assert arche == "stream_processor"
     assert re.search(r"kv_parse_chunk\(\w+, \(const char \*\)lf_chunk, \(int\)lf_chunk_size, lf_is_last\)",
                      code), code
+
+
+def test_text_with_a_signed_length_is_terminated_and_an_unsized_target_is_a_full_buffer() -> None:
+    """``unescape(const char *str, int len, char *target)``: a length <= 0 commonly means "read
+    to the NUL", and the library writes about ``len`` bytes into ``target``."""
+    api = parse_prototypes(
+        "char *kv_unescape(const char *str, int len, char *target);\n"
+        "int kv_scan(const char *buf, size_t len);\n"
+    )
+    code = write_harness(api[0], api, ["kv.h"], "stateless_parser", default_skeleton("stateless_parser")).code
+    assert "kv_unescape((const char *)text, (int)size, (char *)out_buf)" in code, code
+    assert "out_cap = 32768 + size * grow;" in code and "lf_take_str" not in code
+    unsigned = write_harness(api[1], api, ["kv.h"], "stateless_parser",
+                             default_skeleton("stateless_parser")).code
+    assert "kv_scan((const char *)data, (size_t)size)" in unsigned, unsigned
