@@ -77,8 +77,9 @@ def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[Functio
     """The API functions worth showing: all of a small API, else those related to the target.
 
     Related, best first: functions that make or release an object of a type the target takes
-    or returns (typedef spellings of one type count as one, from the Types facts), then the
-    others sharing its types, then names closest to the target's; reserved ``_``-names last.
+    or returns (typedef spellings of one type count as one, from the Types facts), then those
+    that make or release the objects these makers take, then the others sharing its types,
+    then names closest to the target's; reserved ``_``-names last.
     """
     api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
     if len(api) <= limit:
@@ -88,11 +89,19 @@ def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[Functio
     canonical = {t.name: t.canonical for t in facts.typedefs}
     words = _type_words(target, canonical)
     documented = {r.function for r in facts.releasers if r.releases == f"what {target.name} allocates"}
+    types = {d.name: _type_words(d, canonical) for d in api}
+    makers = [d for d in api if _lifecycle_of(d, words & types[d.name], words, canonical)]
+    # The objects those makers need in turn (a handle opened before a blob of it is).
+    needed = {w for d in makers for w in types[d.name]} - words
 
-    def rank(d: FunctionDecl) -> tuple[bool, bool, bool, bool, int, int, bool, str]:
-        shared = words & _type_words(d, canonical)
-        return (d.name != target.name, d.name not in documented, not shared,
-                not _lifecycle_of(d, shared, words, canonical), -len(shared),
+    def tier(d: FunctionDecl) -> int:
+        if _lifecycle_of(d, words & types[d.name], words, canonical):
+            return 0
+        return 1 if _lifecycle_of(d, needed & types[d.name], needed, canonical) else 2
+
+    def rank(d: FunctionDecl) -> tuple[bool, bool, int, bool, int, int, bool, str]:
+        shared = words & types[d.name]
+        return (d.name != target.name, d.name not in documented, tier(d), not shared, -len(shared),
                 -_common_prefix(d.name, target.name), d.name.startswith("_"), d.name)
 
     keep = {d.name for d in sorted(api, key=rank)[:limit]}

@@ -66,6 +66,8 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
 
 def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
     """A zero-filled struct of type ``key`` on the stack."""
+    if pl.strict_release and cdecl.is_opaque(key):
+        raise Unsupported(f"{key} is opaque: it cannot be declared by value")  # optional code only
     v = pl.f.name(base)
     target = pl.f.hoist if hoist else pl.f.decls
     target.append(f"{key} {v};")

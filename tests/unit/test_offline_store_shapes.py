@@ -112,3 +112,17 @@ def test_text_with_a_signed_length_is_terminated_and_an_unsized_target_is_a_full
     unsigned = write_harness(api[1], api, ["kv.h"], "stateless_parser",
                              default_skeleton("stateless_parser")).code
     assert "kv_scan((const char *)data, (size_t)size)" in unsigned, unsigned
+
+
+def test_a_block_never_declares_an_opaque_type_by_value() -> None:
+    from agents.offline.improver import improve_harness
+
+    api_text = STORE + "int kv_stmt_status(kv_store *db, kv_stmt *pStmt, int op);\n"
+    with using(read_types(TYPES)):
+        api = parse_prototypes(api_text)
+        target = next(d for d in api if d.name == "kv_db_readonly")
+        code = write_harness(target, api, ["kv.h"], "object_lifecycle",
+                             default_skeleton("object_lifecycle")).code
+        imp = improve_harness(code, target, api, ["kv_stmt_status"])
+    assert "kv_stmt_status" not in imp.added_calls
+    assert not re.search(r"^\s*kv_stmt \w+;", imp.code, re.M)

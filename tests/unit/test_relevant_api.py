@@ -49,3 +49,16 @@ def test_the_types_section_lists_releasers_of_shown_functions_only() -> None:
     text = types_section(_state())
     assert "kv_doc_free releases kv_doc_p" in text
     assert "kv_aaa_filler000" not in text
+
+
+def test_makers_of_what_the_targets_makers_take_are_shown() -> None:
+    """A blob is opened on a document handle: the handle's maker and releaser are shown too."""
+    target = FunctionDecl("kv_blob_write", "int", (Param("b", "kv_blob *"), Param("z", "const void *"),
+                                                    Param("n", "int")))
+    blob_open = FunctionDecl("kv_blob_open", "int", (Param("db", "kv_doc_p"), Param("table", "const char *"),
+                                                     Param("out", "kv_blob **")))
+    blob_close = FunctionDecl("kv_blob_close", "int", (Param("b", "kv_blob *"),))
+    api = [*FILLER, *USERS, CREATE, OPEN, blob_open, blob_close, target, RELEASE]
+    state = {"target": target.to_dict(), "api": [d.to_dict() for d in api], "header_facts": FACTS.to_dict()}
+    shown = {d.name for d in relevant_api(state)}
+    assert {"kv_blob_open", "kv_blob_close", "kv_zz_open", "kv_doc_new", "kv_doc_free"} <= shown
