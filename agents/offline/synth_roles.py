@@ -174,7 +174,9 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
                 and cdecl.is_pointer(nxt.type)
                 and not cdecl.is_bytes(nxt.type)
                 and cdecl.is_integer(cdecl.pointee(nxt.type))
+                and not (const and cdecl.is_string(t) and re.match(r"z[A-Z]", p.name))
             ):
+                # A `zName` is NUL-terminated by its name (the pointer after it is a result).
                 # buffer + pointer to its length: an output buffer, or an input whose used
                 # length comes back (lib_decode(dst, &dst_len, src, &src_len)'s src_len).
                 k = "bytes" if const else "outbuf"

@@ -75,6 +75,8 @@ def test_a_returned_buffer_is_released_by_the_documented_releaser() -> None:
         code = write_harness(target, api, ["kv.h"], "object_lifecycle",
                              default_skeleton("object_lifecycle")).code
     assert re.search(r"if \(result != NULL\) kv_free\(result\);", code), code
+    # `zSchema` is NUL-terminated by its name: the size pointer after it is a result.
+    assert re.search(r"kv_serialize\(\w+, \(const char \*\)text, &\w+\)", code), code
 
 
 PUSH = """\
