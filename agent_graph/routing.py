@@ -98,6 +98,11 @@ def route(state: FuzzState, limits: Limits, cases: Sequence[RouteCase] = ()) -> 
             return Route("crash_feasibility_analyzer", "crash needs a feasibility verdict")
         if analysis["feasible"]:
             return finish(state, limits, "real crash found in library code")
+        best = state.get("best") or {}
+        if state.get("phase") == "optimization" and best and best.get("version") != version:
+            # An improvement that misuses the API is dropped, not repaired: the best version
+            # runs, and the improvement's directions go on the tabu list.
+            return Route("memory_manager", "improvement crashes by harness misuse; revert to best")
         return _fix_or_finish(state, limits, "crash caused by the harness")
     if not run.get("usable"):
         return _fix_or_finish(state, limits, run.get("problem") or "harness does not exercise target")

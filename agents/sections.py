@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_graph.memory.session_memory import format_session_memory
-from fuzzkit.api import FunctionDecl
+from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts
 
 MAX_API = 80
@@ -22,24 +22,89 @@ def target_decl(state: Mapping[str, Any]) -> FunctionDecl:
     return FunctionDecl.from_dict(state["target"])
 
 
-def _type_words(decl: FunctionDecl) -> set[str]:
+def _type_words(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> set[str]:
+    """The named types of a prototype, each as the record or typedef it stands for.
+
+    With the header's typedefs (``canonical``), two spellings of one type (``doc_p`` and
+    ``html_doc_p`` for ``struct doc *``) are one word, so a function taking either is related.
+    """
     types = [decl.return_type, *(p.type for p in decl.params)]
-    return {w for t in types for w in _PRIMITIVE.sub(" ", t).split()}
+    words = {w for t in types for w in _PRIMITIVE.sub(" ", t).split()}
+    if not canonical:
+        return words
+    out = set()
+    for w in words:
+        canon = _TAG.sub(" ", canonical.get(w, w)).replace("*", " ").split()
+        if canon and not _PRIMITIVE.fullmatch(canon[-1]) and "(" not in canonical.get(w, ""):
+            out.add(canon[-1])  # scalar and function-pointer typedefs relate nothing
+    return out
+
+
+_TAG = re.compile(r"\b(const|struct|union|enum|volatile)\b")
+_RELEASE = {"free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit", "fini",
+            "close", "finalize", "finish", "end"}
+_CREATE = {"new", "create", "alloc", "open", "init", "make", "ctor"}
+
+
+def _name_words(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
+    return [w for w in spaced.lower().split("_") if w]
+
+
+def _lifecycle_of(decl: FunctionDecl, shared: set[str], words: set[str],
+                  canonical: Mapping[str, str]) -> bool:
+    """Whether ``decl`` makes or releases an object of one of the target's types."""
+    if not shared:
+        return False
+    verbs = set(_name_words(decl.name))
+    if verbs & _RELEASE and len(decl.params) == 1:
+        return True
+    # A maker returns the object or hands it out through a `T **` parameter.
+    made = [decl.return_type, *(p.type for p in decl.params if p.type.count("*") >= 2)]
+    made_words = _type_words(FunctionDecl(decl.name, "void", tuple(
+        Param(f"p{i}", t) for i, t in enumerate(made))), canonical)
+    return bool(verbs & _CREATE and made_words & words)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
 
 
 def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[FunctionDecl]:
-    """The API functions worth showing: all of a small API, else those sharing the target's types."""
+    """The API functions worth showing: all of a small API, else those related to the target.
+
+    Related, best first: functions that make or release an object of a type the target takes
+    or returns (typedef spellings of one type count as one, from the Types facts), then those
+    that make or release the objects these makers take, then the others sharing its types,
+    then names closest to the target's; reserved ``_``-names last.
+    """
     api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
     if len(api) <= limit:
         return api
     target = target_decl(state)
-    words = _type_words(target)
-    prefix = target.name.split("_")[0]
-    scored = sorted(
-        api,
-        key=lambda d: (-len(words & _type_words(d)), not d.name.startswith(prefix), d.name),
-    )
-    keep = {d.name for d in scored[:limit]}
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    words = _type_words(target, canonical)
+    documented = {r.function for r in facts.releasers if r.releases == f"what {target.name} allocates"}
+    types = {d.name: _type_words(d, canonical) for d in api}
+    makers = [d for d in api if _lifecycle_of(d, words & types[d.name], words, canonical)]
+    # The objects those makers need in turn (a handle opened before a blob of it is).
+    needed = {w for d in makers for w in types[d.name]} - words
+
+    def tier(d: FunctionDecl) -> int:
+        if _lifecycle_of(d, words & types[d.name], words, canonical):
+            return 0
+        return 1 if _lifecycle_of(d, needed & types[d.name], needed, canonical) else 2
+
+    def rank(d: FunctionDecl) -> tuple[bool, bool, int, bool, int, int, bool, str]:
+        shared = words & types[d.name]
+        return (d.name != target.name, d.name not in documented, tier(d), not shared, -len(shared),
+                -_common_prefix(d.name, target.name), d.name.startswith("_"), d.name)
+
+    keep = {d.name for d in sorted(api, key=rank)[:limit]}
     return [d for d in api if d.name in keep]
 
 
@@ -55,6 +120,10 @@ def types_section(state: Mapping[str, Any]) -> str:
     every = {d.get("name") for d in state.get("api") or []}
     # Notes on API functions not shown are left out; notes on callback typedefs stay.
     facts.returns = {fn: text for fn, text in facts.returns.items() if fn in shown or fn not in every}
+    # Likewise releasers: those of shown functions, of what a shown function allocates, and
+    # those that are no API function (`free`).
+    facts.releasers = [r for r in facts.releasers if r.function in shown or r.function not in every
+                       or r.releases.removeprefix("what ").removesuffix(" allocates") in shown]
     return facts.render() or "(none)"
 
 

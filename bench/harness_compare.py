@@ -28,6 +28,7 @@ from fuzzkit.coverage_union import union_coverage
 from fuzzkit.detect_tree import harness_helpers
 from fuzzkit.errors import ToolchainError
 from fuzzkit.harness import HarnessBuild, build_harness
+from fuzzkit.harness_variants import harness_variants
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import run_fuzzer
 from fuzzkit.tools import tool
@@ -85,10 +86,35 @@ def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) ->
         if build.ok and build.fuzz_binary and build.cov_binary:
             side.builds.append(build)
             side.names.append(label)
-        else:
-            errors = "; ".join(d.render() for d in build.errors[:3]) or build.log.strip()[-300:]
+            continue
+        errors = "; ".join(d.render() for d in build.errors[:3]) or build.log.strip()[-300:]
+        variants = (_variant_builds(source, lib, work / f"build{i}-variants", helpers)
+                    if kind == "upstream" else [])
+        if not variants:
             side.failures[label] = errors
+        for name, variant in variants:
+            side.builds.append(variant)
+            side.names.append(f"{label}[{name}]")
     return side
+
+
+def _variant_builds(source: Path, lib: LibraryBuild, work: Path,
+                    helpers: list[Path]) -> list[tuple[str, HarnessBuild]]:
+    """The builds of a harness with the definitions each of its build-system targets sets.
+
+    A harness that needs ``-DVARIANT=...`` (its ``#error`` says so) is built once per target
+    the library's own CMake project makes from it; the variants that build are returned.
+    """
+    try:
+        variants = harness_variants(source, work / "cmake")
+    except (ToolchainError, OSError):
+        return []
+    out = []
+    for k, (name, flags) in enumerate(variants):
+        build = build_harness(source, lib, work / f"v{k}", extra_flags=tuple(flags), extra_sources=helpers)
+        if build.ok and build.fuzz_binary and build.cov_binary:
+            out.append((name, build))
+    return out
 
 
 def logicfuzz_harnesses(run_dir: Path, project: str) -> list[Path]:

@@ -79,19 +79,44 @@ def fuzz_harnesses(root: Path) -> list[str]:
 
 
 def harness_helpers(harness: Path) -> list[Path]:
-    """Helper sources next to an upstream harness.
+    """Helper sources next to an upstream harness that it needs.
 
     These are the files in its directory defining neither a fuzz entry point nor ``main``
-    (a ``fuzz/data_producer.c`` beside the harnesses).
+    (a ``fuzz/data_producer.c`` beside the harnesses) and defining a function the harness, or
+    a helper it needs, calls without defining it. A test directory of hundreds of programs
+    and ``#include``d fragments gives only what is used (often nothing).
     """
-    helpers = []
+    candidates: dict[Path, set[str]] = {}
     for path in sorted(harness.parent.iterdir()):
         if path == harness or path.suffix not in (".c", ".cc", ".cpp", ".cxx"):
             continue
         text = read_text(path)
         if not _FUZZ_ENTRY.search(text) and not re.search(r"\bmain\s*\([^;{)]*\)\s*\{", text):
-            helpers.append(path)
-    return helpers
+            candidates[path] = _defined_functions(text)
+    chosen: list[Path] = []
+    texts = [read_text(harness)]
+    while texts:
+        text = texts.pop()
+        wanted = set(_CALLED.findall(_strip_comments(text))) - _defined_functions(text)
+        for path, defines in candidates.items():
+            if path not in chosen and defines & wanted:
+                chosen.append(path)
+                texts.append(read_text(path))
+    return sorted(chosen)
+
+
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_DEFINITION = re.compile(r"^(?!\s*static\b)(?:[A-Za-z_][\w \t\*]*?[\s\*])?([A-Za-z_]\w*)\s*\([^;{)]*\)\s*\{",
+                         re.M)
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+
+
+def _defined_functions(text: str) -> set[str]:
+    """Names of the non-static functions a C file defines (by their definition's shape)."""
+    return set(_DEFINITION.findall(_strip_comments(text))) - {"if", "for", "while", "switch", "return"}
 
 
 def candidate_sources(root: Path) -> list[Path]:

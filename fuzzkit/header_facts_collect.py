@@ -42,6 +42,7 @@ _STATUS_WORDS = re.compile(
 _INT_LITERAL = re.compile(r"^\(?\s*(-?\s*(0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*\)?$")
 _FREE_DOC = re.compile(r"\b(free\s*\(\s*\)|with\s+free\b|using\s+free\b|by\s+free\b|call\s+free\b)",
                        re.I)
+_FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
 _KEEPS_DOC = re.compile(r"(survive|outlive|not (be )?copied|must (remain|stay) valid|"
                         r"keeps? a (reference|pointer))", re.I)
 _TAKES_DOC = re.compile(r"(even if (the function |it )?fails|takes? (the )?(responsibility|ownership) "
@@ -197,6 +198,13 @@ class _Collector:
                 keep += [Macro(n, v, gid) for n, v, _l in group]
         return keep
 
+    def _canonical_params(self, decl: FunctionDecl) -> list[str]:
+        """The parameter types with typedefs resolved (``doc_p`` -> ``struct doc *``)."""
+        types = self.function_types.get(decl.name, [])
+        if len(types) != len(decl.params):
+            return [p.type for p in decl.params]
+        return [t.get_canonical().spelling for t in types]
+
     def _releasers(self, facts: HeaderFacts) -> list[Releaser]:
         out: list[Releaser] = []
         record_names = {n: r for r in facts.records for n in (r.tag, *r.names) if n}
@@ -204,7 +212,8 @@ class _Collector:
         for decl in self.api:
             ws = _words(decl.name)
             verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS]
-            pointers = [p for p in decl.params if "*" in p.type and "(*)" not in p.type]
+            pointers = [p for p, canon in zip(decl.params, self._canonical_params(decl), strict=True)
+                        if "*" in canon and "(*)" not in canon]
             if not verbs or len(pointers) != 1 or set(ws[verbs[0]:]) & _PREPOSITIONS:
                 continue  # `delete_item_from_list(list, i)` detaches a part, it releases no object
             ws = [w for w in ws if w not in common]
@@ -233,6 +242,26 @@ class _Collector:
                 out.append(Releaser(fn, f"what {decl.name} allocates", "by documentation"))
             if not named and _FREE_DOC.search(doc):
                 out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
+        return out + self._allocated_with(out)
+
+    def _allocated_with(self, found: list[Releaser]) -> list[Releaser]:
+        """Releasers of what producers return, through the allocator their documentation names.
+
+        ``returns memory obtained from lib_malloc64(); the caller must free it``: released by
+        what releases the named allocator's (or a numbered variant's) memory.
+        """
+        allocators = {r.releases[5:-10]: r.function for r in found
+                      if r.releases.startswith("what ") and r.function != "free"}
+        released = {r.releases for r in found}
+        out = []
+        for decl in self.api:
+            doc = self.docs.get(decl.name, "")
+            if f"what {decl.name} allocates" in released or not _FREEING_DOC.search(doc):
+                continue
+            for alloc, releaser in allocators.items():
+                if alloc != decl.name and re.search(rf"\b{re.escape(alloc)}\d*\b", doc):
+                    out.append(Releaser(releaser, f"what {decl.name} allocates", "by documentation"))
+                    break
         return out
 
 

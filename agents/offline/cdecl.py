@@ -368,6 +368,12 @@ def is_struct_pointer(ctype: str) -> bool:
     )
 
 
+def is_opaque(type_name: str) -> bool:
+    """Whether the Types section says the record is incomplete (only pointers to it exist)."""
+    record = type_table.active().record(base_name(type_name))
+    return record is not None and record.opaque
+
+
 @_cached
 def struct_type(ctype: str) -> str | None:
     """The struct's type name for a struct pointer, else None."""

@@ -9,9 +9,11 @@ the slot markers, so the harness still builds and later passes still find their 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
+from agents.offline import cdecl
 from agents.offline.analysis import with_target
 from agents.offline.fixer_edit import add_include
 from agents.offline.synth_api import ApiIndex, words
@@ -102,11 +104,9 @@ def _scope(code: str, body_start: int, at: int, idx: ApiIndex) -> list[Obj]:
     for line in text.split("\n"):
         if depth == 0:
             m = re.match(r"\s*(?:const\s+)?(?:struct\s+)?(\w+)\s*(\*?)\s*(\w+)\s*(?:=[^;]*)?;", line)
-            if m and m.group(1) not in ("return", "goto") and (idx.type_key(m.group(1) + " *") == m.group(1)):
-                typ, star, var = m.groups()
-                pointer = bool(star) or idx.is_handle(typ)
-                expr = var if pointer else f"&{var}"
-                found.append(Obj(typ, expr, var, origin=_origin(code, var, pointer, idx)))
+            obj = _declared(m, code, idx) if m and m.group(1) not in ("return", "goto") else None
+            if obj is not None:
+                found.append(obj)
         stripped = re.sub(r"\"(?:\\.|[^\"\\])*\"|'.'|/\*.*?\*/|//.*", "", line)
         depth += stripped.count("{") - stripped.count("}")
         pos += len(line) + 1
@@ -118,6 +118,21 @@ def _scope(code: str, body_start: int, at: int, idx: ApiIndex) -> list[Obj]:
         )
     }
     return [o for o in found if o.var not in released]
+
+
+def _declared(m: re.Match[str], code: str, idx: ApiIndex) -> Obj | None:
+    """The library object a top-level declaration makes, if it is one.
+
+    ``node_t *n``, ``node_t n`` (by value) and a handle are spelled with their type; a pointer
+    typedef (``doc_p d`` for ``typedef struct doc *doc_p``) is a pointer to the type behind it.
+    """
+    typ, star, var = m.groups()
+    if not star and cdecl.is_pointer(typ) and (key := idx.type_key(typ)) and key != typ:
+        return Obj(key, var, var, origin=_origin(code, var, True, idx))
+    if idx.type_key(typ + " *") != typ:
+        return None
+    pointer = bool(star) or idx.is_handle(typ)
+    return Obj(typ, var if pointer else f"&{var}", var, origin=_origin(code, var, pointer, idx))
 
 
 def _origin(code: str, var: str, pointer: bool, idx: ApiIndex) -> str:
@@ -198,6 +213,8 @@ def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
     """Functions a block must not call on objects the harness still owns."""
     if RISKY.search(fn.name) or any(r.kind == "unsupported" for r in roles(fn, idx)):
         return True
+    if re.match(r"_[_A-Z]", fn.name):
+        return True  # a reserved name (`__lib_internal`): the library's internals, not its API
     keys = {o.type_key for o in scope}
     first = idx.first_object(fn)
     if first in keys and idx.kind(fn) in ("init", "destroy"):
@@ -330,9 +347,11 @@ def _same_family(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
     stem = idx.stem(obj.origin)
     life = idx.lifecycle(obj.type_key)
     stems = {idx.stem(n) for n in life.init + life.create} | {stem}
-    # The longest matching family wins: lib_decodeBack* is not lib_decode*'s family.
+    # The longest matching family wins: lib_decodeBack* is not lib_decode*'s family. A name
+    # that shares as much with the object's own maker as with that family is the maker's.
     best = max((s for s in stems if s and fn.name.startswith(s)), key=len, default="")
-    return best in ("", stem)
+    own = len(os.path.commonprefix([fn.name, stem]))
+    return best in ("", stem) or len(best) <= own
 
 
 def _producers(idx: ApiIndex, avoid: set[str], key: str) -> set[str]:

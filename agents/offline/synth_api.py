@@ -177,7 +177,7 @@ class ApiIndex(ApiFinders):
             ) or self.out_created(f) == type_key:
                 life.create.append(f.name)
             elif (first == type_key and kind == "init" and cdecl.is_pointer(f.params[0].type)
-                  and not cdecl.is_const_target(f.params[0].type)):
+                  and not cdecl.is_const_target(f.params[0].type) and ret in (None, type_key)):
                 # An initializer fills caller memory through a pointer; a handle passed by
                 # value (`typedef struct s *handle_t`) can only come from a constructor.
                 life.init.append(f.name)

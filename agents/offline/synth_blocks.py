@@ -79,6 +79,7 @@ def block_planner(
     frag.taken |= taken
     pl = Planner(idx, frag, avoid, purpose=fn.name, file_ctx=file_ctx)
     pl.scope = list(scope)
+    pl.strict_release = True
     return pl
 
 

@@ -54,7 +54,8 @@ def stream(ctx: Ctx) -> None:
         elif pair is not None:
             bind[pair] = f"({decl_type(t.params[pair].type)})lf_chunk_size"
         for r in rs:
-            if r.kind in ("int", "bool") and re.search("(final|last|done|finish)", r.param.name, re.I):
+            last = re.search("(final|last|done|finish|terminat|eof)", r.param.name, re.I)
+            if r.kind in ("int", "bool") and last:
                 bind[r.index] = "lf_is_last"
         plan = pl.plan(t, bind=bind)
         out = next((r for r in rs if r.kind == "outbuf" and r.pair is not None), None)

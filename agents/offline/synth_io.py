@@ -16,20 +16,28 @@ from agents.offline.synth_roles import Role
 from fuzzkit.api import FunctionDecl
 
 
-def memfd(pl: Planner) -> tuple[str, str]:
-    """The descriptor and ``/proc/self/fd`` path of the payload as an in-memory file."""
-    if pl.file_ctx:
-        return pl.file_ctx
+def memfd(pl: Planner, empty: bool = False) -> tuple[str, str]:
+    """The descriptor and ``/proc/self/fd`` path of the payload as an in-memory file.
+
+    ``empty``: an empty in-memory file instead, for an object opened before the call that takes
+    the payload itself (a store opened on nothing, then given the input by the target).
+    """
+    made = pl.empty_file_ctx if empty else pl.file_ctx
+    if made:
+        return made
     pl.f.need("memfd")
     pl.f.include("<stdio.h>", "<unistd.h>")
-    fd = pl.var("int", "fd", "-1")
-    path = pl.f.name("path")
+    fd = pl.var("int", "empty_fd" if empty else "fd", "-1")
+    path = pl.f.name("empty_path" if empty else "path")
     pl.f.decls.append(f"char {path}[64] = {{0}};")
-    pl.f.setup.append(f"{fd} = lf_memfd(data, size);")
+    pl.f.setup.append(f"{fd} = lf_memfd(data, {'0' if empty else 'size'});")
     pl.f.setup.append(f"if ({fd} < 0) {pl.f.fail()}")
     pl.f.setup.append(f'snprintf({path}, sizeof {path}, "/proc/self/fd/%d", {fd});')
     pl.f.cleanup.append(f"if ({fd} >= 0) close({fd});")
-    pl.file_ctx = (fd, path)
+    if empty:
+        pl.empty_file_ctx = (fd, path)
+    else:
+        pl.file_ctx = (fd, path)
     return fd, path
 
 
@@ -37,7 +45,7 @@ def _writes(pl: Planner, fn: FunctionDecl) -> bool:
     return bool(WRITE_WORDS.search(pl.purpose or fn.name))
 
 
-def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
+def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = True) -> str:
     """The argument for an fd, path, mode, FILE *, callback, user-data or format parameter."""
     k = r.kind
     if k == "mode":
@@ -45,7 +53,7 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
     if k == "format":
         return '"lf"'
     if k == "path":
-        return memfd(pl)[1]
+        return memfd(pl, empty=not feed and not pl.file_ctx)[1]
     if k == "fd":
         fd = memfd(pl)[0]
         if pl.idx.returns_owned(fn):

@@ -6,6 +6,7 @@ a zeroed struct, fill one with a producer, or borrow a child.
 
 from __future__ import annotations
 
+import os
 import re
 
 from agents.offline import cdecl
@@ -59,11 +60,14 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         and cdecl.is_pointer(r.param.type)
     ):
         return f"&{zeroed(pl, key, r.param.name)}"
-    return obtain(pl, key, fn.name).expr
+    # A call that takes the payload itself gets its objects unfed: the input goes to it once.
+    return obtain(pl, key, fn.name, feed=payload_slot(roles(fn, pl.idx)) is None).expr
 
 
 def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
     """A zero-filled struct of type ``key`` on the stack."""
+    if pl.strict_release and cdecl.is_opaque(key):
+        raise Unsupported(f"{key} is opaque: it cannot be declared by value")  # optional code only
     v = pl.f.name(base)
     target = pl.f.hoist if hoist else pl.f.decls
     target.append(f"{key} {v};")
@@ -106,14 +110,20 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
         fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or _io(pl, c)]
         fed.sort(key=lambda c: reader_rank(pl.idx, c, _io(pl, c)))
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None
+        # The simplest constructor, of the family closest to the caller's name.
+        simplest = sorted(ctors, key=lambda c: (len(c.params), -len(os.path.commonprefix([c.name, near]))))
         if feed and fed:
             obj = _construct(pl, fed[0], key)
         elif prod is not None and roles(prod, pl.idx)[0].type_key != key:
             obj = _produce(pl, prod, key)
+        elif not feed and simplest and not simplest[0].params:
+            # An object the library allocates itself: its destructor may free the pointer, so
+            # a caller's zeroed struct set up by an initializer would be freed by it.
+            obj = _construct(pl, simplest[0], key, payload=False)
         elif pl.idx.lifecycle(key).init and any(_usable(pl, pl.idx.by_name[n]) for n in life.init):
             obj = initialize(pl, key, near, feed=feed)
         elif ctors:
-            obj = _construct(pl, sorted(ctors, key=lambda c: len(c.params))[0], key, payload=feed)
+            obj = _construct(pl, simplest[0], key, payload=feed)
         else:
             v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
             pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")
@@ -177,7 +187,7 @@ _OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale|separator|^sep$)", re.I)
 def _construct(pl: Planner, ctor: FunctionDecl, key: str, payload: bool = True) -> Obj:
     slot = pl.idx.out_slot(ctor)
     if slot is not None:
-        return _construct_out(pl, ctor, key, slot)
+        return _construct_out(pl, ctor, key, slot, payload)
     # Not fed: an optional setting such as an encoding name gets its default (NULL), not text.
     bind = {} if payload else {i: "NULL" for i, p in enumerate(ctor.params)
                                if cdecl.is_string(p.type) and _OPTIONAL_TEXT.search(p.name)}
@@ -187,17 +197,19 @@ def _construct(pl: Planner, ctor: FunctionDecl, key: str, payload: bool = True) 
     return Obj(key, var or "NULL", var or "", origin=ctor.name)
 
 
-def _construct_out(pl: Planner, ctor: FunctionDecl, key: str, slot: int) -> Obj:
+def _construct_out(pl: Planner, ctor: FunctionDecl, key: str, slot: int, payload: bool = True) -> Obj:
     """``create(&obj, ...)``: the object comes back through a ``T **`` parameter.
 
     The pointer starts NULL and a NULL after the call means failure, whatever the return code
     says; it is released only when set.
     """
     var = pl.var(f"{key} *", object_name(key), "NULL")
-    plan = pl.plan(ctor, bind={slot: f"&{var}"})
+    plan = pl.plan(ctor, bind={slot: f"&{var}"}, payload=payload)
     pl.emit(plan, pl.f.setup)
     pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
     dtor = pl.idx.destructor(key, ctor.name)
+    if not dtor and pl.strict_release:
+        raise Unsupported(f"no destructor for the {key} {ctor.name} makes")
     pl.f.cleanup.append(f"if ({var} != NULL) {dtor or 'free'}({var});")
     if not dtor:
         pl.f.notes.append(f"no destructor for {key} in the API: freed with free()")

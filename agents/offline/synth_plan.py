@@ -58,6 +58,9 @@ class CallPlan:
     out_by_value: bool = False  # the capacity went by value: the return value tells the length
 
 
+_TEXT_NAME = re.compile(r"(str|text|txt|sql|uri|url|name|expr|query|pattern|regex)", re.I)
+
+
 class Planner:
     """Builds arguments and objects for calls into one library."""
 
@@ -74,10 +77,14 @@ class Planner:
         self.purpose = purpose
         self.scope: list[Obj] = []
         self.file_ctx = file_ctx  # (fd variable, path variable) when the skeleton made them
+        self.empty_file_ctx: tuple[str, str] | None = None  # an empty file for unfed opens
         self._text: str | None = None
         self.depth = 0
         self.c_strings: set[str] = set()  # params that must get a NUL-terminated string
         self.fed = False  # whether some call receives the fuzz input
+        # Optional code (a follow-up block) is dropped rather than free() an object whose
+        # destructor is unknown: free() leaks what the object holds, and may not be its releaser.
+        self.strict_release = False
         # Object types whose input/output the target itself sets: no automatic feeding.
         self.configuring: set[str] = set()
 
@@ -96,6 +103,18 @@ class Planner:
             return name
         (self.f.hoist if hoist else self.f.decls).append(f"{ctype}{sep}{name} = {init};")
         return name
+
+    @staticmethod
+    def _sentinel_length(rs: list[Role], r: Role) -> bool:
+        """A ``char`` string named as text (``str``, ``zSql``) with a signed length next to it.
+
+        Binary input (``src``, ``buf``) keeps the bare payload, so ASan sees over-reads.
+        """
+        if r.kind != "bytes" or r.pair is None or rs[r.pair].kind != "len":
+            return False
+        textual = _TEXT_NAME.search(r.param.name) or re.match(r"z[A-Z]", r.param.name)
+        signed = not cdecl.is_unsigned(rs[r.pair].param.type)
+        return bool(textual) and cdecl.is_string(r.param.type) and signed
 
     def payload_text(self) -> str:
         """A NUL-terminated heap copy of the payload (made once)."""
@@ -187,6 +206,12 @@ class Planner:
                 raise Unsupported(f"{fn.name}: cannot build a {ptype} argument")
             if k == "text" and retained_strings(fn.name):
                 args[r.index] = f"{cast}{synth_args.literal_key(self)}"
+            elif k in ("text", "bytes") and r.index == main and self._sentinel_length(rs, r):
+                # `(const char *s, int len)`: a length <= 0 often means "up to the NUL", so the
+                # text gets its terminator (an empty input would else be read by strlen).
+                self.fed = True
+                args[r.index] = f"{cast}{self.payload_text()}"
+                args[r.pair] = self.length(rs[r.pair].param.type, "size")
             elif k in ("text", "bytes") and r.index == main:
                 self.fed = True
                 if k == "bytes" and r.param.name not in self.c_strings:
@@ -286,7 +311,7 @@ class Planner:
             elif k in ("fd", "path", "mode", "file", "callback", "userdata", "format"):
                 from agents.offline.synth_io import io_arg
 
-                args[r.index] = io_arg(self, fn, r, plan)
+                args[r.index] = io_arg(self, fn, r, plan, feed=payload)
             else:
                 args[r.index] = "NULL"
         ordered = [args.get(i, "0") for i in range(len(fn.params))]
@@ -364,6 +389,8 @@ class Planner:
             stmts.append(f"{var} = {plan.text};")
             if owned and rkey:
                 dtor = self.idx.destructor(rkey, fn.name)
+                if not dtor and self.strict_release:
+                    raise Unsupported(f"no destructor for the {rkey} {fn.name} returns")
                 release = f"{dtor}({var})" if dtor else f"free({var})"
                 self.f.cleanup.append(f"if ({var} != NULL) {release};")
                 if not dtor:

@@ -77,6 +77,14 @@ def _out_direction(fn: FunctionDecl, p: Param) -> bool:
     return not (set(words(fn.name)) | {lowered}) & IN_VERBS
 
 
+def _unsized_output(fn: FunctionDecl, p: Param) -> bool:
+    """A non-const buffer with no length, named as a destination, beside an input buffer."""
+    named = re.fullmatch(r"(target|dest|dst|out|output|outbuf|result|res)\w{0,4}", p.name, re.I)
+    inputs = [q for q in fn.params if q is not p and cdecl.is_pointer(q.type)
+              and cdecl.is_const_target(q.type) and (cdecl.is_string(q.type) or cdecl.is_bytes(q.type))]
+    return bool(named and inputs)
+
+
 def roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
     """One :class:`Role` per parameter of ``fn`` (cached per API index)."""
     cached = idx.role_cache.get(fn.name)
@@ -148,7 +156,9 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
                 and cdecl.is_pointer(nxt.type)
                 and not cdecl.is_bytes(nxt.type)
                 and cdecl.is_integer(cdecl.pointee(nxt.type))
+                and not (const and cdecl.is_string(t) and re.match(r"z[A-Z]", p.name))
             ):
+                # A `zName` is NUL-terminated by its name (the pointer after it is a result).
                 # buffer + pointer to its length: an output buffer, or an input whose used
                 # length comes back (lib_decode(dst, &dst_len, src, &src_len)'s src_len).
                 k = "bytes" if const else "outbuf"
@@ -165,7 +175,11 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
                 if nxt2 and cdecl.is_integer(nxt2.type) and re.search(r"(nitems|nmemb|count)", nxt2.name):
                     out[i + 2] = Role("unit", i + 2, nxt2, pair=i)
                 continue
-            if cdecl.is_string(t) or const:
+            if not const and _unsized_output(fn, p):
+                # `unescape(const char *str, int len, char *target)`: the library writes up to
+                # about the input's length into it; a short string there overflows.
+                out[i] = Role("outbuf", i, p)
+            elif cdecl.is_string(t) or const:
                 out[i] = Role("text", i, p)
             elif kind == "destroy" or re.search("free", fn.name, re.I):
                 out[i] = Role("alloc", i, p)
@@ -280,6 +294,7 @@ def _object_role(
         first_key is not None  # a producer steps an object; a plain out struct is a report
         and key != first_key
         and not cdecl.is_const_target(p.type)
+        and not cdecl.is_opaque(key)  # the caller cannot hold one to be filled
         and set(verbs)
         & {"parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"}
     ):

@@ -103,3 +103,43 @@ def test_wrapper_calls_come_from_inline_bodies_and_macros(tmp_path: Path) -> Non
     assert fixed == {"qz_cfg_init_internal": {1: "QZ_ABI_VERSION"},
                      "qz_open_internal": {1: '"1.2"', 2: "(int)sizeof(qz_cfg)"}}
     assert "- qz_cfg_init_internal(cfg, QZ_ABI_VERSION) in qz_cfg_init(cfg)" in facts.render()
+
+
+def test_releasers_taking_a_pointer_typedef_are_found(tmp_path: Path) -> None:
+    """``void kv_doc_free(kv_doc_p d)`` releases a ``struct kv_doc *``: the parameter is a pointer
+    only once its typedef is resolved, and its aliases (``kv_html_doc_p``) name the same type."""
+    from fuzzkit.header_facts_collect import collect_facts
+
+    header = tmp_path / "kv.h"
+    header.write_text(
+        "typedef struct kv_doc kv_doc;\ntypedef kv_doc *kv_doc_p;\ntypedef kv_doc_p kv_html_doc_p;\n"
+        "kv_html_doc_p kv_html_read(const char *buf, int size);\n"
+        "void kv_doc_free(kv_doc_p doc);\n"
+        "void kv_set_level(int level);\n"
+    )
+    api = parse_header(header, [tmp_path])
+    facts = collect_facts([header], [tmp_path], [], api)
+    assert ("kv_doc_free", "kv_doc_p") in {(r.function, r.releases) for r in facts.releasers}
+    assert "kv_set_level" not in {r.function for r in facts.releasers}
+
+
+def test_memory_from_a_named_allocator_is_released_by_its_releaser(tmp_path: Path) -> None:
+    """``memory obtained from kv_malloc64(); the caller is responsible for freeing it``: released
+    by what releases kv_malloc's memory, though the producer's own text names no releaser."""
+    from fuzzkit.header_facts_collect import collect_facts
+
+    header = tmp_path / "kv.h"
+    header.write_text(
+        "typedef struct kv_store kv_store;\n"
+        "/** Allocate n bytes; release them with kv_free(). */\nvoid *kv_malloc(int n);\n"
+        "/** Give back memory. */\nvoid kv_free(void *p);\n"
+        "/** Copy the store into memory obtained from kv_malloc64() and return it. The caller is\n"
+        "    responsible for freeing the returned value. */\n"
+        "unsigned char *kv_dump(kv_store *s, long *n);\n"
+        "/** Copy the store into memory obtained from kv_malloc64(). */\n"
+        "unsigned char *kv_peek(kv_store *s);\n"
+    )
+    api = parse_header(header, [tmp_path])
+    released = {(r.function, r.releases) for r in collect_facts([header], [tmp_path], [], api).releasers}
+    assert ("kv_free", "what kv_dump allocates") in released
+    assert not any(what == "what kv_peek allocates" for _fn, what in released)

@@ -179,3 +179,60 @@ int lib_wumpEnd(lib_stream *strm);
 """))
     ranks = {n: value(idx, idx.by_name[n]) for n in ("lib_wump", "lib_wumpReset", "lib_wumpBound")}
     assert ranks == {"lib_wump": 1, "lib_wumpReset": 2, "lib_wumpBound": 5}
+
+
+def test_reserved_names_are_internals_never_added() -> None:
+    kv = parse_prototypes(
+        "kv_doc *kv_parse(const char *text);\nvoid kv_free(kv_doc *d);\n"
+        "void __kv_parse_content(const char *text, int len);\nint _Kv_count(const char *text);\n"
+        "int kv_count(const char *text);\n"
+    )
+    target = next(d for d in kv if d.name == "kv_parse")
+    arche = analyze_function(target, kv).archetype
+    code = write_harness(target, kv, ["kv.h"], arche, default_skeleton(arche)).code
+    imp = improve_harness(code, target, kv, ["__kv_parse_content", "_Kv_count", "kv_count"])
+    assert imp.added_calls == ["kv_count"]
+
+
+KV_TYPES = """\
+```c
+typedef struct kv_doc kv_doc;
+typedef kv_doc *kv_doc_p;  /* struct kv_doc * */
+typedef kv_doc_p kv_hdoc_p;  /* struct kv_doc * */
+struct kv_doc;
+```
+"""
+
+
+def test_an_object_held_through_a_pointer_typedef_is_reused() -> None:
+    """``kv_hdoc_p result`` holds a document: calls on documents use it (not a new one), also
+    when the call's name shares no more with another maker's than with the target's."""
+    from agents.offline.type_table import read_types, using
+
+    with using(read_types(KV_TYPES)):
+        kv = parse_prototypes(
+            "kv_hdoc_p kv_hread_memory(const char *buf, int size);\nvoid kv_doc_free(kv_doc_p d);\n"
+            "kv_doc_p kv_parse_text(const char *text);\nint kv_hdoc_dump(kv_hdoc_p d, char **out);\n"
+        )
+        target = kv[0]
+        arche = analyze_function(target, kv).archetype
+        code = write_harness(target, kv, ["kv.h"], arche, default_skeleton(arche)).code
+        assert "kv_hdoc_p result" in code and "kv_doc_free(result)" in code
+        imp = improve_harness(code, target, kv, ["kv_hdoc_dump"])
+    assert imp.directions == ["call kv_hdoc_dump on result (kv_doc)"]
+
+
+def test_a_block_needing_an_object_without_a_known_releaser_is_not_added() -> None:
+    """free() on a node that owns strings leaks them (and may not be its releaser): optional
+    follow-up code is dropped instead."""
+    kv = parse_prototypes(
+        "kv_doc *kv_read(const char *text);\nvoid kv_doc_free(kv_doc *d);\n"
+        "kv_node *kv_new_ref(kv_doc *d, const char *name);\nint kv_is_id(kv_doc *d, kv_node *n);\n"
+        "int kv_doc_count(kv_doc *d);\n"
+    )
+    target = kv[0]
+    arche = analyze_function(target, kv).archetype
+    code = write_harness(target, kv, ["kv.h"], arche, default_skeleton(arche)).code
+    assert "kv_new_ref" not in code  # the first draft's follow-up calls follow the same rule
+    imp = improve_harness(code, target, kv, ["kv_is_id"])
+    assert imp.added_calls == [] and imp.code == code

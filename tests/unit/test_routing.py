@@ -76,6 +76,16 @@ def test_fix_round_guard_reverts_in_optimization() -> None:
     assert "revert" in decision.reason
 
 
+def test_an_improvement_crashing_by_misuse_is_reverted_not_repaired() -> None:
+    crashed = state(harness_version=3, build={"version": 3, "ok": True},
+                    run={"version": 3, "crashed": True, "usable": False},
+                    crash_analysis={"version": 3, "feasible": False})
+    decision = route(crashed, LIMITS)
+    assert decision.next == "memory_manager" and "revert to best" in decision.reason
+    # The first running version has nothing to go back to: it is repaired.
+    assert route({**crashed, "phase": "compilation", "best": None}, LIMITS).next == "enhancer"
+
+
 def test_iteration_guard() -> None:
     decision = route(state(counters={"iterations": 4}), LIMITS)
     assert decision.guard == "iterations" and decision.reason.startswith("finalize")

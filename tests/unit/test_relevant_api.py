@@ -1,0 +1,64 @@
+"""Which API functions a prompt shows for a target of a large library (agents.sections)."""
+
+from __future__ import annotations
+
+from agents.sections import MAX_API, relevant_api, types_section
+from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.header_facts import HeaderFacts, Releaser, Typedef
+
+# An invented library: documents have two typedef spellings (`kv_doc_p` and the HTML
+# flavour's `kv_hdoc_p`), and more functions than a prompt shows.
+TARGET = FunctionDecl("kv_hread_memory", "kv_hdoc_p", (Param("buf", "const char *"), Param("size", "int")))
+RELEASE = FunctionDecl("kv_doc_free", "void", (Param("doc", "kv_doc_p"),))
+CREATE = FunctionDecl("kv_doc_new", "kv_doc_p", (Param("version", "const kv_char *"),))
+OPEN = FunctionDecl("kv_zz_open", "int", (Param("path", "const char *"), Param("out", "kv_doc **")))
+FILLER = [FunctionDecl(f"kv_aaa_filler{i:03d}", "int", (Param("c", "kv_char *"), Param("n", "int")))
+          for i in range(2 * MAX_API)]
+USERS = [FunctionDecl(f"kv_doc_use{i:03d}", "int", (Param("doc", "kv_doc_p"), Param("x", "int")))
+         for i in range(MAX_API)]
+FACTS = HeaderFacts(
+    typedefs=[Typedef("kv_doc_p", "kv_doc *", "struct kv_doc *"),
+              Typedef("kv_hdoc_p", "kv_doc_p", "struct kv_doc *"),
+              Typedef("kv_doc", "struct kv_doc", "struct kv_doc"),
+              Typedef("kv_char", "unsigned char", "unsigned char")],
+    releasers=[Releaser("kv_doc_free", "kv_doc_p", "parameter type")]
+    + [Releaser(f"kv_aaa_filler{i:03d}", "kv_char *", "parameter type") for i in range(3)],
+)
+
+
+def _state(facts: HeaderFacts = FACTS) -> dict:
+    api = [*FILLER, *USERS, CREATE, OPEN, TARGET, RELEASE]
+    return {"target": TARGET.to_dict(), "api": [d.to_dict() for d in api],
+            "header_facts": facts.to_dict()}
+
+
+def test_the_releaser_of_the_targets_type_is_shown_whatever_its_typedef_spelling() -> None:
+    shown = [d.name for d in relevant_api(_state())]
+    assert len(shown) == MAX_API
+    assert {"kv_hread_memory", "kv_doc_free", "kv_doc_new", "kv_zz_open"} <= set(shown)
+    # A scalar typedef (`kv_char`) relates nothing: the fillers sharing it stay out.
+    assert not any(n.startswith("kv_aaa_filler") for n in shown)
+
+
+def test_without_the_typedef_facts_the_spellings_stay_apart() -> None:
+    shown = [d.name for d in relevant_api(_state(HeaderFacts()))]
+    assert "kv_doc_free" not in shown
+
+
+def test_the_types_section_lists_releasers_of_shown_functions_only() -> None:
+    text = types_section(_state())
+    assert "kv_doc_free releases kv_doc_p" in text
+    assert "kv_aaa_filler000" not in text
+
+
+def test_makers_of_what_the_targets_makers_take_are_shown() -> None:
+    """A blob is opened on a document handle: the handle's maker and releaser are shown too."""
+    target = FunctionDecl("kv_blob_write", "int", (Param("b", "kv_blob *"), Param("z", "const void *"),
+                                                    Param("n", "int")))
+    blob_open = FunctionDecl("kv_blob_open", "int", (Param("db", "kv_doc_p"), Param("table", "const char *"),
+                                                     Param("out", "kv_blob **")))
+    blob_close = FunctionDecl("kv_blob_close", "int", (Param("b", "kv_blob *"),))
+    api = [*FILLER, *USERS, CREATE, OPEN, blob_open, blob_close, target, RELEASE]
+    state = {"target": target.to_dict(), "api": [d.to_dict() for d in api], "header_facts": FACTS.to_dict()}
+    shown = {d.name for d in relevant_api(state)}
+    assert {"kv_blob_open", "kv_blob_close", "kv_zz_open", "kv_doc_new", "kv_doc_free"} <= shown
