@@ -40,7 +40,8 @@ sys.path.insert(0, str(ROOT))
 # Workers (pool processes, Ray's) import this checkout too.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
-from logicfuzz.executors import TargetJob, open_executor  # noqa: E402
+from logicfuzz.executor_open import open_executor  # noqa: E402
+from logicfuzz.executors import TargetJob  # noqa: E402
 
 
 def simulated_target(job: TargetJob) -> dict[str, Any]:

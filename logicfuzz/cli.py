@@ -28,7 +28,7 @@ from logicfuzz.cli_init import add_init_benchmark_command
 from logicfuzz.cli_memory import add_memory_commands
 from logicfuzz.cli_progress import RunProgress
 from logicfuzz.cli_report import add_report_command
-from logicfuzz.executors import EXECUTORS
+from logicfuzz.executor_open import EXECUTORS
 from logicfuzz.runner import RunOptions, planned_targets, run_benchmark
 from long_term_memory.shared_store import connect
 

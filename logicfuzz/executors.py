@@ -19,9 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_graph.event_stream import streaming_to
-from fuzzkit.inputs import InputError
 
-EXECUTORS = ("local", "ray")
 STARTED = "started"
 
 
@@ -133,20 +131,3 @@ class LocalExecutor:
     def close(self) -> None:
         """Wait for the workers to exit."""
         self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-def open_executor(kind: str, jobs: int, ray_address: str = "") -> TargetExecutor:
-    """The executor ``kind`` (``local`` or ``ray``) for ``jobs`` targets at a time.
-
-    Raises:
-        InputError: an unknown kind, a Ray address without Ray, or Ray missing or unreachable.
-    """
-    if kind not in EXECUTORS:
-        raise InputError(f"--executor {kind!r} is not one of {', '.join(EXECUTORS)}")
-    if kind == "local":
-        if ray_address:
-            raise InputError("--ray-address needs --executor ray; add it (or drop --ray-address)")
-        return LocalExecutor(max(1, jobs or os.cpu_count() or 1))
-    from logicfuzz.executor_ray import RayExecutor
-
-    return RayExecutor(jobs, ray_address or os.environ.get("RAY_ADDRESS", ""))

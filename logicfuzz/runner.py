@@ -20,7 +20,8 @@ from agent_graph.benchmark import Benchmark, load_benchmark
 from agent_graph.context import Context
 from fuzzkit.inputs import InputError, check_function_name
 from fuzzkit.paths import writable_dir
-from logicfuzz.executors import TargetExecutor, TargetJob, open_executor
+from logicfuzz.executor_open import open_executor
+from logicfuzz.executors import TargetExecutor, TargetJob
 from logicfuzz.results import summarize
 from logicfuzz.target_run import prepared_input, run_target, target_dir
 

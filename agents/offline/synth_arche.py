@@ -264,6 +264,12 @@ def files(ctx: Ctx) -> None:
         drive(ctx, objs[0])
 
 
+def digest(ctx: Ctx) -> None:
+    """The payload folded in chunk by chunk; one call on it when the target takes no bytes."""
+    if not chunks.digest(ctx):
+        stateless(ctx)
+
+
 FILLERS: dict[str, Callable[[Ctx], None]] = {
     "stateless_parser": stateless,
     "object_lifecycle": lifecycle,
@@ -274,5 +280,5 @@ FILLERS: dict[str, Callable[[Ctx], None]] = {
     "buffer_codec": chunks.codec,
     "object_builder": builder,
     "callback_driven": callbacks,
-    "incremental_digest": chunks.digest,
+    "incremental_digest": digest,
 }

@@ -7,12 +7,16 @@ variadic wrapper for ``va_list`` functions.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from agents.offline import cdecl
 from agents.offline.synth_knowledge import LITERAL_KEYS
-from agents.offline.synth_plan import CallPlan, Planner, decl_cast, decl_type
 from agents.offline.synth_roles import Role
+from agents.offline.synth_types import CallPlan, decl_cast, decl_type
 from fuzzkit.api import FunctionDecl
+
+if TYPE_CHECKING:
+    from agents.offline.synth_plan import Planner
 
 
 def literal_key(pl: Planner) -> str:

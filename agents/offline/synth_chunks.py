@@ -75,17 +75,17 @@ def stream(ctx: Ctx) -> None:
     pl.emit(plan, ctx.f.call)
 
 
-def digest(ctx: Ctx) -> None:
-    """Fold the payload into a running value (or a context) chunk by chunk."""
+def digest(ctx: Ctx) -> bool:
+    """Fold the payload into a running value (or a context) chunk by chunk.
+
+    False (nothing written) when the target takes no bytes: the caller falls back to one call.
+    """
     t, idx, pl = ctx.target, ctx.idx, ctx.pl
     rs = roles(t, idx)
     bytes_i = next((r.index for r in rs if r.kind == "bytes"), None)
     ctx.f.opts.append(f"lf_chunk_max = (size_t){ctx.f.take_int((1, 3, 16, 64, 1024, 4096))};")
     if bytes_i is None:
-        from agents.offline.synth_arche import stateless  # the generic fallback
-
-        stateless(ctx)
-        return
+        return False
     bind = {bytes_i: f"({decl_type(t.params[bytes_i].type)})lf_chunk"}
     pair = rs[bytes_i].pair
     if pair is not None:
@@ -99,7 +99,7 @@ def digest(ctx: Ctx) -> None:
         plan = pl.plan(t, bind=bind)
         ctx.f.call.append(f"{acc} = {plan.text};")
         ctx.use.append(f"(void){acc};")
-        return
+        return True
     key = idx.first_object(t)
     obj = None
     if key and rs[0].kind == "object":
@@ -125,8 +125,9 @@ def digest(ctx: Ctx) -> None:
         block = call_block(idx, final, [obj], pl.avoid, ctx.taken | ctx.f.taken, ctx.block_number())
         if block:
             ctx.blocks.append(block)
-            return
+            return True
     use_related(ctx, pl.scope[:1])
+    return True
 
 
 def codec(ctx: Ctx) -> None:

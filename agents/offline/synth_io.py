@@ -8,12 +8,16 @@ function pointer type.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from agents.offline import cdecl, type_table
 from agents.offline.synth_knowledge import Callback
-from agents.offline.synth_plan import WRITE_WORDS, CallPlan, Planner, decl_cast
 from agents.offline.synth_roles import Role
+from agents.offline.synth_types import WRITE_WORDS, CallPlan, decl_cast
 from fuzzkit.api import FunctionDecl
+
+if TYPE_CHECKING:
+    from agents.offline.synth_plan import Planner
 
 
 def memfd(pl: Planner, empty: bool = False) -> tuple[str, str]:

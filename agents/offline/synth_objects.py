@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from agents.offline import cdecl
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_knowledge import always_consumes, success_test
-from agents.offline.synth_plan import CallPlan, Obj, Planner, Unsupported
 from agents.offline.synth_roles import Role, payload_slot, roles
+from agents.offline.synth_types import CallPlan, Obj, Unsupported
 from agents.offline.synth_vocab import RISKY, transfers_ownership
 from fuzzkit.api import FunctionDecl
+
+if TYPE_CHECKING:
+    from agents.offline.synth_plan import Planner
 
 MAX_DEPTH = 3
 PRODUCER_ORDER = ["parse", "load", "scan", "next", "read", "fetch", "pull"]

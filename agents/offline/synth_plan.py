@@ -8,54 +8,28 @@ Library objects come from :mod:`agents.offline.synth_objects`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-from agents.offline import cdecl, type_table
+from agents.offline import cdecl, synth_args, type_table
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_code import Frag
+from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings, success_test
+from agents.offline.synth_objects import build_object
 from agents.offline.synth_roles import Role, payload_slot, roles
+from agents.offline.synth_types import (
+    EXPANDS,
+    MAX_OUT,
+    SHRINKS,
+    WORKSPACE,
+    CallPlan,
+    Obj,
+    Unsupported,
+    decl_cast,
+    decl_type,
+)
 from fuzzkit.api import FunctionDecl
 
-MAX_OUT = 1 << 20
-# Functions whose output can be larger than their input (a worst-case bound sizes it), and
-# their inverses (codec_decompress_safe contains "compress" too).
-EXPANDS = re.compile(r"(compress|encode)", re.I)
-SHRINKS = re.compile(r"(decompress|uncompress|decode)", re.I)
-WRITE_WORDS = re.compile(r"(write|put|print|flush|setparams|emit|dump|output|compress|encode|_w$)", re.I)
-
-
-class Unsupported(Exception):
-    """The function has a parameter the offline model cannot build (e.g. a ``va_list``)."""
-
-
 _OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale)", re.I)
-
-
-@dataclass
-class Obj:
-    """A library object the generated code holds: ``expr`` is what a call receives."""
-
-    type_key: str
-    expr: str
-    var: str
-    owned: bool = True
-    origin: str = ""  # the function that created or initialized it
-
-
-@dataclass
-class CallPlan:
-    """A call ready to emit: its text, conditions that must hold, and post-call bookkeeping."""
-
-    fn: FunctionDecl
-    text: str
-    guards: list[str] = field(default_factory=list)
-    consumed: list[tuple[str, str]] = field(default_factory=list)  # (release stmt, when)
-    after: list[str] = field(default_factory=list)
-    out_buf: str | None = None
-    out_len: str | None = None  # what holds the output's length after the call
-    out_cap: str | None = None  # the output buffer's capacity
-    out_by_value: bool = False  # the capacity went by value: the return value tells the length
 
 
 _TEXT_NAME = re.compile(r"(str|text|txt|sql|uri|url|name|expr|query|pattern|regex)", re.I)
@@ -183,9 +157,6 @@ class Planner:
         Raises:
             Unsupported: A parameter cannot be built.
         """
-        from agents.offline import synth_args  # cycle: they use the planner
-        from agents.offline.synth_objects import build_object
-
         bind = dict(bind or {})
         rs = roles(fn, self.idx)
         if rs and rs[-1].kind == "unsupported" and len(rs) > 1 and "va_list" in rs[-1].param.type:
@@ -309,8 +280,6 @@ class Planner:
             elif k in ("array", "strarray"):
                 args[r.index], args[r.pair or r.index + 1] = synth_args.array(self, r, rs)
             elif k in ("fd", "path", "mode", "file", "callback", "userdata", "format"):
-                from agents.offline.synth_io import io_arg
-
                 args[r.index] = io_arg(self, fn, r, plan, feed=payload)
             else:
                 args[r.index] = "NULL"
@@ -415,21 +384,3 @@ class Planner:
         else:
             into.extend(stmts)
         return var
-
-
-WORKSPACE = 1000  # elements of a caller-provided work array (its count is passed along)
-
-
-def decl_type(ctype: str) -> str:
-    """A type usable for a local variable: top-level const dropped, pointer typedefs kept."""
-    text = cdecl.normalize_type(ctype)
-    if text.endswith("*const"):
-        text = text[: -len("const")].rstrip()
-    if "*" not in text and text.startswith("const "):
-        text = text[len("const ") :]
-    return text
-
-
-def decl_cast(ctype: str) -> str:
-    """The parameter type as a cast (array and function types decayed to pointers)."""
-    return decl_type(ctype)

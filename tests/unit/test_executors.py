@@ -9,8 +9,8 @@ import pytest
 
 from agent_graph.event_stream import emit, streaming_to
 from fuzzkit.inputs import InputError
+from logicfuzz.executor_open import open_executor
 from logicfuzz.executor_ray import check_reachable, preflight
-from logicfuzz.executors import open_executor
 
 
 def test_unknown_executor_and_ray_address_without_ray_are_refused() -> None:

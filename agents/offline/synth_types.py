@@ -1,0 +1,68 @@
+"""The offline engine's call-planning vocabulary: objects, planned calls, local C types.
+
+Kept apart from :mod:`agents.offline.synth_plan` (the planner) so that the modules the
+planner delegates to (arguments, objects, I/O) use these without importing the planner.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agents.offline import cdecl
+from fuzzkit.api import FunctionDecl
+
+MAX_OUT = 1 << 20
+# Functions whose output can be larger than their input (a worst-case bound sizes it), and
+# their inverses (codec_decompress_safe contains "compress" too).
+EXPANDS = re.compile(r"(compress|encode)", re.I)
+SHRINKS = re.compile(r"(decompress|uncompress|decode)", re.I)
+WRITE_WORDS = re.compile(r"(write|put|print|flush|setparams|emit|dump|output|compress|encode|_w$)", re.I)
+
+
+class Unsupported(Exception):
+    """The function has a parameter the offline model cannot build (e.g. a ``va_list``)."""
+
+
+@dataclass
+class Obj:
+    """A library object the generated code holds: ``expr`` is what a call receives."""
+
+    type_key: str
+    expr: str
+    var: str
+    owned: bool = True
+    origin: str = ""  # the function that created or initialized it
+
+
+@dataclass
+class CallPlan:
+    """A call ready to emit: its text, conditions that must hold, and post-call bookkeeping."""
+
+    fn: FunctionDecl
+    text: str
+    guards: list[str] = field(default_factory=list)
+    consumed: list[tuple[str, str]] = field(default_factory=list)  # (release stmt, when)
+    after: list[str] = field(default_factory=list)
+    out_buf: str | None = None
+    out_len: str | None = None  # what holds the output's length after the call
+    out_cap: str | None = None  # the output buffer's capacity
+    out_by_value: bool = False  # the capacity went by value: the return value tells the length
+
+
+WORKSPACE = 1000  # elements of a caller-provided work array (its count is passed along)
+
+
+def decl_type(ctype: str) -> str:
+    """A type usable for a local variable: top-level const dropped, pointer typedefs kept."""
+    text = cdecl.normalize_type(ctype)
+    if text.endswith("*const"):
+        text = text[: -len("const")].rstrip()
+    if "*" not in text and text.startswith("const "):
+        text = text[len("const ") :]
+    return text
+
+
+def decl_cast(ctype: str) -> str:
+    """The parameter type as a cast (array and function types decayed to pointers)."""
+    return decl_type(ctype)

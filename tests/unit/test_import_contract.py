@@ -1,0 +1,134 @@
+"""The import contract: no module cycle, and layers that import downward only.
+
+Every ``import`` counts, inside functions too; only imports under ``if TYPE_CHECKING:`` are
+left out (they never run). Layers, lowest first:
+
+0. ``fuzzkit`` (the toolchain) and ``prompts`` (the templates);
+1. ``long_term_memory`` (knowledge, embeddings, the experience bank);
+2. ``agent_graph`` state, context, routing and ``agent_graph.memory`` (run-scoped memory);
+3. ``agents`` (the roles, the model seam, the offline model);
+4. ``nodes``;
+5. graph assembly: ``agent_graph.registry``, ``agent_graph.builder``, ``agent_graph.graph``;
+6. ``logicfuzz`` (CLI, runner, report).
+
+Routing sits with the state because the supervisor node (layer 4) routes with it; the benchmark
+model sits there because the prepare node reads benchmark files.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("fuzzkit", "prompts", "long_term_memory", "agent_graph", "agents", "nodes", "logicfuzz")
+ASSEMBLY = {"agent_graph.registry", "agent_graph.builder", "agent_graph.graph"}
+
+
+def layer(module: str) -> int:
+    top = module.split(".", 1)[0]
+    if module in ASSEMBLY:
+        return 5
+    return {"fuzzkit": 0, "prompts": 0, "long_term_memory": 1, "agent_graph": 2, "agents": 3,
+            "nodes": 4, "logicfuzz": 6}[top]
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node except those under ``if TYPE_CHECKING:``."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (n for child in node.orelse for n in [child, *_runtime_nodes(child)])
+            continue
+        yield node
+        yield from _runtime_nodes(node)
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The project modules ``name`` imports (the deepest known module each import names)."""
+    out = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            targets = [base, *(f"{base}.{a.name}" for a in node.names)]
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle() -> None:
+    assert cycles(graph()) == []
+
+
+def test_layers_import_downward_only() -> None:
+    upward = [f"{m} (layer {layer(m)}) imports {t} (layer {layer(t)})"
+              for m, targets in sorted(graph().items()) for t in sorted(targets) if layer(t) > layer(m)]
+    assert upward == []
+
+
+def test_the_checks_can_fail() -> None:
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+    assert layer("agents.base") > layer("agent_graph.memory.messages") > layer("long_term_memory.x")
+    assert layer("agent_graph.registry") > layer("nodes.build")
