@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -66,13 +67,6 @@ def _lifecycle_of(decl: FunctionDecl, shared: set[str], words: set[str],
     return bool(verbs & _CREATE and made_words & words)
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
-
-
 def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[FunctionDecl]:
     """The API functions worth showing: all of a small API, else those related to the target.
 
@@ -102,7 +96,7 @@ def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[Functio
     def rank(d: FunctionDecl) -> tuple[bool, bool, int, bool, int, int, bool, str]:
         shared = words & types[d.name]
         return (d.name != target.name, d.name not in documented, tier(d), not shared, -len(shared),
-                -_common_prefix(d.name, target.name), d.name.startswith("_"), d.name)
+                -len(os.path.commonprefix([d.name, target.name])), d.name.startswith("_"), d.name)
 
     keep = {d.name for d in sorted(api, key=rank)[:limit]}
     return [d for d in api if d.name in keep]
