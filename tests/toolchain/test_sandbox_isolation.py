@@ -25,6 +25,7 @@ FORK_BOMB = """\
 import os, time
 pids = []
 for _ in range(400):
+    time.sleep(PACE)
     try:
         pid = os.fork()
     except OSError:
@@ -46,9 +47,11 @@ def _run_python(code: str, cwd: Path, limits: Limits, timeout: float = 20) -> tu
     return result, log.read_text()
 
 
-def _assert_bomb_contained(tmp_path: Path, expect_limit: bool = True) -> None:
+def _assert_bomb_contained(tmp_path: Path, expect_limit: bool = True, pace: float = 0.0) -> None:
+    """``pace``: seconds between forks (a polling watchdog needs the bomb to take some time)."""
     start = time.monotonic()
-    result, out = _run_python(FORK_BOMB, tmp_path, Limits(processes=40), timeout=60)
+    result, out = _run_python(FORK_BOMB.replace("PACE", repr(pace)), tmp_path, Limits(processes=40),
+                              timeout=60)
     assert time.monotonic() - start < 30 and not result.timed_out
     if expect_limit:
         assert result.limit == "processes", out
@@ -72,7 +75,9 @@ def test_fork_bomb_without_cgroups_is_stopped_by_the_fallback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LOGICFUZZ_SANDBOX", "no-cgroup")
-    _assert_bomb_contained(tmp_path)
+    # The fallback polls: a bomb forking 400 children in 0.2 s can finish between two polls on
+    # a loaded machine. At 20 ms a fork it takes 8 s unchecked; the cap of 40 must stop it.
+    _assert_bomb_contained(tmp_path, pace=0.02)
 
 
 def test_network_is_unreachable_unless_allowed(tmp_path: Path) -> None:
