@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
 from agent_graph.event_stream import emit
+from long_term_memory.event_lines import append_event, event_record
 
 
 def ctx_of(runtime: Runtime[Context] | None) -> Context:
@@ -38,8 +37,5 @@ def work_dir(state: Mapping[str, Any]) -> Path:
 
 def log_event(state: Mapping[str, Any], event_type: str, /, **data: Any) -> None:
     """Append one line to the target's ``events.jsonl`` audit log."""
-    record = {"v": 1, "type": event_type, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    record["data"] = data
-    with (work_dir(state) / "events.jsonl").open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, default=str) + "\n")
+    append_event(work_dir(state) / "events.jsonl", event_record(event_type, data))
     emit(event_type)

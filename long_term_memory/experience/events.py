@@ -12,14 +12,12 @@ experience memory (a skip always carries a ``reason``):
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import time
 from pathlib import Path
 from typing import Any
 
-EVENT_VERSION = 1
+from long_term_memory.event_lines import EVENT_VERSION, append_event, event_record
+
 EVENT_TYPES = frozenset(
     {
         "memory.search.result",
@@ -62,22 +60,10 @@ class EventLog:
         """
         if kind not in EVENT_TYPES:
             raise ValueError(f"unknown memory event type {kind!r}; known: {sorted(EVENT_TYPES)}")
-        event = {
-            "v": EVENT_VERSION,
-            "type": kind,
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "data": data,
-        }
+        event = event_record(kind, data)
         self.events.append(event)
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            line = (json.dumps(event, default=str, ensure_ascii=False) + "\n").encode()
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                os.write(fd, line)
-            finally:
-                os.close(fd)
+            append_event(self.path, event)
         return event
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
