@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, Field
 
-from agent_graph.memory.local_memory import apply_extraction, parse_extraction
+from agent_graph.memory.local_memory import apply_extraction
 from agent_graph.memory.local_memory_schema import ExtractionReply
 from agents.base import Agent, AgentResult
 from agents.coverage_analyzer import CoverageAdvice, CoverageAnalyzer
@@ -34,6 +34,7 @@ from agents.crash_analyzer import CrashTriage, Feasibility
 from agents.enhancer import EnhancerReply
 from agents.experience_extractor import ExtractedItems
 from agents.function_analyzer import FunctionAnalysis
+from agents.local_memory_extractor import parse_extraction
 from agents.parsing import ReplyParseError, extract_code, extract_json, fenced_blocks, parse_reply
 from agents.prototyper import Prototyper, PrototypeReply
 from long_term_memory.experience.inject import detect_used
