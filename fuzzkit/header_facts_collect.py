@@ -166,7 +166,7 @@ class _Collector:
         facts.consumes = sorted(fn for fn in (d.name for d in self.api)
                                 if _TAKES_DOC.search(self.docs.get(fn, "")))
         facts.retains = sorted(fn for fn in names if _KEEPS_DOC.search(self.docs.get(fn, "")))
-        for fn in names:
+        for fn in sorted(names):
             text = _return_note(self.docs.get(fn, ""))
             # A comment after a declaration is attached to the next one: a note that names
             # another API function is about that one.
