@@ -17,8 +17,7 @@ from agents.offline import cdecl, synth_args, type_table
 from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
 from agents.offline.synth_objects import build_object
-from agents.offline.synth_roles import Role
-from agents.offline.synth_types import WORKSPACE, CallPlan, decl_cast, decl_type
+from agents.offline.synth_types import WORKSPACE, CallPlan, Role, decl_cast, decl_type
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:

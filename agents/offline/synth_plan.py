@@ -14,8 +14,8 @@ from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_code import Frag
 from agents.offline.synth_kinds import Call, build_argument
 from agents.offline.synth_knowledge import success_test
-from agents.offline.synth_roles import Role, payload_slot, roles
-from agents.offline.synth_types import EXPANDS, MAX_OUT, SHRINKS, CallPlan, Obj, Unsupported, decl_type
+from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_types import EXPANDS, MAX_OUT, SHRINKS, CallPlan, Obj, Role, Unsupported, decl_type
 from fuzzkit.api import FunctionDecl
 
 
