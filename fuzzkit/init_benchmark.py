@@ -132,6 +132,29 @@ def library_api(lib: LibraryBuild, root: Path) -> tuple[list[FunctionDecl], list
     return api, kept
 
 
+def _detection(root: Path, build: dict[str, Any] | None, cache: Path | None) -> Detection:
+    """The build detection finds, or the caller's ``build:`` section resolved against the tree."""
+    if build is None:
+        return detect_build(root, cache=cache)
+    try:
+        given = BuildSpec.model_validate(build)
+    except ValidationError as exc:
+        raise ToolchainError(f"bad build section: {exc.errors()[0]['msg']}", HINT) from exc
+    return Detection(given.system or "given", resolve_recipe(root, given, cache))
+
+
+def _upstream_harnesses(root: Path) -> tuple[list[str], set[str]]:
+    """The fuzz harnesses the library ships (paths from the source root), and what they call.
+
+    What the library's own fuzz harnesses call is what its authors found worth fuzzing.
+    """
+    project = project_dir(root)
+    prefix = project.relative_to(root).as_posix()
+    harnesses = [h if prefix == "." else f"{prefix}/{h}" for h in fuzz_harnesses(project)]
+    fuzzed = {n for h in harnesses for n in re.findall(r"\b(\w+)\s*\(", read_text(root / h))}
+    return harnesses, fuzzed
+
+
 def make_benchmark(
     source_spec: SourceSpec | dict[str, Any],
     functions: list[str] | None = None,
@@ -155,14 +178,7 @@ def make_benchmark(
     """
     spec = source_spec if isinstance(source_spec, SourceSpec) else _source(source_spec)
     root = fetch_source(spec, cache)
-    if build is not None:
-        try:
-            given = BuildSpec.model_validate(build)
-        except ValidationError as exc:
-            raise ToolchainError(f"bad build section: {exc.errors()[0]['msg']}", HINT) from exc
-        detection = Detection(given.system or "given", resolve_recipe(root, given, cache))
-    else:
-        detection = detect_build(root, cache=cache)
+    detection = _detection(root, build, cache)
     lib = build_library(root, detection.recipe, cache=cache)
     api, api_headers = library_api(lib, Path(detection.recipe.root or root))
     deprecated = {
@@ -170,11 +186,7 @@ def make_benchmark(
     }
     canonical = canonical_types(lib.headers, lib.include_dirs, lib.defines)
     preferred_api = [d for d in api if d.name not in deprecated and not skips_validation(d.name)]
-    project = project_dir(root)
-    prefix = project.relative_to(root).as_posix()
-    harnesses = [h if prefix == "." else f"{prefix}/{h}" for h in fuzz_harnesses(project)]
-    # What the library's own fuzz harnesses call is what its authors found worth fuzzing.
-    fuzzed = {n for h in harnesses for n in re.findall(r"\b(\w+)\s*\(", read_text(root / h))}
+    harnesses, fuzzed = _upstream_harnesses(root)
     chosen = pick_named(api, functions) if functions else None
     if chosen is None:
         facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)

@@ -15,7 +15,8 @@ from typing import Any
 from agents.offline import cdecl, type_table
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_knowledge import stream_fields
-from agents.offline.synth_roles import Role, payload_slot, roles
+from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_types import Role
 from agents.offline.synth_vocab import CONSUME, RISKY
 from fuzzkit.api import FunctionDecl
 

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import cdecl
 from agents.offline.synth_knowledge import LITERAL_KEYS
-from agents.offline.synth_roles import Role
-from agents.offline.synth_types import CallPlan, decl_cast, decl_type
+from agents.offline.synth_types import CallPlan, Role, decl_cast, decl_type
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:

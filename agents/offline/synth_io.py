@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import cdecl, type_table
 from agents.offline.synth_knowledge import Callback
-from agents.offline.synth_roles import Role
-from agents.offline.synth_types import WRITE_WORDS, CallPlan, decl_cast
+from agents.offline.synth_types import WRITE_WORDS, CallPlan, Role, decl_cast
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:

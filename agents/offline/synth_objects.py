@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from agents.offline import cdecl
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_knowledge import always_consumes, success_test
-from agents.offline.synth_roles import Role, payload_slot, roles
-from agents.offline.synth_types import CallPlan, Obj, Unsupported
+from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
 from agents.offline.synth_vocab import RISKY, transfers_ownership
 from fuzzkit.api import FunctionDecl
 

@@ -9,30 +9,14 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import cdecl, synth_args, type_table
+from agents.offline import cdecl, synth_args
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_code import Frag
-from agents.offline.synth_io import io_arg
-from agents.offline.synth_knowledge import retained_strings, success_test
-from agents.offline.synth_objects import build_object
-from agents.offline.synth_roles import Role, payload_slot, roles
-from agents.offline.synth_types import (
-    EXPANDS,
-    MAX_OUT,
-    SHRINKS,
-    WORKSPACE,
-    CallPlan,
-    Obj,
-    Unsupported,
-    decl_cast,
-    decl_type,
-)
+from agents.offline.synth_kinds import Call, build_argument
+from agents.offline.synth_knowledge import success_test
+from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_types import EXPANDS, MAX_OUT, SHRINKS, CallPlan, Obj, Role, Unsupported, decl_type
 from fuzzkit.api import FunctionDecl
-
-_OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale)", re.I)
-
-
-_TEXT_NAME = re.compile(r"(str|text|txt|sql|uri|url|name|expr|query|pattern|regex)", re.I)
 
 
 class Planner:
@@ -77,18 +61,6 @@ class Planner:
             return name
         (self.f.hoist if hoist else self.f.decls).append(f"{ctype}{sep}{name} = {init};")
         return name
-
-    @staticmethod
-    def _sentinel_length(rs: list[Role], r: Role) -> bool:
-        """A ``char`` string named as text (``str``, ``zSql``) with a signed length next to it.
-
-        Binary input (``src``, ``buf``) keeps the bare payload, so ASan sees over-reads.
-        """
-        if r.kind != "bytes" or r.pair is None or rs[r.pair].kind != "len":
-            return False
-        textual = _TEXT_NAME.search(r.param.name) or re.match(r"z[A-Z]", r.param.name)
-        signed = not cdecl.is_unsigned(rs[r.pair].param.type)
-        return bool(textual) and cdecl.is_string(r.param.type) and signed
 
     def payload_text(self) -> str:
         """A NUL-terminated heap copy of the payload (made once)."""
@@ -161,179 +133,20 @@ class Planner:
         rs = roles(fn, self.idx)
         if rs and rs[-1].kind == "unsupported" and len(rs) > 1 and "va_list" in rs[-1].param.type:
             return synth_args.va_wrapped(self, fn, bind, payload)
-        main = payload_slot(rs) if payload else None
-        args: dict[int, str] = {}
-        plan = CallPlan(fn, "")
+        call = Call(self, fn, rs, {}, CallPlan(fn, ""), payload_slot(rs) if payload else None, payload)
         for r in rs:
             if r.index in bind:
-                args[r.index] = bind[r.index]
+                call.args[r.index] = bind[r.index]
+            elif r.index in call.args:
                 continue
-            if r.index in args:
-                continue
-            k = r.kind
-            ptype = r.param.type
-            cast = f"({decl_cast(ptype)})"
-            if k == "unsupported":
-                raise Unsupported(f"{fn.name}: cannot build a {ptype} argument")
-            if k == "text" and retained_strings(fn.name):
-                args[r.index] = f"{cast}{synth_args.literal_key(self)}"
-            elif k in ("text", "bytes") and r.index == main and self._sentinel_length(rs, r):
-                # `(const char *s, int len)`: a length <= 0 often means "up to the NUL", so the
-                # text gets its terminator (an empty input would else be read by strlen).
-                self.fed = True
-                args[r.index] = f"{cast}{self.payload_text()}"
-                args[r.pair] = self.length(rs[r.pair].param.type, "size")
-            elif k in ("text", "bytes") and r.index == main:
-                self.fed = True
-                if k == "bytes" and r.param.name not in self.c_strings:
-                    args[r.index] = f"{cast}data"
-                    if r.pair is not None and rs[r.pair].kind == "len_bits":
-                        args[r.pair] = self.length(rs[r.pair].param.type, "size * 8")
-                    elif r.pair is not None and rs[r.pair].kind == "len":
-                        args[r.pair] = self.length(rs[r.pair].param.type, "size")
-                    elif r.pair is not None:  # pointer to the input length
-                        inner = decl_type(cdecl.pointee(rs[r.pair].param.type))
-                        lp = self.var(inner, "in_len")
-                        self.f.setup.append(f"{lp} = ({inner})size;")
-                        args[r.pair] = f"&{lp}"
-                else:
-                    text = self.payload_text()
-                    args[r.index] = f"{cast}{text}"
-                    if r.pair is not None:
-                        args[r.pair] = self.length(rs[r.pair].param.type, f"strlen({text})")
-                        self.f.include("<string.h>")
-            elif k == "text" and _OPTIONAL_TEXT.search(r.param.name) and r.pair is None:
-                args[r.index] = "NULL"  # an optional setting (an encoding name): its default
-            elif k in ("text", "bytes"):
-                key = self.key_text(r.param.name)
-                args[r.index] = f"{cast}{key}"
-                if r.pair is not None and rs[r.pair].kind == "len_bits":
-                    args[r.pair] = self.length(rs[r.pair].param.type, f"strlen({key}) * 8")
-                elif r.pair is not None and rs[r.pair].kind == "len":
-                    args[r.pair] = self.length(rs[r.pair].param.type, f"strlen({key})")
-                elif r.pair is not None:
-                    lp = self.var(cdecl.pointee(rs[r.pair].param.type), "key_len")
-                    self.f.setup.append(f"{lp} = strlen({key});")
-                    args[r.pair] = f"&{lp}"
-                self.f.include("<string.h>")
-            elif k == "outbuf":
-                buf, cap = self.out_buffer(fn)
-                args[r.index] = f"{cast}{buf}"
-                plan.out_buf, plan.out_len, plan.out_cap = buf, cap, cap
-                plan.out_by_value = r.pair is not None and rs[r.pair].kind == "outlen"
-                if r.pair is not None:
-                    pr = rs[r.pair]
-                    if pr.kind == "outlen_ptr":
-                        inner = decl_type(cdecl.pointee(pr.param.type))
-                        lv = self.var(inner, "out_len")
-                        self.f.setup.append(f"{lv} = ({inner}){cap};")
-                        args[r.pair] = f"&{lv}"
-                        plan.out_len = lv
-                    else:
-                        args[r.pair] = self.length(pr.param.type, cap)
-            elif k == "unit":
-                args[r.index] = f"({decl_cast(ptype)})1"
-            elif k in ("int", "bool", "enum", "float") and r.index in (
-                fixed := type_table.active().fixed_args.get(fn.name, {})
-            ):
-                # The header's own wrappers pass this value (an ABI version, a size): it is a check.
-                args[r.index] = f"{cast}{fixed[r.index]}" if k == "enum" else fixed[r.index]
-            elif k == "int" and 0 in args and (ident := synth_args.node_id(self, fn, r, args[0])):
-                args[r.index] = ident
-            elif k in ("int", "bool", "enum", "float"):
-                args[r.index] = self.option(r)
-            elif k == "zero_value":
-                v = self.f.name(r.param.name)
-                self.f.decls += [f"{decl_type(ptype)} {v};", f"memset(&{v}, 0, sizeof {v});"]
-                self.f.include("<string.h>")
-                args[r.index] = v
-            elif k == "version":
-                integer = not cdecl.is_pointer(ptype)
-                args[r.index] = f"{self.idx.version_function(fn.name, integer)}()"
-            elif k == "struct_size":
-                args[r.index] = f"{cast}sizeof({r.type_key})"
-            elif k in ("object", "handle", "consumed", "fresh", "out_object", "child"):
-                args[r.index] = build_object(self, fn, r, args, plan)
-            elif k == "out_scalar":
-                v = self.var(cdecl.pointee(ptype), r.param.name)
-                args[r.index] = f"&{v}"
-            elif k == "out_ptr":
-                v = self.var(cdecl.pointee(ptype), r.param.name, "NULL")
-                args[r.index] = f"&{v}"
-                self._release_out(fn, ptype, v, r.param.name)
-            elif k == "scratch":
-                v = self.var("uint8_t *", r.param.name, "NULL")
-                self.f.setup.append(f"{v} = (uint8_t *)calloc(1, 65536);")
-                self.f.setup.append(f"if ({v} == NULL) {self.f.fail()}")
-                self.f.cleanup.append(f"free({v});")
-                self.f.include("<stdlib.h>")
-                args[r.index] = f"{cast}{v}"
-            elif k == "alloc":
-                args[r.index] = synth_args.alloc_for(self, fn)
-            elif k == "blob":
-                args[r.index] = self.blob(r, fed=r.index == main)
-            elif k == "workspace" and r.pair is not None:
-                ws = self.f.name(r.param.name or "workspace")
-                self.f.decls.append(f"{decl_type(cdecl.pointee(ptype))} {ws}[{WORKSPACE}] = {{0}};")
-                args[r.index] = ws
-                args[r.pair] = f"({decl_cast(rs[r.pair].param.type)}){WORKSPACE}"
-            elif k in ("array", "strarray"):
-                args[r.index], args[r.pair or r.index + 1] = synth_args.array(self, r, rs)
-            elif k in ("fd", "path", "mode", "file", "callback", "userdata", "format"):
-                args[r.index] = io_arg(self, fn, r, plan, feed=payload)
+            elif r.kind == "unsupported":
+                raise Unsupported(f"{fn.name}: cannot build a {r.param.type} argument")
             else:
-                args[r.index] = "NULL"
-        ordered = [args.get(i, "0") for i in range(len(fn.params))]
-        plan.text = f"{fn.name}({', '.join(ordered)})"
+                build_argument(call, r)
+        ordered = [call.args.get(i, "0") for i in range(len(fn.params))]
+        call.plan.text = f"{fn.name}({', '.join(ordered)})"
         self.f.calls.append(fn.name)
-        return plan
-
-    def blob(self, r: Role, fed: bool) -> str:
-        """A buffer-and-length struct holding the payload (zeroed when another slot gets it)."""
-        v = self.f.name(r.param.name or "input")
-        self.f.decls += [f"{decl_type(cdecl.pointee(r.param.type))} {v};", f"memset(&{v}, 0, sizeof {v});"]
-        self.f.include("<string.h>")
-        fields = cdecl.blob_fields(r.type_key or "")
-        rec = type_table.active().record(r.type_key or "")
-        if fed and fields and rec:
-            types = dict(rec.fields)
-            self.fed = True
-            self.f.setup.append(f"{v}.{fields[0]} = ({types[fields[0]]})data;")
-            self.f.setup.append(f"{v}.{fields[1]} = ({types[fields[1]]})size;")
-        return f"&{v}"
-
-    def _release_out(self, fn: FunctionDecl, ptype: str, v: str, param_name: str = "") -> None:
-        """Release what the callee returned through ``T **``, with the releaser the header names.
-
-        A parser's result list leaks on every input otherwise (LeakSanitizer); which function
-        releases it comes from the Types section (by parameter type, by name, or because the
-        documentation says so, ``free`` included). A ``const`` pointee points into the input.
-        """
-        if cdecl.is_const_target(cdecl.pointee(ptype)) or cdecl.is_const_target(ptype):
-            return
-        inner = cdecl.pointee(ptype)
-        returns_block = cdecl.is_pointer(fn.return_type)
-        if returns_block and self.idx.returns_owned(fn) and (
-            cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
-        ):
-            return  # `u = f(..., &v)`: a view into the block the call returns, released with it
-        # "X releases what f allocates" is about f's result: its out-parameters only when it
-        # returns no pointer.
-        releaser = type_table.releaser_for(inner, producer="" if returns_block else fn.name)
-        if releaser is None:
-            key = self.idx.type_key(inner)
-            releaser = self.idx.destructor(key, fn.name) if key else None
-        if releaser is None and (cdecl.is_bytes(inner) or cdecl.is_string(inner)):
-            # A string or buffer handed back: the library's one generic releaser, else free()
-            # — unless the name says it points into the input (`end`, `next`, `rest`).
-            if re.search(r"(end|next|rest|pos|cursor|remain)", param_name, re.I):
-                return
-            releaser = self.idx.generic_free() or "free"
-        if releaser is None:
-            return
-        if releaser == "free":
-            self.f.include("<stdlib.h>")
-        self.f.cleanup.append(f"if ({v} != NULL) {releaser}({v});")
+        return call.plan
 
     def emit(self, plan: CallPlan, into: list[str], result: str | None = None) -> str | None:
         """Write the call into ``into``; returns the variable holding its result, if any.

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from agents.offline import cdecl
-from fuzzkit.api import FunctionDecl
+from fuzzkit.api import FunctionDecl, Param
 
 MAX_OUT = 1 << 20
 # Functions whose output can be larger than their input (a worst-case bound sizes it), and
@@ -22,6 +22,24 @@ WRITE_WORDS = re.compile(r"(write|put|print|flush|setparams|emit|dump|output|com
 
 class Unsupported(Exception):
     """The function has a parameter the offline model cannot build (e.g. a ``va_list``)."""
+
+
+@dataclass(frozen=True)
+class Role:
+    """How to build one argument.
+
+    kind is one of: text, bytes, len, outbuf, outlen, outlen_ptr, inlen_ptr, scratch, alloc,
+    object, out_object, consumed, fresh, child, handle, out_scalar, out_ptr, int, bool, float,
+    enum, zero_value, version, struct_size, fd, path, mode, file, format, callback, userdata, array,
+    strarray, count, workspace, blob, unit, unsupported, null.
+    """
+
+    kind: str
+    index: int
+    param: Param
+    pair: int | None = None
+    type_key: str | None = None
+    choices: tuple[int, ...] = ()
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from long_term_memory.experience.lessons import lesson_fields
-from long_term_memory.experience.lifecycle import CatalogUpdate, NewItem
+from long_term_memory.experience.lifecycle_rows import CatalogUpdate, NewItem
 from long_term_memory.experience.models import normalize_text, short_hash
 
 

@@ -216,8 +216,7 @@ class Gatekeeper:
         cand = self.config.candidate
         kept = list(items)
         if cand.redact:
-            texts = [query, trajectory, *(i.text() for i in kept)]
-            found = sorted({name for text in texts for name in redact(text).found})
+            found, query, trajectory, kept = _redacted(query, trajectory, kept)
             if found and cand.strict_secret_block:
                 out.skip_reasons.append(
                     f"secret detected ({', '.join(found)}): candidate refused (strict_secret_block)"
@@ -226,19 +225,6 @@ class Gatekeeper:
                 return out
             if found:
                 out.redactions = found
-                query, trajectory = redact(query).text, redact(trajectory).text
-                # A marker can be longer than the secret it hides: cut back to the field limits.
-                kept = [
-                    MemoryItem(
-                        title=redact_within(i.title, MAX_TITLE).text,
-                        description=redact_within(i.description, MAX_DESCRIPTION).text,
-                        content=redact_within(i.content, MAX_CONTENT).text,
-                        scope=i.scope,
-                        failure=redact_within(i.failure, MAX_FAILURE).text,
-                        action=i.action,
-                    )
-                    for i in kept
-                ]
         kept = [i for i in kept if len(i.content) >= cand.min_content_chars]
         if not kept:
             out.skip_reasons.append(f"trivial output: no lesson has {cand.min_content_chars}+ characters")
@@ -261,6 +247,32 @@ class Gatekeeper:
             tags=outcome_tags(outcome, self.config),
         )
         return out
+
+
+def _redacted(
+    query: str, trajectory: str, items: list[MemoryItem]
+) -> tuple[list[str], str, str, list[MemoryItem]]:
+    """The secrets found in a candidate's texts, and the texts with them redacted.
+
+    Nothing is redacted when nothing is found. A marker can be longer than the secret it
+    hides: each item's fields are cut back to their limits.
+    """
+    texts = [query, trajectory, *(i.text() for i in items)]
+    found = sorted({name for text in texts for name in redact(text).found})
+    if not found:
+        return found, query, trajectory, items
+    kept = [
+        MemoryItem(
+            title=redact_within(i.title, MAX_TITLE).text,
+            description=redact_within(i.description, MAX_DESCRIPTION).text,
+            content=redact_within(i.content, MAX_CONTENT).text,
+            scope=i.scope,
+            failure=redact_within(i.failure, MAX_FAILURE).text,
+            action=i.action,
+        )
+        for i in items
+    ]
+    return found, redact(query).text, redact(trajectory).text, kept
 
 
 def _actionable(match: Match) -> bool:

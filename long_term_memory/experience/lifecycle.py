@@ -24,120 +24,17 @@ from typing import Any
 
 from long_term_memory.experience.config import GatekeeperConfig
 from long_term_memory.experience.journal import Journal, JournalEntry
+from long_term_memory.experience.lifecycle_rows import (
+    Applied,
+    Catalog,
+    CatalogUpdate,
+    NewItem,
+    validation_change,
+)
+from long_term_memory.experience.lifecycle_schema import INSERT_ITEM, SCHEMA, SELECT_STATS, STAT_COLUMNS
 from long_term_memory.experience.models import HitRef, ItemStats, ValidationPlan
 from long_term_memory.experience.rules import apply_hit, apply_validation
 from long_term_memory.experience.sqlite_file import SqliteFile
-
-_STAT_COLUMNS = tuple(f.name for f in dataclasses.fields(ItemStats))
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS items (
-  item_id TEXT PRIMARY KEY, memory_id TEXT NOT NULL, task_id TEXT NOT NULL,
-  status TEXT NOT NULL, validation_level INTEGER NOT NULL, trust REAL NOT NULL,
-  consecutive_fail REAL NOT NULL, hit_count INTEGER NOT NULL, use_count INTEGER NOT NULL,
-  pass_count INTEGER NOT NULL, partial_count INTEGER NOT NULL, fail_count INTEGER NOT NULL,
-  support INTEGER NOT NULL, created_at REAL NOT NULL, last_pass_at REAL NOT NULL,
-  updated_at REAL NOT NULL, digest TEXT NOT NULL DEFAULT '', record_offset INTEGER NOT NULL DEFAULT -1);
-CREATE TABLE IF NOT EXISTS records (
-  memory_id TEXT PRIMARY KEY, task_id TEXT NOT NULL, record_offset INTEGER NOT NULL,
-  length INTEGER NOT NULL DEFAULT -1, crc INTEGER);
-CREATE TABLE IF NOT EXISTS catalog_state (
-  id INTEGER PRIMARY KEY CHECK (id = 1), generation TEXT NOT NULL, jsonl_offset INTEGER NOT NULL,
-  jsonl_crc INTEGER);
-CREATE TABLE IF NOT EXISTS merges (
-  memory_id TEXT NOT NULL, position INTEGER NOT NULL, item_id TEXT NOT NULL,
-  task_id TEXT NOT NULL, ts REAL NOT NULL, PRIMARY KEY (memory_id, position));
-CREATE TABLE IF NOT EXISTS decisions (
-  decision_id TEXT PRIMARY KEY, task_id TEXT NOT NULL, ts REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS hits (
-  decision_id TEXT NOT NULL, item_id TEXT NOT NULL, shown INTEGER NOT NULL,
-  used INTEGER NOT NULL, ts REAL NOT NULL, PRIMARY KEY (decision_id, item_id));
-CREATE TABLE IF NOT EXISTS validations (
-  decision_id TEXT NOT NULL, item_id TEXT NOT NULL, result TEXT NOT NULL, used INTEGER NOT NULL,
-  notes TEXT NOT NULL, trust_before REAL NOT NULL, trust_after REAL NOT NULL,
-  level_before INTEGER NOT NULL, level_after INTEGER NOT NULL, status_after TEXT NOT NULL,
-  ts REAL NOT NULL, PRIMARY KEY (decision_id, item_id));
-"""
-
-
-@dataclasses.dataclass(frozen=True)
-class NewItem:
-    """What the lifecycle table needs to know about an item when it is first stored."""
-
-    item_id: str
-    memory_id: str
-    task_id: str
-    created_at: float
-    digest: str = ""
-    offset: int = -1
-
-
-Merge = tuple[str, int, str, str]  # (memory_id, position in its record, merged into, task_id)
-
-
-@dataclasses.dataclass
-class CatalogUpdate:
-    """Items, merges and records a set of JSONL lines implies, and the state they bring about.
-
-    ``full`` means the update lists every record of the bank (after a rewrite or a repair), so
-    records missing from it are forgotten and items missing from it leave the catalog (their
-    statistics stay). ``records`` rows are ``(memory_id, task_id, offset[, length, crc])``;
-    ``state`` is ``(generation, jsonl_offset[, jsonl_crc])``.
-    """
-
-    items: list[NewItem] = dataclasses.field(default_factory=list)
-    merges: list[Merge] = dataclasses.field(default_factory=list)
-    records: list[tuple[Any, ...]] = dataclasses.field(default_factory=list)
-    state: tuple[Any, ...] | None = None
-    full: bool = False
-
-
-@dataclasses.dataclass
-class Catalog:
-    """What a fast open needs, as columns in table order, plus each record's offset."""
-
-    ids: list[str]
-    tasks: list[str]
-    offsets: list[int]
-    digests: list[str]
-    records: dict[str, int]
-    state: tuple[str, int] | None
-    jsonl_crc: int | None = None
-    record_crc: dict[str, int] = dataclasses.field(default_factory=dict)
-
-    def columns_for(self, order: list[str]) -> tuple[list[str], list[int], list[str]] | None:
-        """(tasks, offsets, digests) in ``order``; None when an id has no row."""
-        if self.ids == order:  # the usual case: rows were inserted in the order of the vectors
-            return self.tasks, self.offsets, self.digests
-        row_of = dict(zip(self.ids, range(len(self.ids)), strict=True))
-        try:
-            rows = list(map(row_of.__getitem__, order))
-        except KeyError:
-            return None
-        return ([self.tasks[r] for r in rows], [self.offsets[r] for r in rows],
-                [self.digests[r] for r in rows])
-
-
-def validation_change(plan: ValidationPlan, before: ItemStats, after: ItemStats) -> dict[str, Any]:
-    """What one validation changed, as events and ``Applied.validations`` report it."""
-    return {"item_id": plan.item_id, "result": plan.result, "used": plan.used,
-            "trust": [before.trust, after.trust],
-            "validation_level": [before.validation_level, after.validation_level],
-            "consecutive_fail": [before.consecutive_fail, after.consecutive_fail],
-            "status": [before.status, after.status], "notes": plan.notes}
-
-
-@dataclasses.dataclass
-class Applied:
-    """What one decision changed (empty with ``replayed`` when it had been applied before)."""
-
-    replayed: bool = False
-    hits: list[HitRef] = dataclasses.field(default_factory=list)
-    validations: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    unknown_items: list[str] = dataclasses.field(default_factory=list)
-
-
-_INSERT_ITEM = (f"INSERT INTO items (memory_id, task_id, updated_at, digest, record_offset, "
-                f"{', '.join(_STAT_COLUMNS)}) VALUES (?, ?, ?, ?, ?{', ?' * len(_STAT_COLUMNS)})")
 
 
 class LifecycleStore(SqliteFile):
@@ -148,7 +45,7 @@ class LifecycleStore(SqliteFile):
         """Open (write mode: create) the database; a file SQLite cannot read sets :attr:`broken`."""
         self.broken = ""
         try:
-            super().__init__(path, _SCHEMA, read_only)
+            super().__init__(path, SCHEMA, read_only)
             if not read_only:
                 self._migrate()
         except sqlite3.DatabaseError as exc:
@@ -179,7 +76,7 @@ class LifecycleStore(SqliteFile):
         conflict = (" ON CONFLICT(item_id) DO UPDATE SET memory_id = excluded.memory_id, "
                     "task_id = excluded.task_id, digest = excluded.digest, "
                     "record_offset = excluded.record_offset") if upsert else ""
-        conn.execute(_INSERT_ITEM + conflict, (item.memory_id, item.task_id, now, item.digest, item.offset,
+        conn.execute(INSERT_ITEM + conflict, (item.memory_id, item.task_id, now, item.digest, item.offset,
                                                *dataclasses.astuple(stats)))
         return stats
 
@@ -245,7 +142,7 @@ class LifecycleStore(SqliteFile):
                 return out
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
-                rows = conn.execute(f"SELECT {', '.join(_STAT_COLUMNS)} FROM items WHERE item_id IN "
+                rows = conn.execute(f"{SELECT_STATS} WHERE item_id IN "
                                     f"({', '.join('?' * len(chunk))})", chunk).fetchall()
                 out.update({row[0]: ItemStats(*row) for row in rows})
         return out
@@ -266,11 +163,10 @@ class LifecycleStore(SqliteFile):
         """Set an item's status (``memory unblock``); None when the item has no row."""
         now = time.time() if now is None else now
         with self.transaction() as conn:
-            row = conn.execute(f"SELECT {', '.join(_STAT_COLUMNS)} FROM items WHERE item_id = ?",
-                               (item_id,)).fetchone()
+            row = self._row(conn, item_id)
             if row is None:
                 return None
-            stats = dataclasses.replace(ItemStats(*row), status=status)
+            stats = dataclasses.replace(row, status=status)
             self._store(conn, stats, now)
             if self.journal is not None:  # a rebuilt store keeps the status too
                 self.journal.append(JournalEntry(kind="status", stats=[list(dataclasses.astuple(stats))]))
@@ -281,7 +177,7 @@ class LifecycleStore(SqliteFile):
         with self.reading() as conn:
             if conn is None:
                 return {}
-            rows = conn.execute(f"SELECT {', '.join(_STAT_COLUMNS)} FROM items").fetchall()
+            rows = conn.execute(SELECT_STATS).fetchall()
         return {row[0]: ItemStats(*row) for row in rows}
 
     def apply(self, decision_id: str, task_id: str, hits: Sequence[HitRef],
@@ -324,26 +220,24 @@ class LifecycleStore(SqliteFile):
         return applied
 
     @staticmethod
-    def _rows(conn: sqlite3.Connection, item_ids: list[str]) -> list[ItemStats]:
-        out = []
-        for item_id in item_ids:
-            row = conn.execute(f"SELECT {', '.join(_STAT_COLUMNS)} FROM items WHERE item_id = ?",
-                               (item_id,)).fetchone()
-            if row is not None:
-                out.append(ItemStats(*row))
-        return out
+    def _row(conn: sqlite3.Connection, item_id: str) -> ItemStats | None:
+        row = conn.execute(f"{SELECT_STATS} WHERE item_id = ?", (item_id,)).fetchone()
+        return None if row is None else ItemStats(*row)
+
+    @classmethod
+    def _rows(cls, conn: sqlite3.Connection, item_ids: list[str]) -> list[ItemStats]:
+        return [s for s in (cls._row(conn, i) for i in item_ids) if s is not None]
 
     def _load(self, conn: sqlite3.Connection, item_id: str, known: dict[str, NewItem],
               now: float) -> ItemStats | None:
-        row = conn.execute(f"SELECT {', '.join(_STAT_COLUMNS)} FROM items WHERE item_id = ?",
-                           (item_id,)).fetchone()
+        row = self._row(conn, item_id)
         if row is not None:
-            return ItemStats(*row)
+            return row
         item = known.get(item_id)
         return None if item is None else self._insert(conn, item, now, upsert=False)
 
     def _store(self, conn: sqlite3.Connection, stats: ItemStats, now: float) -> None:
-        columns = [c for c in _STAT_COLUMNS if c != "item_id"]
+        columns = [c for c in STAT_COLUMNS if c != "item_id"]
         conn.execute(f"UPDATE items SET {', '.join(f'{c} = ?' for c in columns)}, updated_at = ? "
                      "WHERE item_id = ?", (*(getattr(stats, c) for c in columns), now, stats.item_id))
 

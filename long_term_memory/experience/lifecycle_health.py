@@ -21,7 +21,8 @@ from typing import Any
 
 from long_term_memory.experience.catalog import BankPaths, catalog_update
 from long_term_memory.experience.journal import replay, snapshot
-from long_term_memory.experience.lifecycle import _STAT_COLUMNS, LifecycleStore
+from long_term_memory.experience.lifecycle import LifecycleStore
+from long_term_memory.experience.lifecycle_schema import STAT_COLUMNS
 from long_term_memory.experience.record_log import RecordLog
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def ensure_journal(store: LifecycleStore) -> None:
     if store.journal is None or store.read_only or store.journal.exists():
         return
     with store.transaction() as conn:
-        store.journal.append(snapshot(conn, _STAT_COLUMNS))
+        store.journal.append(snapshot(conn, STAT_COLUMNS))
 
 
 def heal(store: LifecycleStore, paths: BankPaths, read_only: bool, notify: Callable[..., Any],
@@ -123,7 +124,7 @@ def heal(store: LifecycleStore, paths: BankPaths, read_only: bool, notify: Calla
     if has_journal and journal is not None:
         entries, skipped = journal.entries()
         with store.transaction() as conn:
-            decisions = replay(conn, entries, _STAT_COLUMNS)
+            decisions = replay(conn, entries, STAT_COLUMNS)
     else:
         ensure_journal(store)
     log.warning("%s %s: rebuilt from %s%s (%d decisions replayed)%s", paths.lifecycle.name, problem,

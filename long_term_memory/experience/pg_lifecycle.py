@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from long_term_memory.experience.config import GatekeeperConfig
-from long_term_memory.experience.lifecycle import Applied, NewItem, validation_change
+from long_term_memory.experience.lifecycle_rows import Applied, NewItem, validation_change
 from long_term_memory.experience.models import HitRef, ItemStats, ValidationPlan
 from long_term_memory.experience.rules import apply_hit, apply_validation
 

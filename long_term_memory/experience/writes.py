@@ -22,7 +22,8 @@ from long_term_memory.experience.catalog import BankPaths, ItemEntry
 from long_term_memory.experience.config import ExperienceConfig
 from long_term_memory.experience.events import EventLog
 from long_term_memory.experience.faults import armed, crashpoint
-from long_term_memory.experience.lifecycle import CatalogUpdate, LifecycleStore, NewItem
+from long_term_memory.experience.lifecycle import LifecycleStore
+from long_term_memory.experience.lifecycle_rows import CatalogUpdate, NewItem
 from long_term_memory.experience.models import (
     GatekeeperDecision,
     MemoryItem,

@@ -1,0 +1,295 @@
+"""One argument builder per parameter role kind: the planner's dispatch table.
+
+:meth:`agents.offline.synth_plan.Planner.plan` reads a function's roles and hands each
+parameter to the builder of its kind (:data:`BUILDERS`); a builder fills ``call.args`` at the
+parameter's index (and its paired length, when it has one) and writes declarations, setup and
+cleanup into the planner's fragment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agents.offline import cdecl, synth_args, type_table
+from agents.offline.synth_io import io_arg
+from agents.offline.synth_knowledge import retained_strings
+from agents.offline.synth_objects import build_object
+from agents.offline.synth_types import WORKSPACE, CallPlan, Role, decl_cast, decl_type
+from fuzzkit.api import FunctionDecl
+
+if TYPE_CHECKING:
+    from agents.offline.synth_plan import Planner
+
+_OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale)", re.I)
+_TEXT_NAME = re.compile(r"(str|text|txt|sql|uri|url|name|expr|query|pattern|regex)", re.I)
+_SCALARS = ("int", "bool", "enum", "float")
+_OBJECTS = ("object", "handle", "consumed", "fresh", "out_object", "child")
+_IO = ("fd", "path", "mode", "file", "callback", "userdata", "format")
+
+
+@dataclass
+class Call:
+    """One call being planned: its roles, the arguments so far and the plan they go into."""
+
+    pl: Planner
+    fn: FunctionDecl
+    rs: list[Role]
+    args: dict[int, str]
+    plan: CallPlan
+    main: int | None  # the parameter that gets the fuzz input, if any
+    payload: bool
+
+    def cast(self, r: Role) -> str:
+        """The C cast to the parameter's type (``(const char *)``)."""
+        return f"({decl_cast(r.param.type)})"
+
+    def pair_kind(self, r: Role) -> str | None:
+        """The role kind of the parameter paired with ``r`` (its length), if any."""
+        return self.rs[r.pair].kind if r.pair is not None else None
+
+    def set_pair(self, r: Role, value: str) -> None:
+        """Set the argument of the parameter paired with ``r``."""
+        assert r.pair is not None
+        self.args[r.pair] = value
+
+    def pair_length(self, r: Role, expr: str) -> str:
+        """``expr`` cast (and clamped) to the type of the length paired with ``r``."""
+        assert r.pair is not None
+        return self.pl.length(self.rs[r.pair].param.type, expr)
+
+
+def _sentinel_length(rs: list[Role], r: Role) -> bool:
+    """A ``char`` string named as text (``str``, ``zSql``) with a signed length next to it.
+
+    Binary input (``src``, ``buf``) keeps the bare payload, so ASan sees over-reads.
+    """
+    if r.kind != "bytes" or r.pair is None or rs[r.pair].kind != "len":
+        return False
+    textual = _TEXT_NAME.search(r.param.name) or re.match(r"z[A-Z]", r.param.name)
+    signed = not cdecl.is_unsigned(rs[r.pair].param.type)
+    return bool(textual) and cdecl.is_string(r.param.type) and signed
+
+
+def _text_or_bytes(c: Call, r: Role) -> None:
+    if r.kind == "text" and retained_strings(c.fn.name):
+        c.args[r.index] = f"{c.cast(r)}{synth_args.literal_key(c.pl)}"
+    elif r.index == c.main and _sentinel_length(c.rs, r):
+        # `(const char *s, int len)`: a length <= 0 often means "up to the NUL", so the
+        # text gets its terminator (an empty input would else be read by strlen).
+        c.pl.fed = True
+        c.args[r.index] = f"{c.cast(r)}{c.pl.payload_text()}"
+        c.set_pair(r, c.pair_length(r, "size"))
+    elif r.index == c.main:
+        c.pl.fed = True
+        if r.kind == "bytes" and r.param.name not in c.pl.c_strings:
+            _payload_bytes(c, r)
+        else:
+            _payload_text(c, r)
+    elif r.kind == "text" and _OPTIONAL_TEXT.search(r.param.name) and r.pair is None:
+        c.args[r.index] = "NULL"  # an optional setting (an encoding name): its default
+    else:
+        _key_text(c, r)
+
+
+def _payload_bytes(c: Call, r: Role) -> None:
+    c.args[r.index] = f"{c.cast(r)}data"
+    pair = c.pair_kind(r)
+    if pair == "len_bits":
+        c.set_pair(r, c.pair_length(r, "size * 8"))
+    elif pair == "len":
+        c.set_pair(r, c.pair_length(r, "size"))
+    elif r.pair is not None:  # pointer to the input length
+        inner = decl_type(cdecl.pointee(c.rs[r.pair].param.type))
+        lp = c.pl.var(inner, "in_len")
+        c.pl.f.setup.append(f"{lp} = ({inner})size;")
+        c.set_pair(r, f"&{lp}")
+
+
+def _payload_text(c: Call, r: Role) -> None:
+    text = c.pl.payload_text()
+    c.args[r.index] = f"{c.cast(r)}{text}"
+    if r.pair is not None:
+        c.set_pair(r, c.pair_length(r, f"strlen({text})"))
+        c.pl.f.include("<string.h>")
+
+
+def _key_text(c: Call, r: Role) -> None:
+    key = c.pl.key_text(r.param.name)
+    c.args[r.index] = f"{c.cast(r)}{key}"
+    pair = c.pair_kind(r)
+    if pair == "len_bits":
+        c.set_pair(r, c.pair_length(r, f"strlen({key}) * 8"))
+    elif pair == "len":
+        c.set_pair(r, c.pair_length(r, f"strlen({key})"))
+    elif r.pair is not None:
+        lp = c.pl.var(cdecl.pointee(c.rs[r.pair].param.type), "key_len")
+        c.pl.f.setup.append(f"{lp} = strlen({key});")
+        c.set_pair(r, f"&{lp}")
+    c.pl.f.include("<string.h>")
+
+
+def _outbuf(c: Call, r: Role) -> None:
+    buf, cap = c.pl.out_buffer(c.fn)
+    plan = c.plan
+    c.args[r.index] = f"{c.cast(r)}{buf}"
+    plan.out_buf, plan.out_len, plan.out_cap = buf, cap, cap
+    plan.out_by_value = c.pair_kind(r) == "outlen"
+    if r.pair is None:
+        return
+    pr = c.rs[r.pair]
+    if pr.kind == "outlen_ptr":
+        inner = decl_type(cdecl.pointee(pr.param.type))
+        lv = c.pl.var(inner, "out_len")
+        c.pl.f.setup.append(f"{lv} = ({inner}){cap};")
+        c.set_pair(r, f"&{lv}")
+        plan.out_len = lv
+    else:
+        c.set_pair(r, c.pl.length(pr.param.type, cap))
+
+
+def _scalar(c: Call, r: Role) -> None:
+    fixed = type_table.active().fixed_args.get(c.fn.name, {})
+    if r.index in fixed:
+        # The header's own wrappers pass this value (an ABI version, a size): it is a check.
+        c.args[r.index] = f"{c.cast(r)}{fixed[r.index]}" if r.kind == "enum" else fixed[r.index]
+    elif r.kind == "int" and 0 in c.args and (ident := synth_args.node_id(c.pl, c.fn, r, c.args[0])):
+        c.args[r.index] = ident
+    else:
+        c.args[r.index] = c.pl.option(r)
+
+
+def _zero_value(c: Call, r: Role) -> None:
+    v = c.pl.f.name(r.param.name)
+    c.pl.f.decls += [f"{decl_type(r.param.type)} {v};", f"memset(&{v}, 0, sizeof {v});"]
+    c.pl.f.include("<string.h>")
+    c.args[r.index] = v
+
+
+def _version(c: Call, r: Role) -> None:
+    integer = not cdecl.is_pointer(r.param.type)
+    c.args[r.index] = f"{c.pl.idx.version_function(c.fn.name, integer)}()"
+
+
+def _out_scalar(c: Call, r: Role) -> None:
+    v = c.pl.var(cdecl.pointee(r.param.type), r.param.name)
+    c.args[r.index] = f"&{v}"
+
+
+def _out_ptr(c: Call, r: Role) -> None:
+    v = c.pl.var(cdecl.pointee(r.param.type), r.param.name, "NULL")
+    c.args[r.index] = f"&{v}"
+    _release_out(c.pl, c.fn, r.param.type, v, r.param.name)
+
+
+def _scratch(c: Call, r: Role) -> None:
+    f = c.pl.f
+    v = c.pl.var("uint8_t *", r.param.name, "NULL")
+    f.setup.append(f"{v} = (uint8_t *)calloc(1, 65536);")
+    f.setup.append(f"if ({v} == NULL) {f.fail()}")
+    f.cleanup.append(f"free({v});")
+    f.include("<stdlib.h>")
+    c.args[r.index] = f"{c.cast(r)}{v}"
+
+
+def _blob(c: Call, r: Role) -> None:
+    """A buffer-and-length struct holding the payload (zeroed when another slot gets it)."""
+    f = c.pl.f
+    v = f.name(r.param.name or "input")
+    f.decls += [f"{decl_type(cdecl.pointee(r.param.type))} {v};", f"memset(&{v}, 0, sizeof {v});"]
+    f.include("<string.h>")
+    fields = cdecl.blob_fields(r.type_key or "")
+    rec = type_table.active().record(r.type_key or "")
+    if r.index == c.main and fields and rec:
+        types = dict(rec.fields)
+        c.pl.fed = True
+        f.setup.append(f"{v}.{fields[0]} = ({types[fields[0]]})data;")
+        f.setup.append(f"{v}.{fields[1]} = ({types[fields[1]]})size;")
+    c.args[r.index] = f"&{v}"
+
+
+def _workspace(c: Call, r: Role) -> None:
+    if r.pair is None:
+        c.args[r.index] = "NULL"
+        return
+    ws = c.pl.f.name(r.param.name or "workspace")
+    c.pl.f.decls.append(f"{decl_type(cdecl.pointee(r.param.type))} {ws}[{WORKSPACE}] = {{0}};")
+    c.args[r.index] = ws
+    c.set_pair(r, f"({decl_cast(c.rs[r.pair].param.type)}){WORKSPACE}")
+
+
+def _array(c: Call, r: Role) -> None:
+    c.args[r.index], c.args[r.pair or r.index + 1] = synth_args.array(c.pl, r, c.rs)
+
+
+def _release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: str = "") -> None:
+    """Release what the callee returned through ``T **``, with the releaser the header names.
+
+    A parser's result list leaks on every input otherwise (LeakSanitizer); which function
+    releases it comes from the Types section (by parameter type, by name, or because the
+    documentation says so, ``free`` included). A ``const`` pointee points into the input.
+    """
+    if cdecl.is_const_target(cdecl.pointee(ptype)) or cdecl.is_const_target(ptype):
+        return
+    inner = cdecl.pointee(ptype)
+    returns_block = cdecl.is_pointer(fn.return_type)
+    if returns_block and pl.idx.returns_owned(fn) and (
+        cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
+    ):
+        return  # `u = f(..., &v)`: a view into the block the call returns, released with it
+    # "X releases what f allocates" is about f's result: its out-parameters only when it
+    # returns no pointer.
+    releaser = type_table.releaser_for(inner, producer="" if returns_block else fn.name)
+    if releaser is None:
+        key = pl.idx.type_key(inner)
+        releaser = pl.idx.destructor(key, fn.name) if key else None
+    if releaser is None and (cdecl.is_bytes(inner) or cdecl.is_string(inner)):
+        # A string or buffer handed back: the library's one generic releaser, else free()
+        # — unless the name says it points into the input (`end`, `next`, `rest`).
+        if re.search(r"(end|next|rest|pos|cursor|remain)", param_name, re.I):
+            return
+        releaser = pl.idx.generic_free() or "free"
+    if releaser is None:
+        return
+    if releaser == "free":
+        pl.f.include("<stdlib.h>")
+    pl.f.cleanup.append(f"if ({v} != NULL) {releaser}({v});")
+
+
+def _fixed(value: Callable[[Call, Role], str]) -> Callable[[Call, Role], None]:
+    def build(c: Call, r: Role) -> None:
+        c.args[r.index] = value(c, r)
+    return build
+
+
+BUILDERS: dict[str, Callable[[Call, Role], None]] = {
+    "text": _text_or_bytes,
+    "bytes": _text_or_bytes,
+    "outbuf": _outbuf,
+    "unit": _fixed(lambda c, r: f"{c.cast(r)}1"),
+    **dict.fromkeys(_SCALARS, _scalar),
+    "zero_value": _zero_value,
+    "version": _version,
+    "struct_size": _fixed(lambda c, r: f"{c.cast(r)}sizeof({r.type_key})"),
+    **dict.fromkeys(_OBJECTS, _fixed(lambda c, r: build_object(c.pl, c.fn, r, c.args, c.plan))),
+    "out_scalar": _out_scalar,
+    "out_ptr": _out_ptr,
+    "scratch": _scratch,
+    "alloc": _fixed(lambda c, r: synth_args.alloc_for(c.pl, c.fn)),
+    "blob": _blob,
+    "workspace": _workspace,
+    "array": _array,
+    "strarray": _array,
+    **dict.fromkeys(_IO, _fixed(lambda c, r: io_arg(c.pl, c.fn, r, c.plan, feed=c.payload))),
+}
+
+
+def build_argument(c: Call, r: Role) -> None:
+    """Fill ``c.args`` for ``r`` with the builder of its kind (a NULL for kinds without one)."""
+    builder = BUILDERS.get(r.kind)
+    if builder is None:
+        c.args[r.index] = "NULL"
+    else:
+        builder(c, r)

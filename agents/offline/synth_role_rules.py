@@ -1,0 +1,311 @@
+"""The rules that give a parameter its role, one per parameter shape, tried in order.
+
+:func:`agents.offline.synth_roles.roles` scans a function's parameters and asks each rule of
+:data:`RULES` in turn; the first that recognizes the parameter sets its :class:`Role` (and
+those of the parameters it pairs with, a buffer's length) and answers True.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agents.offline import cdecl
+from agents.offline.synth_api import ApiIndex, words
+from agents.offline.synth_knowledge import DEFAULT_ENUM, int_choices
+from agents.offline.synth_lengths import is_len_like
+from agents.offline.synth_types import Role
+from agents.offline.synth_vocab import CONSUME, transfers_ownership
+from fuzzkit.api import FunctionDecl, Param
+
+IN_VERBS = {
+    "write",
+    "put",
+    "puts",
+    "send",
+    "feed",
+    "parse",
+    "update",
+    "hash",
+    "process",
+    "set",
+    "load",
+    "scan",
+    "minify",
+    "crc",
+    "checksum",
+    "digest",
+    "compress",
+    "encode",
+    "fwrite",
+    "add",
+}
+OPTIONAL_NAMES = re.compile(r"(_start$|_end$|directive|hint|opt|reserved|user|extra)", re.I)
+
+
+@dataclass
+class Scan:
+    """The parameters of one function and the roles given so far (None: not yet)."""
+
+    fn: FunctionDecl
+    idx: ApiIndex
+    out: list[Role | None]
+    fn_words: set[str]
+    kind: str
+    first_key: str | None
+
+    def put(self, kind: str, i: int, pair: int | None = None, type_key: str | None = None,
+            choices: tuple[int, ...] = ()) -> None:
+        """Give parameter ``i`` the role ``kind``."""
+        self.out[i] = Role(kind, i, self.fn.params[i], pair=pair, type_key=type_key, choices=choices)
+
+    def pair(self, kind: str, i: int, kind2: str) -> None:
+        """Parameter ``i`` gets ``kind`` and the next one ``kind2``, each pointing at the other."""
+        self.put(kind, i, pair=i + 1)
+        self.put(kind2, i + 1, pair=i)
+
+
+def grouped(s: Scan, i: int, j: int | None) -> None:
+    """A buffer whose length comes later (:func:`grouped_lengths`), or none at all (j is None)."""
+    p, params = s.fn.params[i], s.fn.params
+    if j is None:  # an output buffer whose size the function takes on trust
+        s.put("outbuf", i)
+        return
+    by_ptr = cdecl.is_pointer(params[j].type)
+    if cdecl.is_const_target(p.type) or not _out_direction(s.fn, p):
+        s.put("bytes", i, pair=j)
+        s.put("inlen_ptr" if by_ptr else "len", j, pair=i)
+    else:
+        s.put("outbuf", i, pair=j)
+        s.put("outlen_ptr" if by_ptr else "outlen", j, pair=i)
+
+
+Rule = Callable[[Scan, int, "Param | None", "Param | None"], bool]
+
+
+def _callback(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
+    if not cdecl.is_function_pointer(s.fn.params[i].type):
+        return False
+    s.put("callback", i)
+    if nxt and cdecl.strip_const(nxt.type) in ("void *", "const void *"):
+        s.put("userdata", i + 1)
+    return True
+
+
+def _file(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
+    if not cdecl.is_file(s.fn.params[i].type):
+        return False
+    s.put("file", i)
+    return True
+
+
+def _named_string(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
+    """A string named (or placed) as a version, a path, a format or a mode."""
+    p = s.fn.params[i]
+    if not cdecl.is_string(p.type):
+        return False
+    lname = p.name.lower()
+    if lname == "version" and s.idx.version_function():
+        s.put("version", i)
+    elif re.search(r"(path|filename|file_name|fname|^file$)", lname) or _unnamed_open(s, i) == "path":
+        s.put("path", i)
+    elif re.search(r"^(format|fmt)$", lname):
+        s.put("format", i)
+    elif lname == "mode" or _unnamed_open(s, i) == "mode":
+        s.put("mode", i)
+    else:
+        return False
+    return True
+
+
+def _strarray(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
+    t = s.fn.params[i].type
+    if not (cdecl.pointer_depth(t) == 2 and cdecl.base_name(t) == "char" and nxt and is_len_like(nxt)):
+        return False
+    s.pair("strarray", i, "count")
+    return True
+
+
+def _buffer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
+    """A byte or character buffer: input, output, scratch room, or memory to release."""
+    p = s.fn.params[i]
+    t = p.type
+    if not (cdecl.is_pointer(t) and (cdecl.is_bytes(t) or cdecl.is_string(t))):
+        return False
+    const = cdecl.is_const_target(t)
+    if (
+        nxt
+        and cdecl.is_pointer(nxt.type)
+        and not cdecl.is_bytes(nxt.type)
+        and cdecl.is_integer(cdecl.pointee(nxt.type))
+        and not (const and cdecl.is_string(t) and re.match(r"z[A-Z]", p.name))
+    ):
+        # A `zName` is NUL-terminated by its name (the pointer after it is a result).
+        # buffer + pointer to its length: an output buffer, or an input whose used
+        # length comes back (lib_decode(dst, &dst_len, src, &src_len)'s src_len).
+        s.pair("bytes" if const else "outbuf", i, "inlen_ptr" if const else "outlen_ptr")
+    elif nxt and is_len_like(nxt) and not cdecl.is_enum_like(nxt.type):
+        if const or not _out_direction(s.fn, p):
+            s.pair("bytes", i, "len")
+        else:
+            s.pair("outbuf", i, "outlen")
+        if nxt2 and cdecl.is_integer(nxt2.type) and re.search(r"(nitems|nmemb|count)", nxt2.name):
+            s.put("unit", i + 2, pair=i)
+    elif not const and _unsized_output(s.fn, p):
+        # `unescape(const char *str, int len, char *target)`: the library writes up to
+        # about the input's length into it; a short string there overflows.
+        s.put("outbuf", i)
+    elif cdecl.is_string(t) or const:
+        s.put("text", i)
+    elif s.kind == "destroy" or re.search("free", s.fn.name, re.I):
+        s.put("alloc", i)
+    else:
+        s.put("scratch", i)
+    return True
+
+
+def _out_ptr(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
+    if cdecl.pointer_depth(s.fn.params[i].type) < 2:
+        return False
+    s.put("out_ptr", i)
+    return True
+
+
+def _library_type(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
+    """A parameter of one of the library's own types: a wrapped input, an object, a handle."""
+    p = s.fn.params[i]
+    t = p.type
+    key = s.idx.type_key(t)
+    if not key:
+        return False
+    if cdecl.pointer_depth(t) == 1 and cdecl.is_const_target(t) and cdecl.blob_fields(key):
+        s.put("blob", i, type_key=key)  # `const buf_t *in`: the input, wrapped
+    elif cdecl.is_pointer(t):
+        s.put(_object_role(s, i, p, key), i, type_key=key)
+    else:
+        s.put("handle", i, type_key=key)
+    return True
+
+
+def _plain_pointer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
+    """A pointer to a plain C type: an array in, room to work in, a value out, or nothing."""
+    t = s.fn.params[i].type
+    if not cdecl.is_pointer(t):
+        return False
+    inner = cdecl.pointee(t)
+    if cdecl.is_const_target(t) and nxt and is_len_like(nxt):
+        s.pair("array", i, "count")
+    elif _counted(nxt) and (cdecl.is_integer(inner) or cdecl.is_float(inner)):
+        # `int *workspace, size_t wscount`: room the library works in, as large as it says.
+        s.pair("workspace", i, "count")
+    elif cdecl.is_integer(inner) or cdecl.is_float(inner) or cdecl.is_enum_like(inner):
+        s.put("out_scalar", i)
+    else:
+        s.put("null", i)
+    return True
+
+
+def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
+    """A value: a descriptor, a struct size, an ABI version, or an option read from the input."""
+    p = s.fn.params[i]
+    t, lname = p.type, p.name.lower()
+    if re.search(r"(^fd$|fildes|descriptor)", lname) and cdecl.is_integer(t):
+        s.put("fd", i)
+    elif (
+        s.kind == "init" and s.first_key and i == len(s.fn.params) - 1 and lname.endswith("size")
+    ) or lname in ("stream_size", "struct_size", "structsize"):
+        s.put("struct_size", i, type_key=s.first_key)
+    elif (
+        re.search(r"^(version|version_?number|api_?version|abi_?version)$", lname)
+        and cdecl.is_integer(t)
+        and s.idx.version_function(s.fn.name, integer=True)
+    ):
+        # An ABI version the library checks: its own version function gives the right one.
+        s.put("version", i)
+    elif cdecl.is_bool(t):
+        s.put("bool", i, choices=(0, 1))
+    elif cdecl.is_float(t):
+        s.put("float", i)
+    elif cdecl.is_integer(t):
+        s.put("int", i, choices=int_choices(p.name, s.fn.name))
+    elif cdecl.base_name(t) == "va_list":
+        s.put("unsupported", i)
+    elif cdecl.is_enum_like(t):
+        s.put("enum", i, choices=DEFAULT_ENUM)
+    else:  # a struct by value or an unknown typedef: all-zero is valid for any of them
+        s.put("zero_value", i)
+    return True
+
+
+RULES: tuple[Rule, ...] = (
+    _callback, _file, _named_string, _strarray, _buffer, _out_ptr, _library_type, _plain_pointer, _value,
+)
+
+
+def _out_direction(fn: FunctionDecl, p: Param) -> bool:
+    """Whether the non-const buffer ``p`` of ``fn`` is written by the library (vs. read)."""
+    if re.search(r"(out|dest|dst|result)", p.name, re.I):
+        return True
+    if re.search(r"^(in|input|src|source)$", p.name, re.I):
+        return False
+    lowered = fn.name.lower()
+    if any(v in lowered for v in ("gets", "fread", "output")) or "get" in words(fn.name):
+        return True  # lib_getName(obj, char *buf): a getter's buffer is filled for the caller
+    return not (set(words(fn.name)) | {lowered}) & IN_VERBS
+
+
+def _unsized_output(fn: FunctionDecl, p: Param) -> bool:
+    """A non-const buffer with no length, named as a destination, beside an input buffer."""
+    named = re.fullmatch(r"(target|dest|dst|out|output|outbuf|result|res)\w{0,4}", p.name, re.I)
+    inputs = [q for q in fn.params if q is not p and cdecl.is_pointer(q.type)
+              and cdecl.is_const_target(q.type) and (cdecl.is_string(q.type) or cdecl.is_bytes(q.type))]
+    return bool(named and inputs)
+
+
+def _object_role(s: Scan, i: int, p: Param, key: str) -> str:
+    fn, fn_words = s.fn, s.fn_words
+    lname = p.name.lower()
+    verbs = s.idx.verbs(fn.name)
+    if lname in ("dest", "dst", "target", "copy", "clone") and set(verbs) & {"copy", "clone", "dup"}:
+        return "out_object"
+    if i == 0:
+        return "object"
+    if lname in ("item", "child", "node") and fn_words & {"detach", "replace", "via", "delete", "remove"}:
+        return "child"
+    if "reference" in fn_words:
+        # The object keeps a reference, not ownership: a separate item that outlives it.
+        return "fresh"
+    if (set(verbs) & CONSUME or transfers_ownership(fn.name)) and not cdecl.is_const_target(p.type):
+        return "consumed"
+    if (
+        s.first_key is not None  # a producer steps an object; a plain out struct is a report
+        and key != s.first_key
+        and not cdecl.is_const_target(p.type)
+        and not cdecl.is_opaque(key)  # the caller cannot hold one to be filled
+        and set(verbs)
+        & {"parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"}
+    ):
+        return "out_object"
+    if OPTIONAL_NAMES.search(lname) and not s.idx.lifecycle(key).create:
+        return "null"
+    return "object"
+
+
+def _counted(nxt: Param | None) -> bool:
+    """Whether ``nxt`` counts the array before it: named so, or an unnamed ``size_t``."""
+    if nxt is None:
+        return False
+    return cdecl.is_length(nxt) or (is_len_like(nxt) and cdecl.base_name(nxt.type) == "size_t")
+
+
+def _unnamed_open(s: Scan, i: int) -> str | None:
+    """``lib_open(const char *, const char *)``: an opener's unnamed text params are path, mode."""
+    fn = s.fn
+    name = fn.params[i].name
+    if not (set(s.idx.verbs(fn.name)) & {"open", "fopen"}) or (name and not name.startswith("arg")):
+        return None
+    texts = [j for j, p in enumerate(fn.params) if cdecl.is_string(p.type)]
+    if len(texts) == 2:
+        return "path" if i == texts[0] else "mode"
+    return "path" if texts == [i] else None
