@@ -7,9 +7,9 @@ reply to every entry point and counts what broke that promise; ``bench/hostile.p
 ``tests/security/test_hostile_replies.py`` both use it.
 
 Entry points (what model text reaches, found by grepping for parse_reply, extract_json,
-extract_code, json_repair, apply_extraction and model_validate in the engine packages):
+extract_code, json_repair, fold_reply and model_validate in the engine packages):
 ``fenced_blocks``, ``extract_code``, ``extract_json``, ``parse_reply`` with each role's output
-model (8), ``parse_extraction``, ``apply_extraction``, ``parse_memory_items``, ``detect_used``,
+model (8), ``parse_extraction``, ``fold_reply``, ``parse_memory_items``, ``detect_used``,
 and ``Agent.run`` end to end (JSON role and code role) through a scripted chat model.
 """
 
@@ -26,7 +26,6 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, Field
 
-from agent_graph.memory.local_memory import apply_extraction
 from agent_graph.memory.local_memory_schema import ExtractionReply
 from agents.base import Agent, AgentResult
 from agents.coverage_analyzer import CoverageAdvice, CoverageAnalyzer
@@ -34,7 +33,7 @@ from agents.crash_analyzer import CrashTriage, Feasibility
 from agents.enhancer import EnhancerReply
 from agents.experience_extractor import ExtractedItems
 from agents.function_analyzer import FunctionAnalysis
-from agents.local_memory_extractor import parse_extraction
+from agents.local_memory_extractor import fold_reply, parse_extraction
 from agents.parsing import ReplyParseError, extract_code, extract_json, fenced_blocks, parse_reply
 from agents.prototyper import Prototyper, PrototypeReply
 from long_term_memory.experience.inject import detect_used
@@ -252,7 +251,7 @@ ENTRY_POINTS: tuple[EntryPoint, ...] = (
     *(EntryPoint(f"parse_reply[{m.__name__}]", lambda t, m=m: parse_reply(t, m), (ReplyParseError,),
                  _is_model(m)) for m in ROLE_MODELS),
     EntryPoint("parse_extraction", parse_extraction, (ValueError,), _is_model(ExtractionReply)),
-    EntryPoint("apply_extraction", lambda t: apply_extraction(None, t), (),
+    EntryPoint("fold_reply", lambda t: fold_reply(None, t), (),
                lambda v: isinstance(v, tuple) and isinstance(v[0], dict) and isinstance(v[1], str)),
     EntryPoint("parse_memory_items", parse_memory_items, (MemoryParseError,),
                lambda v: isinstance(v, list) and all(isinstance(i, MemoryItem) for i in v)),
