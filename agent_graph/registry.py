@@ -15,6 +15,17 @@ from typing import Any
 
 from agent_graph.memory.session_memory import CATEGORIES
 from agent_graph.state import FuzzState
+from agents.tools import tool_names
+from nodes.build import build_node
+from nodes.coverage_analyzer import coverage_analyzer_node
+from nodes.crash_analyzer import crash_analyzer_node
+from nodes.crash_feasibility import crash_feasibility_node
+from nodes.enhancer import enhancer_node
+from nodes.execution import execution_node
+from nodes.function_analyzer import function_analyzer_node
+from nodes.memory_manager import memory_manager_node
+from nodes.prepare import prepare_node
+from nodes.prototyper import prototyper_node
 
 NodeFn = Callable[..., Any]
 
@@ -41,8 +52,6 @@ class NodeSpec:
                 f"valid: {', '.join(CATEGORIES)}"
             )
         if self.tools:
-            from agents.tools import tool_names
-
             missing = [t for t in self.tools if t not in tool_names()]
             if missing:
                 raise ValueError(f"node {self.name!r} names unknown tools {missing}; "
@@ -97,17 +106,6 @@ KNOWLEDGE_AND_CODE = ("search_knowledge", *CODE)
 
 def default_registry() -> Registry:
     """The built-in LogicFuzz nodes."""
-    from nodes.build import build_node
-    from nodes.coverage_analyzer import coverage_analyzer_node
-    from nodes.crash_analyzer import crash_analyzer_node
-    from nodes.crash_feasibility import crash_feasibility_node
-    from nodes.enhancer import enhancer_node
-    from nodes.execution import execution_node
-    from nodes.function_analyzer import function_analyzer_node
-    from nodes.memory_manager import memory_manager_node
-    from nodes.prepare import prepare_node
-    from nodes.prototyper import prototyper_node
-
     cats = CATEGORIES
     return Registry().register(
         NodeSpec("prepare", prepare_node, kind="tool",

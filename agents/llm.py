@@ -21,6 +21,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from agent_graph.context import Context
+from agents.offline.model import OfflineChatModel
 
 
 class ModelConfigError(RuntimeError):
@@ -124,8 +125,6 @@ def _build(ctx: Context, temperature: float) -> BaseChatModel:
 
 
 def _offline(ctx: Context, temperature: float) -> BaseChatModel:
-    from agents.offline.model import OfflineChatModel
-
     return OfflineChatModel()
 
 

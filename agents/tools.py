@@ -22,6 +22,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
 from agent_graph.memory.code_memory import make_code_tools
+from long_term_memory.retrieval import RetrieverHandle, get_retriever
 
 ToolFactory = Callable[[Mapping[str, Any]], list[BaseTool]]
 _FACTORIES: dict[str, ToolFactory] = {}
@@ -111,8 +112,6 @@ class _SearchArgs(BaseModel):
 
 
 def _knowledge_tools(state: Mapping[str, Any]) -> list[BaseTool]:
-    from long_term_memory.retrieval import RetrieverHandle, get_retriever
-
     def search_knowledge(query: str, kind: str | None = None) -> str:
         handle = RetrieverHandle.model_validate(state.get("long_term_retriever") or {})
         hits = get_retriever(handle).search(query, k=3, kinds={kind} if kind else None)

@@ -29,8 +29,10 @@ from logicfuzz.cli_memory import add_memory_commands
 from logicfuzz.cli_progress import RunProgress
 from logicfuzz.cli_report import add_report_command
 from logicfuzz.executor_open import EXECUTORS
+from logicfuzz.executor_ray import preflight
 from logicfuzz.runner import RunOptions, planned_targets, run_benchmark
 from long_term_memory.shared_store import connect
+from nodes._experience import config_of, preflight_bank
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -75,7 +77,6 @@ def _run_inputs(args: argparse.Namespace) -> list[str]:
     if args.ray_address and args.executor != "ray":
         raise InputError("--ray-address needs --executor ray; add it (or drop --ray-address)")
     if args.executor == "ray":  # Ray missing or its cluster unreachable stops here, before any work
-        from logicfuzz.executor_ray import preflight
 
         preflight(args.ray_address or os.environ.get("RAY_ADDRESS", ""))
     names = [f.strip() for part in args.functions or [] for f in part.split(",")]
@@ -95,7 +96,6 @@ def _run(args: argparse.Namespace) -> int:
     if ctx.store:  # a bad or unreachable database stops here, in one line, before any work
         connect(ctx.store).close()
     get_chat_model(ctx)  # a missing key or unknown provider stops here, before any work
-    from nodes._experience import config_of, preflight_bank
 
     config_of(ctx)  # so does a bad experience-memory config file
     preflight_bank(ctx)  # and a damaged experience bank that needs `logicfuzz memory repair`

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from fuzzkit.inputs import InputError
+from logicfuzz.executor_ray import RayExecutor  # Ray is imported only when asked for
 from logicfuzz.executors import LocalExecutor, TargetExecutor
 
 EXECUTORS = ("local", "ray")
@@ -22,6 +23,5 @@ def open_executor(kind: str, jobs: int, ray_address: str = "") -> TargetExecutor
         if ray_address:
             raise InputError("--ray-address needs --executor ray; add it (or drop --ray-address)")
         return LocalExecutor(max(1, jobs or os.cpu_count() or 1))
-    from logicfuzz.executor_ray import RayExecutor  # Ray is imported only when asked for
 
     return RayExecutor(jobs, ray_address or os.environ.get("RAY_ADDRESS", ""))

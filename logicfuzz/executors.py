@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_graph.event_stream import streaming_to
+from logicfuzz.target_run import run_target
 
 STARTED = "started"
 
@@ -62,8 +63,6 @@ def run_job(job: TargetJob, report: Any) -> dict[str, Any]:
 
 
 def _graph_body(job: TargetJob) -> dict[str, Any]:
-    from logicfuzz.target_run import run_target
-
     return run_target(job.benchmark, job.function, job.out, job.ctx_data)
 
 

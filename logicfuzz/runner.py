@@ -18,12 +18,16 @@ from typing import Any
 
 from agent_graph.benchmark import Benchmark, load_benchmark
 from agent_graph.context import Context
+from fuzzkit.coverage_union import union_coverage
+from fuzzkit.errors import ToolchainError
+from fuzzkit.exports import missing_functions
 from fuzzkit.inputs import InputError, check_function_name
 from fuzzkit.paths import writable_dir
 from logicfuzz.executor_open import open_executor
 from logicfuzz.executors import TargetExecutor, TargetJob
 from logicfuzz.results import summarize
 from logicfuzz.target_run import prepared_input, run_target, target_dir
+from nodes.prepare import library_for
 
 __all__ = ["RunOptions", "new_run_dir", "planned_targets", "prepared_input", "run_benchmark", "run_target",
            "target_dir", "union_of"]
@@ -172,9 +176,6 @@ def _not_defined(bench: Benchmark, functions: list[str]) -> dict[str, str]:
     Raises:
         InputError: The only requested target is not defined (nothing would run).
     """
-    from fuzzkit.exports import missing_functions
-    from nodes.prepare import library_for
-
     missing = missing_functions(library_for(bench), functions, bench.project)
     if len(functions) == 1 and missing:
         raise InputError(missing[functions[0]])
@@ -192,10 +193,6 @@ def _not_run(out: Path, project: str, function: str, why: str) -> dict[str, Any]
 
 def union_of(bench: Benchmark, records: list[dict[str, Any]], out: Path) -> dict[str, Any] | None:
     """Line/branch/function coverage of the library by all running harnesses together."""
-    from fuzzkit.coverage_union import union_coverage
-    from fuzzkit.errors import ToolchainError
-    from nodes.prepare import library_for
-
     harnesses = []
     for r in records:
         art = r.get("artifacts") or {}

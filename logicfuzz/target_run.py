@@ -15,10 +15,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_graph.benchmark import Benchmark, load_benchmark
+from agent_graph.builder import build_graph
 from agent_graph.context import Context
+from agent_graph.state import add_usage
+from agents.base import ModelCallError
+from agents.llm import ModelConfigError
+from agents.parsing import ReplyParseError
 from fuzzkit.paths import safe_path
 from logicfuzz.checkpoints import checkpointer, thread_id
 from logicfuzz.results import result_record, write_target_outputs
+from long_term_memory.experience import attempt_specs, best_attempt, outcome_from_state
+from long_term_memory.experience.matts import REFINEMENT_KEY, matts_record, refinement_seed, round_specs
+from nodes._common import log_event
+from nodes._experience import config_of, matts_lifecycle
+from nodes.prepare import prepared_fields
 
 if TYPE_CHECKING:
     from long_term_memory.experience import Outcome
@@ -27,8 +37,6 @@ if TYPE_CHECKING:
 
 def prepared_input(bench: Benchmark, function: str, work_dir: Path) -> dict[str, Any]:
     """Graph input with the library built and the API parsed."""
-    from nodes.prepare import prepared_fields
-
     return {"benchmark": bench.path, "function": function, "work_dir": str(work_dir),
             **prepared_fields(bench, function)}
 
@@ -49,8 +57,6 @@ def _run_graph(bench: Benchmark, function: str, wdir: Path, run_dir: Path, ctx: 
     ``seed`` (state values, e.g. a refinement round's starting harness) is written once, as part
     of ``prepare``'s update: the graph's input schema takes only the target.
     """
-    from agent_graph.builder import build_graph
-
     wdir.mkdir(parents=True, exist_ok=True)
     config = {"configurable": {"thread_id": thread_id(ctx.store, wdir, thread)}}
     with checkpointer(ctx.store, wdir) as saver:
@@ -78,16 +84,11 @@ def _run_graph(bench: Benchmark, function: str, wdir: Path, run_dir: Path, ctx: 
 
 def _awaits_seed(values: dict[str, Any], next_nodes: tuple[str, ...]) -> bool:
     """True right after ``prepare`` of a run that was not seeded yet (also after a crash there)."""
-    from long_term_memory.experience.matts import REFINEMENT_KEY
-
     return (tuple(next_nodes) == ("supervisor",) and set(values.get("node_visits") or {}) <= {"prepare"}
             and REFINEMENT_KEY not in (values.get("extras") or {}))
 
 
 def _log_seed(values: dict[str, Any], seed: dict[str, Any]) -> None:
-    from long_term_memory.experience.matts import REFINEMENT_KEY
-    from nodes._common import log_event
-
     info = seed["extras"][REFINEMENT_KEY]
     log_event(values, "matts.refine.start", round=info["round"], rounds=info["rounds"], start=info["start"])
     if seed.get("harness_code"):
@@ -103,9 +104,6 @@ def _run_attempts(bench: Benchmark, function: str, tdir: Path, out: Path, ctx: C
     Each attempt or round has its own work dir (``attempt-N``) and checkpoint thread; a finished
     one is not rerun. Round r > 0 of a sequential trajectory is seeded from rounds 0..r-1.
     """
-    from long_term_memory.experience import outcome_from_state
-    from long_term_memory.experience.matts import refinement_seed, round_specs
-
     sequential = len(specs) == 1 and specs[0].refine_rounds > 0
     rounds = specs[0].refine_rounds
     states: list[Any] = []
@@ -130,14 +128,6 @@ def run_target(bench_path: str, function: str, out: str, ctx_data: dict[str, Any
     rounds of one trajectory. The best attempt or round is the target's result, its usage is
     that of all of them, and one contrastive extraction learns from all of them.
     """
-    from agent_graph.state import add_usage
-    from agents.base import ModelCallError
-    from agents.llm import ModelConfigError
-    from agents.parsing import ReplyParseError
-    from long_term_memory.experience import attempt_specs, best_attempt
-    from long_term_memory.experience.matts import matts_record
-    from nodes._experience import config_of, matts_lifecycle
-
     bench = load_benchmark(bench_path)
     ctx = Context(**ctx_data)
     tdir = target_dir(Path(out), bench.project, function)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from fuzzkit.paths import cache_dir
 from long_term_memory.embeddings import DEFAULT_EMBEDDING_MODEL, Embedder, get_embedder
 from long_term_memory.knowledge_files import (
     DEFAULT_KNOWLEDGE_DIR,
@@ -189,8 +190,6 @@ class KnowledgeRetriever:
     def _cache(self) -> EmbeddingCache:
         root = self._cache_dir
         if root is None:
-            from fuzzkit.paths import cache_dir
-
             root = cache_dir() / "knowledge_index"
         # One slot per (model, knowledge dir): switching between them never thrashes the cache.
         slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.embedding_model)

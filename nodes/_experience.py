@@ -24,6 +24,7 @@ from agent_graph.context import Context
 from agent_graph.state import FuzzState
 from agents.base import ModelCallError
 from agents.experience_extractor import ExperienceExtractor
+from agents.llm import get_chat_model, model_name
 from agents.parsing import ReplyParseError
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience import (
@@ -237,8 +238,6 @@ def matts_lifecycle(states: Sequence[FuzzState], ctx: Context, best: int,
     extraction runs only when the Gatekeeper allows a candidate. Returns its usage (added to the
     target's record by the caller).
     """
-    from agents.llm import get_chat_model, model_name
-
     if not mode_allows_retrieval(mode_of(ctx)) and not mode_allows_writes(mode_of(ctx)):
         return {}
     cfg = config_of(ctx)
