@@ -18,7 +18,6 @@ from agents.offline.fixer_clang import add_tag, apply_fixits, tag_kinds
 from agents.offline.fixer_core import FixerBase
 from agents.offline.fixer_diag import Diag, parse_diagnostics
 from agents.offline.fixer_edit import (
-    LIBC,
     arg_index,
     call_at,
     default_arg,
@@ -28,6 +27,7 @@ from agents.offline.fixer_edit import (
     statement_span,
 )
 from agents.offline.fixer_types import address_of, opaque_variable
+from agents.offline.libc import LIBC
 from fuzzkit.api import FunctionDecl
 
 _FUZZ_SIGNATURE = "int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)"
