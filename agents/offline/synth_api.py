@@ -6,6 +6,7 @@ unfamiliar header would do it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -221,7 +222,7 @@ class ApiIndex(ApiFinders):
         stem = self.stem(near)
 
         def score(name: str) -> tuple[int, int, int, int, str]:
-            common = len(_common_prefix(stem, self.stem(name)))
+            common = len(os.path.commonprefix([stem, self.stem(name)]))
             verb = self.last_verb(name, DESTROY) or ""
             rank = DESTROY_RANK.index(verb) if verb in DESTROY_RANK else len(DESTROY_RANK)
             return (-(self.stem(name) == stem), -common, rank, len(name), name)
@@ -307,10 +308,3 @@ class ApiIndex(ApiFinders):
             len(f.params) == 1 and cdecl.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
             for f in self.api
         )
-
-
-def _common_prefix(a: str, b: str) -> str:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:n]
