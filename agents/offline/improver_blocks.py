@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arche import DRIVE_FIRST, open_first
@@ -111,19 +112,29 @@ class _Job:
     def kind(self) -> str:
         return self.ctx.idx.kind(self.fn)
 
+    @property
+    def key(self) -> str:
+        """The object type, for the ways whose test made sure there is one."""
+        return self.first or ""
+
+    @property
+    def stream(self) -> StreamFields:
+        """The stream fields, for the ways whose test made sure there are some."""
+        return cast(StreamFields, self.fields)
+
 
 def _run_stream(job: _Job) -> str | None:
-    pl, fn, first = job.ctx.pl, job.fn, job.first
+    pl, fn, first = job.ctx.pl, job.fn, job.key
     obj = initialize(pl, first, fn.name, feed=False)
-    if not stream_drive(job.ctx, obj, job.fields, proc=fn):
+    if not stream_drive(job.ctx, obj, job.stream, proc=fn):
         return None
     return f"run {fn.name} over the input on a new {first}"
 
 
 def _call_on_stream(job: _Job) -> str | None:
-    ctx, pl, fn, first = job.ctx, job.ctx.pl, job.fn, job.first
+    ctx, pl, fn, first = job.ctx, job.ctx.pl, job.fn, job.key
     obj = initialize(pl, first, fn.name, feed=False)
-    early = bool(DRIVE_FIRST.search(fn.name)) and stream_drive(ctx, obj, job.fields)
+    early = bool(DRIVE_FIRST.search(fn.name)) and stream_drive(ctx, obj, job.stream)
     pl.f.call.extend(ctx.use)
     ctx.use.clear()
     slot = next((r.index for r in job.rs if r.kind == "object" and r.type_key == first), None)
@@ -131,12 +142,12 @@ def _call_on_stream(job: _Job) -> str | None:
         return None
     pl.emit(pl.plan(fn, bind={slot: obj.expr}), pl.f.call)
     if not early:
-        stream_drive(ctx, obj, job.fields)
+        stream_drive(ctx, obj, job.stream)
     return f"call {fn.name} on a new {first} that also processes the input"
 
 
 def _set_up(job: _Job) -> str | None:
-    ctx, pl, fn, first = job.ctx, job.ctx.pl, job.fn, job.first
+    ctx, pl, fn, first = job.ctx, job.ctx.pl, job.fn, job.key
     made = initialize(pl, first, fn.name, init=fn, into=pl.f.call)
     prod = producer(ctx.idx, job.avoid, key=first)
     if prod is not None:
@@ -145,7 +156,7 @@ def _set_up(job: _Job) -> str | None:
 
 
 def _steps(job: _Job) -> bool:
-    idx, first = job.ctx.idx, job.first
+    idx, first = job.ctx.idx, job.key
     return bool(
         first
         and any(r.kind == "out_object" for r in job.rs)
@@ -155,13 +166,13 @@ def _steps(job: _Job) -> bool:
 
 
 def _step(job: _Job) -> str | None:
-    obj = obtain(job.ctx.pl, job.first, job.fn.name)
+    obj = obtain(job.ctx.pl, job.key, job.fn.name)
     job.ctx.use.extend(loop(step_lines(job.ctx, job.fn, obj)))
-    return f"step {job.fn.name} to the end of the input on a new {job.first}"
+    return f"step {job.fn.name} to the end of the input on a new {job.key}"
 
 
 def _feed(job: _Job) -> str | None:
-    dst = obtain(job.ctx.pl, job.first, job.fn.name, feed=False)
+    dst = obtain(job.ctx.pl, job.key, job.fn.name, feed=False)
     lines = pipe_lines(job.ctx, job.fn, dst)
     if lines is None:
         return None
