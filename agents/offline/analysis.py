@@ -147,7 +147,7 @@ def _object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -
     life = idx.lifecycle(r.type_key)
     dtor = idx.destructor(r.type_key, (life.init or life.create or [target.name])[0])
     if life.init and not life.create and r.index == 0 and idx.kind(target) != "init":
-        from agents.offline.synth_objects import choose_init
+        from agents.offline.synth_init import choose_init
 
         chosen = choose_init(idx, r.type_key, target.name, set())
         init = chosen.name if chosen else life.init[0]

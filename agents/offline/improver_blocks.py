@@ -17,8 +17,9 @@ from agents.offline.synth_arche import DRIVE_FIRST, open_first
 from agents.offline.synth_blocks import Block, block_planner, call_block, finish_block
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import loop, pipe_lines, step_lines
+from agents.offline.synth_init import initialize
 from agents.offline.synth_knowledge import StreamFields, stream_fields
-from agents.offline.synth_objects import initialize, obtain, producer
+from agents.offline.synth_objects import obtain, producer
 from agents.offline.synth_plan import Obj, Unsupported
 from agents.offline.synth_roles import roles
 from agents.offline.synth_streams import stream_drive
