@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from agents.offline.fixer_clang import add_tag, apply_fixits, tag_kinds
 from agents.offline.fixer_core import FixerBase
 from agents.offline.fixer_diag import Diag, parse_diagnostics
 from agents.offline.fixer_edit import (
-    LIBC,
     arg_index,
     call_at,
     default_arg,
@@ -26,6 +24,13 @@ from agents.offline.fixer_edit import (
     offset,
     split_args,
     statement_span,
+)
+from agents.offline.fixer_names import (
+    missing_header,
+    undeclared_function,
+    undeclared_identifier,
+    unknown_type,
+    unlinked,
 )
 from agents.offline.fixer_types import address_of, opaque_variable
 from fuzzkit.api import FunctionDecl
@@ -59,7 +64,7 @@ def fix_harness(
     for d in rest:
         fixer.handle(d)
     for name in links:
-        fixer.unlinked(name)
+        unlinked(fixer, name)
     fixer.finish()
     if not diags and not links and not fixer.fixes and diagnostics.strip():
         fixer.unresolved.append("no compiler error or linker message recognized in the output")
@@ -84,15 +89,15 @@ class _Fixer(FixerBase):
         elif m := re.search(r"variable has incomplete type '([^']+)'", msg):
             opaque_variable(self, m.group(1), pos)
         elif "file not found" in msg and quoted:
-            self.missing_header(quoted[0])
+            missing_header(self, quoted[0])
         elif (
             re.search(r"implicit(ly)? declar|call to undeclared function|undeclared function", msg) and quoted
         ):
-            self.undeclared_function(quoted[0])
+            undeclared_function(self, quoted[0])
         elif msg.startswith("unknown type name") and quoted:
-            self.unknown_type(quoted[0], pos)
+            unknown_type(self, quoted[0], pos)
         elif re.search(r"use of undeclared identifier|undeclared \(first use", msg) and quoted:
-            self.undeclared_identifier(quoted[0], msg, pos)
+            undeclared_identifier(self, quoted[0], msg, pos)
         elif re.search(
             r"(incompatible pointer|incompatible integer to pointer|incompatible "
             r"pointer to integer|discards qualifiers).*passing|^passing .* converts between",
@@ -141,77 +146,6 @@ class _Fixer(FixerBase):
         return "use of undeclared identifier" in msg and bool(
             re.match(rf"{re.escape(name)}\s*[)*]", self.code[pos:])
         )
-
-    def missing_header(self, header: str) -> None:
-        name = Path(header).name
-        pool = [h.strip('"<>') for h in self.headers]
-        best = name if name in pool else self.closest(name, pool, 0.5)
-        pattern = rf"#\s*include\s*[<\"]{re.escape(header)}[>\"]"
-        if best and re.search(pattern, self.code):
-            self.code = re.sub(pattern, f'#include "{best}"', self.code)
-            self.fixes.append(f'include "{best}" instead of "{header}"')
-        else:
-            self.unresolved.append(
-                f"header {header} not found: add its directory to the build's include_dirs"
-            )
-
-    def undeclared_function(self, name: str) -> None:
-        if name in LIBC:
-            self.include(LIBC[name], name)
-        elif name in self.api:
-            header = self.library_header(name)
-            if header:
-                self.include(header, name)
-        elif self.missing_library_headers(name):
-            pass
-        elif best := self.closest(name, self.api.keys()):
-            self.rename(name, best, "closest API name")
-        else:
-            self.unresolved.append(f"{name} is neither a libc nor an API function")
-
-    def unknown_type(self, name: str, pos: int) -> None:
-        if name in LIBC:
-            self.include(LIBC[name], name)
-        elif name in self.types and self.headers:
-            self.include(self.headers[0], name)
-        elif self.missing_library_headers(name):
-            pass
-        elif best := self.closest(name, self.types):
-            self.rename(name, best, "closest API type")
-        else:
-            self.unresolved.append(f"unknown type {name}")
-
-    def undeclared_identifier(self, name: str, msg: str, pos: int) -> None:
-        suggested = re.search(r"did you mean '(\w+)'", msg)
-        if name in LIBC:
-            self.include(LIBC[name], name)
-        elif suggested and suggested.group(1) != name:
-            self.rename(name, suggested.group(1), "clang's suggestion")
-        elif name in self.api and self.library_header(name):
-            self.include(self.library_header(name) or "", name)
-        elif name in self.types and self.headers:
-            self.include(self.headers[0], name)
-        elif self.missing_library_headers(name):
-            pass
-        elif self.only_in_casts(name):
-            self.drop_casts(name)
-        elif best := self.closest(name, self.api.keys()):
-            self.rename(name, best, "closest API name")
-        else:
-            self.unresolved.append(f"undeclared identifier {name}")
-
-    def only_in_casts(self, name: str) -> bool:
-        """Whether ``name`` appears only as a scalar cast (``(acme_ulong)size``).
-
-        Then it is a type this library does not have, and the value can go to the call as it is.
-        """
-        uses = len(re.findall(rf"\b{re.escape(name)}\b", self.code))
-        return uses > 0 and uses == len(re.findall(_cast(name), self.code))
-
-    def drop_casts(self, name: str) -> None:
-        """Remove every ``(name)`` cast; the argument converts implicitly to the parameter type."""
-        for m in re.finditer(_cast(name), self.code):
-            self.edit(m.start(), m.end(), "", f"remove the casts to {name}: the library has no such type")
 
     def cast_argument(self, msg: str, pos: int) -> None:
         if address_of(self, msg, pos):
@@ -315,43 +249,3 @@ class _Fixer(FixerBase):
             self.unresolved.append(fix)
             return
         self.edit(start, end, f" /* {stmt.strip().replace('*/', '* /')} */", fix)
-
-    def unlinked(self, name: str) -> None:
-        if name in ("main", "LLVMFuzzerTestOneInput"):
-            self.unresolved.append(
-                f"{name} is missing at link time: build with "
-                "-fsanitize=fuzzer and define LLVMFuzzerTestOneInput"
-            )
-            return
-        if name in self.api:
-            self.unresolved.append(
-                f"{name} is declared but not linked: check that the library "
-                "build compiles the file that defines it"
-            )
-            return
-        best = self.closest(name, self.api.keys(), 0.8)
-        if best:
-            self.rename(name, best, "closest API name; the original is not in the library")
-            return
-        removed = False
-        for m in reversed(list(re.finditer(rf"\b{re.escape(name)}\s*\(", self.code))):
-            start, end = statement_span(self.code, m.start())
-            stmt = self.code[start:end]
-            prototype = rf"\s*[\w\s*]+\b{re.escape(name)}\s*\([^=]*\)\s*;\s*$"
-            if re.match(prototype, stmt) and not re.match(r"\s*(return|\(void\))", stmt):
-                self.code = self.code[:start] + "\n" + self.code[end:]  # its declaration
-            elif re.match(rf"\s*(\(void\)\s*)?{re.escape(name)}\s*\(", stmt):
-                self.code = self.code[:start] + f" /* {name} is not in the library */" + self.code[end:]
-            else:
-                close = expression_end(self.code, m.end())
-                self.code = self.code[: m.start()] + "0" + self.code[close + 1 :]
-            removed = True
-        if removed:
-            self.fixes.append(f"remove the call to {name}: not in the linked library")
-        else:
-            self.unresolved.append(f"undefined reference to {name}")
-
-
-def _cast(name: str) -> str:
-    """A pattern for a cast to the plain type ``name`` (not to a pointer)."""
-    return rf"\(\s*{re.escape(name)}\s*\)\s*(?=[\w(])"

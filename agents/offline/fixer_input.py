@@ -44,7 +44,8 @@ def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl],
         if line is None:
             continue
         start, _end = statement_span(code, call.start())
-        indent = re.match(r"\s*", code[start:]).group(0).split("\n")[-1]
+        space = re.match(r"\s*", code[start:])
+        indent = (space.group(0) if space else "").split("\n")[-1]
         lead = len(code[start:]) - len(code[start:].lstrip())
         code = code[: start + lead] + line + "\n" + indent + code[start + lead:]
         return code, f"hand the fuzz input to {target.name}'s object with {feeder.name} before the call"

@@ -67,7 +67,8 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     last = code.rfind("return 0;")
     if last < 0:
         return code, []
-    indent = re.search(r"([ \t]*)$", code[:last]).group(1)
+    space = re.search(r"([ \t]*)$", code[:last])
+    indent = space.group(1) if space else ""
     block = "".join(f"{line}\n{indent}" for line in lines)
     return code[:last] + block + code[last:], added
 

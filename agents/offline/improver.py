@@ -9,32 +9,23 @@ the slot markers, so the harness still builds and later passes still find their 
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
 from agents.offline import cdecl
 from agents.offline.analysis import with_target
 from agents.offline.fixer_edit import add_include
+from agents.offline.improver_blocks import one_block
 from agents.offline.synth_api import ApiIndex, words
-from agents.offline.synth_arche import DRIVE_FIRST, open_first
 from agents.offline.synth_blocks import (
     OPT_CURSOR,
     Block,
-    block_planner,
-    call_block,
-    finish_block,
     identifiers,
     render_blocks,
 )
 from agents.offline.synth_code import helper_code
-from agents.offline.synth_ctx import Ctx
-from agents.offline.synth_drive import loop, pipe_lines, step_lines
-from agents.offline.synth_knowledge import stream_fields
-from agents.offline.synth_objects import initialize, obtain, producer
-from agents.offline.synth_plan import Obj, Unsupported
+from agents.offline.synth_plan import Obj
 from agents.offline.synth_roles import roles
-from agents.offline.synth_streams import stream_drive
 from agents.offline.synth_vocab import RISKY
 from fuzzkit.api import FunctionDecl
 
@@ -242,126 +233,13 @@ def _blocks(
         number = len(re.findall(r"\blf_skip_\d+\b", code)) + len(out) + 1
         while f"lf_skip_{number}" in taken:
             number += 1
-        made = _one_block(idx, fn, scope, avoid, taken, number)
+        made = one_block(idx, fn, scope, avoid, taken, number)
         if made is None:
             continue
         block, direction = made
         taken |= identifiers("\n".join(block.lines + block.hoist))
         out.append((block, direction))
     return out
-
-
-def _one_block(
-    idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[str], taken: set[str], number: int
-) -> tuple[Block, str] | None:
-    first = idx.first_object(fn)
-    held = [o for o in scope if o.type_key == first and _reusable(idx, o, fn)]
-    if held:
-        obj = held[0]
-        block = call_block(idx, fn, scope, avoid, taken, number, f"LF improve: call {fn.name} on {obj.var}")
-        return (block, f"call {fn.name} on {obj.var} ({obj.type_key})") if block else None
-    if idx.kind(fn) == "destroy":
-        return None  # every block already releases what it makes
-    pl = block_planner(idx, fn, [], avoid, taken, number)
-    ctx = Ctx(fn, idx, pl, [])
-    rs = roles(fn, idx)
-    if first and set(words(fn.name)) & {"input", "output", "source", "sink"}:
-        pl.configuring.add(first)
-    try:
-        fields = stream_fields(first)
-        if fields and any(r.param.name in ("flush", "action") for r in rs):
-            obj = initialize(pl, first, fn.name, feed=False)
-            if not stream_drive(ctx, obj, fields, proc=fn):
-                return None
-            what = f"run {fn.name} over the input on a new {first}"
-        elif fields and idx.kind(fn) != "init":
-            obj = initialize(pl, first, fn.name, feed=False)
-            early = bool(DRIVE_FIRST.search(fn.name)) and stream_drive(ctx, obj, fields)
-            pl.f.call.extend(ctx.use)
-            ctx.use.clear()
-            slot = next((r.index for r in rs if r.kind == "object" and r.type_key == first), None)
-            if slot is None:
-                return None
-            pl.emit(pl.plan(fn, bind={slot: obj.expr}), pl.f.call)
-            if not early:
-                stream_drive(ctx, obj, fields)
-            what = f"call {fn.name} on a new {first} that also processes the input"
-        elif first and idx.kind(fn) == "init" and rs and rs[0].kind == "object":
-            made = initialize(pl, first, fn.name, init=fn, into=pl.f.call)
-            prod = producer(idx, avoid, key=first)
-            if prod is not None:
-                ctx.use.extend(loop(step_lines(ctx, prod, made)))
-            what = f"set up a new {first} with {fn.name}"
-        elif (
-            first
-            and any(r.kind == "out_object" for r in rs)
-            and producer(idx, avoid, key=first) is not None
-            and fn.name in _producers(idx, avoid, first)
-        ):
-            obj = obtain(pl, first, fn.name)
-            ctx.use.extend(loop(step_lines(ctx, fn, obj)))
-            what = f"step {fn.name} to the end of the input on a new {first}"
-        elif first and any(r.kind == "consumed" for r in rs):
-            dst = obtain(pl, first, fn.name, feed=False)
-            lines = pipe_lines(ctx, fn, dst)
-            if lines is None:
-                return None
-            ctx.use.extend(lines)
-            what = f"feed {fn.name} with items parsed from the input"
-        else:
-            if first and rs and rs[0].type_key == first and rs[0].kind in ("object", "handle"):
-                open_first(ctx, obtain(pl, first, fn.name))  # close/flush need an open object
-            pl.emit(pl.plan(fn), pl.f.call)
-            what = f"call {fn.name} on {'a new ' + first if first else 'the input'}"
-            own = next((o for o in pl.scope if o.type_key == first), None)
-            prod = producer(idx, avoid, key=first) if first else None
-            if own is not None and prod is not None and prod != fn:
-                ctx.use.extend(loop(step_lines(ctx, prod, own)))  # so the call matters
-                what += f", then step {prod.name}"
-    except (Unsupported, KeyError, IndexError):
-        return None
-    pl.f.call.extend(ctx.use)
-    block = finish_block(fn, pl.f, [], f"LF improve: {what}")
-    return block, what
-
-
-def _reusable(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
-    """Whether a block may call ``fn`` on the harness's own ``obj`` (after it did its work)."""
-    ws = set(words(fn.name)) | set(idx.verbs(fn.name))
-    if ws & {"input", "output", "source", "sink"}:
-        return False  # a second input or output source is a usage error
-    machine = not idx.lifecycle(obj.type_key).create  # made by an init, not a constructor
-    if machine and "set" in ws:
-        return False  # configuring a machine (acme_parser_set_encoding) must precede its use
-    if machine and ws & {"open", "close", "begin", "start", "finish", "end", "flush"}:
-        return False  # state transitions (an emitter opened twice asserts) get their own object
-    if machine and fn.name in _producers(idx, set(), obj.type_key):
-        return False  # one stepping API per machine: load after parse asserts
-    return _same_family(idx, obj, fn)
-
-
-def _same_family(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
-    """Whether ``fn`` belongs with how ``obj`` was made (no encode calls on a decoding stream)."""
-    if not obj.origin:
-        return True
-    stem = idx.stem(obj.origin)
-    life = idx.lifecycle(obj.type_key)
-    stems = {idx.stem(n) for n in life.init + life.create} | {stem}
-    # The longest matching family wins: lib_decodeBack* is not lib_decode*'s family. A name
-    # that shares as much with the object's own maker as with that family is the maker's.
-    best = max((s for s in stems if s and fn.name.startswith(s)), key=len, default="")
-    own = len(os.path.commonprefix([fn.name, stem]))
-    return best in ("", stem) or len(best) <= own
-
-
-def _producers(idx: ApiIndex, avoid: set[str], key: str) -> set[str]:
-    """Every function that fills an out struct step by step from a ``key`` object."""
-    names = set()
-    skip = set(avoid)
-    while (p := producer(idx, skip, key=key)) is not None:
-        names.add(p.name)
-        skip.add(p.name)
-    return names
 
 
 def _insert(code: str, entry: re.Match[str], at: int, made: list[tuple[Block, str]]) -> Improvement:

@@ -183,7 +183,7 @@ def _released_already(code: str, function: str, releaser: str) -> bool:
     Results are ``v = f(...)`` and ``f(..., &v)``; the fixers know the library's release words,
     not every releaser's name, so they would release such a result a second time.
     """
-    held = set()
+    held: set[str] = set()
     for call in re.finditer(rf"(?:\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(function)}"
                             r"\s*\(([^;]*)\)\s*;", code):
         held.update(filter(None, [call.group(1), *re.findall(r"&\s*([A-Za-z_]\w*)", call.group(2))]))

@@ -100,11 +100,11 @@ def enhance(facts: PromptFacts) -> Reply:
     if facts.mode == "improve":
         uncovered = [parse_prototype(body).name for _t, body in facts.bullets("Uncovered functions")]
         # Functions a trusted lesson names go first: experience says they pay off.
-        lessons = applicable(facts, set(uncovered))
-        named = {n for lesson in lessons for n in identifiers(lesson.title + " " + lesson.text)}
+        shown = applicable(facts, set(uncovered))
+        named = {n for lesson in shown for n in identifiers(lesson.title + " " + lesson.text)}
         uncovered.sort(key=lambda n: n not in named)
         result = improve_harness(harness, _target(facts), api, uncovered, avoid=_tabu(facts, api))
-        cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in lessons
+        cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in shown
                  if named & set(result.added_calls)]
         # The calls it added get what a fitting lesson says about their family (a release).
         code, applied = apply_lessons(result.code, _target(facts), api, actionable_lessons(facts))

@@ -180,7 +180,7 @@ def _feed_the_input(ctx: Ctx) -> None:
     """
     key = ctx.idx.first_object(ctx.target)
     obj = next((o for o in ctx.pl.scope if o.type_key == key), None) if key else None
-    if obj is None:
+    if obj is None or not key:
         return
     for feeder in ctx.idx.input_feeders(ctx.target, key):
         if feeder.name in ctx.pl.avoid:

@@ -6,38 +6,17 @@ unfamiliar header would do it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from agents.offline import cdecl, type_table
 from agents.offline.synth_finders import ApiFinders, words
-from agents.offline.synth_vocab import (
-    CREATE,
-    DESTROY,
-    DESTROY_RANK,
-    INIT,
-    PRINT,
-    VERBS,
-    variant_stem,
-)
+from agents.offline.synth_types import Lifecycle
+from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, INIT, PRINT, VERBS, variant_stem
 from fuzzkit.api import FunctionDecl
-
-
-@dataclass
-class Lifecycle:
-    """How one struct or handle type is made and unmade."""
-
-    type_name: str
-    create: list[str] = field(default_factory=list)
-    init: list[str] = field(default_factory=list)
-    destroy: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, list[str]]:
-        """A JSON-ready dict."""
-        return {"create": self.create, "init": self.init, "destroy": self.destroy}
 
 
 class ApiIndex(ApiFinders):
@@ -221,7 +200,7 @@ class ApiIndex(ApiFinders):
         stem = self.stem(near)
 
         def score(name: str) -> tuple[int, int, int, int, str]:
-            common = len(_common_prefix(stem, self.stem(name)))
+            common = len(os.path.commonprefix([stem, self.stem(name)]))
             verb = self.last_verb(name, DESTROY) or ""
             rank = DESTROY_RANK.index(verb) if verb in DESTROY_RANK else len(DESTROY_RANK)
             return (-(self.stem(name) == stem), -common, rank, len(name), name)
@@ -264,11 +243,7 @@ class ApiIndex(ApiFinders):
                 return False
             if cdecl.is_pointer(p.type) and not cdecl.is_const_target(p.type):
                 return False
-        return any(
-            len(f.params) == 1 and cdecl.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
-            for f in self.api
-        )
-
+        return self._destroyed(key)
 
     def documented_releaser(self, fn: FunctionDecl) -> str | None:
         """What the header says releases ``fn``'s result, or a same-signature variant's.
@@ -303,14 +278,11 @@ class ApiIndex(ApiFinders):
                    and (cdecl.is_bytes(p.type) or cdecl.is_string(p.type)
                         or bool(cdecl.blob_fields(cdecl.struct_type(p.type) or "")))
                    for p in fn.params)
-        return data and any(
+        return data and self._destroyed(key)
+
+    def _destroyed(self, key: str) -> bool:
+        """Whether the API has a one-argument destructor of struct ``key``."""
+        return any(
             len(f.params) == 1 and cdecl.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
             for f in self.api
         )
-
-
-def _common_prefix(a: str, b: str) -> str:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return a[:n]

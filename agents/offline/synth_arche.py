@@ -11,7 +11,8 @@ from agents.offline.synth_api import words
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import comparer, drivable, drive, step_lines, use_related
-from agents.offline.synth_objects import initialize, obtain, producer, reader_rank
+from agents.offline.synth_init import initialize
+from agents.offline.synth_objects import obtain, producer, reader_rank
 from agents.offline.synth_plan import Obj, decl_type
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_vocab import DESTROY

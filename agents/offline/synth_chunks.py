@@ -13,6 +13,7 @@ from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import use_related
+from agents.offline.synth_init import initialize
 from agents.offline.synth_knowledge import (
     INVERSE_PREFIXES,
     INVERSES,
@@ -20,7 +21,7 @@ from agents.offline.synth_knowledge import (
     stream_fields,
     success_test,
 )
-from agents.offline.synth_objects import initialize, obtain
+from agents.offline.synth_objects import obtain
 from agents.offline.synth_plan import decl_type
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import stream_lines

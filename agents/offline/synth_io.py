@@ -8,6 +8,7 @@ function pointer type.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agents.offline import cdecl, type_table
@@ -146,48 +147,10 @@ def callback(pl: Planner, ctype: str) -> str:
     head = ", ".join(
         f"{t}{'' if t.endswith('*') else ' '}{n}" for t, n in zip(sig.params, names, strict=True)
     )
-    body: list[str]
-    if sig.shape == "reader":
-        body = [
-            f"lf_input_t *in = (lf_input_t *){names[0]};",
-            f"size_t n = in->size < (size_t){names[2]} ? in->size : (size_t){names[2]};",
-            f"if (n) memcpy({names[1]}, in->data, n);",
-            "in->data += n;",
-            "in->size -= n;",
-            f"*{names[3]} = n;",
-            f"return {sig.ok_value if sig.ok_value != '0' else '1'};",
-        ]
-    elif sig.shape == "reader_count":
-        body = [
-            f"lf_input_t *in = (lf_input_t *){names[0]};",
-            f"size_t n = in->size < (size_t){names[2]} ? in->size : (size_t){names[2]};",
-            f"if (n) memcpy({names[1]}, in->data, n);",
-            "in->data += n;",
-            "in->size -= n;",
-            f"return ({sig.return_type})n;",
-        ]
-    elif sig.shape == "pull":
-        body = [
-            f"lf_input_t *in = (lf_input_t *){names[0]};",
-            "size_t n = in->size;",
-            f"*{names[1]} = (unsigned char *)in->data;",
-            "in->data += n;",
-            "in->size = 0;",
-            f"return ({sig.return_type})n;",
-        ]
-    else:
-        body = [f"(void){n};" for n in names]
-        if not cdecl.is_void(sig.return_type):
-            value = sig.ok_value if sig.shape == "writer" else "0"
-            body.append(f"return ({sig.return_type}){value};")
+    body = _BODIES.get(sig.shape, _sink_body)(sig, names)
     pl.f.need("input")
     pl.f.include("<string.h>")
-    comment = {
-        "reader": "/* Serves the payload to the library in the pieces it asks for. */",
-        "reader_count": "/* Serves the payload to the library; returns the byte count. */",
-        "pull": "/* Hands the whole remaining payload to the library at once. */",
-        "writer": "/* Accepts (and drops) whatever the library writes. */",
-    }.get(sig.shape, "/* A callback that does nothing and reports success. */")
+    comment = _COMMENTS.get(sig.shape, "/* A callback that does nothing and reports success. */")
     ret = sig.return_type
     pl.f.globals.append(
         f"{comment}\nstatic {ret}{'' if ret.endswith('*') else ' '}{name}({head}) {{\n"
@@ -195,3 +158,46 @@ def callback(pl: Planner, ctype: str) -> str:
         + "\n}"
     )
     return name
+
+
+def _served(names: list[str]) -> list[str]:
+    """Copy up to the asked count of payload bytes into the library's buffer and advance."""
+    return [
+        f"lf_input_t *in = (lf_input_t *){names[0]};",
+        f"size_t n = in->size < (size_t){names[2]} ? in->size : (size_t){names[2]};",
+        f"if (n) memcpy({names[1]}, in->data, n);",
+        "in->data += n;",
+        "in->size -= n;",
+    ]
+
+
+def _sink_body(sig: Callback, names: list[str]) -> list[str]:
+    body = [f"(void){n};" for n in names]
+    if not cdecl.is_void(sig.return_type):
+        value = sig.ok_value if sig.shape == "writer" else "0"
+        body.append(f"return ({sig.return_type}){value};")
+    return body
+
+
+_BODIES: dict[str, Callable[[Callback, list[str]], list[str]]] = {  # by callback shape; else a sink
+    "reader": lambda sig, names: [
+        *_served(names),
+        f"*{names[3]} = n;",
+        f"return {sig.ok_value if sig.ok_value != '0' else '1'};",
+    ],
+    "reader_count": lambda sig, names: [*_served(names), f"return ({sig.return_type})n;"],
+    "pull": lambda sig, names: [
+        f"lf_input_t *in = (lf_input_t *){names[0]};",
+        "size_t n = in->size;",
+        f"*{names[1]} = (unsigned char *)in->data;",
+        "in->data += n;",
+        "in->size = 0;",
+        f"return ({sig.return_type})n;",
+    ],
+}
+_COMMENTS = {
+    "reader": "/* Serves the payload to the library in the pieces it asks for. */",
+    "reader_count": "/* Serves the payload to the library; returns the byte count. */",
+    "pull": "/* Hands the whole remaining payload to the library at once. */",
+    "writer": "/* Accepts (and drops) whatever the library writes. */",
+}

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 from agents.offline import cdecl
 from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_init import initialize, usable, zeroed
 from agents.offline.synth_knowledge import always_consumes, success_test
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
-from agents.offline.synth_vocab import RISKY, transfers_ownership
+from agents.offline.synth_vocab import transfers_ownership
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
@@ -68,18 +69,6 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
     return obtain(pl, key, fn.name, feed=payload_slot(roles(fn, pl.idx)) is None).expr
 
 
-def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
-    """A zero-filled struct of type ``key`` on the stack."""
-    if pl.strict_release and cdecl.is_opaque(key):
-        raise Unsupported(f"{key} is opaque: it cannot be declared by value")  # optional code only
-    v = pl.f.name(base)
-    target = pl.f.hoist if hoist else pl.f.decls
-    target.append(f"{key} {v};")
-    target.append(f"memset(&{v}, 0, sizeof {v});")
-    pl.f.include("<string.h>")
-    return v
-
-
 def _child(pl: Planner, fn: FunctionDecl, key: str, args: dict[int, str], plan: CallPlan) -> str:
     getter = pl.idx.child_getter(key)
     parent = args.get(0)
@@ -95,10 +84,6 @@ def _child(pl: Planner, fn: FunctionDecl, key: str, args: dict[int, str], plan: 
     return v
 
 
-def _usable(pl: Planner, f: FunctionDecl) -> bool:
-    return f.name not in pl.avoid and not RISKY.search(f.name)
-
-
 def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
     """An object of type ``key`` built from the payload when a constructor takes it.
 
@@ -110,7 +95,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
     pl.depth += 1
     try:
         life = pl.idx.lifecycle(key)
-        ctors = [pl.idx.by_name[n] for n in life.create if _usable(pl, pl.idx.by_name[n])]
+        ctors = [pl.idx.by_name[n] for n in life.create if usable(pl, pl.idx.by_name[n])]
         fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or _io(pl, c)]
         fed.sort(key=lambda c: reader_rank(pl.idx, c, _io(pl, c)))
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None
@@ -124,7 +109,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
             # An object the library allocates itself: its destructor may free the pointer, so
             # a caller's zeroed struct set up by an initializer would be freed by it.
             obj = _construct(pl, simplest[0], key, payload=False)
-        elif pl.idx.lifecycle(key).init and any(_usable(pl, pl.idx.by_name[n]) for n in life.init):
+        elif pl.idx.lifecycle(key).init and any(usable(pl, pl.idx.by_name[n]) for n in life.init):
             obj = initialize(pl, key, near, feed=feed)
         elif ctors:
             obj = _construct(pl, simplest[0], key, payload=feed)
@@ -220,79 +205,6 @@ def _construct_out(pl: Planner, ctor: FunctionDecl, key: str, slot: int, payload
     return Obj(key, var, var, origin=ctor.name)
 
 
-def initialize(
-    pl: Planner,
-    key: str,
-    near: str,
-    feed: bool = True,
-    init: FunctionDecl | None = None,
-    into: list[str] | None = None,
-    setters: bool = True,
-) -> Obj:
-    """A zeroed stack struct of ``key`` set up by its initializer (and fed the payload).
-
-    ``into`` receives the init call (default: setup); ``setters`` also points the object's
-    output at a buffer when the API has such a setter.
-    """
-    into = pl.f.setup if into is None else into
-    if init is None:
-        init = choose_init(pl.idx, key, near, pl.avoid)
-    if init is None:
-        raise Unsupported(f"no usable initializer for {key}")
-    base = (key[:-2].split("_")[-1] if key.endswith("_t") else key.split("_")[-1]).lower()
-    v = zeroed(pl, key, base)
-    ready = f"{v}_ready"
-    pl.f.taken.add(ready)
-    pl.f.decls.append(f"int {ready} = 0;")
-    plan = pl.plan(init, bind={0: f"&{v}"}, payload=False)
-    rc = pl.emit(plan, into)
-    if rc is not None:
-        test = success_test(init.name, init.return_type, rc, cdecl.is_bool(init.return_type), False)
-        into.append(f"if (!({test})) {pl.f.fail()}")
-    into.append(f"{ready} = 1;")
-    dtor = pl.idx.destructor(key, init.name)
-    if dtor:
-        pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
-    obj = Obj(key, f"&{v}", v, origin=init.name)
-    if key in pl.configuring:
-        setters = feed = False
-    for setter in pl.idx.outputs(key)[:1] if setters else []:
-        if _usable(pl, setter):
-            pl.emit(pl.plan(setter, bind={0: f"&{v}"}, payload=False), into)
-    if feed:
-        feeders = [f for f in pl.idx.feeders(key) if _usable(pl, f)]
-        if feeders:
-            pl.emit(pl.plan(feeders[0], bind={0: f"&{v}"}), into)
-    return obj
-
-
-def choose_init(idx: ApiIndex, key: str, near: str, avoid: set[str]) -> FunctionDecl | None:
-    """The initializer of ``key`` that fits function ``near``.
-
-    Same name stem first, then the one with the most tunable options (``lib_decodeInit2`` for
-    ``lib_decode``).
-    """
-    if key in idx.preferred_init:
-        return idx.by_name[idx.preferred_init[key]]
-    stem = idx.stem(near)
-    options = [idx.by_name[n] for n in idx.lifecycle(key).init if n not in avoid and not RISKY.search(n)]
-    options.sort(
-        key=lambda f: (
-            idx.stem(f.name) != stem,
-            not stem.startswith(idx.stem(f.name)),
-            -_tunable(idx, f),
-            len(f.params),
-            f.name,
-        )
-    )
-    return options[0] if options else None
-
-
-def _tunable(idx: ApiIndex, f: FunctionDecl) -> int:
-    """How many option parameters an initializer has (more options reach more code)."""
-    return sum(r.kind == "int" and len(r.choices) != 1 for r in roles(f, idx))
-
-
 def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
     """A new object the caller hands over (a consumed argument).
 
@@ -306,7 +218,7 @@ def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
         rs = roles(f, pl.idx)
         if pl.idx.out_slot(f) is not None:
             continue
-        if _usable(pl, f) and not any(
+        if usable(pl, f) and not any(
             r.kind in ("object", "handle", "unsupported", "fd", "path", "file", "callback") for r in rs
         ):
             simple.append(f)
@@ -315,7 +227,7 @@ def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
             obj = initialize(pl, key, near, feed=False)
             return obj
         outs = [pl.idx.by_name[n] for n in life.create if pl.idx.out_slot(pl.idx.by_name[n]) is not None]
-        outs = [f for f in outs if _usable(pl, f)]
+        outs = [f for f in outs if usable(pl, f)]
         if outs:
             return _construct(pl, outs[0], key)
         raise Unsupported(f"no simple constructor for {key}")

@@ -19,28 +19,10 @@ from agents.offline.synth_types import Role
 from agents.offline.synth_vocab import CONSUME, transfers_ownership
 from fuzzkit.api import FunctionDecl, Param
 
-IN_VERBS = {
-    "write",
-    "put",
-    "puts",
-    "send",
-    "feed",
-    "parse",
-    "update",
-    "hash",
-    "process",
-    "set",
-    "load",
-    "scan",
-    "minify",
-    "crc",
-    "checksum",
-    "digest",
-    "compress",
-    "encode",
-    "fwrite",
-    "add",
-}
+IN_VERBS = {  # verbs whose non-const buffer argument the library reads, not writes
+    "write", "put", "puts", "send", "feed", "parse", "update", "hash", "process", "set", "load",
+    "scan", "minify", "crc", "checksum", "digest", "compress", "encode", "fwrite", "add",
+}  # fmt: skip
 OPTIONAL_NAMES = re.compile(r"(_start$|_end$|directive|hint|opt|reserved|user|extra)", re.I)
 
 

@@ -1,4 +1,4 @@
-"""The offline engine's call-planning vocabulary: objects, planned calls, local C types.
+"""The offline engine's call-planning vocabulary: objects, lifecycles, planned calls, local C types.
 
 Kept apart from :mod:`agents.offline.synth_plan` (the planner) so that the modules the
 planner delegates to (arguments, objects, I/O) use these without importing the planner.
@@ -84,3 +84,17 @@ def decl_type(ctype: str) -> str:
 def decl_cast(ctype: str) -> str:
     """The parameter type as a cast (array and function types decayed to pointers)."""
     return decl_type(ctype)
+
+
+@dataclass
+class Lifecycle:
+    """How one struct or handle type is made and unmade."""
+
+    type_name: str
+    create: list[str] = field(default_factory=list)
+    init: list[str] = field(default_factory=list)
+    destroy: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, list[str]]:
+        """A JSON-ready dict."""
+        return {"create": self.create, "init": self.init, "destroy": self.destroy}

@@ -1,0 +1,106 @@
+"""Reading an experience prompt: the target, the calls a harness makes, the tagged steps.
+
+The pieces the offline experience skill builds its lessons from (see
+:mod:`agents.offline.experience_lessons`), and the advice it gives for a compiler error.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_graph.memory.code_memory_c import C_KEYWORDS
+from agents.offline.libc import LIBC
+from agents.offline.prompt_reader import PromptFacts, bullets
+
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+NOT_API = frozenset(LIBC) | C_KEYWORDS | {"LLVMFuzzerTestOneInput"}  # never a library call
+ERROR_ADVICE = (
+    (re.compile(r"undeclared identifier '(mem\w+|str\w+)'"), "include <string.h> for {0}"),
+    (re.compile(r"undeclared identifier '(malloc|calloc|free|realloc)'"), "include <stdlib.h> for {0}"),
+    (
+        re.compile(r"(?:undeclared identifier|implicit declaration of function) '(\w+)'"),
+        "{0} is not declared by the included headers: check its exact name in the Library API or "
+        "include the header that declares it",
+    ),
+    (re.compile(r"unknown type name '(\w+)'"), "include the header that declares {0}"),
+    (
+        re.compile(r"too (?:few|many) arguments to function call"),
+        "pass exactly the parameters of the prototype in the Library API",
+    ),
+    (
+        re.compile(r"incompatible (?:pointer|integer)[^']*'([^']+)'"),
+        "match the argument types of the prototype (cast or take the address as {0} needs)",
+    ),
+    (
+        re.compile(r"no member named '(\w+)'"),
+        "the struct is opaque: use the library's accessor functions instead of ->{0}",
+    ),
+    (re.compile(r"undefined reference to `?(\w+)"), "{0} is not in the built library: do not call it"),
+)
+
+
+
+def target(facts: PromptFacts) -> tuple[str, str, str]:
+    """(target prototype, target function name, archetype) from the Target section."""
+    text = facts.text("Target")
+    proto = re.search(r"target (.+?\))", text)
+    name = re.search(r"\b(\w+)\s*\(", proto.group(1)) if proto else None
+    archetype = re.search(r"archetype (\w+)", text)
+    return (
+        proto.group(1) if proto else text[:120],
+        name.group(1) if name else "the target",
+        archetype.group(1) if archetype else "",
+    )
+
+
+def api_calls(code: str, target: str) -> list[str]:
+    """Library calls of a harness, in order of first use (libc and keywords left out)."""
+    prefix = re.match(r"[A-Za-z]+", target)
+    calls = [c for c in dict.fromkeys(_CALL.findall(code)) if c not in NOT_API]
+    if prefix and any(c.startswith(prefix.group(0)) for c in calls):
+        calls = [c for c in calls if c.startswith(prefix.group(0))]
+    return calls[:8]
+
+
+def input_handling(code: str) -> str:
+    """How the harness turns fuzz bytes into arguments, as far as the code shows."""
+    notes = []
+    terminated = re.search(r"\[\s*size\s*\]\s*=\s*(?:'\\0'|0)\s*;", code)
+    if re.search(r"malloc\(\s*size\s*\+\s*1\s*\)", code) and terminated:
+        notes.append("copies the input into a NUL-terminated heap buffer of size+1")
+    small = re.search(r"if\s*\(\s*size\s*<\s*(\d+)\s*\)\s*return", code)
+    if small:
+        notes.append(f"rejects inputs shorter than {small.group(1)} bytes")
+    if "fmemopen" in code or "tmpfile" in code or "mkstemp" in code:
+        notes.append("hands the input to the library as a file")
+    return "; ".join(notes)
+
+
+def steps(text: str, tag: str) -> list[str]:
+    """The bodies of the trajectory steps tagged ``tag`` (``- [build] ...``), in order."""
+    return [body for t, body in bullets(text) if t == tag]
+
+
+def build_errors(text: str) -> list[str]:
+    """The errors of the failed builds among the trajectory steps, in order."""
+    return [b.split(": ", 1)[1] for b in steps(text, "build") if "failed: " in b]
+
+
+def advice(error: str) -> str:
+    """What to do instead, for a compiler or linker error."""
+    for pattern, hint in ERROR_ADVICE:
+        match = pattern.search(error)
+        if match:
+            return hint.format(*match.groups())
+    return "read the first compiler error and compare the call with its prototype"
+
+
+def item(title: str, description: str, content: str) -> dict[str, str]:
+    """A lesson item, each field cut to its length limit."""
+    return {"title": title[:120], "description": description[:400], "content": content[:2000]}
+
+
+def coverage(outcome: str) -> str:
+    """The line coverage percentage an Outcome section reports (``?`` when none)."""
+    found = re.search(r"line coverage: ([\d.]+)%", outcome)
+    return found.group(1) if found else "?"

@@ -1,0 +1,205 @@
+"""One coverage block for an uncovered function: on an object the harness holds, or a new one.
+
+:func:`one_block` calls the function on a library object the harness already made when that is
+safe (:func:`reusable`); otherwise it picks the first fitting way to reach the function on an
+object of its own (a stream run over the payload, a parser stepped to the end, a one-shot call).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import cast
+
+from agents.offline.synth_api import ApiIndex, words
+from agents.offline.synth_arche import DRIVE_FIRST, open_first
+from agents.offline.synth_blocks import Block, block_planner, call_block, finish_block
+from agents.offline.synth_ctx import Ctx
+from agents.offline.synth_drive import loop, pipe_lines, step_lines
+from agents.offline.synth_init import initialize
+from agents.offline.synth_knowledge import StreamFields, stream_fields
+from agents.offline.synth_objects import obtain, producer
+from agents.offline.synth_plan import Obj, Unsupported
+from agents.offline.synth_roles import roles
+from agents.offline.synth_streams import stream_drive
+from agents.offline.synth_types import Role
+from fuzzkit.api import FunctionDecl
+
+
+def one_block(
+    idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[str], taken: set[str], number: int
+) -> tuple[Block, str] | None:
+    """A block reaching ``fn`` and its direction in plain English (None if none fits)."""
+    first = idx.first_object(fn)
+    held = [o for o in scope if o.type_key == first and reusable(idx, o, fn)]
+    if held:
+        obj = held[0]
+        block = call_block(idx, fn, scope, avoid, taken, number, f"LF improve: call {fn.name} on {obj.var}")
+        return (block, f"call {fn.name} on {obj.var} ({obj.type_key})") if block else None
+    if idx.kind(fn) == "destroy":
+        return None  # every block already releases what it makes
+    pl = block_planner(idx, fn, [], avoid, taken, number)
+    ctx = Ctx(fn, idx, pl, [])
+    rs = roles(fn, idx)
+    if first and set(words(fn.name)) & {"input", "output", "source", "sink"}:
+        pl.configuring.add(first)
+    try:
+        job = _Job(ctx, first, rs, stream_fields(first), avoid)
+        what = next((way(job) for fits, way in _WAYS if fits(job)), None)
+        if what is None:
+            return None
+    except (Unsupported, KeyError, IndexError):
+        return None
+    pl.f.call.extend(ctx.use)
+    block = finish_block(fn, pl.f, [], f"LF improve: {what}")
+    return block, what
+
+
+def reusable(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
+    """Whether a block may call ``fn`` on the harness's own ``obj`` (after it did its work)."""
+    ws = set(words(fn.name)) | set(idx.verbs(fn.name))
+    if ws & {"input", "output", "source", "sink"}:
+        return False  # a second input or output source is a usage error
+    machine = not idx.lifecycle(obj.type_key).create  # made by an init, not a constructor
+    if machine and "set" in ws:
+        return False  # configuring a machine (acme_parser_set_encoding) must precede its use
+    if machine and ws & {"open", "close", "begin", "start", "finish", "end", "flush"}:
+        return False  # state transitions (an emitter opened twice asserts) get their own object
+    if machine and fn.name in producers(idx, set(), obj.type_key):
+        return False  # one stepping API per machine: load after parse asserts
+    return _same_family(idx, obj, fn)
+
+
+def _same_family(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
+    """Whether ``fn`` belongs with how ``obj`` was made (no encode calls on a decoding stream)."""
+    if not obj.origin:
+        return True
+    stem = idx.stem(obj.origin)
+    life = idx.lifecycle(obj.type_key)
+    stems = {idx.stem(n) for n in life.init + life.create} | {stem}
+    # The longest matching family wins: lib_decodeBack* is not lib_decode*'s family. A name
+    # that shares as much with the object's own maker as with that family is the maker's.
+    best = max((s for s in stems if s and fn.name.startswith(s)), key=len, default="")
+    own = len(os.path.commonprefix([fn.name, stem]))
+    return best in ("", stem) or len(best) <= own
+
+
+def producers(idx: ApiIndex, avoid: set[str], key: str) -> set[str]:
+    """Every function that fills an out struct step by step from a ``key`` object."""
+    names = set()
+    skip = set(avoid)
+    while (p := producer(idx, skip, key=key)) is not None:
+        names.add(p.name)
+        skip.add(p.name)
+    return names
+
+
+@dataclass
+class _Job:
+    """What the ways to reach a function on a new object share."""
+
+    ctx: Ctx
+    first: str | None
+    rs: list[Role]
+    fields: StreamFields | None
+    avoid: set[str]
+
+    @property
+    def fn(self) -> FunctionDecl:
+        return self.ctx.target
+
+    @property
+    def kind(self) -> str:
+        return self.ctx.idx.kind(self.fn)
+
+    @property
+    def key(self) -> str:
+        """The object type, for the ways whose test made sure there is one."""
+        return self.first or ""
+
+    @property
+    def stream(self) -> StreamFields:
+        """The stream fields, for the ways whose test made sure there are some."""
+        return cast(StreamFields, self.fields)
+
+
+def _run_stream(job: _Job) -> str | None:
+    pl, fn, first = job.ctx.pl, job.fn, job.key
+    obj = initialize(pl, first, fn.name, feed=False)
+    if not stream_drive(job.ctx, obj, job.stream, proc=fn):
+        return None
+    return f"run {fn.name} over the input on a new {first}"
+
+
+def _call_on_stream(job: _Job) -> str | None:
+    ctx, pl, fn, first = job.ctx, job.ctx.pl, job.fn, job.key
+    obj = initialize(pl, first, fn.name, feed=False)
+    early = bool(DRIVE_FIRST.search(fn.name)) and stream_drive(ctx, obj, job.stream)
+    pl.f.call.extend(ctx.use)
+    ctx.use.clear()
+    slot = next((r.index for r in job.rs if r.kind == "object" and r.type_key == first), None)
+    if slot is None:
+        return None
+    pl.emit(pl.plan(fn, bind={slot: obj.expr}), pl.f.call)
+    if not early:
+        stream_drive(ctx, obj, job.stream)
+    return f"call {fn.name} on a new {first} that also processes the input"
+
+
+def _set_up(job: _Job) -> str | None:
+    ctx, pl, fn, first = job.ctx, job.ctx.pl, job.fn, job.key
+    made = initialize(pl, first, fn.name, init=fn, into=pl.f.call)
+    prod = producer(ctx.idx, job.avoid, key=first)
+    if prod is not None:
+        ctx.use.extend(loop(step_lines(ctx, prod, made)))
+    return f"set up a new {first} with {fn.name}"
+
+
+def _steps(job: _Job) -> bool:
+    idx, first = job.ctx.idx, job.key
+    return bool(
+        first
+        and any(r.kind == "out_object" for r in job.rs)
+        and producer(idx, job.avoid, key=first) is not None
+        and job.fn.name in producers(idx, job.avoid, first)
+    )
+
+
+def _step(job: _Job) -> str | None:
+    obj = obtain(job.ctx.pl, job.key, job.fn.name)
+    job.ctx.use.extend(loop(step_lines(job.ctx, job.fn, obj)))
+    return f"step {job.fn.name} to the end of the input on a new {job.key}"
+
+
+def _feed(job: _Job) -> str | None:
+    dst = obtain(job.ctx.pl, job.key, job.fn.name, feed=False)
+    lines = pipe_lines(job.ctx, job.fn, dst)
+    if lines is None:
+        return None
+    job.ctx.use.extend(lines)
+    return f"feed {job.fn.name} with items parsed from the input"
+
+
+def _call_on_new(job: _Job) -> str | None:
+    ctx, pl, fn, first, rs = job.ctx, job.ctx.pl, job.fn, job.first, job.rs
+    if first and rs and rs[0].type_key == first and rs[0].kind in ("object", "handle"):
+        open_first(ctx, obtain(pl, first, fn.name))  # close/flush need an open object
+    pl.emit(pl.plan(fn), pl.f.call)
+    what = f"call {fn.name} on {'a new ' + first if first else 'the input'}"
+    own = next((o for o in pl.scope if o.type_key == first), None)
+    prod = producer(ctx.idx, job.avoid, key=first) if first else None
+    if own is not None and prod is not None and prod != fn:
+        ctx.use.extend(loop(step_lines(ctx, prod, own)))  # so the call matters
+        what += f", then step {prod.name}"
+    return what
+
+
+_WAYS: list[tuple[Callable[[_Job], bool], Callable[[_Job], str | None]]] = [  # first fit wins
+    (lambda j: bool(j.fields) and any(r.param.name in ("flush", "action") for r in j.rs), _run_stream),
+    (lambda j: bool(j.fields) and j.kind != "init", _call_on_stream),
+    (lambda j: bool(j.first) and j.kind == "init" and bool(j.rs) and j.rs[0].kind == "object", _set_up),
+    (_steps, _step),
+    (lambda j: bool(j.first) and any(r.kind == "consumed" for r in j.rs), _feed),
+    (lambda j: True, _call_on_new),
+]

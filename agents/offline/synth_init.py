@@ -1,0 +1,111 @@
+"""Library structs the harness holds by value: zero-filled on the stack, set up by an initializer.
+
+:func:`initialize` picks the initializer that fits the calling function (:func:`choose_init`),
+checks its result, releases the struct at the end and, unless told not to, points its output
+at a buffer and feeds it the payload.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agents.offline import cdecl
+from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_knowledge import success_test
+from agents.offline.synth_roles import roles
+from agents.offline.synth_types import Obj, Unsupported
+from agents.offline.synth_vocab import RISKY
+from fuzzkit.api import FunctionDecl
+
+if TYPE_CHECKING:
+    from agents.offline.synth_plan import Planner
+
+
+def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
+    """A zero-filled struct of type ``key`` on the stack."""
+    if pl.strict_release and cdecl.is_opaque(key):
+        raise Unsupported(f"{key} is opaque: it cannot be declared by value")  # optional code only
+    v = pl.f.name(base)
+    target = pl.f.hoist if hoist else pl.f.decls
+    target.append(f"{key} {v};")
+    target.append(f"memset(&{v}, 0, sizeof {v});")
+    pl.f.include("<string.h>")
+    return v
+
+
+def usable(pl: Planner, f: FunctionDecl) -> bool:
+    """Whether the harness may call ``f`` (not avoided, not risky)."""
+    return f.name not in pl.avoid and not RISKY.search(f.name)
+
+
+def initialize(
+    pl: Planner,
+    key: str,
+    near: str,
+    feed: bool = True,
+    init: FunctionDecl | None = None,
+    into: list[str] | None = None,
+    setters: bool = True,
+) -> Obj:
+    """A zeroed stack struct of ``key`` set up by its initializer (and fed the payload).
+
+    ``into`` receives the init call (default: setup); ``setters`` also points the object's
+    output at a buffer when the API has such a setter.
+    """
+    into = pl.f.setup if into is None else into
+    if init is None:
+        init = choose_init(pl.idx, key, near, pl.avoid)
+    if init is None:
+        raise Unsupported(f"no usable initializer for {key}")
+    base = (key[:-2].split("_")[-1] if key.endswith("_t") else key.split("_")[-1]).lower()
+    v = zeroed(pl, key, base)
+    ready = f"{v}_ready"
+    pl.f.taken.add(ready)
+    pl.f.decls.append(f"int {ready} = 0;")
+    plan = pl.plan(init, bind={0: f"&{v}"}, payload=False)
+    rc = pl.emit(plan, into)
+    if rc is not None:
+        test = success_test(init.name, init.return_type, rc, cdecl.is_bool(init.return_type), False)
+        into.append(f"if (!({test})) {pl.f.fail()}")
+    into.append(f"{ready} = 1;")
+    dtor = pl.idx.destructor(key, init.name)
+    if dtor:
+        pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
+    obj = Obj(key, f"&{v}", v, origin=init.name)
+    if key in pl.configuring:
+        setters = feed = False
+    for setter in pl.idx.outputs(key)[:1] if setters else []:
+        if usable(pl, setter):
+            pl.emit(pl.plan(setter, bind={0: f"&{v}"}, payload=False), into)
+    if feed:
+        feeders = [f for f in pl.idx.feeders(key) if usable(pl, f)]
+        if feeders:
+            pl.emit(pl.plan(feeders[0], bind={0: f"&{v}"}), into)
+    return obj
+
+
+def choose_init(idx: ApiIndex, key: str, near: str, avoid: set[str]) -> FunctionDecl | None:
+    """The initializer of ``key`` that fits function ``near``.
+
+    Same name stem first, then the one with the most tunable options (``lib_decodeInit2`` for
+    ``lib_decode``).
+    """
+    if key in idx.preferred_init:
+        return idx.by_name[idx.preferred_init[key]]
+    stem = idx.stem(near)
+    options = [idx.by_name[n] for n in idx.lifecycle(key).init if n not in avoid and not RISKY.search(n)]
+    options.sort(
+        key=lambda f: (
+            idx.stem(f.name) != stem,
+            not stem.startswith(idx.stem(f.name)),
+            -_tunable(idx, f),
+            len(f.params),
+            f.name,
+        )
+    )
+    return options[0] if options else None
+
+
+def _tunable(idx: ApiIndex, f: FunctionDecl) -> int:
+    """How many option parameters an initializer has (more options reach more code)."""
+    return sum(r.kind == "int" and len(r.choices) != 1 for r in roles(f, idx))
