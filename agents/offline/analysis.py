@@ -15,6 +15,8 @@ from typing import Any
 from agents.offline import cdecl
 from agents.offline.archetype import MUTATE, classify
 from agents.offline.synth_api import ApiIndex, words
+from agents.offline.synth_chunks import inverse_of
+from agents.offline.synth_init import choose_init
 from agents.offline.synth_roles import roles
 from agents.offline.synth_types import Role
 from agents.offline.synth_vocab import CONSUME, RISKY
@@ -116,7 +118,6 @@ def related_functions(target: FunctionDecl, idx: ApiIndex, types: list[str]) -> 
         else:
             score = 6
         scored.append((score, f.name))
-    from agents.offline.synth_chunks import inverse_of
 
     inverse = inverse_of(idx, target.name)
     names = [n for _, n in sorted(scored)]
@@ -147,8 +148,6 @@ def _object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -
     life = idx.lifecycle(r.type_key)
     dtor = idx.destructor(r.type_key, (life.init or life.create or [target.name])[0])
     if life.init and not life.create and r.index == 0 and idx.kind(target) != "init":
-        from agents.offline.synth_init import choose_init
-
         chosen = choose_init(idx, r.type_key, target.name, set())
         init = chosen.name if chosen else life.init[0]
         dtor = idx.destructor(r.type_key, init)

@@ -10,7 +10,7 @@ from agents.offline import synth_chunks as chunks
 from agents.offline.synth_api import words
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
-from agents.offline.synth_drive import comparer, drivable, drive, step_lines, use_related
+from agents.offline.synth_drive import comparer, drivable, drive, pipe_lines, step_lines, use_related
 from agents.offline.synth_init import initialize
 from agents.offline.synth_objects import obtain, producer, reader_rank
 from agents.offline.synth_plan import Obj, decl_type
@@ -135,7 +135,6 @@ def round_trip(ctx: Ctx) -> None:
         key = idx.first_object(t)
         if key:
             dst = obtain(pl, key, t.name, feed=False)
-            from agents.offline.synth_drive import pipe_lines
 
             lines = pipe_lines(ctx, t, dst)
             if lines:

@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from agents.offline import cdecl
+from agents.offline.synth_api import words
 from agents.offline.synth_knowledge import LITERAL_KEYS
 from agents.offline.synth_types import CallPlan, Role, decl_cast, decl_type
 from fuzzkit.api import FunctionDecl
@@ -65,8 +66,6 @@ def node_id(pl: Planner, fn: FunctionDecl, r: Role, owner: str) -> str | None:
 
     For an int parameter that names what it refers to (``sequence``, ``item``, ``key``).
     """
-    from agents.offline.synth_api import words
-
     key = pl.idx.type_key(fn.params[0].type)
     name = r.param.name.lower()
     for g in pl.idx.api:

@@ -1,4 +1,4 @@
-"""The import contract: no module cycle, and layers that import downward only.
+"""The import contract: no module cycle, layers that import downward only, project imports at the top.
 
 Every ``import`` counts, inside functions too; only imports under ``if TYPE_CHECKING:`` are
 left out (they never run). Layers, lowest first:
@@ -132,3 +132,37 @@ def test_the_checks_can_fail() -> None:
     assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
     assert layer("agents.base") > layer("agent_graph.memory.messages") > layer("long_term_memory.x")
     assert layer("agent_graph.registry") > layer("nodes.build")
+
+
+def deferred_project_imports(path: Path) -> list[str]:
+    """``path:line module`` for each project import made inside a function.
+
+    A function-level import is kept for heavy or optional third-party dependencies (torch,
+    faiss, ray, a database driver), loaded only when asked for; project modules are imported
+    where a module starts, so its dependencies read at a glance.
+    """
+    found = []
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                found.append(f"{where}:{node.lineno} (relative)")
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{where}:{node.lineno} {n}" for n in names
+                      if n.split(".", 1)[0] in PACKAGES]
+    return found
+
+
+def test_project_modules_are_imported_at_module_top() -> None:
+    assert [line for path in modules().values() for line in deferred_project_imports(path)] == []
+
+
+def test_a_deferred_project_import_is_found(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("import json\n\ndef f():\n    from fuzzkit import paths\n    import torch\n"
+                     "    from . import sibling\n    return paths, torch, sibling, json\n")
+    assert deferred_project_imports(probe) == ["probe.py:4 fuzzkit", "probe.py:6 (relative)"]
