@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.archetype import MUTATE, classify
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_chunks import inverse_of
@@ -102,7 +102,7 @@ def related_functions(target: FunctionDecl, idx: ApiIndex, types: list[str]) -> 
         if key not in types or idx.kind(f) in ("init", "destroy"):
             continue
         ws = set(words(f.name)) | set(idx.verbs(f.name))
-        if cdecl.is_string(f.return_type) and idx.returns_owned(f):
+        if ckinds.is_string(f.return_type) and idx.returns_owned(f):
             # Printers with options reach more of the printing code.
             score = 0 if len(f.params) > 1 else 1
         elif ws & {"size", "count", "length"}:
@@ -177,7 +177,7 @@ def _int_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -> s
 
 
 def _version_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -> str | None:
-    integer = not cdecl.is_pointer(r.param.type)
+    integer = not ckinds.is_pointer(r.param.type)
     return f"{r.param.name} must be {idx.version_function(target.name, integer)}()"
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agents.offline import cdecl, type_table
+from agents.offline import ckinds, type_table
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_knowledge import stream_fields
 from agents.offline.synth_roles import payload_slot, roles
@@ -92,11 +92,11 @@ def _digest_or_codec(s: _Shape) -> Verdict | None:
     running = (
         s.first is not None
         and s.first.kind == "int"
-        and cdecl.base_name(s.first.param.type) == cdecl.base_name(target.return_type)
+        and ckinds.base_name(s.first.param.type) == ckinds.base_name(target.return_type)
     )
     # A value of the return type going in first, bytes after: a running checksum, whatever
     # its algorithm is called (a plain int in and out is too common to say so).
-    folds = running and cdecl.base_name(target.return_type) not in ("int", "bool", "_Bool")
+    folds = running and ckinds.base_name(target.return_type) not in ("int", "bool", "_Bool")
     if "bytes" in s.kinds and (s.verbs & DIGEST_WORDS or folds):
         how = "a running value" if running else "a digest context"
         return "incremental_digest", HIGH, f"{s.name} folds bytes into {how}"
@@ -126,7 +126,7 @@ def _round_trip(s: _Shape) -> Verdict | None:
     if "consumed" in s.kinds and s.verbs & PRINT_WORDS:
         return "round_trip", HIGH, f"{s.name} re-emits items that a parser of the same library makes"
     fed = key and any(payload_slot(roles(idx.by_name[c], idx)) is not None for c in idx.lifecycle(key).create)
-    printing = s.verbs & PRINT_WORDS and (cdecl.is_string(s.target.return_type) or "outbuf" in s.kinds)
+    printing = s.verbs & PRINT_WORDS and (ckinds.is_string(s.target.return_type) or "outbuf" in s.kinds)
     if key and fed and printing:
         return "round_trip", HIGH, f"{s.name} prints a {key} that the library's parser builds"
     return None

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.fixer_edit import add_include, replace_identifier
 from agents.offline.synth_guide import read_guidance
 from fuzzkit.api import FunctionDecl
@@ -20,7 +20,7 @@ class FixerBase:
         self.code = code
         self.api = {f.name: f for f in api}
         self.headers = [h if h.startswith(("<", '"')) else f'"{Path(h).name}"' for h in headers]
-        self.types = {cdecl.base_name(t) for f in api for t in [f.return_type, *(p.type for p in f.params)]}
+        self.types = {ckinds.base_name(t) for f in api for t in [f.return_type, *(p.type for p in f.params)]}
         self.fixes: list[str] = []
         self.unresolved: list[str] = []
         self.includes: list[tuple[str, str]] = []

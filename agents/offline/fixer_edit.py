@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import cdecl
+from agents.offline import cdecl, ckinds
 from fuzzkit.api import FunctionDecl
 
 
@@ -124,15 +124,15 @@ def default_arg(fn: FunctionDecl, i: int, have: list[str]) -> str:
     """A safe argument for a missing parameter (payload length after the payload pointer)."""
     p = fn.params[i]
     prev = have[i - 1] if i > 0 and i - 1 < len(have) else ""
-    if cdecl.is_integer(p.type) and cdecl.is_length(p) and prev:
+    if ckinds.is_integer(p.type) and ckinds.is_length(p) and prev:
         if re.search(r"\bdata\b", prev):
             return f"({p.type})size"
-        if cdecl.is_string(fn.params[i - 1].type):
+        if ckinds.is_string(fn.params[i - 1].type):
             return f"({p.type})strlen({prev})"
-    if cdecl.is_pointer(p.type) or cdecl.is_function_pointer(p.type):
+    if ckinds.is_pointer(p.type) or ckinds.is_function_pointer(p.type):
         return "NULL"
-    if cdecl.is_float(p.type):
+    if ckinds.is_float(p.type):
         return "0.0"
-    if cdecl.is_integer(p.type) or cdecl.is_enum_like(p.type):
+    if ckinds.is_integer(p.type) or ckinds.is_enum_like(p.type):
         return f"({p.type.replace('const ', '')})0"
     return "0"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import cdecl
+from agents.offline import cdecl, ckinds
 from agents.offline.fixer_edit import split_args, statement_span
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
@@ -56,12 +56,12 @@ def _feeder_call(feeder: FunctionDecl, obj: str) -> str | None:
     args = [obj]
     fed = False
     for p in feeder.params[1:]:
-        if not fed and cdecl.is_bytes(p.type) and not cdecl.is_string(p.type):
+        if not fed and ckinds.is_bytes(p.type) and not ckinds.is_string(p.type):
             args.append(f"({cdecl.normalize_type(p.type)})data")
             fed = True
-        elif fed and cdecl.is_length(p) or (fed and cdecl.is_integer(p.type) and len(args) == 2):
+        elif fed and ckinds.is_length(p) or (fed and ckinds.is_integer(p.type) and len(args) == 2):
             args.append(f"({cdecl.normalize_type(p.type)})size")
-        elif cdecl.is_pointer(p.type):
+        elif ckinds.is_pointer(p.type):
             args.append("NULL")
         else:
             args.append("0")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from agents.offline import cdecl, type_table
+from agents.offline import ckinds, type_table
 from agents.offline.fixer_edit import split_args
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
@@ -40,13 +40,13 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
         args = split_args(code[call.end():pos - 1])
         for param, arg in zip(target.params, args, strict=False):
             m = re.fullmatch(r"\s*(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)\s*", arg)
-            inner = cdecl.pointee(param.type)
-            if m and cdecl.pointer_depth(param.type) == 2 and not cdecl.is_const_target(inner):
+            inner = ckinds.pointee(param.type)
+            if m and ckinds.pointer_depth(param.type) == 2 and not ckinds.is_const_target(inner):
                 owned.append((m.group(1), inner))
-            elif m and cdecl.pointer_depth(param.type) == 1 and not cdecl.is_const_target(param.type):
+            elif m and ckinds.pointer_depth(param.type) == 1 and not ckinds.is_const_target(param.type):
                 owned_fields.extend(_owning_fields(m.group(1), inner))
         ret = target.return_type
-        if call.group("lhs") and cdecl.is_pointer(ret) and not cdecl.is_const_target(ret):
+        if call.group("lhs") and ckinds.is_pointer(ret) and not ckinds.is_const_target(ret):
             owned.append((call.group("lhs"), ret))
     added: list[str] = []
     lines: list[str] = []
@@ -79,7 +79,7 @@ def _owning_fields(var: str, record_type: str) -> list[tuple[str, str]]:
     A decoder configuration passed by pointer can come back holding an output buffer in a
     field (``config.output``) that only the buffer type's own release function frees.
     """
-    record = type_table.active().record(cdecl.base_name(record_type))
+    record = type_table.active().record(ckinds.base_name(record_type))
     out = []
     for name, ftype in record.fields if record else ():
         if "*" in ftype or "(" in ftype:

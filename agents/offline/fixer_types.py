@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.fixer_core import FixerBase
 from agents.offline.fixer_edit import arg_index, call_at, default_arg, expression_end, statement_span
 from agents.offline.synth_api import ApiIndex
@@ -27,8 +27,8 @@ def address_of(fixer: FixerBase, msg: str, pos: int) -> bool:
     if not m:
         return False
     arg, param = m["arg"], m["param"]
-    deeper = cdecl.pointer_depth(param) == cdecl.pointer_depth(arg) + 1
-    if not deeper or cdecl.base_name(param) != cdecl.base_name(arg):
+    deeper = ckinds.pointer_depth(param) == ckinds.pointer_depth(arg) + 1
+    if not deeper or ckinds.base_name(param) != ckinds.base_name(arg):
         return False
     expr = fixer.code[pos : expression_end(fixer.code, pos)].strip()
     call = call_at(fixer.code, pos)
@@ -53,7 +53,7 @@ def opaque_variable(fixer: FixerBase, ctype: str, pos: int) -> None:
     var, written = decl[3], decl[2]
     indent = decl[1].rsplit("\n", 1)[-1]
     index = ApiIndex(list(fixer.api.values()))
-    key = cdecl.base_name(f"{written} *")
+    key = ckinds.base_name(f"{written} *")
     close = _function_end(fixer.code, pos)
     filled_by = _out_parameter_calls(fixer, var, end, close)
     create = index.lifecycle(key).create
@@ -100,7 +100,7 @@ def _is_out_argument(fixer: FixerBase, pos: int) -> str | None:
     if not call or not fn:
         return None
     i = arg_index(fixer.code, call[1], pos)
-    return fn.name if i < len(fn.params) and cdecl.pointer_depth(fn.params[i].type) == 2 else None
+    return fn.name if i < len(fn.params) and ckinds.pointer_depth(fn.params[i].type) == 2 else None
 
 
 def _function_end(code: str, pos: int) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.analysis import with_target
 from agents.offline.fixer_edit import add_include
 from agents.offline.improver_blocks import one_block
@@ -118,7 +118,7 @@ def _declared(m: re.Match[str], code: str, idx: ApiIndex) -> Obj | None:
     typedef (``doc_p d`` for ``typedef struct doc *doc_p``) is a pointer to the type behind it.
     """
     typ, star, var = m.groups()
-    if not star and cdecl.is_pointer(typ) and (key := idx.type_key(typ)) and key != typ:
+    if not star and ckinds.is_pointer(typ) and (key := idx.type_key(typ)) and key != typ:
         return Obj(key, var, var, origin=_origin(code, var, True, idx))
     if idx.type_key(typ + " *") != typ:
         return None

@@ -15,7 +15,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from agents.offline import cdecl, type_table
+from agents.offline import ckinds, type_table
 from agents.offline.analysis import ARCHETYPES, analyze_function, with_target
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arche import FILLERS
@@ -145,7 +145,7 @@ def _fill(
     frag.taken |= identifiers(skeleton)
     # A local named like an API type or function would hide it (`node_t *node_t`).
     frag.taken |= {f.name for f in api} | {
-        cdecl.base_name(t) for f in api for t in (f.return_type, *(p.type for p in f.params))
+        ckinds.base_name(t) for f in api for t in (f.return_type, *(p.type for p in f.params))
     }
     file_ctx = ("lf_fd", "lf_path") if re.search(r"\blf_fd\b", skeleton) else None
     pl = Planner(idx, frag, banned, purpose=target.name, file_ctx=file_ctx)

@@ -12,7 +12,7 @@ from collections import Counter
 from functools import cached_property
 from typing import Any
 
-from agents.offline import cdecl, type_table
+from agents.offline import cdecl, ckinds, type_table
 from agents.offline.synth_finders import ApiFinders, words
 from agents.offline.synth_types import Lifecycle
 from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, INIT, PRINT, VERBS, variant_stem
@@ -94,32 +94,32 @@ class ApiIndex(ApiFinders):
     # ----- types -----
     def type_key(self, ctype: str) -> str | None:
         """The object type a parameter or return type refers to (struct pointer or handle)."""
-        if cdecl.is_struct_pointer(ctype):
-            return cdecl.base_name(ctype)
-        if ctype and not cdecl.is_pointer(ctype) and cdecl.base_name(ctype) in self.handle_types:
-            return cdecl.base_name(ctype)
+        if ckinds.is_struct_pointer(ctype):
+            return ckinds.base_name(ctype)
+        if ctype and not ckinds.is_pointer(ctype) and ckinds.base_name(ctype) in self.handle_types:
+            return ckinds.base_name(ctype)
         return None
 
     @cached_property
     def handle_types(self) -> set[str]:
         """Named non-scalar types passed by value that a function returns and another closes."""
         returned = {
-            cdecl.base_name(f.return_type)
+            ckinds.base_name(f.return_type)
             for f in self.api
-            if not cdecl.is_pointer(f.return_type)
-            and not cdecl.is_void(f.return_type)
-            and not cdecl.is_integer(f.return_type)
-            and not cdecl.is_float(f.return_type)
-            and not cdecl.is_enum_like(f.return_type)
-            and not cdecl.is_function_pointer(f.return_type)
+            if not ckinds.is_pointer(f.return_type)
+            and not ckinds.is_void(f.return_type)
+            and not ckinds.is_integer(f.return_type)
+            and not ckinds.is_float(f.return_type)
+            and not ckinds.is_enum_like(f.return_type)
+            and not ckinds.is_function_pointer(f.return_type)
             and not f.return_type.strip().startswith(("struct ", "union ", "enum "))
         }
         # A handle is closed by someone (lib_close(lib_file)); a plain value struct is not, and
         # neither is an error code a predicate reads (lib_is_error(lib_error_code_t)).
         closed = {
-            cdecl.base_name(f.params[0].type)
+            ckinds.base_name(f.params[0].type)
             for f in self.api
-            if len(f.params) == 1 and not cdecl.is_pointer(f.params[0].type) and self.kind(f) == "destroy"
+            if len(f.params) == 1 and not ckinds.is_pointer(f.params[0].type) and self.kind(f) == "destroy"
         }
         return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}
 
@@ -155,8 +155,8 @@ class ApiIndex(ApiFinders):
                 and not any(self.type_key(p.type) == type_key for p in f.params)
             ) or self.out_created(f) == type_key:
                 life.create.append(f.name)
-            elif (first == type_key and kind == "init" and cdecl.is_pointer(f.params[0].type)
-                  and not cdecl.is_const_target(f.params[0].type) and ret in (None, type_key)):
+            elif (first == type_key and kind == "init" and ckinds.is_pointer(f.params[0].type)
+                  and not ckinds.is_const_target(f.params[0].type) and ret in (None, type_key)):
                 # An initializer fills caller memory through a pointer; a handle passed by
                 # value (`typedef struct s *handle_t`) can only come from a constructor.
                 life.init.append(f.name)
@@ -178,17 +178,17 @@ class ApiIndex(ApiFinders):
         slots = [
             i
             for i, p in enumerate(fn.params)
-            if cdecl.pointer_depth(p.type) == 2
-            and not cdecl.is_function_pointer(p.type)
-            and not cdecl.is_const_target(p.type)
-            and cdecl.is_struct_pointer(cdecl.pointee(p.type))
+            if ckinds.pointer_depth(p.type) == 2
+            and not ckinds.is_function_pointer(p.type)
+            and not ckinds.is_const_target(p.type)
+            and ckinds.is_struct_pointer(ckinds.pointee(p.type))
         ]
         return slots[0] if len(slots) == 1 else None
 
     def out_created(self, fn: FunctionDecl) -> str | None:
         """The type a constructor hands out through its ``T **`` parameter, if it does."""
         slot = self.out_slot(fn)
-        return cdecl.base_name(fn.params[slot].type) if slot is not None else None
+        return ckinds.base_name(fn.params[slot].type) if slot is not None else None
 
     def destructor(self, type_key: str, near: str = "") -> str | None:
         """The destructor of ``type_key`` whose stem best matches ``near`` (a creator's name)."""
@@ -210,14 +210,14 @@ class ApiIndex(ApiFinders):
     def returns_owned(self, fn: FunctionDecl) -> bool:
         """Whether the caller must free what ``fn`` returns (by the name's verbs)."""
         ret = fn.return_type
-        if not cdecl.is_pointer(ret) and not self.type_key(ret):
+        if not ckinds.is_pointer(ret) and not self.type_key(ret):
             return False
-        if cdecl.is_pointer(ret) and cdecl.is_const_target(ret):
+        if ckinds.is_pointer(ret) and ckinds.is_const_target(ret):
             return False
         if self.documented_releaser(fn):
             return True
         verbs = self.verbs(fn.name)
-        if cdecl.is_string(ret) or cdecl.is_bytes(ret):
+        if ckinds.is_string(ret) or ckinds.is_bytes(ret):
             return (
                 any(v in PRINT | {"dup", "duplicate", "copy", "alloc", "malloc", "calloc"} for v in verbs)
                 and "get" not in verbs
@@ -235,13 +235,13 @@ class ApiIndex(ApiFinders):
         A function without a verb that returns a non-const object pointer, takes no object
         (so it is no accessor) and only values or read-only data, for a type the API destroys.
         """
-        key = cdecl.struct_type(fn.return_type)
-        if key is None or cdecl.is_const_target(fn.return_type):
+        key = ckinds.struct_type(fn.return_type)
+        if key is None or ckinds.is_const_target(fn.return_type):
             return False
         for p in fn.params:
-            if self.type_key(p.type) or cdecl.is_function_pointer(p.type):
+            if self.type_key(p.type) or ckinds.is_function_pointer(p.type):
                 return False
-            if cdecl.is_pointer(p.type) and not cdecl.is_const_target(p.type):
+            if ckinds.is_pointer(p.type) and not ckinds.is_const_target(p.type):
                 return False
         return self._destroyed(key)
 
@@ -252,7 +252,7 @@ class ApiIndex(ApiFinders):
         "the same, in another order") share the ownership rule of the documented one.
         """
         found = type_table.producer_releaser(fn.name)
-        if found or cdecl.is_const_target(fn.return_type):
+        if found or ckinds.is_const_target(fn.return_type):
             return found
         shape = (fn.return_type, [p.type for p in fn.params])
         for other in self.api:
@@ -269,20 +269,20 @@ class ApiIndex(ApiFinders):
         parameters is (so no pointer into an argument), takes read-only input data and the
         API has a destructor for that type.
         """
-        key = cdecl.struct_type(fn.return_type)
-        if key is None or cdecl.is_const_target(fn.return_type):
+        key = ckinds.struct_type(fn.return_type)
+        if key is None or ckinds.is_const_target(fn.return_type):
             return False
-        if any(cdecl.struct_type(p.type) == key or self.type_key(p.type) == key for p in fn.params):
+        if any(ckinds.struct_type(p.type) == key or self.type_key(p.type) == key for p in fn.params):
             return False
-        data = any(cdecl.is_pointer(p.type) and cdecl.is_const_target(p.type)
-                   and (cdecl.is_bytes(p.type) or cdecl.is_string(p.type)
-                        or bool(cdecl.blob_fields(cdecl.struct_type(p.type) or "")))
+        data = any(ckinds.is_pointer(p.type) and ckinds.is_const_target(p.type)
+                   and (ckinds.is_bytes(p.type) or ckinds.is_string(p.type)
+                        or bool(ckinds.blob_fields(ckinds.struct_type(p.type) or "")))
                    for p in fn.params)
         return data and self._destroyed(key)
 
     def _destroyed(self, key: str) -> bool:
         """Whether the API has a one-argument destructor of struct ``key``."""
         return any(
-            len(f.params) == 1 and cdecl.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
+            len(f.params) == 1 and ckinds.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
             for f in self.api
         )

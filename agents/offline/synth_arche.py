@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline import synth_chunks as chunks
 from agents.offline.synth_api import words
 from agents.offline.synth_blocks import call_block
@@ -47,7 +47,7 @@ def lifecycle(ctx: Ctx) -> None:
         key
         and rs[0].kind == "object"
         and idx.kind(t) == "init"
-        and not cdecl.is_const_target(t.params[0].type)
+        and not ckinds.is_const_target(t.params[0].type)
     ):
         obj = initialize(pl, key, t.name, feed=True, init=t, into=ctx.f.call)
         pl.scope.append(obj)
@@ -143,7 +143,7 @@ def round_trip(ctx: Ctx) -> None:
     plan = pl.plan(t)
     printed = pl.emit(plan, ctx.f.call, result="printed")
     key = next((o.type_key for o in pl.scope), None)
-    if printed and key and cdecl.is_string(t.return_type):
+    if printed and key and ckinds.is_string(t.return_type):
         _reparse(ctx, key, printed)
     use_related(ctx, pl.scope[:1], limit=1)
 
@@ -249,7 +249,7 @@ def files(ctx: Ctx) -> None:
         lifecycle(ctx)
         return
     plan = pl.plan(t)
-    reader = re.search(r"(read|gets|getc)", t.name, re.I) and cdecl.is_integer(t.return_type)
+    reader = re.search(r"(read|gets|getc)", t.name, re.I) and ckinds.is_integer(t.return_type)
     if reader:
         rc = pl.var(t.return_type, "rc")
         ctx.f.call.append("for (int lf_k = 0; lf_k < 64; lf_k++) {")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.synth_api import words
 from agents.offline.synth_knowledge import LITERAL_KEYS
 from agents.offline.synth_types import CallPlan, Role, decl_cast, decl_type
@@ -43,7 +43,7 @@ def array(pl: Planner, r: Role, rs: list[Role]) -> tuple[str, str]:
         pl.f.setup.append(f"for (int lf_i = 0; lf_i < 4; lf_i++) if ({arr}[lf_i] == NULL) {pl.f.fail()}")
         pl.f.cleanup.append(f"for (int lf_i = 0; lf_i < 4; lf_i++) free({arr}[lf_i]);")
         return f"({decl_cast(r.param.type)}){arr}", n
-    elem = decl_type(cdecl.pointee(r.param.type))
+    elem = decl_type(ckinds.pointee(r.param.type))
     arr = pl.f.name("numbers")
     pl.f.decls.append(f"{elem} {arr}[8] = {{0}};")
     pick = pl.f.take_int((-1000, 1000))
@@ -74,7 +74,7 @@ def node_id(pl: Planner, fn: FunctionDecl, r: Role, owner: str) -> str | None:
         gw = set(words(g.name))
         if pl.idx.type_key(g.params[0].type) != key or "add" not in gw:
             continue
-        if not cdecl.is_integer(g.return_type) or cdecl.is_bool(g.return_type):
+        if not ckinds.is_integer(g.return_type) or ckinds.is_bool(g.return_type):
             continue
         if name in gw or (name in ("item", "key", "value", "node") and "scalar" in gw):
             plan = pl.plan(g, bind={0: owner}, payload=False)
@@ -91,13 +91,13 @@ def va_wrapped(pl: Planner, fn: FunctionDecl, bind: dict[int, str], payload: boo
         head = ", ".join(p.render() for p in fn.params[:-1])
         last = fn.params[-2].name
         ret = fn.return_type
-        keep = "" if cdecl.is_void(ret) else f"{decl_type(ret)} r = "
+        keep = "" if ckinds.is_void(ret) else f"{decl_type(ret)} r = "
         args = ", ".join(p.name for p in fn.params[:-1])
         pl.f.globals.append(
             f"/* {fn.name} takes a va_list: this variadic wrapper makes one. */\n"
             f"static {ret}{'' if ret.endswith('*') else ' '}{name}({head}, ...) {{\n"
             f"  va_list ap;\n  va_start(ap, {last});\n  {keep}{fn.name}({args}, ap);\n"
-            f"  va_end(ap);\n" + ("" if cdecl.is_void(ret) else "  return r;\n") + "}"
+            f"  va_end(ap);\n" + ("" if ckinds.is_void(ret) else "  return r;\n") + "}"
         )
         pl.f.include("<stdarg.h>")
     inner = FunctionDecl(name=fn.name, return_type=fn.return_type, params=fn.params[:-1])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
@@ -48,7 +48,7 @@ def stream(ctx: Ctx) -> None:
         each: list[str] = []  # per-chunk resets before each call
         if pair is not None and rs[pair].kind == "inlen_ptr":
             # The call reads the chunk length through a pointer and writes back what it used.
-            inner = decl_type(cdecl.pointee(t.params[pair].type))
+            inner = decl_type(ckinds.pointee(t.params[pair].type))
             used = pl.var(inner, "in_len")
             each.append(f"{used} = ({inner})lf_chunk_size;")
             bind[pair] = f"&{used}"
@@ -62,13 +62,13 @@ def stream(ctx: Ctx) -> None:
         out = next((r for r in rs if r.kind == "outbuf" and r.pair is not None), None)
         if out is not None and out.pair is not None and rs[out.pair].kind == "outlen_ptr" and plan.out_cap:
             # The output length comes back through the pointer: a full buffer again each chunk.
-            inner = decl_type(cdecl.pointee(t.params[out.pair].type))
+            inner = decl_type(ckinds.pointee(t.params[out.pair].type))
             each.append(f"{plan.out_len} = ({inner}){plan.out_cap};")
         ctx.f.call.extend(each)
         rc = pl.emit(plan, ctx.f.call)
         if rc:
             ok = success_test(
-                t.name, t.return_type, rc, cdecl.is_bool(t.return_type), cdecl.is_pointer(t.return_type)
+                t.name, t.return_type, rc, ckinds.is_bool(t.return_type), ckinds.is_pointer(t.return_type)
             )
             ctx.f.call.append(f"if (!({ok})) break;")
         return
@@ -91,7 +91,7 @@ def digest(ctx: Ctx) -> bool:
     pair = rs[bytes_i].pair
     if pair is not None:
         bind[pair] = pl.length(t.params[pair].type, "lf_chunk_size")
-    running = rs[0].kind == "int" and cdecl.base_name(t.params[0].type) == cdecl.base_name(t.return_type)
+    running = rs[0].kind == "int" and ckinds.base_name(t.params[0].type) == ckinds.base_name(t.return_type)
     if running:
         acc = pl.var(t.return_type, "acc")
         init = digest_init(t.name, len(t.params))
@@ -108,8 +108,8 @@ def digest(ctx: Ctx) -> bool:
         bind[0] = obj.expr
     plan = pl.plan(t, bind=bind)
     rc = pl.emit(plan, ctx.f.call)
-    if rc and not cdecl.is_pointer(t.return_type):
-        ok = success_test(t.name, t.return_type, rc, cdecl.is_bool(t.return_type), False)
+    if rc and not ckinds.is_pointer(t.return_type):
+        ok = success_test(t.name, t.return_type, rc, ckinds.is_bool(t.return_type), False)
         ctx.f.call.append(f"if (!({ok})) break;")
     final = next(
         (
@@ -147,16 +147,16 @@ def codec(ctx: Ctx) -> None:
         return
     pair = irs[src].pair or 0
     bind = {src: f"({decl_type(inverse.params[src].type)}){plan.out_buf}"}
-    ok = success_test(t.name, t.return_type, rc, cdecl.is_bool(t.return_type), False)
+    ok = success_test(t.name, t.return_type, rc, ckinds.is_bool(t.return_type), False)
     produced = plan.out_len
-    if plan.out_by_value and cdecl.is_integer(t.return_type) and not cdecl.is_bool(t.return_type):
+    if plan.out_by_value and ckinds.is_integer(t.return_type) and not ckinds.is_bool(t.return_type):
         # The capacity went in by value, so the return value is the length written
         # (pk_pack, codec_compress_default): the inverse reads that much, not the capacity.
         produced, ok = rc, f"{rc} > 0"
     if irs[pair].kind == "len":
         bind[pair] = f"({decl_type(inverse.params[pair].type)}){produced}"
     else:  # a pointer to the input length, which the call updates
-        inner = decl_type(cdecl.pointee(inverse.params[pair].type))
+        inner = decl_type(ckinds.pointee(inverse.params[pair].type))
         used = pl.var(inner, "used_len")
         ctx.f.call.append(f"{used} = ({inner}){produced};")
         bind[pair] = f"&{used}"

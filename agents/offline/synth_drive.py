@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
@@ -108,13 +108,13 @@ def step_lines(ctx: Ctx, fn: FunctionDecl, obj: Obj) -> list[str]:
         pl.f.include("<string.h>")
     plan = pl.plan(fn, bind=bind)
     conds = []
-    if cdecl.is_void(fn.return_type):
+    if ckinds.is_void(fn.return_type):
         lines.append(f"{plan.text};")
     else:
-        rc = pl.var(fn.return_type, "rc", "NULL" if cdecl.is_pointer(fn.return_type) else "0")
+        rc = pl.var(fn.return_type, "rc", "NULL" if ckinds.is_pointer(fn.return_type) else "0")
         lines.append(f"{rc} = {plan.text};")
         ok = success_test(
-            fn.name, fn.return_type, rc, cdecl.is_bool(fn.return_type), cdecl.is_pointer(fn.return_type)
+            fn.name, fn.return_type, rc, ckinds.is_bool(fn.return_type), ckinds.is_pointer(fn.return_type)
         )
         conds.append(f"!({ok})")
     if ev and out is not None and out.type_key:
@@ -156,8 +156,8 @@ def pipe_lines(ctx: Ctx, consumer: FunctionDecl, dst: Obj) -> list[str] | None:
     cplan = pl.plan(consumer, bind={0: dst.expr, slot.index: f"&{ev}"})
     prc = pl.var(prod.return_type, "parsed")
     crc = pl.var(consumer.return_type, "emitted")
-    pok = success_test(prod.name, prod.return_type, prc, cdecl.is_bool(prod.return_type), False)
-    cok = success_test(consumer.name, consumer.return_type, crc, cdecl.is_bool(consumer.return_type), False)
+    pok = success_test(prod.name, prod.return_type, prc, ckinds.is_bool(prod.return_type), False)
+    cok = success_test(consumer.name, consumer.return_type, crc, ckinds.is_bool(consumer.return_type), False)
     dtor = idx.destructor(slot.type_key, prod.name)
     release = f"{dtor}(&{ev}); " if dtor else ""
     end = (end_test(slot.type_key, idx.api) or "0").format(v=ev)

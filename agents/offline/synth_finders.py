@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import feeders_of
 
@@ -43,7 +43,7 @@ class ApiFinders:
         for f in self.api:
             if (
                 len(f.params) == 1
-                and cdecl.strip_const(f.params[0].type) == "void *"
+                and ckinds.strip_const(f.params[0].type) == "void *"
                 and re.search(r"free$", f.name, re.I)
             ):
                 return f.name
@@ -61,9 +61,9 @@ class ApiFinders:
             if not f.params
             and "version" in f.name.lower()
             and (
-                cdecl.is_integer(f.return_type) and not cdecl.is_bool(f.return_type)
+                ckinds.is_integer(f.return_type) and not ckinds.is_bool(f.return_type)
                 if integer
-                else cdecl.is_string(f.return_type)
+                else ckinds.is_string(f.return_type)
             )
         ]
         found.sort(key=lambda f: (-_shared(f.name, near), len(f.name), f.name))
@@ -80,9 +80,9 @@ class ApiFinders:
             f
             for f in self.api
             if f.params
-            and cdecl.is_integer(f.params[0].type)
-            and all(cdecl.is_pointer(p.type) for p in f.params[1:])
-            and cdecl.is_integer(f.return_type)
+            and ckinds.is_integer(f.params[0].type)
+            and all(ckinds.is_pointer(p.type) for p in f.params[1:])
+            and ckinds.is_integer(f.return_type)
             and f.name.lower().endswith("bound")
         ]
         found.sort(key=lambda f: (-_shared(f.name, near), len(f.params), f.name))
@@ -92,7 +92,7 @@ class ApiFinders:
         """The library's one ``f(void *)`` release function (``lib_free``), if it has exactly one."""
         found = [f.name for f in self.api if len(f.params) == 1
                  and re.search(r"(free|release)", f.name, re.I)
-                 and cdecl.strip_const(f.params[0].type) == "void *"]
+                 and ckinds.strip_const(f.params[0].type) == "void *"]
         return found[0] if len(found) == 1 else None
 
     def feeders(self, type_key: str) -> list[FunctionDecl]:
@@ -102,7 +102,7 @@ class ApiFinders:
             if not f.params or self.type_key(f.params[0].type) != type_key:
                 continue
             rest = f.params[1:]
-            has_input = any(cdecl.is_bytes(p.type) or cdecl.is_string(p.type) for p in rest)
+            has_input = any(ckinds.is_bytes(p.type) or ckinds.is_string(p.type) for p in rest)
             ws = set(words(f.name))
             setter = ws & {"input", "feed", "source"} or ("set" in ws and ws & FEED)
             if has_input and setter and "output" not in ws and not ws & {"add", "to"}:
@@ -127,7 +127,7 @@ class ApiFinders:
             and self.type_key(f.params[0].type) == type_key
             and "output" in f.name.lower()
             and len(f.params) > 1
-            and not any(cdecl.is_enum_like(p.type) for p in f.params[1:])
+            and not any(ckinds.is_enum_like(p.type) for p in f.params[1:])
         ]
         return sorted(found, key=lambda f: (not re.search("string|buffer|memory", f.name), f.name))
 
@@ -137,7 +137,7 @@ class ApiFinders:
             if (
                 len(f.params) == 1
                 and self.type_key(f.params[0].type) == type_key
-                and cdecl.is_string(f.return_type)
+                and ckinds.is_string(f.return_type)
                 and self.returns_owned(f)
             ):
                 return f
@@ -162,7 +162,7 @@ class ApiFinders:
                 len(f.params) == 2
                 and self.type_key(f.params[0].type) == type_key
                 and self.type_key(f.return_type) == type_key
-                and cdecl.is_integer(f.params[1].type)
+                and ckinds.is_integer(f.params[1].type)
                 and not self.returns_owned(f)
             ):
                 return f

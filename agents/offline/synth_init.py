@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import roles
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
     """A zero-filled struct of type ``key`` on the stack."""
-    if pl.strict_release and cdecl.is_opaque(key):
+    if pl.strict_release and ckinds.is_opaque(key):
         raise Unsupported(f"{key} is opaque: it cannot be declared by value")  # optional code only
     v = pl.f.name(base)
     target = pl.f.hoist if hoist else pl.f.decls
@@ -65,7 +65,7 @@ def initialize(
     plan = pl.plan(init, bind={0: f"&{v}"}, payload=False)
     rc = pl.emit(plan, into)
     if rc is not None:
-        test = success_test(init.name, init.return_type, rc, cdecl.is_bool(init.return_type), False)
+        test = success_test(init.name, init.return_type, rc, ckinds.is_bool(init.return_type), False)
         into.append(f"if (!({test})) {pl.f.fail()}")
     into.append(f"{ready} = 1;")
     dtor = pl.idx.destructor(key, init.name)

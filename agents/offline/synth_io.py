@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agents.offline import cdecl, type_table
+from agents.offline import cdecl, ckinds, type_table
 from agents.offline.synth_knowledge import Callback
 from agents.offline.synth_types import WRITE_WORDS, CallPlan, Role, decl_cast
 from fuzzkit.api import FunctionDecl
@@ -86,7 +86,7 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
         pl.f.include("<stdio.h>", "<unistd.h>")
         return fp
     if k == "callback":
-        if any(_is_allocator(p.name, p.type) for p in fn.params if cdecl.is_function_pointer(p.type)):
+        if any(_is_allocator(p.name, p.type) for p in fn.params if ckinds.is_function_pointer(p.type)):
             # Custom allocator hooks come in pairs (malloc, free): NULL keeps the library's own.
             return "NULL"
         return callback(pl, r.param.type)
@@ -104,14 +104,14 @@ _ALLOC_NAME = re.compile(r"(malloc|calloc|realloc|alloc|free|dealloc)", re.I)
 def _is_allocator(name: str, ctype: str) -> bool:
     """A memory-allocation hook (``void *(*)(size_t, void *)``, or named ``*malloc``/``*free``)."""
     sig = _signature(ctype)
-    if _ALLOC_NAME.search(name) or _ALLOC_NAME.search(cdecl.base_name(ctype)):
+    if _ALLOC_NAME.search(name) or _ALLOC_NAME.search(ckinds.base_name(ctype)):
         return True
-    return bool(sig and cdecl.is_pointer(sig.return_type) and cdecl.is_void(cdecl.pointee(sig.return_type))
-                and sig.params and cdecl.is_integer(sig.params[0]) and "size" in sig.params[0])
+    return bool(sig and ckinds.is_pointer(sig.return_type) and ckinds.is_void(ckinds.pointee(sig.return_type))
+                and sig.params and ckinds.is_integer(sig.params[0]) and "size" in sig.params[0])
 
 
 def _signature(ctype: str) -> Callback | None:
-    base = cdecl.strip_const(ctype).replace("*", "").strip()
+    base = ckinds.strip_const(ctype).replace("*", "").strip()
     table = type_table.active()
     ctype = table.canonical.get(base, ctype) if "(*)" in table.canonical.get(base, "") else ctype
     m = re.match(r"^(?P<ret>.*?)\s*\(\*\)\s*\((?P<args>.*)\)$", ctype.strip())
@@ -120,11 +120,11 @@ def _signature(ctype: str) -> Callback | None:
     params = tuple(cdecl.normalize_type(a) for a in m["args"].split(",") if a.strip() != "void")
     ret = cdecl.normalize_type(m["ret"])
     shape = "sink"
-    if len(params) == 4 and cdecl.is_bytes(params[1]) and cdecl.is_pointer(params[3]):
+    if len(params) == 4 and ckinds.is_bytes(params[1]) and ckinds.is_pointer(params[3]):
         shape = "reader"
-    elif len(params) == 3 and cdecl.is_bytes(params[1]):
-        shape = "writer" if cdecl.is_const_target(params[1]) else "reader_count"
-    elif len(params) == 2 and cdecl.pointer_depth(params[1]) == 2:
+    elif len(params) == 3 and ckinds.is_bytes(params[1]):
+        shape = "writer" if ckinds.is_const_target(params[1]) else "reader_count"
+    elif len(params) == 2 and ckinds.pointer_depth(params[1]) == 2:
         shape = "pull"
     ok = "0"
     note = table.returns.get(base, "").lower()
@@ -173,7 +173,7 @@ def _served(names: list[str]) -> list[str]:
 
 def _sink_body(sig: Callback, names: list[str]) -> list[str]:
     body = [f"(void){n};" for n in names]
-    if not cdecl.is_void(sig.return_type):
+    if not ckinds.is_void(sig.return_type):
         value = sig.ok_value if sig.shape == "writer" else "0"
         body.append(f"return ({sig.return_type}){value};")
     return body

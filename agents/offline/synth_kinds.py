@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agents.offline import cdecl, synth_args, type_table
+from agents.offline import cdecl, ckinds, synth_args, type_table
 from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
 from agents.offline.synth_objects import build_object
@@ -69,8 +69,8 @@ def _sentinel_length(rs: list[Role], r: Role) -> bool:
     if r.kind != "bytes" or r.pair is None or rs[r.pair].kind != "len":
         return False
     textual = _TEXT_NAME.search(r.param.name) or re.match(r"z[A-Z]", r.param.name)
-    signed = not cdecl.is_unsigned(rs[r.pair].param.type)
-    return bool(textual) and cdecl.is_string(r.param.type) and signed
+    signed = not ckinds.is_unsigned(rs[r.pair].param.type)
+    return bool(textual) and ckinds.is_string(r.param.type) and signed
 
 
 def _text_or_bytes(c: Call, r: Role) -> None:
@@ -102,7 +102,7 @@ def _payload_bytes(c: Call, r: Role) -> None:
     elif pair == "len":
         c.set_pair(r, c.pair_length(r, "size"))
     elif r.pair is not None:  # pointer to the input length
-        inner = decl_type(cdecl.pointee(c.rs[r.pair].param.type))
+        inner = decl_type(ckinds.pointee(c.rs[r.pair].param.type))
         lp = c.pl.var(inner, "in_len")
         c.pl.f.setup.append(f"{lp} = ({inner})size;")
         c.set_pair(r, f"&{lp}")
@@ -125,7 +125,7 @@ def _key_text(c: Call, r: Role) -> None:
     elif pair == "len":
         c.set_pair(r, c.pair_length(r, f"strlen({key})"))
     elif r.pair is not None:
-        lp = c.pl.var(cdecl.pointee(c.rs[r.pair].param.type), "key_len")
+        lp = c.pl.var(ckinds.pointee(c.rs[r.pair].param.type), "key_len")
         c.pl.f.setup.append(f"{lp} = strlen({key});")
         c.set_pair(r, f"&{lp}")
     c.pl.f.include("<string.h>")
@@ -141,7 +141,7 @@ def _outbuf(c: Call, r: Role) -> None:
         return
     pr = c.rs[r.pair]
     if pr.kind == "outlen_ptr":
-        inner = decl_type(cdecl.pointee(pr.param.type))
+        inner = decl_type(ckinds.pointee(pr.param.type))
         lv = c.pl.var(inner, "out_len")
         c.pl.f.setup.append(f"{lv} = ({inner}){cap};")
         c.set_pair(r, f"&{lv}")
@@ -169,17 +169,17 @@ def _zero_value(c: Call, r: Role) -> None:
 
 
 def _version(c: Call, r: Role) -> None:
-    integer = not cdecl.is_pointer(r.param.type)
+    integer = not ckinds.is_pointer(r.param.type)
     c.args[r.index] = f"{c.pl.idx.version_function(c.fn.name, integer)}()"
 
 
 def _out_scalar(c: Call, r: Role) -> None:
-    v = c.pl.var(cdecl.pointee(r.param.type), r.param.name)
+    v = c.pl.var(ckinds.pointee(r.param.type), r.param.name)
     c.args[r.index] = f"&{v}"
 
 
 def _out_ptr(c: Call, r: Role) -> None:
-    v = c.pl.var(cdecl.pointee(r.param.type), r.param.name, "NULL")
+    v = c.pl.var(ckinds.pointee(r.param.type), r.param.name, "NULL")
     c.args[r.index] = f"&{v}"
     _release_out(c.pl, c.fn, r.param.type, v, r.param.name)
 
@@ -198,9 +198,9 @@ def _blob(c: Call, r: Role) -> None:
     """A buffer-and-length struct holding the payload (zeroed when another slot gets it)."""
     f = c.pl.f
     v = f.name(r.param.name or "input")
-    f.decls += [f"{decl_type(cdecl.pointee(r.param.type))} {v};", f"memset(&{v}, 0, sizeof {v});"]
+    f.decls += [f"{decl_type(ckinds.pointee(r.param.type))} {v};", f"memset(&{v}, 0, sizeof {v});"]
     f.include("<string.h>")
-    fields = cdecl.blob_fields(r.type_key or "")
+    fields = ckinds.blob_fields(r.type_key or "")
     rec = type_table.active().record(r.type_key or "")
     if r.index == c.main and fields and rec:
         types = dict(rec.fields)
@@ -215,7 +215,7 @@ def _workspace(c: Call, r: Role) -> None:
         c.args[r.index] = "NULL"
         return
     ws = c.pl.f.name(r.param.name or "workspace")
-    c.pl.f.decls.append(f"{decl_type(cdecl.pointee(r.param.type))} {ws}[{WORKSPACE}] = {{0}};")
+    c.pl.f.decls.append(f"{decl_type(ckinds.pointee(r.param.type))} {ws}[{WORKSPACE}] = {{0}};")
     c.args[r.index] = ws
     c.set_pair(r, f"({decl_cast(c.rs[r.pair].param.type)}){WORKSPACE}")
 
@@ -231,10 +231,10 @@ def _release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: 
     releases it comes from the Types section (by parameter type, by name, or because the
     documentation says so, ``free`` included). A ``const`` pointee points into the input.
     """
-    if cdecl.is_const_target(cdecl.pointee(ptype)) or cdecl.is_const_target(ptype):
+    if ckinds.is_const_target(ckinds.pointee(ptype)) or ckinds.is_const_target(ptype):
         return
-    inner = cdecl.pointee(ptype)
-    returns_block = cdecl.is_pointer(fn.return_type)
+    inner = ckinds.pointee(ptype)
+    returns_block = ckinds.is_pointer(fn.return_type)
     if returns_block and pl.idx.returns_owned(fn) and (
         cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
     ):
@@ -245,7 +245,7 @@ def _release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: 
     if releaser is None:
         key = pl.idx.type_key(inner)
         releaser = pl.idx.destructor(key, fn.name) if key else None
-    if releaser is None and (cdecl.is_bytes(inner) or cdecl.is_string(inner)):
+    if releaser is None and (ckinds.is_bytes(inner) or ckinds.is_string(inner)):
         # A string or buffer handed back: the library's one generic releaser, else free()
         # — unless the name says it points into the input (`end`, `next`, `rest`).
         if re.search(r"(end|next|rest|pos|cursor|remain)", param_name, re.I):

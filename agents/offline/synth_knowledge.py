@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.type_table import TypeTable, active
 
 # Parameter name -> values a fuzzer should choose from (lo, hi) or an explicit set.
@@ -114,13 +114,13 @@ def success_test(function: str, return_type: str, rc: str, bool_like: bool, poin
         return rc
     if _COUNTING.search(function) or any(w in ("read", "write") for w in _words(function)):
         return f"{rc} > 0"  # read/write-style functions return how much they moved
-    enum = table.canonical.get(cdecl.base_name(return_type), "")
-    members = table.enum_members.get(enum.replace("enum ", "", 1) or cdecl.base_name(return_type), [])
+    enum = table.canonical.get(ckinds.base_name(return_type), "")
+    members = table.enum_members.get(enum.replace("enum ", "", 1) or ckinds.base_name(return_type), [])
     own = [c for c in members if _words(c)[-1:] and _words(c)[-1] in ("ok", "success")]
     if len(own) == 1:
         return f"{rc} == {own[0]}"  # the returned enum's own success member
     status = _status_constant(table)
-    if status and (enum.startswith("enum ") or cdecl.is_integer(return_type)):
+    if status and (enum.startswith("enum ") or ckinds.is_integer(return_type)):
         return f"{rc} == {status}"
     return f"{rc} >= 0"
 
@@ -143,10 +143,10 @@ class StreamFields:
 def _cursor(fields: tuple[tuple[str, str], ...], side: str) -> tuple[str, str, str, str] | None:
     """(pointer field, its type, count field, its type) for the ``in`` or ``out`` side."""
     ptr = next(((n, t) for n, t in fields if "*" in t and side in _words(n)
-                and (cdecl.is_bytes(t) or cdecl.is_string(t))), None)
+                and (ckinds.is_bytes(t) or ckinds.is_string(t))), None)
     count = next(((n, t) for n, t in fields if "*" not in t and side in _words(n)
                   and set(_words(n)) & {"avail", "left", "len", "size", "remaining"}
-                  and cdecl.is_integer(t)), None)
+                  and ckinds.is_integer(t)), None)
     if ptr is None or count is None:
         return None
     return ptr[0], ptr[1], count[0], count[1]
@@ -182,7 +182,7 @@ def end_test(type_key: str, api: list | tuple = ()) -> str | None:
     if record is None:
         return None
     for name, ftype in record.fields:
-        canon = table.canonical.get(cdecl.base_name(ftype), ftype)
+        canon = table.canonical.get(ckinds.base_name(ftype), ftype)
         enum = canon.replace("enum ", "", 1) if canon.startswith("enum ") else ""
         consts = table.enum_members.get(enum, [])
         if name == "type" and consts:
@@ -193,8 +193,8 @@ def end_test(type_key: str, api: list | tuple = ()) -> str | None:
                 if match:
                     return f"{{v}}.{name} == {match}"
     for f in api:
-        if ("root" in _words(f.name) and cdecl.is_pointer(f.return_type) and len(f.params) == 1
-                and cdecl.base_name(f.params[0].type) == type_key):
+        if ("root" in _words(f.name) and ckinds.is_pointer(f.return_type) and len(f.params) == 1
+                and ckinds.base_name(f.params[0].type) == type_key):
             return f"{f.name}(&{{v}}) == NULL"
     return None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import cdecl
+from agents.offline import cdecl, ckinds
 from fuzzkit.api import Param
 
 # A length named for the output (capacity, maximum) rather than for the input.
@@ -19,14 +19,14 @@ OUTPUT_LENGTH = re.compile(r"(dst|dest|out|capacity|cap$|max|avail|target)", re.
 
 def is_len_like(p: Param) -> bool:
     """An integer that can be the length of the buffer before it (by name, or unnamed)."""
-    if not cdecl.is_integer(p.type) or cdecl.is_bool(p.type):
+    if not ckinds.is_integer(p.type) or ckinds.is_bool(p.type):
         return False
-    return cdecl.is_length(p) or not p.name or (p.name.startswith("arg") and p.name[3:].isdigit())
+    return ckinds.is_length(p) or not p.name or (p.name.startswith("arg") and p.name[3:].isdigit())
 
 
 def _is_buffer(p: Param) -> bool:
     """A one-level pointer to bytes or characters that is not a path, format or mode."""
-    if not (cdecl.is_pointer(p.type) and (cdecl.is_bytes(p.type) or cdecl.is_string(p.type))):
+    if not (ckinds.is_pointer(p.type) and (ckinds.is_bytes(p.type) or ckinds.is_string(p.type))):
         return False
     return not re.search(r"(path|filename|fname|^file$|^format$|^fmt$|^mode$)", p.name, re.I)
 
@@ -36,10 +36,10 @@ def _is_length_slot(p: Param) -> bool:
     if is_len_like(p):
         return True
     return (
-        cdecl.pointer_depth(p.type) == 1
-        and not cdecl.is_const_target(p.type)
-        and cdecl.is_integer(cdecl.pointee(p.type))
-        and not cdecl.is_bytes(p.type)
+        ckinds.pointer_depth(p.type) == 1
+        and not ckinds.is_const_target(p.type)
+        and ckinds.is_integer(ckinds.pointee(p.type))
+        and not ckinds.is_bytes(p.type)
         and bool(cdecl.LENGTH_NAME.search(p.name))
     )
 
@@ -85,8 +85,8 @@ def grouped_lengths(params: list[Param]) -> dict[int, int | None]:
                 pairs[b] = best
                 free.remove(best)
         elif n == 1 and not OUTPUT_LENGTH.search(params[lengths[0]].name):
-            inputs = [b for b in range(i, j) if cdecl.is_const_target(params[b].type)]
-            outputs = [b for b in range(i, j) if not cdecl.is_const_target(params[b].type)]
+            inputs = [b for b in range(i, j) if ckinds.is_const_target(params[b].type)]
+            outputs = [b for b in range(i, j) if not ckinds.is_const_target(params[b].type)]
             if inputs and outputs and outputs[-1] > inputs[-1]:
                 pairs[inputs[-1]] = lengths[0]
                 pairs.update({b: None for b in outputs if b > inputs[-1]})

@@ -10,7 +10,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_init import initialize, usable, zeroed
 from agents.offline.synth_knowledge import always_consumes, success_test
@@ -62,7 +62,7 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         r.kind == "object"
         and pl.idx.lifecycle(key).create == []
         and not pl.idx.lifecycle(key).init
-        and cdecl.is_pointer(r.param.type)
+        and ckinds.is_pointer(r.param.type)
     ):
         return f"&{zeroed(pl, key, r.param.name)}"
     # A call that takes the payload itself gets its objects unfed: the input goes to it once.
@@ -148,7 +148,7 @@ def _produce(pl: Planner, prod: FunctionDecl, key: str) -> Obj:
     plan = pl.plan(prod, bind={0: src.expr, out.index: f"&{v}"})
     rc = pl.emit(plan, pl.f.setup)
     if rc is not None:
-        ok = success_test(prod.name, prod.return_type, rc, cdecl.is_bool(prod.return_type), False)
+        ok = success_test(prod.name, prod.return_type, rc, ckinds.is_bool(prod.return_type), False)
         pl.f.setup.append(f"if (!({ok})) {pl.f.fail()}")
     pl.f.setup.append(f"{ready} = 1;")
     dtor = pl.idx.destructor(key, prod.name)
@@ -179,7 +179,7 @@ def _construct(pl: Planner, ctor: FunctionDecl, key: str, payload: bool = True) 
         return _construct_out(pl, ctor, key, slot, payload)
     # Not fed: an optional setting such as an encoding name gets its default (NULL), not text.
     bind = {} if payload else {i: "NULL" for i, p in enumerate(ctor.params)
-                               if cdecl.is_string(p.type) and _OPTIONAL_TEXT.search(p.name)}
+                               if ckinds.is_string(p.type) and _OPTIONAL_TEXT.search(p.name)}
     plan = pl.plan(ctor, bind=bind, payload=payload)
     var = pl.emit(plan, pl.f.setup, result=object_name(key))
     pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import cdecl, synth_args
+from agents.offline import ckinds, synth_args
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_code import Frag
 from agents.offline.synth_kinds import Call, build_argument
@@ -52,8 +52,8 @@ class Planner:
         name = self.f.name(base)
         ctype = decl_type(ctype)
         sep = "" if ctype.endswith("*") else " "
-        scalar = cdecl.is_integer(ctype) or cdecl.is_float(ctype) or cdecl.is_enum_like(ctype)
-        if init == "0" and not (scalar or cdecl.is_pointer(ctype) or self.idx.type_key(ctype)):
+        scalar = ckinds.is_integer(ctype) or ckinds.is_float(ctype) or ckinds.is_enum_like(ctype)
+        if init == "0" and not (scalar or ckinds.is_pointer(ctype) or self.idx.type_key(ctype)):
             # A struct returned by value (or an unknown typedef): zero it instead.
             target = self.f.hoist if hoist else self.f.decls
             target += [f"{ctype}{sep}{name};", f"memset(&{name}, 0, sizeof {name});"]
@@ -116,9 +116,9 @@ class Planner:
 
     def length(self, ctype: str, expr: str) -> str:
         """``expr`` (a size_t) cast to a length type, clamped when the type is narrow."""
-        bits = cdecl.integer_bits(ctype)
+        bits = ckinds.integer_bits(ctype)
         if bits < 32:
-            limit = (1 << (bits - (0 if cdecl.is_unsigned(ctype) else 1))) - 1
+            limit = (1 << (bits - (0 if ckinds.is_unsigned(ctype) else 1))) - 1
             expr = f"({expr} > {limit}u ? {limit}u : {expr})"
         return f"({decl_type(ctype)}){expr}"
 
@@ -160,13 +160,13 @@ class Planner:
         rkey = self.idx.type_key(ret)
         stmts: list[str] = []
         var = None
-        if cdecl.is_void(ret):
+        if ckinds.is_void(ret):
             stmts.append(f"{plan.text};")
         else:
             var = self.var(
                 ret,
-                result or ("rc" if not cdecl.is_pointer(ret) else "result"),
-                "NULL" if cdecl.is_pointer(ret) else "0",
+                result or ("rc" if not ckinds.is_pointer(ret) else "result"),
+                "NULL" if ckinds.is_pointer(ret) else "0",
             )
             stmts.append(f"{var} = {plan.text};")
             if owned and rkey:
@@ -180,14 +180,14 @@ class Planner:
             elif owned:
                 free_fn = self.idx.documented_releaser(fn) or self.idx.free_function() or "free"
                 self.f.cleanup.append(f"if ({var} != NULL) {free_fn}({var});")
-            if not cdecl.is_pointer(ret) and not rkey:
+            if not ckinds.is_pointer(ret) and not rkey:
                 stmts.append(f"(void){var};")
         ok = None
         for release, when in plan.consumed:
             if when == "always" or var is None:
                 stmts.append(release)
             else:
-                ok = ok or success_test(fn.name, ret, var, cdecl.is_bool(ret), cdecl.is_pointer(ret))
+                ok = ok or success_test(fn.name, ret, var, ckinds.is_bool(ret), ckinds.is_pointer(ret))
                 stmts.append(f"if ({ok}) {release}")
         stmts.extend(a.replace("{result}", var or "0") for a in plan.after if a)
         if plan.guards:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agents.offline import cdecl
+from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_knowledge import DEFAULT_ENUM, int_choices
 from agents.offline.synth_lengths import is_len_like
@@ -54,8 +54,8 @@ def grouped(s: Scan, i: int, j: int | None) -> None:
     if j is None:  # an output buffer whose size the function takes on trust
         s.put("outbuf", i)
         return
-    by_ptr = cdecl.is_pointer(params[j].type)
-    if cdecl.is_const_target(p.type) or not _out_direction(s.fn, p):
+    by_ptr = ckinds.is_pointer(params[j].type)
+    if ckinds.is_const_target(p.type) or not _out_direction(s.fn, p):
         s.put("bytes", i, pair=j)
         s.put("inlen_ptr" if by_ptr else "len", j, pair=i)
     else:
@@ -67,16 +67,16 @@ Rule = Callable[[Scan, int, "Param | None", "Param | None"], bool]
 
 
 def _callback(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
-    if not cdecl.is_function_pointer(s.fn.params[i].type):
+    if not ckinds.is_function_pointer(s.fn.params[i].type):
         return False
     s.put("callback", i)
-    if nxt and cdecl.strip_const(nxt.type) in ("void *", "const void *"):
+    if nxt and ckinds.strip_const(nxt.type) in ("void *", "const void *"):
         s.put("userdata", i + 1)
     return True
 
 
 def _file(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
-    if not cdecl.is_file(s.fn.params[i].type):
+    if not ckinds.is_file(s.fn.params[i].type):
         return False
     s.put("file", i)
     return True
@@ -85,7 +85,7 @@ def _file(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
 def _named_string(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     """A string named (or placed) as a version, a path, a format or a mode."""
     p = s.fn.params[i]
-    if not cdecl.is_string(p.type):
+    if not ckinds.is_string(p.type):
         return False
     lname = p.name.lower()
     if lname == "version" and s.idx.version_function():
@@ -103,7 +103,7 @@ def _named_string(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> boo
 
 def _strarray(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     t = s.fn.params[i].type
-    if not (cdecl.pointer_depth(t) == 2 and cdecl.base_name(t) == "char" and nxt and is_len_like(nxt)):
+    if not (ckinds.pointer_depth(t) == 2 and ckinds.base_name(t) == "char" and nxt and is_len_like(nxt)):
         return False
     s.pair("strarray", i, "count")
     return True
@@ -113,32 +113,32 @@ def _buffer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     """A byte or character buffer: input, output, scratch room, or memory to release."""
     p = s.fn.params[i]
     t = p.type
-    if not (cdecl.is_pointer(t) and (cdecl.is_bytes(t) or cdecl.is_string(t))):
+    if not (ckinds.is_pointer(t) and (ckinds.is_bytes(t) or ckinds.is_string(t))):
         return False
-    const = cdecl.is_const_target(t)
+    const = ckinds.is_const_target(t)
     if (
         nxt
-        and cdecl.is_pointer(nxt.type)
-        and not cdecl.is_bytes(nxt.type)
-        and cdecl.is_integer(cdecl.pointee(nxt.type))
-        and not (const and cdecl.is_string(t) and re.match(r"z[A-Z]", p.name))
+        and ckinds.is_pointer(nxt.type)
+        and not ckinds.is_bytes(nxt.type)
+        and ckinds.is_integer(ckinds.pointee(nxt.type))
+        and not (const and ckinds.is_string(t) and re.match(r"z[A-Z]", p.name))
     ):
         # A `zName` is NUL-terminated by its name (the pointer after it is a result).
         # buffer + pointer to its length: an output buffer, or an input whose used
         # length comes back (lib_decode(dst, &dst_len, src, &src_len)'s src_len).
         s.pair("bytes" if const else "outbuf", i, "inlen_ptr" if const else "outlen_ptr")
-    elif nxt and is_len_like(nxt) and not cdecl.is_enum_like(nxt.type):
+    elif nxt and is_len_like(nxt) and not ckinds.is_enum_like(nxt.type):
         if const or not _out_direction(s.fn, p):
             s.pair("bytes", i, "len")
         else:
             s.pair("outbuf", i, "outlen")
-        if nxt2 and cdecl.is_integer(nxt2.type) and re.search(r"(nitems|nmemb|count)", nxt2.name):
+        if nxt2 and ckinds.is_integer(nxt2.type) and re.search(r"(nitems|nmemb|count)", nxt2.name):
             s.put("unit", i + 2, pair=i)
     elif not const and _unsized_output(s.fn, p):
         # `unescape(const char *str, int len, char *target)`: the library writes up to
         # about the input's length into it; a short string there overflows.
         s.put("outbuf", i)
-    elif cdecl.is_string(t) or const:
+    elif ckinds.is_string(t) or const:
         s.put("text", i)
     elif s.kind == "destroy" or re.search("free", s.fn.name, re.I):
         s.put("alloc", i)
@@ -148,7 +148,7 @@ def _buffer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
 
 
 def _out_ptr(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
-    if cdecl.pointer_depth(s.fn.params[i].type) < 2:
+    if ckinds.pointer_depth(s.fn.params[i].type) < 2:
         return False
     s.put("out_ptr", i)
     return True
@@ -161,9 +161,9 @@ def _library_type(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> boo
     key = s.idx.type_key(t)
     if not key:
         return False
-    if cdecl.pointer_depth(t) == 1 and cdecl.is_const_target(t) and cdecl.blob_fields(key):
+    if ckinds.pointer_depth(t) == 1 and ckinds.is_const_target(t) and ckinds.blob_fields(key):
         s.put("blob", i, type_key=key)  # `const buf_t *in`: the input, wrapped
-    elif cdecl.is_pointer(t):
+    elif ckinds.is_pointer(t):
         s.put(_object_role(s, i, p, key), i, type_key=key)
     else:
         s.put("handle", i, type_key=key)
@@ -173,15 +173,15 @@ def _library_type(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> boo
 def _plain_pointer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     """A pointer to a plain C type: an array in, room to work in, a value out, or nothing."""
     t = s.fn.params[i].type
-    if not cdecl.is_pointer(t):
+    if not ckinds.is_pointer(t):
         return False
-    inner = cdecl.pointee(t)
-    if cdecl.is_const_target(t) and nxt and is_len_like(nxt):
+    inner = ckinds.pointee(t)
+    if ckinds.is_const_target(t) and nxt and is_len_like(nxt):
         s.pair("array", i, "count")
-    elif _counted(nxt) and (cdecl.is_integer(inner) or cdecl.is_float(inner)):
+    elif _counted(nxt) and (ckinds.is_integer(inner) or ckinds.is_float(inner)):
         # `int *workspace, size_t wscount`: room the library works in, as large as it says.
         s.pair("workspace", i, "count")
-    elif cdecl.is_integer(inner) or cdecl.is_float(inner) or cdecl.is_enum_like(inner):
+    elif ckinds.is_integer(inner) or ckinds.is_float(inner) or ckinds.is_enum_like(inner):
         s.put("out_scalar", i)
     else:
         s.put("null", i)
@@ -192,7 +192,7 @@ def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     """A value: a descriptor, a struct size, an ABI version, or an option read from the input."""
     p = s.fn.params[i]
     t, lname = p.type, p.name.lower()
-    if re.search(r"(^fd$|fildes|descriptor)", lname) and cdecl.is_integer(t):
+    if re.search(r"(^fd$|fildes|descriptor)", lname) and ckinds.is_integer(t):
         s.put("fd", i)
     elif (
         s.kind == "init" and s.first_key and i == len(s.fn.params) - 1 and lname.endswith("size")
@@ -200,20 +200,20 @@ def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
         s.put("struct_size", i, type_key=s.first_key)
     elif (
         re.search(r"^(version|version_?number|api_?version|abi_?version)$", lname)
-        and cdecl.is_integer(t)
+        and ckinds.is_integer(t)
         and s.idx.version_function(s.fn.name, integer=True)
     ):
         # An ABI version the library checks: its own version function gives the right one.
         s.put("version", i)
-    elif cdecl.is_bool(t):
+    elif ckinds.is_bool(t):
         s.put("bool", i, choices=(0, 1))
-    elif cdecl.is_float(t):
+    elif ckinds.is_float(t):
         s.put("float", i)
-    elif cdecl.is_integer(t):
+    elif ckinds.is_integer(t):
         s.put("int", i, choices=int_choices(p.name, s.fn.name))
-    elif cdecl.base_name(t) == "va_list":
+    elif ckinds.base_name(t) == "va_list":
         s.put("unsupported", i)
-    elif cdecl.is_enum_like(t):
+    elif ckinds.is_enum_like(t):
         s.put("enum", i, choices=DEFAULT_ENUM)
     else:  # a struct by value or an unknown typedef: all-zero is valid for any of them
         s.put("zero_value", i)
@@ -240,8 +240,8 @@ def _out_direction(fn: FunctionDecl, p: Param) -> bool:
 def _unsized_output(fn: FunctionDecl, p: Param) -> bool:
     """A non-const buffer with no length, named as a destination, beside an input buffer."""
     named = re.fullmatch(r"(target|dest|dst|out|output|outbuf|result|res)\w{0,4}", p.name, re.I)
-    inputs = [q for q in fn.params if q is not p and cdecl.is_pointer(q.type)
-              and cdecl.is_const_target(q.type) and (cdecl.is_string(q.type) or cdecl.is_bytes(q.type))]
+    inputs = [q for q in fn.params if q is not p and ckinds.is_pointer(q.type)
+              and ckinds.is_const_target(q.type) and (ckinds.is_string(q.type) or ckinds.is_bytes(q.type))]
     return bool(named and inputs)
 
 
@@ -258,13 +258,13 @@ def _object_role(s: Scan, i: int, p: Param, key: str) -> str:
     if "reference" in fn_words:
         # The object keeps a reference, not ownership: a separate item that outlives it.
         return "fresh"
-    if (set(verbs) & CONSUME or transfers_ownership(fn.name)) and not cdecl.is_const_target(p.type):
+    if (set(verbs) & CONSUME or transfers_ownership(fn.name)) and not ckinds.is_const_target(p.type):
         return "consumed"
     if (
         s.first_key is not None  # a producer steps an object; a plain out struct is a report
         and key != s.first_key
-        and not cdecl.is_const_target(p.type)
-        and not cdecl.is_opaque(key)  # the caller cannot hold one to be filled
+        and not ckinds.is_const_target(p.type)
+        and not ckinds.is_opaque(key)  # the caller cannot hold one to be filled
         and set(verbs)
         & {"parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"}
     ):
@@ -278,7 +278,7 @@ def _counted(nxt: Param | None) -> bool:
     """Whether ``nxt`` counts the array before it: named so, or an unnamed ``size_t``."""
     if nxt is None:
         return False
-    return cdecl.is_length(nxt) or (is_len_like(nxt) and cdecl.base_name(nxt.type) == "size_t")
+    return ckinds.is_length(nxt) or (is_len_like(nxt) and ckinds.base_name(nxt.type) == "size_t")
 
 
 def _unnamed_open(s: Scan, i: int) -> str | None:
@@ -287,7 +287,7 @@ def _unnamed_open(s: Scan, i: int) -> str | None:
     name = fn.params[i].name
     if not (set(s.idx.verbs(fn.name)) & {"open", "fopen"}) or (name and not name.startswith("arg")):
         return None
-    texts = [j for j, p in enumerate(fn.params) if cdecl.is_string(p.type)]
+    texts = [j for j, p in enumerate(fn.params) if ckinds.is_string(p.type)]
     if len(texts) == 2:
         return "path" if i == texts[0] else "mode"
     return "path" if texts == [i] else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import cdecl
+from agents.offline import cdecl, ckinds
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_knowledge import StreamFields
 from agents.offline.synth_plan import Obj
@@ -106,7 +106,7 @@ def reader_loop(ctx: Ctx, obj: Obj) -> bool:
     pl, idx = ctx.pl, ctx.idx
     for f in idx.api:
         rs = roles(f, idx)
-        if f.name in pl.avoid or f == ctx.target or not cdecl.is_integer(f.return_type):
+        if f.name in pl.avoid or f == ctx.target or not ckinds.is_integer(f.return_type):
             continue
         if not re.search(r"read", f.name, re.I) or not any(r.kind == "outbuf" for r in rs):
             continue

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from agents.offline.analysis import analyze_function
-from agents.offline.cdecl import blob_fields, parse_prototypes
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.ckinds import blob_fields
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.offline import cdecl, type_table
+from agents.offline import ckinds, type_table
 from agents.offline.cdecl import parse_prototype, parse_prototypes
 from agents.offline.type_table import read_types, using
 from fuzzkit.api import FunctionDecl, Param
@@ -96,7 +96,7 @@ def test_function_pointer_params_keep_their_name_and_signature() -> None:
     decl = parse_prototype("void set_alloc(void *(*malloc_fn)(size_t sz), void (*free_fn)(void *));")
     assert [p.name for p in decl.params] == ["malloc_fn", "free_fn"]
     assert decl.params[0].type == "void * (*)(size_t sz)"
-    assert cdecl.is_function_pointer(decl.params[1].type)
+    assert ckinds.is_function_pointer(decl.params[1].type)
 
 
 def test_variadic_dots_are_dropped() -> None:
@@ -162,16 +162,16 @@ def test_type_helpers_classify_harness_relevant_kinds(ctype: str, expected: set[
     found = {
         name
         for name, check in {
-            "string": cdecl.is_string,
-            "pointer": cdecl.is_pointer,
-            "bytes": cdecl.is_bytes,
-            "struct": cdecl.is_struct_pointer,
-            "file": cdecl.is_file,
-            "integer": cdecl.is_integer,
-            "bool": cdecl.is_bool,
-            "enum": cdecl.is_enum_like,
-            "float": cdecl.is_float,
-            "fnptr": cdecl.is_function_pointer,
+            "string": ckinds.is_string,
+            "pointer": ckinds.is_pointer,
+            "bytes": ckinds.is_bytes,
+            "struct": ckinds.is_struct_pointer,
+            "file": ckinds.is_file,
+            "integer": ckinds.is_integer,
+            "bool": ckinds.is_bool,
+            "enum": ckinds.is_enum_like,
+            "float": ckinds.is_float,
+            "fnptr": ckinds.is_function_pointer,
         }.items()
         if check(ctype)
     }
@@ -180,23 +180,23 @@ def test_type_helpers_classify_harness_relevant_kinds(ctype: str, expected: set[
 
 @pytest.mark.usefixtures("real_types")
 def test_pointee_struct_type_and_const_target() -> None:
-    assert cdecl.pointee("const char *") == "const char"
-    assert cdecl.struct_type("z_streamp") == "z_stream"
-    assert cdecl.struct_type("const cJSON *const") == "cJSON"
-    assert cdecl.struct_type("const char *") is None
-    assert cdecl.is_const_target("const cJSON *const")
-    assert not cdecl.is_const_target("cJSON *")
+    assert ckinds.pointee("const char *") == "const char"
+    assert ckinds.struct_type("z_streamp") == "z_stream"
+    assert ckinds.struct_type("const cJSON *const") == "cJSON"
+    assert ckinds.struct_type("const char *") is None
+    assert ckinds.is_const_target("const cJSON *const")
+    assert not ckinds.is_const_target("cJSON *")
 
 
 @pytest.mark.usefixtures("real_types")
 def test_length_and_out_params() -> None:
-    assert cdecl.is_length(Param("buffer_length", "size_t"))
-    assert cdecl.is_length(Param("len", "uInt"))
-    assert not cdecl.is_length(Param("flush", "int"))
-    assert not cdecl.is_length(Param("recurse", "cJSON_bool"))
-    assert cdecl.is_out_param(Param("destLen", "uLongf *"))
-    assert cdecl.is_out_param(Param("return_parse_end", "const char **"))
-    assert not cdecl.is_out_param(Param("value", "const char *"))
+    assert ckinds.is_length(Param("buffer_length", "size_t"))
+    assert ckinds.is_length(Param("len", "uInt"))
+    assert not ckinds.is_length(Param("flush", "int"))
+    assert not ckinds.is_length(Param("recurse", "cJSON_bool"))
+    assert ckinds.is_out_param(Param("destLen", "uLongf *"))
+    assert ckinds.is_out_param(Param("return_parse_end", "const char **"))
+    assert not ckinds.is_out_param(Param("value", "const char *"))
 
 
 INVENTED_TYPES = """\
@@ -232,9 +232,9 @@ enum acme_mode_e { ACME_FAST = 0, ACME_SLOW = 1 };
 def test_library_typedefs_are_known_only_from_the_types_section(
     ctype: str, unknown: set[str], known: set[str]
 ) -> None:
-    checks = {"pointer": cdecl.is_pointer, "bytes": cdecl.is_bytes, "struct": cdecl.is_struct_pointer,
-              "integer": cdecl.is_integer, "bool": cdecl.is_bool, "enum": cdecl.is_enum_like,
-              "fnptr": cdecl.is_function_pointer}
+    checks = {"pointer": ckinds.is_pointer, "bytes": ckinds.is_bytes, "struct": ckinds.is_struct_pointer,
+              "integer": ckinds.is_integer, "bool": ckinds.is_bool, "enum": ckinds.is_enum_like,
+              "fnptr": ckinds.is_function_pointer}
     assert {n for n, c in checks.items() if c(ctype)} == unknown
     with using(read_types(INVENTED_TYPES)):
         assert {n for n, c in checks.items() if c(ctype)} == known
@@ -242,8 +242,8 @@ def test_library_typedefs_are_known_only_from_the_types_section(
 
 def test_pointer_typedefs_expand_but_handle_typedefs_stay() -> None:
     with using(read_types(INVENTED_TYPES)):
-        assert cdecl.resolve("acme_ctx_p") == "acme_ctx *"
-        assert cdecl.struct_type("acme_ctx_p") == "acme_ctx"
-        assert cdecl.resolve("acme_file") == "acme_file"
-        assert cdecl.is_length(Param("len", "acme_ssize"))
-    assert cdecl.resolve("acme_ctx_p") == "acme_ctx_p"
+        assert ckinds.resolve("acme_ctx_p") == "acme_ctx *"
+        assert ckinds.struct_type("acme_ctx_p") == "acme_ctx"
+        assert ckinds.resolve("acme_file") == "acme_file"
+        assert ckinds.is_length(Param("len", "acme_ssize"))
+    assert ckinds.resolve("acme_ctx_p") == "acme_ctx_p"

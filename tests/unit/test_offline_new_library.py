@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from agents.offline import ckinds
 from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.fixer import fix_harness
@@ -331,7 +332,6 @@ void acme_gctx_free(acme_gctx *g);
 
 
 def test_a_pointer_typedef_alias_chain_resolves_and_its_result_is_freed() -> None:
-    from agents.offline import cdecl
     from agents.offline.type_table import read_types, using
 
     api = parse_prototypes("""
@@ -344,7 +344,7 @@ void acme_free_doc(acme_node_doc_p cur);
              "struct _acme_doc { int type; };\n```\n")
     target = api[0]
     with using(read_types(types)):
-        assert cdecl.resolve("acme_doc_p") == "acme_doc *"
+        assert ckinds.resolve("acme_doc_p") == "acme_doc *"
         analysis = analyze_function(target, api)
         code = write_harness(target, api, ["acme.h"], analysis.archetype,
                              default_skeleton(analysis.archetype)).code
