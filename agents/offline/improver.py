@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from agents.offline import ckinds
 from agents.offline.analysis import with_target
 from agents.offline.fixer_edit import add_include
-from agents.offline.improver_blocks import one_block
+from agents.offline.improver_blocks import one_block, written_by_target
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_blocks import (
     OPT_CURSOR,
@@ -62,11 +62,12 @@ def improve_harness(
         return Improvement(code)
     at = _insertion_point(code, entry.end(), target.name)
     scope = _scope(code, entry.end(), at, idx)
+    guards = written_by_target(code[entry.end():at], target, scope)
     called = set(re.findall(r"\b(\w+)\s*\(", code))
     pool = [n for n in dict.fromkeys(uncovered) if n in idx.by_name and n not in called]
-    blocks = _blocks(idx, code, scope, [n for n in pool if n not in avoid], set(avoid), max_new_calls)
+    blocks = _blocks(idx, code, scope, [n for n in pool if n not in avoid], set(avoid), max_new_calls, guards)
     if not blocks:
-        blocks = _blocks(idx, code, scope, pool, set(), max_new_calls)
+        blocks = _blocks(idx, code, scope, pool, set(), max_new_calls, guards)
     if not blocks:
         return Improvement(code)
     return _insert(code, entry, at, blocks)
@@ -216,7 +217,8 @@ def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
 
 
 def _blocks(
-    idx: ApiIndex, code: str, scope: list[Obj], names: list[str], avoid: set[str], limit: int
+    idx: ApiIndex, code: str, scope: list[Obj], names: list[str], avoid: set[str], limit: int,
+    guards: dict[str, str],
 ) -> list[tuple[Block, str]]:
     taken = identifiers(code)
     keys = {o.type_key for o in scope}
@@ -233,7 +235,7 @@ def _blocks(
         number = len(re.findall(r"\blf_skip_\d+\b", code)) + len(out) + 1
         while f"lf_skip_{number}" in taken:
             number += 1
-        made = one_block(idx, fn, scope, avoid, taken, number)
+        made = one_block(idx, fn, scope, avoid, taken, number, guards)
         if made is None:
             continue
         block, direction = made

@@ -8,17 +8,20 @@ object of its own (a stream run over the payload, a parser stepped to the end, a
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import cast
 
+from agents.offline import ckinds
+from agents.offline.cdecl import split_top
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arche import DRIVE_FIRST, open_first
 from agents.offline.synth_blocks import Block, block_planner, call_block, finish_block
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import loop, pipe_lines, step_lines
 from agents.offline.synth_init import initialize
-from agents.offline.synth_knowledge import StreamFields, stream_fields
+from agents.offline.synth_knowledge import StreamFields, stream_fields, success_test
 from agents.offline.synth_objects import obtain, producer
 from agents.offline.synth_plan import Obj, Unsupported
 from agents.offline.synth_roles import roles
@@ -28,14 +31,20 @@ from fuzzkit.api import FunctionDecl
 
 
 def one_block(
-    idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[str], taken: set[str], number: int
+    idx: ApiIndex, fn: FunctionDecl, scope: list[Obj], avoid: set[str], taken: set[str], number: int,
+    guards: Mapping[str, str] | None = None,
 ) -> tuple[Block, str] | None:
-    """A block reaching ``fn`` and its direction in plain English (None if none fits)."""
+    """A block reaching ``fn`` and its direction in plain English (None if none fits).
+
+    ``guards`` maps a held object's variable to the condition under which it may be used (the
+    target's success, for an object the target writes into).
+    """
     first = idx.first_object(fn)
     held = [o for o in scope if o.type_key == first and reusable(idx, o, fn)]
     if held:
         obj = held[0]
-        block = call_block(idx, fn, scope, avoid, taken, number, f"LF improve: call {fn.name} on {obj.var}")
+        block = call_block(idx, fn, scope, avoid, taken, number, f"LF improve: call {fn.name} on {obj.var}",
+                           guard=(guards or {}).get(obj.var))
         return (block, f"call {fn.name} on {obj.var} ({obj.type_key})") if block else None
     if idx.kind(fn) == "destroy":
         return None  # every block already releases what it makes
@@ -54,6 +63,28 @@ def one_block(
     pl.f.call.extend(ctx.use)
     block = finish_block(fn, pl.f, [], f"LF improve: {what}")
     return block, what
+
+
+def written_by_target(body: str, target: FunctionDecl, scope: list[Obj]) -> dict[str, str]:
+    """The target's success test for each held object the target call writes into.
+
+    An object passed to the target through a non-const pointer (match data, an output
+    context) holds what the target put there only when the target succeeded: a later call
+    reading it runs under that test, never on a half-filled object.
+    """
+    call = re.search(rf"^\s*(\w+)\s*=\s*(?:\([^()]*\)\s*)?{re.escape(target.name)}\s*\(", body, re.M)
+    if call is None or ckinds.is_void(target.return_type):
+        return {}
+    depth, end = 1, call.end()
+    while end < len(body) and depth:
+        depth += {"(": 1, ")": -1}.get(body[end], 0)
+        end += 1
+    args = [a.strip() for a in split_top(body[call.end():end - 1])]
+    test = success_test(target.name, target.return_type, call.group(1),
+                        ckinds.is_bool(target.return_type), ckinds.is_pointer(target.return_type))
+    written = {arg for arg, p in zip(args, target.params, strict=False)
+               if ckinds.is_pointer(p.type) and not ckinds.is_const_target(p.type)}
+    return {o.var: test for o in scope if o.expr in written}
 
 
 def reusable(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:

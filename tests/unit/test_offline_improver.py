@@ -236,3 +236,49 @@ def test_a_block_needing_an_object_without_a_known_releaser_is_not_added() -> No
     assert "kv_new_ref" not in code  # the first draft's follow-up calls follow the same rule
     imp = improve_harness(code, target, kv, ["kv_is_id"])
     assert imp.added_calls == [] and imp.code == code
+
+
+GUARD_API = parse_prototypes("""
+acme_code *acme_compile(const char *pattern, size_t len, int *err);
+acme_match *acme_match_new(acme_code *code);
+int acme_exec(const acme_code *code, const char *subject, size_t len, acme_match *md);
+int acme_copy_named(acme_match *md, const char *name, char *out, size_t *outlen);
+int acme_code_info(const acme_code *code, int what);
+void acme_match_free(acme_match *md);
+void acme_code_free(acme_code *code);
+""")
+
+GUARD_HARNESS = """#include <stdint.h>
+#include <stddef.h>
+#include "acme.h"
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  acme_code *code = NULL;
+  acme_match *md = NULL;
+  int err = 0;
+  int result = 0;
+  code = acme_compile("a+", 2, &err);
+  if (code == NULL) goto lf_cleanup;
+  md = acme_match_new(code);
+  if (md == NULL) goto lf_cleanup;
+  /* @LF:CALL */
+  result = acme_exec(code, (const char *)data, size, md);
+  (void)result;
+  /* @LF:USE */
+  /* @LF:CLEANUP */
+  lf_cleanup: ;
+  if (md != NULL) acme_match_free(md);
+  if (code != NULL) acme_code_free(code);
+  return 0;
+}
+"""
+
+
+def test_a_call_on_what_the_target_wrote_runs_only_when_the_target_succeeded() -> None:
+    target = next(f for f in GUARD_API if f.name == "acme_exec")
+    out = improve_harness(GUARD_HARNESS, target, GUARD_API, ["acme_copy_named", "acme_code_info"]).code
+    copy = out[out.index("call acme_copy_named"):]
+    info = out[out.index("call acme_code_info"):]
+    # md went in through a non-const pointer: read it only after a successful match.
+    assert re.search(r"if \(md != NULL && result >= 0\) \{", copy.split("\n")[1])
+    # code was only read by the target: its block needs no such test.
+    assert "result" not in info.split("\n")[1]
