@@ -62,6 +62,9 @@ if [ ${#need_apt[@]} -gt 0 ] || [ "$src_changed" = 1 ]; then
   fi
 fi
 
+# pgvector lets the PostgreSQL experience bank search in SQL; best effort, one line, never fatal.
+[ "$DEV" = 1 ] && { bash scripts/pgvector.sh || true; }
+
 PY=${PYTHON:-python3}
 "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "Python >= 3.11 is required ($PY is older)"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv || die "could not create .venv (install python3-venv)"
