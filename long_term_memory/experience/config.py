@@ -60,6 +60,8 @@ class IndexConfig(_Section):
 
     exact_max_items: int = Field(default=20000, ge=0)
     rerank: int = Field(default=128, ge=16, le=100000)
+    # A PostgreSQL bank is ranked by the server when it has the pgvector extension.
+    pgvector: bool = True
 
 
 class DedupeConfig(_Section):
