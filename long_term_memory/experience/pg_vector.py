@@ -117,11 +117,11 @@ class SqlIndex:
         if k <= 0:
             return []
         view, text = self.view, literal(np.asarray(query).reshape(self.dim))
-        found = view.conn.execute(
-            "SELECT item_id, 1 - (embedding <=> %s::vector) FROM lf_items WHERE bank = %s AND seq <= %s "
-            "AND embedding IS NOT NULL ORDER BY embedding <=> %s::vector, seq LIMIT %s",
-            (text, view.bank, view.last_seq, text, k)).fetchall()
-        return [(view.row_of[item_id], float(score)) for item_id, score in found]
+        found = view.conn.execute(  # the distance is computed once per row: ordered by its alias
+            "SELECT item_id, embedding <=> %s::vector AS distance FROM lf_items WHERE bank = %s "
+            "AND seq <= %s AND embedding IS NOT NULL ORDER BY distance, seq LIMIT %s",
+            (text, view.bank, view.last_seq, k)).fetchall()
+        return [(view.row_of[item_id], 1.0 - float(distance)) for item_id, distance in found]
 
     def vectors(self) -> np.ndarray:
         """The stored vectors of the view's rows, in row order (read from the BYTEA column)."""
