@@ -156,6 +156,14 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def print_tables(rows: list[dict[str, Any]], bank: dict[str, Any] | None, args: argparse.Namespace) -> None:
+    if rows:
+        print_executors(rows, args)
+    if bank:
+        print_bank(bank, args)
+
+
+def print_executors(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    """One row per executor and worker count."""
     work = args.runs * (args.build_seconds + args.fuzz_seconds)
     print(f"{args.targets} simulated targets, each {args.runs} x ({args.build_seconds:g} s build + "
           f"{args.fuzz_seconds:g} s fuzz) = {work:g} s of work\n")
@@ -168,8 +176,6 @@ def print_tables(rows: list[dict[str, Any]], bank: dict[str, Any] | None, args: 
         print(f"| {r['executor']} | {r['workers']} | {r['startup']:.1f} | {r['makespan']:.1f} | "
               f"{r['per_hour']:.0f} | {linear} | {r['overhead']:.3f} | {r['overhead_pct']:.2f}% | "
               f"{r['steps']} | {r['hours_1000']:.2f} |")
-    if bank:
-        print_bank(bank, args)
 
 
 def print_bank(bank: dict[str, Any], args: argparse.Namespace) -> None:
@@ -225,13 +231,13 @@ def main() -> None:
     p.add_argument("--fuzz-seconds", type=float, default=5.0)
     p.add_argument("--runs", type=int, default=2, help="build + fuzz runs per target (1 + iterations)")
     p.add_argument("--workers", default="1,2,4")
-    p.add_argument("--executors", default="local,ray")
+    p.add_argument("--executors", default="local,ray", help='"" measures the bank only')
     p.add_argument("--store", default="", help="PostgreSQL URL for the bank part (default: a throwaway one)")
     p.add_argument("--bank-writes", type=int, default=100, help="records per writer (0: skip the bank part)")
     args = p.parse_args()
     rows = []
     with TemporaryDirectory(prefix="lf-scale-") as tmp:
-        for kind in args.executors.split(","):
+        for kind in filter(None, args.executors.split(",")):
             for workers in (int(w) for w in args.workers.split(",")):
                 rows.append(measure(kind, workers, args, Path(tmp)))
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
