@@ -96,6 +96,8 @@ class PgView:
                 return
             backfill(self.conn, self.bank, self.dim)
         self.take(rows)
+        if isinstance(self.index, SqlIndex) and self.conn.info.transaction_status.name == "IDLE":
+            self.index.check_size()
 
     def load(self, full: bool = False) -> None:
         """Read every item again."""

@@ -12,6 +12,7 @@ count, threshold, exclusions, ranking) is the same code on both paths.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -94,14 +95,43 @@ def backfill(conn: Any, bank: str, dim: int) -> int:
 
 
 class SqlIndex:
-    """The :class:`ItemIndex` surface over ``lf_items.embedding``, limited to the rows a view has seen."""
+    """The :class:`ItemIndex` surface over ``lf_items.embedding``, limited to the rows a view has seen.
 
-    mode = MODE
+    Up to ``index.exact_max_items`` rows the server scans them all (exact, like the local
+    index); above it, like the local index, search turns approximate: an HNSW index of the
+    bank's rows (partial, on ``embedding`` cast to the bank's dimension), made by a writer.
+    """
 
     def __init__(self, view: Any) -> None:
         """Search for ``view`` (a ``PgView``: its connection, bank, rows and last ``seq``)."""
         self.view = view
         self.dim = view.dim
+        self.approximate = False
+
+    @property
+    def mode(self) -> str:
+        """``pgvector``, or ``pgvector hnsw`` once the bank outgrew exact search."""
+        return f"{MODE} hnsw" if self.approximate else MODE
+
+    def check_size(self) -> None:
+        """Past ``index.exact_max_items`` rows, search through the bank's HNSW index (a writer makes it).
+
+        Call it outside a transaction: building the index holds writes to ``lf_items`` back.
+        """
+        from psycopg import sql
+
+        view = self.view
+        if self.approximate or self.size <= view.config.index.exact_max_items:
+            return
+        name = "lf_items_hnsw_" + hashlib.sha256(view.bank.encode()).hexdigest()[:16]
+        if view.writer and not view.conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0]:
+            with view.conn.transaction():
+                view.conn.execute(_SCHEMA_LOCK)
+                view.conn.execute(sql.SQL(
+                    "CREATE INDEX IF NOT EXISTS {} ON lf_items USING hnsw ((embedding::vector({})) "
+                    "vector_cosine_ops) WHERE bank = {}").format(sql.Identifier(name), self.dim,
+                                                                  sql.Literal(view.bank)))
+        self.approximate = bool(view.conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0])
 
     @property
     def size(self) -> int:
@@ -117,10 +147,26 @@ class SqlIndex:
         if k <= 0:
             return []
         view, text = self.view, literal(np.asarray(query).reshape(self.dim))
+        if self.approximate:
+            return self._approximate(text, k)
         found = view.conn.execute(  # the distance is computed once per row: ordered by its alias
             "SELECT item_id, embedding <=> %s::vector AS distance FROM lf_items WHERE bank = %s "
             "AND seq <= %s AND embedding IS NOT NULL ORDER BY distance, seq LIMIT %s",
             (text, view.bank, view.last_seq, k)).fetchall()
+        return [(view.row_of[item_id], 1.0 - float(distance)) for item_id, distance in found]
+
+    def _approximate(self, text: str, k: int) -> list[tuple[int, float]]:
+        from psycopg import sql
+
+        view, cast = self.view, sql.SQL("::vector({})").format(self.dim)
+        with view.conn.transaction():  # iterative scans: the seq filter never leaves fewer than k
+            view.conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(max(40, min(k, 1000))))
+            view.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            found = view.conn.execute(sql.SQL(
+                "SELECT item_id, embedding{cast} <=> %s{cast} AS distance FROM lf_items "
+                "WHERE bank = {bank} AND seq <= %s ORDER BY distance LIMIT %s").format(
+                    cast=cast, bank=sql.Literal(view.bank)), (text, view.last_seq, k)).fetchall()
+        found.sort(key=lambda r: r[1])  # relaxed order: nearly sorted
         return [(view.row_of[item_id], 1.0 - float(distance)) for item_id, distance in found]
 
     def vectors(self) -> np.ndarray:

@@ -191,3 +191,28 @@ def test_concurrent_writers_with_pgvector(vector_url: str, tmp_path: Path) -> No
     assert items == (workers * writes * 2 + 1,) * 3
     assert stats == (workers * writes,) * 3
     _embedding_is_the_row(vector_url)
+
+
+def test_past_exact_max_items_the_server_uses_hnsw(vector_url: str) -> None:
+    _write(vector_url, _records(160), pgvector=True)
+    small = _config(vector_url).with_overrides(index__exact_max_items=100)
+    with open_bank(small, embedder=TopicEmbedder()) as writer:  # type: ignore[arg-type]
+        assert writer.view.index is not None and writer.view.index.mode == "pgvector hnsw"
+    rng, found, wanted = random.Random(5), 0, 0
+    with (open_bank(_config(vector_url, False), embedder=TopicEmbedder(), read_only=True) as exact,  # type: ignore[arg-type]
+          open_bank(small, embedder=TopicEmbedder(), read_only=True) as server):  # type: ignore[arg-type]
+        assert server.view.index is not None and server.view.index.mode == "pgvector hnsw"
+        for n in range(40):
+            query = " ".join(rng.sample(VOCABULARY, 1 + n % 3))
+            exclude = f"t{n % 30}"
+            a = exact.search(query, exclude_task_id=exclude, k=10, threshold=-1.0)
+            b = server.search(query, exclude_task_id=exclude, k=10, threshold=-1.0)
+            assert len(b) == 10 and all(m.task_id != exclude for m in b)
+            assert [m.score for m in b] == sorted((m.score for m in b), reverse=True)
+            scores = {m.item_id: m.score for m in a}
+            for m in b:
+                if m.item_id in scores:
+                    assert abs(scores[m.item_id] - m.score) < 1e-5
+            found += len(scores.keys() & {m.item_id for m in b})
+            wanted += len(a)
+    assert found / wanted >= 0.95  # recall of the approximate index against the exact top 10
