@@ -5,7 +5,8 @@ dimension: banks of different models share the table) is a copy of it that write
 the same transaction as the row. Rows written without it (by a worker that searches locally,
 or by a bank made before the extension was there) are filled from their BYTEA by the next
 writer that takes them in: nothing is encoded again. Search orders the rows the view has seen
-by cosine distance (``<=>``) in SQL, exactly, and hands back the same ``(row, score)`` pairs
+by cosine distance (``<=>``) in SQL (exactly, or through an HNSW index past
+``index.exact_max_items`` rows, see :class:`SqlIndex`) and hands back the same ``(row, score)`` pairs
 as :class:`~long_term_memory.experience.index.ItemIndex`, so everything above it (candidate
 count, threshold, exclusions, ranking) is the same code on both paths.
 """
@@ -116,22 +117,38 @@ class SqlIndex:
     def check_size(self) -> None:
         """Past ``index.exact_max_items`` rows, search through the bank's HNSW index (a writer makes it).
 
-        Call it outside a transaction: building the index holds writes to ``lf_items`` back.
+        Call it outside a transaction: the index is built ``CONCURRENTLY`` (writes go on), by
+        one writer at a time (the others look again at their next sync).
         """
-        from psycopg import sql
-
         view = self.view
         if self.approximate or self.size <= view.config.index.exact_max_items:
             return
         name = "lf_items_hnsw_" + hashlib.sha256(view.bank.encode()).hexdigest()[:16]
-        if view.writer and not view.conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0]:
-            with view.conn.transaction():
-                view.conn.execute(_SCHEMA_LOCK)
-                view.conn.execute(sql.SQL(
-                    "CREATE INDEX IF NOT EXISTS {} ON lf_items USING hnsw ((embedding::vector({})) "
-                    "vector_cosine_ops) WHERE bank = {}").format(sql.Identifier(name), self.dim,
-                                                                  sql.Literal(view.bank)))
-        self.approximate = bool(view.conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0])
+        if view.writer and not self._valid(name):
+            self._build(name)
+        self.approximate = self._valid(name)
+
+    def _valid(self, name: str) -> bool:
+        row = self.view.conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)",
+                                     (name,)).fetchone()
+        return bool(row and row[0])
+
+    def _build(self, name: str) -> None:
+        from psycopg import sql
+
+        conn, lock = self.view.conn, f"logicfuzz-hnsw:{self.view.bank}"
+        if not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (lock,)).fetchone()[0]:
+            return
+        try:  # an interrupted build leaves an invalid index behind: built again
+            if self._valid(name):  # another writer finished it meanwhile
+                return
+            conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+            conn.execute(sql.SQL(
+                "CREATE INDEX CONCURRENTLY {} ON lf_items USING hnsw ((embedding::vector({})) "
+                "vector_cosine_ops) WHERE bank = {}").format(sql.Identifier(name), self.dim,
+                                                              sql.Literal(self.view.bank)))
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (lock,))
 
     @property
     def size(self) -> int:
