@@ -14,7 +14,7 @@ say() { echo "setup: $*"; }
 
 APT_PKGS=(clang llvm libclang-rt-14-dev dpkg-dev python3-venv python3-pip cmake autoconf automake libtool bubblewrap)
 # The report's browser test renders in headless Chromium.
-[ "$DEV" = 1 ] && APT_PKGS+=(chromium postgresql-15)  # postgresql: the shared-store tests
+[ "$DEV" = 1 ] && APT_PKGS+=(chromium postgresql-15 postgresql-server-dev-15)  # the shared-store tests (+ pgvector build)
 
 need_apt=()
 for p in "${APT_PKGS[@]}"; do
