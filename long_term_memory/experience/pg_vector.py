@@ -6,7 +6,7 @@ the same transaction as the row. Rows written without it (by a worker that searc
 or by a bank made before the extension was there) are filled from their BYTEA by the next
 writer that takes them in: nothing is encoded again. Search orders the rows the view has seen
 by cosine distance (``<=>``) in SQL (exactly, or through an HNSW index past
-``index.exact_max_items`` rows, see :class:`SqlIndex`) and hands back the same ``(row, score)`` pairs
+``index.pgvector_exact_max_items`` rows, see :class:`SqlIndex`) and hands back the same ``(row, score)`` pairs
 as :class:`~long_term_memory.experience.index.ItemIndex`, so everything above it (candidate
 count, threshold, exclusions, ranking) is the same code on both paths.
 """
@@ -98,8 +98,8 @@ def backfill(conn: Any, bank: str, dim: int) -> int:
 class SqlIndex:
     """The :class:`ItemIndex` surface over ``lf_items.embedding``, limited to the rows a view has seen.
 
-    Up to ``index.exact_max_items`` rows the server scans them all (exact, like the local
-    index); above it, like the local index, search turns approximate: an HNSW index of the
+    Up to ``index.pgvector_exact_max_items`` rows the server scans them all (exact, like the
+    local index; about 2 us a row); above it search turns approximate: an HNSW index of the
     bank's rows (partial, on ``embedding`` cast to the bank's dimension), made by a writer.
     """
 
@@ -115,13 +115,13 @@ class SqlIndex:
         return f"{MODE} hnsw" if self.approximate else MODE
 
     def check_size(self) -> None:
-        """Past ``index.exact_max_items`` rows, search through the bank's HNSW index (a writer makes it).
+        """Past ``index.pgvector_exact_max_items`` rows, search through the bank's HNSW index.
 
-        Call it outside a transaction: the index is built ``CONCURRENTLY`` (writes go on), by
-        one writer at a time (the others look again at their next sync).
+        A writer makes it, outside a transaction: ``CONCURRENTLY`` (writes go on), one writer
+        at a time (the others look again at their next sync).
         """
         view = self.view
-        if self.approximate or self.size <= view.config.index.exact_max_items:
+        if self.approximate or self.size <= view.config.index.pgvector_exact_max_items:
             return
         name = "lf_items_hnsw_" + hashlib.sha256(view.bank.encode()).hexdigest()[:16]
         if view.writer and not self._valid(name):

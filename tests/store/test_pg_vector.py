@@ -193,9 +193,9 @@ def test_concurrent_writers_with_pgvector(vector_url: str, tmp_path: Path) -> No
     _embedding_is_the_row(vector_url)
 
 
-def test_past_exact_max_items_the_server_uses_hnsw(vector_url: str) -> None:
+def test_past_its_exact_max_items_the_server_uses_hnsw(vector_url: str) -> None:
     _write(vector_url, _records(160), pgvector=True)
-    small = _config(vector_url).with_overrides(index__exact_max_items=100)
+    small = _config(vector_url).with_overrides(index__pgvector_exact_max_items=100)
     with open_bank(small, embedder=TopicEmbedder()) as writer:  # type: ignore[arg-type]
         assert writer.view.index is not None and writer.view.index.mode == "pgvector hnsw"
     rng, found, wanted = random.Random(5), 0, 0
