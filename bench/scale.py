@@ -20,6 +20,8 @@ target per worker (``startup``: processes, imports, Ray's start), then the timed
 The bank part starts 4 processes that each write ``--bank-writes`` records (2 items each) and
 search after each write, on one PostgreSQL bank (``--store``, else a throwaway PostgreSQL 15
 from Debian's binaries), with the model-free ``hashing-256`` embedder: it measures storage.
+When the server has pgvector, it runs twice on fresh databases, once searching with the local
+index and once ranked by the server, and prints both side by side.
 """
 
 from __future__ import annotations
@@ -106,9 +108,11 @@ BANK_WORKER = r"""
 import json, random, sys, time
 from long_term_memory.experience import ExperienceConfig, HashingEmbedder, MemoryItem, MemoryRecord
 from long_term_memory.experience.stores import open_bank
-url, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-cfg = ExperienceConfig.load().with_overrides(embedding__model="hashing-256", bank__store=url)
+url, worker, count, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+cfg = ExperienceConfig.load().with_overrides(embedding__model="hashing-256", bank__store=url,
+                                             index__pgvector=path == "pgvector")
 bank = open_bank(cfg, embedder=HashingEmbedder(256))
+assert (bank.view.index is not None and bank.view.index.mode == "pgvector") == (path == "pgvector")
 rng = random.Random(worker)
 words = lambda n: " ".join(f"w{rng.getrandbits(40):x}" for _ in range(n))
 writes, searches = [], []
@@ -127,9 +131,12 @@ print(json.dumps({"writes": writes, "searches": searches}))
 """
 
 
-def bank_latency(url: str, writes: int, writers: int = 4) -> dict[str, Any]:
-    """Write and search latencies (s) of ``writers`` processes sharing one PostgreSQL bank."""
-    procs = [subprocess.Popen([sys.executable, "-c", BANK_WORKER, url, str(w), str(writes)], cwd=ROOT,
+def bank_latency(url: str, writes: int, path: str = "local", writers: int = 4) -> dict[str, Any]:
+    """Write and search latencies (s) of ``writers`` processes sharing one PostgreSQL bank.
+
+    ``path``: ``local`` (each process's index) or ``pgvector`` (the server ranks).
+    """
+    procs = [subprocess.Popen([sys.executable, "-c", BANK_WORKER, url, str(w), str(writes), path], cwd=ROOT,
                               env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for w in range(writers)]
     found: dict[str, list[float]] = {"writes": [], "searches": []}
@@ -149,6 +156,14 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def print_tables(rows: list[dict[str, Any]], bank: dict[str, Any] | None, args: argparse.Namespace) -> None:
+    if rows:
+        print_executors(rows, args)
+    if bank:
+        print_bank(bank, args)
+
+
+def print_executors(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    """One row per executor and worker count."""
     work = args.runs * (args.build_seconds + args.fuzz_seconds)
     print(f"{args.targets} simulated targets, each {args.runs} x ({args.build_seconds:g} s build + "
           f"{args.fuzz_seconds:g} s fuzz) = {work:g} s of work\n")
@@ -161,21 +176,27 @@ def print_tables(rows: list[dict[str, Any]], bank: dict[str, Any] | None, args: 
         print(f"| {r['executor']} | {r['workers']} | {r['startup']:.1f} | {r['makespan']:.1f} | "
               f"{r['per_hour']:.0f} | {linear} | {r['overhead']:.3f} | {r['overhead_pct']:.2f}% | "
               f"{r['steps']} | {r['hours_1000']:.2f} |")
-    if bank:
-        print(f"\nexperience bank in PostgreSQL, 4 writers x {args.bank_writes} records (2 items each), "
-              "a search after each write:\n")
-        print("| operation | n | p50 ms | p95 ms | max ms |\n|---|---|---|---|---|")
-        for op, p in bank.items():
-            name = {"writes": "write", "searches": "search"}[op]
-            print(f"| {name} | {p['n']} | {1000 * p['p50']:.1f} | {1000 * p['p95']:.1f} | "
-                  f"{1000 * p['max']:.1f} |")
+
+
+def print_bank(bank: dict[str, Any], args: argparse.Namespace) -> None:
+    """One row per operation; one p50/p95/max group per search path (local index, pgvector)."""
+    print(f"\nexperience bank in PostgreSQL, 4 writers x {args.bank_writes} records (2 items each), "
+          "a search after each write:\n")
+    paths = list(bank)
+    print("| operation | n | " + " | ".join(f"{p}: p50 ms | p95 ms | max ms" for p in paths) + " |")
+    print("|---|---|" + "---|---|---|" * len(paths))
+    for op, name in (("writes", "write"), ("searches", "search")):
+        cells = " | ".join(f"{1000 * bank[p][op]['p50']:.1f} | {1000 * bank[p][op]['p95']:.1f} | "
+                           f"{1000 * bank[p][op]['max']:.1f}" for p in paths)
+        print(f"| {name} | {bank[paths[0]][op]['n']} | {cells} |")
 
 
 def _bank(args: argparse.Namespace) -> dict[str, Any] | None:
     if args.bank_writes <= 0:
         return None
-    if args.store:
-        return bank_latency(args.store, args.bank_writes)
+    if args.store:  # one bank in the given database: the path its server offers
+        path = "pgvector" if _has_pgvector(args.store) else "local"
+        return {path: bank_latency(args.store, args.bank_writes, path)}
     from tests.pg_server import PgServer, missing
 
     why = missing()
@@ -184,9 +205,23 @@ def _bank(args: argparse.Namespace) -> dict[str, Any] | None:
         return None
     server = PgServer()
     try:
-        return bank_latency(server.database("scale_bench"), args.bank_writes)
+        out = {"local index": bank_latency(server.database("scale_bench"), args.bank_writes)}
+        url = server.database("scale_bench_pgvector")
+        if _has_pgvector(url):
+            out["pgvector"] = bank_latency(url, args.bank_writes, "pgvector")
+        else:
+            print("pgvector search skipped: the server has no vector extension (scripts/pgvector.sh)",
+                  file=sys.stderr)
+        return out
     finally:
         server.stop()
+
+
+def _has_pgvector(url: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        return bool(db.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone())
 
 
 def main() -> None:
@@ -196,13 +231,13 @@ def main() -> None:
     p.add_argument("--fuzz-seconds", type=float, default=5.0)
     p.add_argument("--runs", type=int, default=2, help="build + fuzz runs per target (1 + iterations)")
     p.add_argument("--workers", default="1,2,4")
-    p.add_argument("--executors", default="local,ray")
+    p.add_argument("--executors", default="local,ray", help='"" measures the bank only')
     p.add_argument("--store", default="", help="PostgreSQL URL for the bank part (default: a throwaway one)")
     p.add_argument("--bank-writes", type=int, default=100, help="records per writer (0: skip the bank part)")
     args = p.parse_args()
     rows = []
     with TemporaryDirectory(prefix="lf-scale-") as tmp:
-        for kind in args.executors.split(","):
+        for kind in filter(None, args.executors.split(",")):
             for workers in (int(w) for w in args.workers.split(",")):
                 rows.append(measure(kind, workers, args, Path(tmp)))
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)

@@ -14,7 +14,7 @@ say() { echo "setup: $*"; }
 
 APT_PKGS=(clang llvm libclang-rt-14-dev dpkg-dev python3-venv python3-pip cmake autoconf automake libtool bubblewrap)
 # The report's browser test renders in headless Chromium.
-[ "$DEV" = 1 ] && APT_PKGS+=(chromium postgresql-15)  # postgresql: the shared-store tests
+[ "$DEV" = 1 ] && APT_PKGS+=(chromium postgresql-15 postgresql-server-dev-15)  # the shared-store tests (+ pgvector build)
 
 need_apt=()
 for p in "${APT_PKGS[@]}"; do
@@ -61,6 +61,9 @@ if [ ${#need_apt[@]} -gt 0 ] || [ "$src_changed" = 1 ]; then
       || die "apt-get install ${need_apt[*]} failed"
   fi
 fi
+
+# pgvector lets the PostgreSQL experience bank search in SQL; best effort, one line, never fatal.
+[ "$DEV" = 1 ] && { bash scripts/pgvector.sh || true; }
 
 PY=${PYTHON:-python3}
 "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "Python >= 3.11 is required ($PY is older)"

@@ -60,6 +60,10 @@ class IndexConfig(_Section):
 
     exact_max_items: int = Field(default=20000, ge=0)
     rerank: int = Field(default=128, ge=16, le=100000)
+    # A PostgreSQL bank is ranked by the server when it has the pgvector extension: an exact
+    # scan up to pgvector_exact_max_items items (about 2 us a row), then an HNSW index.
+    pgvector: bool = True
+    pgvector_exact_max_items: int = Field(default=2000, ge=0)
 
 
 class DedupeConfig(_Section):

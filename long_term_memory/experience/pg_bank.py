@@ -2,7 +2,9 @@
 
 The rows (``pg_lifecycle``) are the truth. Each process keeps an in-memory index of the item
 vectors and takes in only the rows it has not seen yet (``seq`` greater than the last one it
-read): vectors are stored, never encoded again. Record writes hold a transaction-scoped
+read): vectors are stored, never encoded again. When the server has pgvector (and
+``index.pgvector`` is on), the server ranks the items instead (``pg_vector``) and the process
+keeps only their ids. Record writes hold a transaction-scoped
 advisory lock on the bank, so a writer's dedupe sees every committed item and ``seq`` grows in
 commit order within a bank (an incremental reader never skips a row). Everything above the
 storage (search, Gatekeeper decisions, events) is :class:`ExperienceBank`'s own code: this
@@ -31,6 +33,7 @@ from long_term_memory.experience.index import ItemIndex
 from long_term_memory.experience.model_guard import fingerprint_of
 from long_term_memory.experience.models import MemoryRecord, item_key_text
 from long_term_memory.experience.pg_lifecycle import PgLifecycle, create_schema
+from long_term_memory.experience.pg_vector import SqlIndex, backfill, embedding_values, insert_columns, ready
 from long_term_memory.experience.record_log import _dumps, _loads
 from long_term_memory.experience.writes import AddResult, ReadOnlyBankError
 from long_term_memory.shared_store import StoreError, connect, shown
@@ -51,17 +54,19 @@ class PgView:
         self.row_of: dict[str, int] = {}
         self.by_digest: dict[str, str] = {}
         self.task_items: Counter[str] = Counter()
-        self.index: ItemIndex | None = None
+        self.index: ItemIndex | SqlIndex | None = None
         self.last_seq = 0
         self.conn: Any = None
+        self.sql = False  # the server ranks (pgvector); set by the bank, kept across load()
+        self.writer = False
 
     def take(self, rows: list[tuple[Any, ...]]) -> None:
         """Add ``(seq, item_id, task_id, digest, vector)`` rows not seen yet, in order."""
         if not rows:
             return
         if self.index is None:
-            self.index = ItemIndex(self.dim, self.config.index.exact_max_items, self.config.index.rerank)
-        vectors = np.frombuffer(b"".join(bytes(r[4]) for r in rows), dtype="<f4").reshape(-1, self.dim)
+            self.index = (SqlIndex(self) if self.sql else
+                          ItemIndex(self.dim, self.config.index.exact_max_items, self.config.index.rerank))
         for seq, item_id, task_id, digest, _ in rows:
             self.row_of[item_id] = len(self.ids)
             self.ids.append(item_id)
@@ -69,20 +74,38 @@ class PgView:
             self.by_digest.setdefault(digest, item_id)
             self.task_items[task_id] += 1
             self.last_seq = seq
-        self.index.add(vectors.copy())
+        if not self.sql:
+            self.index.add(np.frombuffer(b"".join(bytes(r[4]) for r in rows), dtype="<f4")
+                           .reshape(-1, self.dim).copy())
 
     def sync(self) -> None:
-        """Take in the items other workers committed since the last sync."""
-        rows = self.conn.execute("SELECT seq, item_id, task_id, digest, vector FROM lf_items "
+        """Take in the items other workers committed since the last sync.
+
+        On the pgvector path a row without ``embedding`` (written by a worker that searches
+        locally) is filled from its stored vector by a writer; a read-only view goes back to
+        the local index instead, so no row is ever missing from search.
+        """
+        last = "embedding IS NULL" if self.sql else "vector"
+        rows = self.conn.execute(f"SELECT seq, item_id, task_id, digest, {last} FROM lf_items "
                                  "WHERE bank = %s AND seq > %s ORDER BY seq",
                                  (self.bank, self.last_seq)).fetchall()
+        if self.sql and any(r[4] for r in rows):
+            if not self.writer:
+                self.sql = False
+                self.load()
+                return
+            backfill(self.conn, self.bank, self.dim)
         self.take(rows)
+        if isinstance(self.index, SqlIndex) and self.conn.info.transaction_status.name == "IDLE":
+            self.index.check_size()
 
     def load(self, full: bool = False) -> None:
         """Read every item again."""
-        conn = self.conn
+        conn, sql, writer = self.conn, self.sql, self.writer
         self.__init__(self.bank, self.config, self.dim)  # type: ignore[misc]
-        self.conn = conn
+        self.conn, self.sql, self.writer = conn, sql, writer
+        if sql:
+            self.index = SqlIndex(self)  # says which path serves search, even while empty
         self.sync()
 
     def entry(self, row: int) -> ItemEntry:
@@ -129,6 +152,7 @@ class PgExperienceBank(ExperienceBank):
         view = PgView(task, config, embedder.dim)
         view.conn = self._conn
         self._view = view  # type: ignore[assignment]
+        self._pg_view = view
 
     @classmethod
     def open_store(cls, url: str, task: str, config: ExperienceConfig,
@@ -166,7 +190,16 @@ class PgExperienceBank(ExperienceBank):
                              f"({row[1]}-d), not {model}: set embedding.model to {row[0]} or use "
                              "another bank.task")
         if row is not None:
+            self._choose_search()
             self.refresh()
+
+    def _choose_search(self) -> None:
+        """Rank in SQL when the config allows it and the server has pgvector (``pg_vector.ready``)."""
+        view = self._pg_view
+        if self.config.index.pgvector and ready(self._conn, self.paths.task, self.embedder.dim,
+                                                self.read_only, self._mutex):
+            view.sql, view.writer = True, not self.read_only
+            view.load()
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -255,6 +288,7 @@ class PgExperienceBank(ExperienceBank):
     def _insert(self, conn: Any, record: MemoryRecord, line: bytes, entries: list[ItemEntry],
                 rows: np.ndarray, result: AddResult) -> None:
         bank, initial, now = self.paths.task, self.config.gatekeeper.initial_trust, record.created_at
+        column, value = insert_columns(self._pg_view.sql)
         conn.execute("INSERT INTO lf_records (bank, memory_id, task_id, line) VALUES (%s, %s, %s, %s)",
                      (bank, record.memory_id, record.task_id, line))
         with conn.cursor() as cur:
@@ -262,11 +296,13 @@ class PgExperienceBank(ExperienceBank):
                 "INSERT INTO lf_items (bank, item_id, memory_id, task_id, title, description, content, "
                 "is_success, query, digest, vector, status, validation_level, trust, consecutive_fail, "
                 "hit_count, use_count, pass_count, partial_count, fail_count, support, created_at, "
-                "last_pass_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'active', "
-                "0, %s, 0, 0, 0, 0, 0, 0, 1, %s, 0, %s)",
+                f"last_pass_at, updated_at{column}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                f"'active', 0, %s, 0, 0, 0, 0, 0, 0, 1, %s, 0, %s{value})",
                 [(bank, e.item_id, e.memory_id, e.task_id, e.title, e.description, e.content,
                   e.is_success, e.query, e.digest, np.asarray(rows[n], dtype="<f4").tobytes(),
-                  initial, e.created_at, now) for n, e in enumerate(entries)])
+                  initial, e.created_at, now, *extra)
+                 for (n, e), extra in zip(enumerate(entries), embedding_values(self._pg_view.sql, rows),
+                                          strict=True)])
         for position, (target, _why) in result.merged.items():
             if conn.execute("INSERT INTO lf_merges VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                             (bank, record.memory_id, position, target, record.task_id, now)).rowcount:

@@ -25,7 +25,8 @@ from long_term_memory.experience.stores import open_bank
 from pathlib import Path
 
 url, worker, count, shared = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-cfg = ExperienceConfig.load().with_overrides(embedding__model="hashing-256", bank__store=url)
+cfg = ExperienceConfig.load().with_overrides(embedding__model="hashing-256", bank__store=url,
+                                             index__pgvector=sys.argv[6] == "pgvector")
 bank = open_bank(cfg, embedder=HashingEmbedder(256))
 events = EventLog(Path(sys.argv[5]) / f"events-{worker}.jsonl")
 rng = random.Random(worker)
@@ -47,7 +48,9 @@ bank.close()
 
 
 def _config(url: str) -> ExperienceConfig:
-    return ExperienceConfig.load().with_overrides(embedding__model="hashing-256", bank__store=url)
+    # the local index (pgvector's path has its own test in test_pg_vector.py)
+    return ExperienceConfig.load().with_overrides(embedding__model="hashing-256", bank__store=url,
+                                                  index__pgvector=False)
 
 
 def test_four_processes_times_five_hundred_writes(pg_url: str, tmp_path: Path) -> None:
@@ -61,8 +64,8 @@ def test_four_processes_times_five_hundred_writes(pg_url: str, tmp_path: Path) -
                                      content="the item whose hit and validation counters all workers bump")]))
     shared = seed.added[0]
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, pg_url, str(w), str(WRITES), shared,
-                               str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for w in range(WORKERS)]
+                               str(tmp_path), "local"], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for w in range(WORKERS)]
     for proc in procs:
         out, err = proc.communicate(timeout=1200)
         assert proc.returncode == 0, err[-2000:]
@@ -93,7 +96,7 @@ def test_four_processes_times_five_hundred_writes(pg_url: str, tmp_path: Path) -
         assert bank.size == WORKERS * WRITES * ITEMS + 1
         assert bank.record_count == len(expected)
         records = list(bank.records())
-        assert bank.view.index is not None
+        assert bank.view.index is not None and bank.view.index.mode == "exact"
         texts = [item_key_text(r["query"], MemoryItem(title=i["title"], description=i["description"],
                                                       content=i["content"]))
                  for r in records for i in r["memory_items"]]
