@@ -8,7 +8,7 @@ record is read and repaired (on disk unless read-only): a line that is not a usa
 quarantined (``quarantine``), items without vectors, items of records whose checksum changed and
 items whose vector is not finite are embedded from their stored text, a changed embedding model
 (name or fingerprint, see ``model_guard``) re-embeds everything (atomically), and the catalog is
-rewritten. Afterwards :meth:`BankView.sync` follows other
+rewritten (both paths: ``view_load``). Afterwards :meth:`BankView.sync` follows other
 processes' appends: a ``stat`` tells whether anything changed, and only new lines and rows are
 read. Callers hold the bank lock around :meth:`BankView.load` and :meth:`BankView.sync`.
 """
