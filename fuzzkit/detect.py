@@ -44,17 +44,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from fuzzkit import detect_cmake, detect_generate, detect_make
-from fuzzkit.detect_links import cmake_link_flags, make_link_flags
-from fuzzkit.detect_recipe import HINT, fingerprint, from_compiles, with_api_headers
-from fuzzkit.detect_sources import detect_sources
-from fuzzkit.detect_tree import project_dir
+from fuzzkit.detect_recipe import HINT, fingerprint, with_api_headers
+from fuzzkit.detect_run import Detection, run_detector
 from fuzzkit.errors import ToolchainError
 from fuzzkit.library import BuildRecipe, LibraryBuild, LinkError, build_library, check_links
 from fuzzkit.paths import cache_dir, file_lock
@@ -86,108 +82,6 @@ class BuildSpec(BaseModel):
     def is_explicit(self) -> bool:
         """Whether the section is a complete recipe that skips detection."""
         return self.sources is not None and not self.auto and self.system is None
-
-
-@dataclass
-class Detection:
-    """What detection found: the build system used, the recipe, and notes for the user."""
-
-    system: str
-    recipe: BuildRecipe
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {"system": self.system, "recipe": self.recipe.model_dump(), "notes": self.notes}
-
-
-def _prefixed(recipe: BuildRecipe, prefix: str) -> BuildRecipe:
-    """Paths relative to a project subdirectory made relative to the source root."""
-
-    def fix(paths: list[str]) -> list[str]:
-        return [p if Path(p).is_absolute() else (Path(prefix) / p).as_posix() for p in paths]
-
-    return recipe.model_copy(
-        update={k: fix(getattr(recipe, k)) for k in ("sources", "include_dirs", "headers")}
-    )
-
-
-def _copy_filter(dest: Path) -> Any:
-    """Skip ``.git`` and the cache itself when it lies inside the tree being copied."""
-    inside = dest.resolve()
-
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        skip = {n for n in names if n == ".git"}
-        return skip | {n for n in names if inside.is_relative_to(Path(directory, n).resolve())}
-
-    return ignore
-
-
-def _run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> Detection:
-    project = project_dir(src_root)
-    if system == "sources":
-        recipe, notes = detect_sources(project)
-        recipe = with_api_headers(project, recipe, [])
-        prefix = project.relative_to(src_root).as_posix()
-        return Detection(system, _prefixed(recipe, prefix) if prefix != "." else recipe, notes)
-    src_root = project
-    tree = dest / project.name
-    shutil.rmtree(tree, ignore_errors=True)
-    shutil.copytree(src_root, tree, symlinks=True, ignore=_copy_filter(dest))
-    if system == "cmake":
-        if not (tree / "CMakeLists.txt").is_file():
-            raise ToolchainError("no CMakeLists.txt")
-        build = detect_cmake.cmake_configure(tree, args)
-        compiles = detect_cmake.cmake_compiles(tree, detect_cmake.library_targets(build))
-        recipe = from_compiles(tree, compiles, build)
-        return Detection(system, recipe.model_copy(update={"ldflags": cmake_link_flags(build)}))
-    env = detect_make.build_env()
-    if system == "autotools":
-        if not (tree / "configure").is_file():
-            detect_generate.autoreconf(tree, dest, env)
-        help_log = dest / "configure-help.log"
-        try:
-            usage = detect_make.run_step(["sh", "./configure", "--help"], tree, help_log, env, "--help")
-        except ToolchainError:
-            # A hand-written script may exit non-zero after printing its usage.
-            usage = help_log.read_text(errors="replace") if help_log.is_file() else ""
-        options = detect_make.configure_args(usage, args)
-        detect_make.run_step(
-            ["sh", "./configure", *options], tree, dest / "configure.log", env, "./configure"
-        )
-    elif not any((tree / n).is_file() for n in ("Makefile", "makefile", "GNUmakefile")):
-        raise ToolchainError("no Makefile")
-    # For a plain Makefile, configure_args are make arguments (variables or targets).
-    extra = [] if system == "autotools" else [f"CC={env['CC']}", *args]
-    make = ["make", "-n", "-w", "-k", *extra]
-    dry_run = _dry_run(make, tree, dest / "make-n.log", env)
-    commands = detect_make.parse_make_dry_run(dry_run, tree.resolve())
-    entries = detect_make.library_compiles(commands, tree.resolve())
-    detect_generate.built_sources({e.source.parent for e in entries}, extra, dest, env)
-    detect_generate.missing_sources([e.source for e in entries], extra, dest, env)
-    recipe = from_compiles(tree, [(e.source, e.flags) for e in entries], None)
-    return Detection(system, recipe.model_copy(update={"ldflags": make_link_flags(tree)}))
-
-
-def _dry_run(make: list[str], tree: Path, log: Path, env: dict[str, str]) -> str:
-    """``make -n`` output, standing in for libraries only a real build would have made.
-
-    A library linking a convenience library of another directory (``../lib/libsub.la``)
-    makes ``make -n`` stop before printing its link command, since the file does not exist;
-    an empty stand-in lets the dry run go on. With -k, a failing part that is not the library
-    (documentation needing a missing tool) still leaves the library's commands in the output.
-    """
-    for attempt in range(2):
-        try:
-            return detect_make.run_step(make, tree, log, env, "make -n")
-        except ToolchainError as failed:
-            text = log.read_text(errors="replace") if log.is_file() else ""
-            if attempt == 0 and detect_generate.stand_in_libraries(text, tree.resolve()):
-                continue
-            if not detect_make.parse_make_dry_run(text, tree.resolve()).compiles:
-                raise failed
-            return text
-    return ""
 
 
 def _first_lines(message: str, keep: int = 3) -> str:
@@ -257,7 +151,7 @@ def detect_build(
         reasons: list[str] = []
         for candidate in _ORDER if system == "auto" else (system,):
             try:
-                found = _run_detector(candidate, root, dest, args)
+                found = run_detector(candidate, root, dest, args)
                 # A detector can be fooled (guessed macros, a file meant to be #included, an
                 # optional part needing an absent library): only a recipe that builds and links
                 # is kept, else the next detector gets its turn (for `auto`). The build is

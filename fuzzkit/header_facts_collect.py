@@ -18,31 +18,22 @@ from fuzzkit.header_facts import (
     Enum,
     HeaderFacts,
     Macro,
-    Record,
-    Releaser,
-    Typedef,
-    _base,
     _words,
 )
+from fuzzkit.header_reach import MAX_RECORDS, TypeReach
+from fuzzkit.header_releasers import find_releasers
 from fuzzkit.header_wrappers import MAX_WRAPPERS, Wrapper, body_tokens, function_wrapper, macro_wrapper
 from fuzzkit.headers import cindex_module, parse_translation_unit
 
-MAX_RECORDS, MAX_ENUM_CONSTANTS, MAX_MACROS = 40, 160, 120
+MAX_ENUM_CONSTANTS, MAX_MACROS = 160, 120
 
 _EXPR = re.compile(r"^[-+~()<>|&\s0-9a-fA-FxXuUlL]+$")
 
-_UNNAMED = re.compile(r"\((unnamed|anonymous) (struct|union|enum) at [^)]*\)")
-
-RELEASE_VERBS = ("free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit",
-                 "fini", "close", "finalize")  # fmt: skip
 _STATUS_WORDS = re.compile(
     r"(^|_)(OK|SUCCESS|SUCCEEDED|ERR|ERROR|FAIL|FAILED|FAILURE|FINISH|END|EOF|DONE|AGAIN|MORE|"
     r"CONTINUE|INVALID|STATUS|RESULT|NOMEM|BUSY|PARTIAL)(_|$)"
 )
 _INT_LITERAL = re.compile(r"^\(?\s*(-?\s*(0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*\)?$")
-_FREE_DOC = re.compile(r"\b(free\s*\(\s*\)|with\s+free\b|using\s+free\b|by\s+free\b|call\s+free\b)",
-                       re.I)
-_FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
 _KEEPS_DOC = re.compile(r"(survive|outlive|not (be )?copied|must (remain|stay) valid|"
                         r"keeps? a (reference|pointer))", re.I)
 _TAKES_DOC = re.compile(r"(even if (the function |it )?fails|takes? (the )?(responsibility|ownership) "
@@ -147,7 +138,7 @@ class _Collector:
                 self.wrappers.append(call)
 
     def facts(self) -> HeaderFacts:
-        reach = _Reach(self)
+        reach = TypeReach(self.ci, self.typedef_cursors, self.record_cursors)
         for decl in self.api:
             for spelling in (decl.return_type, *(p.type for p in decl.params)):
                 reach.spelling(spelling)
@@ -161,7 +152,7 @@ class _Collector:
             macros=self._relevant_macros(words),
             wrappers=list(self.wrappers),
         )
-        facts.releasers = self._releasers(facts)
+        facts.releasers = find_releasers(self.api, self.docs, facts.records, self.function_types)
         names = {d.name for d in self.api} | {t.name for t in facts.typedefs if "(" in t.canonical}
         facts.consumes = sorted(fn for fn in (d.name for d in self.api)
                                 if _TAKES_DOC.search(self.docs.get(fn, "")))
@@ -176,7 +167,7 @@ class _Collector:
                 facts.returns[fn] = text
         return facts
 
-    def _relevant_enums(self, reach: _Reach) -> list[Enum]:
+    def _relevant_enums(self, reach: TypeReach) -> list[Enum]:
         used = set(reach.enum_names)
         return sorted(self.enums.values(), key=lambda e: (e.name not in used, e.name))
 
@@ -197,72 +188,6 @@ class _Collector:
             if wanted and len(keep) + len(group) <= MAX_MACROS:
                 keep += [Macro(n, v, gid) for n, v, _l in group]
         return keep
-
-    def _canonical_params(self, decl: FunctionDecl) -> list[str]:
-        """The parameter types with typedefs resolved (``doc_p`` -> ``struct doc *``)."""
-        types = self.function_types.get(decl.name, [])
-        if len(types) != len(decl.params):
-            return [p.type for p in decl.params]
-        return [t.get_canonical().spelling for t in types]
-
-    def _releasers(self, facts: HeaderFacts) -> list[Releaser]:
-        out: list[Releaser] = []
-        record_names = {n: r for r in facts.records for n in (r.tag, *r.names) if n}
-        common = _common_words([d.name for d in self.api])
-        for decl in self.api:
-            ws = _words(decl.name)
-            verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS]
-            pointers = [p for p, canon in zip(decl.params, self._canonical_params(decl), strict=True)
-                        if "*" in canon and "(*)" not in canon]
-            if not verbs or len(pointers) != 1 or set(ws[verbs[0]:]) & _PREPOSITIONS:
-                continue  # `delete_item_from_list(list, i)` detaches a part, it releases no object
-            ws = [w for w in ws if w not in common]
-            ptype = pointers[0].type
-            base = _base(ptype)
-            if base != "void":
-                out.append(Releaser(decl.name, ptype, "parameter type"))
-                continue
-            named = [n for n in record_names
-                     if set(_words(n)) - common & set(ws) - set(RELEASE_VERBS)]
-            doc = self.docs.get(decl.name, "")
-            documented = [n for n in record_names if re.search(rf"\b{re.escape(n)}\b", doc)]
-            documented += [d.name for d in self.api if d.name != decl.name
-                           and re.search(rf"\b{re.escape(d.name)}\b", doc)]
-            for target in dict.fromkeys(named + documented):
-                evidence = "by name" if target in named else "by documentation"
-                out.append(Releaser(decl.name, target, evidence))
-            if not named and not documented:
-                out.append(Releaser(decl.name, ptype, "parameter type"))
-        releasing = [r.function for r in out]
-        for decl in self.api:
-            doc = self.docs.get(decl.name, "")
-            named = [fn for fn in dict.fromkeys(releasing)
-                     if fn != decl.name and re.search(rf"\b{re.escape(fn)}\b", doc)]
-            for fn in named[:1]:
-                out.append(Releaser(fn, f"what {decl.name} allocates", "by documentation"))
-            if not named and _FREE_DOC.search(doc):
-                out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
-        return out + self._allocated_with(out)
-
-    def _allocated_with(self, found: list[Releaser]) -> list[Releaser]:
-        """Releasers of what producers return, through the allocator their documentation names.
-
-        ``returns memory obtained from lib_malloc64(); the caller must free it``: released by
-        what releases the named allocator's (or a numbered variant's) memory.
-        """
-        allocators = {r.releases[5:-10]: r.function for r in found
-                      if r.releases.startswith("what ") and r.function != "free"}
-        released = {r.releases for r in found}
-        out = []
-        for decl in self.api:
-            doc = self.docs.get(decl.name, "")
-            if f"what {decl.name} allocates" in released or not _FREEING_DOC.search(doc):
-                continue
-            for alloc, releaser in allocators.items():
-                if alloc != decl.name and re.search(rf"\b{re.escape(alloc)}\d*\b", doc):
-                    out.append(Releaser(releaser, f"what {decl.name} allocates", "by documentation"))
-                    break
-        return out
 
 
 def _int_value(text: str) -> int | None:
@@ -324,91 +249,3 @@ def _return_note(comment: str) -> str:
 
 
 _PRONOUNS = ("It", "it", "This", "this", "Returns", "Return")
-_PREPOSITIONS = {"from", "in", "at", "of", "to", "by", "with", "on", "into", "item", "items"}
-
-
-def _common_words(names: list[str]) -> set[str]:
-    """Words in more than half of the API's names: the library's prefix, not a type's name."""
-    counts: dict[str, int] = {}
-    for name in names:
-        for w in set(_words(name)):
-            counts[w] = counts.get(w, 0) + 1
-    return {w for w, n in counts.items() if n > max(1, len(names) // 2)}
-
-
-
-class _Reach:
-    """Follows types from the API through typedefs, pointers, arrays and record fields."""
-
-    def __init__(self, col: _Collector) -> None:
-        self.col = col
-        self.typedefs: dict[str, Typedef] = {}
-        self.records: dict[str, Record] = {}
-        self.enum_names: list[str] = []
-        self.seen: set[str] = set()
-        self.seen_typedefs: set[str] = set()
-
-    def spelling(self, spelling: str) -> None:
-        for word in re.findall(r"[A-Za-z_]\w*", spelling):
-            cur = self.col.typedef_cursors.get(word)
-            if cur is not None:
-                self.typedef(cur)
-
-    def typedef(self, cur: Any) -> None:
-        name = cur.spelling
-        if name.startswith("__") or name == "va_list":
-            return  # compiler builtins: nothing a harness declares
-        if name in self.typedefs or name in self.seen_typedefs:
-            return
-        self.seen_typedefs.add(name)
-        under = cur.underlying_typedef_type
-        canonical = under.get_canonical().spelling
-        if canonical == name:
-            return
-        self.typedefs[name] = Typedef(name, under.spelling, canonical)
-        self.type(under)
-
-    def type(self, t: Any) -> None:
-        tk = self.col.ci.TypeKind
-        if t.kind == tk.TYPEDEF:
-            self.typedef(t.get_declaration())
-            return
-        if t.kind == tk.ELABORATED:
-            self.type(t.get_named_type())
-            return
-        key = t.spelling
-        if key in self.seen:
-            return
-        self.seen.add(key)
-        if t.kind in (tk.POINTER, tk.LVALUEREFERENCE):
-            self.type(t.get_pointee())
-        elif t.kind in (tk.CONSTANTARRAY, tk.INCOMPLETEARRAY):
-            self.type(t.element_type)
-        elif t.kind == tk.FUNCTIONPROTO:
-            self.type(t.get_result())
-            for a in t.argument_types():
-                self.type(a)
-        elif t.kind == tk.RECORD:
-            self.record(t)
-        elif t.kind == tk.ENUM:
-            self.enum_names.append(t.get_declaration().spelling)
-
-    def record(self, t: Any) -> None:
-        canonical = t.get_canonical().spelling
-        if (canonical in self.records or len(self.records) >= MAX_RECORDS or "__" in canonical
-                or _UNNAMED.search(canonical)):
-            return
-        cur = self.col.record_cursors.get(canonical) or t.get_declaration()
-        kind = "union" if cur.kind == self.col.ci.CursorKind.UNION_DECL else "struct"
-        tag = "" if cur.is_anonymous() else cur.spelling
-        names = tuple(n for n, td in self.typedefs.items() if td.canonical == canonical)
-        definition = cur.get_definition()
-        fields: list[tuple[str, str]] = []
-        if definition is not None:
-            for f in definition.type.get_fields():
-                fields.append((f.spelling, _UNNAMED.sub("{...}", f.type.spelling)))
-        self.records[canonical] = Record(kind, tag, names, tuple(fields), definition is None)
-        if definition is not None:
-            for f in definition.type.get_fields():
-                if not _UNNAMED.search(f.type.spelling):
-                    self.type(f.type)

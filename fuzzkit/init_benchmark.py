@@ -30,8 +30,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from fuzzkit.api import FunctionDecl
-from fuzzkit.detect import BuildSpec, Detection, detect_build, resolve_recipe
+from fuzzkit.detect import BuildSpec, detect_build, resolve_recipe
 from fuzzkit.detect_recipe import HINT
+from fuzzkit.detect_run import Detection
 from fuzzkit.detect_tree import fuzz_harnesses, project_dir, read_text
 from fuzzkit.errors import ToolchainError
 from fuzzkit.exports import defined_functions

@@ -18,8 +18,9 @@ import difflib
 import re
 from collections.abc import Collection, Mapping
 
-from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.api import FunctionDecl
 from fuzzkit.errors import ToolchainError
+from fuzzkit.param_kinds import INPUT_NAMES, INTEGER, archetype, object_type, spellings
 
 _PARSE_VERBS = (
     "parse", "load", "read", "decode", "decompress", "uncompress", "scan", "unpack",
@@ -48,17 +49,6 @@ _SKIP_WORDS = frozenset(
 _SKIP_SUFFIXES = ("open", "close", "free", "init", "end", "reset", "file", "fd")
 # Container plumbing: data goes in, but the interesting code (the parser) is elsewhere.
 _PLUMBING = frozenset("detach replace insert append del deln remove put lookup add item".split())
-_INPUT_NAMES = re.compile(r"(path|filename|fname|file$|^fd$|^mode$|^dir|^fmt$|^format$|version)", re.I)
-_LENGTH_NAMES = re.compile(
-    r"(^|_)(len|length|size|sz|n|count|nbytes|bytes)$|(Len|Length|Size|Bytes?)$|len$", re.I
-)
-_SIZE_TYPE = re.compile(r"^(const )?(\w*size_t|\w*_size)$")
-_INTEGER = re.compile(
-    r"^(const )?(size_t|ssize_t|int|unsigned|unsigned int|long|unsigned long|long long|"
-    r"unsigned long long|u?int\d+_t)$"
-)
-_DATA = re.compile(r"^const (char|unsigned char|signed char|uint8_t|u_char|void|int8_t|\w*char\w*) \*$")
-_STRING = re.compile(r"^const (unsigned |signed )?char \*$")
 # Accessor words: a penalty for getters and setters of plain values, but not for a
 # function that takes the input bytes, whatever it is called.
 _ACCESSORS = frozenset("set get is has copy size count type init initialize reset".split())
@@ -87,66 +77,6 @@ def _words(name: str) -> list[str]:
     return [w for w in spaced.lower().split("_") if w]
 
 
-def _types(param: Param, canonical: Mapping[str, str]) -> tuple[str, str]:
-    """The parameter's type as spelled and with typedefs resolved (``uint8_t`` -> ``unsigned char``)."""
-    return param.type, canonical.get(param.type, param.type)
-
-
-def _is(pattern: re.Pattern[str], param: Param, canonical: Mapping[str, str]) -> bool:
-    return any(pattern.match(t) for t in _types(param, canonical))
-
-
-def archetype(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
-              streams: Collection[str] = ()) -> str:
-    """``buffer`` (input data + size), ``string``, ``object`` (takes a struct pointer) or ``other``.
-
-    Args:
-        decl: The function.
-        canonical: Type spellings mapped to their canonical types
-            (:func:`fuzzkit.headers.canonical_types`), so a library's own byte and length
-            typedefs count as bytes and lengths.
-        streams: Struct names the caller drives as a stream (input cursor fields,
-            :func:`fuzzkit.header_facts.stream_types`): passing one is passing data.
-    """
-    canon = canonical or {}
-    params = decl.params
-    if params and "*" in canon.get(params[0].type, params[0].type) and (
-        re.sub(r"^(const\s+)?(struct\s+)?|\s*\*.*$", "", canon.get(params[0].type, params[0].type)) in streams
-        or re.sub(r"^(const\s+)?(struct\s+)?|\s*\*.*$", "", params[0].type) in streams
-    ):
-        return "buffer"
-    for i, param in enumerate(params):
-        if not _is(_DATA, param, canon) or _INPUT_NAMES.search(param.name):
-            continue
-        after = params[i + 1] if i + 1 < len(params) else None
-        if (after and _is(_INTEGER, after, canon) and _is_length(after)) or any(
-            _is(_INTEGER, p, canon) and _LENGTH_NAMES.search(p.name) for p in params
-        ):
-            return "buffer"
-    if any(_is_string(p, canon) and not _INPUT_NAMES.search(p.name) for p in params):
-        return "string"
-    if (
-        params
-        and params[0].type.endswith("*")
-        and not re.search(r"\b(char|void)\b", _types(params[0], canon)[1])
-    ):
-        return "object"
-    if params and not _is(_INTEGER, params[0], canon) and "*" not in params[0].type:
-        return "object"  # an opaque handle typedef (``acme_stream_p``, ``acme_file``)
-    return "other"
-
-
-def _is_string(param: Param, canonical: Mapping[str, str]) -> bool:
-    """``const char *``, or a library's own character typedef (``const xchar *``) of bytes."""
-    spelled, canon = _types(param, canonical)
-    return spelled == "const char *" or (spelled != canon and bool(_STRING.match(canon)))
-
-
-def _is_length(param: Param) -> bool:
-    """An integer right after a data pointer is its length unless named otherwise (``nArg``)."""
-    return not param.name or bool(_LENGTH_NAMES.search(param.name) or _SIZE_TYPE.match(param.type))
-
-
 def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
     """Whether the result tells success from failure.
 
@@ -154,7 +84,8 @@ def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
     parser returning its document); ``void`` and plain values such as ``double`` do not.
     """
     ret = canonical.get(decl.return_type, decl.return_type)
-    return bool(_INTEGER.match(ret) or re.match(r"^(enum \w+|_Bool|bool)$", ret) or _object(ret, canonical))
+    return bool(INTEGER.match(ret) or re.match(r"^(enum \w+|_Bool|bool)$", ret)
+                or object_type(ret, canonical))
 
 
 def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
@@ -183,30 +114,21 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
     if bases & skip or (not feeds and any(w.endswith(_SKIP_SUFFIXES) for w in words)):
         total -= 8
     # Container plumbing works on a container; `lookup(const char *input, ...)` is a query.
-    if bases & _PLUMBING and decl.params and _object(decl.params[0].type, canon):
+    if bases & _PLUMBING and decl.params and object_type(decl.params[0].type, canon):
         total -= 4
     if any(w in ("create", "new", "add") for w in words):
         total -= 2
     # Canonical spellings too: a callback behind a typedef is still a callback.
-    types = " ".join(t for p in decl.params for t in _types(p, canon))
+    types = " ".join(t for p in decl.params for t in spellings(p, canon))
     # A file handle of the library's own (a typedef named like `fooFile`) is I/O, like FILE.
     handles = {w for p in decl.params for ident in re.findall(r"\w+", p.type) for w in _words(ident)}
     if re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types) or "file" in handles:
         total -= 6
-    if any(_INPUT_NAMES.search(p.name) for p in decl.params):
+    if any(INPUT_NAMES.search(p.name) for p in decl.params):
         total -= 4
     if not decl.params:
         total -= 5
     return total
-
-
-_SCALAR = re.compile(r"^(unsigned |signed )?(char|short|int|long|long long|void|float|double|_Bool)$")
-
-
-def _object(ctype: str, canonical: Mapping[str, str]) -> str:
-    """The object type behind ``ctype`` (const and pointers dropped), or ``""`` for plain data."""
-    text = re.sub(r"^const |\s*\*+\s*(const)?$", "", canonical.get(ctype, ctype)).strip()
-    return "" if _SCALAR.match(text) or text.startswith("enum ") else text
 
 
 def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) -> dict[str, int]:
@@ -219,16 +141,16 @@ def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) ->
     entries: set[str] = set()
     for d in decls:
         if archetype(d, canonical) in ("buffer", "string") and score(d, canonical) >= 8:
-            entries.add(_object(d.params[0].type, canonical))
-            entries.add(_object(d.return_type, canonical))
+            entries.add(object_type(d.params[0].type, canonical))
+            entries.add(object_type(d.return_type, canonical))
     entries.discard("")
     bonus = {}
     for d in decls:
-        first = _object(d.params[0].type, canonical) if d.params else ""
+        first = object_type(d.params[0].type, canonical) if d.params else ""
         kind = archetype(d, canonical)
         if kind in ("buffer", "string") and score(d, canonical) >= 8:
             continue  # an entry point itself: the bonus is for what it needs and feeds
-        creates = _object(d.return_type, canonical) in entries
+        creates = object_type(d.return_type, canonical) in entries
         # On the context, only what feeds it or does work counts, not its plain accessors.
         busy = kind != "object" or any(_is_verb(w, (*_PARSE_VERBS, *_WRITE_VERBS)) for w in _words(d.name))
         if creates or (first in entries and busy):

@@ -21,13 +21,12 @@ from long_term_memory.experience.extraction import (
 )
 from long_term_memory.experience.gatekeeper import Gatekeeper, assess_confidence, record_kind
 from long_term_memory.experience.inject import detect_used, memories_used, render_experience
+from long_term_memory.experience.matches import InjectItem, Match
 from long_term_memory.experience.matts import attempt_specs, best_attempt, refinement_prompt
 from long_term_memory.experience.models import (
     GatekeeperDecision,
     HitRef,
-    InjectItem,
     ItemStats,
-    Match,
     MemoryItem,
     MemoryRecord,
     Outcome,

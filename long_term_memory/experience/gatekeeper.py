@@ -17,14 +17,13 @@ from collections.abc import Sequence
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.config import ExperienceConfig
 from long_term_memory.experience.lessons import MAX_FAILURE, parse_action, parse_scope, scope_matches
+from long_term_memory.experience.matches import InjectItem, Match
 from long_term_memory.experience.models import (
     MAX_CONTENT,
     MAX_DESCRIPTION,
     MAX_TITLE,
     GatekeeperDecision,
     HitRef,
-    InjectItem,
-    Match,
     MemoryItem,
     MemoryRecord,
     Outcome,

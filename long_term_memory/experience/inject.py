@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from long_term_memory.experience.lessons import parse_scope
-from long_term_memory.experience.models import InjectItem
+from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.rules import LEVEL_NAMES
 
 HEADING = "## Relevant experience"

@@ -8,18 +8,15 @@ record is read and repaired (on disk unless read-only): a line that is not a usa
 quarantined (``quarantine``), items without vectors, items of records whose checksum changed and
 items whose vector is not finite are embedded from their stored text, a changed embedding model
 (name or fingerprint, see ``model_guard``) re-embeds everything (atomically), and the catalog is
-rewritten. Afterwards :meth:`BankView.sync` follows other
+rewritten (both paths: ``view_load``). Afterwards :meth:`BankView.sync` follows other
 processes' appends: a ``stat`` tells whether anything changed, and only new lines and rows are
 read. Callers hold the bank lock around :meth:`BankView.load` and :meth:`BankView.sync`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
-import uuid
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,13 +32,13 @@ from long_term_memory.experience.catalog import (
     found_in,
     record_problem,
 )
-from long_term_memory.experience.checks import changed_items, invalid_rows, quarantine_bad_lines
+from long_term_memory.experience.checks import invalid_rows
 from long_term_memory.experience.config import ExperienceConfig
 from long_term_memory.experience.index import ItemIndex
 from long_term_memory.experience.lifecycle import LifecycleStore
-from long_term_memory.experience.model_guard import refuse_if_in_use
 from long_term_memory.experience.record_log import RecordLog
 from long_term_memory.experience.vector_file import VectorFile, VectorMeta
+from long_term_memory.experience.view_load import load_fast, load_full
 
 log = logging.getLogger(__name__)
 Notify = Callable[..., None]
@@ -74,9 +71,10 @@ class BankView:
         self.fingerprint = ""  # the embedder's, once known (see model_guard)
         self.mismatch = ""  # why the last fast open failed, when the files disagree
         self.crc = 0  # CRC-32 of the JSONL up to ``offset``
-        self._reset()
+        self.reset()
 
-    def _reset(self) -> None:
+    def reset(self) -> None:
+        """Empty columns, caches and index (before a load fills them)."""
         self.ids: list[str] = []
         self.tasks: list[str] = []
         self.offsets: list[int] = []
@@ -140,7 +138,7 @@ class BankView:
         """Read the bank, by the fast path when the files agree, else fully (with repairs)."""
         meta = self.vector_file.read_meta()
         self.mismatch = ""
-        if full or not self._load_fast(meta):
+        if full or not load_fast(self, meta):
             if self.mismatch:
                 log.warning("%s: %s; reading the records in full", self.paths.task, self.mismatch)
                 self.notify("memory.bank.repair", action="rebuild the catalog from the records",
@@ -149,114 +147,16 @@ class BankView:
                 log.warning("%s is unreadable; the vectors are rebuilt", self.paths.meta.name)
                 self.notify("memory.bank.repair", action="rebuild vectors", file=self.paths.meta.name,
                             reason="unreadable")
-            self._load_full(meta)
+            load_full(self, meta)
         self.stamp = self._stamp()
 
-    def _same_model(self, meta: VectorMeta | None) -> bool:
+    def same_model(self, meta: VectorMeta | None) -> bool:
+        """Whether ``meta``'s vectors come from this view's embedding model."""
         return (meta is not None and meta.model == self.embedder.name and meta.dim == self.embedder.dim
                 and (not meta.fingerprint or not self.fingerprint or meta.fingerprint == self.fingerprint))
 
-    def _load_fast(self, meta: VectorMeta | None) -> bool:
-        size = self.log.size()
-        if meta is None or not self._same_model(meta) or meta.jsonl_offset != size or size == 0:
-            return False
-        catalog = self.life.catalog()
-        if catalog.state != (meta.generation, size) or catalog.jsonl_crc is None:
-            return False
-        columns = catalog.columns_for(meta.item_ids)
-        if columns is None or len(catalog.ids) != meta.count:
-            self.mismatch = (f"the catalog lists {len(catalog.ids)} items, {self.paths.meta.name} "
-                             f"{meta.count}")
-            return False
-        tasks, offsets, digests = columns
-        if not all(digests) or (offsets and min(offsets) < 0):
-            return False
-        vectors = self.vector_file.read_rows(meta)
-        if vectors is None:
-            return False
-        if invalid_rows(vectors).any():
-            self.mismatch = f"{self.paths.vectors.name} has rows that are not finite"
-            return False
-        if self.log.file_crc() != (size, catalog.jsonl_crc):
-            self.mismatch = f"{self.paths.jsonl.name} does not match the checksum the catalog stored"
-            return False
-        self._reset()
-        self.records = catalog.records
-        self.meta = meta
-        # Built with C-level loops (map, zip, Counter): a 100k-item bank opens in well under 1 s.
-        self.ids, self.tasks, self.offsets = list(meta.item_ids), tasks, offsets
-        self.row_of = dict(zip(self.ids, range(len(self.ids)), strict=True))
-        self.by_digest = dict(zip(reversed(digests), reversed(self.ids), strict=True))  # first wins
-        self.task_items = dict(Counter(tasks))
-        self.index.add(vectors, adopt=True)
-        self.offset, self.meta_rows_seen, self.crc = size, meta.count, catalog.jsonl_crc
-        return True
-
-    def _load_full(self, meta: VectorMeta | None) -> None:
-        self._reset()
-        had_files = meta is not None
-        result = self.log.read_from(0)
-        if result.torn_bytes:
-            self.notify("memory.bank.torn_line", bytes=result.torn_bytes, file=self.paths.jsonl.name)
-        if quarantine_bad_lines(self.log, self.paths, result, self.read_only, self.notify):
-            result = self.log.read_from(0)  # the lines moved: every offset after them changed
-            meta = None if meta is None else dataclasses.replace(meta, generation="")
-        changed = changed_items(self.life.catalog().record_crc, result)
-        bad: set[str] = set()
-        found = self._take(result.records)
-        ids = [f.item_id for f in found]
-        if meta is not None and not self._same_model(meta):
-            if not self.read_only:
-                refuse_if_in_use(self.paths, meta.model, meta.fingerprint, self.embedder.name,
-                                 self.fingerprint)
-            self.notify("memory.bank.reembed", old_model=meta.model, new_model=self.embedder.name,
-                        old_fingerprint=meta.fingerprint, new_fingerprint=self.fingerprint, items=len(ids))
-        stored = self.vector_file.read_rows(meta) if meta is not None and self._same_model(meta) else None
-        if meta is not None and stored is not None:
-            bad = {i for i, b in zip(meta.item_ids, invalid_rows(stored), strict=True) if b} | changed
-            if bad:
-                self.notify("memory.bank.repair", action="re-embed items whose vector is not finite or "
-                            "whose record changed", items=sorted(bad)[:50], count=len(bad))
-        if (meta is not None and stored is not None and meta.item_ids == ids[: meta.count] and not bad
-                and meta.generation):
-            tail = found[meta.count :]
-            vectors = np.vstack([stored, self._encode(tail)]) if tail else stored
-            rewrite = False
-        else:
-            reuse = ({i: row for i, row in zip(meta.item_ids, stored, strict=True) if i not in bad}
-                     if meta and stored is not None else {})
-            todo = [f for f in found if f.item_id not in reuse]
-            encoded = dict(zip([f.item_id for f in todo], self._encode(todo), strict=True))
-            vectors = np.array(
-                [reuse[i] if i in reuse else encoded[i] for i in ids], dtype=np.float32
-            ).reshape(len(ids), self.embedder.dim)
-            tail, rewrite = [], bool(ids) or meta is not None
-            if self._same_model(meta) and rewrite:
-                self.notify(
-                    "memory.bank.repair", action="rebuild vectors", reused=len(reuse), embedded=len(todo)
-                )
-            meta = VectorMeta(model=self.embedder.name, dim=self.embedder.dim, item_ids=ids,
-                              generation=uuid.uuid4().hex, fingerprint=self.fingerprint)
-        if tail:
-            self.notify("memory.bank.repair", action="embed items without vectors", items=len(tail))
-        if not self.read_only and (result.records or had_files):
-            # Whatever brought us here (a crash, another model, a catalog from another
-            # generation, a hand-edited JSONL), the catalog is rewritten from the records read.
-            meta.jsonl_offset = result.end
-            meta.fingerprint = meta.fingerprint or self.fingerprint
-            self.life.update_catalog(catalog_update(result.records, (meta.generation, result.end, result.crc),
-                                                    full=True, line_crc=result.line_crc))
-            if rewrite:
-                self.vector_file.rewrite(meta, vectors)
-            elif tail:
-                self.vector_file.append(meta, vectors[meta.count :], [f.item_id for f in tail], vectors[0])
-            else:
-                self.vector_file.write_meta(meta, meta.probe)
-        self.meta = meta
-        self.add_rows(found, vectors, adopt=True)
-        self.offset, self.meta_rows_seen, self.crc = result.end, meta.count, result.crc
-
-    def _encode(self, found: list[Found]) -> np.ndarray:
+    def encode(self, found: list[Found]) -> np.ndarray:
+        """Vectors of ``found``'s key texts (checked: shape and finite values)."""
         if not found:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
         vectors = self.embedder.encode([f.key_text() for f in found])
@@ -269,7 +169,7 @@ class BankView:
                              "nothing was stored (check the model files)")
         return vectors
 
-    def _take(self, records: list[tuple[int, dict[str, Any]]]) -> list[Found]:
+    def take(self, records: list[tuple[int, dict[str, Any]]]) -> list[Found]:
         """Register records; return their indexed items not seen before."""
         out: list[Found] = []
         for start, record in records:
@@ -308,7 +208,7 @@ class BankView:
             meta is not None
             and self.meta is not None
             and meta.generation == self.meta.generation
-            and self._same_model(meta)
+            and self.same_model(meta)
         )
         if not same_generation or self.log.size() < self.offset:
             self.load()
@@ -318,7 +218,7 @@ class BankView:
         if result.bad_lines or any(record_problem(s, r) for s, r in result.records):
             self.load(full=True)  # quarantines them (write mode) and rebuilds the catalog
             return
-        found = self._take(result.records)
+        found = self.take(result.records)
         stored: dict[str, np.ndarray] = {}
         if meta.count > self.meta_rows_seen:
             rows = self.vector_file.read_rows(meta, self.meta_rows_seen)
@@ -327,7 +227,7 @@ class BankView:
                 return
             stored = dict(zip(meta.item_ids[self.meta_rows_seen :], rows, strict=True))
         missing = [f for f in found if f.item_id not in stored]
-        encoded = dict(zip([f.item_id for f in missing], self._encode(missing), strict=True))
+        encoded = dict(zip([f.item_id for f in missing], self.encode(missing), strict=True))
         vectors = np.array(
             [stored[f.item_id] if f.item_id in stored else encoded[f.item_id] for f in found],
             dtype=np.float32,

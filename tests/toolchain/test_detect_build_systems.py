@@ -13,7 +13,7 @@ from fuzzkit.detect_make import configure_args
 from fuzzkit.errors import ToolchainError
 from fuzzkit.headers import canonical_types, parse_header
 from fuzzkit.init_benchmark import make_benchmark
-from fuzzkit.select_functions import archetype
+from fuzzkit.param_kinds import archetype
 
 pytestmark = pytest.mark.toolchain
 

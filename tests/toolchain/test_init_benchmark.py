@@ -10,7 +10,8 @@ from agent_graph.benchmark import load_benchmark
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.errors import ToolchainError
 from fuzzkit.init_benchmark import make_benchmark
-from fuzzkit.select_functions import archetype, choose_functions, score
+from fuzzkit.param_kinds import archetype
+from fuzzkit.select_functions import choose_functions, score
 from logicfuzz.cli_init import add_init_benchmark_command
 
 pytestmark = pytest.mark.toolchain

@@ -19,7 +19,8 @@ from long_term_memory.experience.lessons import (
     scope_matches,
     used_items,
 )
-from long_term_memory.experience.models import InjectItem, MemoryItem
+from long_term_memory.experience.matches import InjectItem
+from long_term_memory.experience.models import MemoryItem
 from prompts import render
 
 API = parse_prototypes("""

@@ -55,7 +55,8 @@ def test_the_input_flow_gate_sees_the_input_through_the_blob() -> None:
 
 def test_init_benchmark_ranks_a_function_taking_a_blob_as_a_data_entry_point() -> None:
     from fuzzkit.header_facts import HeaderFacts, Record, blob_types
-    from fuzzkit.select_functions import archetype, score
+    from fuzzkit.param_kinds import archetype
+    from fuzzkit.select_functions import score
 
     facts = HeaderFacts(records=[
         Record("struct", "qz_blob", ("qz_blob",),

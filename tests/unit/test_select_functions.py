@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from fuzzkit.api import FunctionDecl, Param
-from fuzzkit.select_functions import archetype, choose_functions, score
+from fuzzkit.param_kinds import archetype
+from fuzzkit.select_functions import choose_functions, score
 
 
 def _decl(name: str, ret: str, *params: tuple[str, str]) -> FunctionDecl:
@@ -67,7 +68,7 @@ def test_ranked_by_score_ties_in_header_order_and_cap_filled_by_score() -> None:
 
 def test_a_function_driving_a_stream_struct_takes_data() -> None:
     from fuzzkit.header_facts import HeaderFacts, Record, Typedef, stream_types
-    from fuzzkit.select_functions import archetype
+    from fuzzkit.param_kinds import archetype
 
     facts = HeaderFacts(
         typedefs=[Typedef("acme_u8", "unsigned char", "unsigned char"),

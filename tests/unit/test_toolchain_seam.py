@@ -15,7 +15,8 @@ from tests.recorded_toolchain import MissingRecording, ReplayToolchain, machine_
 ROOT = Path(__file__).resolve().parents[2]
 # fuzzkit modules that compile, run or parse: nodes must reach them through the seam.
 TOOL_MODULES = {"fuzzkit.harness", "fuzzkit.runner", "fuzzkit.coverage", "fuzzkit.detect",
-                "fuzzkit.headers", "fuzzkit.header_facts_collect", "fuzzkit.exports",
+                "fuzzkit.headers", "fuzzkit.header_facts_collect", "fuzzkit.header_reach",
+                "fuzzkit.detect_run", "fuzzkit.exports",
                 "fuzzkit.bwrap", "fuzzkit.sandbox"}
 
 

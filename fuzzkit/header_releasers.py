@@ -1,0 +1,111 @@
+"""Which functions release what a library's API makes, read from names, types and comments.
+
+Part of reading header facts (:mod:`fuzzkit.header_facts_collect`). A function named with a
+release verb and taking one pointer releases that pointer's type, or, for a ``void *``, the
+records its name or documentation names; a comment naming a releaser (or ``free()``, or the
+allocator whose memory a releaser frees) tells what releases a producer's result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fuzzkit.api import FunctionDecl
+from fuzzkit.header_facts import Record, Releaser, _base, _words
+
+RELEASE_VERBS = ("free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit",
+                 "fini", "close", "finalize")  # fmt: skip
+_FREE_DOC = re.compile(r"\b(free\s*\(\s*\)|with\s+free\b|using\s+free\b|by\s+free\b|call\s+free\b)",
+                       re.I)
+_FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
+_PREPOSITIONS = {"from", "in", "at", "of", "to", "by", "with", "on", "into", "item", "items"}
+
+
+def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records: Sequence[Record],
+                   function_types: Mapping[str, list[Any]]) -> list[Releaser]:
+    """The functions that release what the API makes, with the evidence for each.
+
+    Args:
+        api: The library's functions.
+        docs: Documentation comments by function name.
+        records: The records the API reaches (a ``void *`` releaser is matched to them by name).
+        function_types: The libclang argument types of each function by name.
+    """
+    out: list[Releaser] = []
+    record_names = {n: r for r in records for n in (r.tag, *r.names) if n}
+    common = _common_words([d.name for d in api])
+    for decl in api:
+        ws = _words(decl.name)
+        verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS]
+        pointers = [p for p, canon in zip(decl.params, _canonical_params(decl, function_types), strict=True)
+                    if "*" in canon and "(*)" not in canon]
+        if not verbs or len(pointers) != 1 or set(ws[verbs[0]:]) & _PREPOSITIONS:
+            continue  # `delete_item_from_list(list, i)` detaches a part, it releases no object
+        ws = [w for w in ws if w not in common]
+        ptype = pointers[0].type
+        base = _base(ptype)
+        if base != "void":
+            out.append(Releaser(decl.name, ptype, "parameter type"))
+            continue
+        named = [n for n in record_names
+                 if set(_words(n)) - common & set(ws) - set(RELEASE_VERBS)]
+        doc = docs.get(decl.name, "")
+        documented = [n for n in record_names if re.search(rf"\b{re.escape(n)}\b", doc)]
+        documented += [d.name for d in api if d.name != decl.name
+                       and re.search(rf"\b{re.escape(d.name)}\b", doc)]
+        for target in dict.fromkeys(named + documented):
+            evidence = "by name" if target in named else "by documentation"
+            out.append(Releaser(decl.name, target, evidence))
+        if not named and not documented:
+            out.append(Releaser(decl.name, ptype, "parameter type"))
+    releasing = [r.function for r in out]
+    for decl in api:
+        doc = docs.get(decl.name, "")
+        named = [fn for fn in dict.fromkeys(releasing)
+                 if fn != decl.name and re.search(rf"\b{re.escape(fn)}\b", doc)]
+        for fn in named[:1]:
+            out.append(Releaser(fn, f"what {decl.name} allocates", "by documentation"))
+        if not named and _FREE_DOC.search(doc):
+            out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
+    return out + _allocated_with(api, docs, out)
+
+
+def _allocated_with(api: Sequence[FunctionDecl], docs: Mapping[str, str],
+                    found: list[Releaser]) -> list[Releaser]:
+    """Releasers of what producers return, through the allocator their documentation names.
+
+    ``returns memory obtained from lib_malloc64(); the caller must free it``: released by
+    what releases the named allocator's (or a numbered variant's) memory.
+    """
+    allocators = {r.releases[5:-10]: r.function for r in found
+                  if r.releases.startswith("what ") and r.function != "free"}
+    released = {r.releases for r in found}
+    out = []
+    for decl in api:
+        doc = docs.get(decl.name, "")
+        if f"what {decl.name} allocates" in released or not _FREEING_DOC.search(doc):
+            continue
+        for alloc, releaser in allocators.items():
+            if alloc != decl.name and re.search(rf"\b{re.escape(alloc)}\d*\b", doc):
+                out.append(Releaser(releaser, f"what {decl.name} allocates", "by documentation"))
+                break
+    return out
+
+
+def _canonical_params(decl: FunctionDecl, function_types: Mapping[str, list[Any]]) -> list[str]:
+    """The parameter types with typedefs resolved (``doc_p`` -> ``struct doc *``)."""
+    types = function_types.get(decl.name, [])
+    if len(types) != len(decl.params):
+        return [p.type for p in decl.params]
+    return [t.get_canonical().spelling for t in types]
+
+
+def _common_words(names: list[str]) -> set[str]:
+    """Words in more than half of the API's names: the library's prefix, not a type's name."""
+    counts: dict[str, int] = {}
+    for name in names:
+        for w in set(_words(name)):
+            counts[w] = counts.get(w, 0) + 1
+    return {w for w, n in counts.items() if n > max(1, len(names) // 2)}
