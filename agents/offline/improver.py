@@ -62,7 +62,7 @@ def improve_harness(
         return Improvement(code)
     at = _insertion_point(code, entry.end(), target.name)
     scope = _scope(code, entry.end(), at, idx)
-    guards = written_by_target(code[entry.end():at], target, scope)
+    guards = written_by_target(code[entry.end():at], target, scope, idx)
     called = set(re.findall(r"\b(\w+)\s*\(", code))
     pool = [n for n in dict.fromkeys(uncovered) if n in idx.by_name and n not in called]
     blocks = _blocks(idx, code, scope, [n for n in pool if n not in avoid], set(avoid), max_new_calls, guards)

@@ -65,25 +65,29 @@ def one_block(
     return block, what
 
 
-def written_by_target(body: str, target: FunctionDecl, scope: list[Obj]) -> dict[str, str]:
-    """The target's success test for each held object the target call writes into.
+def written_by_target(body: str, target: FunctionDecl, scope: list[Obj], idx: ApiIndex) -> dict[str, str]:
+    """The target's success test for each held object the target call fills as a result.
 
-    An object passed to the target through a non-const pointer (match data, an output
-    context) holds what the target put there only when the target succeeded: a later call
-    reading it runs under that test, never on a half-filled object.
+    A result container (match data, an output record) passed after the target's own object,
+    through a non-const pointer, holds what the target put there only when the target
+    succeeded: a later call reading it runs under that test, never on a half-filled object.
+    The object the target works on (its first argument), an object it takes over, and
+    targets whose status is a pointer are left alone.
     """
     call = re.search(rf"^\s*(\w+)\s*=\s*(?:\([^()]*\)\s*)?{re.escape(target.name)}\s*\(", body, re.M)
-    if call is None or ckinds.is_void(target.return_type):
+    ret = target.return_type
+    if call is None or ckinds.is_void(ret) or ckinds.is_pointer(ret) or len(target.params) < 2:
         return {}
     depth, end = 1, call.end()
     while end < len(body) and depth:
         depth += {"(": 1, ")": -1}.get(body[end], 0)
         end += 1
     args = [a.strip() for a in split_top(body[call.end():end - 1])]
-    test = success_test(target.name, target.return_type, call.group(1),
-                        ckinds.is_bool(target.return_type), ckinds.is_pointer(target.return_type))
-    written = {arg for arg, p in zip(args, target.params, strict=False)
-               if ckinds.is_pointer(p.type) and not ckinds.is_const_target(p.type)}
+    test = success_test(target.name, ret, call.group(1), ckinds.is_bool(ret), False)
+    kinds = [r.kind for r in roles(target, idx)]
+    written = {arg for i, (arg, p) in enumerate(zip(args, target.params, strict=False))
+               if i > 0 and kinds[i:i + 1] != ["consumed"]
+               and ckinds.is_pointer(p.type) and not ckinds.is_const_target(p.type)}
     return {o.var: test for o in scope if o.expr in written}
 
 
