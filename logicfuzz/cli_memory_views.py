@@ -112,7 +112,8 @@ def stats_command(args: argparse.Namespace) -> int:
         ("hits / uses", f"{life['hits']} / {life['uses']}"),
         ("validations", ", ".join(f"{k} {v}" for k, v in life["validations"].items()) or "-"),
         ("embedding", f"{data['model']} ({data['dim']}-d), index {data['index']}"),
-        ("files", ", ".join(f"{k} {v:,} B" for k, v in data["files"].items())),
+        ("files", ", ".join(f"{k} {v:,} B" for k, v in data["files"].items())
+         or ("none: rows in PostgreSQL" if data["directory"].startswith("postgresql:") else "-")),
     ):
         table.add_row(what, value)
     Console().print(table)
