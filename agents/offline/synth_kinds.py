@@ -1,9 +1,8 @@
 """One argument builder per parameter role kind: the planner's dispatch table.
 
-:meth:`agents.offline.synth_plan.Planner.plan` reads a function's roles and hands each
-parameter to the builder of its kind (:data:`BUILDERS`); a builder fills ``call.args`` at the
-parameter's index (and its paired length, when it has one) and writes declarations, setup and
-cleanup into the planner's fragment.
+:meth:`agents.offline.synth_plan.Planner.plan` reads a function's roles and hands each parameter
+to the builder of its kind (:data:`BUILDERS`); a builder fills ``call.args`` at the parameter's
+index (and its paired length) and writes declarations, setup and cleanup into the plan.
 """
 
 from __future__ import annotations
@@ -245,9 +244,9 @@ def _release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: 
     if releaser is None:
         key = pl.idx.type_key(inner)
         releaser = pl.idx.destructor(key, fn.name) if key else None
-    if releaser is None and (ckinds.is_bytes(inner) or ckinds.is_string(inner)):
-        # A string or buffer handed back: the library's one generic releaser, else free()
-        # — unless the name says it points into the input (`end`, `next`, `rest`).
+    if releaser is None and (ckinds.is_bytes(inner) or ckinds.is_string(inner) or _numbers(inner)):
+        # A string or buffer of bytes or numbers handed back: the library's generic releaser,
+        # else free(); not when the name says it points into the input (`end`, `rest`).
         if re.search(r"(end|next|rest|pos|cursor|remain)", param_name, re.I):
             return
         releaser = pl.idx.generic_free() or "free"
@@ -256,6 +255,12 @@ def _release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: 
     if releaser == "free":
         pl.f.include("<stdlib.h>")
     pl.f.cleanup.append(f"if ({v} != NULL) {releaser}({v});")
+
+
+def _numbers(ctype: str) -> bool:
+    """A pointer to plain numbers (``uint32_t *``, ``float *``), not to an object."""
+    return ckinds.pointer_depth(ctype) == 1 and (ckinds.is_integer(ckinds.pointee(ctype))
+                                                  or ckinds.is_float(ckinds.pointee(ctype)))
 
 
 def _fixed(value: Callable[[Call, Role], str]) -> Callable[[Call, Role], None]:

@@ -280,3 +280,20 @@ def test_odd_api_shapes_get_sensible_arguments() -> None:
     assert re.search(r"SHA256_Final\(\(unsigned char \*\)\w+, &ctx\)", sha)
     vlog = write_harness(by["vlog"], odd, ["odd.h"], "stateless_parser", default_skeleton("stateless_parser"))
     assert "static int lf_va_vlog(const char *fmt, ...)" in vlog.code and "#include <stdarg.h>" in vlog.code
+
+
+def test_a_buffer_of_numbers_handed_back_is_released() -> None:
+    # `unsigned int **output`: code points the library allocated; they leak unless released.
+    for extra, releaser in (("void acme_free(void *ptr);", "acme_free"), ("", "free")):
+        decls = parse_prototypes(
+            f"int acme_to_points(const char *input, unsigned int **output, int flags);\n{extra}")
+        target = decls[0]
+        analysis = analyze_function(target, decls)
+        code = write_harness(target, decls, ["acme.h"], analysis.archetype,
+                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+        assert f"if (output != NULL) {releaser}(output);" in code
+    # A cursor into the input is not the library's to free.
+    decls = parse_prototypes("int acme_scan(const char *input, const unsigned int **rest);")
+    skeleton = default_skeleton("stateless_parser")
+    code = write_harness(decls[0], decls, ["acme.h"], "stateless_parser", skeleton).code
+    assert "free(rest)" not in code
