@@ -238,11 +238,16 @@ def _out_direction(fn: FunctionDecl, p: Param) -> bool:
 
 
 def _unsized_output(fn: FunctionDecl, p: Param) -> bool:
-    """A non-const buffer with no length, named as a destination, beside an input buffer."""
+    """A non-const buffer with no length, named as a destination, beside an input buffer.
+
+    The input may be text, bytes or numbers (``const uint32_t *`` code points).
+    """
     named = re.fullmatch(r"(target|dest|dst|out|output|outbuf|result|res)\w{0,4}", p.name, re.I)
-    inputs = [q for q in fn.params if q is not p and ckinds.is_pointer(q.type)
-              and ckinds.is_const_target(q.type) and (ckinds.is_string(q.type) or ckinds.is_bytes(q.type))]
-    return bool(named and inputs)
+    inputs = [q.type for q in fn.params if q is not p and ckinds.is_pointer(q.type)
+              and ckinds.is_const_target(q.type)]
+    data = [t for t in inputs
+            if ckinds.is_string(t) or ckinds.is_bytes(t) or ckinds.is_integer(ckinds.pointee(t))]
+    return bool(named and data)
 
 
 def _object_role(s: Scan, i: int, p: Param, key: str) -> str:

@@ -297,3 +297,14 @@ def test_a_buffer_of_numbers_handed_back_is_released() -> None:
     skeleton = default_skeleton("stateless_parser")
     code = write_harness(decls[0], decls, ["acme.h"], "stateless_parser", skeleton).code
     assert "free(rest)" not in code
+
+
+def test_an_unsized_output_beside_numbers_gets_room_not_the_input() -> None:
+    # `to_text(const uint32_t *in, size_t len, char *output, int flags)`: the library writes the
+    # text into `output`; handing it a copy of the input overflows on short inputs.
+    decls = parse_prototypes(
+        "int acme_to_text(const uint32_t *input, size_t inlen, char *output, int flags);")
+    skeleton = default_skeleton("stateless_parser")
+    code = write_harness(decls[0], decls, ["acme.h"], "stateless_parser", skeleton).code
+    call = re.search(r"acme_to_text\((.*)\);", code)
+    assert call and "out_buf" in call.group(1).split(",")[2]
