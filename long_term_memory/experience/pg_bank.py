@@ -34,7 +34,7 @@ from long_term_memory.experience.pg_lifecycle import PgLifecycle, create_schema
 from long_term_memory.experience.pg_vector import embedding_values, insert_columns, ready
 from long_term_memory.experience.pg_view import PgView
 from long_term_memory.experience.record_log import _dumps, _loads
-from long_term_memory.experience.writes import AddResult, ReadOnlyBankError
+from long_term_memory.experience.writes import AddResult, ReadOnlyBankError, emit_written
 from long_term_memory.shared_store import StoreError, connect, shown
 
 
@@ -199,7 +199,7 @@ class PgExperienceBank(ExperienceBank):
             line = _dumps(record.model_copy(update={"memory_items": stored}).model_dump(mode="json"))
             self._insert(conn, record, line, entries, rows, result)
         if events is not None:
-            self._emit_write(record, stored, result, events)
+            emit_written(events, record, result, stored)
         return result
 
     def _insert(self, conn: Any, record: MemoryRecord, line: bytes, entries: list[ItemEntry],
@@ -225,14 +225,3 @@ class PgExperienceBank(ExperienceBank):
                             (bank, record.memory_id, position, target, record.task_id, now)).rowcount:
                 conn.execute("UPDATE lf_items SET support = support + 1, updated_at = %s "
                              "WHERE bank = %s AND item_id = %s", (now, bank, target))
-
-    def _emit_write(self, record: MemoryRecord, stored: list[Any], result: AddResult,
-                    events: EventLog) -> None:
-        if result.added:
-            events.emit("memory.candidate.write", memory_id=record.memory_id, task_id=record.task_id,
-                        kind=record.kind, is_success=record.is_success, items=result.added,
-                        titles=[i.title for i in stored if i.item_id and not i.merged_into],
-                        confidence=record.confidence)
-        for pos, (target, why) in result.merged.items():
-            events.emit("memory.candidate.merge", memory_id=record.memory_id, position=pos,
-                        into=target, reason=why)

@@ -134,7 +134,7 @@ class BankWrites:
             view.records[record.memory_id] = start
             view.remember(start, line)
         if events is not None:
-            _emit_written(events, record, result, stored)
+            emit_written(events, record, result, stored)
         return result
 
     def _heal_torn_tail(self) -> None:
@@ -272,7 +272,7 @@ class BankWrites:
         return out
 
 
-def _emit_written(events: EventLog, record: MemoryRecord, result: AddResult,
+def emit_written(events: EventLog, record: MemoryRecord, result: AddResult,
                   stored: list[Any]) -> None:
     """The audit events of one stored record: its new items, and each merge into an old one."""
     if result.added:
