@@ -121,9 +121,9 @@ def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict
     if not mode_allows_retrieval(mode_of(ctx)):
         return "", {}
     events = events_of(state)
-    matches = _bank(ctx).search(target_query(state, problem), exclude_task_id=task_id_of(state),
-                                events=events)
     target = FunctionDecl.from_dict(dict(state["target"])) if state.get("target") else None
+    matches = _bank(ctx).search(target_query(state, problem), exclude_task_id=task_id_of(state),
+                                events=events, target=target)
     shown, rejected = Gatekeeper(config_of(ctx)).screen(matches, target)
     events.emit("memory.inject", task_id=task_id_of(state), shown=[i.item_id for i in shown],
                 rejected=rejected)

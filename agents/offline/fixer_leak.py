@@ -90,6 +90,11 @@ def _owning_fields(var: str, record_type: str) -> list[tuple[str, str]]:
     return out
 
 
+def releaser_of(api: list[FunctionDecl], ctype: str, producer: FunctionDecl) -> str:
+    """The function that releases a ``ctype`` result of ``producer`` (see :func:`release_results`)."""
+    return _releaser(ApiIndex(api if producer in api else [*api, producer]), ctype, producer.name)
+
+
 def _releaser(idx: ApiIndex, ctype: str, producer: str) -> str:
     found = type_table.releaser_for(ctype, producer=producer)
     if found:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from agents.offline.experience import shown_lessons
 from agents.offline.fixer_core import FixerBase
 from agents.offline.fixer_input import feed_input
-from agents.offline.fixer_leak import release_results
+from agents.offline.fixer_leak import release_results, releaser_of
 from agents.offline.fixer_types import opaque_variable
 from agents.offline.prompt_reader import PromptFacts
 from fuzzkit.api import FunctionDecl
@@ -26,6 +26,7 @@ from long_term_memory.experience.lessons import (
     by_value,
     parse_action,
     parse_scope,
+    results_released,
     scope_matches,
 )
 
@@ -115,11 +116,13 @@ def release_after_call(code: str, callee: FunctionDecl, action: Action,
 
     Calls an improvement adds sit in their own block and keep nothing for later, so the release
     goes after the statement (a release at the harness's cleanup would name a variable out of
-    scope). Only results of the lesson's type, only when nothing releases them yet.
+    scope). Only results of the lesson's type, only when nothing releases them yet. A releaser
+    this library does not have (the lesson was learned on another) gives way to the one its
+    header names for the type.
     """
     releaser, ctype = action.args.get("releaser", ""), action.args.get("type", "")
     if releaser not in {f.name for f in api} | {"free"}:
-        return code, ""
+        releaser = releaser_of(api, ctype, callee)
     done = []
     for call in list(re.finditer(rf"(?m)^(\s*)([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?"
                                  rf"{re.escape(callee.name)}\s*\([^;]*\);[ \t]*$", code))[::-1]:
@@ -139,9 +142,12 @@ def apply_action(code: str, action: Action, target: FunctionDecl,
     names = {f.name for f in api} | {target.name}
     a = action.args
     if action.verb == "release_out_param":
-        if a["releaser"] not in names and a["releaser"] != "free":
-            return code, ""
-        if _released_already(code, target.name, a["releaser"]):
+        if a["releaser"] not in names and a["releaser"] != "free":  # learned on another library
+            if results_released(code, target):
+                return code, ""
+            changed, added = release_results(code, target, api)
+            return changed, "; ".join(f"{how} (this library's releaser for {a['type']})" for how in added)
+        if results_released(code, target, a["releaser"]):
             return code, ""
         changed, added = release_results(code, target, api, {a["type"]: a["releaser"]})
         return changed, "; ".join(added)
@@ -175,20 +181,6 @@ def _by_pointer(code: str, ctype: str, api: list[FunctionDecl]) -> tuple[str, st
             break
         code, hows = fixer.code, hows + fixer.fixes
     return code, "; ".join(dict.fromkeys(hows))
-
-
-def _released_already(code: str, function: str, releaser: str) -> bool:
-    """Whether every result ``function`` hands back already goes to ``releaser``.
-
-    Results are ``v = f(...)`` and ``f(..., &v)``; the fixers know the library's release words,
-    not every releaser's name, so they would release such a result a second time.
-    """
-    held: set[str] = set()
-    for call in re.finditer(rf"(?:\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(function)}"
-                            r"\s*\(([^;]*)\)\s*;", code):
-        held.update(filter(None, [call.group(1), *re.findall(r"&\s*([A-Za-z_]\w*)", call.group(2))]))
-    return bool(held) and all(re.search(rf"\b{re.escape(releaser)}\s*\(\s*{re.escape(v)}\s*\)", code)
-                              for v in held)
 
 
 def _tag(code: str, tag: str) -> tuple[str, str]:

@@ -18,6 +18,7 @@ from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.lessons import name_family, shape_of
 
 _RELEASE = re.compile(r"release (\w+) \(from (\w+)\) with (\w+) before returning")
+_FIELD_RELEASE = re.compile(r"release (\w+)\.(\w+) \(filled by (\w+)\) with (\w+) before returning")
 _FEED = re.compile(r"hand the fuzz input to (\w+)'s object with (\w+) before the call")
 _TAG = re.compile(r"add the (struct|union|enum) tag to (\w+)")
 _OPAQUE = re.compile(r"declare \w+ as ((?:(?:struct|union) )?[A-Za-z_]\w*) \* [^,\n]*?\(\1 is opaque")
@@ -55,15 +56,35 @@ def _release_items(trajectory: str, code: str) -> list[dict[str, Any]]:
         out_param = re.search(rf"\b{re.escape(producer)}\s*\([^;]*&\s*{re.escape(var)}\b", code)
         shape = "out_param" if out_param else "returns_pointer"
         how = f"through a `{ctype} **` out-parameter" if out_param else f"as a returned `{ctype} *`"
-        family = name_family(producer)
         out.append(_item(
             f"Release {ctype} results with {releaser}",
-            f"Functions matching {family} that hand back a {ctype} {how}.",
+            f"Functions that hand back a {ctype} {how} the caller owns.",
             f"{producer} hands back a {ctype} {how} that the harness owns"
             + (": the fuzz run reported a leak (LeakSanitizer) until it was released" if leak else "")
-            + f". Release it with {releaser}({var}) before returning, on every path.",
-            {"name": family, "shape": shape, "type": ctype},
+            + f". Release it with {releaser}({var}) before returning, on every path; in a library "
+            f"without {releaser}, with the function its header names for releasing a {ctype}.",
+            {"shape": shape, "type": ctype},
             f"sanitizer:leak@{producer}", f"release_out_param(type={ctype}, releaser={releaser})",
+        ))
+    return out
+
+
+def _field_release_items(trajectory: str, code: str) -> list[dict[str, Any]]:
+    """A record passed by pointer that came back holding an owned buffer in a field."""
+    out = []
+    for var, fld, producer, releaser in dict.fromkeys(_FIELD_RELEASE.findall(trajectory)):
+        found = re.search(rf"\b(?:struct\s+)?([A-Za-z_]\w*)\s+{re.escape(var)}\s*[;=]", code)
+        if not found:
+            continue
+        record = found.group(1)
+        out.append(_item(
+            f"Release what {producer} leaves in a {record}'s {fld}",
+            f"Functions that fill a {record} passed by pointer with buffers the caller owns.",
+            f"{producer} fills {var}.{fld} with a buffer the harness owns: the fuzz run reported a "
+            f"leak until {releaser}(&{var}.{fld}) ran before returning. Release the buffers such a "
+            f"function leaves in a {record} with the function the header names for them.",
+            {"shape": "object_param", "type": record},
+            f"sanitizer:leak@{producer}", f"release_out_param(type={record}, releaser={releaser})",
         ))
     return out
 
@@ -120,5 +141,6 @@ def _compile_items(trajectory: str, target: FunctionDecl | None) -> list[dict[st
 def actionable_items(prototype: str, trajectory: str, code: str) -> list[dict[str, Any]]:
     """Items with a scope, a failure signature and an action, one per recognized repair."""
     target = _decl(prototype)
-    return [*_release_items(trajectory, code), *_feed_items(trajectory, target),
+    return [*_release_items(trajectory, code), *_field_release_items(trajectory, code),
+            *_feed_items(trajectory, target),
             *_compile_items(trajectory, target)]

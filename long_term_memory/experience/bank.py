@@ -34,6 +34,7 @@ from long_term_memory.experience.lifecycle import LifecycleStore
 from long_term_memory.experience.lifecycle_health import heal
 from long_term_memory.experience.model_guard import WriterPresence, fingerprint_of
 from long_term_memory.experience.record_log import bank_lock
+from long_term_memory.experience.scoped import ScopedLessons
 from long_term_memory.experience.view import BankView
 from long_term_memory.experience.writes import BankWrites, ReadOnlyBankError
 
@@ -63,6 +64,7 @@ class ExperienceBank(BankReads, BankWrites):
         self._life = LifecycleStore(paths.lifecycle, config.gatekeeper, read_only=read_only,
                                     journal=paths.journal)
         self._view = BankView(paths, config, embedder, read_only, self._life, self._notify)
+        self._scoped = ScopedLessons()
 
     @classmethod
     def open(

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from fuzzkit.api import FunctionDecl
 from long_term_memory.embeddings import Embedder
 from long_term_memory.experience.catalog import ItemEntry
 from long_term_memory.experience.config import ExperienceConfig
@@ -18,6 +19,7 @@ from long_term_memory.experience.matches import Match
 from long_term_memory.experience.model_guard import fingerprint_of
 from long_term_memory.experience.models import ItemStats
 from long_term_memory.experience.rules import freshness
+from long_term_memory.experience.scoped import ScopedLessons
 from long_term_memory.experience.view import BankView
 
 
@@ -28,6 +30,7 @@ class BankReads:
     embedder: Embedder
     _view: BankView
     _life: LifecycleStore
+    _scoped: ScopedLessons
     _mutex: threading.RLock
 
     if TYPE_CHECKING:  # provided by ExperienceBank; declared for the type checker only
@@ -47,11 +50,16 @@ class BankReads:
         k: int | None = None,
         threshold: float | None = None,
         events: EventLog | None = None,
+        target: FunctionDecl | None = None,
     ) -> list[Match]:
         """The best items for ``query``, best first.
 
         At most ``k`` (default ``retrieval.candidates``) items scoring at least ``threshold``
-        (default ``retrieval.threshold``), none of them from ``exclude_task_id``.
+        (default ``retrieval.threshold``), none of them from ``exclude_task_id``. With a
+        ``target``, the actionable lessons whose scope fits it follow (up to ``k`` more, scored
+        at the threshold): a lesson is recalled by what it applies to, not only by how its words
+        resemble the query, so one learned on another library's function of the same shape
+        reaches this one.
         """
         k = self.config.retrieval.candidates if k is None else k
         threshold = self.config.retrieval.threshold if threshold is None else threshold
@@ -75,28 +83,15 @@ class BankReads:
                     if attempt:
                         raise
                     view.load(full=True)
+            if target is not None and k > 0:
+                fitting = self._scoped.fitting(view, target, exclude_task_id, {e.item_id for e, _ in chosen})
+                chosen += [(e, threshold) for e in fitting[:k]]
         if events is not None:
             self.deliver_notices(events)
         matches = self._matches(chosen)
         if events is not None:
-            events.emit(
-                "memory.search.result",
-                query=query,
-                exclude_task_id=exclude_task_id,
-                k=k,
-                threshold=threshold,
-                matches=[
-                    {
-                        "item_id": m.item_id,
-                        "title": m.title,
-                        "score": round(m.score, 4),
-                        "status": m.status,
-                        "validation_level": m.validation_level,
-                        "trust": m.trust,
-                    }
-                    for m in matches
-                ],
-            )
+            events.emit("memory.search.result", query=query, exclude_task_id=exclude_task_id, k=k,
+                        threshold=threshold, matches=[_brief(m) for m in matches])
         return matches
 
     def _chosen(self, vector: Any, k: int, threshold: float,
@@ -193,3 +188,9 @@ class BankReads:
     def lifecycle_counts(self) -> dict[str, Any]:
         """Totals of decisions, hits, uses, validations and merges."""
         return self._life.counts()
+
+
+def _brief(m: Match) -> dict[str, Any]:
+    """A match as the ``memory.search.result`` event lists it."""
+    return {"item_id": m.item_id, "title": m.title, "score": round(m.score, 4), "status": m.status,
+            "validation_level": m.validation_level, "trust": m.trust}

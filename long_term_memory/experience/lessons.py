@@ -37,6 +37,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {
 SHAPES = ("out_param", "returns_pointer", "object_param", "buffer_input")
 MAX_FAILURE = 160
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+RELEASE_NAME = r"\w*(?:free|destroy|delete|release|unref|dispose|cleanup)\w*"
 _CALL = re.compile(r"^\s*`?\s*([a-z_]+)\s*\((.*)\)\s*`?\s*$", re.S)
 _SCOPE_PAIR = re.compile(r"\b(name|shape|type)\s*=\s*([^\s;,`]+)")
 _QUALIFIERS = {"const", "volatile", "struct", "union", "enum", "unsigned", "signed", "restrict"}
@@ -132,7 +133,7 @@ def shape_types(decl: FunctionDecl) -> dict[str, set[str]]:
     shapes: dict[str, set[str]] = {}
     for p in decl.params:
         stars = p.type.count("*")
-        if stars == 2 and _named(p.type) and not p.type.lstrip().startswith("const"):
+        if stars == 2 and type_name(p.type) not in ("", "void") and not p.type.lstrip().startswith("const"):
             shapes.setdefault("out_param", set()).add(type_name(p.type))
         elif stars == 1 and _named(p.type):
             shapes.setdefault("object_param", set()).add(type_name(p.type))
@@ -167,13 +168,18 @@ def scope_matches(scope: LessonScope | None, decl: FunctionDecl | None) -> bool:
     return not scope.type or scope.type in types
 
 
-def effect_present(action: Action | None, code: str) -> bool:
-    """Whether the harness shows the action's change (what "used" means for an actionable lesson)."""
+def effect_present(action: Action | None, code: str, target: FunctionDecl | None = None) -> bool:
+    """Whether the harness shows the action's change (what "used" means for an actionable lesson).
+
+    A release names its releaser; in a library without it (a lesson learned on another library),
+    the change is every result of ``target`` going to a release function.
+    """
     if action is None or not code:
         return False
     a = action.args
     if action.verb == "release_out_param":
-        return re.search(rf"\b{re.escape(a['releaser'])}\s*\(", code) is not None
+        return (re.search(rf"\b{re.escape(a['releaser'])}\s*\(", code) is not None
+                or target is not None and results_released(code, target))
     if action.verb == "feed_input_via":
         return re.search(rf"\b{re.escape(a['function'])}\s*\([^;]*\bdata\b", code) is not None
     if action.verb == "hold_by_pointer":
@@ -183,6 +189,31 @@ def effect_present(action: Action | None, code: str) -> bool:
         return re.search(rf"\b(?:struct|union|enum)\s+{re.escape(a['tag'])}\b", code) is not None
     return (re.search(rf"\b{re.escape(a['new'])}\b", code) is not None
             and re.search(rf"\b{re.escape(a['old'])}\b", code) is None)
+
+
+def result_variables(code: str, function: FunctionDecl) -> set[str]:
+    """The variables calls of ``function`` hand results back in.
+
+    ``v = f(...)`` when it returns a pointer, and ``f(..., &v)`` for its ``T **`` parameters.
+    """
+    held: set[str] = set()
+    outs = [i for i, p in enumerate(function.params) if p.type.count("*") == 2]
+    for call in re.finditer(rf"(?:\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(function.name)}"
+                            r"\s*\(([^;]*)\)\s*;", code):
+        if call.group(1) and "*" in function.return_type:
+            held.add(call.group(1))
+        args = [a.strip() for a in call.group(2).split(",")]
+        held.update(m.group(1) for i in outs if i < len(args)
+                    and (m := re.fullmatch(r"(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)", args[i])))
+    return held
+
+
+def results_released(code: str, function: FunctionDecl, releaser: str = "") -> bool:
+    """Whether every result ``function`` hands back goes to ``releaser`` (any release function if '')."""
+    held = result_variables(code, function)
+    call = re.escape(releaser) if releaser else RELEASE_NAME
+    return bool(held) and all(
+        re.search(rf"\b{call}\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(v)}\s*\)", code, re.I) for v in held)
 
 
 def by_value(code: str, ctype: str) -> re.Match[str] | None:
@@ -230,6 +261,7 @@ def used_items(shown: Sequence[Any], cited: Iterable[str], target: FunctionDecl 
         if action is None:
             if item.item_id in cited_ids:
                 out.append(item.item_id)
-        elif scope_matches(parse_scope(lesson.get("scope")), target) and effect_present(action, harness):
+        elif (scope_matches(parse_scope(lesson.get("scope")), target)
+              and effect_present(action, harness, target)):
             out.append(item.item_id)
     return list(dict.fromkeys(out))

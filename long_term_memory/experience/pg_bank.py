@@ -34,6 +34,7 @@ from long_term_memory.experience.pg_lifecycle import PgLifecycle, create_schema
 from long_term_memory.experience.pg_vector import embedding_values, insert_columns, ready
 from long_term_memory.experience.pg_view import PgView
 from long_term_memory.experience.record_log import _dumps, _loads
+from long_term_memory.experience.scoped import ScopedLessons
 from long_term_memory.experience.writes import AddResult, ReadOnlyBankError, emit_written
 from long_term_memory.shared_store import StoreError, connect, shown
 
@@ -70,6 +71,7 @@ class PgExperienceBank(ExperienceBank):
         view.conn = self._conn
         self._view = view  # type: ignore[assignment]
         self._pg_view = view
+        self._scoped = ScopedLessons()
 
     @classmethod
     def open_store(cls, url: str, task: str, config: ExperienceConfig,

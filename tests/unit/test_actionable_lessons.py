@@ -78,7 +78,7 @@ def test_success_trajectory_with_a_leak_repair_yields_a_structured_item() -> Non
     assert len(actionable) == 1 and 1 <= len(items) <= 3
     item = actionable[0]
     assert item.action == RELEASE
-    assert item.scope is not None and item.scope.render() == "name=qq_* shape=out_param type=qq_doc"
+    assert item.scope is not None and item.scope.render() == "shape=out_param type=qq_doc"
     assert item.failure == "sanitizer:leak@qq_parse"
     assert "qq_finish(out_v)" in item.content and "LeakSanitizer" in item.content
 
@@ -126,10 +126,26 @@ def test_release_lesson_changes_the_first_draft_of_a_matching_target_only() -> N
     assert apply_lessons(other, BY["zz_sum"], API, [lesson()]) == (other, [])
 
 
-def test_a_lesson_naming_a_function_this_api_lacks_changes_nothing() -> None:
-    draft = first_draft("qq_parse")
-    missing = lesson("release_out_param(type=qq_doc, releaser=qq_gone)")
-    assert apply_lessons(draft, BY["qq_parse"], API, [missing]) == (draft, [])
+OTHER_API = parse_prototypes("""
+uint8_t *ww_decode(const uint8_t *data, size_t size, int *width);
+void ww_free(void *ptr);
+""")
+
+
+def test_a_release_lesson_from_another_library_uses_this_librarys_releaser() -> None:
+    target = OTHER_API[0]
+    draft = write_harness(target, OTHER_API, ["ww.h"], "stateless_parser", default_skeleton("stateless_parser")).code
+    assert "ww_free(" not in draft  # the draft alone leaks the returned buffer
+    learned_elsewhere = lesson("release_out_param(type=uint8_t, releaser=vv_drop)",
+                               scope="shape=returns_pointer type=uint8_t")
+    assert learned_elsewhere.fits(target)
+    code, notes = apply_lessons(draft, target, OTHER_API, [learned_elsewhere])
+    assert "vv_drop(" not in code and "ww_free(result)" in code
+    assert notes == ["applied [MEM-0000abcd] release_out_param(type=uint8_t, releaser=vv_drop): release "
+                     "result (from ww_decode) with ww_free before returning (this library's releaser for uint8_t)"]
+    assert effect_present(learned_elsewhere.action, code, target)
+    assert not effect_present(learned_elsewhere.action, draft, target)
+    assert apply_lessons(code, target, OTHER_API, [learned_elsewhere]) == (code, [])  # once only
 
 
 def test_offline_prototyper_reads_the_action_from_the_rendered_prompt() -> None:
@@ -218,3 +234,26 @@ def test_an_opaque_type_repair_becomes_a_lesson_the_next_first_draft_applies() -
     assert notes[0].startswith("applied [MEM-0000c0de] hold_by_pointer(type=ww_ctx)")
     assert effect_present(lesson.action, fixed) and not effect_present(lesson.action, draft)
     assert apply_lessons(fixed, api[1], api, [lesson]) == (fixed, [])
+
+
+def test_a_buffer_left_in_a_field_of_a_record_becomes_a_release_lesson_for_that_record() -> None:
+    code = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  struct qq_config cfg;
+  qq_config_init(&cfg);
+  qq_decode(data, size, &cfg);
+  qq_buffer_free(&cfg.output);
+  return 0;
+}
+"""
+    trajectory = ("- [crash] leak: Direct leak of 64 byte(s) allocated from qq_decode\n"
+                  "- [harness] v2 by enhancer.fix: release cfg.output (filled by qq_decode) with "
+                  "qq_buffer_free before returning\n")
+    [found] = actionable_items("int qq_decode(const uint8_t *data, size_t size, struct qq_config *config);",
+                               trajectory, code)
+    assert found["scope"] == {"shape": "object_param", "type": "qq_config"}
+    assert found["action"] == "release_out_param(type=qq_config, releaser=qq_buffer_free)"
+    assert found["failure"] == "sanitizer:leak@qq_decode"
+    target = parse_prototypes("int qq_decode2(const uint8_t *d, size_t n, struct qq_config *c);")[0]
+    assert scope_matches(parse_scope(found["scope"]), target)
+    assert effect_present(parse_action(found["action"]), code, target)
+    assert not effect_present(parse_action(found["action"]), code.replace("qq_buffer_free", "noop"), target)
