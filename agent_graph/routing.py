@@ -48,7 +48,13 @@ def finish(state: FuzzState, limits: Limits, reason: str, guard: str = "") -> Ro
 
 def _fix_or_finish(state: FuzzState, limits: Limits, why: str) -> Route:
     rounds = int(state.get("fix_rounds") or 0)
-    if rounds >= limits.max_fix_rounds:
+    change = state.get("last_change") or {}
+    stuck = bool(change.get("unchanged") and change.get("version") == state.get("harness_version")
+                 and (state.get("build") or {}).get("ok"))
+    if stuck:
+        # The fixer knew no repair for a harness that builds: measuring it again repeats the failure.
+        why = f"{why}; the last fix round changed nothing"
+    if stuck or rounds >= limits.max_fix_rounds:
         if state.get("phase") == "optimization" and state.get("best"):
             return Route("memory_manager", f"{why}; fix rounds exhausted, revert to best", "fix_rounds")
         return finish(state, limits, f"{why}; gave up after {rounds} fix rounds", "fix_rounds")

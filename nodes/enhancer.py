@@ -98,6 +98,8 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
             change = {**previous, "fixes": [*previous.get("fixes", []), *fixes]}
         else:
             change = {"kind": "fix", "from_version": state.get("harness_version"), "fixes": fixes}
+        # A repair that leaves the harness as it was: the next measurement can only repeat the last.
+        change["unchanged"] = result.code.strip() == (state.get("harness_code") or "").strip()
         extra = {"fix_rounds": int(state.get("fix_rounds") or 0) + 1, "pending_fixes": fixes}
         counters = {"fix_rounds_total": 1}
     else:

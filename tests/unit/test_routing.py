@@ -121,3 +121,17 @@ def test_consolidation_every_three_loop_turns(versions: int, last: int, expected
     # consolidate while a harness is being repaired.
     s = {"counters": {"harness_versions": versions, "iterations": 0}, "last_consolidation": last}
     assert should_consolidate(s, 3) is expected
+
+
+def test_a_fix_round_that_changed_nothing_ends_the_repairs_of_a_harness_that_builds() -> None:
+    misuse = {"run": {"version": 2, "crashed": True}, "crash_analysis": {"version": 2, "feasible": False},
+              "phase": "compilation", "best": None, "fix_rounds": 1}
+    unchanged = {"kind": "fix", "version": 2, "unchanged": True}
+    decision = route(state(**misuse, last_change=unchanged), LIMITS)
+    assert (decision.next, decision.guard) == ("memory_manager", "fix_rounds")
+    assert "the last fix round changed nothing" in decision.reason and "after 1 fix rounds" in decision.reason
+    # a change that did something, an older version's no-op, or a build error: repairs go on
+    assert route(state(**misuse, last_change={**unchanged, "unchanged": False}), LIMITS).next == "enhancer"
+    assert route(state(**misuse, last_change={**unchanged, "version": 1}), LIMITS).next == "enhancer"
+    broken = {**misuse, "build": {"version": 2, "ok": False}}
+    assert route(state(**broken, last_change=unchanged), LIMITS).next == "enhancer"
