@@ -8,8 +8,9 @@ running harness, fix rounds, harness-caused crash rounds (crashes judged harness
 repeated failures (a failure signature — compile-error class, crash kind and frame, input not
 reaching the target — already seen on an earlier target of the same library), model calls,
 prompt tokens, mean and union line coverage, how many experience items were shown and used
-(their change is in the measured harness), and every item used on another library than the one
-it was learned on (cross-library transfer).
+(an item with an action: its change is in the measured harness; one without: a reply cited it),
+how many of the used ones carry an action ("applied"), and every applied item learned on
+another library than the one it was used on (cross-library transfer).
 
     .venv/bin/python bench/memory_ab.py benchmarks/cjson.yaml benchmarks/zlib.yaml --fuzz-seconds 20
 """
@@ -109,7 +110,8 @@ def _lesson_sources(bank: Path) -> dict[str, dict[str, str]]:
             for item in record.get("memory_items") or []:
                 if isinstance(item, dict) and item.get("item_id"):
                     out[item["item_id"]] = {"task": str(record.get("task_id", "")),
-                                            "action": str(item.get("action") or item.get("title", ""))}
+                                            "action": str(item.get("action") or ""),
+                                            "title": str(item.get("title", ""))}
     return out
 
 
@@ -132,6 +134,7 @@ def measure(benchmarks: list[Path], mode: str, root: Path) -> dict[str, Any]:
     ok = [r for r in records if not r.get("error")]
     used = [(r, m) for r in ok for m in (r.get("memory_used") or {}).get("experience", [])]
     check = root / "bank_check.json"
+    sources = _lesson_sources(root.parent / "retrieve-extract" / "bank")
     return {
         "crash_rounds": crash_rounds,
         "repeated": repeated,
@@ -145,19 +148,26 @@ def measure(benchmarks: list[Path], mode: str, root: Path) -> dict[str, Any]:
             [r["coverage"]["lines"]["percent"] for r in ok if r.get("runs")] or [0]),
         "shown": len(used),
         "used": sum(bool(m.get("used")) for _, m in used),
+        # used items with an action: their change is in the measured harness (the others were cited)
+        "applied": sum(bool(m.get("used")) and bool(sources.get(m.get("id", ""), {}).get("action"))
+                       for _, m in used),
         "used_by": [(r, m) for r, m in used if m.get("used")],
         "bank": json.loads(check.read_text(encoding="utf-8")) if check.is_file() else None,
     }
 
 
 def transfers(rows: dict[str, dict[str, Any]], root: Path) -> list[str]:
-    """Lines naming each used item learned on another library than the one it was used on."""
+    """Lines naming each applied item learned on another library than the one it was used on.
+
+    Only items with an action count: their change is in the measured harness. An item without
+    one counts as used when a reply cites it, which shows nothing across libraries.
+    """
     sources = _lesson_sources(root / "retrieve-extract" / "bank")
     lines = []
     for mode, row in rows.items():
         for record, item in row.get("used_by", []):
             src = sources.get(item.get("id", ""), {})
-            if src and src["task"].split("/")[0] != str(record.get("project")):
+            if src.get("action") and src["task"].split("/")[0] != str(record.get("project")):
                 lines.append(f"- {mode}: [{item['id']}] learned on {src['task']} ({src['action']}) "
                              f"used on {record.get('project')}/{record.get('function')}: "
                              f"{record.get('fix_rounds', 0)} fix rounds, runs={bool(record.get('runs'))}")
@@ -184,16 +194,17 @@ def main() -> None:
     print(f"# memory A/B: {[b.name for b in args.benchmarks]} model={args.model} "
           f"fuzz={args.fuzz_seconds}s iterations={args.max_iterations} (runs in {root})")
     print("| mode | running | fix rounds | harness crash rounds | repeated failures | model calls | "
-          "prompt tokens | mean line cov | union line cov | items shown | used | bank files unchanged |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "prompt tokens | mean line cov | union line cov | items shown | used | applied | "
+          "bank files unchanged |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for mode, r in rows.items():
         bank = r["bank"]
         same = "-" if bank is None else f"{'yes' if bank['identical'] else 'NO'} ({bank['files']} files)"
         print(f"| {mode} | {r['running']}/{r['targets']} | {r['fix_rounds']} | {r['crash_rounds']} | "
               f"{r['repeated']} | {r['model_calls']} | {r['prompt_tokens']} | {r['mean_lines']:.1f}% | "
-              f"{r['union_lines']:.1f}% | {r['shown']} | {r['used']} | {same} |")
+              f"{r['union_lines']:.1f}% | {r['shown']} | {r['used']} | {r['applied']} | {same} |")
     lines = transfers(rows, root)
-    print("\ncross-library transfer (an item learned on one library, used on another):")
+    print("\ncross-library transfer (an item with an action learned on one library, applied on another):")
     print("\n".join(lines) if lines else "- none in this sequence")
 
 
