@@ -7,6 +7,7 @@ read). On the local path it keeps their vectors in an in-memory index; on the pg
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -15,9 +16,20 @@ import numpy as np
 from long_term_memory.experience.catalog import ItemEntry
 from long_term_memory.experience.config import ExperienceConfig
 from long_term_memory.experience.index import ItemIndex
+from long_term_memory.experience.lessons import lesson_fields
 from long_term_memory.experience.pg_vector import SqlIndex, backfill
 
-_ENTRY = "item_id, memory_id, task_id, title, description, content, is_success, query, created_at, digest"
+_ENTRY = ("SELECT i.item_id, i.memory_id, i.task_id, i.title, i.description, i.content, i.is_success, "
+          "i.query, i.created_at, i.digest, r.line FROM lf_items i JOIN lf_records r "
+          "ON r.bank = i.bank AND r.memory_id = i.memory_id WHERE i.bank = %s")
+
+
+def _entry(row: tuple[Any, ...]) -> ItemEntry:
+    """An item row with its lesson (scope, failure, action), read from its record's stored line."""
+    *columns, line = row
+    record = json.loads(bytes(line))
+    item = next((i for i in record.get("memory_items") or [] if i.get("item_id") == columns[0]), {})
+    return ItemEntry(*columns, lesson_fields(item))
 
 
 class PgView:
@@ -89,12 +101,10 @@ class PgView:
 
     def entry(self, row: int) -> ItemEntry:
         """The item in ``row`` with its record's context."""
-        found = self.conn.execute(f"SELECT {_ENTRY} FROM lf_items WHERE bank = %s AND item_id = %s",
-                                  (self.bank, self.ids[row])).fetchone()
-        return ItemEntry(*found)
+        found = self.conn.execute(f"{_ENTRY} AND i.item_id = %s", (self.bank, self.ids[row])).fetchone()
+        return _entry(found)
 
     def all_entries(self) -> list[ItemEntry]:
         """Every item, in storage order."""
-        rows = self.conn.execute(f"SELECT {_ENTRY} FROM lf_items WHERE bank = %s ORDER BY seq",
-                                 (self.bank,)).fetchall()
-        return [ItemEntry(*r) for r in rows]
+        rows = self.conn.execute(f"{_ENTRY} ORDER BY i.seq", (self.bank,)).fetchall()
+        return [_entry(r) for r in rows]

@@ -10,7 +10,8 @@ import numpy as np
 import psycopg
 import pytest
 
-from long_term_memory.experience import ExperienceConfig, HashingEmbedder, MemoryItem
+from agents.offline.cdecl import parse_prototype
+from long_term_memory.experience import ExperienceConfig, HashingEmbedder, MemoryItem, MemoryRecord
 from long_term_memory.experience.models import item_key_text
 from long_term_memory.experience.stores import open_bank
 
@@ -110,3 +111,26 @@ def test_model_mismatch_is_refused(pg_url: str) -> None:
     other = _config(pg_url).with_overrides(embedding__model="hashing-128")
     with pytest.raises(ValueError, match="holds hashing-256 vectors"):
         open_bank(other, embedder=HashingEmbedder(128))
+
+
+@pytest.mark.parametrize("pgvector", [False, True])
+def test_a_lesson_is_recalled_by_scope_from_postgresql(pg_url: str, pgvector: bool) -> None:
+    """The items table keeps no lesson fields: they come from the record's stored line (they used
+    to be dropped, so no lesson of a PostgreSQL bank had a scope or an action)."""
+    cfg = _config(pg_url).with_overrides(bank__task=f"scoped{int(pgvector)}", index__pgvector=pgvector)
+    bank = open_bank(cfg, embedder=HashingEmbedder(256))
+    lesson = MemoryItem(title="Release uint8_t results with vv_drop", description="returned byte buffers",
+                        content="vv_pixels hands back a buffer the harness owns; release it with vv_drop.",
+                        scope={"shape": "returns_pointer", "type": "uint8_t"},
+                        failure="sanitizer:leak@vv_pixels",
+                        action="release_out_param(type=uint8_t, releaser=vv_drop)")
+    [lesson_id] = bank.add_record(MemoryRecord(
+        memory_id="rec-scoped", task_id="vv/vv_pixels", task_type="fuzz-c",
+        query="project vv; target vv_pixels",
+        is_success=True, kind="success", memory_items=[lesson])).added
+    target = parse_prototype("uint8_t *ww_decode(const uint8_t *data, size_t size);")
+    query = "project ww; target uint8_t *ww_decode(const uint8_t *data, size_t size)"
+    assert bank.search(query, exclude_task_id="ww/ww_decode", threshold=0.99) == []
+    found = bank.search(query, exclude_task_id="ww/ww_decode", threshold=0.99, target=target)
+    assert [m.item_id for m in found] == [lesson_id]
+    bank.close()
