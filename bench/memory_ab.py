@@ -191,8 +191,9 @@ def main() -> None:
         run_mode(args.benchmarks, mode, root / mode, args)
     rows = {mode: measure(args.benchmarks, mode, root / mode) for mode in MODES
             if all((root / mode / "runs" / b.stem / "summary.json").is_file() for b in args.benchmarks)}
-    print(f"# memory A/B: {[b.name for b in args.benchmarks]} model={args.model} "
-          f"fuzz={args.fuzz_seconds}s iterations={args.max_iterations} (runs in {root})")
+    settings = (f"model={args.model} fuzz={args.fuzz_seconds}s iterations={args.max_iterations}"
+                if args.modes else "re-measured from the run directories")
+    print(f"# memory A/B: {[b.name for b in args.benchmarks]} {settings} (runs in {root})")
     print("| mode | running | fix rounds | harness crash rounds | repeated failures | model calls | "
           "prompt tokens | mean line cov | union line cov | items shown | used | applied | "
           "bank files unchanged |")
