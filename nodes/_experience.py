@@ -49,7 +49,7 @@ from long_term_memory.experience import (
     trajectory_from_state,
 )
 from long_term_memory.experience.catalog import BankPaths
-from long_term_memory.experience.lessons import used_items
+from long_term_memory.experience.lessons import callees_in, used_items
 from long_term_memory.experience.lifecycle_health import check_files
 from long_term_memory.experience.matts import refinement_extraction_prompt
 from long_term_memory.experience.stores import shared_bank, uses_store
@@ -122,9 +122,10 @@ def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict
         return "", {}
     events = events_of(state)
     target = FunctionDecl.from_dict(dict(state["target"])) if state.get("target") else None
+    callees = callees_in(state.get("harness_code") or "", _api(state), target)
     matches = _bank(ctx).search(target_query(state, problem), exclude_task_id=task_id_of(state),
-                                events=events, target=target)
-    shown, rejected = Gatekeeper(config_of(ctx)).screen(matches, target)
+                                events=events, target=target, callees=callees)
+    shown, rejected = Gatekeeper(config_of(ctx)).screen(matches, target, callees)
     events.emit("memory.inject", task_id=task_id_of(state), shown=[i.item_id for i in shown],
                 rejected=rejected)
     past = (state.get("extras") or {}).get("experience") or {}
@@ -163,7 +164,12 @@ def used_in_harness(state: FuzzState | dict[str, Any], exp: dict[str, Any]) -> l
     shown = [InjectItem.from_dict(i) for i in exp.get("shown", [])]
     target = FunctionDecl.from_dict(dict(state["target"])) if state.get("target") else None
     harness = (state.get("best") or {}).get("code") or state.get("harness_code") or ""
-    return used_items(shown, exp.get("used", []), target, harness)
+    return used_items(shown, exp.get("used", []), target, harness, _api(state))
+
+
+def _api(state: FuzzState | dict[str, Any]) -> list[FunctionDecl]:
+    """The library's API functions the state carries (what a harness may call)."""
+    return [FunctionDecl.from_dict(dict(f)) for f in state.get("api") or []]
 
 
 def finalize_experience(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:

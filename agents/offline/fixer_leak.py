@@ -22,11 +22,13 @@ _RELEASE_WORDS = re.compile(r"(free|destroy|delete|release|unref|dispose|cleanup
 
 
 def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
-                    releasers: Mapping[str, str] | None = None) -> tuple[str, list[str]]:
+                    releasers: Mapping[str, str] | None = None,
+                    fields_only: bool = False) -> tuple[str, list[str]]:
     """The harness with the target's results released before it returns, and what was added.
 
     ``releasers`` maps a type name to the function a lesson says releases it; it wins over
-    what the header and the API suggest.
+    what the header and the API suggest. ``fields_only``: only the buffers a call leaves in the
+    fields of a record passed by pointer (the record outlives any block the call sits in).
     """
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     owned: list[tuple[str, str]] = []  # (variable, the type it points at)
@@ -50,7 +52,7 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
             owned.append((call.group("lhs"), ret))
     added: list[str] = []
     lines: list[str] = []
-    for var, ctype in dict.fromkeys(owned):
+    for var, ctype in dict.fromkeys([] if fields_only else owned):
         release_call = rf"\b\w*{_RELEASE_WORDS.pattern}\w*\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(var)}\s*\)"
         if re.search(release_call, code, re.I):
             continue  # released already

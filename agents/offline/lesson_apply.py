@@ -133,7 +133,8 @@ def release_after_call(code: str, callee: FunctionDecl, action: Action,
         line = f"\n{indent.lstrip(chr(10))}if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}"
         code = code[:call.end()] + line + code[call.end():]
         done.append(f"release {var} (from {callee.name}) with {releaser} after the call")
-    return code, "; ".join(reversed(done))
+    code, fields = release_results(code, callee, api, fields_only=True)
+    return code, "; ".join([*reversed(done), *fields])
 
 
 def apply_action(code: str, action: Action, target: FunctionDecl,

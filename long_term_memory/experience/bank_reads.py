@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,7 @@ class BankReads:
         threshold: float | None = None,
         events: EventLog | None = None,
         target: FunctionDecl | None = None,
+        callees: Sequence[FunctionDecl] = (),
     ) -> list[Match]:
         """The best items for ``query``, best first.
 
@@ -59,7 +60,8 @@ class BankReads:
         ``target``, the actionable lessons whose scope fits it follow (up to ``k`` more, scored
         at the threshold): a lesson is recalled by what it applies to, not only by how its words
         resemble the query, so one learned on another library's function of the same shape
-        reaches this one.
+        reaches this one. ``callees``: the other API functions the current harness calls (a
+        release lesson fitting one of them fits too).
         """
         k = self.config.retrieval.candidates if k is None else k
         threshold = self.config.retrieval.threshold if threshold is None else threshold
@@ -84,7 +86,8 @@ class BankReads:
                         raise
                     view.load(full=True)
             if target is not None and k > 0:
-                fitting = self._scoped.fitting(view, target, exclude_task_id, {e.item_id for e, _ in chosen})
+                taken = {e.item_id for e, _ in chosen}
+                fitting = self._scoped.fitting(view, target, exclude_task_id, taken, callees)
                 chosen += [(e, threshold) for e in fitting[:k]]
         if events is not None:
             self.deliver_notices(events)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.config import ExperienceConfig
-from long_term_memory.experience.lessons import MAX_FAILURE, parse_action, parse_scope, scope_matches
+from long_term_memory.experience.lessons import MAX_FAILURE, lesson_fits, parse_action
 from long_term_memory.experience.matches import InjectItem, Match
 from long_term_memory.experience.models import (
     MAX_CONTENT,
@@ -76,7 +76,7 @@ class Gatekeeper:
         self.config = config or ExperienceConfig.load()
 
     def screen(self, matches: Sequence[Match], target: FunctionDecl | None = None,
-               ) -> tuple[list[InjectItem], list[dict[str, str]]]:
+               callees: Sequence[FunctionDecl] = ()) -> tuple[list[InjectItem], list[dict[str, str]]]:
         """Injectable items (ranked, at most ``retrieval.top_k``) and why the others were not.
 
         With the ``target`` known, an actionable lesson (one with an action) whose scope does
@@ -91,7 +91,7 @@ class Gatekeeper:
             reason = is_injectable(match.status, match.freshness, match.consecutive_fail, g)
             if reason and on_probation(match.status, match.blocked_runs, g):
                 reason = ""  # shown once more; its validation decides (see evaluate)
-            if not reason and target is not None and _actionable(match) and not _fits(match, target):
+            if not reason and target is not None and _actionable(match) and not _fits(match, target, callees):
                 reason = "its scope does not fit the target"
             if reason:
                 rejected.append({"item_id": match.item_id, "reason": reason})
@@ -279,6 +279,6 @@ def _actionable(match: Match) -> bool:
     return parse_action((match.lesson or {}).get("action")) is not None
 
 
-def _fits(match: Match, target: FunctionDecl) -> bool:
-    """Whether the item's scope matches ``target``."""
-    return scope_matches(parse_scope((match.lesson or {}).get("scope")), target)
+def _fits(match: Match, target: FunctionDecl, callees: Sequence[FunctionDecl] = ()) -> bool:
+    """Whether the item fits a harness for ``target`` that also calls ``callees``."""
+    return lesson_fits(match.lesson or {}, target, callees)

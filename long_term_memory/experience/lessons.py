@@ -168,6 +168,28 @@ def scope_matches(scope: LessonScope | None, decl: FunctionDecl | None) -> bool:
     return not scope.type or scope.type in types
 
 
+def lesson_fits(lesson: Mapping[str, Any], target: FunctionDecl | None,
+                callees: Sequence[FunctionDecl] = ()) -> bool:
+    """Whether a stored lesson (its ``scope`` and ``action``) applies to a harness for ``target``.
+
+    A lesson fits when its scope matches the target. A release also fits when its scope matches
+    another API function the harness calls (``callees``): what that call hands back is released
+    the same way, so an improvement that adds the call does not leak.
+    """
+    scope = parse_scope(lesson.get("scope"))
+    if scope_matches(scope, target):
+        return True
+    action = parse_action(lesson.get("action"))
+    return (action is not None and action.verb == "release_out_param"
+            and any(scope_matches(scope, c) for c in callees))
+
+
+def callees_in(code: str, api: Iterable[FunctionDecl], target: FunctionDecl | None) -> list[FunctionDecl]:
+    """The API functions other than ``target`` that ``code`` calls."""
+    name = target.name if target else ""
+    return [f for f in api if f.name != name and re.search(rf"\b{re.escape(f.name)}\s*\(", code)]
+
+
 def effect_present(action: Action | None, code: str, target: FunctionDecl | None = None) -> bool:
     """Whether the harness shows the action's change (what "used" means for an actionable lesson).
 
@@ -246,13 +268,15 @@ def lesson_fields(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def used_items(shown: Sequence[Any], cited: Iterable[str], target: FunctionDecl | None,
-               harness: str) -> list[str]:
+               harness: str, api: Iterable[FunctionDecl] = ()) -> list[str]:
     """Ids of the shown items that were used in the harness that was measured.
 
-    An actionable item is used when its scope matches the target and its action's effect is in
-    ``harness``; citing it changes nothing. An item without an action counts as used when the
-    reply cited it (the only evidence there is).
+    An actionable item is used when it fits the harness (:func:`lesson_fits`, with the ``api``
+    functions the harness calls) and its action's effect is in ``harness``; citing it changes
+    nothing. An item without an action counts as used when the reply cited it (the only
+    evidence there is).
     """
+    callees = callees_in(harness, api, target)
     cited_ids = set(cited)
     out = []
     for item in shown:
@@ -261,7 +285,6 @@ def used_items(shown: Sequence[Any], cited: Iterable[str], target: FunctionDecl 
         if action is None:
             if item.item_id in cited_ids:
                 out.append(item.item_id)
-        elif (scope_matches(parse_scope(lesson.get("scope")), target)
-              and effect_present(action, harness, target)):
+        elif lesson_fits(lesson, target, callees) and effect_present(action, harness, target):
             out.append(item.item_id)
     return list(dict.fromkeys(out))

@@ -7,6 +7,7 @@ read). On the local path it keeps their vectors in an in-memory index; on the pg
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from typing import Any
@@ -28,8 +29,9 @@ def _entry(row: tuple[Any, ...]) -> ItemEntry:
     """An item row with its lesson (scope, failure, action), read from its record's stored line."""
     *columns, line = row
     record = json.loads(bytes(line))
-    item = next((i for i in record.get("memory_items") or [] if i.get("item_id") == columns[0]), {})
-    return ItemEntry(*columns, lesson_fields(item))
+    item: dict[str, Any] = next((i for i in record.get("memory_items") or []
+                                 if i.get("item_id") == columns[0]), {})
+    return dataclasses.replace(ItemEntry(*columns), lesson=lesson_fields(item))
 
 
 class PgView:

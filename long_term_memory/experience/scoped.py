@@ -10,12 +10,12 @@ rows added since.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.catalog import ItemEntry
-from long_term_memory.experience.lessons import parse_action, parse_scope, scope_matches
+from long_term_memory.experience.lessons import lesson_fits, parse_action
 
 _ONE_PASS = 64  # above this many unread rows, read them with one all_entries() pass
 
@@ -39,15 +39,17 @@ class ScopedLessons:
         self._entries: dict[str, ItemEntry] = {}
 
     def fitting(self, view: _View, target: FunctionDecl, exclude_task_id: str | None,
-                taken: Collection[str]) -> list[ItemEntry]:
-        """Lessons with an action whose scope fits ``target``, in storage order.
+                taken: Collection[str], callees: Sequence[FunctionDecl] = ()) -> list[ItemEntry]:
+        """Lessons with an action that fit a harness for ``target``, in storage order.
 
-        Items of ``exclude_task_id`` (the target's own task) and ids in ``taken`` are left out.
+        See :func:`~long_term_memory.experience.lessons.lesson_fits` (``callees``: the other API
+        functions the harness calls). Items of ``exclude_task_id`` (the target's own task) and
+        ids in ``taken`` are left out.
         """
         self._catch_up(view)
         return [e for e in self._entries.values()
                 if e.item_id not in taken and e.task_id != exclude_task_id and e.item_id in view.row_of
-                and scope_matches(parse_scope(e.lesson.get("scope")), target)]
+                and lesson_fits(e.lesson, target, callees)]
 
     def _catch_up(self, view: _View) -> None:
         if self._of is not view.ids:

@@ -10,10 +10,13 @@ from agents.offline.lesson_apply import ActionableLesson, actionable_lessons, ap
 from agents.offline.lesson_extract import actionable_items
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.synth import default_skeleton, write_harness
+from agents.offline.type_table import read_types, using
 from long_term_memory.experience import parse_memory_items
 from long_term_memory.experience.inject import render_experience
 from long_term_memory.experience.lessons import (
+    callees_in,
     effect_present,
+    lesson_fits,
     parse_action,
     parse_scope,
     scope_matches,
@@ -134,7 +137,8 @@ void ww_free(void *ptr);
 
 def test_a_release_lesson_from_another_library_uses_this_librarys_releaser() -> None:
     target = OTHER_API[0]
-    draft = write_harness(target, OTHER_API, ["ww.h"], "stateless_parser", default_skeleton("stateless_parser")).code
+    skeleton = default_skeleton("stateless_parser")
+    draft = write_harness(target, OTHER_API, ["ww.h"], "stateless_parser", skeleton).code
     assert "ww_free(" not in draft  # the draft alone leaks the returned buffer
     learned_elsewhere = lesson("release_out_param(type=uint8_t, releaser=vv_drop)",
                                scope="shape=returns_pointer type=uint8_t")
@@ -142,7 +146,8 @@ def test_a_release_lesson_from_another_library_uses_this_librarys_releaser() -> 
     code, notes = apply_lessons(draft, target, OTHER_API, [learned_elsewhere])
     assert "vv_drop(" not in code and "ww_free(result)" in code
     assert notes == ["applied [MEM-0000abcd] release_out_param(type=uint8_t, releaser=vv_drop): release "
-                     "result (from ww_decode) with ww_free before returning (this library's releaser for uint8_t)"]
+                     "result (from ww_decode) with ww_free before returning "
+                     "(this library's releaser for uint8_t)"]
     assert effect_present(learned_elsewhere.action, code, target)
     assert not effect_present(learned_elsewhere.action, draft, target)
     assert apply_lessons(code, target, OTHER_API, [learned_elsewhere]) == (code, [])  # once only
@@ -257,3 +262,46 @@ def test_a_buffer_left_in_a_field_of_a_record_becomes_a_release_lesson_for_that_
     assert scope_matches(parse_scope(found["scope"]), target)
     assert effect_present(parse_action(found["action"]), code, target)
     assert not effect_present(parse_action(found["action"]), code.replace("qq_buffer_free", "noop"), target)
+
+
+ACME = parse_prototypes("""
+int acme_init_config(acme_config *config);
+int acme_decode(const uint8_t *data, size_t size, acme_config *config);
+acme_idec *acme_idecode(const uint8_t *data, size_t size, acme_config *config);
+int acme_idec_area(const acme_idec *idec, int *width);
+void acme_idec_delete(acme_idec *idec);
+void acme_free_buffer(acme_buffer *buffer);
+""")
+ACME_TYPES = ("```c\ntypedef struct acme_config acme_config;\ntypedef struct acme_buffer acme_buffer;\n"
+              "typedef struct acme_idec acme_idec;\nstruct acme_buffer { uint8_t *rgba; size_t size; };\n"
+              "struct acme_config { int flags; acme_buffer output; };\n```\nRelease functions:\n"
+              "- acme_free_buffer releases acme_buffer * (parameter type)\n")
+
+
+def test_a_field_release_lesson_fits_a_harness_that_calls_its_family_and_reaches_the_added_call() -> None:
+    target = ACME[3]  # acme_idec_area: its own signature takes no acme_config
+    improved = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  acme_config config;
+  acme_init_config(&config);
+  acme_idec *idec = acme_idecode(data, size, &config);
+  int width = 0;
+  acme_idec_area(idec, &width);
+  {
+    acme_decode(data, size, &config);
+  }
+  if (idec != NULL) acme_idec_delete(idec);
+  return 0;
+}
+"""
+    stored = {"scope": {"shape": "object_param", "type": "acme_config"},
+              "action": "release_out_param(type=acme_config, releaser=acme_free_buffer)"}
+    callees = callees_in(improved, ACME, target)
+    assert not lesson_fits(stored, target) and lesson_fits(stored, target, callees)
+    learned = lesson(stored["action"], scope="shape=object_param type=acme_config")
+    with using(read_types(ACME_TYPES)):
+        code, notes = apply_lessons(improved, target, ACME, [learned])
+    assert "acme_free_buffer(&config.output);\n  return 0;" in code
+    assert notes and "release config.output (filled by" in notes[0]
+    item = InjectItem("MEM-0000abcd", "rec-1", "t", "d", "c", 0.9, 1, 0.6, True, "q", stored)
+    assert used_items([item], [], target, code, ACME) == ["MEM-0000abcd"]
+    assert used_items([item], [], target, improved, ACME) == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.offline.cdecl import parse_prototype
+from long_term_memory.experience import Gatekeeper
 from long_term_memory.experience.models import MemoryItem
 from tests.unit.test_experience_support import open_bank, record
 
@@ -62,3 +63,15 @@ def test_recall_by_scope_keeps_up_with_new_items_and_with_a_reopened_bank(tmp_pa
     reopened = open_bank(tmp_path, read_only=True)
     assert len(reopened.search(QUERY, exclude_task_id=None, threshold=0.99, k=200, target=DECODE)) == 70
     reopened.close()
+
+
+def test_a_release_lesson_is_recalled_for_a_harness_that_calls_a_function_it_fits(tmp_path: Path) -> None:
+    bank = open_bank(tmp_path)
+    [lesson_id] = bank.add_record(record("rec-0", "vv/vv_pixels_rgb", [release_lesson()])).added
+    query = "project ww; target int ww_count(const uint8_t *data, size_t size)"
+    assert bank.search(query, exclude_task_id="ww/ww_count", threshold=0.99, target=COUNT) == []
+    found = bank.search(query, exclude_task_id="ww/ww_count", threshold=0.99, target=COUNT, callees=[DECODE])
+    assert [m.item_id for m in found] == [lesson_id]
+    assert Gatekeeper().screen(found, COUNT)[0] == []
+    assert [i.item_id for i in Gatekeeper().screen(found, COUNT, [DECODE])[0]] == [lesson_id]
+    bank.close()
