@@ -86,8 +86,7 @@ class BankReads:
                         raise
                     view.load(full=True)
             if target is not None and k > 0:
-                taken = {e.item_id for e, _ in chosen}
-                fitting = self._scoped.fitting(view, target, exclude_task_id, taken, callees)
+                fitting = self._fitting(target, exclude_task_id, chosen, callees)
                 chosen += [(e, threshold) for e in fitting[:k]]
         if events is not None:
             self.deliver_notices(events)
@@ -96,6 +95,17 @@ class BankReads:
             events.emit("memory.search.result", query=query, exclude_task_id=exclude_task_id, k=k,
                         threshold=threshold, matches=[_brief(m) for m in matches])
         return matches
+
+    def _fitting(self, target: FunctionDecl, exclude_task_id: str | None,
+                 chosen: list[tuple[ItemEntry, float]], callees: Sequence[FunctionDecl]) -> list[ItemEntry]:
+        """The lessons recalled by scope (none this time when a record went missing mid-read)."""
+        try:
+            return self._scoped.fitting(self._view, target, exclude_task_id,
+                                        {e.item_id for e, _ in chosen}, callees)
+        except KeyError as exc:  # the next search reads the rows it missed again
+            self._notify("memory.bank.repair", action="recall by scope skipped: a record went missing",
+                         error=str(exc.args[0] if exc.args else exc))
+            return []
 
     def _chosen(self, vector: Any, k: int, threshold: float,
                 exclude_task_id: str | None) -> list[tuple[ItemEntry, float]]:

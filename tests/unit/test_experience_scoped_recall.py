@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agents.offline.cdecl import parse_prototype
 from long_term_memory.experience import Gatekeeper
 from long_term_memory.experience.models import MemoryItem
@@ -74,4 +76,22 @@ def test_a_release_lesson_is_recalled_for_a_harness_that_calls_a_function_it_fit
     assert [m.item_id for m in found] == [lesson_id]
     assert Gatekeeper().screen(found, COUNT)[0] == []
     assert [i.item_id for i in Gatekeeper().screen(found, COUNT, [DECODE])[0]] == [lesson_id]
+    bank.close()
+
+
+def test_a_record_missing_mid_read_skips_recall_by_scope_once(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    bank = open_bank(tmp_path)
+    [lesson_id] = bank.add_record(record("rec-0", "vv/vv_pixels_rgb", [release_lesson()])).added
+    real = bank._view.entry
+
+    def gone(row: int) -> None:  # what the view raises when the JSONL changed behind it
+        raise KeyError(f"row {row} is not in its record")
+
+    monkeypatch.setattr(bank._view, "entry", gone)
+    assert bank.search(QUERY, exclude_task_id=None, threshold=0.99, target=DECODE) == []
+    assert any(n.get("action", "").startswith("recall by scope skipped") for n in bank.notices)
+    monkeypatch.setattr(bank._view, "entry", real)
+    found = bank.search(QUERY, exclude_task_id=None, threshold=0.99, target=DECODE)
+    assert [m.item_id for m in found] == [lesson_id]
     bank.close()
