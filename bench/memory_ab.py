@@ -110,8 +110,7 @@ def _lesson_sources(bank: Path) -> dict[str, dict[str, str]]:
             for item in record.get("memory_items") or []:
                 if isinstance(item, dict) and item.get("item_id"):
                     out[item["item_id"]] = {"task": str(record.get("task_id", "")),
-                                            "action": str(item.get("action") or ""),
-                                            "title": str(item.get("title", ""))}
+                                            "action": str(item.get("action") or "")}
     return out
 
 

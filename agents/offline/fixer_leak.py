@@ -16,9 +16,7 @@ from agents.offline import ckinds, type_table
 from agents.offline.fixer_edit import split_args
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
-from long_term_memory.experience.lessons import type_name
-
-_RELEASE_WORDS = re.compile(r"(free|destroy|delete|release|unref|dispose|cleanup)", re.I)
+from long_term_memory.experience.lessons import RELEASE_NAME, type_name
 
 
 def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
@@ -53,7 +51,7 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     added: list[str] = []
     lines: list[str] = []
     for var, ctype in dict.fromkeys([] if fields_only else owned):
-        release_call = rf"\b\w*{_RELEASE_WORDS.pattern}\w*\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(var)}\s*\)"
+        release_call = rf"\b{RELEASE_NAME}\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(var)}\s*\)"
         if re.search(release_call, code, re.I):
             continue  # released already
         releaser = (releasers or {}).get(type_name(ctype)) or _releaser(idx, ctype, target.name)

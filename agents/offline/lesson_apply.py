@@ -24,10 +24,12 @@ from long_term_memory.experience.lessons import (
     Action,
     LessonScope,
     by_value,
+    callees_in,
     parse_action,
     parse_scope,
     results_released,
     scope_matches,
+    shape_types,
 )
 
 _FIELD = re.compile(r"^- (Scope|Action):\s*(.+?)\s*$", re.M)
@@ -105,8 +107,7 @@ def _fitting_callees(code: str, target: FunctionDecl, api: list[FunctionDecl],
     """
     out = [target] if lesson.fits(target) else []
     if lesson.action is not None and lesson.action.verb == "release_out_param":
-        out += [f for f in api if f.name != target.name and lesson.fits(f)
-                and re.search(rf"\b{re.escape(f.name)}\s*\(", code)]
+        out += [f for f in callees_in(code, api, target) if lesson.fits(f)]
     return out
 
 
@@ -133,7 +134,9 @@ def release_after_call(code: str, callee: FunctionDecl, action: Action,
         line = f"\n{indent.lstrip(chr(10))}if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}"
         code = code[:call.end()] + line + code[call.end():]
         done.append(f"release {var} (from {callee.name}) with {releaser} after the call")
-    code, fields = release_results(code, callee, api, fields_only=True)
+    fields: list[str] = []
+    if ctype in shape_types(callee).get("object_param", set()):  # a record the call fills
+        code, fields = release_results(code, callee, api, fields_only=True)
     return code, "; ".join([*reversed(done), *fields])
 
 
