@@ -26,7 +26,7 @@ INT_TYPES = {
     "size_t", "ssize_t", "off_t", "ptrdiff_t", "intptr_t", "uintptr_t", "wchar_t",
     "socklen_t", "time_t", "mode_t", "pid_t", "int_fast32_t", "uint_fast32_t",
 }  # fmt: skip
-LENGTH_NAME = re.compile(r"(len|size|length|count|nbytes|bytes|sz|capacity|^n$|^num$)", re.IGNORECASE)
+LENGTH_NAME = re.compile(r"(len|size|length|count|nbytes|bytes|byte$|sz|capacity|^n$|^num$)", re.IGNORECASE)
 QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "struct", "enum", "union", "register"}
 _KEYWORDS = QUALIFIERS | {
     "unsigned", "signed", "int", "char", "short", "long", "float", "double", "void", "_Bool",

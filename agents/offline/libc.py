@@ -9,7 +9,7 @@ from __future__ import annotations
 LIBC: dict[str, str] = {}
 for _header, _names in {
     "<stdlib.h>": "malloc calloc realloc free abort exit atoi atol strtol strtoul strtod qsort "
-    "getenv rand srand abs labs EXIT_SUCCESS EXIT_FAILURE",
+    "getenv mkstemp rand srand abs labs EXIT_SUCCESS EXIT_FAILURE",
     "<string.h>": "memcpy memmove memset memcmp memchr strlen strcmp strncmp strcpy strncpy "
     "strcat strncat strchr strrchr strstr strdup strndup strtok strerror",
     "<stdio.h>": "printf fprintf sprintf snprintf vsnprintf fopen fclose fread fwrite fmemopen "

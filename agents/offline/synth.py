@@ -161,7 +161,7 @@ def _fill(
     return ctx
 
 
-_INPUT_NAMES = re.compile(r"\b(data|lf_chunk|lf_fd|lf_path|lf_step|lf_memfd)\b")
+_INPUT_NAMES = re.compile(r"\b(data|lf_chunk|lf_fd|lf_path|lf_step|lf_memfd|lf_tmpfile)\b")
 
 
 def _input_flows(ctx: Ctx) -> bool:

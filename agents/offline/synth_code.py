@@ -114,27 +114,35 @@ static int lf_is_zero(const void *p, size_t n) {
         (),
         (),
     ),
-    "memfd": (
-        """/* The input as an anonymous in-memory file (memfd): nothing is left on disk. */
-static int lf_memfd(const uint8_t *data, size_t size) {
-  int fd = (int)syscall(SYS_memfd_create, "lf_input", 0);
+    "tmpfile": (
+        """/* The input as a file of its own in $TMPDIR (the run directory), its name in path: a
+   library may resolve the path it is given (realpath, readlink), so it must name a real file,
+   not /proc/self/fd/N. The caller closes the descriptor and unlinks the path. */
+static int lf_tmpfile(const uint8_t *data, size_t size, char *path, size_t cap) {
+  const char *dir = getenv("TMPDIR");
+  if (dir == NULL || dir[0] == '\\0') dir = "/tmp";
+  int len = snprintf(path, cap, "%s/lf_input_XXXXXX", dir);
+  if (len < 0 || (size_t)len >= cap) return -1;
+  int fd = mkstemp(path);
   if (fd < 0) return -1;
   for (size_t off = 0; off < size;) {
     ssize_t n = write(fd, data + off, size - off);
     if (n <= 0) {
       close(fd);
+      unlink(path);
       return -1;
     }
     off += (size_t)n;
   }
   if (lseek(fd, 0, SEEK_SET) != 0) {
     close(fd);
+    unlink(path);
     return -1;
   }
   return fd;
 }""",
         (),
-        ("<unistd.h>", "<sys/syscall.h>"),
+        ("<stdio.h>", "<stdlib.h>", "<unistd.h>"),
     ),
 }
 

@@ -1,8 +1,9 @@
 """Files, descriptors, modes and callbacks: arguments through which a library does its own I/O.
 
-The payload becomes an anonymous memfd (no file is left on disk); paths point at it through
-``/proc/self/fd``. Callbacks are generated from the typedef's known signature or from a spelled
-function pointer type.
+The payload becomes a file of its own in ``$TMPDIR`` (the run directory), removed at the end of
+the input: a path must name a real file, since a library may resolve it (``realpath``), and
+``/proc/self/fd/N`` then resolves to a name that does not exist. Callbacks are generated from
+the typedef's known signature or from a spelled function pointer type.
 """
 
 from __future__ import annotations
@@ -20,24 +21,23 @@ if TYPE_CHECKING:
     from agents.offline.synth_plan import Planner
 
 
-def memfd(pl: Planner, empty: bool = False) -> tuple[str, str]:
-    """The descriptor and ``/proc/self/fd`` path of the payload as an in-memory file.
+def input_file(pl: Planner, empty: bool = False) -> tuple[str, str]:
+    """The descriptor and path of the payload as a file of its own, removed at cleanup.
 
-    ``empty``: an empty in-memory file instead, for an object opened before the call that takes
-    the payload itself (a store opened on nothing, then given the input by the target).
+    ``empty``: an empty file instead, for an object opened before the call that takes the
+    payload itself (a store opened on nothing, then given the input by the target).
     """
     made = pl.empty_file_ctx if empty else pl.file_ctx
     if made:
         return made
-    pl.f.need("memfd")
+    pl.f.need("tmpfile")
     pl.f.include("<stdio.h>", "<unistd.h>")
     fd = pl.var("int", "empty_fd" if empty else "fd", "-1")
     path = pl.f.name("empty_path" if empty else "path")
-    pl.f.decls.append(f"char {path}[64] = {{0}};")
-    pl.f.setup.append(f"{fd} = lf_memfd(data, {'0' if empty else 'size'});")
+    pl.f.decls.append(f"char {path}[512] = {{0}};")
+    pl.f.setup.append(f"{fd} = lf_tmpfile(data, {'0' if empty else 'size'}, {path}, sizeof {path});")
     pl.f.setup.append(f"if ({fd} < 0) {pl.f.fail()}")
-    pl.f.setup.append(f'snprintf({path}, sizeof {path}, "/proc/self/fd/%d", {fd});')
-    pl.f.cleanup.append(f"if ({fd} >= 0) close({fd});")
+    pl.f.cleanup.append(f"if ({fd} >= 0) {{ close({fd}); unlink({path}); }}")
     if empty:
         pl.empty_file_ctx = (fd, path)
     else:
@@ -57,9 +57,9 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
     if k == "format":
         return '"lf"'
     if k == "path":
-        return memfd(pl, empty=not feed and not pl.file_ctx)[1]
+        return input_file(pl, empty=not feed and not pl.file_ctx)[1]
     if k == "fd":
-        fd = memfd(pl)[0]
+        fd = input_file(pl)[0]
         if pl.idx.returns_owned(fn):
             # The opened object owns the descriptor it is given: give it a duplicate, and close
             # the duplicate ourselves when the open fails.
@@ -73,7 +73,7 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
             return dup
         return fd
     if k == "file":
-        fd = memfd(pl)[0]
+        fd = input_file(pl)[0]
         fp = pl.var("FILE *", "fp", "NULL")
         dup = pl.var("int", "fp_fd", "-1")
         mode = '"wb"' if _writes(pl, fn) else '"rb"'

@@ -189,12 +189,18 @@ def _construct(pl: Planner, ctor: FunctionDecl, key: str, payload: bool = True) 
 def _construct_out(pl: Planner, ctor: FunctionDecl, key: str, slot: int, payload: bool = True) -> Obj:
     """``create(&obj, ...)``: the object comes back through a ``T **`` parameter.
 
-    The pointer starts NULL and a NULL after the call means failure, whatever the return code
-    says; it is released only when set.
+    The pointer starts NULL and is released only when set. A NULL after the call means
+    failure, and so does a failing status: many such functions hand the object back even when
+    they fail (to carry the error), and it may only be released then, not used.
     """
     var = pl.var(f"{key} *", object_name(key), "NULL")
     plan = pl.plan(ctor, bind={slot: f"&{var}"}, payload=payload)
-    pl.emit(plan, pl.f.setup)
+    rc = pl.emit(plan, pl.f.setup)
+    ret = ctor.return_type
+    if rc is not None and not ckinds.is_pointer(ret) and (ckinds.is_integer(ret) or ckinds.is_enum_like(ret)):
+        ok = success_test(ctor.name, ret, rc, ckinds.is_bool(ret), False)
+        if ok != f"{rc} >= 0" or not ckinds.is_unsigned(ret):  # an unsigned count tests nothing
+            pl.f.setup.append(f"if (!({ok})) {pl.f.fail()}")
     pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
     dtor = pl.idx.destructor(key, ctor.name)
     if not dtor and pl.strict_release:

@@ -54,9 +54,22 @@ def test_a_function_returning_another_object_initializes_nothing() -> None:
 
 def test_the_handle_of_a_call_that_takes_the_input_is_opened_on_an_empty_file() -> None:
     code = _draft("kv_prepare")
-    assert "lf_memfd(data, 0)" in code and "lf_memfd(data, size)" not in code
-    assert re.search(r"kv_prepare\(\w+, \(const char \*\)text,", code)
+    assert "lf_tmpfile(data, 0, " in code and "lf_tmpfile(data, size, " not in code
+    assert re.search(r"kv_prepare\(\w+, \(const char \*\)text, \(int\)size,", code)  # nByte: its length
     assert re.search(r"kv_close\(\w+\);", code) and "kv_finalize(" in code
+
+
+def test_an_open_that_hands_back_its_handle_is_judged_by_its_status_too() -> None:
+    """A handle filled even on failure (it carries the error) may only be closed then."""
+    code = _draft("kv_prepare")
+    assert re.search(r"rc = kv_open\(empty_path, &(\w+)\);[^;]*;\s+if \(!\(rc >= 0\)\) goto lf_cleanup;"
+                     r"\s+if \(\1 == NULL\) goto lf_cleanup;", code), code
+    with using(read_types(TYPES + "#define KV_OK 0\n#define KV_ERROR 1\n")):
+        api = parse_prototypes(STORE)
+        target = next(d for d in api if d.name == "kv_prepare")
+        code = write_harness(target, api, ["kv.h"], "object_lifecycle",
+                             default_skeleton("object_lifecycle")).code
+    assert "if (!(rc == KV_OK)) goto lf_cleanup;" in code, code
 
 
 def test_an_opaque_type_is_never_declared_by_value() -> None:

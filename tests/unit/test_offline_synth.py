@@ -147,9 +147,9 @@ def test_callback_is_generated_with_the_exact_handler_signature() -> None:
     assert "yaml_parser_parse(&parser, &event" in b
 
 
-def test_file_input_uses_the_skeleton_memfd_and_a_dup_for_owning_opens() -> None:
+def test_file_input_uses_the_skeleton_file_and_a_dup_for_owning_opens() -> None:
     b = body(draft("zlib", "gzread").code)
-    assert "lf_memfd(data, size)" in b
+    assert "lf_tmpfile(data, size, lf_path, sizeof lf_path)" in b and "unlink(lf_path);" in b
     assert "fd_dup = dup(lf_fd);" in b
     assert re.search(r"gzfile = gzdopen\(fd_dup, \"rb\"\);\s+if \(gzfile != NULL\) fd_dup = -1;", b)
     assert "if (gzfile != NULL) gzclose(gzfile);" in b

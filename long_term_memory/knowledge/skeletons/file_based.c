@@ -3,8 +3,10 @@
  *
  * Pattern: the library reads a file: a FILE *, a path or a descriptor (archive_open(path, mode),
  * archive_fdopen(fd, mode), doc_load_stream(FILE *)).
- * - The skeleton turns the input into an anonymous memfd (lf_fd) with a path (lf_path,
- *   /proc/self/fd/N): no temporary file is left behind.
+ * - The skeleton writes the input to a file of its own in $TMPDIR (lf_fd, named lf_path) and
+ *   removes it at the end. A path must name a real file: a library may resolve the path it is
+ *   given (realpath, readlink), and /proc/self/fd/N of an anonymous memfd resolves to a name
+ *   that does not exist.
  * - A FILE * comes from fdopen(dup(lf_fd), mode) after lseek(lf_fd, 0, SEEK_SET); a function
  *   that takes ownership of a descriptor gets dup(lf_fd).
  * - Reading calls repeat a bounded number of times; CLEANUP closes what SETUP opened.
@@ -26,23 +28,30 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <unistd.h>
-#include <sys/syscall.h>
+#include <stdlib.h>
 /* @LF:INCLUDES */
 
-/* The input as an anonymous in-memory file (memfd): nothing is left on disk. */
-static int lf_memfd(const uint8_t *data, size_t size) {
-  int fd = (int)syscall(SYS_memfd_create, "lf_input", 0);
+/* The input as a file of its own in $TMPDIR, its name in path; the caller closes the
+   descriptor and unlinks the path. */
+static int lf_tmpfile(const uint8_t *data, size_t size, char *path, size_t cap) {
+  const char *dir = getenv("TMPDIR");
+  if (dir == NULL || dir[0] == '\0') dir = "/tmp";
+  int len = snprintf(path, cap, "%s/lf_input_XXXXXX", dir);
+  if (len < 0 || (size_t)len >= cap) return -1;
+  int fd = mkstemp(path);
   if (fd < 0) return -1;
   for (size_t off = 0; off < size;) {
     ssize_t n = write(fd, data + off, size - off);
     if (n <= 0) {
       close(fd);
+      unlink(path);
       return -1;
     }
     off += (size_t)n;
   }
   if (lseek(fd, 0, SEEK_SET) != 0) {
     close(fd);
+    unlink(path);
     return -1;
   }
   return fd;
@@ -52,15 +61,14 @@ static int lf_memfd(const uint8_t *data, size_t size) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* @LF:GUARD */
-  int lf_fd = lf_memfd(data, size);
+  char lf_path[512];
+  int lf_fd = lf_tmpfile(data, size, lf_path, sizeof lf_path);
   if (lf_fd < 0) return 0;
-  char lf_path[64];
-  snprintf(lf_path, sizeof lf_path, "/proc/self/fd/%d", lf_fd);
-  (void)lf_path;
   /* @LF:SETUP */
   /* @LF:CALL */
   /* @LF:USE */
   /* @LF:CLEANUP */
   close(lf_fd);
+  unlink(lf_path);
   return 0;
 }
