@@ -49,6 +49,22 @@ def fixed_arguments(wrappers: Sequence[Wrapper]) -> dict[str, dict[int, str]]:
     return {fn: fixed for fn, fixed in out.items() if fixed}
 
 
+def argument_names(wrappers: Sequence[Wrapper]) -> dict[str, dict[int, str]]:
+    """Per API function, names its wrappers give arguments the prototype leaves unnamed.
+
+    ``x_config_preset(cfg, preset, quality)`` calling ``x_config_init_internal(cfg, preset,
+    quality, X_ABI)`` names the third argument ``quality``: an unnamed ``float`` becomes a
+    quality setting with its range. The first wrapper that passes its own parameter wins.
+    """
+    out: dict[str, dict[int, str]] = {}
+    for w in wrappers:
+        names = out.setdefault(w.function, {})
+        for i, arg in enumerate(w.args):
+            if arg in w.params and i not in names:
+                names[i] = arg
+    return {fn: names for fn, names in out.items() if names}
+
+
 def _identifiers(expr: str) -> list[str]:
     out, word = [], ""
     for ch in expr + " ":

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from agents.offline import ckinds, type_table
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_knowledge import stream_fields
+from agents.offline.synth_objects import producer
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl
@@ -114,11 +115,16 @@ def _stream_or_machine(s: _Shape) -> Verdict | None:
         and (any(r.param.name in ("flush", "action") for r in s.rs))
     ):
         return "stream_processor", HIGH, f"{s.name} advances a {key} over chunks of input"
-    if key and any(f.name == s.name for f in idx.feeders(key)):
+    if key and any(f.name == s.name for f in idx.feeders(key)) and _stepped(idx, key):
         return "state_machine", MEDIUM, f"{s.name} gives input to a {key} that is then stepped"
     if key and "out_object" in s.kinds and s.verbs & PRODUCE_WORDS:
         return "state_machine", HIGH, f"{s.name} yields one item per call from a {key}"
     return None
+
+
+def _stepped(idx: ApiIndex, key: str) -> bool:
+    """Whether some function steps an object of ``key`` (fills an out struct from it per call)."""
+    return producer(idx, set(), key=key) is not None
 
 
 def _round_trip(s: _Shape) -> Verdict | None:

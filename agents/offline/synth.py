@@ -151,8 +151,9 @@ def _fill(
     pl = Planner(idx, frag, banned, purpose=target.name, file_ctx=file_ctx)
     pl.c_strings = set(guide.c_strings)
     key = idx.first_object(target)
-    if key and set(words(target.name)) & {"input", "output", "source", "sink"}:
-        pl.configuring.add(key)
+    if key and (set(words(target.name)) & {"input", "output", "source", "sink"}
+                or any(f.name == target.name for f in idx.feeders(key))):
+        pl.configuring.add(key)  # the target itself gives the object its input: no other feeder
     ctx = Ctx(target, idx, pl, [r for r in related if r not in banned])
     FILLERS[archetype](ctx)
     _calls_before(ctx, guide)

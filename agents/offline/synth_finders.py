@@ -104,7 +104,7 @@ class ApiFinders:
             rest = f.params[1:]
             has_input = any(ckinds.is_bytes(p.type) or ckinds.is_string(p.type) for p in rest)
             ws = set(words(f.name))
-            setter = ws & {"input", "feed", "source"} or ("set" in ws and ws & FEED)
+            setter = ws & {"input", "feed", "source", "import"} or ("set" in ws and ws & FEED)
             if has_input and setter and "output" not in ws and not ws & {"add", "to"}:
                 found.append(f)
         return sorted(found, key=lambda f: (not re.search("string|buffer|memory", f.name), f.name))

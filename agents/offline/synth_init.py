@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agents.offline import ckinds
+from agents.offline import ckinds, synth_io
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import roles
@@ -68,6 +68,7 @@ def initialize(
         test = success_test(init.name, init.return_type, rc, ckinds.is_bool(init.return_type), False)
         into.append(f"if (!({test})) {pl.f.fail()}")
     into.append(f"{ready} = 1;")
+    synth_io.fill_output_hooks(pl, key, v, into)
     dtor = pl.idx.destructor(key, init.name)
     if dtor:
         pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")

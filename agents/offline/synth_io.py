@@ -126,13 +126,34 @@ def _signature(ctype: str) -> Callback | None:
         shape = "writer" if ckinds.is_const_target(params[1]) else "reader_count"
     elif len(params) == 2 and ckinds.pointer_depth(params[1]) == 2:
         shape = "pull"
+    elif (len(params) >= 2 and ckinds.is_bytes(params[0]) and ckinds.is_const_target(params[0])
+          and ckinds.is_integer(params[1])):
+        shape = "output"  # `int write(const uint8_t *data, size_t n, void *ctx)`: data first
     ok = "0"
     note = table.returns.get(base, "").lower()
-    if re.search(r"\breturn (@c )?1\b|\b1\b[^.]*succe", note):
+    if re.search(r"\breturn (@c )?1\b|\b1\b[^.]*succe|returns? (true|non-?zero)[^.]*succe", note):
         ok = "1"  # the callback's documentation says success is 1
-    elif shape in ("reader", "writer") and not note:
-        ok = "0"
+    elif shape == "output" and not note and not ckinds.is_void(ret):
+        # Undocumented: the count written, which reads as success to a byte-count check
+        # and to a true/false check alike.
+        ok = "a1"
     return Callback(ret, params, shape, ok)
+
+
+_OUTPUT_FIELD = re.compile(r"(writer|write|output|sink|emit)", re.I)
+
+
+def fill_output_hooks(pl: Planner, key: str, var: str, into: list[str]) -> None:
+    """Point a zeroed record's output hooks (``writer`` fields of a function type taking the bytes
+    written) at a callback that accepts everything: the library calls them unconditionally, and a
+    NULL there is a crash in the harness, not a finding."""
+    rec = type_table.active().record(key)
+    if rec is None or rec.opaque:
+        return
+    for name, ftype in rec.fields:
+        sig = _signature(ftype) if _OUTPUT_FIELD.search(name) else None
+        if sig is not None and sig.shape in ("writer", "output"):
+            into.append(f"{var}.{name} = {callback(pl, ftype)};")
 
 
 def callback(pl: Planner, ctype: str) -> str:
@@ -174,7 +195,7 @@ def _served(names: list[str]) -> list[str]:
 def _sink_body(sig: Callback, names: list[str]) -> list[str]:
     body = [f"(void){n};" for n in names]
     if not ckinds.is_void(sig.return_type):
-        value = sig.ok_value if sig.shape == "writer" else "0"
+        value = sig.ok_value if sig.shape in ("writer", "output") else "0"
         body.append(f"return ({sig.return_type}){value};")
     return body
 
@@ -200,4 +221,5 @@ _COMMENTS = {
     "reader_count": "/* Serves the payload to the library; returns the byte count. */",
     "pull": "/* Hands the whole remaining payload to the library at once. */",
     "writer": "/* Accepts (and drops) whatever the library writes. */",
+    "output": "/* Accepts (and drops) whatever the library writes. */",
 }

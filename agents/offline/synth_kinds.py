@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agents.offline import cdecl, ckinds, synth_args, type_table
+from agents.offline import cdecl, ckinds, synth_args, synth_pixels, type_table
 from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
 from agents.offline.synth_objects import build_object
@@ -40,6 +40,7 @@ class Call:
     plan: CallPlan
     main: int | None  # the parameter that gets the fuzz input, if any
     payload: bool
+    dims: tuple[str, str, str] | None = None  # width, height, stride of a pixel buffer
 
     def cast(self, r: Role) -> str:
         """The C cast to the parameter's type (``(const char *)``)."""
@@ -167,11 +168,6 @@ def _zero_value(c: Call, r: Role) -> None:
     c.args[r.index] = v
 
 
-def _version(c: Call, r: Role) -> None:
-    integer = not ckinds.is_pointer(r.param.type)
-    c.args[r.index] = f"{c.pl.idx.version_function(c.fn.name, integer)}()"
-
-
 def _out_scalar(c: Call, r: Role) -> None:
     v = c.pl.var(ckinds.pointee(r.param.type), r.param.name)
     c.args[r.index] = f"&{v}"
@@ -276,7 +272,7 @@ BUILDERS: dict[str, Callable[[Call, Role], None]] = {
     "unit": _fixed(lambda c, r: f"{c.cast(r)}1"),
     **dict.fromkeys(_SCALARS, _scalar),
     "zero_value": _zero_value,
-    "version": _version,
+    "version": _fixed(lambda c, r: f"{c.pl.idx.version_function(c.fn.name, not ckinds.is_pointer(r.param.type))}()"),
     "struct_size": _fixed(lambda c, r: f"{c.cast(r)}sizeof({r.type_key})"),
     **dict.fromkeys(_OBJECTS, _fixed(lambda c, r: build_object(c.pl, c.fn, r, c.args, c.plan))),
     "out_scalar": _out_scalar,
@@ -288,6 +284,7 @@ BUILDERS: dict[str, Callable[[Call, Role], None]] = {
     "array": _array,
     "strarray": _array,
     **dict.fromkeys(_IO, _fixed(lambda c, r: io_arg(c.pl, c.fn, r, c.plan, feed=c.payload))),
+    **dict.fromkeys(("pixels", "dim_w", "dim_h", "dim_stride"), synth_pixels.build),
 }
 
 

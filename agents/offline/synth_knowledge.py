@@ -29,6 +29,34 @@ INT_CHOICES: list[tuple[str, tuple[int, int] | tuple[int, ...]]] = [
     (r"(len|size|length|bytes)", (0, 4096)),
 ]  # fmt: skip
 DEFAULT_INT = (0, 255)
+# Float parameter name -> the documented range a fuzzer should stay in (a codec's quality).
+FLOAT_CHOICES: list[tuple[str, tuple[int, int]]] = [
+    (r"(quality|percent)", (0, 100)),
+]
+
+
+def float_choices(param_name: str) -> tuple[int, int] | None:
+    """The whole-number range for a float parameter named like a bounded setting, if any."""
+    return next((c for pattern, c in FLOAT_CHOICES if re.search(pattern, param_name, re.I)), None)
+
+
+def option_name(function: str, index: int, name: str) -> str:
+    """A parameter's name, or for an unnamed one (``arg2``) the name the header's wrapper gives it."""
+    if name and not re.fullmatch(r"arg\d+", name):  # as the prototype parser names unnamed ones
+        return name
+    return active().arg_names.get(function, {}).get(index, "")
+
+
+def enum_values(ctype: str) -> tuple[int, ...]:
+    """The values the header's enum type defines (a set of 3 or more, for an option pick)."""
+    table = active()
+    base = ckinds.base_name(ctype)
+    enum = table.canonical.get(base, "").replace("enum ", "", 1) or base
+    members = table.enum_members.get(enum) or table.enum_members.get(base) or []
+    values = tuple(dict.fromkeys(table.constants[m] for m in members if m in table.constants))
+    if not values or len(values) > 64:
+        return ()
+    return values if len(values) != 2 else (*values, values[-1])
 DEFAULT_ENUM = (0, 7)
 
 

@@ -84,6 +84,10 @@ class Planner:
     def option(self, role: Role) -> str:
         """An option variable for an int/bool/enum/float role."""
         ctype = decl_type(role.param.type)
+        if role.kind == "float" and role.choices:  # a bounded setting (a codec's quality)
+            name = self.var(ctype, role.param.name)
+            self.f.opts.append(f"{name} = ({ctype}){self.f.take_int(role.choices)};")
+            return name
         if role.kind == "float":
             self.f.need("take_double")
             name = self.var(ctype, role.param.name)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex, words
-from agents.offline.synth_knowledge import DEFAULT_ENUM, int_choices
+from agents.offline.synth_knowledge import DEFAULT_ENUM, enum_values, float_choices, int_choices, option_name
 from agents.offline.synth_lengths import is_len_like
 from agents.offline.synth_types import Role
 from agents.offline.synth_vocab import CONSUME, transfers_ownership
@@ -208,13 +208,13 @@ def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     elif ckinds.is_bool(t):
         s.put("bool", i, choices=(0, 1))
     elif ckinds.is_float(t):
-        s.put("float", i)
+        s.put("float", i, choices=float_choices(option_name(s.fn.name, i, p.name)) or ())
     elif ckinds.is_integer(t):
         s.put("int", i, choices=int_choices(p.name, s.fn.name))
     elif ckinds.base_name(t) == "va_list":
         s.put("unsupported", i)
     elif ckinds.is_enum_like(t):
-        s.put("enum", i, choices=DEFAULT_ENUM)
+        s.put("enum", i, choices=enum_values(t) or DEFAULT_ENUM)
     else:  # a struct by value or an unknown typedef: all-zero is valid for any of them
         s.put("zero_value", i)
     return True

@@ -12,6 +12,7 @@ import re
 
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_lengths import grouped_lengths
+from agents.offline.synth_pixels import mark_pixels
 from agents.offline.synth_role_rules import RULES, Scan, grouped
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl
@@ -52,6 +53,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
         nxt2 = params[i + 2] if i + 2 < len(params) else None
         next(rule for rule in RULES if rule(scan, i, nxt, nxt2))
     _pair_bit_lengths(out)
+    mark_pixels(out, idx)
     return [r if r is not None else Role("null", i, params[i]) for i, r in enumerate(out)]
 
 
@@ -74,7 +76,7 @@ def _pair_bit_lengths(out: list[Role | None]) -> None:
 
 def payload_slot(rs: list[Role]) -> int | None:
     """The parameter that should receive the whole fuzz payload (bytes beat named text)."""
-    bytes_roles = [r for r in rs if r.kind in ("bytes", "blob")]
+    bytes_roles = [r for r in rs if r.kind in ("bytes", "blob", "pixels")]
     if bytes_roles:
         return bytes_roles[0].index
     texts = [r for r in rs if r.kind == "text"]

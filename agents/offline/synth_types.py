@@ -31,7 +31,7 @@ class Role:
     kind is one of: text, bytes, len, outbuf, outlen, outlen_ptr, inlen_ptr, scratch, alloc,
     object, out_object, consumed, fresh, child, handle, out_scalar, out_ptr, int, bool, float,
     enum, zero_value, version, struct_size, fd, path, mode, file, format, callback, userdata, array,
-    strarray, count, workspace, blob, unit, unsupported, null.
+    strarray, count, workspace, blob, unit, pixels, dim_w, dim_h, dim_stride, unsupported, null.
     """
 
     kind: str

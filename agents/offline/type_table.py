@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from fuzzkit.header_wrappers import Wrapper, call_arguments, fixed_arguments
+from fuzzkit.header_wrappers import Wrapper, argument_names, call_arguments, fixed_arguments
 
 _TYPEDEF = re.compile(r"^typedef (?P<under>.+?)\s*\b(?P<name>[A-Za-z_]\w*);(?:\s*/\* (?P<canon>.*) \*/)?$")
 _FNPTR = re.compile(r"^typedef (?P<ret>.+?)\(\*\s*(?P<name>\w+)\)\s*\((?P<args>.*)\);$")
@@ -56,6 +56,7 @@ class TypeTable:
     retains: set[str] = field(default_factory=set)
     consumes: set[str] = field(default_factory=set)
     fixed_args: dict[str, dict[int, str]] = field(default_factory=dict)
+    arg_names: dict[str, dict[int, str]] = field(default_factory=dict)  # from the header's wrappers
     key: int = 0
 
     def record(self, name: str) -> Record | None:
@@ -137,6 +138,7 @@ def read_types(text: str) -> TypeTable:
     if group:
         table.groups.append(group)
     table.fixed_args = fixed_arguments(wrappers)
+    table.arg_names = argument_names(wrappers)
     table.key = hash(text)
     return table
 
