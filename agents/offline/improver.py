@@ -155,6 +155,7 @@ VALUE = [  # (words, rank): how much new code a call of this kind usually reache
         1,
     ),
     ({"dup", "duplicate", "copy", "clone", "compare", "minify", "equal"}, 1),
+    ({"step", "exec", "execute", "run", "eval", "evaluate", "iterate"}, 1),  # drive what was built
     (
         {
             "add",

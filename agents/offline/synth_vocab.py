@@ -80,9 +80,12 @@ PRINT = {
 # Functions that alias caller memory or change process-wide state: ownership of what they
 # keep cannot be inferred from a prototype, so generated code leaves them alone.
 # Variants named for skipping validation (node_string_nocheck) trust their input: generated
-# code uses them only when they are the target.
+# code uses them only when they are the target. Functions that load code from a file
+# (extensions, plugins, dlopen) would run whatever a fuzz-made path names.
 RISKY = re.compile(
-    r"Reference|InitHooks|set_allocator|SetAllocator|atexit|signal|nocheck|no_check|unchecked|_unsafe", re.I
+    r"Reference|InitHooks|set_allocator|SetAllocator|atexit|signal|nocheck|no_check|unchecked|_unsafe"
+    r"|load_?extension|plugin|dlopen",
+    re.I,
 )
 DESTROY_RANK = [
     "delete",

@@ -207,13 +207,17 @@ def releaser_for(type_name: str, producer: str = "") -> str | None:
     ``node_doc *`` when ``typedef node_doc *doc_p``.
     """
     table = active()
+    if producer and (documented := producer_releaser(producer)):
+        return documented  # what the documentation says beats a releaser of the same type
     wanted = {_bare(type_name), _bare(_canonical(table, type_name))}
+    depth = _canonical(table, type_name).count("*")
     for fn, what in table.releasers:
-        if producer and what == f"what {producer} allocates":
-            return fn
         if what.startswith("what "):
             continue
-        if {_bare(what), _bare(_canonical(table, what))} & wanted - {""}:
+        # The same pointer depth: a `char **` table's releaser is not a `char *` string's. A
+        # by-value record (depth 0) is released through its address.
+        same_depth = _canonical(table, what).count("*") in ((depth,) if depth else (0, 1))
+        if same_depth and {_bare(what), _bare(_canonical(table, what))} & wanted - {""}:
             return fn
     return None
 

@@ -282,3 +282,27 @@ def test_a_call_on_what_the_target_wrote_runs_only_when_the_target_succeeded() -
     assert re.search(r"if \(md != NULL && result >= 0\) \{", copy.split("\n")[1])
     # code was only read by the target: its block needs no such test.
     assert "result" not in info.split("\n")[1]
+
+
+def test_calls_that_drive_what_was_built_rank_with_parsers_and_code_loaders_never_run() -> None:
+    """``stmt_step(stmt)`` and ``regex_exec(re, ...)`` run what the target built; a function that
+    loads code from a file (an extension, a plugin) would run whatever a fuzz-made path names."""
+    lib = parse_prototypes(
+        "int kv_step(kv_stmt *s);\nint kv_exec(kv_db *d, const char *sql);\n"
+        "int kv_changes(kv_db *d);\nint kv_load_extension(kv_db *d, const char *file, const char *proc);\n"
+        "int kv_prepare(kv_db *d, const char *sql, int n, kv_stmt **out);\nint kv_finalize(kv_stmt *s);\n"
+        "kv_db *kv_new(void);\nvoid kv_close(kv_db *d);\n"
+    )
+    idx = ApiIndex(lib)
+    by = {f.name: f for f in lib}
+    assert value(idx, by["kv_step"]) == value(idx, by["kv_exec"]) == 1 < value(idx, by["kv_changes"])
+    code = harness_for(lib, "kv_prepare")
+    imp = improve_harness(code, by["kv_prepare"], lib, ["kv_changes", "kv_load_extension", "kv_step", "kv_exec"])
+    assert "kv_load_extension" not in imp.added_calls
+    assert imp.added_calls.index("kv_step") < imp.added_calls.index("kv_changes")
+
+
+def harness_for(lib: list, name: str) -> str:
+    target = next(f for f in lib if f.name == name)
+    arche = analyze_function(target, lib).archetype
+    return write_harness(target, lib, ["kv.h"], arche, default_skeleton(arche)).code

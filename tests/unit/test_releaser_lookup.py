@@ -1,0 +1,54 @@
+"""Which function releases an object: by the documentation first, then by type at the same
+pointer depth. Invented names."""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.synth import default_skeleton, write_harness
+from agents.offline.type_table import read_types, releaser_for, using
+
+TYPES = """\
+```c
+typedef struct db db;
+```
+Release functions:
+- db_free_table releases char ** (parameter type)
+- db_free releases void * (parameter type)
+- db_close releases db * (parameter type)
+- db_free releases what db_exec allocates (by documentation)
+- db_free_table releases what db_get_table allocates (by documentation)
+"""
+
+API = """\
+int db_open(const char *filename, db **ppDb);
+int db_close(db *d);
+int db_exec(db *d, const char *sql, int (*callback)(void *, int, char **, char **), void *arg, char **errmsg);
+int db_get_table(db *d, const char *sql, char ***pazResult, int *pnRow, int *pnColumn, char **pzErrmsg);
+void db_free_table(char **result);
+void db_free(void *p);
+"""  # noqa: E501
+
+
+def test_a_table_releaser_does_not_release_a_string() -> None:
+    """``char **`` (a table) and ``char *`` (a string) differ by a pointer level."""
+    with using(read_types(TYPES)):
+        assert releaser_for("char **") == "db_free_table"
+        assert releaser_for("char *") is None
+        assert releaser_for("db *") == "db_close"
+
+
+def test_the_documented_releaser_of_a_producer_wins_over_a_type_match() -> None:
+    with using(read_types(TYPES)):
+        assert releaser_for("char *", producer="db_exec") == "db_free"
+        assert releaser_for("char **", producer="db_get_table") == "db_free_table"
+
+
+def test_an_error_message_out_parameter_is_released_by_its_documented_releaser() -> None:
+    with using(read_types(TYPES)):
+        api = parse_prototypes(API)
+        target = next(d for d in api if d.name == "db_exec")
+        code = write_harness(target, api, ["db.h"], "object_lifecycle", default_skeleton("object_lifecycle")).code
+    assert re.search(r"if \(errmsg\w* != NULL\) db_free\(errmsg\w*\);", code), code
+    assert not re.search(r"db_free_table\(errmsg", code), code
