@@ -43,7 +43,8 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
             inner = ckinds.pointee(param.type)
             if m and ckinds.pointer_depth(param.type) == 2 and not ckinds.is_const_target(inner):
                 owned.append((m.group(1), inner))
-            elif m and ckinds.pointer_depth(param.type) == 1 and not ckinds.is_const_target(param.type):
+            elif (m and ckinds.pointer_depth(param.type) == 1 and not ckinds.is_const_target(param.type)
+                  and not _has_own_release(idx, inner)):
                 owned_fields.extend(_owning_fields(m.group(1), inner))
         ret = target.return_type
         if call.group("lhs") and ckinds.is_pointer(ret) and not ckinds.is_const_target(ret):
@@ -71,6 +72,12 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     indent = space.group(1) if space else ""
     block = "".join(f"{line}\n{indent}" for line in lines)
     return code[:last] + block + code[last:], added
+
+
+def _has_own_release(idx: ApiIndex, record_type: str) -> bool:
+    """Whether the record has a release function of its own, which frees its fields itself."""
+    key = idx.type_key(record_type + " *") or ckinds.base_name(record_type)
+    return bool(idx.destructor(key, "") or type_table.releaser_for(record_type + " *"))
 
 
 def _owning_fields(var: str, record_type: str) -> list[tuple[str, str]]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from agents.offline import ckinds, type_table
 from agents.offline.analysis import ARCHETYPES, analyze_function, with_target
+from agents.offline.fixer_leak import release_results
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arche import FILLERS
 from agents.offline.synth_blocks import identifiers, render_blocks
@@ -121,7 +122,11 @@ def write_harness(
     for old, new in guide.renames.items():
         code = re.sub(rf"\b{re.escape(old)}\b", new, code)
     code = type_table.with_tags(code)
+    # A buffer the target leaves in a field of a record passed by pointer (a decoder config's
+    # output) is released at the end, with the releaser the header names for the field's type.
+    code, released = release_results(code, target, api, fields_only=True)
     notes.extend(ctx.f.notes)
+    notes.extend(released)
     notes.extend(f"applied guidance: {line}" for line in guide.applied)
     calls = list(dict.fromkeys(ctx.f.calls + [c for b in ctx.blocks for c in b.calls]))
     return HarnessDraft(code=code, notes=list(dict.fromkeys(notes)), calls=calls)

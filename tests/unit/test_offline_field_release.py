@@ -1,0 +1,50 @@
+"""A buffer the target leaves in a field of a record passed by pointer is released in the first
+draft, unless the record has a release function of its own. Invented names."""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline.analysis import analyze_function
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.synth import default_skeleton, write_harness
+from agents.offline.type_table import read_types, using
+
+API = """\
+int dec_init_config(dec_config *config);
+int dec_decode(const uint8_t *data, size_t data_size, dec_config *config);
+void dec_free_buffer(dec_buffer *buffer);
+"""
+
+TYPES = """\
+```c
+typedef struct dec_buffer dec_buffer;
+typedef struct dec_config dec_config;
+struct dec_buffer { uint8_t *rgba; size_t size; int is_external; };
+struct dec_config { int use_threads; dec_buffer output; };
+```
+Release functions:
+- dec_free_buffer releases dec_buffer * (parameter type)
+"""
+
+
+def _draft(api_text: str, types: str) -> str:
+    with using(read_types(types)):
+        api = parse_prototypes(api_text)
+        target = next(d for d in api if d.name == "dec_decode")
+        arche = analyze_function(target, api).archetype
+        return write_harness(target, api, ["dec.h"], arche, default_skeleton(arche)).code
+
+
+def test_the_decoders_output_field_is_released_in_the_first_draft() -> None:
+    code = _draft(API, TYPES)
+    released = re.search(r"dec_free_buffer\(&(\w+)\.output\);", code)
+    assert released, code
+    assert code.index("dec_decode(") < released.start()
+
+
+def test_a_record_with_its_own_release_function_frees_its_fields_itself() -> None:
+    code = _draft(API + "void dec_config_free(dec_config *config);\n",
+                  TYPES + "- dec_config_free releases dec_config * (parameter type)\n")
+    assert "dec_config_free(" in code, code
+    assert not re.search(r"dec_free_buffer\(&\w+\.output\)", code), code
