@@ -52,6 +52,12 @@ def array(pl: Planner, r: Role, rs: list[Role]) -> tuple[str, str]:
     return arr, n
 
 
+def version_arg(pl: Planner, fn: FunctionDecl, r: Role) -> str:
+    """The library's own version call, for an ABI version parameter the library checks."""
+    integer = not ckinds.is_pointer(r.param.type)
+    return f"{pl.idx.version_function(fn.name, integer)}()"
+
+
 def alloc_for(pl: Planner, fn: FunctionDecl) -> str:
     """Memory for a ``free``-like function, from the library's own allocator if it has one."""
     alloc = next((f for f in pl.idx.api if re.search(r"malloc$", f.name) and len(f.params) == 1), None)

@@ -144,9 +144,11 @@ _OUTPUT_FIELD = re.compile(r"(writer|write|output|sink|emit)", re.I)
 
 
 def fill_output_hooks(pl: Planner, key: str, var: str, into: list[str]) -> None:
-    """Point a zeroed record's output hooks (``writer`` fields of a function type taking the bytes
-    written) at a callback that accepts everything: the library calls them unconditionally, and a
-    NULL there is a crash in the harness, not a finding."""
+    """Point a zeroed record's output hooks at a callback that accepts everything.
+
+    An output hook is a ``writer`` field of a function type taking the bytes written; the
+    library calls it unconditionally, and a NULL there is a crash in the harness, not a finding.
+    """
     rec = type_table.active().record(key)
     if rec is None or rec.opaque:
         return

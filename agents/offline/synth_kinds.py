@@ -272,7 +272,7 @@ BUILDERS: dict[str, Callable[[Call, Role], None]] = {
     "unit": _fixed(lambda c, r: f"{c.cast(r)}1"),
     **dict.fromkeys(_SCALARS, _scalar),
     "zero_value": _zero_value,
-    "version": _fixed(lambda c, r: f"{c.pl.idx.version_function(c.fn.name, not ckinds.is_pointer(r.param.type))}()"),
+    "version": _fixed(lambda c, r: synth_args.version_arg(c.pl, c.fn, r)),
     "struct_size": _fixed(lambda c, r: f"{c.cast(r)}sizeof({r.type_key})"),
     **dict.fromkeys(_OBJECTS, _fixed(lambda c, r: build_object(c.pl, c.fn, r, c.args, c.plan))),
     "out_scalar": _out_scalar,

@@ -92,15 +92,19 @@ def rs_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuil
     return build_library(source, BuildRecipe(sources=["rs.c"], headers=["rs.h"]), cache=cache)
 
 
-def test_a_store_that_resolves_its_path_is_opened_checked_and_reached(rs_lib: LibraryBuild, tmp_path: Path) -> None:
+def _draft(rs_lib: LibraryBuild) -> str:
+    """The offline model's first harness for ``rs_exec``, from the header's facts."""
     api = parse_header(Path(rs_lib.headers[0]), rs_lib.include_dirs, rs_lib.defines)
     facts = collect_facts(rs_lib.headers, rs_lib.include_dirs, rs_lib.defines, api)
     target = next(f for f in api if f.name == "rs_exec")
     with using(read_types(facts.render())):
         analysis = analyze_function(target, api)
-        draft = write_harness(target, api, ["rs.h"], analysis.archetype,
-                              default_skeleton(analysis.archetype), constraints=analysis.constraints)
-    code = draft.code
+        return write_harness(target, api, ["rs.h"], analysis.archetype,
+                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+
+
+def test_a_store_that_resolves_its_path_is_opened_checked_and_reached(rs_lib: LibraryBuild, tmp_path: Path) -> None:
+    code = _draft(rs_lib)
     assert "\"/proc/self/fd/%d\"" not in code and "lf_tmpfile(" in code, code
     assert "RS_OK)) goto" in code, code  # the open's status, not only its pointer
     assert "(int)size)" in code, code  # nByte measures the text: the payload's size
@@ -120,14 +124,7 @@ def test_a_store_that_resolves_its_path_is_opened_checked_and_reached(rs_lib: Li
 def test_the_engine_reaches_the_target_only_with_both_rules(rs_lib: LibraryBuild, tmp_path: Path) -> None:
     """The same harness with the path as /proc/self/fd/N never gets an open store, and without
     the status test it crashes on the first input: the failure both rules remove."""
-    api = parse_header(Path(rs_lib.headers[0]), rs_lib.include_dirs, rs_lib.defines)
-    facts = collect_facts(rs_lib.headers, rs_lib.include_dirs, rs_lib.defines, api)
-    target = next(f for f in api if f.name == "rs_exec")
-    with using(read_types(facts.render())):
-        analysis = analyze_function(target, api)
-        code = write_harness(target, api, ["rs.h"], analysis.archetype,
-                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
-    lines = code.splitlines()
+    lines = _draft(rs_lib).splitlines()
     call = next(i for i, line in enumerate(lines) if "= lf_tmpfile(data, 0," in line)
     fd = lines[call].split("=")[0].strip()
     path = lines[call].split(",")[2].strip()

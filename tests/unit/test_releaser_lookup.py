@@ -49,6 +49,7 @@ def test_an_error_message_out_parameter_is_released_by_its_documented_releaser()
     with using(read_types(TYPES)):
         api = parse_prototypes(API)
         target = next(d for d in api if d.name == "db_exec")
-        code = write_harness(target, api, ["db.h"], "object_lifecycle", default_skeleton("object_lifecycle")).code
+        code = write_harness(target, api, ["db.h"], "object_lifecycle",
+                             default_skeleton("object_lifecycle")).code
     assert re.search(r"if \(errmsg\w* != NULL\) db_free\(errmsg\w*\);", code), code
     assert not re.search(r"db_free_table\(errmsg", code), code
