@@ -50,7 +50,8 @@ def dimension_fields(idx: ApiIndex, type_key: str | None) -> tuple[str, str] | N
 def mark_pixels(out: list[Role | None], idx: ApiIndex) -> None:
     """Give a lengthless byte buffer and its dimensions their roles, when the shape is there."""
     buffers = [r for r in out if r is not None and r.kind in ("text", "bytes") and r.pair is None
-               and ckinds.is_bytes(r.param.type) and ckinds.is_const_target(r.param.type)]
+               and ckinds.is_bytes(r.param.type) and ckinds.is_const_target(r.param.type)
+               and not ckinds.is_string(r.param.type)]  # `const char *` is text, read to its NUL
     if len(buffers) != 1:
         return
     buf = buffers[0]

@@ -93,3 +93,15 @@ def test_enum_options_are_the_enum_values_and_an_unnamed_quality_gets_its_range(
     assert re.search(r"static const int \w+\[\] = \{0, 2, 7\};", code), code
     assert re.search(r"\w+ = \(float\)lf_take_int\(&\w+, 0, 100\);", code), code
     assert "lf_take_double" not in _body(code)
+
+
+def test_text_beside_dimensions_stays_text() -> None:
+    """``const char *`` is read up to its NUL: a caption drawn in a box is not pixels."""
+    with using(read_types(TYPES)):
+        caption = "int px_draw_caption(px_picture *pic, const char *caption, int width, int height);\n"
+        api = parse_prototypes(API + caption)
+        target = next(d for d in api if d.name == "px_draw_caption")
+        code = write_harness(target, api, ["px.h"], "object_lifecycle",
+                             default_skeleton("object_lifecycle")).code
+    assert "lf_take_int(&lf_in, 1, 64)" not in code, code
+    assert re.search(r"px_draw_caption\(&\w+, \(const char \*\)text", code), code
