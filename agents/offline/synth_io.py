@@ -140,7 +140,7 @@ def _signature(ctype: str) -> Callback | None:
     return Callback(ret, params, shape, ok)
 
 
-_OUTPUT_FIELD = re.compile(r"(writer|write|output|sink|emit)", re.I)
+_OUTPUT_FIELD = re.compile(r"(write|output|sink|emit)", re.I)  # `writer`, `write_fn`, ...
 
 
 def fill_output_hooks(pl: Planner, key: str, var: str, into: list[str]) -> None:

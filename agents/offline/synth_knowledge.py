@@ -29,6 +29,7 @@ INT_CHOICES: list[tuple[str, tuple[int, int] | tuple[int, ...]]] = [
     (r"(len|size|length|bytes)", (0, 4096)),
 ]  # fmt: skip
 DEFAULT_INT = (0, 255)
+DEFAULT_ENUM = (0, 7)
 # Float parameter name -> the documented range a fuzzer should stay in (a codec's quality).
 FLOAT_CHOICES: list[tuple[str, tuple[int, int]]] = [
     (r"(quality|percent)", (0, 100)),
@@ -47,17 +48,6 @@ def option_name(function: str, index: int, name: str) -> str:
     return active().arg_names.get(function, {}).get(index, "")
 
 
-def enum_values(ctype: str) -> tuple[int, ...]:
-    """The values the header's enum type defines (a set of 3 or more, for an option pick)."""
-    table = active()
-    base = ckinds.base_name(ctype)
-    enum = table.canonical.get(base, "").replace("enum ", "", 1) or base
-    members = table.enum_members.get(enum) or table.enum_members.get(base) or []
-    values = tuple(dict.fromkeys(table.constants[m] for m in members if m in table.constants))
-    if not values or len(values) > 64:
-        return ()
-    return values if len(values) != 2 else (*values, values[-1])
-DEFAULT_ENUM = (0, 7)
 
 
 def _words(name: str) -> list[str]:
@@ -80,10 +70,34 @@ def _constant_choices(param_name: str, table: TypeTable) -> tuple[int, ...] | No
             continue  # error codes named after a parameter (`X_INVALID_FLAGS`) are not its values
         if len(group) == 1 and _words(group[0])[:1] == ["max"]:
             return tuple(range(0, min(table.constants[group[0]], 64) + 1))
-        values = tuple(dict.fromkeys(table.constants[c] for c in group if c in table.constants))
-        if values and len(values) <= 64:
+        values = _value_set(group, table)
+        if values:
             return values
     return None
+
+
+def _value_set(names: list[str], table: TypeTable) -> tuple[int, ...]:
+    """The distinct values of these constants, as an option set (empty past 64 values)."""
+    values = tuple(dict.fromkeys(table.constants[c] for c in names if c in table.constants))
+    return values if len(values) <= 64 else ()
+
+
+def _as_choices(values: tuple[int, ...]) -> tuple[int, ...]:
+    """A value set as option choices read it: two values would read as a range, so one repeats."""
+    return values if len(values) != 2 else (*values, values[-1])
+
+
+def enum_members(ctype: str) -> list[str]:
+    """The constants the header's enum behind ``ctype`` (a typedef or an ``enum`` tag) defines."""
+    table = active()
+    base = ckinds.base_name(ctype)
+    enum = table.canonical.get(base, "").replace("enum ", "", 1) or base
+    return table.enum_members.get(enum) or table.enum_members.get(base) or []
+
+
+def enum_values(ctype: str) -> tuple[int, ...]:
+    """The values the header's enum type defines, as an option set (empty if unknown)."""
+    return _as_choices(_value_set(enum_members(ctype), active()))
 
 
 def _status_group(group: list[str], table: TypeTable) -> bool:
@@ -98,7 +112,7 @@ def int_choices(param_name: str, function: str) -> tuple[int, int] | tuple[int, 
     """The range ``(lo, hi)`` (2-tuple) or explicit value set (other length) for an int param."""
     from_header = _constant_choices(param_name, active())
     if from_header is not None:
-        return from_header if len(from_header) != 2 else (*from_header, from_header[-1])
+        return _as_choices(from_header)
     for pattern, choice in INT_CHOICES:
         if re.search(pattern, param_name):
             return choice
@@ -143,8 +157,7 @@ def success_test(function: str, return_type: str, rc: str, bool_like: bool, poin
     if _COUNTING.search(function) or any(w in ("read", "write") for w in _words(function)):
         return f"{rc} > 0"  # read/write-style functions return how much they moved
     enum = table.canonical.get(ckinds.base_name(return_type), "")
-    members = table.enum_members.get(enum.replace("enum ", "", 1) or ckinds.base_name(return_type), [])
-    own = [c for c in members if _words(c)[-1:] and _words(c)[-1] in ("ok", "success")]
+    own = [c for c in enum_members(return_type) if _words(c)[-1:] and _words(c)[-1] in ("ok", "success")]
     if len(own) == 1:
         return f"{rc} == {own[0]}"  # the returned enum's own success member
     status = _status_constant(table)
@@ -210,9 +223,7 @@ def end_test(type_key: str, api: list | tuple = ()) -> str | None:
     if record is None:
         return None
     for name, ftype in record.fields:
-        canon = table.canonical.get(ckinds.base_name(ftype), ftype)
-        enum = canon.replace("enum ", "", 1) if canon.startswith("enum ") else ""
-        consts = table.enum_members.get(enum, [])
+        consts = enum_members(ftype)
         if name == "type" and consts:
             starts = sorted((table.constants[c], c) for c in consts if "START" in c.upper())
             for _v, start in starts:
