@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
 from agent_graph.memory.local_memory import render_local_memory
+from agent_graph.memory.session_memory import add_known_fix
 from agent_graph.state import FuzzState, counter
 from agents.crash_analyzer import report_text
 from agents.enhancer import Enhancer
@@ -65,43 +66,62 @@ def fresh_draft(state: FuzzState, runtime: Runtime[Context], experience: str,
     return call_agent(Prototyper, state, runtime, variables, fall_back=reason)
 
 
+def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
+            version: int) -> tuple[Any, dict[str, Any], dict[str, Any], bool]:
+    """One fix round: the reply, the agent's update, the change record, and whether it changed nothing."""
+    archetype = (state.get("analysis") or {}).get("archetype", "stateless_parser")
+    pitfalls = get_retriever(state["long_term_retriever"]).get_pitfalls_for_archetype(archetype)
+    problem, errors, triage = problem_of(state)
+    best = (state.get("best") or {}).get("code", "")
+    experience, extras = inject(state, ctx_of(runtime), f"{problem}\n{errors}")
+    variables = Enhancer.fix_variables(state, reads, problem, errors, triage, best,
+                                       pitfall_lines(pitfalls), experience)
+    rounds = int(state.get("fix_rounds") or 0)
+    built = bool((state.get("build") or {}).get("ok"))
+    weak = (f"the harness has not built after {rounds} fix rounds"
+            if not built and rounds >= ctx_of(runtime).fallback_after_fix_rounds else "")
+    if weak and rounds == ctx_of(runtime).fallback_after_fix_rounds and can_fall_back(ctx_of(runtime)):
+        # The model's harness never built: the floor is the fallback engine's own first draft
+        # (its later fix rounds repair that draft, as it would on its own).
+        result, update = fresh_draft(state, runtime, experience, weak)
+        fixes, unresolved = [f"a fresh draft by the fallback model: {weak}"], []
+    else:
+        result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix", fall_back=weak)
+        fixes, unresolved = result.output.fixes, result.output.unresolved
+    # A repair that leaves the harness as it was: building and measuring it again can only
+    # repeat the last result, so the version stays, with its build and run, and the router
+    # ends the repairs (or asks again, for a harness that does not build).
+    unchanged = result.code.strip() == (state.get("harness_code") or "").strip()
+    log_event(state, "harness.unchanged" if unchanged else "harness.written",
+              version=state.get("harness_version") if unchanged else version, by="enhancer.fix",
+              fixes=fixes, unresolved=unresolved)
+    previous = state.get("last_change") or {}
+    if previous.get("kind") == "improve":
+        # Fixing an improvement: the direction being tried is still the improvement's.
+        change = {**previous, "fixes": [*previous.get("fixes", []), *fixes]}
+    else:
+        change = {"kind": "fix", "from_version": state.get("harness_version"), "fixes": fixes}
+    update.update(note_used(state, result.reply, extras))
+    update["counters"] = {**update["counters"], "fix_rounds_total": 1}
+    update.update(fix_rounds=rounds + 1, pending_fixes=fixes)
+    if unchanged:
+        # The same code gets the same build: what it claimed to fix is judged by the last one.
+        memory = state.get("session_memory") or {}
+        for fix in filter(None, (f.strip() for f in fixes)):
+            memory = add_known_fix(memory, fix, success=built, confidence="HIGH" if built else "LOW")
+        update.update(session_memory=memory, pending_fixes=[])
+    return result, update, change, unchanged
+
+
 def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Produce the next harness version; fixes count toward the fix-round guard."""
     reads = memory_reads_for("enhancer")
     version = counter(state, "harness_versions") + 1
     if needs_fix(state):
-        archetype = (state.get("analysis") or {}).get("archetype", "stateless_parser")
-        pitfalls = get_retriever(state["long_term_retriever"]).get_pitfalls_for_archetype(archetype)
-        problem, errors, triage = problem_of(state)
-        best = (state.get("best") or {}).get("code", "")
-        experience, extras = inject(state, ctx_of(runtime), f"{problem}\n{errors}")
-        variables = Enhancer.fix_variables(state, reads, problem, errors, triage, best,
-                                           pitfall_lines(pitfalls), experience)
-        rounds = int(state.get("fix_rounds") or 0)
-        built = bool((state.get("build") or {}).get("ok"))
-        weak = (f"the harness has not built after {rounds} fix rounds"
-                if not built and rounds >= ctx_of(runtime).fallback_after_fix_rounds else "")
-        if weak and rounds == ctx_of(runtime).fallback_after_fix_rounds and can_fall_back(ctx_of(runtime)):
-            # The model's harness never built: the floor is the fallback engine's own first draft
-            # (its later fix rounds repair that draft, as it would on its own).
-            result, update = fresh_draft(state, runtime, experience, weak)
-            fixes, unresolved = [f"a fresh draft by the fallback model: {weak}"], []
-        else:
-            result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix",
-                                        fall_back=weak)
-            fixes, unresolved = result.output.fixes, result.output.unresolved
-        log_event(state, "harness.written", version=version, by="enhancer.fix",
-                  fixes=fixes, unresolved=unresolved)
-        previous = state.get("last_change") or {}
-        if previous.get("kind") == "improve":
-            # Fixing an improvement: the direction being tried is still the improvement's.
-            change = {**previous, "fixes": [*previous.get("fixes", []), *fixes]}
-        else:
-            change = {"kind": "fix", "from_version": state.get("harness_version"), "fixes": fixes}
-        # A repair that leaves the harness as it was: the next measurement can only repeat the last.
-        change["unchanged"] = result.code.strip() == (state.get("harness_code") or "").strip()
-        extra = {"fix_rounds": int(state.get("fix_rounds") or 0) + 1, "pending_fixes": fixes}
-        counters = {"fix_rounds_total": 1}
+        result, update, change, unchanged = _repair(state, runtime, reads, version)
+        if unchanged:
+            return {**update, "last_change": {**change, "unchanged": True,
+                                              "version": state.get("harness_version")}}
     else:
         experience, extras = inject(state, ctx_of(runtime), "improve coverage: " + uncovered_text(state))
         variables = Enhancer.improve_variables(state, reads, uncovered_text(state),
@@ -111,8 +131,8 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
                   directions=result.output.directions)
         change = {"kind": "improve", "from_version": state.get("harness_version"),
                   "directions": result.output.directions, "added_calls": result.output.added_calls}
-        extra, counters = {"pending_fixes": []}, {}
-    update.update(note_used(state, result.reply, extras))
-    update["counters"] = {**update["counters"], **counters, "harness_versions": 1}
-    return {**update, **extra, "harness_code": result.code, "harness_version": version,
+        update.update(note_used(state, result.reply, extras))
+        update["pending_fixes"] = []
+    update["counters"] = {**update["counters"], "harness_versions": 1}
+    return {**update, "harness_code": result.code, "harness_version": version,
             "last_change": {**change, "version": version}}

@@ -118,7 +118,8 @@ def test_whole_graph_with_scripted_model(scripted: ScriptedChatModel, tools: str
 
 def test_fix_round_guard_stops_a_harness_that_never_compiles(
         scripted: ScriptedChatModel, tools: str, kv_benchmark: Path, tmp_path: Path) -> None:
-    scripted.script["enhancer:fix"] = [c_reply({"fixes": ["try again"]}, BROKEN)] * 2
+    scripted.script["enhancer:fix"] = [c_reply({"fixes": ["try again"]}, harness("kv_free(kv_parse());")),
+                                       c_reply({"fixes": ["try again"]}, harness("kv_parse(text, size, 0);"))]
     graph = build_graph(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t2"}}
     inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
@@ -135,6 +136,26 @@ def test_fix_round_guard_stops_a_harness_that_never_compiles(
     assert state["last_consolidation"] == 3
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert [e["data"]["iteration"] for e in events if e["type"] == "memory.session.consolidate"] == [3]
+
+
+def test_a_repair_that_returns_the_same_code_is_not_built_again(
+        scripted: ScriptedChatModel, tools: str, kv_benchmark: Path, tmp_path: Path) -> None:
+    # The prototyper's draft is BROKEN, and so is each repair: the same code can only fail the same
+    # way, so the version, its build and its errors stay, and the model is asked again.
+    scripted.script["enhancer:fix"] = [c_reply({"fixes": ["try again"]}, BROKEN)] * 2
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t3"}}
+    inputs = {"benchmark": str(kv_benchmark), "function": "kv_parse", "work_dir": str(tmp_path)}
+    order = visited(graph, inputs, config, ctx(tools, max_fix_rounds=2))
+    assert order == ["prepare", "function_analyzer", "prototyper", "build", "enhancer", "enhancer",
+                     "memory_manager"]
+    state = graph.get_state(config).values
+    assert state["harness_version"] == 1 and state["counters"]["harness_versions"] == 1
+    assert state["counters"]["fix_rounds_total"] == 2 and "gave up after 2 fix rounds" in state["termination_reason"]
+    assert [f["success"] for f in state["session_memory"]["known_fixes"]] == [False, False]
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [e["type"] for e in events].count("harness.unchanged") == 2
+    assert [e["data"]["version"] for e in events if e["type"] == "build.done"] == [1]
 
 
 def test_added_node_runs_through_the_registry(scripted: ScriptedChatModel, tools: str, kv_benchmark: Path,
