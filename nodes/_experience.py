@@ -49,7 +49,8 @@ from long_term_memory.experience import (
     trajectory_from_state,
 )
 from long_term_memory.experience.catalog import BankPaths
-from long_term_memory.experience.lessons import callees_in, used_items
+from long_term_memory.experience.lesson_effects import used_items
+from long_term_memory.experience.lessons import callees_in
 from long_term_memory.experience.lifecycle_health import check_files
 from long_term_memory.experience.matts import refinement_extraction_prompt
 from long_term_memory.experience.stores import shared_bank, uses_store
@@ -122,10 +123,11 @@ def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict
         return "", {}
     events = events_of(state)
     target = FunctionDecl.from_dict(dict(state["target"])) if state.get("target") else None
-    callees = callees_in(state.get("harness_code") or "", _api(state), target)
+    api = _api(state)
+    callees = callees_in(state.get("harness_code") or "", api, target)
     matches = _bank(ctx).search(target_query(state, problem), exclude_task_id=task_id_of(state),
-                                events=events, target=target, callees=callees)
-    shown, rejected = Gatekeeper(config_of(ctx)).screen(matches, target, callees)
+                                events=events, target=target, callees=callees, api=api)
+    shown, rejected = Gatekeeper(config_of(ctx)).screen(matches, target, callees, api)
     events.emit("memory.inject", task_id=task_id_of(state), shown=[i.item_id for i in shown],
                 rejected=rejected)
     past = (state.get("extras") or {}).get("experience") or {}

@@ -19,7 +19,8 @@ def crash_analyzer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str
     result, update = call_agent(CrashAnalyzer, state, runtime, variables)
     crash = state.get("crash") or {}
     log_event(state, "crash.triaged", signature=crash.get("signature"),
-              location=result.output.location, kind=result.output.crash_type)
+              location=result.output.location, kind=result.output.crash_type,
+              entry=crash.get("entry_function") or "")
     report_dir = work_dir(state) / "crashes"
     report_dir.mkdir(exist_ok=True)
     (report_dir / f"v{state.get('harness_version')}.txt").write_text(

@@ -128,7 +128,7 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
                                                directions_text(state), experience)
         result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_improve")
         log_event(state, "harness.written", version=version, by="enhancer.improve",
-                  directions=result.output.directions)
+                  directions=result.output.directions, added_calls=result.output.added_calls)
         change = {"kind": "improve", "from_version": state.get("harness_version"),
                   "directions": result.output.directions, "added_calls": result.output.added_calls}
         update.update(note_used(state, result.reply, extras))

@@ -20,14 +20,14 @@ from agents.offline.fixer_leak import release_results, releaser_of
 from agents.offline.fixer_types import opaque_variable
 from agents.offline.prompt_reader import PromptFacts
 from fuzzkit.api import FunctionDecl
+from long_term_memory.experience.lesson_effects import by_value, results_released
 from long_term_memory.experience.lessons import (
     Action,
     LessonScope,
-    by_value,
+    avoid_fits,
     callees_in,
     parse_action,
     parse_scope,
-    results_released,
     scope_matches,
     shape_types,
 )
@@ -73,6 +73,18 @@ def feeder_of(lessons: list[ActionableLesson], target: FunctionDecl) -> str:
                  if lesson.fits(target) and lesson.action and lesson.action.verb == "feed_input_via"), "")
 
 
+def avoided_calls(lessons: list[ActionableLesson], target: FunctionDecl,
+                  api: list[FunctionDecl]) -> dict[str, ActionableLesson]:
+    """``{function: lesson}`` for the fitting ``avoid_call`` lessons: calls an improvement leaves out."""
+    out: dict[str, ActionableLesson] = {}
+    for lesson in lessons:
+        if lesson.action is not None and lesson.action.verb == "avoid_call":
+            name = lesson.action.args["function"]
+            if avoid_fits(name, lesson.scope, target, api):
+                out.setdefault(name, lesson)
+    return out
+
+
 def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
                   lessons: list[ActionableLesson]) -> tuple[str, list[str]]:
     """The harness with every fitting lesson's action applied, and one note per applied lesson.
@@ -84,8 +96,8 @@ def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
     """
     notes = []
     for lesson in lessons:
-        if lesson.action is None:
-            continue
+        if lesson.action is None or lesson.action.verb == "avoid_call":
+            continue  # a call to leave out is the improver's choice (see avoided_calls)
         hows = []
         for callee in _fitting_callees(code, target, api, lesson):
             changed, how = (apply_action(code, lesson.action, callee, api) if callee is target

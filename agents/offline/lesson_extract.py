@@ -24,6 +24,9 @@ _TAG = re.compile(r"add the (struct|union|enum) tag to (\w+)")
 _OPAQUE = re.compile(r"declare \w+ as ((?:(?:struct|union) )?[A-Za-z_]\w*) \* [^,\n]*?\(\1 is opaque")
 _RENAME = re.compile(r"replace (\w+) with (\w+) \(clang's fix-it\)")
 _CRASH = re.compile(r"^- \[crash\] ([\w-]+)(?: at| in|:)", re.M)
+_IMPROVE = re.compile(r"^- \[harness\] v(\d+) by enhancer\.improve\b.*\(adds calls to ([\w, ]+)\)\s*$")
+_THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
+_REVERT = re.compile(r"^- \[revert\] v(\d+) did not run cleanly")
 
 
 def _decl(prototype: str) -> FunctionDecl | None:
@@ -138,9 +141,48 @@ def _compile_items(trajectory: str, target: FunctionDecl | None) -> list[dict[st
     return out
 
 
+def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
+    """``(kind, function)`` for each improvement dropped after crashing through a call it added.
+
+    The steps read ``[harness] vN by enhancer.improve: ... (adds calls to F, G)``, then
+    ``[crash] KIND at WHERE through F``, a misuse verdict and ``[revert] vN did not run cleanly``.
+    """
+    out: list[tuple[str, str]] = []
+    added: dict[str, set[str]] = {}
+    crash: tuple[str, str] = ("", "")
+    for line in trajectory.splitlines():
+        if m := _IMPROVE.match(line):
+            added[m.group(1)] = {n.strip() for n in m.group(2).split(",")}
+            crash = ("", "")
+        elif m := _THROUGH.match(line):
+            crash = (m.group(1), m.group(2))
+        elif (m := _REVERT.match(line)) and crash[1] in added.get(m.group(1), ()):
+            out.append(crash)
+            crash = ("", "")
+    return list(dict.fromkeys(out))
+
+
+def _avoid_items(trajectory: str, target: FunctionDecl | None) -> list[dict[str, Any]]:
+    """Tried and failed: a call an improvement added crashed by misuse, and the improvement was dropped."""
+    out = []
+    for kind, function in _dropped_calls(trajectory):
+        if target is not None and function == target.name:
+            continue
+        out.append(_item(
+            f"Adding {function} crashed ({kind}); the improvement was dropped",
+            f"Harnesses of the library that could add a call to {function}.",
+            f"An improvement added a call to {function}; the fuzz run reported a {kind} through "
+            f"{function}, judged a harness misuse, and the improvement was dropped. Tried and failed: "
+            f"do not add {function} to another harness of this library unless how to set up its "
+            f"arguments and release what it hands back is known.",
+            {"name": function}, f"sanitizer:{kind}@{function}", f"avoid_call({function})",
+        ))
+    return out
+
+
 def actionable_items(prototype: str, trajectory: str, code: str) -> list[dict[str, Any]]:
-    """Items with a scope, a failure signature and an action, one per recognized repair."""
+    """Items with a scope, a failure signature and an action, one per recognized repair or dropped call."""
     target = _decl(prototype)
     return [*_release_items(trajectory, code), *_field_release_items(trajectory, code),
             *_feed_items(trajectory, target),
-            *_compile_items(trajectory, target)]
+            *_compile_items(trajectory, target), *_avoid_items(trajectory, target)]

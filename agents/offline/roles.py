@@ -12,13 +12,21 @@ from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
 from agents.offline.fixer_input import feed_input, guard_empty_input
 from agents.offline.fixer_leak import release_results
-from agents.offline.improver import improve_harness
-from agents.offline.lesson_apply import actionable_lessons, apply_lessons, feeder_of, releasers_of
+from agents.offline.improver import Improvement, improve_harness
+from agents.offline.lesson_apply import (
+    ActionableLesson,
+    actionable_lessons,
+    apply_lessons,
+    avoided_calls,
+    feeder_of,
+    releasers_of,
+)
 from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, identifiers
 from agents.offline.synth import write_harness
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import INPUT_PROBLEM
+from long_term_memory.experience.lessons import calls
 
 Reply = tuple[dict[str, Any], str | None]
 
@@ -52,6 +60,26 @@ def _memory_lines(facts: PromptFacts, subsection: str, skip_failed: bool = False
 def _tabu(facts: PromptFacts, api: list[FunctionDecl]) -> list[str]:
     """API functions named in directions that failed: not proposed again without new evidence."""
     return tabu_names(facts, [d.name for d in api])
+
+
+def _improve(harness: str, target: FunctionDecl, api: list[FunctionDecl], uncovered: list[str],
+             tabu: list[str], lessons: list[ActionableLesson]) -> tuple[Improvement, list[str]]:
+    """The improvement, without the calls a fitting ``avoid_call`` lesson says crashed before.
+
+    The improvement is planned first as it would be without the lessons: a lesson is applied,
+    and noted, only when it takes out a call the improver was about to add.
+    """
+    result = improve_harness(harness, target, api, uncovered, avoid=tabu)
+    avoided = avoided_calls(lessons, target, api)
+    hit = [name for name in result.added_calls if name in avoided]
+    if not hit:
+        return result, []
+    pool = [name for name in uncovered if name not in avoided]
+    again = improve_harness(harness, target, api, pool, avoid=tabu)
+    if any(calls(again.code, name) and not calls(harness, name) for name in avoided):
+        return result, []
+    return again, [f"applied [{avoided[name].item_id}] avoid_call({name}): did not add {name}, "
+                   f"which crashed another harness of this library" for name in hit]
 
 
 def analyze(facts: PromptFacts) -> Reply:
@@ -99,16 +127,20 @@ def enhance(facts: PromptFacts) -> Reply:
     api = _api(facts)
     if facts.mode == "improve":
         uncovered = [parse_prototype(body).name for _t, body in facts.bullets("Uncovered functions")]
-        # Functions a trusted lesson names go first: experience says they pay off.
-        shown = applicable(facts, set(uncovered))
+        # Functions a trusted lesson names go first: experience says they pay off (a lesson that
+        # says a call crashed names it too, and is applied by leaving the call out).
+        lessons = actionable_lessons(facts)
+        avoid = {lesson.item_id for lesson in lessons if lesson.action and lesson.action.verb == "avoid_call"}
+        shown = [lesson for lesson in applicable(facts, set(uncovered)) if lesson.item_id not in avoid]
         named = {n for lesson in shown for n in identifiers(lesson.title + " " + lesson.text)}
         uncovered.sort(key=lambda n: n not in named)
-        result = improve_harness(harness, _target(facts), api, uncovered, avoid=_tabu(facts, api))
+        result, left_out = _improve(harness, _target(facts), api, uncovered, _tabu(facts, api), lessons)
         cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in shown
                  if named & set(result.added_calls)]
         # The calls it added get what a fitting lesson says about their family (a release).
-        code, applied = apply_lessons(result.code, _target(facts), api, actionable_lessons(facts))
-        return {"directions": [*result.directions, *applied, *cited], "added_calls": result.added_calls}, code
+        code, applied = apply_lessons(result.code, _target(facts), api, lessons)
+        return {"directions": [*result.directions, *applied, *left_out, *cited],
+                "added_calls": result.added_calls}, code
     errors = facts.text("Compile errors")
     known = _memory_lines(facts, "Known fixes", skip_failed=True)
     target = _target(facts)
@@ -122,11 +154,13 @@ def enhance(facts: PromptFacts) -> Reply:
     problem = facts.text("Problem")
     triage = facts.text("Crash triage")
     if re.search(r"LeakSanitizer|detected memory leaks|\bleak\b", triage):
-        # The frame that called into the library from the harness allocated what leaked.
+        # The frame that called into the library from the harness allocated what leaked: the
+        # triage's entry function, else the one above the harness in a short signature.
         frames = re.search(r"signature:\s*\S*?@(\S+)", triage)
         chain = frames.group(1).split("<") if frames else []
         entry = chain.index("LLVMFuzzerTestOneInput") if "LLVMFuzzerTestOneInput" in chain[1:] else 0
-        caller = chain[entry - 1] if entry else ""
+        named = re.search(r"^entry function:\s*(\w+)", triage, re.M)
+        caller = named.group(1) if named else chain[entry - 1] if entry else ""
         by_name = {f.name: f for f in api}
         culprit = by_name.get(caller) or target
         released, added = release_results(harness, culprit, api, releasers_of(lessons, culprit))

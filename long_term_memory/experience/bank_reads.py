@@ -52,6 +52,7 @@ class BankReads:
         events: EventLog | None = None,
         target: FunctionDecl | None = None,
         callees: Sequence[FunctionDecl] = (),
+        api: Sequence[FunctionDecl] = (),
     ) -> list[Match]:
         """The best items for ``query``, best first.
 
@@ -61,7 +62,8 @@ class BankReads:
         at the threshold): a lesson is recalled by what it applies to, not only by how its words
         resemble the query, so one learned on another library's function of the same shape
         reaches this one. ``callees``: the other API functions the current harness calls (a
-        release lesson fitting one of them fits too).
+        release lesson fitting one of them fits too); ``api``: the library's functions (a call to avoid
+        fits a harness that could add it).
         """
         k = self.config.retrieval.candidates if k is None else k
         threshold = self.config.retrieval.threshold if threshold is None else threshold
@@ -86,7 +88,7 @@ class BankReads:
                         raise
                     view.load(full=True)
             if target is not None and k > 0:
-                fitting = self._fitting(target, exclude_task_id, chosen, callees)
+                fitting = self._fitting(target, exclude_task_id, chosen, callees, api)
                 chosen += [(e, threshold) for e in fitting[:k]]
         if events is not None:
             self.deliver_notices(events)
@@ -97,11 +99,12 @@ class BankReads:
         return matches
 
     def _fitting(self, target: FunctionDecl, exclude_task_id: str | None,
-                 chosen: list[tuple[ItemEntry, float]], callees: Sequence[FunctionDecl]) -> list[ItemEntry]:
+                 chosen: list[tuple[ItemEntry, float]], callees: Sequence[FunctionDecl],
+                 api: Sequence[FunctionDecl] = ()) -> list[ItemEntry]:
         """The lessons recalled by scope (none this time when a record went missing mid-read)."""
         try:
             return self._scoped.fitting(self._view, target, exclude_task_id,
-                                        {e.item_id for e, _ in chosen}, callees)
+                                        {e.item_id for e, _ in chosen}, callees, api)
         except KeyError as exc:  # the next search reads the rows it missed again
             self._notify("memory.bank.repair", action="recall by scope skipped: a record went missing",
                          error=str(exc.args[0] if exc.args else exc))

@@ -76,7 +76,8 @@ class Gatekeeper:
         self.config = config or ExperienceConfig.load()
 
     def screen(self, matches: Sequence[Match], target: FunctionDecl | None = None,
-               callees: Sequence[FunctionDecl] = ()) -> tuple[list[InjectItem], list[dict[str, str]]]:
+               callees: Sequence[FunctionDecl] = (),
+               api: Sequence[FunctionDecl] = ()) -> tuple[list[InjectItem], list[dict[str, str]]]:
         """Injectable items (ranked, at most ``retrieval.top_k``) and why the others were not.
 
         With the ``target`` known, an actionable lesson (one with an action) whose scope does
@@ -91,7 +92,8 @@ class Gatekeeper:
             reason = is_injectable(match.status, match.freshness, match.consecutive_fail, g)
             if reason and on_probation(match.status, match.blocked_runs, g):
                 reason = ""  # shown once more; its validation decides (see evaluate)
-            if not reason and target is not None and _actionable(match) and not _fits(match, target, callees):
+            fits = target is None or not _actionable(match) or _fits(match, target, callees, api)
+            if not reason and not fits:
                 reason = "its scope does not fit the target"
             if reason:
                 rejected.append({"item_id": match.item_id, "reason": reason})
@@ -279,6 +281,7 @@ def _actionable(match: Match) -> bool:
     return parse_action((match.lesson or {}).get("action")) is not None
 
 
-def _fits(match: Match, target: FunctionDecl, callees: Sequence[FunctionDecl] = ()) -> bool:
-    """Whether the item fits a harness for ``target`` that also calls ``callees``."""
-    return lesson_fits(match.lesson or {}, target, callees)
+def _fits(match: Match, target: FunctionDecl, callees: Sequence[FunctionDecl] = (),
+          api: Sequence[FunctionDecl] = ()) -> bool:
+    """Whether the item fits a harness for ``target`` that also calls ``callees`` (of ``api``)."""
+    return lesson_fits(match.lesson or {}, target, callees, api)

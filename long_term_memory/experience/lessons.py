@@ -9,7 +9,9 @@ small vocabulary the offline engine applies to a harness with its own repair fun
 - ``feed_input_via(F)``: hand the fuzz input to the target's object with ``F`` before the call;
 - ``keep_struct_tag(X)``: write ``struct X``, never bare ``X``;
 - ``apply_fixit(old=A, new=B)``: the name ``A`` is spelled ``B``;
-- ``hold_by_pointer(type=T)``: ``T`` is opaque: hold it through a ``T *``, never by value.
+- ``hold_by_pointer(type=T)``: ``T`` is opaque: hold it through a ``T *``, never by value;
+- ``avoid_call(F)``: tried and failed: an improvement that added a call of ``F`` crashed by
+  misusing it and was dropped; do not add ``F`` to another harness of the library.
 
 A real model reads the same three lines in the prompt. Whether a lesson was *used* is decided
 from the harness that was measured: its action's effect is there (:func:`effect_present`).
@@ -33,6 +35,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "keep_struct_tag": ("tag",),
     "apply_fixit": ("old", "new"),
     "hold_by_pointer": ("type",),
+    "avoid_call": ("function",),
 }
 SHAPES = ("out_param", "returns_pointer", "object_param", "buffer_input")
 MAX_FAILURE = 160
@@ -168,80 +171,46 @@ def scope_matches(scope: LessonScope | None, decl: FunctionDecl | None) -> bool:
     return not scope.type or scope.type in types
 
 
+def avoid_fits(function: str, scope: LessonScope | None, target: FunctionDecl | None,
+               api: Sequence[FunctionDecl] = ()) -> bool:
+    """Whether ``avoid_call(function)`` applies to a harness for ``target``.
+
+    It does when the harness could add the call: ``function`` is in the library's ``api`` (or,
+    without one, the scope matches the target), and it is not the target itself.
+    """
+    if target is None or target.name == function:
+        return False
+    return any(f.name == function for f in api) if api else scope_matches(scope, target)
+
+
 def lesson_fits(lesson: Mapping[str, Any], target: FunctionDecl | None,
-                callees: Sequence[FunctionDecl] = ()) -> bool:
+                callees: Sequence[FunctionDecl] = (), api: Sequence[FunctionDecl] = ()) -> bool:
     """Whether a stored lesson (its ``scope`` and ``action``) applies to a harness for ``target``.
 
     A lesson fits when its scope matches the target. A release also fits when its scope matches
     another API function the harness calls (``callees``): what that call hands back is released
-    the same way, so an improvement that adds the call does not leak.
+    the same way, so an improvement that adds the call does not leak. An ``avoid_call`` fits
+    any harness of the library (``api``) that could add the call (see :func:`avoid_fits`).
     """
     scope = parse_scope(lesson.get("scope"))
+    action = parse_action(lesson.get("action"))
+    if action is not None and action.verb == "avoid_call":
+        return avoid_fits(action.args["function"], scope, target, api)
     if scope_matches(scope, target):
         return True
-    action = parse_action(lesson.get("action"))
     return (action is not None and action.verb == "release_out_param"
             and any(scope_matches(scope, c) for c in callees))
+
+
+def calls(code: str, function: str) -> bool:
+    """Whether ``code`` calls ``function``."""
+    return re.search(rf"\b{re.escape(function)}\s*\(", code) is not None
 
 
 def callees_in(code: str, api: Iterable[FunctionDecl], target: FunctionDecl | None) -> list[FunctionDecl]:
     """The API functions other than ``target`` that ``code`` calls."""
     name = target.name if target else ""
-    return [f for f in api if f.name != name and re.search(rf"\b{re.escape(f.name)}\s*\(", code)]
-
-
-def effect_present(action: Action | None, code: str, target: FunctionDecl | None = None) -> bool:
-    """Whether the harness shows the action's change (what "used" means for an actionable lesson).
-
-    A release names its releaser; in a library without it (a lesson learned on another library),
-    the change is every result of ``target`` going to a release function.
-    """
-    if action is None or not code:
-        return False
-    a = action.args
-    if action.verb == "release_out_param":
-        return (re.search(rf"\b{re.escape(a['releaser'])}\s*\(", code) is not None
-                or target is not None and results_released(code, target))
-    if action.verb == "feed_input_via":
-        return re.search(rf"\b{re.escape(a['function'])}\s*\([^;]*\bdata\b", code) is not None
-    if action.verb == "hold_by_pointer":
-        return (re.search(rf"\b{re.escape(a['type'])}\s*\*", code) is not None
-                and by_value(code, a["type"]) is None)
-    if action.verb == "keep_struct_tag":
-        return re.search(rf"\b(?:struct|union|enum)\s+{re.escape(a['tag'])}\b", code) is not None
-    return (re.search(rf"\b{re.escape(a['new'])}\b", code) is not None
-            and re.search(rf"\b{re.escape(a['old'])}\b", code) is None)
-
-
-def result_variables(code: str, function: FunctionDecl) -> set[str]:
-    """The variables calls of ``function`` hand results back in.
-
-    ``v = f(...)`` when it returns a pointer, and ``f(..., &v)`` for its ``T **`` parameters.
-    """
-    held: set[str] = set()
-    outs = [i for i, p in enumerate(function.params) if p.type.count("*") == 2]
-    for call in re.finditer(rf"(?:\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(function.name)}"
-                            r"\s*\(([^;]*)\)\s*;", code):
-        if call.group(1) and "*" in function.return_type:
-            held.add(call.group(1))
-        args = [a.strip() for a in call.group(2).split(",")]
-        held.update(m.group(1) for i in outs if i < len(args)
-                    and (m := re.fullmatch(r"(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)", args[i])))
-    return held
-
-
-def results_released(code: str, function: FunctionDecl, releaser: str = "") -> bool:
-    """Whether every result ``function`` hands back goes to ``releaser`` (any release function if '')."""
-    held = result_variables(code, function)
-    call = re.escape(releaser) if releaser else RELEASE_NAME
-    return bool(held) and all(
-        re.search(rf"\b{call}\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(v)}\s*\)", code, re.I) for v in held)
-
-
-def by_value(code: str, ctype: str) -> re.Match[str] | None:
-    """The first declaration of a variable of type ``ctype`` by value (group 1: its name)."""
-    return re.search(rf"(?m)^[ \t]*(?:const\s+)?(?:(?:struct|union)\s+)?{re.escape(ctype)}\s+([A-Za-z_]\w*)"
-                     r"\s*(?:=[^;]*)?;", code)
+    return [f for f in api if f.name != name and calls(code, f.name)]
 
 
 def name_family(function: str) -> str:
@@ -265,26 +234,3 @@ def lesson_fields(item: Mapping[str, Any]) -> dict[str, Any]:
     if action:
         out["action"] = action.render()
     return out
-
-
-def used_items(shown: Sequence[Any], cited: Iterable[str], target: FunctionDecl | None,
-               harness: str, api: Iterable[FunctionDecl] = ()) -> list[str]:
-    """Ids of the shown items that were used in the harness that was measured.
-
-    An actionable item is used when it fits the harness (:func:`lesson_fits`, with the ``api``
-    functions the harness calls) and its action's effect is in ``harness``; citing it changes
-    nothing. An item without an action counts as used when the reply cited it (the only
-    evidence there is).
-    """
-    callees = callees_in(harness, api, target)
-    cited_ids = set(cited)
-    out = []
-    for item in shown:
-        lesson = getattr(item, "lesson", None) or {}
-        action = parse_action(lesson.get("action"))
-        if action is None:
-            if item.item_id in cited_ids:
-                out.append(item.item_id)
-        elif lesson_fits(lesson, target, callees) and effect_present(action, harness, target):
-            out.append(item.item_id)
-    return list(dict.fromkeys(out))

@@ -39,17 +39,18 @@ class ScopedLessons:
         self._entries: dict[str, ItemEntry] = {}
 
     def fitting(self, view: _View, target: FunctionDecl, exclude_task_id: str | None,
-                taken: Collection[str], callees: Sequence[FunctionDecl] = ()) -> list[ItemEntry]:
+                taken: Collection[str], callees: Sequence[FunctionDecl] = (),
+                api: Sequence[FunctionDecl] = ()) -> list[ItemEntry]:
         """Lessons with an action that fit a harness for ``target``, in storage order.
 
         See :func:`~long_term_memory.experience.lessons.lesson_fits` (``callees``: the other API
-        functions the harness calls). Items of ``exclude_task_id`` (the target's own task) and
-        ids in ``taken`` are left out.
+        functions the harness calls; ``api``: the library's functions). Items of
+        ``exclude_task_id`` (the target's own task) and ids in ``taken`` are left out.
         """
         self._catch_up(view)
         return [e for e in self._entries.values()
                 if e.item_id not in taken and e.task_id != exclude_task_id and e.item_id in view.row_of
-                and lesson_fits(e.lesson, target, callees)]
+                and lesson_fits(e.lesson, target, callees, api)]
 
     def _catch_up(self, view: _View) -> None:
         if self._of is not view.ids:

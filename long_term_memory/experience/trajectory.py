@@ -120,7 +120,8 @@ def _event_step(event: Mapping[str, Any], work_dir: Path) -> Step | None:
     version = data.get("version")
     if kind == "harness.written":
         what = ", ".join(data.get("calls") or data.get("fixes") or data.get("directions") or [])
-        return "harness", f"v{version} by {data.get('by', '?')}" + (f": {what}" if what else "")
+        added = f" (adds calls to {', '.join(data['added_calls'])})" if data.get("added_calls") else ""
+        return "harness", f"v{version} by {data.get('by', '?')}" + (f": {what}" if what else "") + added
     if kind == "build.done":
         if data.get("ok"):
             return "build", f"v{version} built"
@@ -132,7 +133,8 @@ def _event_step(event: Mapping[str, Any], work_dir: Path) -> Step | None:
         state = "crashed" if data.get("crashed") else f"ran, target hit {data.get('target_hits', 0)}x"
         return "run", f"v{version} {state}; line coverage {float(pct or 0):.1f}%"
     if kind == "crash.triaged":
-        return "crash", f"{data.get('kind') or '?'} at {data.get('location') or '?'}"
+        entry = f" through {data['entry']}" if data.get("entry") else ""
+        return "crash", f"{data.get('kind') or '?'} at {data.get('location') or '?'}{entry}"
     if kind == "crash.verdict":
         real = "a real library bug" if data.get("feasible") else "a harness misuse"
         return "crash", f"verdict {data.get('verdict')}: {real}"

@@ -13,14 +13,13 @@ from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
 from long_term_memory.experience import parse_memory_items
 from long_term_memory.experience.inject import render_experience
+from long_term_memory.experience.lesson_effects import effect_present, used_items
 from long_term_memory.experience.lessons import (
     callees_in,
-    effect_present,
     lesson_fits,
     parse_action,
     parse_scope,
     scope_matches,
-    used_items,
 )
 from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.models import MemoryItem

@@ -1,0 +1,104 @@
+"""What a lesson's change looks like in a harness: whether it is there, and which shown items were used.
+
+"Used" is judged from the harness that was measured, never from a reply's words: a release is
+there when its releaser (or a release of every result) is called, a feeder when it is handed
+the input, an avoided call when it is absent and the agent said it left it out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from fuzzkit.api import FunctionDecl
+from long_term_memory.experience.lessons import (
+    RELEASE_NAME,
+    Action,
+    callees_in,
+    calls,
+    lesson_fits,
+    parse_action,
+)
+
+
+def effect_present(action: Action | None, code: str, target: FunctionDecl | None = None) -> bool:
+    """Whether the harness shows the action's change (what "used" means for an actionable lesson).
+
+    A release names its releaser; in a library without it (a lesson learned on another library),
+    the change is every result of ``target`` going to a release function.
+    """
+    if action is None or not code:
+        return False
+    a = action.args
+    if action.verb == "release_out_param":
+        return (re.search(rf"\b{re.escape(a['releaser'])}\s*\(", code) is not None
+                or target is not None and results_released(code, target))
+    if action.verb == "feed_input_via":
+        return re.search(rf"\b{re.escape(a['function'])}\s*\([^;]*\bdata\b", code) is not None
+    if action.verb == "hold_by_pointer":
+        return (re.search(rf"\b{re.escape(a['type'])}\s*\*", code) is not None
+                and by_value(code, a["type"]) is None)
+    if action.verb == "avoid_call":
+        return target is not None and target.name != a["function"] and not calls(code, a["function"])
+    if action.verb == "keep_struct_tag":
+        return re.search(rf"\b(?:struct|union|enum)\s+{re.escape(a['tag'])}\b", code) is not None
+    return (re.search(rf"\b{re.escape(a['new'])}\b", code) is not None
+            and re.search(rf"\b{re.escape(a['old'])}\b", code) is None)
+
+
+def result_variables(code: str, function: FunctionDecl) -> set[str]:
+    """The variables calls of ``function`` hand results back in.
+
+    ``v = f(...)`` when it returns a pointer, and ``f(..., &v)`` for its ``T **`` parameters.
+    """
+    held: set[str] = set()
+    outs = [i for i, p in enumerate(function.params) if p.type.count("*") == 2]
+    for call in re.finditer(rf"(?:\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(function.name)}"
+                            r"\s*\(([^;]*)\)\s*;", code):
+        if call.group(1) and "*" in function.return_type:
+            held.add(call.group(1))
+        args = [a.strip() for a in call.group(2).split(",")]
+        held.update(m.group(1) for i in outs if i < len(args)
+                    and (m := re.fullmatch(r"(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)", args[i])))
+    return held
+
+
+def results_released(code: str, function: FunctionDecl, releaser: str = "") -> bool:
+    """Whether every result ``function`` hands back goes to ``releaser`` (any release function if '')."""
+    held = result_variables(code, function)
+    call = re.escape(releaser) if releaser else RELEASE_NAME
+    return bool(held) and all(
+        re.search(rf"\b{call}\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(v)}\s*\)", code, re.I) for v in held)
+
+
+def by_value(code: str, ctype: str) -> re.Match[str] | None:
+    """The first declaration of a variable of type ``ctype`` by value (group 1: its name)."""
+    return re.search(rf"(?m)^[ \t]*(?:const\s+)?(?:(?:struct|union)\s+)?{re.escape(ctype)}\s+([A-Za-z_]\w*)"
+                     r"\s*(?:=[^;]*)?;", code)
+
+
+def used_items(shown: Sequence[Any], cited: Iterable[str], target: FunctionDecl | None,
+               harness: str, api: Iterable[FunctionDecl] = ()) -> list[str]:
+    """Ids of the shown items that were used in the harness that was measured.
+
+    An actionable item is used when it fits the harness (:func:`lesson_fits`, with the ``api``
+    functions the harness calls) and its action's effect is in ``harness``; citing it changes
+    nothing. An ``avoid_call`` is the absence of a call, which most harnesses show anyway: it
+    counts only when the agent also says it left the call out (cites it). An item without an
+    action counts as used when the reply cited it (the only evidence there is).
+    """
+    api = list(api)
+    callees = callees_in(harness, api, target)
+    cited_ids = set(cited)
+    out = []
+    for item in shown:
+        lesson = getattr(item, "lesson", None) or {}
+        action = parse_action(lesson.get("action"))
+        if action is None or action.verb == "avoid_call":
+            if item.item_id not in cited_ids:
+                continue
+        if action is None or (lesson_fits(lesson, target, callees, api)
+                              and effect_present(action, harness, target)):
+            out.append(item.item_id)
+    return list(dict.fromkeys(out))

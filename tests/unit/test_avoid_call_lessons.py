@@ -1,0 +1,137 @@
+"""Tried and failed: a call an improvement added crashed by misuse, and the next harness leaves it out.
+
+The trajectory of one target says an improvement added ``vv_render``, crashed through it, and was
+dropped. The lesson extracted from it (``avoid_call(vv_render)``) reaches the next target of the
+library through the rendered improve prompt; the offline improver, which adds ``vv_render`` without
+the lesson, leaves it out with it and says so, and only then does the lesson count as used.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agents.enhancer import Enhancer
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.experience import distil
+from agents.offline.lesson_extract import actionable_items
+from agents.offline.prompt_reader import read_prompt
+from agents.offline.roles import enhance
+from agents.offline.synth import default_skeleton, write_harness
+from long_term_memory.experience import parse_memory_items
+from long_term_memory.experience.inject import render_experience
+from long_term_memory.experience.lesson_effects import used_items
+from long_term_memory.experience.lessons import lesson_fits
+from long_term_memory.experience.matches import InjectItem
+from long_term_memory.experience.trajectory import _event_step
+from prompts import render
+
+API = parse_prototypes("""
+int vv_parse(const uint8_t *data, size_t size, struct vv_doc **out);
+void vv_free(struct vv_doc *doc);
+int vv_count(const struct vv_doc *doc);
+int vv_render(const uint8_t *data, size_t size);
+int vv_check(const uint8_t *data, size_t size);
+int vv_scan(const uint8_t *data, size_t size);
+""")
+BY = {f.name: f for f in API}
+IMPROVED = ("- [harness] v2 by enhancer.improve: call vv_render on the input, call vv_check on the input "
+            "(adds calls to vv_render, vv_check)")
+DROPPED = "\n".join([
+    "- [harness] v1 by prototyper: vv_check",
+    "- [build] v1 built",
+    "- [run] v1 ran, target hit 300x; line coverage 10.0%",
+    IMPROVED,
+    "- [build] v2 built",
+    "- [run] v2 crashed; line coverage 14.0%",
+    "- [crash] heap-buffer-overflow at library through vv_render",
+    "- [crash] verdict harness_misuse: a harness misuse",
+    "- [revert] v2 did not run cleanly, back to the best version",
+    "- [stop] iteration budget 1 used",
+])
+AVOID = "avoid_call(function=vv_render)"
+
+
+def first_draft(name: str) -> str:
+    return write_harness(BY[name], API, ["vv.h"], "stateless_parser",
+                         default_skeleton("stateless_parser")).code
+
+
+def shown(action: str = AVOID) -> InjectItem:
+    return InjectItem("MEM-0000a5a5", "rec-1", "Adding vv_render crashed (heap-buffer-overflow)",
+                      "Harnesses that could add vv_render.", "Do not add vv_render.", 0.9, 1, 0.6, True,
+                      "project vv", {"scope": {"name": "vv_render"}, "action": action,
+                                     "failure": "sanitizer:heap-buffer-overflow@vv_render"})
+
+
+def improve_reply(target: str, experience: str) -> tuple[dict[str, Any], str]:
+    state = {"target": BY[target].to_dict(), "api": [f.to_dict() for f in API], "headers": ["vv.h"],
+             "analysis": {"archetype": "stateless_parser"}, "harness_code": first_draft(target),
+             "session_memory": {}, "run": {"coverage": {"lines": {"percent": 10.0}}}}
+    uncovered = "\n".join(f"- {BY[n].prototype()}" for n in ("vv_render", "vv_check", "vv_count"))
+    values = Enhancer.improve_variables(state, (), uncovered, "(none)", experience)
+    payload, code = enhance(read_prompt(*render("enhancer_improve", values)))
+    assert code is not None
+    return payload, code
+
+
+def test_the_trajectory_names_the_calls_an_improvement_added_and_the_call_a_crash_came_through() -> None:
+    written = {"type": "harness.written", "data": {"version": 2, "by": "enhancer.improve",
+                                                   "directions": ["call vv_render on the input"],
+                                                   "added_calls": ["vv_render"]}}
+    crash = {"type": "crash.triaged", "data": {"kind": "leak", "location": "library", "entry": "vv_render"}}
+    assert _event_step(written, None)[1].endswith("(adds calls to vv_render)")  # type: ignore[arg-type,index]
+    assert _event_step(crash, None) == ("crash", "leak at library through vv_render")  # type: ignore[arg-type]
+
+
+def test_a_dropped_improvement_becomes_an_avoid_call_lesson_scoped_to_the_call() -> None:
+    items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", DROPPED, "")
+    assert [(i["action"], i["scope"], i["failure"]) for i in items] == [
+        ("avoid_call(vv_render)", {"name": "vv_render"}, "sanitizer:heap-buffer-overflow@vv_render")]
+    # a crash through the target itself, or an improvement that was kept, teaches nothing to avoid
+    assert actionable_items("int vv_render(const uint8_t *data, size_t size);", DROPPED, "") == []
+    kept = DROPPED.replace("- [revert] v2 did not run cleanly, back to the best version\n", "")
+    assert actionable_items("int vv_scan(const uint8_t *data, size_t size);", kept, "") == []
+    through_old = DROPPED.replace("through vv_render", "through vv_parse")
+    assert actionable_items("int vv_scan(const uint8_t *data, size_t size);", through_old, "") == []
+
+
+def test_the_offline_extractor_returns_it_from_the_failure_prompt() -> None:
+    system, user = render("experience_failure", {
+        "task": "project vv; target int vv_check(const uint8_t *data, size_t size)",
+        "outcome": "FAILURE: runs: yes", "trajectory": DROPPED, "harness": first_draft("vv_check")})
+    payload, _ = distil(read_prompt(system, user))
+    items = parse_memory_items(json.dumps(payload))
+    assert any(i.action == "avoid_call(function=vv_render)" for i in items)
+    assert "avoid_call(F)" in user  # a real model is told the same vocabulary
+
+
+def test_it_fits_the_other_targets_of_a_library_that_has_the_call() -> None:
+    lesson = shown().lesson
+    assert lesson_fits(lesson, BY["vv_parse"], api=API)
+    assert not lesson_fits(lesson, BY["vv_render"], api=API)  # the target itself cannot be left out
+    other = parse_prototypes("int ww_parse(const uint8_t *data, size_t size);")
+    assert not lesson_fits(lesson, other[0], api=other)  # a library without the call
+
+
+def test_the_next_improvement_leaves_the_call_out_and_only_then_the_lesson_counts_as_used() -> None:
+    without, code_without = improve_reply("vv_parse", "")
+    assert "vv_render" in without["added_calls"] and "vv_render(" in code_without
+    with_lesson, code = improve_reply("vv_parse", render_experience([shown()]))
+    assert "vv_render" not in with_lesson["added_calls"] and "vv_render(" not in code
+    assert with_lesson["added_calls"]  # the improvement still adds the other calls
+    note = [d for d in with_lesson["directions"] if d.startswith("applied [MEM-0000a5a5]")]
+    assert note == ["applied [MEM-0000a5a5] avoid_call(vv_render): did not add vv_render, "
+                    "which crashed another harness of this library"]
+    cited = ["MEM-0000a5a5"]
+    assert used_items([shown()], cited, BY["vv_parse"], code, API) == ["MEM-0000a5a5"]
+    # absent but not left out on purpose (not cited), or present: not used
+    assert used_items([shown()], [], BY["vv_parse"], code, API) == []
+    assert used_items([shown()], cited, BY["vv_parse"], code_without, API) == []
+
+
+def test_a_lesson_about_a_call_the_improver_would_not_add_changes_nothing() -> None:
+    item = shown("avoid_call(function=vv_scan)")
+    without, code_without = improve_reply("vv_parse", "")
+    reply, code = improve_reply("vv_parse", render_experience([item]))
+    assert code == code_without and not any(d.startswith("applied [") for d in reply["directions"])
