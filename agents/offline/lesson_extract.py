@@ -27,6 +27,7 @@ _CRASH = re.compile(r"^- \[crash\] ([\w-]+)(?: at| in|:)", re.M)
 _IMPROVE = re.compile(r"^- \[harness\] v(\d+) by enhancer\.improve\b.*\(adds calls to ([\w, ]+)\)\s*$")
 _THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
 _REVERT = re.compile(r"^- \[revert\] v(\d+) did not run cleanly")
+_GAVE_UP = re.compile(r"^- \[stop\] .*crash caused by the harness.*\bgave up\b")
 
 
 def _decl(prototype: str) -> FunctionDecl | None:
@@ -142,10 +143,12 @@ def _compile_items(trajectory: str, target: FunctionDecl | None) -> list[dict[st
 
 
 def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
-    """``(kind, function)`` for each improvement dropped after crashing through a call it added.
+    """``(kind, function)`` for each call that crashed by misuse and was never repaired.
 
-    The steps read ``[harness] vN by enhancer.improve: ... (adds calls to F, G)``, then
-    ``[crash] KIND at WHERE through F``, a misuse verdict and ``[revert] vN did not run cleanly``.
+    Either an improvement was dropped after crashing through a call it added (the steps read
+    ``[harness] vN by enhancer.improve: ... (adds calls to F, G)``, ``[crash] KIND at WHERE
+    through F``, a misuse verdict, ``[revert] vN did not run cleanly``), or the repairs of a
+    harness that crashed through ``F`` gave up (``[stop] crash caused by the harness; ... gave up``).
     """
     out: list[tuple[str, str]] = []
     added: dict[str, set[str]] = {}
@@ -159,22 +162,22 @@ def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
         elif (m := _REVERT.match(line)) and crash[1] in added.get(m.group(1), ()):
             out.append(crash)
             crash = ("", "")
+        elif _GAVE_UP.match(line) and crash[1]:
+            out.append(crash)
     return list(dict.fromkeys(out))
 
 
-def _avoid_items(trajectory: str, target: FunctionDecl | None) -> list[dict[str, Any]]:
-    """Tried and failed: a call an improvement added crashed by misuse, and the improvement was dropped."""
+def _avoid_items(trajectory: str) -> list[dict[str, Any]]:
+    """Tried and failed: a call crashed by misuse and was dropped, or its repairs gave up."""
     out = []
     for kind, function in _dropped_calls(trajectory):
-        if target is not None and function == target.name:
-            continue
         out.append(_item(
-            f"Adding {function} crashed ({kind}); the improvement was dropped",
+            f"Calling {function} crashed ({kind}) and no repair fixed it",
             f"Harnesses of the library that could add a call to {function}.",
-            f"An improvement added a call to {function}; the fuzz run reported a {kind} through "
-            f"{function}, judged a harness misuse, and the improvement was dropped. Tried and failed: "
-            f"do not add {function} to another harness of this library unless how to set up its "
-            f"arguments and release what it hands back is known.",
+            f"A harness called {function}; the fuzz run reported a {kind} through {function}, "
+            f"judged a harness misuse, and the call was dropped or its repairs gave up. Tried and "
+            f"failed: do not add {function} to another harness of this library unless how to set "
+            f"up its arguments and release what it hands back is known.",
             {"name": function}, f"sanitizer:{kind}@{function}", f"avoid_call({function})",
         ))
     return out
@@ -185,4 +188,4 @@ def actionable_items(prototype: str, trajectory: str, code: str) -> list[dict[st
     target = _decl(prototype)
     return [*_release_items(trajectory, code), *_field_release_items(trajectory, code),
             *_feed_items(trajectory, target),
-            *_compile_items(trajectory, target), *_avoid_items(trajectory, target)]
+            *_compile_items(trajectory, target), *_avoid_items(trajectory)]

@@ -50,6 +50,7 @@ DROPPED = "\n".join([
     "- [stop] iteration budget 1 used",
 ])
 AVOID = "avoid_call(function=vv_render)"
+GAVE_UP = "crash caused by the harness; the last fix round changed nothing; gave up after 2 fix rounds"
 
 
 def first_draft(name: str) -> str:
@@ -58,7 +59,7 @@ def first_draft(name: str) -> str:
 
 
 def shown(action: str = AVOID) -> InjectItem:
-    return InjectItem("MEM-0000a5a5", "rec-1", "Adding vv_render crashed (heap-buffer-overflow)",
+    return InjectItem("MEM-0000a5a5", "rec-1", "Calling vv_render crashed (heap-buffer-overflow)",
                       "Harnesses that could add vv_render.", "Do not add vv_render.", 0.9, 1, 0.6, True,
                       "project vv", {"scope": {"name": "vv_render"}, "action": action,
                                      "failure": "sanitizer:heap-buffer-overflow@vv_render"})
@@ -88,12 +89,30 @@ def test_a_dropped_improvement_becomes_an_avoid_call_lesson_scoped_to_the_call()
     items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", DROPPED, "")
     assert [(i["action"], i["scope"], i["failure"]) for i in items] == [
         ("avoid_call(vv_render)", {"name": "vv_render"}, "sanitizer:heap-buffer-overflow@vv_render")]
-    # a crash through the target itself, or an improvement that was kept, teaches nothing to avoid
-    assert actionable_items("int vv_render(const uint8_t *data, size_t size);", DROPPED, "") == []
+    # an improvement that was kept, or a crash through a call it did not add, teaches nothing
     kept = DROPPED.replace("- [revert] v2 did not run cleanly, back to the best version\n", "")
     assert actionable_items("int vv_scan(const uint8_t *data, size_t size);", kept, "") == []
     through_old = DROPPED.replace("through vv_render", "through vv_parse")
     assert actionable_items("int vv_scan(const uint8_t *data, size_t size);", through_old, "") == []
+
+
+def test_a_target_whose_repairs_gave_up_on_a_misuse_crash_teaches_the_others_to_leave_it_out() -> None:
+    stuck = "\n".join([
+        "- [harness] v1 by prototyper: vv_render",
+        "- [run] v1 crashed; line coverage 0.1%",
+        "- [crash] SEGV at library through vv_render",
+        "- [crash] verdict harness_misuse: a harness misuse",
+        "- [harness] v2 by enhancer.fix: return early on an empty input",
+        "- [run] v2 crashed; line coverage 0.1%",
+        "- [crash] SEGV at library through vv_render",
+        "- [crash] verdict harness_misuse: a harness misuse",
+        f"- [stop] {GAVE_UP}",
+    ])
+    render_decl = "int vv_render(const uint8_t *data, size_t size);"
+    items = actionable_items(render_decl, stuck, "")
+    assert [(i["action"], i["failure"]) for i in items] == [
+        ("avoid_call(vv_render)", "sanitizer:SEGV@vv_render")]
+    assert actionable_items(render_decl, stuck.replace(GAVE_UP, "iteration budget 1 used"), "") == []
 
 
 def test_the_offline_extractor_returns_it_from_the_failure_prompt() -> None:
