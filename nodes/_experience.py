@@ -157,6 +157,13 @@ def note_used(state: FuzzState, reply: str, extras: dict[str, Any]) -> dict[str,
     return {"extras": {**extras, "experience": exp}, "memories_used": memories_used(shown, exp["used"])}
 
 
+def newly_cited(state: FuzzState, update: dict[str, Any]) -> list[str]:
+    """The item ids ``update`` (a :func:`note_used` result) cites that ``state`` had not cited yet."""
+    before = set(((state.get("extras") or {}).get("experience") or {}).get("used") or [])
+    cited = ((update.get("extras") or {}).get("experience") or {}).get("used") or []
+    return [i for i in cited if i not in before]
+
+
 def used_in_harness(state: FuzzState | dict[str, Any], exp: dict[str, Any]) -> list[str]:
     """The shown items used in the harness that was measured (the best one, else the last).
 

@@ -16,7 +16,7 @@ from agents.prototyper import Prototyper
 from agents.sections import relevant_api
 from long_term_memory.retrieval import get_retriever
 from nodes._common import ctx_of, log_event
-from nodes._experience import inject, note_used
+from nodes._experience import inject, newly_cited, note_used
 from nodes._llm import call_agent, can_fall_back, memory_reads_for
 from nodes.prototyper import pitfall_lines
 
@@ -129,9 +129,11 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_improve")
         log_event(state, "harness.written", version=version, by="enhancer.improve",
                   directions=result.output.directions, added_calls=result.output.added_calls)
-        change = {"kind": "improve", "from_version": state.get("harness_version"),
-                  "directions": result.output.directions, "added_calls": result.output.added_calls}
         update.update(note_used(state, result.reply, extras))
+        # What this reply newly cited: if the improvement is dropped, that citation goes with it.
+        change = {"kind": "improve", "from_version": state.get("harness_version"),
+                  "directions": result.output.directions, "added_calls": result.output.added_calls,
+                  "cited": newly_cited(state, update)}
         update["pending_fixes"] = []
     update["counters"] = {**update["counters"], "harness_versions": 1}
     return {**update, "harness_code": result.code, "harness_version": version,

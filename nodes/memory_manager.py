@@ -54,9 +54,24 @@ def _history_row(state: FuzzState, iteration: int) -> dict[str, Any]:
             "progress": run.get("progress") or []}
 
 
-def _revert(best: dict[str, Any]) -> dict[str, Any]:
-    return {"harness_code": best["code"], "harness_version": best["version"],
-            "build": best["build"], "run": best["run"], "fix_rounds": 0}
+def _revert(state: FuzzState, best: dict[str, Any]) -> dict[str, Any]:
+    """Back to the best version; the experience items only the dropped improvement cited are not used."""
+    update = {"harness_code": best["code"], "harness_version": best["version"],
+              "build": best["build"], "run": best["run"], "fix_rounds": 0}
+    cited = set((state.get("last_change") or {}).get("cited") or [])
+    exp = (state.get("extras") or {}).get("experience") or {}
+    if cited and exp.get("used"):
+        update["extras"] = {"experience": {**exp, "used": [i for i in exp["used"] if i not in cited]}}
+    return update
+
+
+def _reverted_into(update: dict[str, Any], state: FuzzState, best: dict[str, Any]) -> None:
+    """``update`` plus the revert to ``best`` (both ``extras`` kept: the reducer merges one level)."""
+    reverted = _revert(state, best)
+    extras = {**(update.get("extras") or {}), **(reverted.pop("extras", None) or {})}
+    update.update(reverted)
+    if extras:
+        update["extras"] = extras
 
 
 def _api_names(state: FuzzState) -> list[str]:
@@ -117,7 +132,7 @@ def record_measurement(state: FuzzState, runtime: Runtime[Context]) -> dict[str,
         best = current
     else:
         update["no_gain_iterations"] = int(state.get("no_gain_iterations") or 0) + 1
-        update.update(_revert(best))
+        _reverted_into(update, state, best)
     log_event(state, "iteration.measured", iteration=iteration, outcome=branch,
               delta=round(current["lines_percent"] - state["best"]["lines_percent"], 3),
               lines=current["lines_percent"])
@@ -135,8 +150,8 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
                                   _api_names(state))
     iteration = counter(state, "iterations") + 1
     log_event(state, "iteration.reverted", version=state.get("harness_version"), reason=why)
-    return {**_revert(best), "local_memory": _with_status(state, local, best, iteration, ctx),
-            "counters": {"iterations": 1},
+    return {**_revert(state, best), "local_memory": _with_status(state, local, best, iteration, ctx),
+            "counters": {"iterations": 1, "dropped_improvements": 1},
             "no_gain_iterations": int(state.get("no_gain_iterations") or 0) + 1}
 
 
@@ -150,7 +165,7 @@ def finalize(state: FuzzState) -> dict[str, Any]:
     real_crash = run.get("crashed") and (state.get("crash_analysis") or {}).get("feasible")
     if best and best.get("version") != state.get("harness_version") and not real_crash:
         # The last attempt did not beat the best one: the run's result is the best harness.
-        update.update(_revert(best))
+        _reverted_into(update, state, best)
     return update
 
 

@@ -159,8 +159,8 @@ def enhance(facts: PromptFacts) -> Reply:
         frames = re.search(r"signature:\s*\S*?@(\S+)", triage)
         chain = frames.group(1).split("<") if frames else []
         entry = chain.index("LLVMFuzzerTestOneInput") if "LLVMFuzzerTestOneInput" in chain[1:] else 0
-        named = re.search(r"^entry function:\s*(\w+)", triage, re.M)
-        caller = named.group(1) if named else chain[entry - 1] if entry else ""
+        entry_line = re.search(r"^entry function:\s*(\w+)", triage, re.M)
+        caller = entry_line.group(1) if entry_line else chain[entry - 1] if entry else ""
         by_name = {f.name: f for f in api}
         culprit = by_name.get(caller) or target
         released, added = release_results(harness, culprit, api, releasers_of(lessons, culprit))

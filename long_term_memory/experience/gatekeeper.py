@@ -174,9 +174,10 @@ class Gatekeeper:
         reasons = []
         if outcome.harness_versions < 1 or outcome.model_calls < 1:
             reasons.append("trivial trajectory: no harness was written")
-        # A run that still needed repairs has something the bank did not prevent: it is extracted
-        # even beside a strong or very close answer (its repairs become actionable lessons).
-        repaired = outcome.fix_rounds > 0
+        # A run that still needed repairs, or dropped an improvement that broke the harness, has
+        # something the bank did not prevent: it is extracted even beside a strong or very close
+        # answer (its repairs and dropped calls become actionable lessons).
+        repaired = outcome.fix_rounds > 0 or outcome.dropped > 0
         if decision.has_strong and not repaired:
             why = (
                 f"{strong_match.item_id} is at validation level {strong_match.validation_level}"

@@ -126,6 +126,10 @@ def test_a_run_that_needed_repairs_is_extracted_beside_a_strong_or_close_answer(
     assert repaired.should_extract and repaired.skip_reasons == []
     shown = gk.prepare_inject([match("MEM-00000123")])
     assert gk.evaluate(shown, ["MEM-00000123"], outcome(fix_rounds=1)).should_extract
+    # an improvement dropped because it broke the harness is a failure the bank did not prevent
+    assert not gk.evaluate(shown, ["MEM-00000123"], outcome(fix_rounds=0)).should_extract
+    dropped = gk.evaluate(shown, ["MEM-00000123"], outcome(fix_rounds=0, dropped=1))
+    assert dropped.should_extract and gk.evaluate([], [], outcome(dropped=1), close).should_extract
 
 
 def test_blocked_strong_match_does_not_count_and_threshold_is_configurable() -> None:
