@@ -6,7 +6,9 @@ earlier ones left; retrieve-only then runs the same sequence over the bank retri
 and checks that every bank file is byte-identical afterwards. Prints per mode: targets reaching a
 running harness, fix rounds, harness-caused crash rounds (crashes judged harness misuse),
 repeated failures (a failure signature — compile-error class, crash kind and frame, input not
-reaching the target — already seen on an earlier target of the same library), model calls,
+reaching the target — already seen on an earlier target of the same library; in brackets, those
+an earlier target got past, by a repair or by dropping the improvement that caused it, so a
+lesson could have prevented them), model calls,
 prompt tokens, mean and union line coverage, how many experience items were shown and used
 (an item with an action: its change is in the measured harness; one without: a reply cited it),
 how many of the used ones carry an action ("applied"), and every applied item learned on
@@ -45,26 +47,44 @@ def _events(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def failure_signatures(work: Path) -> tuple[list[str], int]:
-    """A target's failure signatures in order, and its harness-caused crash rounds."""
+def failure_trace(work: Path) -> tuple[list[str], int, set[str]]:
+    """A target's failure signatures in order, its harness-caused crash rounds, and the resolved ones.
+
+    A signature is resolved when the target got past it: a later version ran and reached the
+    target (a repair), or the improvement that caused it was dropped and the best version kept.
+    """
     sigs: list[str] = []
     misuse = 0
+    resolved: set[str] = set()
+    pending: list[str] = []
     for event in _events(work / "events.jsonl"):
         kind, data = event.get("type"), event.get("data") or {}
+        found: list[str] = []
         if kind == "build.done" and not data.get("ok"):
             log = work / f"v{data.get('version')}" / "build.log"
             text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
             errors = dict.fromkeys(re.findall(r"error: (.*)", text))
-            sigs += ["compile:" + _QUOTED.sub("'_'", e) for e in errors]
+            found = ["compile:" + _QUOTED.sub("'_'", e) for e in errors]
         elif kind == "crash.triaged":
             frame = str(data.get("signature") or "").split("@")[-1].split("<")[0]
-            sigs.append(f"crash:{data.get('kind')}@{frame}")
+            found = [f"crash:{data.get('kind')}@{frame}"]
         elif kind == "crash.verdict" and not data.get("feasible"):
             misuse += 1
         elif kind == "execution.done" and not data.get("crashed") and not data.get("target_hits"):
-            sigs.append("target-not-reached")
+            found = ["target-not-reached"]
         elif kind == "harness.written" and any("fuzz input" in f for f in data.get("fixes") or []):
-            sigs.append("input-not-reaching-target")
+            found = ["input-not-reaching-target"]
+        elif (kind == "execution.done" and not data.get("crashed")) or kind == "iteration.reverted":
+            resolved.update(pending)
+            pending = []
+        sigs += found
+        pending += found
+    return sigs, misuse, resolved
+
+
+def failure_signatures(work: Path) -> tuple[list[str], int]:
+    """A target's failure signatures in order, and its harness-caused crash rounds."""
+    sigs, misuse, _ = failure_trace(work)
     return sigs, misuse
 
 
@@ -118,18 +138,22 @@ def measure(benchmarks: list[Path], mode: str, root: Path) -> dict[str, Any]:
     """The row of one mode, read from its run directories (so a mode can be re-measured)."""
     records: list[dict[str, Any]] = []
     union: list[float] = []
-    crash_rounds = repeated = 0
+    crash_rounds = repeated = repeated_known = 0
     for bench in benchmarks:
         out = root / "runs" / bench.stem
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         records += summary["results"]
         union.append(((summary.get("union_coverage") or {}).get("lines") or {}).get("percent", 0.0) or 0.0)
         seen: set[str] = set()
+        known: set[str] = set()  # failures an earlier target of the library got past
         for record in summary["results"]:
-            sigs, misuse = failure_signatures(out / str(record.get("project")) / str(record.get("function")))
+            work = out / str(record.get("project")) / str(record.get("function"))
+            sigs, misuse, resolved = failure_trace(work)
             crash_rounds += misuse
             repeated += sum(1 for sig in dict.fromkeys(sigs) if sig in seen)
+            repeated_known += sum(1 for sig in dict.fromkeys(sigs) if sig in known)
             seen.update(sigs)
+            known.update(resolved)
     ok = [r for r in records if not r.get("error")]
     used = [(r, m) for r in ok for m in (r.get("memory_used") or {}).get("experience", [])]
     check = root / "bank_check.json"
@@ -137,6 +161,7 @@ def measure(benchmarks: list[Path], mode: str, root: Path) -> dict[str, Any]:
     return {
         "crash_rounds": crash_rounds,
         "repeated": repeated,
+        "repeated_known": repeated_known,
         "union_lines": statistics.mean(union or [0.0]),
         "targets": len(records),
         "running": sum(bool(r.get("runs")) for r in ok),
@@ -193,15 +218,16 @@ def main() -> None:
     settings = (f"model={args.model} fuzz={args.fuzz_seconds}s iterations={args.max_iterations}"
                 if args.modes else "re-measured from the run directories")
     print(f"# memory A/B: {[b.name for b in args.benchmarks]} {settings} (runs in {root})")
-    print("| mode | running | fix rounds | harness crash rounds | repeated failures | model calls | "
-          "prompt tokens | mean line cov | union line cov | items shown | used | applied | "
-          "bank files unchanged |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| mode | running | fix rounds | harness crash rounds | fix + crash | repeated failures "
+          "(of them, got past before) | model calls | prompt tokens | mean line cov | union line cov | "
+          "items shown | used | applied | bank files unchanged |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for mode, r in rows.items():
         bank = r["bank"]
         same = "-" if bank is None else f"{'yes' if bank['identical'] else 'NO'} ({bank['files']} files)"
         print(f"| {mode} | {r['running']}/{r['targets']} | {r['fix_rounds']} | {r['crash_rounds']} | "
-              f"{r['repeated']} | {r['model_calls']} | {r['prompt_tokens']} | {r['mean_lines']:.1f}% | "
+              f"{r['fix_rounds'] + r['crash_rounds']} | {r['repeated']} ({r['repeated_known']}) | "
+              f"{r['model_calls']} | {r['prompt_tokens']} | {r['mean_lines']:.1f}% | "
               f"{r['union_lines']:.1f}% | {r['shown']} | {r['used']} | {r['applied']} | {same} |")
     lines = transfers(rows, root)
     print("\ncross-library transfer (an item with an action learned on one library, applied on another):")
