@@ -154,3 +154,29 @@ def test_a_lesson_about_a_call_the_improver_would_not_add_changes_nothing() -> N
     without, code_without = improve_reply("vv_parse", "")
     reply, code = improve_reply("vv_parse", render_experience([item]))
     assert code == code_without and not any(d.startswith("applied [") for d in reply["directions"])
+
+
+def test_a_leak_repair_releases_what_the_triages_entry_function_handed_back() -> None:
+    """A deep leak stack's signature keeps three library frames, none of them the harness's: the
+    triage's entry function says which call allocated, not the target."""
+    api = parse_prototypes("int uu_check(const struct uu_img *img);\n"
+                           "struct uu_img *uu_load(const uint8_t *data, size_t size);\n"
+                           "void uu_free(struct uu_img *img);")
+    harness = ("#include \"uu.h\"\nint LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {\n"
+               "  struct uu_img *img = NULL;\n  int rc = 0;\n  img = uu_load(data, size);\n"
+               "  rc = uu_check(img);\n  (void)rc;\n  return 0;\n}\n")
+    state = {"target": api[0].to_dict(), "api": [f.to_dict() for f in api], "headers": ["uu.h"],
+             "analysis": {"archetype": "object_lifecycle"}, "harness_code": harness, "session_memory": {}}
+    problem = "the harness crashes by misusing the API (not a library bug)"
+
+    def repair(entry: str) -> str:
+        triage = ("kind: leak\nsignature: leak@uu_alloc<uu_grow<uu_read_rows\n"
+                  f"entry function: {entry}\nroot_cause: leak\nverdict: harness_misuse")
+        values = Enhancer.fix_variables(state, (), problem, "", triage, "", "(none)")
+        _payload, code = enhance(read_prompt(*render("enhancer_fix", values)))
+        assert code is not None
+        return code
+
+    fixed = repair("uu_load")
+    assert "if (img != NULL) { uu_free(img); img = NULL; }\n  return 0;" in fixed
+    assert "uu_free(img)" not in repair("")  # without it: the target's results (it has none)
