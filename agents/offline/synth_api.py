@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from agents.offline import cdecl, ckinds, type_table
-from agents.offline.synth_finders import ApiFinders, words
+from agents.offline.synth_finders import ApiFinders, makes_new_text, words
 from agents.offline.synth_types import Lifecycle
 from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, INIT, PRINT, VERBS, variant_stem
 from fuzzkit.api import FunctionDecl
@@ -217,6 +217,8 @@ class ApiIndex(ApiFinders):
         if self.documented_releaser(fn):
             return True
         verbs = self.verbs(fn.name)
+        if "get" not in verbs and makes_new_text(fn):
+            return True
         if ckinds.is_string(ret) or ckinds.is_bytes(ret):
             return (
                 any(v in PRINT | {"dup", "duplicate", "copy", "alloc", "malloc", "calloc"} for v in verbs)

@@ -22,6 +22,22 @@ def words(name: str) -> list[str]:
     return [p.lower() for p in parts if not p.isdigit()]
 
 
+# Words of a function that turns text into new text (`uri_escape(const char *)`): what it returns
+# is allocated for the caller, unless the caller passed a buffer it could write into.
+NEW_TEXT = {"escape", "unescape", "quote", "unquote", "canonicalize", "normalize", "concat", "join"}
+
+
+def makes_new_text(fn: FunctionDecl) -> bool:
+    """``tt_uri_escape(const char *)``: text turned into new text, which the caller then owns.
+
+    Only when no caller buffer could be what it hands back (no writable text or byte parameter).
+    """
+    if not ckinds.is_string(fn.return_type) or not set(words(fn.name)) & NEW_TEXT:
+        return False
+    return not any(ckinds.is_pointer(p.type) and not ckinds.is_const_target(p.type)
+                   and (ckinds.is_string(p.type) or ckinds.is_bytes(p.type)) for p in fn.params)
+
+
 class ApiFinders:
     """Lookups by role, mixed into :class:`agents.offline.synth_api.ApiIndex`."""
 
