@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
 from agent_graph.memory.code_memory import update_code_memory
-from agent_graph.memory.session_memory import add_known_fix
+from agent_graph.memory.session_memory import add_fix_results
 from agent_graph.state import FuzzState
 from fuzzkit.diagnostics import SERIOUS_WARNINGS
 from fuzzkit.library import LibraryBuild
@@ -69,9 +69,6 @@ def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
                                                {d["name"] for d in state.get("api") or []})
     if state.get("pending_fixes"):
         # A fix is only known to work once the build says so; failed ones are kept as lessons.
-        memory = state.get("session_memory") or {}
-        for fix in filter(None, (f.strip() for f in state["pending_fixes"])):
-            memory = add_known_fix(memory, fix, success=result.ok,
-                                   confidence="HIGH" if result.ok else "LOW")
+        memory = add_fix_results(state.get("session_memory"), state["pending_fixes"], result.ok)
         update.update(session_memory=memory, pending_fixes=[])
     return update

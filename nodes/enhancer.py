@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
 from agent_graph.memory.local_memory import render_local_memory
-from agent_graph.memory.session_memory import add_known_fix
+from agent_graph.memory.session_memory import add_fix_results
 from agent_graph.state import FuzzState, counter
 from agents.crash_analyzer import report_text
 from agents.enhancer import Enhancer
@@ -106,10 +106,8 @@ def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
     update.update(fix_rounds=rounds + 1, pending_fixes=fixes)
     if unchanged:
         # The same code gets the same build: what it claimed to fix is judged by the last one.
-        memory = state.get("session_memory") or {}
-        for fix in filter(None, (f.strip() for f in fixes)):
-            memory = add_known_fix(memory, fix, success=built, confidence="HIGH" if built else "LOW")
-        update.update(session_memory=memory, pending_fixes=[])
+        update.update(session_memory=add_fix_results(state.get("session_memory"), fixes, built),
+                      pending_fixes=[])
     return result, update, change, unchanged
 
 

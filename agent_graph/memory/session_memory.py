@@ -128,6 +128,14 @@ def add_known_fix(
     })
 
 
+def add_fix_results(memory: Mapping[str, Any] | None, fixes: Iterable[str], built: bool) -> Memory:
+    """Each claimed fix, judged by whether the harness it produced built (LOW confidence if not)."""
+    out = copy_session_memory(memory)
+    for fix in filter(None, (f.strip() for f in fixes)):
+        out = add_known_fix(out, fix, success=built, confidence="HIGH" if built else "LOW")
+    return out
+
+
 def add_decision(
     memory: Mapping[str, Any] | None,
     decision_type: str,

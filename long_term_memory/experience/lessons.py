@@ -14,7 +14,8 @@ small vocabulary the offline engine applies to a harness with its own repair fun
   misusing it and was dropped; do not add ``F`` to another harness of the library.
 
 A real model reads the same three lines in the prompt. Whether a lesson was *used* is decided
-from the harness that was measured: its action's effect is there (:func:`effect_present`).
+from the harness that was measured: its action's effect is there
+(:func:`long_term_memory.experience.lesson_effects.effect_present`).
 """
 
 from __future__ import annotations
