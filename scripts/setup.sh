@@ -48,8 +48,11 @@ if [ "$(id -u)" != 0 ] && { [ ${#need_apt[@]} -gt 0 ] || ! grep -rqs 'deb-src' /
   die "missing system packages (${need_apt[*]:-deb-src entries}); run this script as root, e.g. sudo $0 $*"
 fi
 
+# A full setup takes about 3 GB (torch, clang, the model wheels). Less free space is a warning,
+# not a refusal: the step that runs out says so itself, and a machine that has the large parts
+# already needs far less.
 avail_kb=$(df -Pk . | awk 'NR==2 {print $4}')
-[ "${avail_kb:-0}" -gt 4000000 ] || die "less than 4 GB free in $(pwd): free some disk space and rerun"
+[ "${avail_kb:-0}" -gt 4000000 ] || say "warning: less than 4 GB free in $(pwd); if a step fails for space, free some and rerun"
 
 src_changed=0
 [ "$(id -u)" = 0 ] && src_changed=$(enable_deb_src)
