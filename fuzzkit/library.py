@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from fuzzkit.diagnostics import first_errors, parse_compiler_output
 from fuzzkit.errors import ToolchainError
 from fuzzkit.paths import cache_dir, file_lock
-from fuzzkit.recipe_files import resolve_globs, resolve_headers
+from fuzzkit.recipe_files import included_sources, resolve_globs, resolve_headers
 from fuzzkit.tools import clang_version, tool
 
 FUZZ_FLAGS = ["-g", "-O1", "-fno-omit-frame-pointer", "-fsanitize=address,fuzzer-no-link"]
@@ -107,7 +107,11 @@ def build_library(
     builds, key, root = final.parent, build.key, Path(build.root)
     with file_lock(builds / f"{key}.lock"):
         if (final / "build.json").is_file():
-            return LibraryBuild.from_dict(json.loads((final / "build.json").read_text()))
+            cached = LibraryBuild.from_dict(json.loads((final / "build.json").read_text()))
+            # What coverage counts does not change the objects: take this plan's list, so a
+            # build cached before a change to it reports the same files as a fresh one.
+            cached.coverage_files = build.coverage_files
+            return cached
         build.build_id = uuid.uuid4().hex
         sources = [Path(s) for s in build.sources]
         builds.mkdir(parents=True, exist_ok=True)
@@ -141,6 +145,8 @@ def plan_build(src_root: Path, recipe: BuildRecipe, cache: Path | None = None) -
     cov_globs = recipe.coverage_sources if recipe.coverage_sources is not None else recipe.sources
     coverage = resolve_globs(root, cov_globs, recipe.exclude, "coverage_sources")
     include_dirs = [str((root / d).resolve()) for d in recipe.include_dirs]
+    if recipe.coverage_sources is None:
+        coverage += included_sources(root, coverage, include_dirs)
     headers = resolve_headers(root, recipe.headers, include_dirs)
     key = _build_key(root, recipe, sources, headers, include_dirs)
     final = (cache or cache_dir()) / "builds" / key

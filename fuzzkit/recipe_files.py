@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from pathlib import Path
 
 from fuzzkit.errors import ToolchainError
@@ -60,6 +61,47 @@ def resolve_headers(root: Path, headers: list[str], include_dirs: list[str]) -> 
                 "list public headers relative to the source root (e.g. include/acme.h)",
             )
     return resolved
+
+
+# A quoted #include of a file that is not a header: a source compiled as part of another
+# (`#include "impl.c"`), whose code the coverage report must count as the library's.
+_INCLUDED_SOURCE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
+_HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx"}
+
+
+def included_sources(root: Path, sources: list[Path], include_dirs: list[str]) -> list[Path]:
+    """Files under ``root`` that the sources ``#include`` but that are not headers, transitively.
+
+    A library may compile one file that includes another implementation file (an encoding's
+    tokenizer included once per encoding, a JIT matcher included by its compiler); llvm-cov
+    reports that code under the included file's name, so coverage must list it too (even
+    when the recipe excludes it from compiling on its own).
+    """
+    base = root.resolve()
+    seen = set(sources)
+    found: list[Path] = []
+    todo = list(sources)
+    while todo:
+        src = todo.pop()
+        try:
+            text = src.read_text(errors="replace")
+        except OSError:
+            continue
+        for name in _INCLUDED_SOURCE.findall(text):
+            if Path(name).suffix.lower() in _HEADER_SUFFIXES:
+                continue
+            for d in (src.parent, *map(Path, include_dirs)):
+                cand = (d / name).resolve()
+                if cand.is_file():
+                    break
+            else:
+                continue
+            if cand in seen or not cand.is_relative_to(base):
+                continue
+            seen.add(cand)
+            found.append(cand)
+            todo.append(cand)
+    return sorted(found)
 
 
 def _sample(root: Path, limit: int = 12) -> str:

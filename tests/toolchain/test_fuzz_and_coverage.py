@@ -118,3 +118,49 @@ def test_union_coverage_joins_harnesses(
     assert same.lines == one.lines and same.function_hits["lib_ok"] == 2 * one.function_hits["lib_ok"]
     with pytest.raises(ToolchainError):
         union_coverage([], buggy_lib, tmp_path / "none")
+
+
+def test_code_of_an_included_implementation_file_counts_as_the_librarys(
+    cache: Path, tmp_path: Path
+) -> None:
+    # One compiled file includes the implementation of another (`#include "impl/match.c"`), which
+    # the recipe keeps from compiling on its own: llvm-cov reports its functions under the
+    # included file, and coverage must count them (they were once reported as never called).
+    from fuzzkit.harness import build_harness
+    from fuzzkit.library import BuildRecipe, build_library, plan_build
+
+    root = tmp_path / "src"
+    (root / "impl").mkdir(parents=True)
+    (root / "acme.h").write_text(
+        "int acme_compile(const char *p, int n);\nint acme_match(const char *s, int n);\n"
+    )
+    (root / "impl" / "match.c").write_text(
+        "int acme_match(const char *s, int n) {\n  int k = 0;\n"
+        "  for (int i = 0; i < n; i++) k += s[i] == 'a';\n  return k;\n}\n"
+    )
+    (root / "compile.c").write_text(
+        '#include "acme.h"\nint acme_compile(const char *p, int n) { return n > 0 && p[0] == \'x\'; }\n'
+        '#include "impl/match.c"\n'
+    )
+    recipe = BuildRecipe(sources=["*.c", "impl/*.c"], exclude=["impl/*"], headers=["acme.h"])
+    plan = plan_build(root, recipe, cache)
+    assert [Path(f).name for f in plan.coverage_files] == ["compile.c", "match.c"]
+    assert [Path(f).name for f in plan.sources] == ["compile.c"]
+    lib = build_library(root, recipe, cache=cache)
+    assert lib.coverage_files == plan.coverage_files
+    harness = tmp_path / "h.c"
+    harness.write_text(
+        '#include <stdint.h>\n#include <stddef.h>\n#include "acme.h"\n'
+        "int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {\n"
+        "  return acme_match((const char *)d, (int)n) < 0;\n}\n"
+    )
+    build = build_harness(harness, lib, tmp_path / "out")
+    assert build.ok and build.cov_binary, build.log
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / "a").write_bytes(b"banana")
+    report = measure_coverage(Path(build.cov_binary), [inputs], lib, tmp_path / "cov")
+    assert report.function_hits["acme_match"] > 0
+    assert report.function_hits["acme_compile"] == 0
+    assert sorted(report.per_file) == ["compile.c", "match.c"]
+    assert report.per_file["match.c"]["lines"].covered > 0
