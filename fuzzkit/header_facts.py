@@ -168,6 +168,8 @@ def _field_decl(name: str, ctype: str) -> str:
 
 
 MAX_FIELDS = 20
+# A parameter taking option values: a group of constants named after its function holds them.
+OPTION_PARAM = re.compile(r"(flags?|options?|opts|mode)$", re.I)
 
 
 def _words(name: str) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import (
+    OPTION_PARAM,
     Enum,
     HeaderFacts,
     Macro,
@@ -25,7 +26,7 @@ from fuzzkit.header_releasers import find_releasers
 from fuzzkit.header_wrappers import MAX_WRAPPERS, Wrapper, body_tokens, function_wrapper, macro_wrapper
 from fuzzkit.headers import cindex_module, parse_translation_unit
 
-MAX_ENUM_CONSTANTS, MAX_MACROS = 160, 120
+MAX_ENUM_CONSTANTS, MAX_MACROS, MAX_OPTION_MACROS = 160, 120, 40
 
 _EXPR = re.compile(r"^[-+~()<>|&\s0-9a-fA-FxXuUlL]+$")
 
@@ -149,7 +150,7 @@ class _Collector:
             typedefs=list(reach.typedefs.values()),
             records=list(reach.records.values())[:MAX_RECORDS],
             enums=_cap_enums(self._relevant_enums(reach)),
-            macros=self._relevant_macros(words),
+            macros=self._relevant_macros(words, _option_owner_words(self.api)),
             wrappers=list(self.wrappers),
         )
         facts.releasers = find_releasers(self.api, self.docs, facts.records, self.function_types)
@@ -171,7 +172,12 @@ class _Collector:
         used = set(reach.enum_names)
         return sorted(self.enums.values(), key=lambda e: (e.name not in used, e.name))
 
-    def _relevant_macros(self, param_words: set[str]) -> list[Macro]:
+    def _relevant_macros(self, param_words: set[str], owner_words: set[str]) -> list[Macro]:
+        """Groups of integer macros worth a place in the prompt.
+
+        Status codes and groups sharing a word with a parameter, in header order; then, on a
+        budget of their own, groups named after a function that takes flags (``X_ATTACH_*``).
+        """
         ordered = sorted(self.macros.items(), key=lambda kv: (kv[1][1], kv[1][2]))
         groups: list[list[tuple[str, int, int]]] = []
         last: tuple[str, int] | None = None
@@ -187,7 +193,28 @@ class _Collector:
                 w in param_words for n in names for w in _words(n))
             if wanted and len(keep) + len(group) <= MAX_MACROS:
                 keep += [Macro(n, v, gid) for n, v, _l in group]
-        return keep
+        kept, extra = {m.group for m in keep}, 0
+        for gid, group in enumerate(groups):
+            names = [n for n, _v, _l in group]
+            named = len(names) > 1 and any(all(w in _words(n) for n in names) for w in owner_words)
+            if named and gid not in kept and extra + len(group) <= MAX_OPTION_MACROS:
+                keep += [Macro(n, v, gid) for n, v, _l in group]
+                extra += len(group)
+        return sorted(keep, key=lambda m: m.group)
+
+
+def _option_owner_words(api: Sequence[FunctionDecl]) -> set[str]:
+    """Words naming few functions that take a flags/options/mode parameter (``attach``).
+
+    A group of constants named after such a function (``X_ATTACH_*``) holds the values
+    that parameter takes; a word most of the API shares (its prefix) names no function.
+    """
+    counts: dict[str, int] = {}
+    for d in api:
+        for w in set(_words(d.name)):
+            counts[w] = counts.get(w, 0) + 1
+    return {w for d in api if any(OPTION_PARAM.search(p.name) for p in d.params)
+            for w in _words(d.name) if len(w) >= 4 and counts[w] <= 2}
 
 
 def _int_value(text: str) -> int | None:

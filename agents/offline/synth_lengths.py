@@ -11,7 +11,13 @@ from __future__ import annotations
 import re
 
 from agents.offline import cdecl, ckinds
-from fuzzkit.api import Param
+from agents.offline.synth_api import words
+from fuzzkit.api import FunctionDecl, Param
+
+IN_VERBS = {  # verbs whose non-const buffer argument the library reads, not writes
+    "write", "put", "puts", "send", "feed", "parse", "update", "hash", "process", "set", "load",
+    "scan", "minify", "crc", "checksum", "digest", "compress", "encode", "fwrite", "add",
+}  # fmt: skip
 
 # A length named for the output (capacity, maximum) rather than for the input.
 OUTPUT_LENGTH = re.compile(r"(dst|dest|out|capacity|cap$|max|avail|target)", re.I)
@@ -92,3 +98,28 @@ def grouped_lengths(params: list[Param]) -> dict[int, int | None]:
                 pairs.update({b: None for b in outputs if b > inputs[-1]})
         i = j
     return pairs
+
+
+def out_direction(fn: FunctionDecl, p: Param) -> bool:
+    """Whether the non-const buffer ``p`` of ``fn`` is written by the library (vs. read)."""
+    if re.search(r"(out|dest|dst|result)", p.name, re.I):
+        return True
+    if re.search(r"^(in|input|src|source)$", p.name, re.I):
+        return False
+    lowered = fn.name.lower()
+    if any(v in lowered for v in ("gets", "fread", "output")) or "get" in words(fn.name):
+        return True  # lib_getName(obj, char *buf): a getter's buffer is filled for the caller
+    return not (set(words(fn.name)) | {lowered}) & IN_VERBS
+
+
+def unsized_output(fn: FunctionDecl, p: Param) -> bool:
+    """A non-const buffer with no length, named as a destination, beside an input buffer.
+
+    The input may be text, bytes or numbers (``const uint32_t *`` code points).
+    """
+    named = re.fullmatch(r"(target|dest|dst|out|output|outbuf|result|res)\w{0,4}", p.name, re.I)
+    inputs = [q.type for q in fn.params if q is not p and ckinds.is_pointer(q.type)
+              and ckinds.is_const_target(q.type)]
+    data = [t for t in inputs
+            if ckinds.is_string(t) or ckinds.is_bytes(t) or ckinds.is_integer(ckinds.pointee(t))]
+    return bool(named and data)

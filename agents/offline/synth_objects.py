@@ -64,9 +64,23 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         and not pl.idx.lifecycle(key).init
         and ckinds.is_pointer(r.param.type)
     ):
+        if ckinds.is_opaque(key) and not pl.strict_release:
+            return _null_opaque(pl, key).expr
         return f"&{zeroed(pl, key, r.param.name)}"
     # A call that takes the payload itself gets its objects unfed: the input goes to it once.
     return obtain(pl, key, fn.name, feed=payload_slot(roles(fn, pl.idx)) is None).expr
+
+
+def _null_opaque(pl: Planner, key: str) -> Obj:
+    """NULL for an opaque object none of whose constructors the harness may call or knows of.
+
+    Only the library can make one, so a struct of it cannot be declared (incomplete type); an
+    optional context takes NULL as "the defaults". (Optional code, an improvement block, gives
+    up instead: see ``zeroed``.)
+    """
+    v = pl.var(f"{key} *", object_name(key), "NULL")
+    pl.f.notes.append(f"no usable constructor for the opaque {key}: NULL is passed")
+    return Obj(key, v, v, owned=False)
 
 
 def _child(pl: Planner, fn: FunctionDecl, key: str, args: dict[int, str], plan: CallPlan) -> str:
@@ -113,6 +127,8 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
             obj = initialize(pl, key, near, feed=feed)
         elif ctors:
             obj = _construct(pl, simplest[0], key, payload=feed)
+        elif ckinds.is_opaque(key) and not pl.strict_release:
+            obj = _null_opaque(pl, key)
         else:
             v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
             pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")

@@ -12,17 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agents.offline import ckinds
-from agents.offline.synth_api import ApiIndex, words
-from agents.offline.synth_knowledge import DEFAULT_ENUM, enum_values, float_choices, int_choices, option_name
-from agents.offline.synth_lengths import is_len_like
+from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_choices import DEFAULT_ENUM, enum_values, float_choices, int_choices, option_name
+from agents.offline.synth_lengths import is_len_like, out_direction, unsized_output
 from agents.offline.synth_types import Role
 from agents.offline.synth_vocab import CONSUME, transfers_ownership
 from fuzzkit.api import FunctionDecl, Param
 
-IN_VERBS = {  # verbs whose non-const buffer argument the library reads, not writes
-    "write", "put", "puts", "send", "feed", "parse", "update", "hash", "process", "set", "load",
-    "scan", "minify", "crc", "checksum", "digest", "compress", "encode", "fwrite", "add",
-}  # fmt: skip
 OPTIONAL_NAMES = re.compile(r"(_start$|_end$|directive|hint|opt|reserved|user|extra)", re.I)
 
 
@@ -55,7 +51,7 @@ def grouped(s: Scan, i: int, j: int | None) -> None:
         s.put("outbuf", i)
         return
     by_ptr = ckinds.is_pointer(params[j].type)
-    if ckinds.is_const_target(p.type) or not _out_direction(s.fn, p):
+    if ckinds.is_const_target(p.type) or not out_direction(s.fn, p):
         s.put("bytes", i, pair=j)
         s.put("inlen_ptr" if by_ptr else "len", j, pair=i)
     else:
@@ -128,13 +124,13 @@ def _buffer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
         # length comes back (lib_decode(dst, &dst_len, src, &src_len)'s src_len).
         s.pair("bytes" if const else "outbuf", i, "inlen_ptr" if const else "outlen_ptr")
     elif nxt and is_len_like(nxt) and not ckinds.is_enum_like(nxt.type):
-        if const or not _out_direction(s.fn, p):
+        if const or not out_direction(s.fn, p):
             s.pair("bytes", i, "len")
         else:
             s.pair("outbuf", i, "outlen")
         if nxt2 and ckinds.is_integer(nxt2.type) and re.search(r"(nitems|nmemb|count)", nxt2.name):
             s.put("unit", i + 2, pair=i)
-    elif not const and _unsized_output(s.fn, p):
+    elif not const and unsized_output(s.fn, p):
         # `unescape(const char *str, int len, char *target)`: the library writes up to
         # about the input's length into it; a short string there overflows.
         s.put("outbuf", i)
@@ -147,10 +143,17 @@ def _buffer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     return True
 
 
+_SLOT_COUNT = re.compile(r"^(n|num\w*|number_?of\w*|count|\w+_count|n_?[a-z]+s)$", re.I)
+
+
 def _out_ptr(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     if ckinds.pointer_depth(s.fn.params[i].type) < 2:
         return False
     s.put("out_ptr", i)
+    if nxt is not None and ckinds.is_integer(nxt.type) and _SLOT_COUNT.match(nxt.name):
+        # `f(T **codes, int number_of_codes)`: the harness passes one slot, so the count is 1
+        # (a count from the input makes the library write or read past it).
+        s.put("int", i + 1, choices=(1, 1))
     return True
 
 
@@ -223,31 +226,6 @@ def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
 RULES: tuple[Rule, ...] = (
     _callback, _file, _named_string, _strarray, _buffer, _out_ptr, _library_type, _plain_pointer, _value,
 )
-
-
-def _out_direction(fn: FunctionDecl, p: Param) -> bool:
-    """Whether the non-const buffer ``p`` of ``fn`` is written by the library (vs. read)."""
-    if re.search(r"(out|dest|dst|result)", p.name, re.I):
-        return True
-    if re.search(r"^(in|input|src|source)$", p.name, re.I):
-        return False
-    lowered = fn.name.lower()
-    if any(v in lowered for v in ("gets", "fread", "output")) or "get" in words(fn.name):
-        return True  # lib_getName(obj, char *buf): a getter's buffer is filled for the caller
-    return not (set(words(fn.name)) | {lowered}) & IN_VERBS
-
-
-def _unsized_output(fn: FunctionDecl, p: Param) -> bool:
-    """A non-const buffer with no length, named as a destination, beside an input buffer.
-
-    The input may be text, bytes or numbers (``const uint32_t *`` code points).
-    """
-    named = re.fullmatch(r"(target|dest|dst|out|output|outbuf|result|res)\w{0,4}", p.name, re.I)
-    inputs = [q.type for q in fn.params if q is not p and ckinds.is_pointer(q.type)
-              and ckinds.is_const_target(q.type)]
-    data = [t for t in inputs
-            if ckinds.is_string(t) or ckinds.is_bytes(t) or ckinds.is_integer(ckinds.pointee(t))]
-    return bool(named and data)
 
 
 def _object_role(s: Scan, i: int, p: Param, key: str) -> str:

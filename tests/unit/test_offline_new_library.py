@@ -282,7 +282,7 @@ void acme_free(void *ptr);
 
 
 def test_error_codes_named_after_a_parameter_are_not_its_values() -> None:
-    from agents.offline.synth_knowledge import int_choices
+    from agents.offline.synth_choices import int_choices
     from agents.offline.type_table import read_types, using
 
     types = ("```c\n#define ACME_OK 0\n#define ACME_INVALID_FLAGS -3\n#define ACME_NOMEM -4\n\n"

@@ -1,0 +1,155 @@
+"""Which values an option parameter takes: a documented range, the header's constants, a default.
+
+A parameter named like a well-known setting gets that setting's range (a compression level,
+an index); a parameter the header gives a group of constants for (named like the parameter, or
+after the function that takes it) gets those values. Everything about a particular library comes
+from the prompt's ``## Types`` section (:mod:`agents.offline.type_table`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline import ckinds
+from agents.offline.type_table import TypeTable, active
+from fuzzkit.header_facts import OPTION_PARAM
+
+# Parameter name -> values a fuzzer should choose from (lo, hi) or an explicit set.
+INT_CHOICES: list[tuple[str, tuple[int, int] | tuple[int, ...]]] = [
+    (r"^level$", (-1, 9)),
+    (r"^(which|index|idx|pos|position|item_index)$", (-1, 7)),
+    (r"^(count|n|num|nitems|nmemb)$", (0, 8)),
+    (r"(fmt|format|pretty|recurse|case_sensitive|implicit|canonical|unicode|require|"
+     r"null_terminated|is_final|isFinal|final|boolean)", (0, 1)),
+    (r"^indent$", (-1, 10)),
+    (r"^width$", (-1, 200)),
+    (r"^(c|ch|byte|value)$", (0, 255)),
+    (r"^(whence)$", (0, 2)),
+    (r"(len|size|length|bytes)", (0, 4096)),
+]  # fmt: skip
+DEFAULT_INT = (0, 255)
+DEFAULT_ENUM = (0, 7)
+# Float parameter name -> the documented range a fuzzer should stay in (a codec's quality).
+FLOAT_CHOICES: list[tuple[str, tuple[int, int]]] = [
+    (r"(quality|percent)", (0, 100)),
+]
+
+
+def float_choices(param_name: str) -> tuple[int, int] | None:
+    """The whole-number range for a float parameter named like a bounded setting, if any."""
+    return next((c for pattern, c in FLOAT_CHOICES if re.search(pattern, param_name, re.I)), None)
+
+
+def option_name(function: str, index: int, name: str) -> str:
+    """A parameter's name, or for an unnamed one (``arg2``) the name the header's wrapper gives it."""
+    if name and not re.fullmatch(r"arg\d+", name):  # as the prototype parser names unnamed ones
+        return name
+    return active().arg_names.get(function, {}).get(index, "")
+
+
+def name_words(name: str) -> list[str]:
+    """The lower-case words of an identifier (``LIB_OPEN_FLAG``, ``libOpenFlag``)."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [w.lower() for w in re.split(r"[_\W]+", spaced) if w]
+
+
+# A flag that hands the caller's buffer to the library (to free or reallocate on its own):
+# a harness that frees what it passed, or passed memory it does not own, breaks when it is set.
+# A word of the name starts with it (`X_FREEONCLOSE`, `X_RESIZEABLE`), so `X_SHUTDOWN` is not one.
+OWNERSHIP_FLAG = re.compile(r"(^|_)(FREE|OWN|TAKE|STEAL|RESIZ|REALLOC|NO_?COPY|ZERO_?COPY)", re.I)
+
+
+def _function_group(param_name: str, function: str, table: TypeTable) -> tuple[int, ...] | None:
+    """``f(..., unsigned flags)``: the values of the constant group named after ``f`` itself.
+
+    ``lib_attach(..., flags)`` takes ``LIB_ATTACH_*``. Flags that make the library own
+    the caller's memory are left out; a bit set also allows 0 (no flag).
+    """
+    if not (function and OPTION_PARAM.search(param_name)):
+        return None
+    # The function's words past the library's prefix (`lib_`), as in the constants' names.
+    fwords = {w for w in name_words(function)[1:] if len(w) >= 4}
+    if not fwords:
+        return None
+    for group in table.groups:
+        if _status_group(group, table):
+            continue
+        named = set.intersection(*({w for w in name_words(c)[1:] if len(w) >= 4} for c in group))
+        if len(group) < 2 or not fwords <= named:
+            continue  # every constant of the group carries the function's words
+        kept = [c for c in group if not OWNERSHIP_FLAG.search(c)]
+        values = _value_set(kept, table)
+        if not values:
+            continue
+        if re.search("flag", param_name, re.I) and all(v > 0 and v & (v - 1) == 0 for v in values):
+            values = (0, *values)
+        return values
+    return None
+
+
+def _constant_choices(param_name: str, table: TypeTable, function: str = "") -> tuple[int, ...] | None:
+    """Values of the header's constant group named like the parameter (``mode`` -> ``X_MODE_*``).
+
+    A group named after the function that takes it comes first (see :func:`_function_group`);
+    a ``MAX_<name>`` constant alone bounds the range from 0 instead.
+    """
+    by_function = _function_group(param_name, function, table)
+    if by_function is not None:
+        return by_function
+    pwords = [w for w in name_words(param_name) if len(w) > 2]
+    if not pwords:
+        return None
+    joined = "".join(pwords)
+    for group in table.groups:
+        named = [c for c in group if set(pwords) <= set(name_words(c)) or joined in name_words(c)]
+        if not named or _status_group(group, table):
+            continue  # error codes named after a parameter (`X_INVALID_FLAGS`) are not its values
+        if len(group) == 1 and name_words(group[0])[:1] == ["max"]:
+            return tuple(range(0, min(table.constants[group[0]], 64) + 1))
+        values = _value_set(group, table)
+        if values:
+            return values
+    return None
+
+
+def _value_set(names: list[str], table: TypeTable) -> tuple[int, ...]:
+    """The distinct values of these constants, as an option set (empty past 64 values)."""
+    values = tuple(dict.fromkeys(table.constants[c] for c in names if c in table.constants))
+    return values if len(values) <= 64 else ()
+
+
+def _as_choices(values: tuple[int, ...]) -> tuple[int, ...]:
+    """A value set as option choices read it: two values would read as a range, so one repeats."""
+    return values if len(values) != 2 else (*values, values[-1])
+
+
+def enum_members(ctype: str) -> list[str]:
+    """The constants the header's enum behind ``ctype`` (a typedef or an ``enum`` tag) defines."""
+    table = active()
+    base = ckinds.base_name(ctype)
+    enum = table.canonical.get(base, "").replace("enum ", "", 1) or base
+    return table.enum_members.get(enum) or table.enum_members.get(base) or []
+
+
+def enum_values(ctype: str) -> tuple[int, ...]:
+    """The values the header's enum type defines, as an option set (empty if unknown)."""
+    return _as_choices(_value_set(enum_members(ctype), active()))
+
+
+def _status_group(group: list[str], table: TypeTable) -> bool:
+    """A group of status codes: one is named like success, or most values are negative."""
+    if any(name_words(c)[-1:] and name_words(c)[-1] in ("ok", "success") for c in group):
+        return True
+    values = [table.constants[c] for c in group if c in table.constants]
+    return bool(values) and sum(v < 0 for v in values) * 2 > len(values)
+
+
+def int_choices(param_name: str, function: str) -> tuple[int, int] | tuple[int, ...]:
+    """The range ``(lo, hi)`` (2-tuple) or explicit value set (other length) for an int param."""
+    from_header = _constant_choices(param_name, active(), function)
+    if from_header is not None:
+        return _as_choices(from_header)
+    for pattern, choice in INT_CHOICES:
+        if re.search(pattern, param_name):
+            return choice
+    return DEFAULT_INT

@@ -1,0 +1,91 @@
+"""Arguments the offline draft passes: option values from the header, slot counts, NULL contexts."""
+
+from __future__ import annotations
+
+from agents.offline.synth_choices import DEFAULT_INT, int_choices
+from agents.offline.type_table import read_types, using
+
+TYPES = (
+    "```c\n#define ACME_OK 0\n#define ACME_ENOMEM -1\n\n"
+    "#define ACME_ATTACH_FREE_ON_DETACH 1\n#define ACME_ATTACH_GROWABLE_RESIZABLE 2\n"
+    "#define ACME_ATTACH_READONLY 4\n#define ACME_ATTACH_NOSYNC 8\n#define ACME_ATTACH_SHUTDOWN 16\n\n"
+    "#define ACME_OPEN_READ 1\n#define ACME_OPEN_WRITE 2\n```\n"
+)
+
+
+def test_flags_take_the_functions_own_constants_but_never_give_the_buffer_away() -> None:
+    with using(read_types(TYPES)):
+        # A bit set: no flag at all is one of the choices; free-on-detach and resizable are not.
+        assert int_choices("flags", "acme_attach") == (0, 4, 8, 16)
+        assert int_choices("mFlags", "acme_attach") == (0, 4, 8, 16)
+        assert int_choices("mode", "acme_file_open") == DEFAULT_INT  # ACME_OPEN_* lacks "file"
+        assert int_choices("flags", "acme_open") == (0, 1, 2)
+        # Not an option parameter, or the library's prefix alone: nothing is read into it.
+        assert int_choices("count", "acme_attach") != (0, 4, 8, 16)
+        assert int_choices("flags", "acme") == DEFAULT_INT
+
+
+def test_the_count_of_a_one_slot_object_array_is_one() -> None:
+    from agents.offline.analysis import analyze_function
+    from agents.offline.cdecl import parse_prototypes
+    from agents.offline.synth import default_skeleton, write_harness
+    from agents.offline.synth_api import ApiIndex
+    from agents.offline.synth_roles import roles
+
+    api = parse_prototypes("""
+typedef struct acme_code acme_code;
+void acme_code_free(acme_code *code);
+int acme_restore(acme_code **codes, int number_of_codes, const unsigned char *bytes, size_t nbytes);
+int acme_split(acme_code **parts, int flags);
+""")
+    idx = ApiIndex(api)
+    assert [(r.kind, r.choices) for r in roles(api[1], idx)][:2] == [("out_ptr", ()), ("int", (1, 1))]
+    assert roles(api[2], idx)[1].choices != (1, 1)  # not a count: an option
+    analysis = analyze_function(api[1], api)
+    code = write_harness(api[1], api, ["acme.h"], analysis.archetype,
+                         default_skeleton(analysis.archetype)).code
+    assert "acme_restore(&codes, number_of_codes," in code
+    assert "number_of_codes = (int)lf_take_int(&lf_in, 1, 1);" in code
+
+
+OPAQUE_CODE = """
+typedef struct acme_code acme_code;
+acme_code *acme_compile(const char *pattern, size_t length, int *err, acme_cctx *ccontext);
+void acme_code_free(acme_code *code);
+int acme_match(const acme_code *code, const char *subject, size_t length, int options);
+"""
+
+
+def match_draft(tag: str, constructor: str, avoid: list[str]) -> str:
+    """The draft for acme_match, whose compile step takes an opaque context (struct ``tag``)."""
+    from agents.offline.analysis import analyze_function
+    from agents.offline.cdecl import parse_prototypes
+    from agents.offline.synth import default_skeleton, write_harness
+    from agents.offline.type_table import read_types, using
+
+    api = parse_prototypes(f"typedef struct {tag} acme_cctx;\n{constructor}\n{OPAQUE_CODE}")
+    target = next(f for f in api if f.name == "acme_match")
+    types = (f"```c\ntypedef struct {tag} acme_cctx;\ntypedef struct acme_code acme_code;\n"
+             f"struct {tag};  /* opaque: only pointers, made by the API */\n```\n")
+    with using(read_types(types)):
+        analysis = analyze_function(target, api)
+        return write_harness(target, api, ["acme.h"], analysis.archetype,
+                             default_skeleton(analysis.archetype), avoid=avoid).code
+
+
+def test_an_opaque_context_none_of_whose_constructors_may_be_called_is_null() -> None:
+    # A lesson said to avoid the context's only constructor: a zeroed struct of an opaque type
+    # cannot compile ("variable has incomplete type"), so the draft passes NULL (the defaults).
+    made = "acme_cctx *acme_cctx_create(void *gctx);\nvoid acme_cctx_free(acme_cctx *c);"
+    code = match_draft("acme_cctx", made, ["acme_cctx_create"])
+    assert "acme_cctx *acme_cctx2 = NULL;" in code
+    assert "&err, acme_cctx2);" in code and "memset(&acme_cctx" not in code
+    assert "acme_cctx_create" not in code.split("LLVMFuzzerTestOneInput")[1]
+
+
+def test_an_opaque_context_the_api_list_has_no_constructor_for_is_null() -> None:
+    # The prompt's API list was trimmed to a budget and lost the context's constructor; the
+    # Types section still says the record is opaque.
+    code = match_draft("acme_real_cctx", "", [])
+    assert "acme_cctx *acme_cctx2 = NULL;" in code and "memset(&" not in code
+    assert "&err, acme_cctx2);" in code
