@@ -23,7 +23,7 @@ from agents.offline.lesson_apply import (
 )
 from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, identifiers
-from agents.offline.synth import write_harness
+from agents.offline.synth import HarnessDraft, write_harness
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import INPUT_PROBLEM
 from long_term_memory.experience.lessons import calls
@@ -112,13 +112,28 @@ def prototype(facts: PromptFacts) -> Reply:
                    + guidance)
     archetype = facts.text("Archetype").splitlines()[0].strip()
     api = _api(facts)
-    draft = write_harness(
-        target, api, _headers(facts), archetype, facts.code("Skeleton"),
-        constraints=constraints, known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True),
-    )
+    lessons = actionable_lessons(facts)
+
+    def draft_without(avoid: list[str]) -> HarnessDraft:
+        return write_harness(
+            target, api, _headers(facts), archetype, facts.code("Skeleton"), constraints=constraints,
+            known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True), avoid=avoid,
+        )
+
+    draft, left_out = draft_without([]), []
+    # A helper call a fitting `avoid_call` lesson says crashed another harness: drafted again
+    # without it, kept only if the new draft still reaches the target without it.
+    avoided = avoided_calls(lessons, target, api)
+    hit = [name for name in draft.calls if name in avoided]
+    if hit:
+        again = draft_without(hit)
+        if target.name in again.calls and not any(calls(again.code, name) for name in hit):
+            draft = again
+            left_out = [f"applied [{avoided[name].item_id}] avoid_call({name}): did not call {name}, "
+                        f"which crashed another harness of this library" for name in hit]
     # A fitting lesson's action changes the first draft itself, with the fixers' own code.
-    code, applied = apply_lessons(draft.code, target, api, actionable_lessons(facts))
-    return {"notes": [*draft.notes, *applied, *cited], "functions_called": draft.calls}, code
+    code, applied = apply_lessons(draft.code, target, api, lessons)
+    return {"notes": [*draft.notes, *left_out, *applied, *cited], "functions_called": draft.calls}, code
 
 
 def enhance(facts: PromptFacts) -> Reply:

@@ -180,3 +180,44 @@ def test_a_leak_repair_releases_what_the_triages_entry_function_handed_back() ->
     fixed = repair("uu_load")
     assert "if (img != NULL) { uu_free(img); img = NULL; }\n  return 0;" in fixed
     assert "uu_free(img)" not in repair("")  # without it: the target's results (it has none)
+
+
+DOCS = parse_prototypes("""
+typedef struct ww_doc ww_doc;
+ww_doc *ww_doc_parse(const char *text, size_t len);
+ww_doc *ww_doc_load(const char *text, size_t len);
+void ww_doc_free(ww_doc *doc);
+int ww_doc_count(const ww_doc *doc);
+""")
+
+
+def draft_reply(experience: str) -> tuple[dict[str, Any], str]:
+    from agents.offline.roles import prototype
+    from agents.prototyper import Prototyper
+
+    target = DOCS[3]
+    state = {"target": target.to_dict(), "api": [f.to_dict() for f in DOCS], "headers": ["ww.h"],
+             "analysis": {"archetype": "object_lifecycle"}, "session_memory": {}}
+    values = Prototyper.variables(state, (), "object_lifecycle", "d", default_skeleton("object_lifecycle"),
+                                  "p", experience)
+    payload, code = prototype(read_prompt(*render("prototyper", values)))
+    assert code is not None
+    return payload, code
+
+
+def test_the_first_draft_builds_its_object_without_a_constructor_that_crashed_elsewhere() -> None:
+    without, code_without = draft_reply("")
+    assert without["functions_called"] == ["ww_doc_parse", "ww_doc_count"]
+    item = InjectItem("MEM-0000b6b6", "rec-1", "Calling ww_doc_parse crashed (heap-buffer-overflow)",
+                      "Harnesses that could add ww_doc_parse.", "Do not add ww_doc_parse.", 0.9, 1, 0.6, True,
+                      "project ww", {"scope": {"name": "ww_doc_parse"},
+                                     "action": "avoid_call(function=ww_doc_parse)",
+                                     "failure": "sanitizer:heap-buffer-overflow@ww_doc_parse"})
+    with_lesson, code = draft_reply(render_experience([item]))
+    assert with_lesson["functions_called"] == ["ww_doc_load", "ww_doc_count"]
+    assert "ww_doc_parse(" not in code and "ww_doc_count(" in code
+    assert [n for n in with_lesson["notes"] if n.startswith("applied [MEM-0000b6b6]")] == [
+        "applied [MEM-0000b6b6] avoid_call(ww_doc_parse): did not call ww_doc_parse, "
+        "which crashed another harness of this library"]
+    assert used_items([item], ["MEM-0000b6b6"], DOCS[3], code, DOCS) == ["MEM-0000b6b6"]
+    assert used_items([item], ["MEM-0000b6b6"], DOCS[3], code_without, DOCS) == []
