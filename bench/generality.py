@@ -6,7 +6,8 @@ names the functions instead of init-benchmark's own choice):
 1. ``logicfuzz init-benchmark --apt LIB [--functions ...]`` writes ``OUT/LIB/benchmark.yaml``
    (a YAML path is used as it is);
 2. ``logicfuzz run`` on it into ``OUT/LIB/run`` (``--fuzz-seconds``, ``--max-iterations``,
-   ``--jobs`` and every ``--run-arg`` are passed through), or ``--logicfuzz-run [LIB=]DIR``
+   ``--jobs`` and every ``--run-arg`` are passed through) from an empty experience bank of its
+   own (``OUT/LIB/bank``; ``--shared-bank`` uses the machine's), or ``--logicfuzz-run [LIB=]DIR``
    reuses a run made before (its ``run.json`` names the benchmark it ran);
 3. the comparison at equal total fuzzing CPU (``harness_compare``): LogicFuzz's final harnesses
    (the best ``harness.c`` of each target that reached a running harness) and the library's own
@@ -70,12 +71,14 @@ class StageError(Exception):
         self.stage = stage
 
 
-def _cli(args: list[str], log: Path, stdout: Path | None = None) -> tuple[int, str]:
+def _cli(args: list[str], log: Path, stdout: Path | None = None,
+         env: dict[str, str] | None = None) -> tuple[int, str]:  # fmt: skip
     """Run ``logicfuzz ARGS`` from this checkout; (exit code, last line it printed to stderr)."""
     cmd = [sys.executable, "-m", "logicfuzz.cli", *args]
     print(f"  $ logicfuzz {' '.join(args)}", file=sys.stderr)
     with log.open("w") as err, (stdout.open("w") if stdout else open(os.devnull, "w")) as out:
-        rc = subprocess.run(cmd, cwd=REPO, stdout=out, stderr=err, check=False).returncode
+        rc = subprocess.run(cmd, cwd=REPO, stdout=out, stderr=err, check=False,
+                            env={**os.environ, **(env or {})}).returncode
     said = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     errors = [ln for ln in said if ln.lower().startswith("error")]
     return rc, (errors or said or [f"exit code {rc}"])[-1].strip()
@@ -112,10 +115,23 @@ def logicfuzz_run(lib: Library, yaml_path: Path, work: Path, args: argparse.Name
         cmd += ["--jobs", str(args.jobs)]
     if lib.functions and lib.yaml:
         cmd += ["--functions", ",".join(lib.functions)]
-    rc, said = _cli(cmd, work / "run.log")
+    rc, said = _cli(cmd, work / "run.log", env=_own_bank(work, args))
     if rc not in (0, 1):  # 1: some target failed, the others still count
         raise StageError("logicfuzz run", said)
     return out
+
+
+def _own_bank(work: Path, args: argparse.Namespace) -> dict[str, str]:
+    """The environment giving ``logicfuzz run`` an empty experience bank of its own, ``work/bank``.
+
+    The figures then do not depend on what earlier runs on this machine learned. Nothing
+    changes with ``--shared-bank`` or when the caller set ``LOGICFUZZ_EXPERIENCE_CONFIG``.
+    """
+    if args.shared_bank or os.environ.get("LOGICFUZZ_EXPERIENCE_CONFIG"):
+        return {}
+    config = work / "memory.yaml"
+    config.write_text(f"bank:\n  directory: {json.dumps(str((work / 'bank').resolve()))}\n")
+    return {"LOGICFUZZ_EXPERIENCE_CONFIG": str(config)}
 
 
 def run_stats(run_dir: Path, project: str, bench: dict[str, Any]) -> dict[str, Any]:

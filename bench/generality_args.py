@@ -94,6 +94,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--fuzz-seconds", type=int, default=30, help="logicfuzz run --fuzz-seconds (default 30)")
     p.add_argument("--max-iterations", type=int, default=3, help="logicfuzz run --max-iterations (default 3)")
     p.add_argument("--jobs", type=int, help="logicfuzz run --jobs (default: its own)")
+    p.add_argument("--shared-bank", action="store_true",
+                   help="let logicfuzz run use the machine's experience bank (default: an empty bank "
+                        "of its own per library under OUT, as a new user has)")
     p.add_argument("--run-arg", action="append", default=[], metavar="ARG",
                    help="one more argument for logicfuzz run (repeat; e.g. --run-arg=--model=offline)")
     p.add_argument("--seconds", type=int, default=60,

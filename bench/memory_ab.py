@@ -138,22 +138,30 @@ def measure(benchmarks: list[Path], mode: str, root: Path) -> dict[str, Any]:
     """The row of one mode, read from its run directories (so a mode can be re-measured)."""
     records: list[dict[str, Any]] = []
     union: list[float] = []
-    crash_rounds = repeated = repeated_known = 0
+    per_library: list[dict[str, Any]] = []
     for bench in benchmarks:
         out = root / "runs" / bench.stem
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         records += summary["results"]
         union.append(((summary.get("union_coverage") or {}).get("lines") or {}).get("percent", 0.0) or 0.0)
+        lib = {"library": bench.stem, "targets": len(summary["results"]), "union_lines": union[-1],
+               "running": sum(bool(r.get("runs")) for r in summary["results"] if not r.get("error")),
+               "fix_rounds": sum(r.get("fix_rounds", 0) for r in summary["results"] if not r.get("error")),
+               "crash_rounds": 0, "repeated": 0, "repeated_known": 0}
         seen: set[str] = set()
         known: set[str] = set()  # failures an earlier target of the library got past
         for record in summary["results"]:
             work = out / str(record.get("project")) / str(record.get("function"))
             sigs, misuse, resolved = failure_trace(work)
-            crash_rounds += misuse
-            repeated += sum(1 for sig in dict.fromkeys(sigs) if sig in seen)
-            repeated_known += sum(1 for sig in dict.fromkeys(sigs) if sig in known)
+            lib["crash_rounds"] += misuse
+            lib["repeated"] += sum(1 for sig in dict.fromkeys(sigs) if sig in seen)
+            lib["repeated_known"] += sum(1 for sig in dict.fromkeys(sigs) if sig in known)
             seen.update(sigs)
             known.update(resolved)
+        per_library.append(lib)
+    crash_rounds = sum(lib["crash_rounds"] for lib in per_library)
+    repeated = sum(lib["repeated"] for lib in per_library)
+    repeated_known = sum(lib["repeated_known"] for lib in per_library)
     ok = [r for r in records if not r.get("error")]
     used = [(r, m) for r in ok for m in (r.get("memory_used") or {}).get("experience", [])]
     check = root / "bank_check.json"
@@ -177,7 +185,22 @@ def measure(benchmarks: list[Path], mode: str, root: Path) -> dict[str, Any]:
                        for _, m in used),
         "used_by": [(r, m) for r, m in used if m.get("used")],
         "bank": json.loads(check.read_text(encoding="utf-8")) if check.is_file() else None,
+        "per_library": per_library,
     }
+
+
+def print_per_library(rows: dict[str, dict[str, Any]]) -> None:
+    """Each library's rows, mode by mode (the totals above are their sums)."""
+    print("\n| library | mode | running | fix rounds | harness crash rounds | fix + crash | "
+          "repeated failures (got past before) | union line cov |")
+    print("|---|---|---|---|---|---|---|---|")
+    names = [lib["library"] for lib in next(iter(rows.values()))["per_library"]]
+    for i, name in enumerate(names):
+        for mode, r in rows.items():
+            lib = r["per_library"][i]
+            print(f"| {name} | {mode} | {lib['running']}/{lib['targets']} | {lib['fix_rounds']} | "
+                  f"{lib['crash_rounds']} | {lib['fix_rounds'] + lib['crash_rounds']} | "
+                  f"{lib['repeated']} ({lib['repeated_known']}) | {lib['union_lines']:.1f}% |")
 
 
 def transfers(rows: dict[str, dict[str, Any]], root: Path) -> list[str]:
@@ -229,6 +252,8 @@ def main() -> None:
               f"{r['fix_rounds'] + r['crash_rounds']} | {r['repeated']} ({r['repeated_known']}) | "
               f"{r['model_calls']} | {r['prompt_tokens']} | {r['mean_lines']:.1f}% | "
               f"{r['union_lines']:.1f}% | {r['shown']} | {r['used']} | {r['applied']} | {same} |")
+    if len(args.benchmarks) > 1 and rows:
+        print_per_library(rows)
     lines = transfers(rows, root)
     print("\ncross-library transfer (an item with an action learned on one library, applied on another):")
     print("\n".join(lines) if lines else "- none in this sequence")

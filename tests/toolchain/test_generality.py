@@ -123,6 +123,9 @@ def test_a_failing_library_is_reported_and_the_next_goes_on(
     assert rows["bad"]["error"] and rows["bad"]["stage"] in ("logicfuzz run", "comparison")
     assert rows["kvnone"]["logicfuzz"]["budget"]["per_harness_seconds"] == 1  # 2 s over 2 harnesses
     assert "bad: failed in" in capsys.readouterr().out
+    # The run had an empty bank of its own, not the machine's (which earlier runs filled).
+    config = yaml.safe_load((tmp_path / "out" / "bad" / "memory.yaml").read_text())
+    assert config == {"bank": {"directory": str((tmp_path / "out" / "bad" / "bank").resolve())}}
 
 
 @pytest.mark.parametrize("argv, said", [

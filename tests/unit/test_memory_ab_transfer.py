@@ -49,3 +49,29 @@ def test_a_failure_is_resolved_when_a_later_version_runs_or_its_improvement_is_d
     assert failure_trace(dropped)[2] == {"crash:leak@vv_alloc"}
     # never got past it: the target-not-reached run after it resolves nothing
     assert failure_trace(stuck) == (["crash:leak@vv_alloc", "target-not-reached"], 1, set())
+
+
+def test_each_librarys_rows_add_up_to_the_totals(tmp_path: Path, capsys: object) -> None:
+    from bench.memory_ab import measure, print_per_library
+
+    def lay_out(mode: str, lib: str, results: list[dict], union: float) -> None:
+        out = tmp_path / mode / "runs" / lib
+        out.mkdir(parents=True)
+        (out / "summary.json").write_text(json.dumps(
+            {"results": results, "union_coverage": {"lines": {"percent": union}}}))
+        for r in results:
+            _events(out / r["project"] / r["function"],
+                    *[("crash.verdict", {"verdict": "harness_misuse"})] * r.pop("misuse", 0))
+
+    ran = {"runs": True, "coverage": {"lines": {"percent": 5.0}}}
+    lay_out("baseline", "vv", [{"project": "vv", "function": "a", "fix_rounds": 2, "misuse": 1, **ran},
+                               {"project": "vv", "function": "b", "runs": False, "fix_rounds": 1}], 40.0)
+    lay_out("baseline", "ww", [{"project": "ww", "function": "c", "fix_rounds": 0, "misuse": 2, **ran}], 10.0)
+    row = measure([Path("vv.yaml"), Path("ww.yaml")], "baseline", tmp_path / "baseline")
+    libs = [(x["library"], x["running"], x["fix_rounds"], x["crash_rounds"]) for x in row["per_library"]]
+    assert libs == [("vv", 1, 3, 1), ("ww", 1, 0, 2)]
+    assert (row["fix_rounds"], row["crash_rounds"], row["running"]) == (3, 3, 2)
+    print_per_library({"baseline": row})
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "| vv | baseline | 1/2 | 3 | 1 | 4 | 0 (0) | 40.0% |" in out
+    assert "| ww | baseline | 1/1 | 0 | 2 | 2 | 0 (0) | 10.0% |" in out
