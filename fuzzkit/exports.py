@@ -8,8 +8,10 @@ Checked once the library is built, before any model call, it costs one ``llvm-nm
 from __future__ import annotations
 
 import difflib
+import functools
 import subprocess
 from collections.abc import Iterable
+from pathlib import Path
 
 from fuzzkit.library import LibraryBuild
 from fuzzkit.tools import tool
@@ -17,13 +19,24 @@ from fuzzkit.tools import tool
 
 def defined_functions(lib: LibraryBuild) -> set[str]:
     """Names of the functions the built library defines (``T`` symbols of its archive)."""
+    archive = Path(lib.cov_archive)
+    try:
+        stamp = archive.stat().st_mtime_ns
+    except OSError:
+        return set()
+    return set(_defined(str(archive), stamp))
+
+
+@functools.lru_cache(maxsize=16)
+def _defined(archive: str, _stamp: int) -> frozenset[str]:
     out = subprocess.run(
-        [tool("llvm-nm"), "--defined-only", "-g", lib.cov_archive],
+        [tool("llvm-nm"), "--defined-only", "-g", archive],
         capture_output=True,
         text=True,
         check=False,
     ).stdout
-    return {f[2] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1] in "TW"}
+    return frozenset(f[2] for f in (line.split() for line in out.splitlines())
+                     if len(f) == 3 and f[1] in "TW")
 
 
 def missing_functions(lib: LibraryBuild, names: Iterable[str], library: str) -> dict[str, str]:

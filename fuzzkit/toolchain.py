@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from fuzzkit.api import FunctionDecl
 from fuzzkit.coverage import CoverageReport, measure_coverage
 from fuzzkit.detect import prepare_library
-from fuzzkit.exports import missing_functions
+from fuzzkit.exports import defined_functions, missing_functions
 from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.header_facts_collect import collect_facts
@@ -34,7 +34,12 @@ class Toolchain(Protocol):
         """Fetch and build the library a benchmark names (cached)."""
 
     def parse_api(self, lib: LibraryBuild) -> list[FunctionDecl]:
-        """Every function the library's public headers declare, first declaration wins."""
+        """The functions the public headers declare and the built library defines.
+
+        First declaration wins. A header may declare more than the build compiled (every
+        code-unit width of an API, an optional part left out): such a function can never
+        link, so no harness or improvement is offered it.
+        """
 
     def missing_functions(self, lib: LibraryBuild, names: Sequence[str],
                           project: str) -> dict[str, str]:
@@ -68,7 +73,8 @@ class Fuzzkit:
         for header in lib.headers:
             for decl in parse_header(Path(header), lib.include_dirs, lib.defines):
                 seen.setdefault(decl.name, decl)
-        return list(seen.values())
+        defined = defined_functions(lib)  # empty when llvm-nm gives no verdict: keep all
+        return [d for d in seen.values() if not defined or d.name in defined]
 
     def missing_functions(self, lib: LibraryBuild, names: Sequence[str],
                           project: str) -> dict[str, str]:

@@ -27,7 +27,7 @@ def library_for(bench: Benchmark, toolchain: Toolchain | None = None) -> Library
 
 
 def api_of(lib: LibraryBuild, toolchain: Toolchain | None = None) -> list[FunctionDecl]:
-    """Every function declared in the library's public headers."""
+    """Every function the library's public headers declare and its build defines."""
     return (toolchain or toolchain_named("")).parse_api(lib)
 
 

@@ -128,3 +128,22 @@ def test_concurrent_fetch_detect_and_build_from_two_processes(tmp_path: Path) ->
     for kind in ("sources/apt", "detect", "builds"):
         entries = [p.name for p in (tmp_path / kind).iterdir() if p.is_dir()]
         assert len(entries) == 1, (kind, entries)  # no second copy, no leftover temporary directory
+
+
+def test_api_is_what_the_header_declares_and_the_build_defines(tmp_path: Path) -> None:
+    """A header declaring every width of a function, of which the build compiled one, offers one.
+
+    A declared but unbuilt function can never link; offered to a prototyper or improver, it
+    costs a fix round (seen as link errors on calls of another code-unit width's variant).
+    """
+    from fuzzkit.toolchain import Fuzzkit
+
+    (tmp_path / "wid.h").write_text(
+        "int wid_count_8(const unsigned char *s, int n);\n"
+        "int wid_count_16(const unsigned short *s, int n);\n"
+        "static inline int wid_twice(int x) { return 2 * x; }\n")
+    (tmp_path / "wid8.c").write_text(
+        '#include "wid.h"\nint wid_count_8(const unsigned char *s, int n) { return n > 0 && s[0]; }\n')
+    lib = build_library(tmp_path, BuildRecipe(sources=["wid8.c"], headers=["wid.h"]),
+                        cache=tmp_path / "cache")
+    assert [d.name for d in Fuzzkit().parse_api(lib)] == ["wid_count_8"]
