@@ -49,13 +49,16 @@ def finish(state: FuzzState, limits: Limits, reason: str, guard: str = "") -> Ro
 def _fix_or_finish(state: FuzzState, limits: Limits, why: str) -> Route:
     rounds = int(state.get("fix_rounds") or 0)
     change = state.get("last_change") or {}
-    stuck = bool(change.get("unchanged") and change.get("version") == state.get("harness_version")
-                 and (state.get("build") or {}).get("ok"))
+    unchanged = bool(change.get("unchanged") and change.get("version") == state.get("harness_version"))
+    reverts = state.get("phase") == "optimization" and bool(state.get("best"))
+    # The fixer knew no repair: measuring the same harness again repeats the failure, and an
+    # improvement that does not build has a best version to go back to. (A first harness that
+    # does not build is asked again: the fallback draft and a sampling model can differ.)
+    stuck = unchanged and (reverts or bool((state.get("build") or {}).get("ok")))
     if stuck:
-        # The fixer knew no repair for a harness that builds: measuring it again repeats the failure.
         why = f"{why}; the last fix round changed nothing"
     if stuck or rounds >= limits.max_fix_rounds:
-        if state.get("phase") == "optimization" and state.get("best"):
+        if reverts:
             return Route("memory_manager", f"{why}; fix rounds exhausted, revert to best", "fix_rounds")
         return finish(state, limits, f"{why}; gave up after {rounds} fix rounds", "fix_rounds")
     return Route("enhancer", why)

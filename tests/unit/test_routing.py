@@ -135,3 +135,16 @@ def test_a_fix_round_that_changed_nothing_ends_the_repairs_of_a_harness_that_bui
     assert route(state(**misuse, last_change={**unchanged, "version": 1}), LIMITS).next == "enhancer"
     broken = {**misuse, "build": {"version": 2, "ok": False}}
     assert route(state(**broken, last_change=unchanged), LIMITS).next == "enhancer"
+
+
+def test_an_improvement_that_does_not_build_and_a_repair_that_changed_nothing_revert_to_best() -> None:
+    # Asking the same fixer again repeats its answer; the best version is there to go back to.
+    broken = {"harness_version": 3, "build": {"version": 3, "ok": False}, "phase": "optimization",
+              "fix_rounds": 1,
+              "best": {"version": 2, "code": "int x;"}}
+    unchanged = {"kind": "improve", "version": 3, "unchanged": True}
+    decision = route(state(**broken, last_change=unchanged), LIMITS)
+    assert (decision.next, decision.guard) == ("memory_manager", "fix_rounds")
+    assert "changed nothing" in decision.reason and "revert to best" in decision.reason
+    # a repair that changed the code goes on being repaired
+    assert route(state(**broken, last_change={**unchanged, "unchanged": False}), LIMITS).next == "enhancer"
