@@ -33,15 +33,17 @@ def array(pl: Planner, r: Role, rs: list[Role]) -> tuple[str, str]:
     count_role = rs[r.pair] if r.pair is not None else None
     n = pl.var(count_role.param.type if count_role else "int", "count")
     if r.kind == "strarray":
+        # Eight strings and a NULL after them, for a count of at most four: whether the count
+        # is of strings, of name/value pairs or the array ends at NULL, no read goes past it.
         arr = pl.f.name("strings")
-        pl.f.decls.append(f"char *{arr}[4] = {{NULL, NULL, NULL, NULL}};")
+        pl.f.decls.append(f"char *{arr}[9] = {{NULL}};")
         pl.f.need("take_str")
         pl.f.opts.append(
-            f"for (int lf_i = 0; lf_i < 4; lf_i++) {arr}[lf_i] = lf_take_str(&{pl.f.cursor}, 8);"
+            f"for (int lf_i = 0; lf_i < 8; lf_i++) {arr}[lf_i] = lf_take_str(&{pl.f.cursor}, 8);"
         )
         pl.f.opts.append(f"{n} = {pl.f.take_int((0, 4))};")
-        pl.f.setup.append(f"for (int lf_i = 0; lf_i < 4; lf_i++) if ({arr}[lf_i] == NULL) {pl.f.fail()}")
-        pl.f.cleanup.append(f"for (int lf_i = 0; lf_i < 4; lf_i++) free({arr}[lf_i]);")
+        pl.f.setup.append(f"for (int lf_i = 0; lf_i < 8; lf_i++) if ({arr}[lf_i] == NULL) {pl.f.fail()}")
+        pl.f.cleanup.append(f"for (int lf_i = 0; lf_i < 8; lf_i++) free({arr}[lf_i]);")
         return f"({decl_cast(r.param.type)}){arr}", n
     elem = decl_type(ckinds.pointee(r.param.type))
     arr = pl.f.name("numbers")

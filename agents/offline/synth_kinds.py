@@ -216,7 +216,8 @@ def _workspace(c: Call, r: Role) -> None:
 
 
 def _array(c: Call, r: Role) -> None:
-    c.args[r.index], c.args[r.pair or r.index + 1] = synth_args.array(c.pl, r, c.rs)
+    pair = r.pair if r.pair is not None else r.index + 1
+    c.args[r.index], c.args[pair] = synth_args.array(c.pl, r, c.rs)
 
 
 def _release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: str = "") -> None:

@@ -97,12 +97,25 @@ def _named_string(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> boo
     return True
 
 
+# A count named for what it counts, before its array: `int nParam, const char **azParam`.
+_COUNT_FIRST = re.compile(r"^(n|n[A-Z_]\w*|num\w*|number_?of\w*|count|\w+_count|n_?[a-z]+s)$")
+
+
 def _strarray(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
-    t = s.fn.params[i].type
-    if not (ckinds.pointer_depth(t) == 2 and ckinds.base_name(t) == "char" and nxt and is_len_like(nxt)):
-        return False
-    s.pair("strarray", i, "count")
-    return True
+    """An array of strings with its count, after it or (named as a count) before it."""
+    p = s.fn.params[i]
+    t = p.type
+    if ckinds.pointer_depth(t) == 2 and ckinds.base_name(t) == "char" and nxt and is_len_like(nxt):
+        s.pair("strarray", i, "count")
+        return True
+    if (nxt is not None and ckinds.is_integer(t) and not ckinds.is_bool(t)
+            and (ckinds.is_length(p) or _COUNT_FIRST.match(p.name))
+            and ckinds.pointer_depth(nxt.type) == 2 and ckinds.base_name(nxt.type) == "char"
+            and ckinds.is_const_target(ckinds.pointee(nxt.type))):
+        s.put("count", i, pair=i + 1)
+        s.put("strarray", i + 1, pair=i)
+        return True
+    return False
 
 
 def _buffer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:

@@ -89,3 +89,33 @@ def test_an_opaque_context_the_api_list_has_no_constructor_for_is_null() -> None
     code = match_draft("acme_real_cctx", "", [])
     assert "acme_cctx *acme_cctx2 = NULL;" in code and "memset(&" not in code
     assert "&err, acme_cctx2);" in code
+
+
+def test_a_count_before_its_string_array_bounds_an_array_the_harness_makes() -> None:
+    """`make(…, int nParam, const char **azParam)`: a filled array, never `&one_string`.
+
+    The library reads as many strings as the count says (pairs of them, or up to a NULL); a
+    count from the input over a single slot read past it in a constructor the target needs.
+    """
+    from agents.offline.analysis import analyze_function
+    from agents.offline.cdecl import parse_prototypes
+    from agents.offline.synth import default_skeleton, write_harness
+    from agents.offline.synth_api import ApiIndex
+    from agents.offline.synth_roles import roles
+
+    api = parse_prototypes("""
+typedef const char *acme_name;
+acme_name acme_name_make(const char *zBase, int nParam, const char **azParam);
+void acme_name_free(acme_name);
+long long acme_name_int(acme_name z, const char *zKey, long long dflt);
+int acme_log(int n, char **out);
+""")
+    idx = ApiIndex(api)
+    assert [r.kind for r in roles(api[0], idx)][1:] == ["count", "strarray"]
+    assert [r.kind for r in roles(api[3], idx)] != ["count", "strarray"]  # an out-parameter
+    analysis = analyze_function(api[2], api)
+    code = write_harness(api[2], api, ["acme.h"], analysis.archetype,
+                         default_skeleton(analysis.archetype)).code
+    assert "char *strings[9] = {NULL};" in code
+    assert "count = lf_take_int(&lf_in, 0, 4);" in code
+    assert ", count, (const char **)strings);" in code
