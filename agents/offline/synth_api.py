@@ -12,8 +12,9 @@ from collections import Counter
 from functools import cached_property
 from typing import Any
 
-from agents.offline import cdecl, ckinds, type_table
+from agents.offline import ckinds, type_table
 from agents.offline.synth_finders import ApiFinders, makes_new_text, words
+from agents.offline.synth_handles import by_name, handle_name, handle_types
 from agents.offline.synth_types import Lifecycle
 from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, INIT, PRINT, VERBS, variant_stem
 from fuzzkit.api import FunctionDecl
@@ -96,32 +97,14 @@ class ApiIndex(ApiFinders):
         """The object type a parameter or return type refers to (struct pointer or handle)."""
         if ckinds.is_struct_pointer(ctype):
             return ckinds.base_name(ctype)
-        if ctype and not ckinds.is_pointer(ctype) and ckinds.base_name(ctype) in self.handle_types:
-            return ckinds.base_name(ctype)
+        if ctype and by_name(ctype) and handle_name(ctype) in self.handle_types:
+            return handle_name(ctype)
         return None
 
     @cached_property
     def handle_types(self) -> set[str]:
         """Named non-scalar types passed by value that a function returns and another closes."""
-        returned = {
-            ckinds.base_name(f.return_type)
-            for f in self.api
-            if not ckinds.is_pointer(f.return_type)
-            and not ckinds.is_void(f.return_type)
-            and not ckinds.is_integer(f.return_type)
-            and not ckinds.is_float(f.return_type)
-            and not ckinds.is_enum_like(f.return_type)
-            and not ckinds.is_function_pointer(f.return_type)
-            and not f.return_type.strip().startswith(("struct ", "union ", "enum "))
-        }
-        # A handle is closed by someone (lib_close(lib_file)); a plain value struct is not, and
-        # neither is an error code a predicate reads (lib_is_error(lib_error_code_t)).
-        closed = {
-            ckinds.base_name(f.params[0].type)
-            for f in self.api
-            if len(f.params) == 1 and not ckinds.is_pointer(f.params[0].type) and self.kind(f) == "destroy"
-        }
-        return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}
+        return handle_types(self.api, lambda f: self.kind(f) == "destroy")
 
     def is_handle(self, type_key: str) -> bool:
         """Whether the type is an opaque handle passed by value (``lib_file``)."""
@@ -196,7 +179,8 @@ class ApiIndex(ApiFinders):
             return self.preferred_destroy[type_key]
         options = self.lifecycle(type_key).destroy
         if not options:
-            return None
+            # Left out of the prompt's API list, named by the Types section's releasers.
+            return (near and type_table.producer_releaser(near)) or type_table.releaser_for(type_key)
         stem = self.stem(near)
 
         def score(name: str) -> tuple[int, int, int, int, str]:
@@ -212,6 +196,9 @@ class ApiIndex(ApiFinders):
         ret = fn.return_type
         if not ckinds.is_pointer(ret) and not self.type_key(ret):
             return False
+        handle = self.type_key(ret)
+        if handle and "*" not in ret and self.is_handle(handle):
+            return True  # a handle type has a releaser (``handle_types``), const pointer or not
         if ckinds.is_pointer(ret) and ckinds.is_const_target(ret):
             return False
         if self.documented_releaser(fn):
@@ -288,3 +275,4 @@ class ApiIndex(ApiFinders):
             len(f.params) == 1 and ckinds.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
             for f in self.api
         )
+

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from agents.offline import cdecl, ckinds, synth_args, synth_pixels, type_table
 from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
+from agents.offline.synth_lengths import sentinel_length
 from agents.offline.synth_objects import build_object
 from agents.offline.synth_types import WORKSPACE, CallPlan, Role, decl_cast, decl_type
 from fuzzkit.api import FunctionDecl
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from agents.offline.synth_plan import Planner
 
 _OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale)", re.I)
-_TEXT_NAME = re.compile(r"(str|text|txt|sql|uri|url|name|expr|query|pattern|regex)", re.I)
 _SCALARS = ("int", "bool", "enum", "float")
 _OBJECTS = ("object", "handle", "consumed", "fresh", "out_object", "child")
 _IO = ("fd", "path", "mode", "file", "callback", "userdata", "format")
@@ -61,22 +61,10 @@ class Call:
         return self.pl.length(self.rs[r.pair].param.type, expr)
 
 
-def _sentinel_length(rs: list[Role], r: Role) -> bool:
-    """A ``char`` string named as text (``str``, ``zSql``) with a signed length next to it.
-
-    Binary input (``src``, ``buf``) keeps the bare payload, so ASan sees over-reads.
-    """
-    if r.kind != "bytes" or r.pair is None or rs[r.pair].kind != "len":
-        return False
-    textual = _TEXT_NAME.search(r.param.name) or re.match(r"z[A-Z]", r.param.name)
-    signed = not ckinds.is_unsigned(rs[r.pair].param.type)
-    return bool(textual) and ckinds.is_string(r.param.type) and signed
-
-
 def _text_or_bytes(c: Call, r: Role) -> None:
     if r.kind == "text" and retained_strings(c.fn.name):
         c.args[r.index] = f"{c.cast(r)}{synth_args.literal_key(c.pl)}"
-    elif r.index == c.main and _sentinel_length(c.rs, r):
+    elif r.index == c.main and sentinel_length(c.rs, r):
         # `(const char *s, int len)`: a length <= 0 often means "up to the NUL", so the
         # text gets its terminator (an empty input would else be read by strlen).
         c.pl.fed = True
@@ -109,7 +97,10 @@ def _payload_bytes(c: Call, r: Role) -> None:
 
 
 def _payload_text(c: Call, r: Role) -> None:
-    text = c.pl.payload_text()
+    # Text whose units are not bytes (`const void *sql` of a UTF-16 variant) ends at a zero unit.
+    unit = ckinds.base_name(ckinds.pointee(r.param.type))
+    wide = r.pair is None and unit not in cdecl.BYTE_TYPES - {"void"}
+    text = c.pl.payload_text(wide)
     c.args[r.index] = f"{c.cast(r)}{text}"
     if r.pair is not None:
         c.set_pair(r, c.pair_length(r, f"strlen({text})"))

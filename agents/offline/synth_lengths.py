@@ -12,6 +12,7 @@ import re
 
 from agents.offline import cdecl, ckinds
 from agents.offline.synth_api import words
+from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl, Param
 
 IN_VERBS = {  # verbs whose non-const buffer argument the library reads, not writes
@@ -123,3 +124,26 @@ def unsized_output(fn: FunctionDecl, p: Param) -> bool:
     data = [t for t in inputs
             if ckinds.is_string(t) or ckinds.is_bytes(t) or ckinds.is_integer(ckinds.pointee(t))]
     return bool(named and data)
+
+
+_TEXT_NAME = re.compile(r"(str|text|txt|sql|uri|url|name|expr|query|pattern|regex)", re.I)
+
+
+def sentinel_length(rs: list[Role], r: Role) -> bool:
+    """A ``char`` string named as text (``str``, ``zSql``) with a signed length next to it.
+
+    An unnamed one counts too: the header does not say the integer after it is its length
+    (``f(name, const char *, int64)`` may take a key and a default). Binary input (``src``,
+    ``buf``) keeps the bare payload, so ASan sees over-reads.
+    """
+    if r.kind != "bytes" or r.pair is None or rs[r.pair].kind != "len":
+        return False
+    textual = (_TEXT_NAME.search(r.param.name) or re.match(r"z[A-Z]", r.param.name)
+               or (_unnamed(r.param.name) and _unnamed(rs[r.pair].param.name)))
+    signed = not ckinds.is_unsigned(rs[r.pair].param.type)
+    return bool(textual) and ckinds.is_string(r.param.type) and signed
+
+
+def _unnamed(name: str) -> bool:
+    """A parameter the header left unnamed (the prompt calls it ``argN``)."""
+    return not name or bool(re.fullmatch(r"arg\d+", name))

@@ -15,11 +15,9 @@ from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_choices import DEFAULT_ENUM, enum_values, float_choices, int_choices, option_name
 from agents.offline.synth_lengths import is_len_like, out_direction, unsized_output
+from agents.offline.synth_role_objects import object_role
 from agents.offline.synth_types import Role
-from agents.offline.synth_vocab import CONSUME, transfers_ownership
 from fuzzkit.api import FunctionDecl, Param
-
-OPTIONAL_NAMES = re.compile(r"(_start$|_end$|directive|hint|opt|reserved|user|extra)", re.I)
 
 
 @dataclass
@@ -75,6 +73,23 @@ def _file(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     if not ckinds.is_file(s.fn.params[i].type):
         return False
     s.put("file", i)
+    return True
+
+
+def _pointer_handle(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
+    """A typedef of a character or number pointer that the library makes and releases.
+
+    ``lib_name`` standing for ``const char *``, made by ``lib_name_make`` and released by
+    ``lib_name_free``: a string from the input is not one (the library reads what its
+    constructor laid out after it), so the handle comes from the constructor.
+    """
+    t = s.fn.params[i].type
+    if "*" in t or not ckinds.is_pointer(t):
+        return False
+    key = s.idx.type_key(t)
+    if not key or not s.idx.is_handle(key):
+        return False
+    s.put("handle", i, type_key=key)
     return True
 
 
@@ -180,7 +195,7 @@ def _library_type(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> boo
     if ckinds.pointer_depth(t) == 1 and ckinds.is_const_target(t) and ckinds.blob_fields(key):
         s.put("blob", i, type_key=key)  # `const buf_t *in`: the input, wrapped
     elif ckinds.is_pointer(t):
-        s.put(_object_role(s, i, p, key), i, type_key=key)
+        s.put(object_role(s.fn, s.fn_words, s.idx, s.first_key, i, p, key), i, type_key=key)
     else:
         s.put("handle", i, type_key=key)
     return True
@@ -237,37 +252,9 @@ def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
 
 
 RULES: tuple[Rule, ...] = (
-    _callback, _file, _named_string, _strarray, _buffer, _out_ptr, _library_type, _plain_pointer, _value,
+    _callback, _file, _pointer_handle, _named_string, _strarray, _buffer, _out_ptr, _library_type,
+    _plain_pointer, _value,
 )
-
-
-def _object_role(s: Scan, i: int, p: Param, key: str) -> str:
-    fn, fn_words = s.fn, s.fn_words
-    lname = p.name.lower()
-    verbs = s.idx.verbs(fn.name)
-    if lname in ("dest", "dst", "target", "copy", "clone") and set(verbs) & {"copy", "clone", "dup"}:
-        return "out_object"
-    if i == 0:
-        return "object"
-    if lname in ("item", "child", "node") and fn_words & {"detach", "replace", "via", "delete", "remove"}:
-        return "child"
-    if "reference" in fn_words:
-        # The object keeps a reference, not ownership: a separate item that outlives it.
-        return "fresh"
-    if (set(verbs) & CONSUME or transfers_ownership(fn.name)) and not ckinds.is_const_target(p.type):
-        return "consumed"
-    if (
-        s.first_key is not None  # a producer steps an object; a plain out struct is a report
-        and key != s.first_key
-        and not ckinds.is_const_target(p.type)
-        and not ckinds.is_opaque(key)  # the caller cannot hold one to be filled
-        and set(verbs)
-        & {"parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"}
-    ):
-        return "out_object"
-    if OPTIONAL_NAMES.search(lname) and not s.idx.lifecycle(key).create:
-        return "null"
-    return "object"
 
 
 def _counted(nxt: Param | None) -> bool:

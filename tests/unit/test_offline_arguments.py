@@ -119,3 +119,45 @@ int acme_log(int n, char **out);
     assert "char *strings[9] = {NULL};" in code
     assert "count = lf_take_int(&lf_in, 0, 4);" in code
     assert ", count, (const char **)strings);" in code
+
+
+NAME_TYPES = (
+    "```c\ntypedef const char *acme_name;\n```\nRelease functions:\n"
+    "- acme_name_free releases what acme_name_make allocates (by documentation)\n"
+)
+
+
+def name_draft(target: str) -> str:
+    """The draft for ``target`` with the Types section above active (as the offline model has it)."""
+    from agents.offline.analysis import analyze_function
+    from agents.offline.cdecl import parse_prototypes
+    from agents.offline.synth import default_skeleton, write_harness
+
+    with using(read_types(NAME_TYPES)):
+        # The releaser is named only by the Types section: the API list left it out.
+        api = parse_prototypes("""
+acme_name acme_name_make(const char *zBase, int nParam, const char **azParam);
+long long acme_name_int(acme_name, const char *, long long);
+int acme_complete16(const void *sql);
+""")
+        fn = next(d for d in api if d.name == target)
+        analysis = analyze_function(fn, api)
+        return write_harness(fn, api, ["acme.h"], analysis.archetype,
+                             default_skeleton(analysis.archetype)).code
+
+
+def test_a_string_typedef_the_library_makes_and_releases_comes_from_its_constructor() -> None:
+    """`lib_name` standing for `const char *`: an input string is not one (the library reads
+    what its constructor laid out after the text), so the harness makes and releases one."""
+    code = name_draft("acme_name_int")
+    assert "acme_name2 = acme_name_make(" in code
+    assert "acme_name_free(acme_name2);" in code
+    # unnamed `const char *` then an unnamed integer: the text keeps its terminator
+    assert "acme_name_int(acme_name2, (const char *)text," in code
+
+
+def test_text_of_wide_units_ends_with_a_zero_unit() -> None:
+    code = name_draft("acme_complete16")
+    assert "wide_text = lf_wstrndup(data, size);" in code
+    assert "memset(s + n, 0, 4);" in code
+    assert "acme_complete16((const void *)wide_text)" in code

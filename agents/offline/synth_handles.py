@@ -1,0 +1,52 @@
+"""Handle types: values a library makes and releases, passed around by value.
+
+``lib_file lib_open(...)`` / ``lib_close(lib_file)``: a harness can only get one from its
+constructor. A typedef of a character or number pointer that the library makes and releases
+(``lib_name`` standing for ``const char *``, from ``lib_name_make``, freed by
+``lib_name_free``) is one too: a string from the input is not a valid one, since the library
+reads what its constructor laid out after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from agents.offline import cdecl, ckinds, type_table
+from fuzzkit.api import FunctionDecl
+
+
+def by_name(ctype: str) -> bool:
+    """A type spelled as a plain name, not with ``*``, and no struct pointer's typedef.
+
+    A typedef of a pointer to characters or numbers counts; one of a struct pointer
+    (``doc_ptr``) is an object pointer, not a handle.
+    """
+    return "*" not in ctype and not ckinds.is_function_pointer(ctype) and not ckinds.is_struct_pointer(ctype)
+
+
+def handle_name(ctype: str) -> str:
+    """The name a handle type goes by: its own typedef name when it stands for a pointer."""
+    return ckinds.strip_const(ctype) if ckinds.is_pointer(ctype) else ckinds.base_name(ctype)
+
+
+def handle_types(api: Iterable[FunctionDecl], destroys: Callable[[FunctionDecl], bool]) -> set[str]:
+    """Types spelled by name that a function returns and another (or the header) releases."""
+    api = list(api)
+    returned = {
+        handle_name(f.return_type)
+        for f in api
+        if by_name(f.return_type)
+        and not ckinds.is_void(f.return_type)
+        and not ckinds.is_integer(f.return_type)
+        and not ckinds.is_float(f.return_type)
+        and not ckinds.is_enum_like(f.return_type)
+        and not f.return_type.strip().startswith(("struct ", "union ", "enum "))
+    }
+    # A handle is closed by someone (lib_close(lib_file)); a plain value struct is not, and
+    # neither is an error code a predicate reads (lib_is_error(lib_error_code_t)).
+    closed = {handle_name(f.params[0].type) for f in api
+              if len(f.params) == 1 and by_name(f.params[0].type) and destroys(f)}
+    # The Types section's releasers count too: the prompt's API list may leave them out.
+    closed |= {handle_name(f.return_type) for f in api
+               if type_table.producer_releaser(f.name) or type_table.releaser_for(f.return_type)}
+    return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}

@@ -1,0 +1,46 @@
+"""Which object a pointer parameter of one of the library's own types is.
+
+The object the call works on, a copy's destination, a child of it, a separate item it keeps a
+reference to, one it consumes, one it fills in, or an optional one that gets NULL.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline import ckinds
+from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_vocab import CONSUME, transfers_ownership
+from fuzzkit.api import FunctionDecl, Param
+
+OPTIONAL_NAMES = re.compile(r"(_start$|_end$|directive|hint|opt|reserved|user|extra)", re.I)
+
+
+def object_role(fn: FunctionDecl, fn_words: set[str], idx: ApiIndex, first_key: str | None, i: int,
+                p: Param, key: str) -> str:
+    """The role of parameter ``i``, a pointer to the library's ``key``: which object it is."""
+    lname = p.name.lower()
+    verbs = idx.verbs(fn.name)
+    if lname in ("dest", "dst", "target", "copy", "clone") and set(verbs) & {"copy", "clone", "dup"}:
+        return "out_object"
+    if i == 0:
+        return "object"
+    if lname in ("item", "child", "node") and fn_words & {"detach", "replace", "via", "delete", "remove"}:
+        return "child"
+    if "reference" in fn_words:
+        # The object keeps a reference, not ownership: a separate item that outlives it.
+        return "fresh"
+    if (set(verbs) & CONSUME or transfers_ownership(fn.name)) and not ckinds.is_const_target(p.type):
+        return "consumed"
+    if (
+        first_key is not None  # a producer steps an object; a plain out struct is a report
+        and key != first_key
+        and not ckinds.is_const_target(p.type)
+        and not ckinds.is_opaque(key)  # the caller cannot hold one to be filled
+        and set(verbs)
+        & {"parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"}
+    ):
+        return "out_object"
+    if OPTIONAL_NAMES.search(lname) and not idx.lifecycle(key).create:
+        return "null"
+    return "object"
