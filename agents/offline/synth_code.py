@@ -80,6 +80,19 @@ static char *lf_strndup(const uint8_t *p, size_t n) {
         (),
         ("<stdlib.h>", "<string.h>"),
     ),
+    "wstrndup": (
+        """/* A heap copy of n bytes ended by four zero bytes: text of 16- or 32-bit units (UTF-16
+   behind a `const void *`) is read up to a zero unit, which one zero byte does not make. */
+static char *lf_wstrndup(const uint8_t *p, size_t n) {
+  char *s = (char *)malloc(n + 4);
+  if (s == NULL) return NULL;
+  if (n) memcpy(s, p, n);
+  memset(s + n, 0, 4);
+  return s;
+}""",
+        (),
+        ("<stdlib.h>", "<string.h>"),
+    ),
     "take_str": (
         """/* A short string (at most max bytes, length from one option byte) from the input's end. */
 static char *lf_take_str(lf_input_t *in, size_t max) {

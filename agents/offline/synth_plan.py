@@ -37,6 +37,7 @@ class Planner:
         self.file_ctx = file_ctx  # (fd variable, path variable) when the skeleton made them
         self.empty_file_ctx: tuple[str, str] | None = None  # an empty file for unfed opens
         self._text: str | None = None
+        self._wide: str | None = None
         self.depth = 0
         self.c_strings: set[str] = set()  # params that must get a NUL-terminated string
         self.fed = False  # whether some call receives the fuzz input
@@ -62,8 +63,19 @@ class Planner:
         (self.f.hoist if hoist else self.f.decls).append(f"{ctype}{sep}{name} = {init};")
         return name
 
-    def payload_text(self) -> str:
-        """A NUL-terminated heap copy of the payload (made once)."""
+    def payload_text(self, wide: bool = False) -> str:
+        """A NUL-terminated heap copy of the payload (made once).
+
+        ``wide``: ended by four zero bytes instead, for text of 16- or 32-bit units.
+        """
+        if wide:
+            if self._wide is None:
+                self.f.need("wstrndup")
+                self._wide = self.var("char *", "wide_text", "NULL")
+                self.f.setup.append(f"{self._wide} = lf_wstrndup(data, size);")
+                self.f.setup.append(f"if ({self._wide} == NULL) {self.f.fail()}")
+                self.f.cleanup.append(f"free({self._wide});")
+            return self._wide
         if self._text is None:
             self.f.need("strndup")
             self._text = self.var("char *", "text", "NULL")
