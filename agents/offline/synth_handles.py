@@ -41,12 +41,16 @@ def handle_types(api: Iterable[FunctionDecl], destroys: Callable[[FunctionDecl],
         and not ckinds.is_float(f.return_type)
         and not ckinds.is_enum_like(f.return_type)
         and not f.return_type.strip().startswith(("struct ", "union ", "enum "))
+        # of pointer typedefs, only strings: a byte buffer type is how input data comes in
+        and (not ckinds.is_pointer(f.return_type) or ckinds.is_string(f.return_type))
     }
     # A handle is closed by someone (lib_close(lib_file)); a plain value struct is not, and
     # neither is an error code a predicate reads (lib_is_error(lib_error_code_t)).
     closed = {handle_name(f.params[0].type) for f in api
               if len(f.params) == 1 and by_name(f.params[0].type) and destroys(f)}
-    # The Types section's releasers count too: the prompt's API list may leave them out.
-    closed |= {handle_name(f.return_type) for f in api
-               if type_table.producer_releaser(f.name) or type_table.releaser_for(f.return_type)}
+    # A releaser the Types section names for what a function returns counts too (the
+    # prompt's API list may leave it out), but only by documentation: a releaser of the same
+    # canonical type (`void free_pattern(uint8_t *)`) does not make every `typedef const
+    # uint8_t *str_t` the library hands back a handle.
+    closed |= {handle_name(f.return_type) for f in api if type_table.producer_releaser(f.name)}
     return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}

@@ -98,7 +98,7 @@ def _payload_bytes(c: Call, r: Role) -> None:
 
 def _payload_text(c: Call, r: Role) -> None:
     # Text whose units are not bytes (`const void *sql` of a UTF-16 variant) ends at a zero unit.
-    unit = ckinds.base_name(ckinds.pointee(r.param.type))
+    unit = ckinds.canonical_base(r.param.type)
     wide = r.pair is None and unit not in cdecl.BYTE_TYPES - {"void"}
     text = c.pl.payload_text(wide)
     c.args[r.index] = f"{c.cast(r)}{text}"
