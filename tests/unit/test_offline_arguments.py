@@ -161,3 +161,27 @@ def test_text_of_wide_units_ends_with_a_zero_unit() -> None:
     assert "wide_text = lf_wstrndup(data, size);" in code
     assert "memset(s + n, 0, 4);" in code
     assert "acme_complete16((const void *)wide_text)" in code
+
+
+def test_a_byte_string_typedef_released_by_a_same_type_releaser_is_still_the_input() -> None:
+    """`typedef const unsigned char *acme_sptr`: a getter returns one and some releaser takes
+    `unsigned char *`, yet a pattern parameter of that type is where the input goes."""
+    from agents.offline.analysis import analyze_function
+    from agents.offline.cdecl import parse_prototypes
+    from agents.offline.synth import default_skeleton, write_harness
+
+    types = ("```c\ntypedef const unsigned char *acme_sptr;\ntypedef struct acme_md acme_md;\n```\n"
+             "Release functions:\n- acme_pattern_free releases unsigned char * (parameter type)\n")
+    with using(read_types(types)):
+        api = parse_prototypes("""
+acme_md *acme_md_create(unsigned int n);
+void acme_md_free(acme_md *md);
+acme_sptr acme_get_mark(acme_md *md);
+void acme_pattern_free(unsigned char *p);
+int acme_check(acme_sptr, size_t, unsigned int);
+""")
+        fn = api[4]
+        code = write_harness(fn, api, ["acme.h"], analyze_function(fn, api).archetype,
+                             default_skeleton(analyze_function(fn, api).archetype)).code
+    assert "acme_check((acme_sptr)data, (size_t)size," in code
+    assert "acme_get_mark" not in code
