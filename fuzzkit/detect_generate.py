@@ -33,7 +33,8 @@ def autoreconf(tree: Path, dest: Path, env: dict[str, str]) -> None:
     run_step(["autoreconf", "-fi"], tree, dest / "autoreconf.log", env, "autoreconf -fi")
 
 
-def missing_sources(sources: list[Path], extra: list[str], dest: Path, env: dict[str, str]) -> None:
+def missing_sources(sources: list[Path], extra: list[str], dest: Path, env: dict[str, str],
+                    tree: Path | None = None) -> None:
     """Have make produce the library sources that ``make -n`` listed but the tree lacks.
 
     Some libraries compile a file the build generates (an amalgamation of all sources, a
@@ -46,12 +47,18 @@ def missing_sources(sources: list[Path], extra: list[str], dest: Path, env: dict
             missing.setdefault(source.parent, []).append(source.name)
     for directory, names in missing.items():
         run_step(
-            ["make", *extra, *names], directory, dest / "make-generate.log", env, f"make {' '.join(names)}"
+            ["make", *extra, *names], directory, dest / "make-generate.log", env, f"make {' '.join(names)}",
+            tree,
         )
 
 
-def built_sources(directories: set[Path], extra: list[str], dest: Path, env: dict[str, str]) -> None:
-    """Make each directory's automake ``BUILT_SOURCES`` (files the build makes before compiling)."""
+def built_sources(directories: set[Path], extra: list[str], dest: Path, env: dict[str, str],
+                  tree: Path | None = None) -> None:
+    """Make each directory's automake ``BUILT_SOURCES`` (files the build makes before compiling).
+
+    ``tree`` (the project root) is visible to make in a subdirectory: without it, make there
+    finds no ``../aclocal.m4`` and tries to regenerate the build system, and the step fails.
+    """
     for directory in sorted(directories):
         makefile = directory / "Makefile"
         if not makefile.is_file() or "BUILT_SOURCES" not in makefile.read_text(errors="replace"):
@@ -62,14 +69,14 @@ def built_sources(directories: set[Path], extra: list[str], dest: Path, env: dic
         try:
             out = run_step(
                 ["make", "-s", "-f", "Makefile", "-f", _PRINT_MAKEFILE, "logicfuzz-print-built"],
-                directory, dest / "make-print.log", env, "make (listing BUILT_SOURCES)",
+                directory, dest / "make-print.log", env, "make (listing BUILT_SOURCES)", tree,
             )  # fmt: skip
             lines = [ln.split()[1:] for ln in out.splitlines() if ln.startswith("LOGICFUZZ-BUILT:")]
             names = [n for line in lines for n in line]
             if names:
                 run_step(
                     ["make", "-k", *extra, *names], directory, dest / "make-built.log", env,
-                    f"make {' '.join(names[:5])}",
+                    f"make {' '.join(names[:5])}", tree,
                 )  # fmt: skip
         except ToolchainError:
             # Best effort: a file the library does not need may fail to generate; the trial

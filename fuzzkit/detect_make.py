@@ -34,8 +34,13 @@ _SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
 _KEPT_FLAGS = re.compile(r"^(-pthread|-f(?:no-)?(?:signed-char|unsigned-char|strict-aliasing))$")
 
 
-def run_step(cmd: list[str], cwd: Path, log: Path, env: dict[str, str], what: str) -> str:
+def run_step(cmd: list[str], cwd: Path, log: Path, env: dict[str, str], what: str,
+             tree: Path | None = None) -> str:
     """Run a configure/make step sandboxed (no network, writes only under ``cwd``); its output.
+
+    ``tree``: the project's whole tree, for a step run in one of its subdirectories (make
+    there reads ``../Makefile``, ``../config.h`` and ``../aclocal.m4``, and may write beside
+    them); it is then what the step sees and may write, instead of ``cwd`` alone.
 
     Raises:
         ToolchainError: The step failed or took over 15 minutes.
@@ -43,6 +48,7 @@ def run_step(cmd: list[str], cwd: Path, log: Path, env: dict[str, str], what: st
     result = run_sandboxed(
         cmd, cwd=cwd, log_path=log, wall_timeout=900, env=env,
         limits=Limits(cpu_seconds=1800, processes=512, file_size_mb=2048),
+        writable=[tree] if tree is not None else (),
     )  # fmt: skip
     output = log.read_text(errors="replace")
     if result.exit_code != 0 or result.timed_out:

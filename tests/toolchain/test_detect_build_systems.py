@@ -56,8 +56,15 @@ def _autotools_project(root: Path) -> None:
     )
     # Two alternative implementations of one function; the build system picks one.
     (root / "sub").mkdir()
-    (root / "sub" / "Makefile.am").write_text("noinst_LTLIBRARIES = libsub.la\nlibsub_la_SOURCES = sub.c\n")
-    (root / "sub" / "sub.c").write_text("int toy_helper(int x);\nint toy_helper(int x) { return x + 1; }\n")
+    # A subdirectory's generated header: make there reads ../aclocal.m4 and ../Makefile, so
+    # its sandbox must see the whole tree (else make tries to regenerate the build system).
+    (root / "sub" / "Makefile.am").write_text(
+        "noinst_LTLIBRARIES = libsub.la\nlibsub_la_SOURCES = sub.c\nBUILT_SOURCES = sub_gen.h\n"
+        "sub_gen.h:\n\techo '#define SUB_ONE 1' > $@\n"
+    )
+    (root / "sub" / "sub.c").write_text(
+        '#include "sub_gen.h"\nint toy_helper(int x);\nint toy_helper(int x) { return x + SUB_ONE; }\n'
+    )
     # A test suite's helper library is archived too, but it is no library code.
     (root / "tests").mkdir()
     (root / "tests" / "Makefile.am").write_text(
