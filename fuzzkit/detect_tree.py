@@ -151,12 +151,7 @@ def _install_mentions(root: Path) -> set[str]:
             continue
         text = ""
         if path.name == "CMakeLists.txt" or path.name == "meson.build":
-            text = read_text(path)
-            blocks = re.findall(r"(?:install|install_headers)\s*\(([^)]*)\)", text, re.I)
-            for var, body in re.findall(r"set\s*\(\s*(\w+)([^)]*)\)", text, re.I):
-                if re.search(r"HEADER|HDR|PUBLIC|INCLUDE", var, re.I) and not _PRIVATE.search(var):
-                    blocks.append(body)
-            blocks += re.findall(r"PUBLIC_HEADER\s*\"?([^)\"]*)", text)
+            blocks = _cmake_header_blocks(read_text(path))
         elif path.name in ("Makefile", "Makefile.am", "Makefile.in", "GNUmakefile", "makefile"):
             joined = read_text(path).replace("\\\n", " ")
             blocks = [
@@ -170,6 +165,24 @@ def _install_mentions(root: Path) -> set[str]:
         for block in blocks:
             names.update(_HEADER_TOKEN.findall(block))
     return names
+
+
+def _cmake_header_blocks(text: str) -> list[str]:
+    """The parts of a CMakeLists.txt (or meson.build) that name public headers.
+
+    What ``install(...)`` installs, with ``${VAR}`` expanded from ``set(VAR ...)``, and
+    ``PUBLIC_HEADER`` properties. Only when nothing installed names a header are variables
+    named like header lists (``*_HEADERS``, ``PUBLIC_*``) taken instead: next to
+    ``install(FILES ${PUB_HDRS})``, a ``set(HDRS ...)`` of internal headers is not public.
+    """
+    variables = {var: body for var, body in re.findall(r"set\s*\(\s*(\w+)([^)]*)\)", text, re.I)}
+    installed = [re.sub(r"\$\{(\w+)\}", lambda m: variables.get(m.group(1), ""), block)
+                 for block in re.findall(r"(?:install|install_headers)\s*\(([^)]*)\)", text, re.I)]
+    blocks = installed + re.findall(r"PUBLIC_HEADER\s*\"?([^)\"]*)", text)
+    if not any(_HEADER_TOKEN.search(b) for b in blocks):
+        blocks += [body for var, body in variables.items()
+                   if re.search(r"HEADER|HDR|PUBLIC|INCLUDE", var, re.I) and not _PRIVATE.search(var)]
+    return blocks
 
 
 def public_headers(root: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:

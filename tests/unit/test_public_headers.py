@@ -1,0 +1,36 @@
+"""Which headers of a source tree are the library's public API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fuzzkit.detect_tree import public_headers
+
+
+def _tree(root: Path, cmake: str) -> Path:
+    (root / "src" / "api").mkdir(parents=True)
+    (root / "CMakeLists.txt").write_text("add_subdirectory(src)\n")
+    (root / "src" / "CMakeLists.txt").write_text(cmake)
+    for name in ("src/acme_lex.h", "src/acme_buf.h", "src/api/acme_parse.h", "src/api/acme_gen.h"):
+        (root / name).write_text("int x;\n")
+    (root / "src" / "acme.c").write_text("int y;\n")
+    return root
+
+
+def _names(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in public_headers(root))
+
+
+def test_what_cmake_installs_is_public_not_every_header_list(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "acme-1.0", (
+        "SET (HDRS acme_lex.h acme_buf.h)\n"
+        "SET (PUB_HDRS api/acme_parse.h api/acme_gen.h)\n"
+        "ADD_LIBRARY(acme STATIC acme.c ${HDRS} ${PUB_HDRS})\n"
+        "INSTALL(FILES ${PUB_HDRS} DESTINATION include/acme)\n"))
+    assert _names(root) == ["src/api/acme_gen.h", "src/api/acme_parse.h"]
+
+
+def test_without_an_install_rule_a_header_list_variable_still_names_them(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "acme-1.0", (
+        "SET (PUBLIC_HEADERS api/acme_parse.h)\nADD_LIBRARY(acme STATIC acme.c)\n"))
+    assert _names(root) == ["src/api/acme_parse.h"]
