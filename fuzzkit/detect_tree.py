@@ -149,7 +149,6 @@ def _install_mentions(root: Path) -> set[str]:
     for path in root.rglob("*"):
         if not path.is_file() or skipped(path.relative_to(root)):
             continue
-        text = ""
         if path.name == "CMakeLists.txt" or path.name == "meson.build":
             blocks = _cmake_header_blocks(read_text(path))
         elif path.name in ("Makefile", "Makefile.am", "Makefile.in", "GNUmakefile", "makefile"):
