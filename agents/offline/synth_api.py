@@ -19,6 +19,8 @@ from agents.offline.synth_types import Lifecycle
 from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, INIT, PRINT, VERBS, variant_stem
 from fuzzkit.api import FunctionDecl
 
+_CONVERSION = re.compile(r"[a-z]2[a-z]|_to_[a-z]", re.I)
+
 
 class ApiIndex(ApiFinders):
     """Lookups over one library's API, computed once per call of a public function."""
@@ -80,7 +82,8 @@ class ApiIndex(ApiFinders):
             return "destroy"
         if verb in INIT:
             return "init"
-        return "create" if verb in CREATE else "other"
+        # `text2tree`, `array_to_tree`: a conversion that makes the thing named after "to".
+        return "create" if verb in CREATE or _CONVERSION.search(fn.name) else "other"
 
     @staticmethod
     def stem(name: str) -> str:

@@ -10,6 +10,7 @@ reads what its constructor laid out after it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from agents.offline import cdecl, ckinds, type_table
 from fuzzkit.api import FunctionDecl
@@ -54,3 +55,13 @@ def handle_types(api: Iterable[FunctionDecl], destroys: Callable[[FunctionDecl],
     # uint8_t *str_t` the library hands back a handle.
     closed |= {handle_name(f.return_type) for f in api if type_table.producer_releaser(f.name)}
     return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}
+
+
+def takes_own(idx: Any, fn: FunctionDecl, key: str) -> bool:
+    """Whether constructor ``fn`` takes an existing ``key`` object (not the slot it fills).
+
+    Such a constructor (an element made from a tree of definitions) cannot make the first
+    one: another is preferred, and with none the recursion limit makes optional code give up.
+    ``idx`` is the :class:`~agents.offline.synth_api.ApiIndex`.
+    """
+    return any(idx.type_key(p.type) == key and ckinds.pointer_depth(p.type) == 1 for p in fn.params)

@@ -113,11 +113,19 @@ def out_direction(fn: FunctionDecl, p: Param) -> bool:
     return not (set(words(fn.name)) | {lowered}) & IN_VERBS
 
 
+_ERROR_TEXT = re.compile(
+    r"(err|error|errmsg|errbuf|errstr)_?(msg|message|desc|description|buf|buffer|str|string|text)?", re.I)
+
+
 def unsized_output(fn: FunctionDecl, p: Param) -> bool:
     """A non-const buffer with no length, named as a destination, beside an input buffer.
 
-    The input may be text, bytes or numbers (``const uint32_t *`` code points).
+    The input may be text, bytes or numbers (``const uint32_t *`` code points). A string
+    named as an error message (``char *errorDescription``) is one too, beside anything: the
+    library writes a message of its own size into it.
     """
+    if ckinds.is_string(p.type) and _ERROR_TEXT.fullmatch(p.name):
+        return True
     named = re.fullmatch(r"(target|dest|dst|out|output|outbuf|result|res)\w{0,4}", p.name, re.I)
     inputs = [q.type for q in fn.params if q is not p and ckinds.is_pointer(q.type)
               and ckinds.is_const_target(q.type)]

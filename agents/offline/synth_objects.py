@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, usable, zeroed
 from agents.offline.synth_knowledge import always_consumes, success_test
 from agents.offline.synth_roles import payload_slot, roles
@@ -110,6 +111,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
     try:
         life = pl.idx.lifecycle(key)
         ctors = [pl.idx.by_name[n] for n in life.create if usable(pl, pl.idx.by_name[n])]
+        ctors = [c for c in ctors if not takes_own(pl.idx, c, key)] or ctors
         fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or _io(pl, c)]
         fed.sort(key=lambda c: reader_rank(pl.idx, c, _io(pl, c)))
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None

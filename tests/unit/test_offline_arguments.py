@@ -185,3 +185,25 @@ int acme_check(acme_sptr, size_t, unsigned int);
                              default_skeleton(analyze_function(fn, api).archetype)).code
     assert "acme_check((acme_sptr)data, (size_t)size," in code
     assert "acme_get_mark" not in code
+
+
+def test_a_tree_from_a_conversion_not_from_a_constructor_that_needs_a_tree() -> None:
+    """`text2tree` makes the first tree; `create_element(defs, …, &element)` needs one already
+    (building its input recursed until the draft failed outright). An error-message string is
+    room the library writes into, not a short input string."""
+    from agents.offline.analysis import analyze_function
+    from agents.offline.cdecl import parse_prototypes
+    from agents.offline.synth import default_skeleton, write_harness
+
+    types = "```c\ntypedef acme_node_st *acme_node;\ntypedef struct acme_node_st acme_node_st;\n```\n"
+    with using(read_types(types)):
+        api = parse_prototypes("""
+int acme_text2tree(const char *text, acme_node *tree, char *errorDescription);
+int acme_create_element(acme_node definitions, const char *name, acme_node *element);
+int acme_write_value(acme_node root, const char *name, const void *value, int len);
+""")
+        fn = api[2]
+        arche = analyze_function(fn, api).archetype
+        code = write_harness(fn, api, ["acme.h"], arche, default_skeleton(arche)).code
+    assert "acme_text2tree(" in code and "acme_create_element(" not in code
+    assert "(char *)out_buf)" in code
