@@ -60,6 +60,14 @@ def _affinity(a: str, b: str) -> int:
     return n if n >= 3 else 0
 
 
+def _named_after(params: list[Param], buffers: range, length: int) -> int | None:
+    """The buffer whose whole name starts the length's (``error_buffer``/``error_buffer_size``)."""
+    name = params[length].name.lower()
+    owners = [b for b in buffers if len(params[b].name) >= 3 and not re.fullmatch(r"arg\d+", params[b].name)
+              and name.startswith(params[b].name.lower()) and name != params[b].name.lower()]
+    return owners[-1] if owners else None
+
+
 def grouped_lengths(params: list[Param]) -> dict[int, int | None]:
     """Buffer index -> length index for ``f(src, dst, srcSize, dstCapacity)``-style prototypes.
 
@@ -91,6 +99,9 @@ def grouped_lengths(params: list[Param]) -> dict[int, int | None]:
                 best = max(free, key=lambda x: (_affinity(params[b].name, params[x].name), -x))
                 pairs[b] = best
                 free.remove(best)
+        elif n == 1 and (owner := _named_after(params, range(i, j), lengths[0])) is not None:
+            # `f(input, error_buffer, error_buffer_size)`: the length named after a buffer is its.
+            pairs[owner] = lengths[0]
         elif n == 1 and not OUTPUT_LENGTH.search(params[lengths[0]].name):
             inputs = [b for b in range(i, j) if ckinds.is_const_target(params[b].type)]
             outputs = [b for b in range(i, j) if not ckinds.is_const_target(params[b].type)]
@@ -103,8 +114,8 @@ def grouped_lengths(params: list[Param]) -> dict[int, int | None]:
 
 def out_direction(fn: FunctionDecl, p: Param) -> bool:
     """Whether the non-const buffer ``p`` of ``fn`` is written by the library (vs. read)."""
-    if re.search(r"(out|dest|dst|result)", p.name, re.I):
-        return True
+    if re.search(r"(out|dest|dst|result)", p.name, re.I) or _ERROR_TEXT.fullmatch(p.name):
+        return True  # a destination, or room for the library's error message
     if re.search(r"^(in|input|src|source)$", p.name, re.I):
         return False
     lowered = fn.name.lower()

@@ -207,3 +207,21 @@ int acme_write_value(acme_node root, const char *name, const void *value, int le
         code = write_harness(fn, api, ["acme.h"], arche, default_skeleton(arche)).code
     assert "acme_text2tree(" in code and "acme_create_element(" not in code
     assert "(char *)out_buf)" in code
+
+
+def test_a_length_named_after_the_error_buffer_is_its_capacity() -> None:
+    """`tree_parse(const char *input, char *error_buffer, size_t error_buffer_size)`: the input
+    is a terminated copy and the size is the error buffer's (it was the input's, unterminated)."""
+    from agents.offline.analysis import analyze_function
+    from agents.offline.cdecl import parse_prototypes
+    from agents.offline.synth import default_skeleton, write_harness
+
+    api = parse_prototypes("""
+typedef struct acme_val_s *acme_val;
+acme_val acme_tree_parse(const char *input, char *error_buffer, size_t error_buffer_size);
+void acme_tree_free(acme_val v);
+""")
+    fn = api[0]
+    arche = analyze_function(fn, api).archetype
+    code = write_harness(fn, api, ["acme.h"], arche, default_skeleton(arche)).code
+    assert "acme_tree_parse((const char *)text, (char *)out_buf, (size_t)out_cap);" in code
