@@ -200,7 +200,7 @@ class ApiIndex(ApiFinders):
         if not ckinds.is_pointer(ret) and not self.type_key(ret):
             return False
         handle = self.type_key(ret)
-        if handle and "*" not in ret and self.is_handle(handle):
+        if handle and self.is_handle(handle):
             return True  # a handle type has a releaser (``handle_types``), const pointer or not
         if ckinds.is_pointer(ret) and ckinds.is_const_target(ret):
             return False
@@ -214,8 +214,6 @@ class ApiIndex(ApiFinders):
                 any(v in PRINT | {"dup", "duplicate", "copy", "alloc", "malloc", "calloc"} for v in verbs)
                 and "get" not in verbs
             )
-        if self.type_key(ret) and self.is_handle(self.type_key(ret) or ""):
-            return True
         last = self.last_verb(fn.name, CREATE | {"get", "add", "find", "lookup"})
         if last is None and not self.verbs(fn.name) and self._noun_constructor(fn):
             return True
@@ -278,4 +276,3 @@ class ApiIndex(ApiFinders):
             len(f.params) == 1 and ckinds.struct_type(f.params[0].type) == key and self.kind(f) == "destroy"
             for f in self.api
         )
-

@@ -10,10 +10,13 @@ reads what its constructor laid out after it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agents.offline import cdecl, ckinds, type_table
 from fuzzkit.api import FunctionDecl
+
+if TYPE_CHECKING:
+    from agents.offline.synth_api import ApiIndex
 
 
 def by_name(ctype: str) -> bool:
@@ -57,11 +60,10 @@ def handle_types(api: Iterable[FunctionDecl], destroys: Callable[[FunctionDecl],
     return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}
 
 
-def takes_own(idx: Any, fn: FunctionDecl, key: str) -> bool:
+def takes_own(idx: ApiIndex, fn: FunctionDecl, key: str) -> bool:
     """Whether constructor ``fn`` takes an existing ``key`` object (not the slot it fills).
 
     Such a constructor (an element made from a tree of definitions) cannot make the first
     one: another is preferred, and with none the recursion limit makes optional code give up.
-    ``idx`` is the :class:`~agents.offline.synth_api.ApiIndex`.
     """
     return any(idx.type_key(p.type) == key and ckinds.pointer_depth(p.type) == 1 for p in fn.params)

@@ -28,7 +28,7 @@ def is_len_like(p: Param) -> bool:
     """An integer that can be the length of the buffer before it (by name, or unnamed)."""
     if not ckinds.is_integer(p.type) or ckinds.is_bool(p.type):
         return False
-    return ckinds.is_length(p) or not p.name or (p.name.startswith("arg") and p.name[3:].isdigit())
+    return ckinds.is_length(p) or _unnamed(p.name)
 
 
 def _is_buffer(p: Param) -> bool:
@@ -63,7 +63,7 @@ def _affinity(a: str, b: str) -> int:
 def _named_after(params: list[Param], buffers: range, length: int) -> int | None:
     """The buffer whose whole name starts the length's (``error_buffer``/``error_buffer_size``)."""
     name = params[length].name.lower()
-    owners = [b for b in buffers if len(params[b].name) >= 3 and not re.fullmatch(r"arg\d+", params[b].name)
+    owners = [b for b in buffers if len(params[b].name) >= 3 and not _unnamed(params[b].name)
               and name.startswith(params[b].name.lower()) and name != params[b].name.lower()]
     return owners[-1] if owners else None
 
@@ -112,6 +112,10 @@ def grouped_lengths(params: list[Param]) -> dict[int, int | None]:
     return pairs
 
 
+_ERROR_TEXT = re.compile(
+    r"(err|error|errmsg|errbuf|errstr)_?(msg|message|desc|description|buf|buffer|str|string|text)?", re.I)
+
+
 def out_direction(fn: FunctionDecl, p: Param) -> bool:
     """Whether the non-const buffer ``p`` of ``fn`` is written by the library (vs. read)."""
     if re.search(r"(out|dest|dst|result)", p.name, re.I) or _ERROR_TEXT.fullmatch(p.name):
@@ -122,10 +126,6 @@ def out_direction(fn: FunctionDecl, p: Param) -> bool:
     if any(v in lowered for v in ("gets", "fread", "output")) or "get" in words(fn.name):
         return True  # lib_getName(obj, char *buf): a getter's buffer is filled for the caller
     return not (set(words(fn.name)) | {lowered}) & IN_VERBS
-
-
-_ERROR_TEXT = re.compile(
-    r"(err|error|errmsg|errbuf|errstr)_?(msg|message|desc|description|buf|buffer|str|string|text)?", re.I)
 
 
 def unsized_output(fn: FunctionDecl, p: Param) -> bool:

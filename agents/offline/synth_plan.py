@@ -36,8 +36,7 @@ class Planner:
         self.scope: list[Obj] = []
         self.file_ctx = file_ctx  # (fd variable, path variable) when the skeleton made them
         self.empty_file_ctx: tuple[str, str] | None = None  # an empty file for unfed opens
-        self._text: str | None = None
-        self._wide: str | None = None
+        self._copies: dict[str, str] = {}  # helper -> variable of the payload's heap copy
         self.depth = 0
         self.c_strings: set[str] = set()  # params that must get a NUL-terminated string
         self.fed = False  # whether some call receives the fuzz input
@@ -68,21 +67,14 @@ class Planner:
 
         ``wide``: ended by four zero bytes instead, for text of 16- or 32-bit units.
         """
-        if wide:
-            if self._wide is None:
-                self.f.need("wstrndup")
-                self._wide = self.var("char *", "wide_text", "NULL")
-                self.f.setup.append(f"{self._wide} = lf_wstrndup(data, size);")
-                self.f.setup.append(f"if ({self._wide} == NULL) {self.f.fail()}")
-                self.f.cleanup.append(f"free({self._wide});")
-            return self._wide
-        if self._text is None:
-            self.f.need("strndup")
-            self._text = self.var("char *", "text", "NULL")
-            self.f.setup.append(f"{self._text} = lf_strndup(data, size);")
-            self.f.setup.append(f"if ({self._text} == NULL) {self.f.fail()}")
-            self.f.cleanup.append(f"free({self._text});")
-        return self._text
+        helper, base = ("wstrndup", "wide_text") if wide else ("strndup", "text")
+        if helper not in self._copies:
+            self.f.need(helper)
+            v = self._copies[helper] = self.var("char *", base, "NULL")
+            self.f.setup.append(f"{v} = lf_{helper}(data, size);")
+            self.f.setup.append(f"if ({v} == NULL) {self.f.fail()}")
+            self.f.cleanup.append(f"free({v});")
+        return self._copies[helper]
 
     def key_text(self, base: str, max_len: int = 16) -> str:
         """A short NUL-terminated string taken from the option end of the input."""
