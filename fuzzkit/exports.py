@@ -19,24 +19,32 @@ from fuzzkit.tools import tool
 
 def defined_functions(lib: LibraryBuild) -> set[str]:
     """Names of the functions the built library defines (``T`` symbols of its archive)."""
+    return _kinds(lib, "TW")
+
+
+def defined_data(lib: LibraryBuild) -> set[str]:
+    """Names of the variables the built library defines (data, read-only data, BSS, common)."""
+    return _kinds(lib, "DRBCVG")
+
+
+def _kinds(lib: LibraryBuild, letters: str) -> set[str]:
     archive = Path(lib.cov_archive)
     try:
         stamp = archive.stat().st_mtime_ns
     except OSError:
         return set()
-    return set(_defined(str(archive), stamp))
+    return {name for name, kind in _defined(str(archive), stamp) if kind in letters}
 
 
 @functools.lru_cache(maxsize=16)
-def _defined(archive: str, _stamp: int) -> frozenset[str]:
+def _defined(archive: str, _stamp: int) -> frozenset[tuple[str, str]]:
     out = subprocess.run(
         [tool("llvm-nm"), "--defined-only", "-g", archive],
         capture_output=True,
         text=True,
         check=False,
     ).stdout
-    return frozenset(f[2] for f in (line.split() for line in out.splitlines())
-                     if len(f) == 3 and f[1] in "TW")
+    return frozenset((f[2], f[1]) for f in (line.split() for line in out.splitlines()) if len(f) == 3)
 
 
 def missing_functions(lib: LibraryBuild, names: Iterable[str], library: str) -> dict[str, str]:

@@ -79,6 +79,9 @@ class HeaderFacts:
     retains: list[str] = field(default_factory=list)
     consumes: list[str] = field(default_factory=list)
     wrappers: list[Wrapper] = field(default_factory=list)
+    # (name, type) of variables the library defines whose type the API takes a pointer to
+    # (a built-in encoding table, a default configuration): the only way to get a valid one.
+    instances: list[tuple[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -102,6 +105,7 @@ class HeaderFacts:
             consumes=list(data.get("consumes", [])),
             wrappers=[Wrapper(w["function"], tuple(w["args"]), w["caller"], tuple(w["params"]))
                       for w in data.get("wrappers", [])],
+            instances=[(i[0], i[1]) for i in data.get("instances", [])],
         )
 
     def render(self) -> str:
@@ -127,7 +131,10 @@ class HeaderFacts:
                 body = " ".join(f"{_field_decl(n, t)};" for n, t in r.fields[:MAX_FIELDS])
                 if len(r.fields) > MAX_FIELDS:
                     body += f" /* {len(r.fields) - MAX_FIELDS} more fields */"
-                lines.append(f"{head} {{ {body} }};")
+                if r.tag or not r.names:
+                    lines.append(f"{head} {{ {body} }};")
+                else:  # an anonymous record, named by its typedef only
+                    lines.append(f"typedef {head} {{ {body} }} {r.names[0]};")
         for e in self.enums:
             body = ", ".join(f"{n} = {v}" for n, v in e.constants)
             lines.append(f"enum {e.name} {{ {body} }};")
@@ -138,6 +145,10 @@ class HeaderFacts:
             lines.append(f"#define {m.name} {m.value}")
             last_group = m.group
         out = ["```c", *lines, "```"] if lines else []
+        if self.instances:
+            out.append("Objects the library defines (pass one's address where the API takes a pointer "
+                       "to its type):")
+            out += [f"- extern {_field_decl(name, ctype)};" for name, ctype in self.instances]
         if self.releasers:
             out.append("Release functions:")
             out += [f"- {r.function} releases {r.releases} ({r.evidence})" for r in self.releasers]

@@ -21,7 +21,7 @@ from fuzzkit.header_facts import (
     Macro,
     _words,
 )
-from fuzzkit.header_reach import MAX_RECORDS, TypeReach
+from fuzzkit.header_reach import MAX_RECORDS, TypeReach, library_instances
 from fuzzkit.header_releasers import find_releasers
 from fuzzkit.header_wrappers import MAX_WRAPPERS, Wrapper, body_tokens, function_wrapper, macro_wrapper
 from fuzzkit.headers import cindex_module, parse_translation_unit
@@ -77,6 +77,7 @@ class _Collector:
         self.api_names = {d.name for d in api}
         self.wrappers: list[Wrapper] = []
         self.texts: dict[Path, bytes] = {}
+        self.variables: dict[str, Any] = {}
 
     def own(self, cursor: Any) -> bool:
         loc = cursor.location.file
@@ -101,6 +102,9 @@ class _Collector:
                 name = cur.spelling if not cur.is_anonymous() else (constants[0][0] if constants else "")
                 if constants and name and not name.startswith("enum (") and name not in self.enums:
                     self.enums[name] = Enum(name, constants)
+            elif (kind == kinds.VAR_DECL and self.own(cur) and cur.semantic_parent is not None
+                  and cur.semantic_parent.kind == kinds.TRANSLATION_UNIT):
+                self.variables.setdefault(cur.spelling, cur.type)
             elif kind == kinds.MACRO_DEFINITION and self.own(cur):
                 self._macro(cur)
             elif kind == kinds.FUNCTION_DECL and self.own(cur):
@@ -145,6 +149,7 @@ class _Collector:
                 reach.spelling(spelling)
             for arg_type in self.function_types.get(decl.name, []):
                 reach.type(arg_type)
+        reach.finish()
         words = {w for d in self.api for p in d.params for w in _words(p.name) if len(w) > 2}
         facts = HeaderFacts(
             typedefs=list(reach.typedefs.values()),
@@ -153,6 +158,7 @@ class _Collector:
             macros=self._relevant_macros(words, _option_owner_words(self.api)),
             wrappers=list(self.wrappers),
         )
+        facts.instances = library_instances(self.variables, reach)
         facts.releasers = find_releasers(self.api, self.docs, facts.records, self.function_types)
         names = {d.name for d in self.api} | {t.name for t in facts.typedefs if "(" in t.canonical}
         facts.consumes = sorted(fn for fn in (d.name for d in self.api)

@@ -29,6 +29,13 @@ class TypeReach:
         self.enum_names: list[str] = []
         self.seen: set[str] = set()
         self.seen_typedefs: set[str] = set()
+        self.anonymous: list[tuple[Any, str]] = []
+
+    def finish(self) -> None:
+        """Take the anonymous records met so far (and what their fields reach)."""
+        while self.anonymous:
+            under, name = self.anonymous.pop(0)
+            self.record(under, alias=name)
 
     def spelling(self, spelling: str) -> None:
         """Follow every typedef named in a type spelling."""
@@ -48,6 +55,10 @@ class TypeReach:
         under = cur.underlying_typedef_type
         canonical = under.get_canonical().spelling
         if canonical == name:
+            # `typedef struct { ... } name;`: the record has no other name. Taken after the
+            # named records (:meth:`finish`), in the room their cap leaves.
+            if under.get_canonical().kind == self.ci.TypeKind.RECORD:
+                self.anonymous.append((under, name))
             return
         self.typedefs[name] = Typedef(name, under.spelling, canonical)
         self.type(under)
@@ -78,16 +89,20 @@ class TypeReach:
         elif t.kind == tk.ENUM:
             self.enum_names.append(t.get_declaration().spelling)
 
-    def record(self, t: Any) -> None:
-        """Take a struct or union (up to ``MAX_RECORDS``) and follow its fields."""
+    def record(self, t: Any, alias: str = "") -> None:
+        """Take a struct or union (up to ``MAX_RECORDS``) and follow its fields.
+
+        ``alias`` is the typedef naming an anonymous record (its only name).
+        """
         canonical = t.get_canonical().spelling
         if (canonical in self.records or len(self.records) >= MAX_RECORDS or "__" in canonical
                 or _UNNAMED.search(canonical)):
             return
-        cur = self.record_cursors.get(canonical) or t.get_declaration()
+        cur = self.record_cursors.get(canonical) or t.get_canonical().get_declaration()
         kind = "union" if cur.kind == self.ci.CursorKind.UNION_DECL else "struct"
-        tag = "" if cur.is_anonymous() else cur.spelling
-        names = tuple(n for n, td in self.typedefs.items() if td.canonical == canonical)
+        tag = "" if cur.is_anonymous() or alias else cur.spelling
+        names = (alias,) if alias else tuple(n for n, td in self.typedefs.items()
+                                             if td.canonical == canonical)
         definition = cur.get_definition()
         fields: list[tuple[str, str]] = []
         if definition is not None:
@@ -98,3 +113,29 @@ class TypeReach:
             for f in definition.type.get_fields():
                 if not _UNNAMED.search(f.type.spelling):
                     self.type(f.type)
+
+
+MAX_INSTANCES, MAX_PER_TYPE = 32, 8
+
+
+def library_instances(variables: dict[str, Any], reach: TypeReach) -> list[tuple[str, str]]:
+    """``(name, type)`` of the header's global variables of a record type the API uses.
+
+    ``extern const codec_table codec_utf8;`` or ``extern codec_syntax *codec_default_syntax;``:
+    where the API takes a pointer to such a record (often full of function pointers), the
+    library's own object is the one valid argument, and a zeroed struct crashes it. At most
+    ``MAX_PER_TYPE`` of one type, in header order.
+    """
+    found: list[tuple[str, str]] = []
+    per_type: dict[str, int] = {}
+    for name, t in variables.items():
+        pointee = t.get_pointee() if t.get_canonical().kind == reach.ci.TypeKind.POINTER else t
+        record = pointee.get_canonical()
+        spelling = re.sub(r"^((const|volatile)\s+)+", "", record.spelling)
+        if name.startswith("_") or record.kind != reach.ci.TypeKind.RECORD:
+            continue
+        if spelling not in reach.records or per_type.get(spelling, 0) >= MAX_PER_TYPE:
+            continue
+        per_type[spelling] = per_type.get(spelling, 0) + 1
+        found.append((name, t.spelling))
+    return found[:MAX_INSTANCES]

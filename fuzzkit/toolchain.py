@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from fuzzkit.api import FunctionDecl
 from fuzzkit.coverage import CoverageReport, measure_coverage
 from fuzzkit.detect import prepare_library
-from fuzzkit.exports import defined_functions, missing_functions
+from fuzzkit.exports import defined_data, defined_functions, missing_functions
 from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.header_facts_collect import collect_facts
@@ -82,8 +82,14 @@ class Fuzzkit:
         return missing_functions(lib, names, project)
 
     def collect_facts(self, lib: LibraryBuild, api: Sequence[FunctionDecl]) -> HeaderFacts:
-        """collect_facts, by fuzzkit (see :class:`Toolchain`)."""
-        return collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
+        """collect_facts, by fuzzkit (see :class:`Toolchain`).
+
+        The library's variables a header declares are kept only if the build defines them.
+        """
+        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
+        data = defined_data(lib)  # empty when llvm-nm gives no verdict: keep all
+        facts.instances = [i for i in facts.instances if not data or i[0] in data]
+        return facts
 
     def build_harness(self, source: Path, lib: LibraryBuild, out: Path) -> HarnessBuild:
         """build_harness, by fuzzkit (see :class:`Toolchain`)."""

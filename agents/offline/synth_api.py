@@ -142,9 +142,12 @@ class ApiIndex(ApiFinders):
             ) or self.out_created(f) == type_key:
                 life.create.append(f.name)
             elif (first == type_key and kind == "init" and ckinds.is_pointer(f.params[0].type)
-                  and not ckinds.is_const_target(f.params[0].type) and ret in (None, type_key)):
+                  and not ckinds.is_const_target(f.params[0].type) and ret in (None, type_key)
+                  and (ret == type_key or not ckinds.is_pointer(f.return_type))):
                 # An initializer fills caller memory through a pointer; a handle passed by
-                # value (`typedef struct s *handle_t`) can only come from a constructor.
+                # value (`typedef struct s *handle_t`) can only come from a constructor. It
+                # returns a status or nothing: one returning a string is a getter
+                # (`get_tag_start(obj, n)`, "start" notwithstanding).
                 life.init.append(f.name)
             elif first == type_key and kind == "destroy" and len(f.params) == 1:
                 life.destroy.append(f.name)

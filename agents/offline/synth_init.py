@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import ckinds, synth_io
 from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_instances import fill_fields
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import roles
 from agents.offline.synth_types import Obj, Unsupported
@@ -30,6 +31,8 @@ def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
     target.append(f"{key} {v};")
     target.append(f"memset(&{v}, 0, sizeof {v});")
     pl.f.include("<string.h>")
+    if not hoist:
+        fill_fields(pl, key, v)
     return v
 
 

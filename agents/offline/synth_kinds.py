@@ -17,6 +17,7 @@ from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
 from agents.offline.synth_lengths import sentinel_length
 from agents.offline.synth_objects import build_object
+from agents.offline.synth_ranges import position
 from agents.offline.synth_types import WORKSPACE, CallPlan, Role, decl_cast, decl_type
 from fuzzkit.api import FunctionDecl
 
@@ -85,7 +86,9 @@ def _text_or_bytes(c: Call, r: Role) -> None:
 def _payload_bytes(c: Call, r: Role) -> None:
     c.args[r.index] = f"{c.cast(r)}data"
     pair = c.pair_kind(r)
-    if pair == "len_bits":
+    if pair == "end_ptr":
+        c.set_pair(r, f"{c.cast(r)}data + size")
+    elif pair == "len_bits":
         c.set_pair(r, c.pair_length(r, "size * 8"))
     elif pair == "len":
         c.set_pair(r, c.pair_length(r, "size"))
@@ -102,7 +105,10 @@ def _payload_text(c: Call, r: Role) -> None:
     wide = r.pair is None and unit not in cdecl.BYTE_TYPES - {"void"}
     text = c.pl.payload_text(wide)
     c.args[r.index] = f"{c.cast(r)}{text}"
-    if r.pair is not None:
+    if c.pair_kind(r) == "end_ptr":
+        c.set_pair(r, f"{c.cast(r)}{text} + strlen({text})")
+        c.pl.f.include("<string.h>")
+    elif r.pair is not None:
         c.set_pair(r, c.pair_length(r, f"strlen({text})"))
         c.pl.f.include("<string.h>")
 
@@ -111,7 +117,9 @@ def _key_text(c: Call, r: Role) -> None:
     key = c.pl.key_text(r.param.name)
     c.args[r.index] = f"{c.cast(r)}{key}"
     pair = c.pair_kind(r)
-    if pair == "len_bits":
+    if pair == "end_ptr":
+        c.set_pair(r, f"{c.cast(r)}{key} + strlen({key})")
+    elif pair == "len_bits":
         c.set_pair(r, c.pair_length(r, f"strlen({key}) * 8"))
     elif pair == "len":
         c.set_pair(r, c.pair_length(r, f"strlen({key})"))
@@ -274,6 +282,7 @@ BUILDERS: dict[str, Callable[[Call, Role], None]] = {
     "blob": _blob,
     "workspace": _workspace,
     "array": _array,
+    "pos_ptr": position,
     "strarray": _array,
     **dict.fromkeys(_IO, _fixed(lambda c, r: io_arg(c.pl, c.fn, r, c.plan, feed=c.payload))),
     **dict.fromkeys(("pixels", "dim_w", "dim_h", "dim_stride"), synth_pixels.build),

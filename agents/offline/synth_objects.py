@@ -14,6 +14,7 @@ from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, usable, zeroed
+from agents.offline.synth_instances import library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
@@ -59,6 +60,8 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         var = pl.emit(cplan, pl.f.setup, result="copy")
         pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
         return var or "NULL"
+    if r.kind == "object" and not pl.idx.lifecycle(key).create and (own := library_object(pl, key)):
+        return own
     if (
         r.kind == "object"
         and pl.idx.lifecycle(key).create == []
@@ -66,22 +69,10 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         and ckinds.is_pointer(r.param.type)
     ):
         if ckinds.is_opaque(key) and not pl.strict_release:
-            return _null_opaque(pl, key).expr
+            return null_opaque(pl, key).expr
         return f"&{zeroed(pl, key, r.param.name)}"
     # A call that takes the payload itself gets its objects unfed: the input goes to it once.
     return obtain(pl, key, fn.name, feed=payload_slot(roles(fn, pl.idx)) is None).expr
-
-
-def _null_opaque(pl: Planner, key: str) -> Obj:
-    """NULL for an opaque object none of whose constructors the harness may call or knows of.
-
-    Only the library can make one, so a struct of it cannot be declared (incomplete type); an
-    optional context takes NULL as "the defaults". (Optional code, an improvement block, gives
-    up instead: see ``zeroed``.)
-    """
-    v = pl.var(f"{key} *", object_name(key), "NULL")
-    pl.f.notes.append(f"no usable constructor for the opaque {key}: NULL is passed")
-    return Obj(key, v, v, owned=False)
 
 
 def _child(pl: Planner, fn: FunctionDecl, key: str, args: dict[int, str], plan: CallPlan) -> str:
@@ -125,12 +116,16 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
             # An object the library allocates itself: its destructor may free the pointer, so
             # a caller's zeroed struct set up by an initializer would be freed by it.
             obj = _construct(pl, simplest[0], key, payload=False)
-        elif pl.idx.lifecycle(key).init and any(usable(pl, pl.idx.by_name[n]) for n in life.init):
+        elif (life.init and not ckinds.is_opaque(key)
+              and any(usable(pl, pl.idx.by_name[n]) for n in life.init)):
+            # (An opaque object cannot be declared, so it cannot be initialized in place.)
             obj = initialize(pl, key, near, feed=feed)
+        elif not ctors and (own := library_object(pl, key)):
+            obj = Obj(key, own, own, owned=False)
         elif ctors:
             obj = _construct(pl, simplest[0], key, payload=feed)
         elif ckinds.is_opaque(key) and not pl.strict_release:
-            obj = _null_opaque(pl, key)
+            obj = null_opaque(pl, key)
         else:
             v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
             pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")
@@ -177,15 +172,6 @@ def _produce(pl: Planner, prod: FunctionDecl, key: str) -> Obj:
 
 def _io(pl: Planner, f: FunctionDecl) -> bool:
     return any(r.kind in ("fd", "path", "file") for r in roles(f, pl.idx))
-
-
-def object_name(key: str) -> str:
-    """A variable name for an object of type ``key`` (``acme_parser_t`` -> ``parser``)."""
-    if key.endswith("_t"):
-        base = key.split("_")[-2] if "_" in key[:-2] else key[:-2].lower()
-    else:
-        base = key.lower()
-    return base
 
 
 _OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale|separator|^sep$)", re.I)

@@ -37,6 +37,7 @@ class Planner:
         self.file_ctx = file_ctx  # (fd variable, path variable) when the skeleton made them
         self.empty_file_ctx: tuple[str, str] | None = None  # an empty file for unfed opens
         self._copies: dict[str, str] = {}  # helper -> variable of the payload's heap copy
+        self.instances: dict[str, str] = {}  # type -> variable holding the library's own object
         self.depth = 0
         self.c_strings: set[str] = set()  # params that must get a NUL-terminated string
         self.fed = False  # whether some call receives the fuzz input

@@ -13,6 +13,7 @@ import re
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_lengths import grouped_lengths
 from agents.offline.synth_pixels import mark_pixels
+from agents.offline.synth_ranges import mark_ranges, pair_ranges
 from agents.offline.synth_role_rules import RULES, Scan, grouped
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl
@@ -40,7 +41,8 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
     fn_words = set(idx.verbs(fn.name)) | set(words(fn.name))
     first_key = idx.type_key(params[0].type) if params else None
     scan = Scan(fn, idx, out, fn_words, idx.kind(fn), first_key)
-    lengths = grouped_lengths(params)
+    ranges = mark_ranges(params, out)
+    lengths = {b: n for b, n in grouped_lengths(params).items() if out[b] is None}
     for i in range(len(params)):
         if out[i] is not None:
             continue
@@ -52,6 +54,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
             nxt = None  # already some buffer's length
         nxt2 = params[i + 2] if i + 2 < len(params) else None
         next(rule for rule in RULES if rule(scan, i, nxt, nxt2))
+    pair_ranges(out, ranges)
     _pair_bit_lengths(out)
     mark_pixels(out, idx)
     return [r if r is not None else Role("null", i, params[i]) for i, r in enumerate(out)]

@@ -21,11 +21,13 @@ _TYPEDEF = re.compile(r"^typedef (?P<under>.+?)\s*\b(?P<name>[A-Za-z_]\w*);(?:\s
 _FNPTR = re.compile(r"^typedef (?P<ret>.+?)\(\*\s*(?P<name>\w+)\)\s*\((?P<args>.*)\);$")
 _FNTYPE = re.compile(r"^typedef (?P<ret>[^()]+?)\s+(?P<name>\w+)\((?P<args>.*)\);$")
 _RECORD = re.compile(r"^(?P<kind>struct|union) (?P<tag>\w*)\s*(?:\{(?P<body>.*)\})?;")
+_ANON = re.compile(r"^typedef (?P<kind>struct|union) \{(?P<body>.*)\} (?P<name>[A-Za-z_]\w*);$")
 _ENUM = re.compile(r"^enum (?P<name>\w+) \{(?P<body>.*)\};$")
 _DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)$")
 _RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
 _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
 _TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
+_INSTANCE = re.compile(r"^- extern (?P<decl>[^()]+);$")
 _RETURN = re.compile(r"^- (?P<fn>\w+): (?P<text>.+)$")
 _WRAPPED = re.compile(r"^- (?P<fn>\w+)\((?P<args>.*)\) in (?P<caller>\w+)\((?P<params>[^()]*)\)$")
 _FIELD = re.compile(r"(?P<type>.*?[\s*])(?P<name>\w+)(?:\[[^\]]*\])?$")
@@ -57,6 +59,7 @@ class TypeTable:
     consumes: set[str] = field(default_factory=set)
     fixed_args: dict[str, dict[int, str]] = field(default_factory=dict)
     arg_names: dict[str, dict[int, str]] = field(default_factory=dict)  # from the header's wrappers
+    instances: list[tuple[str, str]] = field(default_factory=list)  # (name, type) the library defines
     key: int = 0
 
     def record(self, name: str) -> Record | None:
@@ -120,6 +123,11 @@ def read_types(text: str) -> TypeTable:
             if args is not None:
                 wrappers.append(Wrapper(wrapped["fn"], args, wrapped["caller"], params))
             continue
+        instance = _INSTANCE.match(line)
+        field_ = _FIELD.match(instance["decl"].strip()) if instance else None
+        if field_:
+            table.instances.append((field_["name"], re.sub(r"\s+", " ", field_["type"]).strip()))
+            continue
         release = _RELEASE.match(line)
         if release:
             table.releasers.append((release["fn"], release["what"].strip()))
@@ -153,6 +161,11 @@ def _read_decl(table: TypeTable, line: str) -> bool:
     if fntype and "{" not in line:
         table.canonical[fntype["name"]] = f"{fntype['ret'].strip()} (*)({fntype['args']})"
         table.typedefs[fntype["name"]] = table.canonical[fntype["name"]]
+        return True
+    anon = _ANON.match(line)
+    if anon:  # `typedef struct { ... } name;`: the name stands for the record
+        table.typedefs[anon["name"]] = table.canonical[anon["name"]] = f"{anon['kind']} {{...}}"
+        table.records[anon["name"]] = Record(anon["kind"], "", tuple(_fields(anon["body"])), False)
         return True
     typedef = _TYPEDEF.match(line)
     if typedef:

@@ -1,0 +1,86 @@
+"""Objects the library itself defines, for parameters nothing else can make.
+
+``int re_new(re_t **re, const uchar *pat, const uchar *end, const re_encoding *enc)``: no
+function makes an ``re_encoding``; the header declares the library's own
+(``extern re_encoding re_utf8, re_latin1;``), full of function pointers, and a zeroed struct
+makes the library call address 0. The Types section lists such variables (only those the
+built library defines); the harness picks one per type with an option byte, once, and uses it
+for every argument and settings-struct field of that type (a pattern's and a text's encoding
+must usually agree). An opaque object nothing can make goes as NULL (:func:`null_opaque`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from agents.offline import ckinds, type_table
+from agents.offline.synth_types import Obj, decl_cast
+
+if TYPE_CHECKING:
+    from agents.offline.synth_plan import Planner
+
+_DEFAULT = re.compile(r"default", re.I)
+
+
+def instances_of(key: str) -> list[str]:
+    """Expressions for the library's own objects of type ``key`` (``&re_utf8``), default first."""
+    table = type_table.active()
+    want = table.record(key)
+    found = []
+    for name, ctype in table.instances:
+        base = ckinds.base_name(ctype)
+        if base == key or (want is not None and table.record(base) is want):
+            pointer = ckinds.pointer_depth(ctype) >= 1
+            found.append((not _DEFAULT.search(name), name if pointer else f"&{name}"))
+    return [expr for _rank, expr in sorted(found, key=lambda f: f[0])]
+
+
+def library_object(pl: Planner, key: str) -> str | None:
+    """A variable holding one of the library's own ``key`` objects, or None if it has none."""
+    if key in pl.instances:
+        return pl.instances[key]
+    found = instances_of(key)
+    if not found:
+        return None
+    v = pl.var(f"{key} *", re.sub(r"^(struct|union) ", "", key).lower() + "_object", "NULL")
+    choices = ", ".join(f"({key} *){e}" for e in found)
+    table = pl.f.name("lf_library_objects")
+    pick = pl.f.take_int((0, len(found) - 1))
+    pl.f.opts.append(f"{{ {key} *const {table}[] = {{{choices}}}; {v} = {table}[{pick}]; }}")
+    pl.instances[key] = v
+    return v
+
+
+def fill_fields(pl: Planner, key: str, var: str) -> None:
+    """Point a settings struct's fields at the library's own objects of their types."""
+    rec = type_table.active().record(key)
+    if rec is None:
+        return
+    for name, ftype in rec.fields:
+        if ckinds.pointer_depth(ftype) != 1 or ckinds.is_function_pointer(ftype):
+            continue
+        obj = library_object(pl, ckinds.base_name(ftype))
+        if obj is not None:
+            pl.f.setup.append(f"{var}.{name} = ({decl_cast(ftype)}){obj};")
+
+
+def object_name(key: str) -> str:
+    """A variable name for an object of type ``key`` (``acme_parser_t`` -> ``parser``)."""
+    if key.endswith("_t"):
+        base = key.split("_")[-2] if "_" in key[:-2] else key[:-2].lower()
+    else:
+        base = key.lower()
+    return base
+
+
+def null_opaque(pl: Planner, key: str) -> Obj:
+    """NULL for an opaque object none of whose constructors the harness may call or knows of.
+
+    Only the library can make one, so a struct of it cannot be declared (incomplete type); an
+    optional context takes NULL as "the defaults". (Optional code, an improvement block, gives
+    up instead: see ``zeroed``.)
+    """
+    v = pl.var(f"{key} *", object_name(key), "NULL")
+    pl.f.notes.append(f"no usable constructor for the opaque {key}: NULL is passed")
+    return Obj(key, v, v, owned=False)
