@@ -171,9 +171,12 @@ _INPUT_NAMES = re.compile(r"\b(data|lf_chunk|lf_fd|lf_path|lf_step|lf_memfd|lf_t
 
 
 def _input_flows(ctx: Ctx) -> bool:
-    """Whether the code so far hands the input to a call (directly, by chunks, file or callback)."""
-    text = "\n".join([*ctx.f.setup, *ctx.f.call, *ctx.use, *ctx.f.decls, *ctx.f.hoist,
-                      *(line for b in ctx.blocks for line in b.lines)])
+    """Whether the code so far hands the input to a call (directly, by chunks, file or callback).
+
+    Only up to the target: a follow-up (`get_error(obj, data, size)`) that gets the input
+    does not make the target see it.
+    """
+    text = "\n".join([*ctx.f.setup, *ctx.f.call, *ctx.f.decls, *ctx.f.hoist])
     return bool(_INPUT_NAMES.search(text))
 
 
@@ -224,7 +227,7 @@ def _render(ctx: Ctx, skeleton: str, headers: list[str], guide: Guidance) -> str
     helpers = list(f.helpers)
     for b in ctx.blocks:
         helpers += [h for h in b.helpers if h not in helpers]
-    if ctx.blocks and any(b.needs_cursor for b in ctx.blocks):
+    if f.opts or any(b.needs_cursor for b in ctx.blocks):  # (options may all be constants)
         helpers.append("input")
     helper_text, helper_heads = helper_code(helpers, skeleton)
     includes = ["<stdlib.h>", "<string.h>", *helper_heads, *f.includes, *guide.includes]

@@ -204,7 +204,10 @@ class ApiIndex(ApiFinders):
             return False
         handle = self.type_key(ret)
         if handle and self.is_handle(handle):
-            return True  # a handle type has a releaser (``handle_types``), const pointer or not
+            # A handle type has a releaser (``handle_types``), const pointer or not; one found
+            # inside another of its type (`tree_get(tree, path)`) belongs to that one.
+            inside = any(self.type_key(p.type) == handle for p in fn.params)
+            return not (inside and set(self.verbs(fn.name)) & {"get", "find", "lookup"})
         if ckinds.is_pointer(ret) and ckinds.is_const_target(ret):
             return False
         if self.documented_releaser(fn):

@@ -132,7 +132,12 @@ class ApiFinders:
         (:mod:`fuzzkit.input_flow`) rejects can be repaired the way the gate expects.
         """
         named = self.feeders(type_key)
-        return [*named, *(f for f in feeders_of(target, self.api) if f not in named)]
+        found = [*named, *(f for f in feeders_of(target, self.api) if f not in named)]
+        # The same shape through the Types section (a handle typedef hides its `*`).
+        return found + [f for f in self.api if f not in found and f.name != target.name
+                        and 2 <= len(f.params) <= 3 and self.type_key(f.params[0].type) == type_key
+                        and (ckinds.is_bytes(f.params[1].type) or ckinds.is_string(f.params[1].type))
+                        and not any(ckinds.is_pointer(p.type) for p in f.params[2:])]
 
     def outputs(self, type_key: str) -> list[FunctionDecl]:
         """``f(T *, out...)`` functions that tell an object where to write (``set_output*``)."""

@@ -84,3 +84,19 @@ def null_opaque(pl: Planner, key: str) -> Obj:
     v = pl.var(f"{key} *", object_name(key), "NULL")
     pl.f.notes.append(f"no usable constructor for the opaque {key}: NULL is passed")
     return Obj(key, v, v, owned=False)
+
+
+def is_allocator_suite(type_name: str) -> bool:
+    """A struct of memory functions (``malloc``/``realloc``/``free`` fields) the caller may supply.
+
+    Passed as NULL the library uses its defaults; zeroed, it holds NULL functions, which a
+    library either calls or rejects (returning no object at all).
+    """
+    record = type_table.active().record(ckinds.base_name(type_name))
+    if record is None:
+        return False
+    names = [*record.functions, *(n for n, t in record.fields if ckinds.is_function_pointer(t))]
+    return sum(bool(_ALLOC_FIELD.search(n)) for n in names) >= 2
+
+
+_ALLOC_FIELD = re.compile(r"(alloc|free)", re.I)

@@ -14,7 +14,7 @@ from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, usable, zeroed
-from agents.offline.synth_instances import library_object, null_opaque, object_name
+from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
@@ -62,6 +62,8 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         return var or "NULL"
     if r.kind == "object" and not pl.idx.lifecycle(key).create and (own := library_object(pl, key)):
         return own
+    if r.kind == "object" and r.index > 0 and is_allocator_suite(key):
+        return "NULL"  # the library's own allocator
     if (
         r.kind == "object"
         and pl.idx.lifecycle(key).create == []

@@ -27,6 +27,7 @@ _DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)$")
 _RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
 _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
 _TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
+_FN_FIELD = re.compile(r"\(\*\s*(\w+)\)")
 _INSTANCE = re.compile(r"^- extern (?P<decl>[^()]+);$")
 _RETURN = re.compile(r"^- (?P<fn>\w+): (?P<text>.+)$")
 _WRAPPED = re.compile(r"^- (?P<fn>\w+)\((?P<args>.*)\) in (?P<caller>\w+)\((?P<params>[^()]*)\)$")
@@ -41,6 +42,7 @@ class Record:
     tag: str
     fields: tuple[tuple[str, str], ...]
     opaque: bool
+    functions: tuple[str, ...] = ()  # names of its function-pointer fields
 
 
 @dataclass
@@ -165,7 +167,8 @@ def _read_decl(table: TypeTable, line: str) -> bool:
     anon = _ANON.match(line)
     if anon:  # `typedef struct { ... } name;`: the name stands for the record
         table.typedefs[anon["name"]] = table.canonical[anon["name"]] = f"{anon['kind']} {{...}}"
-        table.records[anon["name"]] = Record(anon["kind"], "", tuple(_fields(anon["body"])), False)
+        table.records[anon["name"]] = Record(anon["kind"], "", tuple(_fields(anon["body"])), False,
+                                             tuple(_FN_FIELD.findall(anon["body"])))
         return True
     typedef = _TYPEDEF.match(line)
     if typedef:
@@ -177,7 +180,8 @@ def _read_decl(table: TypeTable, line: str) -> bool:
     if record:
         body = record["body"]
         fields = tuple(_fields(body)) if body is not None else ()
-        rec = Record(record["kind"], record["tag"], fields, body is None)
+        rec = Record(record["kind"], record["tag"], fields, body is None,
+                     tuple(_FN_FIELD.findall(body or "")))
         if record["tag"]:
             table.records[record["tag"]] = rec
         for name, canon in table.canonical.items():
