@@ -25,6 +25,7 @@ from agents.offline.synth_code import Frag, helper_code, indent
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_guide import Guidance, read_guidance
 from agents.offline.synth_plan import Planner, Unsupported
+from agents.offline.synth_release_args import complete_release_calls
 from fuzzkit.api import FunctionDecl
 
 SLOTS = ("INCLUDES", "GLOBALS", "GUARD", "SETUP", "CALL", "USE", "CLEANUP")
@@ -265,7 +266,7 @@ def _render(ctx: Ctx, skeleton: str, headers: list[str], guide: Guidance) -> str
         pad = _slot_indent(code, "USE")
         text = render_blocks(ctx.blocks, pad, declare_cursor=True)
         code = _after_slot_content(code, "USE", text)
-    return code
+    return complete_release_calls(code, ctx.idx.api)
 
 
 def _header(h: str) -> str:

@@ -228,7 +228,8 @@ def releaser_for(type_name: str, producer: str = "") -> str | None:
         return documented  # what the documentation says beats a releaser of the same type
     wanted = {_bare(type_name), _bare(_canonical(table, type_name))}
     depth = _canonical(table, type_name).count("*")
-    for fn, what in table.releasers:
+    # A releaser of the very spelling first (`region_t *` before the `struct re *` behind it).
+    for fn, what in sorted(table.releasers, key=lambda r: _bare(r[1]) != _bare(type_name)):
         if what.startswith("what "):
             continue
         # The same pointer depth: a `char **` table's releaser is not a `char *` string's. A
