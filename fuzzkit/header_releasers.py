@@ -36,11 +36,15 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     out: list[Releaser] = []
     record_names = {n: r for r in records for n in (r.tag, *r.names) if n}
     common = _common_words([d.name for d in api])
+    # `free_error(handle, str)`: releases what its documentation links to it, given the object.
+    with_object: list[str] = []
     for decl in api:
         ws = _words(decl.name)
         verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS]
         pointers = [p for p, canon in zip(decl.params, _canonical_params(decl, function_types), strict=True)
                     if "*" in canon and "(*)" not in canon]
+        if verbs and len(pointers) == len(decl.params) == 2 and _base(pointers[0].type) != "void":
+            with_object.append(decl.name)
         if not verbs or len(pointers) != 1 or set(ws[verbs[0]:]) & _PREPOSITIONS:
             continue  # `delete_item_from_list(list, i)` detaches a part, it releases no object
         ws = [w for w in ws if w not in common]
@@ -60,7 +64,7 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
             out.append(Releaser(decl.name, target, evidence))
         if not named and not documented:
             out.append(Releaser(decl.name, ptype, "parameter type"))
-    releasing = [r.function for r in out]
+    releasing = [r.function for r in out] + with_object
     for decl in api:
         doc = docs.get(decl.name, "")
         named = [fn for fn in dict.fromkeys(releasing)
@@ -82,10 +86,12 @@ def _allocated_with(api: Sequence[FunctionDecl], docs: Mapping[str, str],
     allocators = {r.releases[5:-10]: r.function for r in found
                   if r.releases.startswith("what ") and r.function != "free"}
     released = {r.releases for r in found}
+    releasers = set(allocators.values())  # a releaser's own documentation names what it frees
     out = []
     for decl in api:
         doc = docs.get(decl.name, "")
-        if f"what {decl.name} allocates" in released or not _FREEING_DOC.search(doc):
+        if (f"what {decl.name} allocates" in released or not _FREEING_DOC.search(doc)
+                or decl.name in releasers):
             continue
         for alloc, releaser in allocators.items():
             if alloc != decl.name and re.search(rf"\b{re.escape(alloc)}\d*\b", doc):

@@ -62,8 +62,8 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         return var or "NULL"
     if r.kind == "object" and not pl.idx.lifecycle(key).create and (own := library_object(pl, key)):
         return own
-    if r.kind == "object" and r.index > 0 and is_allocator_suite(key):
-        return "NULL"  # the library's own allocator
+    if r.kind == "object" and (r.index > 0 or pl.idx.kind(fn) == "create") and is_allocator_suite(key):
+        return "NULL"  # the library's own allocator (what `init_alloc_funcs(&a)` fills is not)
     if (
         r.kind == "object"
         and pl.idx.lifecycle(key).create == []

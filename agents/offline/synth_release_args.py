@@ -10,16 +10,24 @@ to the finished harness, so every place that releases an object is covered.
 from __future__ import annotations
 
 import re
+from functools import partial
 
-from agents.offline import ckinds
+from agents.offline import ckinds, type_table
 from fuzzkit.api import FunctionDecl, Param
 
 _WHOLE = re.compile(r"(self|all|deep|recurs|whole|struct|free|segment)", re.I)
 
 
 def complete_release_calls(code: str, api: list[FunctionDecl]) -> str:
-    """``release(obj)`` -> ``release(obj, 1)`` for releasers with trailing integer flags."""
+    """``release(obj)`` -> ``release(obj, 1)`` for releasers with trailing integer flags.
+
+    A releaser that takes the object that made what it frees (``free_error(handle, str)``)
+    gets that object: the first argument of the call whose result is released.
+    """
     for fn in api:
+        if _with_object(fn):
+            code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]*)\)", partial(_maker_first, code, fn), code)
+            continue
         extra = fn.params[1:]
         if (len(fn.params) < 2 or not ckinds.is_pointer(fn.params[0].type)
                 or not all(ckinds.is_integer(p.type) or ckinds.is_bool(p.type) for p in extra)):
@@ -32,3 +40,18 @@ def complete_release_calls(code: str, api: list[FunctionDecl]) -> str:
 
         code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]*)\)", complete, code)
     return code
+
+
+def _with_object(fn: FunctionDecl) -> bool:
+    """``f(obj, ptr)``: the object a handle typedef or a pointer, the other a plain pointer."""
+    types = [p.type for p in fn.params]
+    canonical = type_table.active().canonical
+    return (len(types) == 2 and ckinds.is_pointer(types[1])
+            and (ckinds.is_pointer(types[0]) or "*" in canonical.get(ckinds.base_name(types[0]), ""))
+            and not (ckinds.is_bytes(types[0]) or ckinds.is_string(types[0])))
+
+
+def _maker_first(code: str, fn: FunctionDecl, m: re.Match[str]) -> str:
+    arg = m.group(1).strip()
+    made = re.search(rf"\b{re.escape(arg)}\s*=\s*(?:\([^()]*\)\s*)?\w+\(\s*([^,()]+?)\s*[,)]", code)
+    return f"{fn.name}({made.group(1)}, {arg})" if made and arg else m.group(0)

@@ -45,3 +45,19 @@ def test_macro_values_are_integer_constant_expressions_and_nothing_else() -> Non
     assert _int_value("(1 << 99999999)") is None  # bounded: never a huge integer
     assert _int_value("abc") is None and _int_value("__import__") is None
     assert _int_value('"text"') is None and _int_value("(x) + 1") is None
+
+
+def test_a_releaser_taking_its_maker_s_object_is_linked_by_documentation() -> None:
+    from agents.offline.cdecl import parse_prototypes
+    from fuzzkit.header_releasers import find_releasers
+
+    api = parse_prototypes(
+        "unsigned char *acme_get_error(struct acme_h *hand, int verbose);\n"
+        "void acme_free_error(struct acme_h *hand, unsigned char *str);\n"
+        "void acme_free(struct acme_h *hand);\n")
+    docs = {"acme_get_error": "Returns a string which should be freed with acme_free_error.",
+            "acme_free_error": "Free an error returned from acme_get_error."}
+    found = find_releasers(api, docs, [], {})
+    assert Releaser("acme_free_error", "what acme_get_error allocates", "by documentation") in found
+    # Its own documentation names what it frees, not something it allocates.
+    assert not [r for r in found if r.releases == "what acme_free_error allocates"]
