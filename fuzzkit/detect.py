@@ -60,6 +60,10 @@ from fuzzkit.tools import clang_version
 System = Literal["auto", "sources", "cmake", "autotools", "make"]
 _ORDER: tuple[System, ...] = ("sources", "cmake", "autotools", "make")
 _SCHEME = "6"  # 2: builds; 3: stand-in libraries; 4: no test helper libs; 5: links; 6: system libs
+# The detectors' own code is part of the key too: a detection made by an older LogicFuzz (a
+# fix forgotten in _SCHEME) is not reused after an upgrade.
+_CODE = hashlib.sha256(b"".join(f.read_bytes() for f in sorted(Path(__file__).parent.glob("detect*.py"))
+                                 )).hexdigest()[:12]
 
 
 class BuildSpec(BaseModel):
@@ -136,11 +140,8 @@ def detect_build(
     """
     root = Path(src_root).resolve()
     args = list(configure_args)
-    key = hashlib.sha256(
-        json.dumps([_SCHEME, system, args, clang_version(), str(root), fingerprint(root)]).encode()
-    ).hexdigest()[:16]
     base = (cache or cache_dir()) / "detect"
-    dest = base / f"{root.name[:40]}-{system}-{key}"
+    dest = base / cache_name(root, system, args)
     with file_lock(base / f"{dest.name}.lock"):
         marker = dest / "detection.json"
         if marker.is_file():
@@ -164,6 +165,14 @@ def detect_build(
             return found
         shutil.rmtree(dest, ignore_errors=True)
     raise ToolchainError(f"cannot work out how to build {root}:\n  " + "\n  ".join(reasons), HINT)
+
+
+def cache_name(root: Path, system: str, args: list[str]) -> str:
+    """The detection cache entry of a source tree: its files, the options and the detectors' code."""
+    key = hashlib.sha256(
+        json.dumps([_SCHEME, _CODE, system, args, clang_version(), str(root), fingerprint(root)]).encode()
+    ).hexdigest()[:16]
+    return f"{root.name[:40]}-{system}-{key}"
 
 
 def detect_recipe(

@@ -1,8 +1,10 @@
-"""Which headers of a source tree are the library's public API."""
+"""Which headers of a source tree are the library's public API, and when a detection is reused."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from fuzzkit.detect_tree import public_headers
 
@@ -34,3 +36,14 @@ def test_without_an_install_rule_a_header_list_variable_still_names_them(tmp_pat
     root = _tree(tmp_path / "acme-1.0", (
         "SET (PUBLIC_HEADERS api/acme_parse.h)\nADD_LIBRARY(acme STATIC acme.c)\n"))
     assert _names(root) == ["src/api/acme_parse.h"]
+
+
+def test_a_detection_is_not_reused_after_the_detectors_change(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from fuzzkit import detect
+
+    (tmp_path / "lib.c").write_text("int f(void) { return 0; }\n")
+    before = detect.cache_name(tmp_path, "auto", [])
+    assert detect.cache_name(tmp_path, "auto", []) == before  # same tree, same code: reused
+    monkeypatch.setattr(detect, "_CODE", "another-version")
+    assert detect.cache_name(tmp_path, "auto", []) != before
