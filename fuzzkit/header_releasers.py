@@ -50,8 +50,10 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
         ws = [w for w in ws if w not in common]
         ptype = pointers[0].type
         base = _base(ptype)
-        if base != "void":
+        if base != "void" and not _closes_a_part(ws, base, common):
             out.append(Releaser(decl.name, ptype, "parameter type"))
+            continue
+        if base != "void":
             continue
         named = [n for n in record_names
                  if set(_words(n)) - common & set(ws) - set(RELEASE_VERBS)]
@@ -98,6 +100,14 @@ def _allocated_with(api: Sequence[FunctionDecl], docs: Mapping[str, str],
                 out.append(Releaser(releaser, f"what {decl.name} allocates", "by documentation"))
                 break
     return out
+
+
+def _closes_a_part(ws: list[str], base: str, common: set[str]) -> bool:
+    """``gen_map_close(gen *g)``: "close" after a noun its type lacks ends a part, not the object."""
+    if "close" not in ws:
+        return False
+    before = ws[: ws.index("close")]
+    return bool(set(before) - set(_words(base)) - common)
 
 
 def _canonical_params(decl: FunctionDecl, function_types: Mapping[str, list[Any]]) -> list[str]:

@@ -25,6 +25,7 @@ from agents.offline.synth_blocks import (
 )
 from agents.offline.synth_code import helper_code
 from agents.offline.synth_plan import Obj
+from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.synth_roles import roles
 from agents.offline.synth_vocab import RISKY
 from fuzzkit.api import FunctionDecl
@@ -70,7 +71,8 @@ def improve_harness(
         blocks = _blocks(idx, code, scope, pool, set(), max_new_calls, guards)
     if not blocks:
         return Improvement(code)
-    return _insert(code, entry, at, blocks)
+    made = _insert(code, entry, at, blocks)
+    return Improvement(complete_release_calls(made.code, idx.api), made.directions, made.added_calls)
 
 
 def _insertion_point(code: str, body_start: int, target: str) -> int:

@@ -89,7 +89,7 @@ class ApiIndex(ApiFinders):
     def stem(name: str) -> str:
         """The name before its lifecycle verb (``lib_decodeInit_`` -> ``lib_decode``)."""
         match = re.search(
-            r"(?i)(init\w*|initiali[sz]e|create|new|open|delete|free|destroy|end|close|release|"
+            r"(?i)(init\w*|initiali[sz]e|create|new|alloc|open|delete|free|destroy|end|close|release|"
             r"cleanup|parse\w*)$",
             name,
         )

@@ -32,6 +32,8 @@ jq_handle jq_alloc(const jq_callbacks *callbacks, jq_alloc_funcs *afs, void *ctx
 typedef struct jq_gen_t *jq_gen;
 jq_gen jq_gen_alloc(const jq_alloc_funcs *allocFuncs);
 void jq_gen_free(jq_gen g);
+int jq_gen_array_close(jq_gen g);
+int jq_gen_map_close(jq_gen g);
 int jq_gen_number(jq_gen g, const char *num, size_t len);
 void jq_free(jq_handle handle);
 int jq_parse(jq_handle hand, const unsigned char *jsonText, size_t jsonTextLength);
@@ -80,6 +82,8 @@ def test_a_struct_of_memory_functions_goes_as_null() -> None:
 def test_a_constructor_taking_only_memory_functions_gets_null() -> None:
     code = _draft("jq_gen_number")
     assert "jq_gen_alloc(NULL)" in code, code
+    # Released by the destructor of its constructor's family, not by closing an array in it.
+    assert "jq_gen_free(" in code and "_close(" not in code, code
 
 
 def test_the_input_reaches_the_handle_before_the_target() -> None:

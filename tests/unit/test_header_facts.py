@@ -61,3 +61,16 @@ def test_a_releaser_taking_its_maker_s_object_is_linked_by_documentation() -> No
     assert Releaser("acme_free_error", "what acme_get_error allocates", "by documentation") in found
     # Its own documentation names what it frees, not something it allocates.
     assert not [r for r in found if r.releases == "what acme_free_error allocates"]
+
+
+def test_closing_a_part_of_an_object_does_not_release_it() -> None:
+    from agents.offline.cdecl import parse_prototypes
+    from fuzzkit.header_releasers import find_releasers
+
+    api = parse_prototypes(
+        "struct acme_gen *acme_gen_alloc(void);\n"
+        "void acme_gen_free(struct acme_gen *g);\n"
+        "int acme_gen_map_close(struct acme_gen *g);\n"
+        "void acme_close(struct acme_conn *c);\n")
+    found = {r.function for r in find_releasers(api, {}, [], {})}
+    assert found == {"acme_gen_free", "acme_close"}
