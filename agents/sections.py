@@ -116,9 +116,21 @@ def types_section(state: Mapping[str, Any]) -> str:
     facts.returns = {fn: text for fn, text in facts.returns.items() if fn in shown or fn not in every}
     # Likewise releasers: those of shown functions, of what a shown function allocates, and
     # those that are no API function (`free`).
+    # And the one-argument releaser of a type a shown function takes or returns (a region a
+    # shown search fills is released by a function the budget left out).
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    single = {d.get("name") for d in state.get("api") or [] if len(d.get("params") or []) == 1}
+    used = {_bare(canonical.get(_bare(t), t)) for d in relevant_api(state)
+            for t in (d.return_type, *(p.type for p in d.params))}
     facts.releasers = [r for r in facts.releasers if r.function in shown or r.function not in every
-                       or r.releases.removeprefix("what ").removesuffix(" allocates") in shown]
+                       or r.releases.removeprefix("what ").removesuffix(" allocates") in shown
+                       or (r.function in single
+                           and _bare(canonical.get(_bare(r.releases), r.releases)) in used)]
     return facts.render() or "(none)"
+
+
+def _bare(spelling: str) -> str:
+    return re.sub(r"\b(const|struct|union|enum)\b|\*|\s+", "", spelling)
 
 
 def include_lines(state: Mapping[str, Any]) -> str:

@@ -62,3 +62,23 @@ def test_makers_of_what_the_targets_makers_take_are_shown() -> None:
     state = {"target": target.to_dict(), "api": [d.to_dict() for d in api], "header_facts": FACTS.to_dict()}
     shown = {d.name for d in relevant_api(state)}
     assert {"kv_blob_open", "kv_blob_close", "kv_zz_open", "kv_doc_new", "kv_doc_free"} <= shown
+
+
+def test_a_one_argument_releaser_of_a_type_a_shown_function_uses_is_listed() -> None:
+    """A search filling a caller's `kv_region` is shown; the region's releasers are not."""
+    scan = FunctionDecl("kv_doc_scan", "int", (Param("doc", "kv_doc_p"), Param("region", "kv_region *")))
+    contents = FunctionDecl("kv_zz_free_regs", "void", (Param("r", "struct kv_regs *"),))
+    whole = FunctionDecl("kv_zz_region_free", "void", (Param("r", "kv_region *"), Param("free_self", "int")))
+    facts = HeaderFacts(
+        typedefs=[*FACTS.typedefs, Typedef("kv_region", "struct kv_regs", "struct kv_regs")],
+        releasers=[*FACTS.releasers, Releaser("kv_zz_free_regs", "struct kv_regs *", "parameter type"),
+                   Releaser("kv_zz_region_free", "kv_region *", "parameter type")])
+    api = [*FILLER, *USERS, CREATE, OPEN, TARGET, RELEASE, scan, contents, whole]
+    state = {"target": TARGET.to_dict(), "api": [d.to_dict() for d in api],
+             "header_facts": facts.to_dict()}
+    shown = {d.name for d in relevant_api(state)}
+    assert "kv_doc_scan" in shown and not {"kv_zz_free_regs", "kv_zz_region_free"} & shown
+    text = types_section(state)
+    assert "kv_zz_free_regs releases struct kv_regs *" in text
+    # Not shown and taking more than the object: its prototype would be needed to call it.
+    assert "kv_zz_region_free" not in text
