@@ -15,7 +15,7 @@ from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_knowledge import always_consumes, end_test, stream_fields, success_test
 from agents.offline.synth_objects import obtain, producer
 from agents.offline.synth_plan import Obj
-from agents.offline.synth_roles import roles
+from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import reader_loop, stream_drive
 from agents.offline.synth_vocab import CONSUME
 from fuzzkit.api import FunctionDecl
@@ -123,6 +123,10 @@ def step_lines(ctx: Ctx, fn: FunctionDecl, obj: Obj) -> list[str]:
             conds.append(end.format(v=ev))
         pl.f.need("is_zero")
         conds.append(f"lf_is_zero(&{ev}, sizeof {ev})")
+    if payload_slot(rs) is not None:
+        # `scan(re, str, end, &region, ...)` takes the whole input on every call: it does not
+        # step, and repeating it only repeats the same work (65536 scans per input).
+        conds.append("1 /* it takes the whole input: once */")
     done = pl.f.name("done")
     lines.append(f"int {done} = {' || '.join(conds) or '0'};")
     dtor = idx.destructor(out.type_key, fn.name) if out is not None and out.type_key else None

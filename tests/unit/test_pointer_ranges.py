@@ -21,6 +21,9 @@ const unsigned char *start, const unsigned char *range, int option);
 int kx_name_to_group(kx_re *re, const char *name, const char *name_end, int **nums);
 int kx_two_strings(const char *a, const char *b);
 const unsigned char *kx_get_tag_start(kx_re *re, int n);
+typedef struct kx_regs { int n; int *beg; } kx_region;
+int kx_scan(kx_re *re, const unsigned char *str, const unsigned char *end, kx_region *region, \
+int option, int (*cb)(int, int, kx_region *, void *), void *arg);
 """
 
 
@@ -59,3 +62,12 @@ def test_a_range_that_is_not_the_input_ends_at_its_terminator() -> None:
 def test_a_getter_named_start_is_not_an_initializer_of_an_opaque_object() -> None:
     code = _draft("kx_search")
     assert "kx_get_tag_start" not in code and "kx_new(&" in code, code
+
+
+def test_a_call_that_takes_the_whole_input_is_not_repeated_as_a_step() -> None:
+    """`kx_scan` fills a region like a stepper, but scans the whole input on every call."""
+    code = _draft("kx_search")
+    use = code[code.index("/* @LF:USE */"):code.index("/* @LF:CLEANUP */")]
+    assert "kx_scan(" in use, code
+    done = use[use.index("int done"):].split(";")[0]
+    assert done.rstrip().endswith("1 /* it takes the whole input: once */"), use
