@@ -10,7 +10,7 @@ from agent_graph.context import Context
 from agent_graph.memory.local_memory import render_local_memory
 from agent_graph.memory.session_memory import add_fix_results
 from agent_graph.state import FuzzState, counter
-from agents.crash_analyzer import report_text
+from agents.crash_analyzer import report_text, stack_text
 from agents.enhancer import Enhancer
 from agents.prototyper import Prototyper
 from agents.sections import relevant_api
@@ -43,6 +43,7 @@ def problem_of(state: FuzzState) -> tuple[str, str, str]:
         triage = state.get("crash_analysis") or {}
         text = report_text(state.get("crash") or {}) + "\n" + "\n".join(
             f"{k}: {triage.get(k, '')}" for k in ("root_cause", "verdict", "fix_hint"))
+        text += "\nstack:\n" + stack_text(state.get("crash") or {}, limit=8)
         return "the harness crashes by misusing the API (not a library bug)", "", text
     return run.get("problem") or "the harness does not exercise the target", "", ""
 

@@ -12,6 +12,7 @@ from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
 from agents.offline.fixer_input import feed_input, guard_empty_input
 from agents.offline.fixer_leak import release_results
+from agents.offline.followups import crashed_followup, without_crashed_followup
 from agents.offline.improver import Improvement, improve_harness
 from agents.offline.lesson_apply import (
     ActionableLesson,
@@ -181,6 +182,9 @@ def enhance(facts: PromptFacts) -> Reply:
         released, added = release_results(harness, culprit, api, releasers_of(lessons, culprit))
         if added:
             return {"fixes": added, "unresolved": []}, released
+    dropped = without_crashed_followup(harness, facts.text("Stack") or triage, target.name)
+    if dropped:
+        return {"fixes": [dropped[1]], "unresolved": []}, dropped[0]
     if INPUT_PROBLEM in problem:
         fed, how = feed_input(harness, target, api, via=feeder_of(lessons, target))
         if how:
@@ -222,6 +226,13 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
         harness_fault = True
     if report.get("misuse hint", "").strip() or report.get("category") == "harness":
         harness_fault = True  # the triage traced the bad access to what the harness passed
+    followup = crashed_followup(facts.code("Current harness"), facts.text("Stack"),
+                                _target(facts).name) if facts.text("Target function") else None
+    if followup and not harness_fault:
+        return {"feasible": False, "verdict": "harness_misuse",
+                "reasoning": f"The {kind} is in {followup}, a follow-up the harness calls after the "
+                             "target with arguments it picked, not in the target's own work.",
+                "fix_hint": f"leave out the follow-up call to {followup}"}, None
     if harness_fault:
         return {"feasible": False, "verdict": "harness_misuse",
                 "reasoning": f"The {kind} originates in harness code, not in the library.",

@@ -1,0 +1,74 @@
+"""A crash in a follow-up call the harness added after the target, and how to drop it.
+
+Follow-ups (``/* get_data on the result */ if (obj) { ... }`` blocks after the target) call
+other API functions with arguments the harness picked, often an index taken from option
+bytes that the library uses unchecked. A crash there says nothing about the target: it breaks
+that call's preconditions, and the repair is to leave the block out. A crash in the setup
+before the target (a parser fed the input) is a different matter: that may be a real bug.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FRAME = re.compile(r"^#(\d+) (\S+) \S*?:(\d+)", re.M)
+_BLOCK_OPEN = re.compile(r"^\s*(?:if \(.*\) )?\{\s*$")
+_COMMENT = re.compile(r"^\s*/\*.*\*/\s*$")
+
+
+def _call_line(lines: list[str], name: str) -> int | None:
+    """The 1-based number of the first line calling ``name`` outside comments."""
+    for i, text in enumerate(lines, 1):
+        code = re.sub(r"/\*.*?\*/|//.*$", "", text)
+        if re.search(rf"\b{re.escape(name)}\s*\(", code):
+            return i
+    return None
+
+
+def crashed_followup(harness: str, stack: str, target: str) -> str | None:
+    """The API function a follow-up after the target called when the crash happened, if so."""
+    frames = [(int(n), fn, int(line)) for n, fn, line in _FRAME.findall(stack)]
+    entry = next(((n, line) for n, fn, line in frames if fn == "LLVMFuzzerTestOneInput"), None)
+    if entry is None or entry[0] == 0:
+        return None
+    called = next((fn for n, fn, _l in frames if n == entry[0] - 1), "")
+    lines = harness.splitlines()
+    at = _call_line(lines, target)
+    if not called or called == target or at is None or entry[1] <= at or entry[1] > len(lines):
+        return None
+    return called if re.search(rf"\b{re.escape(called)}\s*\(", lines[entry[1] - 1]) else None
+
+
+def drop_followup(harness: str, name: str, target: str) -> str | None:
+    """The harness without the follow-up block (and its comment) that calls ``name``."""
+    lines = harness.splitlines(keepends=True)
+    at = _call_line([ln.rstrip("\n") for ln in lines], target) or 0
+    call = next((i for i in range(at, len(lines))
+                 if re.search(rf"\b{re.escape(name)}\s*\(", re.sub(r"/\*.*?\*/", "", lines[i]))), None)
+    if call is None:
+        return None
+    start = next((i for i in range(call, at - 1, -1) if _BLOCK_OPEN.match(lines[i])), None)
+    if start is None:
+        return None
+    depth, end = 0, None
+    for i in range(start, len(lines)):
+        depth += lines[i].count("{") - lines[i].count("}")
+        if depth == 0:
+            end = i
+            break
+    if end is None or end < call or any(re.search(rf"\b{re.escape(target)}\s*\(", ln)
+                                        for ln in lines[start:end + 1]):
+        return None
+    if start > 0 and _COMMENT.match(lines[start - 1]):
+        start -= 1
+    return "".join(lines[:start] + lines[end + 1:])
+
+
+def without_crashed_followup(harness: str, stack: str, target: str) -> tuple[str, str] | None:
+    """``(harness without the follow-up that crashed, what was done)``, if a follow-up did."""
+    followup = crashed_followup(harness, stack, target)
+    dropped = drop_followup(harness, followup, target) if followup else None
+    if followup is None or dropped is None:
+        return None
+    return dropped, (f"left out the follow-up call to {followup}, which crashed after the target "
+                     "with arguments the harness picked")

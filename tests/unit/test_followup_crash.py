@@ -1,0 +1,56 @@
+"""A crash in a follow-up call after the target is the harness's, and the repair drops it.
+
+From an unseen regex library: a follow-up passed a callout number taken from option bytes,
+which the library indexes unchecked; the crash was judged a library bug and ended the run
+although the target itself ran fine.
+"""
+
+from __future__ import annotations
+
+from agents.offline.followups import crashed_followup, drop_followup
+
+HARNESS = """\
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  kx_re *re = NULL;
+  int rc = 0;
+  if (kx_parse(&re, data, size) != 0) goto lf_cleanup;
+  /* @LF:CALL */
+  rc = kx_search(re, data, data + size);
+  /* @LF:USE */
+  /* kx_get_data on the result */
+  if (re != NULL) {
+    int n = 0;
+    n = (int)lf_take_int(&lf_opt, 0, 255);
+    rc = kx_get_data(re, n);
+  }
+  /* kx_count on the result */
+  if (re != NULL) {
+    rc = kx_count(re);
+  }
+  lf_cleanup: ;
+  kx_free(re);
+  return 0;
+}
+"""
+
+
+def _stack(fn: str, line: int) -> str:
+    return f"#0 {fn} /src/kx.c:120\n#1 LLVMFuzzerTestOneInput /run/harness.c:{line}\n#2 main ?:?"
+
+
+def test_a_crash_in_a_follow_up_is_found_and_its_block_dropped() -> None:
+    line = HARNESS.splitlines().index("    rc = kx_get_data(re, n);") + 1
+    assert crashed_followup(HARNESS, _stack("kx_get_data", line), "kx_search") == "kx_get_data"
+    dropped = drop_followup(HARNESS, "kx_get_data", "kx_search")
+    assert dropped is not None
+    assert "kx_get_data" not in dropped and "kx_count(re)" in dropped and "kx_search(re" in dropped
+    assert dropped.count("{") == dropped.count("}")
+
+
+def test_a_crash_in_the_target_or_before_it_is_no_follow_up() -> None:
+    parse = HARNESS.splitlines().index("  if (kx_parse(&re, data, size) != 0) goto lf_cleanup;") + 1
+    assert crashed_followup(HARNESS, _stack("kx_parse", parse), "kx_search") is None
+    call = HARNESS.splitlines().index("  rc = kx_search(re, data, data + size);") + 1
+    assert crashed_followup(HARNESS, _stack("kx_search", call), "kx_search") is None
+    # Inside the library (no harness frame right below the crash): not a follow-up either.
+    assert crashed_followup(HARNESS, "#0 kx_get_data /src/kx.c:1\n#1 helper /src/kx.c:2", "kx_search") is None
