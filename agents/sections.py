@@ -9,7 +9,7 @@ from typing import Any
 
 from agent_graph.memory.session_memory import format_session_memory
 from fuzzkit.api import FunctionDecl, Param
-from fuzzkit.header_facts import HeaderFacts
+from fuzzkit.header_facts import HeaderFacts, _base
 
 MAX_API = 80
 _PRIMITIVE = re.compile(
@@ -120,17 +120,13 @@ def types_section(state: Mapping[str, Any]) -> str:
     # shown search fills is released by a function the budget left out).
     canonical = {t.name: t.canonical for t in facts.typedefs}
     single = {d.get("name") for d in state.get("api") or [] if len(d.get("params") or []) == 1}
-    used = {_bare(canonical.get(_bare(t), t)) for d in relevant_api(state)
+    used = {_base(canonical.get(_base(t), t)) for d in relevant_api(state)
             for t in (d.return_type, *(p.type for p in d.params))}
     facts.releasers = [r for r in facts.releasers if r.function in shown or r.function not in every
                        or r.releases.removeprefix("what ").removesuffix(" allocates") in shown
                        or (r.function in single
-                           and _bare(canonical.get(_bare(r.releases), r.releases)) in used)]
+                           and _base(canonical.get(_base(r.releases), r.releases)) in used)]
     return facts.render() or "(none)"
-
-
-def _bare(spelling: str) -> str:
-    return re.sub(r"\b(const|struct|union|enum)\b|\*|\s+", "", spelling)
 
 
 def include_lines(state: Mapping[str, Any]) -> str:

@@ -41,6 +41,7 @@ recipe can detect fine and still not compile); otherwise the next detector is tr
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
@@ -60,10 +61,17 @@ from fuzzkit.tools import clang_version
 System = Literal["auto", "sources", "cmake", "autotools", "make"]
 _ORDER: tuple[System, ...] = ("sources", "cmake", "autotools", "make")
 _SCHEME = "6"  # 2: builds; 3: stand-in libraries; 4: no test helper libs; 5: links; 6: system libs
-# The detectors' own code is part of the key too: a detection made by an older LogicFuzz (a
-# fix forgotten in _SCHEME) is not reused after an upgrade.
-_CODE = hashlib.sha256(b"".join(f.read_bytes() for f in sorted(Path(__file__).parent.glob("detect*.py"))
-                                 )).hexdigest()[:12]
+
+
+@functools.cache
+def _code() -> str:
+    """A hash of the detectors' own code, part of the cache key.
+
+    A detection made by an older LogicFuzz (a fix forgotten in ``_SCHEME``) is then not
+    reused after an upgrade.
+    """
+    files = sorted(Path(__file__).parent.glob("detect*.py"))
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:12]
 
 
 class BuildSpec(BaseModel):
@@ -170,7 +178,7 @@ def detect_build(
 def cache_name(root: Path, system: str, args: list[str]) -> str:
     """The detection cache entry of a source tree: its files, the options and the detectors' code."""
     key = hashlib.sha256(
-        json.dumps([_SCHEME, _CODE, system, args, clang_version(), str(root), fingerprint(root)]).encode()
+        json.dumps([_SCHEME, _code(), system, args, clang_version(), str(root), fingerprint(root)]).encode()
     ).hexdigest()[:16]
     return f"{root.name[:40]}-{system}-{key}"
 

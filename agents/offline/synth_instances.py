@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from agents.offline.synth_plan import Planner
 
 _DEFAULT = re.compile(r"default", re.I)
+_ALLOC_FIELD = re.compile(r"(alloc|free)", re.I)
 
 
 def instances_of(key: str) -> list[str]:
@@ -43,7 +44,7 @@ def library_object(pl: Planner, key: str) -> str | None:
     found = instances_of(key)
     if not found:
         return None
-    v = pl.var(f"{key} *", re.sub(r"^(struct|union) ", "", key).lower() + "_object", "NULL")
+    v = pl.var(f"{key} *", object_name(key) + "_object", "NULL")
     choices = ", ".join(f"({key} *){e}" for e in found)
     table = pl.f.name("lf_library_objects")
     pick = pl.f.take_int((0, len(found) - 1))
@@ -98,5 +99,3 @@ def is_allocator_suite(type_name: str) -> bool:
     names = [*record.functions, *(n for n, t in record.fields if ckinds.is_function_pointer(t))]
     return sum(bool(_ALLOC_FIELD.search(n)) for n in names) >= 2
 
-
-_ALLOC_FIELD = re.compile(r"(alloc|free)", re.I)

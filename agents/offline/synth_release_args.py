@@ -13,7 +13,7 @@ import re
 from functools import partial
 
 from agents.offline import ckinds, type_table
-from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.api import FunctionDecl
 
 _WHOLE = re.compile(r"(self|all|deep|recurs|whole|struct|free|segment)", re.I)
 
@@ -22,24 +22,29 @@ def complete_release_calls(code: str, api: list[FunctionDecl]) -> str:
     """``release(obj)`` -> ``release(obj, 1)`` for releasers with trailing integer flags.
 
     A releaser that takes the object that made what it frees (``free_error(handle, str)``)
-    gets that object: the first argument of the call whose result is released.
+    gets that object: the first argument of the call whose result is released. Only the
+    functions the code calls with one argument are looked at.
     """
+    single = set(_ONE_ARG.findall(code))
     for fn in api:
+        if fn.name not in single or len(fn.params) < 2:
+            continue
         if _with_object(fn):
-            code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]*)\)", partial(_maker_first, code, fn), code)
-            continue
-        extra = fn.params[1:]
-        if (len(fn.params) < 2 or not ckinds.is_pointer(fn.params[0].type)
-                or not all(ckinds.is_integer(p.type) or ckinds.is_bool(p.type) for p in extra)):
-            continue
-        def complete(m: re.Match[str], fn: FunctionDecl = fn, extra: tuple[Param, ...] = extra) -> str:
-            # An object on the stack (`&region`) keeps its own memory: only its contents go.
-            whole = "0" if m.group(1).strip().startswith("&") else "1"
-            flags = ", ".join(whole if _WHOLE.search(p.name or "") else "0" for p in extra)
-            return f"{fn.name}({m.group(1)}, {flags})"
-
-        code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]*)\)", complete, code)
+            code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]+)\)", partial(_maker_first, code, fn), code)
+        elif ckinds.is_pointer(fn.params[0].type) and all(
+                ckinds.is_integer(p.type) or ckinds.is_bool(p.type) for p in fn.params[1:]):
+            code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]+)\)", partial(_with_flags, fn), code)
     return code
+
+
+_ONE_ARG = re.compile(r"\b(\w+)\([^(),;]+\)")
+
+
+def _with_flags(fn: FunctionDecl, m: re.Match[str]) -> str:
+    # An object on the stack (`&region`) keeps its own memory: only its contents go.
+    whole = "0" if m.group(1).strip().startswith("&") else "1"
+    flags = ", ".join(whole if _WHOLE.search(p.name or "") else "0" for p in fn.params[1:])
+    return f"{fn.name}({m.group(1)}, {flags})"
 
 
 def _with_object(fn: FunctionDecl) -> bool:
@@ -54,4 +59,4 @@ def _with_object(fn: FunctionDecl) -> bool:
 def _maker_first(code: str, fn: FunctionDecl, m: re.Match[str]) -> str:
     arg = m.group(1).strip()
     made = re.search(rf"\b{re.escape(arg)}\s*=\s*(?:\([^()]*\)\s*)?\w+\(\s*([^,()]+?)\s*[,)]", code)
-    return f"{fn.name}({made.group(1)}, {arg})" if made and arg else m.group(0)
+    return f"{fn.name}({made.group(1)}, {arg})" if made else m.group(0)

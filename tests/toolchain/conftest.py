@@ -13,6 +13,7 @@ import pytest
 
 from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
+from fuzzkit.runner import run_fuzzer
 from fuzzkit.source import SourceSpec, fetch_source
 
 CJSON_RECIPE = BuildRecipe(sources=["cJSON.c"], headers=["cJSON.h"])
@@ -139,11 +140,7 @@ def naive_cjson(cjson_lib: LibraryBuild, tmp_path_factory: pytest.TempPathFactor
 
 @pytest.fixture(scope="session")
 def buggy_lib(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> LibraryBuild:
-    root = tmp_path_factory.mktemp("buggy")
-    (root / "buggy.h").write_text(BUGGY_HEADER)
-    (root / "buggy.c").write_text(BUGGY_SOURCE)
-    source = fetch_source(SourceSpec(path=str(root)))
-    return build_library(source, BuildRecipe(sources=["*.c"], headers=["buggy.h"]), cache=cache)
+    return tiny_library(tmp_path_factory.mktemp("buggy"), "buggy", BUGGY_HEADER, BUGGY_SOURCE, cache)
 
 
 @pytest.fixture()
@@ -156,6 +153,27 @@ def make_harness(buggy_lib: LibraryBuild, tmp_path: Path) -> Callable[..., Harne
         return build
 
     return make
+
+
+def tiny_library(root: Path, stem: str, header: str, source: str, cache: Path) -> LibraryBuild:
+    """A one-file library (``stem.h``, ``stem.c``) written under ``root`` and built."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / f"{stem}.h").write_text(header)
+    (root / f"{stem}.c").write_text(source)
+    return build_library(fetch_source(SourceSpec(path=str(root))),
+                         BuildRecipe(sources=[f"{stem}.c"], headers=[f"{stem}.h"]), cache=cache)
+
+
+def assert_runs_clean(code: str, lib: LibraryBuild, work: Path, seconds: int = 3) -> None:
+    """``code`` builds against ``lib`` and fuzzes for ``seconds`` without a crash, doing work."""
+    work.mkdir(parents=True, exist_ok=True)
+    source = work / "harness.c"
+    source.write_text(code)
+    built = build_harness(source, lib, work / "out")
+    assert built.ok, built.log
+    run = run_fuzzer(Path(str(built.fuzz_binary)), work / "run", seconds=seconds)
+    assert run.crash is None, run.crash.excerpt
+    assert run.stats.execs > 100, Path(run.log_path).read_text()[-2000:]
 
 
 def load_bench_script(name: str) -> ModuleType:

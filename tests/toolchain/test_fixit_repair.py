@@ -18,9 +18,9 @@ from agents.enhancer import Enhancer
 from agents.offline.model import OfflineChatModel
 from fuzzkit.harness import build_harness
 from fuzzkit.headers import parse_header
-from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
-from fuzzkit.source import SourceSpec, fetch_source
+from fuzzkit.library import LibraryBuild
 from nodes.build import errors_text
+from tests.toolchain.conftest import tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -88,11 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 @pytest.fixture(scope="module")
 def xq(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[LibraryBuild, Path]:
     root = tmp_path_factory.mktemp("xq")
-    (root / "xq.h").write_text(XQ_HEADER)
-    (root / "xq.c").write_text(XQ_SOURCE)
-    lib = build_library(fetch_source(SourceSpec(path=str(root))),
-                        BuildRecipe(sources=["*.c"], headers=["xq.h"]), cache=cache)
-    return lib, root / "xq.h"
+    return tiny_library(root, "xq", XQ_HEADER, XQ_SOURCE, cache), root / "xq.h"
 
 
 def test_one_fix_round_through_the_prompt_makes_it_build(

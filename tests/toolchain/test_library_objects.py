@@ -23,13 +23,11 @@ import pytest
 from agents.offline.analysis import analyze_function
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
-from fuzzkit.harness import build_harness
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.headers import parse_header
-from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
-from fuzzkit.runner import run_fuzzer
-from fuzzkit.source import SourceSpec, fetch_source
+from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import Fuzzkit
+from tests.toolchain.conftest import assert_runs_clean, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -92,11 +90,7 @@ void rq_free(rq_re *re) { if (re) { free(re->pat); free(re); } }
 
 @pytest.fixture(scope="module")
 def rq_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuild:
-    root = tmp_path_factory.mktemp("rqlib")
-    (root / "rq.h").write_text(RQ_HEADER)
-    (root / "rq.c").write_text(RQ_SOURCE)
-    source = fetch_source(SourceSpec(path=str(root)))
-    return build_library(source, BuildRecipe(sources=["rq.c"], headers=["rq.h"]), cache=cache)
+    return tiny_library(tmp_path_factory.mktemp("rqlib"), "rq", RQ_HEADER, RQ_SOURCE, cache)
 
 
 @pytest.fixture(scope="module")
@@ -129,10 +123,4 @@ def test_a_search_over_a_pointer_range_with_a_library_encoding_runs(
     assert "&rq_latin1" in code and "&rq_utf8" in code, code  # the library's own encodings
     assert "rq_get_tag_start" not in code, code  # a getter is no initializer
     assert "rq_re *" in code, code  # opaque: held through a pointer
-    source = tmp_path / "rq_search.c"
-    source.write_text(code)
-    built = build_harness(source, rq_lib, tmp_path / "out")
-    assert built.ok, built.log
-    run = run_fuzzer(Path(str(built.fuzz_binary)), tmp_path / "work", seconds=3)
-    assert run.crash is None, run.crash.excerpt
-    assert run.stats.execs > 100, Path(run.log_path).read_text()[-2000:]
+    assert_runs_clean(code, rq_lib, tmp_path)

@@ -20,9 +20,8 @@ from agents.offline.type_table import read_types, using
 from fuzzkit.harness import build_harness
 from fuzzkit.header_facts_collect import MAX_MACROS, collect_facts
 from fuzzkit.headers import parse_header
-from fuzzkit.library import BuildRecipe, build_library
 from fuzzkit.runner import run_fuzzer
-from fuzzkit.source import SourceSpec, fetch_source
+from tests.toolchain.conftest import tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -74,12 +73,7 @@ void ql_close(ql_db *db) {
 def test_flags_come_from_the_functions_constants_without_the_one_giving_the_buffer_away(
     tmp_path: Path, cache: Path
 ) -> None:
-    root = tmp_path / "qllib"
-    root.mkdir()
-    (root / "ql.h").write_text(QL_HEADER)
-    (root / "ql.c").write_text(QL_SOURCE)
-    lib = build_library(fetch_source(SourceSpec(path=str(root))),
-                        BuildRecipe(sources=["ql.c"], headers=["ql.h"]), cache=cache)
+    lib = tiny_library(tmp_path / "qllib", "ql", QL_HEADER, QL_SOURCE, cache)
     api = parse_header(Path(lib.headers[0]), lib.include_dirs, lib.defines)
     facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
     macros = {m.name: m.value for m in facts.macros}

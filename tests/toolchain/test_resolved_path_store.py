@@ -29,9 +29,9 @@ from fuzzkit.coverage import measure_coverage
 from fuzzkit.harness import build_harness
 from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import parse_header
-from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
+from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import run_fuzzer
-from fuzzkit.source import SourceSpec, fetch_source
+from tests.toolchain.conftest import tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -85,11 +85,7 @@ int rs_exec(rs_store *st, const char *zText, int nByte) {
 
 @pytest.fixture(scope="module")
 def rs_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuild:
-    root = tmp_path_factory.mktemp("rslib")
-    (root / "rs.h").write_text(RS_HEADER)
-    (root / "rs.c").write_text(RS_SOURCE)
-    source = fetch_source(SourceSpec(path=str(root)))
-    return build_library(source, BuildRecipe(sources=["rs.c"], headers=["rs.h"]), cache=cache)
+    return tiny_library(tmp_path_factory.mktemp("rslib"), "rs", RS_HEADER, RS_SOURCE, cache)
 
 
 def _draft(rs_lib: LibraryBuild) -> str:

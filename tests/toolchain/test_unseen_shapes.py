@@ -19,13 +19,11 @@ import pytest
 from agents.offline.analysis import analyze_function
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
-from fuzzkit.harness import build_harness
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import parse_header
-from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
-from fuzzkit.runner import run_fuzzer
-from fuzzkit.source import SourceSpec, fetch_source
+from fuzzkit.library import LibraryBuild
+from tests.toolchain.conftest import assert_runs_clean, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -128,11 +126,7 @@ xq_ssize_t xq_escape(const xq_uint8_t *s, xq_ssize_t len, xq_uint8_t **dst) {
 
 @pytest.fixture(scope="module")
 def xq_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuild:
-    root = tmp_path_factory.mktemp("xqlib")
-    (root / "xq.h").write_text(XQ_HEADER)
-    (root / "xq.c").write_text(XQ_SOURCE)
-    source = fetch_source(SourceSpec(path=str(root)))
-    return build_library(source, BuildRecipe(sources=["xq.c"], headers=["xq.h"]), cache=cache)
+    return tiny_library(tmp_path_factory.mktemp("xqlib"), "xq", XQ_HEADER, XQ_SOURCE, cache)
 
 
 @pytest.fixture(scope="module")
@@ -176,10 +170,4 @@ def test_first_harness_builds_feeds_the_input_and_leaks_nothing(
                               default_skeleton(analysis.archetype), constraints=analysis.constraints)
     for piece in must_contain:
         assert piece in draft.code, draft.code
-    source = tmp_path / f"{name}.c"
-    source.write_text(draft.code)
-    built = build_harness(source, xq_lib, tmp_path / "out")
-    assert built.ok, built.log
-    run = run_fuzzer(Path(str(built.fuzz_binary)), tmp_path / "work", seconds=3)
-    assert run.crash is None, run.crash.excerpt
-    assert run.stats.execs > 100, Path(run.log_path).read_text()[-2000:]
+    assert_runs_clean(draft.code, xq_lib, tmp_path)

@@ -45,5 +45,5 @@ def test_a_detection_is_not_reused_after_the_detectors_change(tmp_path: Path,
     (tmp_path / "lib.c").write_text("int f(void) { return 0; }\n")
     before = detect.cache_name(tmp_path, "auto", [])
     assert detect.cache_name(tmp_path, "auto", []) == before  # same tree, same code: reused
-    monkeypatch.setattr(detect, "_CODE", "another-version")
+    monkeypatch.setattr(detect, "_code", lambda: "another-version")
     assert detect.cache_name(tmp_path, "auto", []) != before
