@@ -73,11 +73,18 @@ def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[Functio
     Related, best first: functions that make or release an object of a type the target takes
     or returns (typedef spellings of one type count as one, from the Types facts), then those
     that make or release the objects these makers take, then the others sharing its types,
-    then names closest to the target's; reserved ``_``-names last.
+    then names closest to the target's; reserved ``_``-names last. Returned in header order.
     """
     api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
     if len(api) <= limit:
         return api
+    keep = {d.name for d in ranked_api(state)[:limit]}
+    return [d for d in api if d.name in keep]
+
+
+def ranked_api(state: Mapping[str, Any]) -> list[FunctionDecl]:
+    """Every API function, most related to the target first (see :func:`relevant_api`)."""
+    api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
     target = target_decl(state)
     facts = HeaderFacts.from_dict(state.get("header_facts"))
     canonical = {t.name: t.canonical for t in facts.typedefs}
@@ -87,19 +94,60 @@ def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[Functio
     makers = [d for d in api if _lifecycle_of(d, words & types[d.name], words, canonical)]
     # The objects those makers need in turn (a handle opened before a blob of it is).
     needed = {w for d in makers for w in types[d.name]} - words
+    produced = produced_types(state)
 
     def tier(d: FunctionDecl) -> int:
         if _lifecycle_of(d, words & types[d.name], words, canonical):
             return 0
         return 1 if _lifecycle_of(d, needed & types[d.name], needed, canonical) else 2
 
-    def rank(d: FunctionDecl) -> tuple[bool, bool, int, bool, int, int, bool, str]:
+    def rank(d: FunctionDecl) -> tuple[bool, bool, int, bool, bool, int, int, bool, str]:
         shared = words & types[d.name]
-        return (d.name != target.name, d.name not in documented, tier(d), not shared, -len(shared),
+        return (d.name != target.name, d.name not in documented, tier(d), not shared,
+                not _on_product(d, produced, canonical), -len(shared),
                 -len(os.path.commonprefix([d.name, target.name])), d.name.startswith("_"), d.name)
 
-    keep = {d.name for d in sorted(api, key=rank)[:limit]}
-    return [d for d in api if d.name in keep]
+    return sorted(api, key=rank)
+
+
+def produced_types(state: Mapping[str, Any]) -> set[str]:
+    """The named types of what the target hands back: its result and its ``T **`` out-parameters."""
+    target = target_decl(state)
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    out = [target.return_type, *(p.type for p in target.params if p.type.count("*") >= 2)]
+    return _type_words(FunctionDecl(target.name, "void", tuple(
+        Param(f"p{i}", t) for i, t in enumerate(out))), canonical)
+
+
+def _on_product(d: FunctionDecl, produced: set[str], canonical: Mapping[str, str]) -> bool:
+    """Whether ``d``'s first parameter is of a type the target hands back."""
+    first = d.params[:1]
+    return bool(first) and bool(_type_words(FunctionDecl(d.name, "void", first), canonical) & produced)
+
+
+def next_calls(state: Mapping[str, Any], uncovered: set[str], called: set[str],
+               limit: int) -> tuple[list[FunctionDecl], list[FunctionDecl]]:
+    """What the enhancer is offered to call next: up to ``limit`` functions in two groups.
+
+    First the functions on what the target produced (a statement it compiled, a tree it
+    parsed) that the harness does not call yet, covered or not (a library that runs its own
+    statements has run the stepper, never on the fuzz input's), those taking nothing else
+    first (what runs or walks the result needs nothing more); then the other uncovered
+    functions, in order of relation to the target.
+    """
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    produced = produced_types(state)
+    target = target_decl(state).name
+
+    def on_product(d: FunctionDecl) -> bool:
+        return _on_product(d, produced, canonical)
+
+    ranked = [d for d in ranked_api(state) if d.name != target and d.name not in called]
+    product = sorted((d for d in ranked if on_product(d)), key=lambda d: len(d.params) > 1)[:limit]
+    rest = [d for d in ranked if d.name in uncovered and d not in product]
+    return product, rest[:limit - len(product)]
 
 
 def api_prototypes(state: Mapping[str, Any]) -> str:

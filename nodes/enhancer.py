@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -13,7 +14,7 @@ from agent_graph.state import FuzzState, counter
 from agents.crash_analyzer import report_text, stack_text
 from agents.enhancer import Enhancer
 from agents.prototyper import Prototyper
-from agents.sections import relevant_api
+from agents.sections import next_calls
 from long_term_memory.retrieval import get_retriever
 from nodes._common import ctx_of, log_event
 from nodes._experience import inject, newly_cited, note_used
@@ -27,10 +28,22 @@ def directions_text(state: FuzzState) -> str:
 
 
 def uncovered_text(state: FuzzState, limit: int = 25) -> str:
-    """Uncovered public functions with their prototypes."""
-    names = set((state.get("run") or {}).get("uncovered_functions") or [])
-    decls = [d for d in relevant_api(state) if d.name in names]
-    return "\n".join(f"- {d.prototype()}" for d in decls[:limit]) or "(none)"
+    """The functions to call next, with their prototypes.
+
+    Those on the target's result that the harness does not call yet come first, then the
+    uncovered public functions.
+    """
+    uncovered = set((state.get("run") or {}).get("uncovered_functions") or [])
+    called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
+    product, rest = next_calls(state, uncovered, called, limit)
+    parts = []
+    if product:
+        parts += ["Not yet called on what the target produced (the library may call them itself):",
+                  *(f"- {d.prototype()}" for d in product)]
+    if rest and product:
+        parts.append("Never reached:")
+    parts += [f"- {d.prototype()}" for d in rest]
+    return "\n".join(parts) or "(none)"
 
 
 def problem_of(state: FuzzState) -> tuple[str, str, str]:
