@@ -38,6 +38,8 @@ class Record:
     names: tuple[str, ...]
     fields: tuple[tuple[str, str], ...]
     opaque: bool
+    # (field, lo, hi): the values the field's comment documents (fuzzkit.field_ranges)
+    ranges: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,8 @@ class HeaderFacts:
         return cls(
             typedefs=[Typedef(**t) for t in data.get("typedefs", [])],
             records=[Record(r["kind"], r["tag"], tuple(r["names"]),
-                            tuple((f[0], f[1]) for f in r["fields"]), r["opaque"])
+                            tuple((f[0], f[1]) for f in r["fields"]), r["opaque"],
+                            tuple((g[0], int(g[1]), int(g[2])) for g in r.get("ranges", ())))
                      for r in data.get("records", [])],
             enums=[Enum(e["name"], tuple((c[0], c[1]) for c in e["constants"]))
                    for e in data.get("enums", [])],
@@ -128,7 +131,8 @@ class HeaderFacts:
             if r.opaque:
                 lines.append(f"{head};  /* opaque: only pointers, made by the API */")
             else:
-                body = " ".join(f"{_field_decl(n, t)};" for n, t in r.fields[:MAX_FIELDS])
+                span = {name: f" /* {lo}..{hi} */" for name, lo, hi in r.ranges}
+                body = " ".join(f"{_field_decl(n, t)};{span.get(n, '')}" for n, t in r.fields[:MAX_FIELDS])
                 if len(r.fields) > MAX_FIELDS:
                     body += f" /* {len(r.fields) - MAX_FIELDS} more fields */"
                 if r.tag or not r.names:

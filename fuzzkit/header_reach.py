@@ -9,10 +9,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from fuzzkit.field_ranges import FieldComments, documented_range
 from fuzzkit.header_facts import Record, Typedef
 
 MAX_RECORDS = 40
 
+# A field a documented range applies to: a number (an enum's constants are listed already).
+_SCALAR = re.compile(r"(const\s+)?((un)?signed\s+)?(char|short|int|long|long long|float|double|_Bool|bool)"
+                     r"(\s+int)?")
 _UNNAMED = re.compile(r"\((unnamed|anonymous) (struct|union|enum) at [^)]*\)")
 
 
@@ -30,6 +34,7 @@ class TypeReach:
         self.seen: set[str] = set()
         self.seen_typedefs: set[str] = set()
         self.anonymous: list[tuple[Any, str]] = []
+        self.comments = FieldComments()
 
     def finish(self) -> None:
         """Take the anonymous records met so far (and what their fields reach)."""
@@ -105,10 +110,14 @@ class TypeReach:
                                              if td.canonical == canonical)
         definition = cur.get_definition()
         fields: list[tuple[str, str]] = []
+        ranges: list[tuple[str, int, int]] = []
         if definition is not None:
             for f in definition.type.get_fields():
                 fields.append((f.spelling, _UNNAMED.sub("{...}", f.type.spelling)))
-        self.records[canonical] = Record(kind, tag, names, tuple(fields), definition is None)
+                span = documented_range(self.comments.of(f))
+                if span is not None and _SCALAR.fullmatch(f.type.get_canonical().spelling):
+                    ranges.append((f.spelling, *span))
+        self.records[canonical] = Record(kind, tag, names, tuple(fields), definition is None, tuple(ranges))
         if definition is not None:
             for f in definition.type.get_fields():
                 if not _UNNAMED.search(f.type.spelling):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import ckinds, synth_io
 from agents.offline.synth_api import ApiIndex
-from agents.offline.synth_instances import fill_fields
+from agents.offline.synth_instances import draw_documented_fields, fill_fields
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import roles
 from agents.offline.synth_types import Obj, Unsupported
@@ -71,6 +71,7 @@ def initialize(
         test = success_test(init.name, init.return_type, rc, ckinds.is_bool(init.return_type), False)
         into.append(f"if (!({test})) {pl.f.fail()}")
     into.append(f"{ready} = 1;")
+    draw_documented_fields(pl, key, v, into)
     synth_io.fill_output_hooks(pl, key, v, into)
     dtor = pl.idx.destructor(key, init.name)
     if dtor:

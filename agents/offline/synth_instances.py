@@ -99,3 +99,26 @@ def is_allocator_suite(type_name: str) -> bool:
     names = [*record.functions, *(n for n, t in record.fields if ckinds.is_function_pointer(t))]
     return sum(bool(_ALLOC_FIELD.search(n)) for n in names) >= 2
 
+
+
+def draw_documented_fields(pl: Planner, key: str, var: str, into: list[str], depth: int = 1) -> None:
+    """Set each field whose comment documents its values from an option byte in that range.
+
+    After the initializer (which sets the defaults), so every configuration the header
+    documents is reachable: ``cfg.method`` in 0..6, ``cfg.lossless`` 0 or 1. Fields of a
+    struct held by value inside it are drawn too (``cfg.options.bypass``), one level down.
+    """
+    rec = type_table.active().record(key)
+    if rec is None:
+        return
+    types = dict(rec.fields)
+    for name, lo, hi in rec.ranges:
+        ctype = types.get(name, "int")
+        v = pl.var(ctype, f"{name}_v")
+        pl.f.opts.append(f"{v} = ({decl_cast(ctype)}){pl.f.take_int((lo, hi))};")
+        into.append(f"{var}.{name} = {v};")
+    if depth > 0:
+        for name, ftype in rec.fields:
+            if ckinds.pointer_depth(ftype) == 0 and (inner := type_table.active().record(ftype)) is not None \
+                    and inner is not rec:
+                draw_documented_fields(pl, ckinds.base_name(ftype), f"{var}.{name}", into, depth - 1)

@@ -28,6 +28,7 @@ _RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)
 _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
 _TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
 _FN_FIELD = re.compile(r"\(\*\s*(\w+)\)")
+_RANGE = re.compile(r"(\w+)(?:\[[^\]]*\])?;\s*/\* (-?\d+)\.\.(-?\d+) \*/")
 _INSTANCE = re.compile(r"^- extern (?P<decl>[^()]+);$")
 _RETURN = re.compile(r"^- (?P<fn>\w+): (?P<text>.+)$")
 _WRAPPED = re.compile(r"^- (?P<fn>\w+)\((?P<args>.*)\) in (?P<caller>\w+)\((?P<params>[^()]*)\)$")
@@ -43,6 +44,7 @@ class Record:
     fields: tuple[tuple[str, str], ...]
     opaque: bool
     functions: tuple[str, ...] = ()  # names of its function-pointer fields
+    ranges: tuple[tuple[str, int, int], ...] = ()  # (field, lo, hi) its comments document
 
 
 @dataclass
@@ -168,7 +170,7 @@ def _read_decl(table: TypeTable, line: str) -> bool:
     if anon:  # `typedef struct { ... } name;`: the name stands for the record
         table.typedefs[anon["name"]] = table.canonical[anon["name"]] = f"{anon['kind']} {{...}}"
         table.records[anon["name"]] = Record(anon["kind"], "", tuple(_fields(anon["body"])), False,
-                                             tuple(_FN_FIELD.findall(anon["body"])))
+                                             tuple(_FN_FIELD.findall(anon["body"])), _ranges(anon["body"]))
         return True
     typedef = _TYPEDEF.match(line)
     if typedef:
@@ -181,7 +183,7 @@ def _read_decl(table: TypeTable, line: str) -> bool:
         body = record["body"]
         fields = tuple(_fields(body)) if body is not None else ()
         rec = Record(record["kind"], record["tag"], fields, body is None,
-                     tuple(_FN_FIELD.findall(body or "")))
+                     tuple(_FN_FIELD.findall(body or "")), _ranges(body or ""))
         if record["tag"]:
             table.records[record["tag"]] = rec
         for name, canon in table.canonical.items():
@@ -203,6 +205,11 @@ def _read_decl(table: TypeTable, line: str) -> bool:
                 table.enum_members[alias] = names
         return True
     return False
+
+
+def _ranges(body: str) -> tuple[tuple[str, int, int], ...]:
+    """``(field, lo, hi)`` of the fields followed by a documented range (``int m; /* 0..6 */``)."""
+    return tuple((m[1], int(m[2]), int(m[3])) for m in _RANGE.finditer(body))
 
 
 def _fields(body: str) -> list[tuple[str, str]]:

@@ -1,0 +1,104 @@
+# ruff: noqa: E501
+"""A settings struct whose header documents each field's values, in the comments beside them.
+
+``cz`` (written here, built in a temporary directory) is a toy compressor: ``cz_config_init``
+sets defaults, ``cz_compress`` reads the settings. Its fields are documented the ways C headers
+do (a trailing comment continued on the next lines, a doc comment before the field, a field
+with no range). The library has a bug reached only in one documented configuration (the
+highest level, the run-length strategy, with verification on): a harness that leaves the
+defaults can never find it; one that draws each documented field from its range finds it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.offline.analysis import analyze_function
+from agents.offline.synth import default_skeleton, write_harness
+from agents.offline.type_table import read_types, using
+from fuzzkit.harness import build_harness
+from fuzzkit.header_facts import HeaderFacts
+from fuzzkit.headers import parse_header
+from fuzzkit.library import LibraryBuild
+from fuzzkit.runner import run_fuzzer
+from fuzzkit.toolchain import Fuzzkit
+from tests.toolchain.conftest import tiny_library
+
+pytestmark = pytest.mark.toolchain
+
+CZ_HEADER = """\
+#ifndef CZ_H
+#define CZ_H
+#include <stddef.h>
+typedef struct {
+  int level;        // compression level, in [1..9];
+                    // higher is slower
+  /** strategy: 0=default, 1=filtered, 2=huffman only, 3=rle */
+  int strategy;
+  int verify;       // if true, decompress the output and compare
+  int window;       // window size in bytes
+} cz_config;
+/* Defaults into cfg; returns 0. */
+int cz_config_init(cz_config *cfg);
+/* Compresses src[0..n) into dst; returns the bytes written, or -1. */
+int cz_compress(const cz_config *cfg, const unsigned char *src, size_t n, unsigned char *dst, size_t cap);
+#endif
+"""
+
+CZ_SOURCE = """\
+#include "cz.h"
+int cz_config_init(cz_config *cfg) {
+  if (!cfg) return -1;
+  cfg->level = 6; cfg->strategy = 0; cfg->verify = 0; cfg->window = 4096;
+  return 0;
+}
+int cz_compress(const cz_config *cfg, const unsigned char *src, size_t n, unsigned char *dst, size_t cap) {
+  if (!cfg || !src || !dst || cfg->level < 1 || cfg->level > 9) return -1;
+  if (cfg->strategy == 3 && cfg->verify && cfg->level == 9) __builtin_trap();  /* the bug */
+  size_t out = 0;
+  for (size_t i = 0; i < n && out + 2 <= cap; ) {
+    size_t run = 1;
+    while (i + run < n && src[i + run] == src[i] && run < 255) run++;
+    dst[out++] = (unsigned char)run; dst[out++] = src[i]; i += run;
+  }
+  return (int)out;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def cz_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuild:
+    return tiny_library(tmp_path_factory.mktemp("czlib"), "cz", CZ_HEADER, CZ_SOURCE, cache)
+
+
+@pytest.fixture(scope="module")
+def cz_facts(cz_lib: LibraryBuild) -> HeaderFacts:
+    return Fuzzkit().collect_facts(cz_lib, Fuzzkit().parse_api(cz_lib))
+
+
+def test_the_types_section_shows_each_documented_range(cz_facts: HeaderFacts) -> None:
+    text = cz_facts.render()
+    assert "int level; /* 1..9 */ int strategy; /* 0..3 */ int verify; /* 0..1 */ int window; }" in text, text
+
+
+def test_a_harness_draws_the_documented_settings_and_finds_the_bug_behind_them(
+    cz_lib: LibraryBuild, cz_facts: HeaderFacts, tmp_path: Path
+) -> None:
+    api = parse_header(Path(cz_lib.headers[0]), cz_lib.include_dirs, cz_lib.defines)
+    target = next(f for f in api if f.name == "cz_compress")
+    with using(read_types(cz_facts.render())):
+        analysis = analyze_function(target, api)
+        code = write_harness(target, api, ["cz.h"], analysis.archetype,
+                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+    assert "cz_config_init(" in code, code
+    assert "lf_take_int(&lf_in, 1, 9)" in code and "lf_take_int(&lf_in, 0, 3)" in code, code
+    assert ".window =" not in code, code  # no documented range: the default stays
+    source = tmp_path / "harness.c"
+    source.write_text(code)
+    built = build_harness(source, cz_lib, tmp_path / "out")
+    assert built.ok, built.log
+    run = run_fuzzer(Path(str(built.fuzz_binary)), tmp_path / "run", seconds=20)
+    assert run.crash is not None, Path(run.log_path).read_text()[-2000:]
+    assert "cz_compress" in run.crash.excerpt, run.crash.excerpt
