@@ -121,9 +121,15 @@ def produced_types(state: Mapping[str, Any]) -> set[str]:
 
 
 def _on_product(d: FunctionDecl, produced: set[str], canonical: Mapping[str, str]) -> bool:
-    """Whether ``d``'s first parameter is of a type the target hands back."""
+    """Whether ``d``'s first parameter is an object of a type the target hands back.
+
+    ``T *``, not ``T **``: a function given somewhere to put a new ``T`` (a decoder of a
+    serialized form) makes its own, it does not work on the target's.
+    """
     first = d.params[:1]
-    return bool(first) and bool(_type_words(FunctionDecl(d.name, "void", first), canonical) & produced)
+    if not first or first[0].type.count("*") >= 2:
+        return False
+    return bool(_type_words(FunctionDecl(d.name, "void", first), canonical) & produced)
 
 
 def next_calls(state: Mapping[str, Any], uncovered: set[str], called: set[str],

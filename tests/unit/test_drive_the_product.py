@@ -96,3 +96,14 @@ def test_the_offline_improver_runs_the_compiled_result() -> None:
     made = improve_harness(HARNESS, TARGET, API, [decls[n] for n in names])
     assert "kv_step" in made.added_calls
     assert re.search(r"\bkv_step\(\s*stmt\s*\)", made.code)
+
+
+def test_a_function_that_makes_another_object_of_the_results_type_is_not_driving_it() -> None:
+    """``kv_stmt_decode(kv_stmt **out, const uint8_t *bytes)`` reads bytes, not the result."""
+    decode = FunctionDecl("kv_stmt_decode", "int",
+                          (Param("out", "kv_stmt **"), Param("bytes", "const uint8_t *")))
+    state = _state(["kv_stmt_decode", "kv_bind_int"])
+    state["api"] = [*state["api"], decode.to_dict()]
+    text = uncovered_text(state)
+    product = text.split("Never reached:")[0]
+    assert "kv_stmt_decode" not in product and "kv_stmt_decode" in text
