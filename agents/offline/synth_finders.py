@@ -6,6 +6,7 @@ printers, copiers and child getters.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING
 
@@ -196,3 +197,16 @@ def _shared(a: str, b: str) -> int:
     while n < min(len(a), len(b)) and a[n] == b[n]:
         n += 1
     return n
+
+
+_PIECEWISE = {"chunk", "push", "feed", "incremental", "progressive", "stream", "streaming"}
+
+
+def piecewise_ctor(ctors: list[FunctionDecl], near: str) -> FunctionDecl | None:
+    """The push/stream constructor for a target that takes its input in pieces, if any."""
+    if not set(words(near)) & _PIECEWISE:
+        return None
+    found = [c for c in ctors if set(words(c.name)) & _PIECEWISE]
+    # The family closest to the target's name (an HTML parser's, not the XML one's), then the simplest.
+    return min(found, key=lambda c: (-len(os.path.commonprefix([c.name, near])), len(c.params), c.name),
+               default=None)

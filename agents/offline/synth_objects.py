@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_finders import piecewise_ctor
 from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, usable, zeroed
 from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
@@ -110,8 +111,13 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None
         # The simplest constructor, of the family closest to the caller's name.
         simplest = sorted(ctors, key=lambda c: (len(c.params), -len(os.path.commonprefix([c.name, near]))))
+        piecewise = piecewise_ctor(ctors, near) if not feed else None
         if feed and fed:
             obj = _construct(pl, fed[0], key)
+        elif piecewise is not None:
+            # A target fed the input piece by piece (`parse_chunk(ctx, buf, n, last)`) needs the
+            # context its push/stream constructor sets up, not the generic one.
+            obj = _construct(pl, piecewise, key, payload=False)
         elif prod is not None and roles(prod, pl.idx)[0].type_key != key:
             obj = _produce(pl, prod, key)
         elif not feed and simplest and not simplest[0].params:
