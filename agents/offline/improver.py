@@ -187,9 +187,20 @@ def value(idx: ApiIndex, fn: FunctionDecl) -> int:
     ranks = [rank for group, rank in VALUE if ws & group]
     if _runs_family(idx, fn):
         ranks.append(1)  # a machine's main processor reaches as much as a parser
+    if _describes(idx, fn):
+        ranks.append(0)  # a printer by its shape: walks the whole object
     if not fn.params:
         return 7
     return min(ranks) if ranks else 4
+
+
+def _describes(idx: ApiIndex, fn: FunctionDecl) -> bool:
+    """``info(char *buf, size_t size, ..., const T *obj)``: writes a description of an object."""
+    p = fn.params
+    return (len(p) >= 3 and ckinds.pointer_depth(p[0].type) == 1 and "char" in p[0].type
+            and not ckinds.is_const_target(p[0].type) and ckinds.is_integer(p[1].type)
+            and any(ckinds.pointer_depth(q.type) == 1 and ckinds.is_const_target(q.type)
+                    and bool(idx.type_key(q.type)) for q in p[2:]))
 
 
 def _runs_family(idx: ApiIndex, fn: FunctionDecl) -> bool:

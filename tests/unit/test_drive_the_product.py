@@ -107,3 +107,15 @@ def test_a_function_that_makes_another_object_of_the_results_type_is_not_driving
     text = uncovered_text(state)
     product = text.split("Never reached:")[0]
     assert "kv_stmt_decode" not in product and "kv_stmt_decode" in text
+
+
+def test_a_printer_known_by_its_shape_comes_before_another_parse_into_the_same_object() -> None:
+    """``kv_stmt_info(char *buf, size_t size, const char *prefix, const kv_stmt *s)`` describes
+    the whole statement; its name has no printing verb, its shape says what it does."""
+    info = FunctionDecl("kv_stmt_info", "int", (
+        Param("buf", "char *"), Param("size", "size_t"), Param("prefix", "const char *"),
+        Param("s", "const kv_stmt *")))
+    reparse = FunctionDecl("kv_prepare_again", "int", (Param("s", "kv_stmt *"), Param("sql", "const char *")))
+    api = [*API, reparse, info]
+    made = improve_harness(HARNESS, TARGET, api, ["kv_prepare_again", "kv_stmt_info"], max_new_calls=1)
+    assert made.added_calls == ["kv_stmt_info"], made.code
