@@ -18,6 +18,7 @@ from agents.offline.synth_init import initialize, usable, zeroed
 from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
 from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_staging import staging_getter
 from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
 from agents.offline.synth_vocab import transfers_ownership
 from fuzzkit.api import FunctionDecl
@@ -74,8 +75,10 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         if ckinds.is_opaque(key) and not pl.strict_release:
             return null_opaque(pl, key).expr
         return f"&{zeroed(pl, key, r.param.name)}"
-    # A call that takes the payload itself gets its objects unfed: the input goes to it once.
-    return obtain(pl, key, fn.name, feed=payload_slot(roles(fn, pl.idx)) is None).expr
+    # A call that takes the payload itself (or has it staged in its object's own buffer) gets
+    # its objects unfed: the input goes to it once.
+    takes = payload_slot(roles(fn, pl.idx)) is not None or staging_getter(pl.idx, fn) is not None
+    return obtain(pl, key, fn.name, feed=not takes).expr
 
 
 def _child(pl: Planner, fn: FunctionDecl, key: str, args: dict[int, str], plan: CallPlan) -> str:

@@ -15,6 +15,7 @@ from agents.offline.synth_code import Frag
 from agents.offline.synth_kinds import Call, build_argument
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_staging import stage_input, staging_getter
 from agents.offline.synth_types import EXPANDS, MAX_OUT, SHRINKS, CallPlan, Obj, Role, Unsupported, decl_type
 from fuzzkit.api import FunctionDecl
 
@@ -143,7 +144,11 @@ class Planner:
         if rs and rs[-1].kind == "unsupported" and len(rs) > 1 and "va_list" in rs[-1].param.type:
             return synth_args.va_wrapped(self, fn, bind, payload)
         call = Call(self, fn, rs, {}, CallPlan(fn, ""), payload_slot(rs) if payload else None, payload)
+        # A parser that reads from its own buffer: the input is staged there, its length given.
+        staged = staging_getter(self.idx, fn) if payload and call.main is None else None
         for r in rs:
+            if staged is not None and r.index == staged[1] and r.index not in bind:
+                continue
             if r.index in bind:
                 call.args[r.index] = bind[r.index]
             elif r.index in call.args:
@@ -152,6 +157,8 @@ class Planner:
                 raise Unsupported(f"{fn.name}: cannot build a {r.param.type} argument")
             else:
                 build_argument(call, r)
+        if staged is not None:
+            stage_input(call, *staged)
         ordered = [call.args.get(i, "0") for i in range(len(fn.params))]
         call.plan.text = f"{fn.name}({', '.join(ordered)})"
         self.f.calls.append(fn.name)
