@@ -176,6 +176,18 @@ def assert_runs_clean(code: str, lib: LibraryBuild, work: Path, seconds: int = 3
     assert run.stats.execs > 100, Path(run.log_path).read_text()[-2000:]
 
 
+def assert_finds_crash_in(code: str, lib: LibraryBuild, work: Path, function: str, seconds: int = 20) -> None:
+    """``code`` builds against ``lib`` and, fuzzed, finds a crash in ``function`` within ``seconds``."""
+    work.mkdir(parents=True, exist_ok=True)
+    source = work / "harness.c"
+    source.write_text(code)
+    built = build_harness(source, lib, work / "out")
+    assert built.ok, built.log
+    run = run_fuzzer(Path(str(built.fuzz_binary)), work / "run", seconds=seconds)
+    assert run.crash is not None, Path(run.log_path).read_text()[-2000:]
+    assert function in run.crash.excerpt, run.crash.excerpt
+
+
 def load_bench_script(name: str) -> ModuleType:
     """``bench/<name>.py`` imported by path (bench/ is scripts, not a package)."""
     path = Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"

@@ -18,13 +18,11 @@ import pytest
 from agents.offline.analysis import analyze_function
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
-from fuzzkit.harness import build_harness
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.headers import parse_header
 from fuzzkit.library import LibraryBuild
-from fuzzkit.runner import run_fuzzer
 from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import tiny_library
+from tests.toolchain.conftest import assert_finds_crash_in, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -95,10 +93,4 @@ def test_a_harness_draws_the_documented_settings_and_finds_the_bug_behind_them(
     assert "cz_config_init(" in code, code
     assert "lf_take_int(&lf_in, 1, 9)" in code and "lf_take_int(&lf_in, 0, 3)" in code, code
     assert ".window =" not in code, code  # no documented range: the default stays
-    source = tmp_path / "harness.c"
-    source.write_text(code)
-    built = build_harness(source, cz_lib, tmp_path / "out")
-    assert built.ok, built.log
-    run = run_fuzzer(Path(str(built.fuzz_binary)), tmp_path / "run", seconds=20)
-    assert run.crash is not None, Path(run.log_path).read_text()[-2000:]
-    assert "cz_compress" in run.crash.excerpt, run.crash.excerpt
+    assert_finds_crash_in(code, cz_lib, tmp_path, "cz_compress")

@@ -18,13 +18,11 @@ import pytest
 from agents.offline.analysis import analyze_function
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
-from fuzzkit.harness import build_harness
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.headers import parse_header
 from fuzzkit.library import LibraryBuild
-from fuzzkit.runner import run_fuzzer
 from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import tiny_library
+from tests.toolchain.conftest import assert_finds_crash_in, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -80,10 +78,4 @@ def test_the_input_is_staged_in_the_parsers_own_buffer(sp_lib: LibraryBuild, tmp
     assert "sp_create(NULL)" in body, code  # the input is no encoding name
     assert body.index("sp_get_buffer(") < body.index("memcpy(") < body.index("sp_parse_buffer("), code
     assert "(int)size, " in body[body.index("sp_parse_buffer("):], code  # the length staged
-    source = tmp_path / "harness.c"
-    source.write_text(code)
-    built = build_harness(source, sp_lib, tmp_path / "out")
-    assert built.ok, built.log
-    run = run_fuzzer(Path(str(built.fuzz_binary)), tmp_path / "run", seconds=20)
-    assert run.crash is not None, Path(run.log_path).read_text()[-2000:]
-    assert "sp_parse_buffer" in run.crash.excerpt, run.crash.excerpt
+    assert_finds_crash_in(code, sp_lib, tmp_path, "sp_parse_buffer")
