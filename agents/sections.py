@@ -87,14 +87,14 @@ def ranked_api(state: Mapping[str, Any]) -> list[FunctionDecl]:
     api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
     target = target_decl(state)
     facts = HeaderFacts.from_dict(state.get("header_facts"))
-    canonical = {t.name: t.canonical for t in facts.typedefs}
+    canonical = _canonical(facts)
     words = _type_words(target, canonical)
     documented = {r.function for r in facts.releasers if r.releases == f"what {target.name} allocates"}
     types = {d.name: _type_words(d, canonical) for d in api}
     makers = [d for d in api if _lifecycle_of(d, words & types[d.name], words, canonical)]
     # The objects those makers need in turn (a handle opened before a blob of it is).
     needed = {w for d in makers for w in types[d.name]} - words
-    produced = produced_types(state)
+    produced = _produced(target, canonical)
 
     def tier(d: FunctionDecl) -> int:
         if _lifecycle_of(d, words & types[d.name], words, canonical):
@@ -110,11 +110,13 @@ def ranked_api(state: Mapping[str, Any]) -> list[FunctionDecl]:
     return sorted(api, key=rank)
 
 
-def produced_types(state: Mapping[str, Any]) -> set[str]:
+def _canonical(facts: HeaderFacts) -> dict[str, str]:
+    """Each typedef name with the canonical type behind it."""
+    return {t.name: t.canonical for t in facts.typedefs}
+
+
+def _produced(target: FunctionDecl, canonical: Mapping[str, str]) -> set[str]:
     """The named types of what the target hands back: its result and its ``T **`` out-parameters."""
-    target = target_decl(state)
-    facts = HeaderFacts.from_dict(state.get("header_facts"))
-    canonical = {t.name: t.canonical for t in facts.typedefs}
     out = [target.return_type, *(p.type for p in target.params if p.type.count("*") >= 2)]
     return _type_words(FunctionDecl(target.name, "void", tuple(
         Param(f"p{i}", t) for i, t in enumerate(out))), canonical)
@@ -142,16 +144,12 @@ def next_calls(state: Mapping[str, Any], uncovered: set[str], called: set[str],
     first (what runs or walks the result needs nothing more); then the other uncovered
     functions, in order of relation to the target.
     """
-    facts = HeaderFacts.from_dict(state.get("header_facts"))
-    canonical = {t.name: t.canonical for t in facts.typedefs}
-    produced = produced_types(state)
-    target = target_decl(state).name
-
-    def on_product(d: FunctionDecl) -> bool:
-        return _on_product(d, produced, canonical)
-
-    ranked = [d for d in ranked_api(state) if d.name != target and d.name not in called]
-    product = sorted((d for d in ranked if on_product(d)), key=lambda d: len(d.params) > 1)[:limit]
+    target = target_decl(state)
+    canonical = _canonical(HeaderFacts.from_dict(state.get("header_facts")))
+    produced = _produced(target, canonical)
+    ranked = [d for d in ranked_api(state) if d.name != target.name and d.name not in called]
+    product = sorted((d for d in ranked if _on_product(d, produced, canonical)),
+                     key=lambda d: len(d.params) > 1)[:limit]
     rest = [d for d in ranked if d.name in uncovered and d not in product]
     return product, rest[:limit - len(product)]
 
@@ -172,7 +170,7 @@ def types_section(state: Mapping[str, Any]) -> str:
     # those that are no API function (`free`).
     # And the one-argument releaser of a type a shown function takes or returns (a region a
     # shown search fills is released by a function the budget left out).
-    canonical = {t.name: t.canonical for t in facts.typedefs}
+    canonical = _canonical(facts)
     single = {d.get("name") for d in state.get("api") or [] if len(d.get("params") or []) == 1}
     used = {_base(canonical.get(_base(t), t)) for d in relevant_api(state)
             for t in (d.return_type, *(p.type for p in d.params))}

@@ -11,9 +11,14 @@ from types import ModuleType
 
 import pytest
 
+from agents.offline.analysis import analyze_function
+from agents.offline.synth import default_skeleton, write_harness
+from agents.offline.type_table import read_types, using
 from fuzzkit.harness import HarnessBuild, build_harness
+from fuzzkit.header_facts import HeaderFacts
+from fuzzkit.headers import parse_header
 from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
-from fuzzkit.runner import run_fuzzer
+from fuzzkit.runner import FuzzRun, run_fuzzer
 from fuzzkit.source import SourceSpec, fetch_source
 
 CJSON_RECIPE = BuildRecipe(sources=["cJSON.c"], headers=["cJSON.h"])
@@ -164,26 +169,36 @@ def tiny_library(root: Path, stem: str, header: str, source: str, cache: Path) -
                          BuildRecipe(sources=[f"{stem}.c"], headers=[f"{stem}.h"]), cache=cache)
 
 
-def assert_runs_clean(code: str, lib: LibraryBuild, work: Path, seconds: int = 3) -> None:
-    """``code`` builds against ``lib`` and fuzzes for ``seconds`` without a crash, doing work."""
+def offline_draft(lib: LibraryBuild, facts: HeaderFacts, name: str) -> str:
+    """The offline engine's first draft for ``name`` of a one-header library, from its Types section."""
+    api = parse_header(Path(lib.headers[0]), lib.include_dirs, lib.defines)
+    target = next(f for f in api if f.name == name)
+    with using(read_types(facts.render())):
+        analysis = analyze_function(target, api)
+        return write_harness(target, api, [Path(lib.headers[0]).name], analysis.archetype,
+                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+
+
+def _fuzz(code: str, lib: LibraryBuild, work: Path, seconds: int) -> FuzzRun:
+    """``code`` built against ``lib`` (it must build) and fuzzed for ``seconds``."""
     work.mkdir(parents=True, exist_ok=True)
     source = work / "harness.c"
     source.write_text(code)
     built = build_harness(source, lib, work / "out")
     assert built.ok, built.log
-    run = run_fuzzer(Path(str(built.fuzz_binary)), work / "run", seconds=seconds)
+    return run_fuzzer(Path(str(built.fuzz_binary)), work / "run", seconds=seconds)
+
+
+def assert_runs_clean(code: str, lib: LibraryBuild, work: Path, seconds: int = 3) -> None:
+    """``code`` builds against ``lib`` and fuzzes for ``seconds`` without a crash, doing work."""
+    run = _fuzz(code, lib, work, seconds)
     assert run.crash is None, run.crash.excerpt
     assert run.stats.execs > 100, Path(run.log_path).read_text()[-2000:]
 
 
 def assert_finds_crash_in(code: str, lib: LibraryBuild, work: Path, function: str, seconds: int = 20) -> None:
     """``code`` builds against ``lib`` and, fuzzed, finds a crash in ``function`` within ``seconds``."""
-    work.mkdir(parents=True, exist_ok=True)
-    source = work / "harness.c"
-    source.write_text(code)
-    built = build_harness(source, lib, work / "out")
-    assert built.ok, built.log
-    run = run_fuzzer(Path(str(built.fuzz_binary)), work / "run", seconds=seconds)
+    run = _fuzz(code, lib, work, seconds)
     assert run.crash is not None, Path(run.log_path).read_text()[-2000:]
     assert function in run.crash.excerpt, run.crash.excerpt
 

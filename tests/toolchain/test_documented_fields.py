@@ -15,14 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.offline.analysis import analyze_function
-from agents.offline.synth import default_skeleton, write_harness
-from agents.offline.type_table import read_types, using
 from fuzzkit.header_facts import HeaderFacts
-from fuzzkit.headers import parse_header
 from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import assert_finds_crash_in, tiny_library
+from tests.toolchain.conftest import assert_finds_crash_in, offline_draft, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -84,12 +80,7 @@ def test_the_types_section_shows_each_documented_range(cz_facts: HeaderFacts) ->
 def test_a_harness_draws_the_documented_settings_and_finds_the_bug_behind_them(
     cz_lib: LibraryBuild, cz_facts: HeaderFacts, tmp_path: Path
 ) -> None:
-    api = parse_header(Path(cz_lib.headers[0]), cz_lib.include_dirs, cz_lib.defines)
-    target = next(f for f in api if f.name == "cz_compress")
-    with using(read_types(cz_facts.render())):
-        analysis = analyze_function(target, api)
-        code = write_harness(target, api, ["cz.h"], analysis.archetype,
-                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+    code = offline_draft(cz_lib, cz_facts, "cz_compress")
     assert "cz_config_init(" in code, code
     assert "lf_take_int(&lf_in, 1, 9)" in code and "lf_take_int(&lf_in, 0, 3)" in code, code
     assert ".window =" not in code, code  # no documented range: the default stays

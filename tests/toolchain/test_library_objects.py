@@ -20,14 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from agents.offline.analysis import analyze_function
-from agents.offline.synth import default_skeleton, write_harness
-from agents.offline.type_table import read_types, using
+from agents.offline.type_table import read_types
 from fuzzkit.header_facts import HeaderFacts
-from fuzzkit.headers import parse_header
 from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import assert_runs_clean, tiny_library
+from tests.toolchain.conftest import assert_runs_clean, offline_draft, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -112,13 +109,7 @@ def test_the_types_section_shows_anonymous_records_and_the_library_s_objects(rq_
 def test_a_search_over_a_pointer_range_with_a_library_encoding_runs(
     rq_lib: LibraryBuild, rq_facts: HeaderFacts, tmp_path: Path
 ) -> None:
-    api = parse_header(Path(rq_lib.headers[0]), rq_lib.include_dirs, rq_lib.defines)
-    target = next(f for f in api if f.name == "rq_search")
-    with using(read_types(rq_facts.render())):
-        analysis = analyze_function(target, api)
-        draft = write_harness(target, api, ["rq.h"], analysis.archetype,
-                              default_skeleton(analysis.archetype), constraints=analysis.constraints)
-    code = draft.code
+    code = offline_draft(rq_lib, rq_facts, "rq_search")
     assert "data + size" in code, code  # the end of the subject, not a second string
     assert "&rq_latin1" in code and "&rq_utf8" in code, code  # the library's own encodings
     assert "rq_get_tag_start" not in code, code  # a getter is no initializer

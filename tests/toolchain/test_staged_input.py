@@ -15,14 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.offline.analysis import analyze_function
-from agents.offline.synth import default_skeleton, write_harness
-from agents.offline.type_table import read_types, using
 from fuzzkit.header_facts import HeaderFacts
-from fuzzkit.headers import parse_header
 from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import assert_finds_crash_in, tiny_library
+from tests.toolchain.conftest import assert_finds_crash_in, offline_draft, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -68,12 +64,7 @@ def sp_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuil
 
 def test_the_input_is_staged_in_the_parsers_own_buffer(sp_lib: LibraryBuild, tmp_path: Path) -> None:
     facts: HeaderFacts = Fuzzkit().collect_facts(sp_lib, Fuzzkit().parse_api(sp_lib))
-    api = parse_header(Path(sp_lib.headers[0]), sp_lib.include_dirs, sp_lib.defines)
-    target = next(f for f in api if f.name == "sp_parse_buffer")
-    with using(read_types(facts.render())):
-        analysis = analyze_function(target, api)
-        code = write_harness(target, api, ["sp.h"], analysis.archetype,
-                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+    code = offline_draft(sp_lib, facts, "sp_parse_buffer")
     body = code[code.index("LLVMFuzzerTestOneInput"):]
     assert "sp_create(NULL)" in body, code  # the input is no encoding name
     assert body.index("sp_get_buffer(") < body.index("memcpy(") < body.index("sp_parse_buffer("), code
