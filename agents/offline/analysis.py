@@ -15,7 +15,7 @@ from typing import Any
 from agents.offline import ckinds
 from agents.offline.archetype import MUTATE, classify
 from agents.offline.synth_api import ApiIndex, words
-from agents.offline.synth_chunks import inverse_of
+from agents.offline.synth_finders import inverse_of
 from agents.offline.synth_init import choose_init
 from agents.offline.synth_roles import roles
 from agents.offline.synth_types import Role

@@ -9,14 +9,12 @@ from __future__ import annotations
 import re
 
 from agents.offline import ckinds
-from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import use_related
+from agents.offline.synth_finders import inverse_of
 from agents.offline.synth_init import initialize
 from agents.offline.synth_knowledge import (
-    INVERSE_PREFIXES,
-    INVERSES,
     digest_init,
     stream_fields,
     success_test,
@@ -25,7 +23,6 @@ from agents.offline.synth_objects import obtain
 from agents.offline.synth_plan import decl_type
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import stream_lines
-from fuzzkit.api import FunctionDecl
 
 
 def stream(ctx: Ctx) -> None:
@@ -173,27 +170,3 @@ def codec(ctx: Ctx) -> None:
     )
     if block:
         ctx.blocks.append(block)
-
-
-def inverse_of(idx: ApiIndex, name: str) -> FunctionDecl | None:
-    """The API function undoing ``name`` (``acme_compress`` -> ``acme_uncompress``), if any."""
-    for a, b in INVERSES:
-        for x, y in ((a, b), (b, a)):
-            if x in name and y not in name:
-                cand = name.replace(x, y, 1)
-                if cand in idx.by_name:
-                    return idx.by_name[cand]
-    # Morphology: a verb and its prefixed inverse (`encrypt`/`decrypt`, `xflate` pairs).
-    for word in re.findall(r"[a-z]{4,}", name.lower()):
-        for p in INVERSE_PREFIXES:
-            if not p or not word.startswith(p):
-                continue
-            stem = word[len(p):]
-            for q in INVERSE_PREFIXES:
-                if q == p or not q or len(stem) < 4:
-                    continue
-                pos = name.lower().find(word)
-                cand = name[:pos] + q + stem + name[pos + len(word):]
-                if cand in idx.by_name:
-                    return idx.by_name[cand]
-    return None

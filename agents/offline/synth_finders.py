@@ -11,8 +11,12 @@ import re
 from typing import TYPE_CHECKING
 
 from agents.offline import ckinds
+from agents.offline.synth_knowledge import INVERSE_PREFIXES, INVERSES
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import feeders_of
+
+if TYPE_CHECKING:
+    from agents.offline.synth_api import ApiIndex
 
 FEED = {"input", "feed", "source", "buffer", "string", "memory", "attach", "data"}
 
@@ -210,3 +214,27 @@ def piecewise_ctor(ctors: list[FunctionDecl], near: str) -> FunctionDecl | None:
     # The family closest to the target's name (an HTML parser's, not the XML one's), then the simplest.
     return min(found, key=lambda c: (-len(os.path.commonprefix([c.name, near])), len(c.params), c.name),
                default=None)
+
+
+def inverse_of(idx: ApiIndex, name: str) -> FunctionDecl | None:
+    """The API function undoing ``name`` (``acme_compress`` -> ``acme_uncompress``), if any."""
+    for a, b in INVERSES:
+        for x, y in ((a, b), (b, a)):
+            if x in name and y not in name:
+                cand = name.replace(x, y, 1)
+                if cand in idx.by_name:
+                    return idx.by_name[cand]
+    # Morphology: a verb and its prefixed inverse (`encrypt`/`decrypt`, `xflate` pairs).
+    for word in re.findall(r"[a-z]{4,}", name.lower()):
+        for p in INVERSE_PREFIXES:
+            if not p or not word.startswith(p):
+                continue
+            stem = word[len(p):]
+            for q in INVERSE_PREFIXES:
+                if q == p or not q or len(stem) < 4:
+                    continue
+                pos = name.lower().find(word)
+                cand = name[:pos] + q + stem + name[pos + len(word):]
+                if cand in idx.by_name:
+                    return idx.by_name[cand]
+    return None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agents.offline import cdecl, ckinds, synth_args, synth_pixels, type_table
+from agents.offline.synth_encoded import object_array
 from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
 from agents.offline.synth_lengths import sentinel_length
@@ -277,6 +278,7 @@ BUILDERS: dict[str, Callable[[Call, Role], None]] = {
     **dict.fromkeys(_OBJECTS, _fixed(lambda c, r: build_object(c.pl, c.fn, r, c.args, c.plan))),
     "out_scalar": _out_scalar,
     "out_ptr": _out_ptr,
+    "object_array": object_array,
     "scratch": _scratch,
     "alloc": _fixed(lambda c, r: synth_args.alloc_for(c.pl, c.fn)),
     "blob": _blob,

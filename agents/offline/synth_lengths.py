@@ -28,7 +28,7 @@ def is_len_like(p: Param) -> bool:
     """An integer that can be the length of the buffer before it (by name, or unnamed)."""
     if not ckinds.is_integer(p.type) or ckinds.is_bool(p.type):
         return False
-    return ckinds.is_length(p) or _unnamed(p.name)
+    return ckinds.is_length(p) or unnamed(p.name)
 
 
 def _is_buffer(p: Param) -> bool:
@@ -63,7 +63,7 @@ def _affinity(a: str, b: str) -> int:
 def _named_after(params: list[Param], buffers: range, length: int) -> int | None:
     """The buffer whose whole name starts the length's (``error_buffer``/``error_buffer_size``)."""
     name = params[length].name.lower()
-    owners = [b for b in buffers if len(params[b].name) >= 3 and not _unnamed(params[b].name)
+    owners = [b for b in buffers if len(params[b].name) >= 3 and not unnamed(params[b].name)
               and name.startswith(params[b].name.lower()) and name != params[b].name.lower()]
     return owners[-1] if owners else None
 
@@ -158,11 +158,11 @@ def sentinel_length(rs: list[Role], r: Role) -> bool:
     if r.kind != "bytes" or r.pair is None or rs[r.pair].kind != "len":
         return False
     textual = (_TEXT_NAME.search(r.param.name) or re.match(r"z[A-Z]", r.param.name)
-               or (_unnamed(r.param.name) and _unnamed(rs[r.pair].param.name)))
+               or (unnamed(r.param.name) and unnamed(rs[r.pair].param.name)))
     signed = not ckinds.is_unsigned(rs[r.pair].param.type)
     return bool(textual) and ckinds.is_string(r.param.type) and signed
 
 
-def _unnamed(name: str) -> bool:
+def unnamed(name: str) -> bool:
     """A parameter the header left unnamed (the prompt calls it ``argN``)."""
     return not name or bool(re.fullmatch(r"arg\d+", name))

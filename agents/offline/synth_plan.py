@@ -12,6 +12,7 @@ import re
 from agents.offline import ckinds, synth_args
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_code import Frag
+from agents.offline.synth_encoded import encode_input, encoder_for
 from agents.offline.synth_kinds import Call, build_argument
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import payload_slot, roles
@@ -146,6 +147,11 @@ class Planner:
         call = Call(self, fn, rs, {}, CallPlan(fn, ""), payload_slot(rs) if payload else None, payload)
         # A parser that reads from its own buffer: the input is staged there, its length given.
         staged = staging_getter(self.idx, fn) if payload and call.main is None else None
+        # Bytes the library takes without a length: what its own encoder wrote, never raw input.
+        slot = payload_slot(rs) if call.main is None else call.main
+        encoded = encoder_for(self.idx, fn, slot, rs) if slot not in bind and self.depth < 2 else None
+        if encoded is not None and slot is not None:
+            encode_input(call, slot, *encoded)
         for r in rs:
             if staged is not None and r.index == staged[1] and r.index not in bind:
                 continue

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_choices import DEFAULT_ENUM, enum_values, float_choices, int_choices, option_name
-from agents.offline.synth_lengths import is_len_like, out_direction, unsized_output
+from agents.offline.synth_lengths import is_len_like, out_direction, unnamed, unsized_output
 from agents.offline.synth_role_objects import object_role
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl, Param
@@ -175,10 +175,20 @@ _SLOT_COUNT = re.compile(r"^(n|num\w*|number_?of\w*|count|\w+_count|n_?[a-z]+s)$
 
 
 def _out_ptr(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
-    if ckinds.pointer_depth(s.fn.params[i].type) < 2:
+    t = s.fn.params[i].type
+    if ckinds.pointer_depth(t) < 2:
         return False
+    key = s.idx.type_key(ckinds.pointee(t))
+    # An unnamed integer after an array of the library's objects counts it (`f(T **, int32_t)`).
+    counted = nxt is not None and ckinds.is_integer(nxt.type) and not ckinds.is_bool(nxt.type) and (
+        _SLOT_COUNT.match(nxt.name) or (key is not None and unnamed(nxt.name)))
+    if counted and key and ckinds.pointer_depth(t) == 2 and ckinds.is_const_target(ckinds.pointee(t)):
+        # `encode(const T **objs, int n, ...)`: objects read, not returned.
+        s.put("object_array", i, pair=i + 1, type_key=key)
+        s.put("int", i + 1, choices=(1, 1))
+        return True
     s.put("out_ptr", i)
-    if nxt is not None and ckinds.is_integer(nxt.type) and _SLOT_COUNT.match(nxt.name):
+    if counted:
         # `f(T **codes, int number_of_codes)`: the harness passes one slot, so the count is 1
         # (a count from the input makes the library write or read past it).
         s.put("int", i + 1, choices=(1, 1))
