@@ -80,6 +80,7 @@ class HeaderFacts:
     returns: dict[str, str] = field(default_factory=dict)
     retains: list[str] = field(default_factory=list)
     consumes: list[str] = field(default_factory=list)
+    inside_only: list[str] = field(default_factory=list)  # valid only inside a library callback
     wrappers: list[Wrapper] = field(default_factory=list)
     # (name, type) of variables the library defines whose type the API takes a pointer to
     # (a built-in encoding table, a default configuration): the only way to get a valid one.
@@ -106,6 +107,7 @@ class HeaderFacts:
             returns=dict(data.get("returns", {})),
             retains=list(data.get("retains", [])),
             consumes=list(data.get("consumes", [])),
+            inside_only=list(data.get("inside_only", [])),
             wrappers=[Wrapper(w["function"], tuple(w["args"]), w["caller"], tuple(w["params"]))
                       for w in data.get("wrappers", [])],
             instances=[(i[0], i[1]) for i in data.get("instances", [])],
@@ -149,6 +151,11 @@ class HeaderFacts:
             lines.append(f"#define {m.name} {m.value}")
             last_group = m.group
         out = ["```c", *lines, "```"] if lines else []
+        return "\n".join(out + self._notes())
+
+    def _notes(self) -> list[str]:
+        """The notes after the declarations: objects, releasers, documented behaviour, wrappers."""
+        out: list[str] = []
         if self.instances:
             out.append("Objects the library defines (pass one's address where the API takes a pointer "
                        "to its type):")
@@ -163,6 +170,10 @@ class HeaderFacts:
             out.append("Ownership (documentation):")
             out += [f"- {fn} takes ownership of its object argument, even when it fails"
                     for fn in self.consumes]
+        if self.inside_only:
+            out.append("Valid only inside a callback or method the library calls (documentation):")
+            out += [f"- {fn} is called by no harness: only from within the library's callback"
+                    for fn in self.inside_only]
         if self.wrappers:
             out.append("Calls in the header's own wrappers (pass the same fixed arguments):")
             out += [f"- {w.function}({', '.join(w.args)}) in {w.caller}({', '.join(w.params)})"
@@ -170,7 +181,7 @@ class HeaderFacts:
         if self.returns:
             out.append("Documented return values:")
             out += [f"- {fn}: {text}" for fn, text in self.returns.items()]
-        return "\n".join(out)
+        return out
 
 
 def _field_decl(name: str, ctype: str) -> str:

@@ -39,6 +39,10 @@ _KEEPS_DOC = re.compile(r"(survive|outlive|not (be )?copied|must (remain|stay) v
                         r"keeps? a (reference|pointer))", re.I)
 _TAKES_DOC = re.compile(r"(even if (the function |it )?fails|takes? (the )?(responsibility|ownership) "
                         r"(for|of) the)", re.I)
+# "may only be called from within a call to the xUpdate method": valid inside a callback only.
+_INSIDE_DOC = re.compile(r"(may|must|can|should)\s+only\s+be\s+(used|called|invoked)\s+(from\s+)?"
+                         r"(within|inside)\b|only\s+(valid|allowed|meaningful)\s+(from\s+)?(within|inside)\b",
+                         re.I)
 _RETURN_DOC = re.compile(r"[^.]*\breturn(s|ed)?\b[^.]*\b(success|succeed|error|fail)[^.]*\.?", re.I)
 _VALUE = re.compile(r"(-?\b\d+\b|\bNULL\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bnegative\b|\bnon-?zero\b)")
 _SUBJECT = re.compile(r"^\s*(?:If\s+)?([A-Za-z_]\w*)(?:\(\))?\s+(?:\(\)\s+)?(?:will\s+|should\s+)?return")
@@ -164,6 +168,7 @@ class _Collector:
         facts.consumes = sorted(fn for fn in (d.name for d in self.api)
                                 if _TAKES_DOC.search(self.docs.get(fn, "")))
         facts.retains = sorted(fn for fn in names if _KEEPS_DOC.search(self.docs.get(fn, "")))
+        facts.inside_only = sorted(d.name for d in self.api if _INSIDE_DOC.search(self.docs.get(d.name, "")))
         for fn in sorted(names):
             text = _return_note(self.docs.get(fn, ""))
             # A comment after a declaration is attached to the next one: a note that names

@@ -27,7 +27,7 @@ from agents.offline.synth_code import helper_code
 from agents.offline.synth_plan import Obj
 from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.synth_roles import roles
-from agents.offline.synth_vocab import RISKY
+from agents.offline.synth_vocab import risky
 from fuzzkit.api import FunctionDecl
 
 _ENTRY = re.compile(r"int\s+LLVMFuzzerTestOneInput\s*\(\s*[^,()]*?\*\s*(\w+)\s*,\s*size_t\s+(\w+)\s*\)\s*\{")
@@ -217,7 +217,7 @@ def _runs_family(idx: ApiIndex, fn: FunctionDecl) -> bool:
 
 def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
     """Functions a block must not call on objects the harness still owns."""
-    if RISKY.search(fn.name) or any(r.kind == "unsupported" for r in roles(fn, idx)):
+    if risky(fn.name) or any(r.kind == "unsupported" for r in roles(fn, idx)):
         return True
     if re.match(r"_[_A-Z]", fn.name):
         return True  # a reserved name (`__lib_internal`): the library's internals, not its API

@@ -15,7 +15,7 @@ from agents.offline.synth_instances import draw_documented_fields, fill_fields
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import roles
 from agents.offline.synth_types import Obj, Unsupported
-from agents.offline.synth_vocab import RISKY
+from agents.offline.synth_vocab import risky
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
 
 def usable(pl: Planner, f: FunctionDecl) -> bool:
     """Whether the harness may call ``f`` (not avoided, not risky)."""
-    return f.name not in pl.avoid and not RISKY.search(f.name)
+    return f.name not in pl.avoid and not risky(f.name)
 
 
 def initialize(
@@ -98,7 +98,7 @@ def choose_init(idx: ApiIndex, key: str, near: str, avoid: set[str]) -> Function
     if key in idx.preferred_init:
         return idx.by_name[idx.preferred_init[key]]
     stem = idx.stem(near)
-    options = [idx.by_name[n] for n in idx.lifecycle(key).init if n not in avoid and not RISKY.search(n)]
+    options = [idx.by_name[n] for n in idx.lifecycle(key).init if n not in avoid and not risky(n)]
     options.sort(
         key=lambda f: (
             idx.stem(f.name) != stem,

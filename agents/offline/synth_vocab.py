@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from agents.offline.synth_finders import words
+from agents.offline.type_table import active
 
 CREATE = {
     "create",
@@ -135,3 +136,12 @@ def variant_stem(word: str) -> str | None:
         if word.endswith(suffix) and stem in (CREATE | PRODUCE | PRINT | CONSUME) - {"end"}:
             return stem
     return None
+
+
+def risky(function: str) -> bool:
+    """Whether generated code leaves ``function`` alone.
+
+    Risky by name, or documented as valid only inside a callback the library makes (called from
+    a harness, it reads state that only the library's own call sets up).
+    """
+    return bool(RISKY.search(function)) or function in active().inside_only

@@ -27,6 +27,7 @@ _DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)$")
 _RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
 _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
 _TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
+_INSIDE = re.compile(r"^- (?P<fn>\w+) is called by no harness: only from within")
 _FN_FIELD = re.compile(r"\(\*\s*(\w+)\)")
 _RANGE = re.compile(r"(\w+)(?:\[[^\]]*\])?;\s*/\* (-?\d+)\.\.(-?\d+) \*/")
 _INSTANCE = re.compile(r"^- extern (?P<decl>[^()]+);$")
@@ -61,6 +62,7 @@ class TypeTable:
     enum_members: dict[str, list[str]] = field(default_factory=dict)
     retains: set[str] = field(default_factory=set)
     consumes: set[str] = field(default_factory=set)
+    inside_only: set[str] = field(default_factory=set)  # documented as valid inside a callback only
     fixed_args: dict[str, dict[int, str]] = field(default_factory=dict)
     arg_names: dict[str, dict[int, str]] = field(default_factory=dict)  # from the header's wrappers
     instances: list[tuple[str, str]] = field(default_factory=list)  # (name, type) the library defines
@@ -143,6 +145,10 @@ def read_types(text: str) -> TypeTable:
         takes = _TAKES.match(line)
         if takes:
             table.consumes.add(takes["fn"])
+            continue
+        inside = _INSIDE.match(line)
+        if inside:
+            table.inside_only.add(inside["fn"])
             continue
         ret = _RETURN.match(line)
         if ret:

@@ -19,7 +19,7 @@ FACTS = HeaderFacts(
     macros=[Macro("ACME_OK", 0, 1), Macro("ACME_EINVAL", -2, 1), Macro("ACME_FINISH", 4, 2)],
     releasers=[Releaser("acme_free_reply", "what acme_parse_reply allocates", "by documentation")],
     returns={"acme_parse": "Returns 1 on success, 0 on error."},
-    retains=["acme_set_name"], consumes=["acme_emit"],
+    retains=["acme_set_name"], consumes=["acme_emit"], inside_only=["acme_visit_depth"],
 )
 
 
@@ -37,6 +37,7 @@ def test_the_rendered_section_reads_back_into_the_same_facts() -> None:
     assert table.releasers == [("acme_free_reply", "what acme_parse_reply allocates")]
     assert table.returns["acme_parse"].startswith("Returns 1")
     assert table.retains == {"acme_set_name"} and table.consumes == {"acme_emit"}
+    assert table.inside_only == {"acme_visit_depth"}
     assert stream_types(FACTS) == {"acme_pipe_s", "acme_pipe"}
 
 
