@@ -159,7 +159,9 @@ class _Collector:
             typedefs=list(reach.typedefs.values()),
             records=list(reach.records.values())[:MAX_RECORDS],
             enums=_cap_enums(self._relevant_enums(reach)),
-            macros=self._relevant_macros(words, _option_owner_words(self.api)),
+            macros=self._relevant_macros(words, _option_owner_words(self.api), any(
+                OPTION_PARAM.search(p.name) or (not p.name and "int32" in p.type)
+                for d in self.api for p in d.params)),
             wrappers=list(self.wrappers),
         )
         facts.instances = library_instances(self.variables, reach)
@@ -183,11 +185,13 @@ class _Collector:
         used = set(reach.enum_names)
         return sorted(self.enums.values(), key=lambda e: (e.name not in used, e.name))
 
-    def _relevant_macros(self, param_words: set[str], owner_words: set[str]) -> list[Macro]:
+    def _relevant_macros(self, param_words: set[str], owner_words: set[str],
+                         option_words: bool) -> list[Macro]:
         """Groups of integer macros worth a place in the prompt.
 
         Status codes and groups sharing a word with a parameter, in header order; then, on a
-        budget of their own, groups named after a function that takes flags (``X_ATTACH_*``).
+        budget of their own, groups named after a function that takes flags (``X_ATTACH_*``)
+        and, when a parameter is an option word, groups of single-bit flags.
         """
         ordered = sorted(self.macros.items(), key=lambda kv: (kv[1][1], kv[1][2]))
         groups: list[list[tuple[str, int, int]]] = []
@@ -208,7 +212,12 @@ class _Collector:
         for gid, group in enumerate(groups):
             names = [n for n, _v, _l in group]
             named = len(names) > 1 and any(all(w in _words(n) for n in names) for w in owner_words)
-            if named and gid not in kept and extra + len(group) <= MAX_OPTION_MACROS:
+            # A group of single-bit flags reaching past a byte, when some parameter is an option
+            # word: the values an unnamed `uint32_t options` takes (the header names no owner).
+            bits = [v for _n, v, _l in group]
+            flags = option_words and len(bits) > 2 and max(bits) > 255 and all(
+                v > 0 and v & (v - 1) == 0 for v in bits)
+            if (named or flags) and gid not in kept and extra + len(group) <= MAX_OPTION_MACROS:
                 keep += [Macro(n, v, gid) for n, v, _l in group]
                 extra += len(group)
         return sorted(keep, key=lambda m: m.group)

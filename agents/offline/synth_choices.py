@@ -57,6 +57,9 @@ def name_words(name: str) -> list[str]:
 # a harness that frees what it passed, or passed memory it does not own, breaks when it is set.
 # A word of the name starts with it (`X_FREEONCLOSE`, `X_RESIZEABLE`), so `X_SHUTDOWN` is not one.
 OWNERSHIP_FLAG = re.compile(r"(^|_)(FREE|OWN|TAKE|STEAL|RESIZ|REALLOC|NO_?COPY|ZERO_?COPY)", re.I)
+# A flag telling the library to skip validating its input (`X_NO_UTF_CHECK`): the caller then
+# promises valid input, which fuzz data is not, and a read past it is the harness's fault.
+TRUSTING_FLAG = re.compile(r"(^|_)(NO_?(\w+_)?CHECK|UNCHECKED|TRUSTED|SKIP_?VALID\w*)(_|$)", re.I)
 
 
 def _function_group(param_name: str, function: str, table: TypeTable) -> tuple[int, ...] | None:
@@ -153,3 +156,26 @@ def int_choices(param_name: str, function: str) -> tuple[int, int] | tuple[int, 
         if re.search(pattern, param_name):
             return choice
     return DEFAULT_INT
+
+
+def high_flags(param_name: str, ctype: str) -> tuple[int, ...]:
+    """The header's single-bit flags above 255 an option word may carry (empty: not one).
+
+    ``compile(pattern, len, uint32_t options, ...)`` with no constant group named for it took
+    0..255, so a flag such as a UTF mode at bit 19 was never set. An option word (named like
+    flags/options, or an unnamed 32-bit unsigned integer: not a size) gets one of the header's
+    high single-bit values (or, half the time, none) on top of its low byte; flags that hand
+    the caller's memory to the library, or skip validating the input, are left out.
+    """
+    unnamed = not param_name or bool(re.fullmatch(r"arg\d+", param_name))
+    if not (OPTION_PARAM.search(param_name) or (unnamed and ckinds.is_unsigned(ctype)
+                                                and ckinds.integer_bits(ctype) == 32)):
+        return ()
+    table = active()
+    names = [c for g in table.groups if not _status_group(g, table) for c in g]
+    names += [c for members in table.enum_members.values() for c in members]
+    # Below the sign bit of an int: the harness keeps the values in an int table.
+    bits = min(ckinds.integer_bits(ctype), 32) - 1
+    values = sorted({v for c in names if (v := table.constants.get(c, 0)) > 255 and v & (v - 1) == 0
+                     and v < (1 << bits) and not OWNERSHIP_FLAG.search(c) and not TRUSTING_FLAG.search(c)})
+    return tuple(values[:63])

@@ -102,6 +102,9 @@ class Planner:
             return name
         name = self.var(ctype, role.param.name, f"({ctype})0" if role.kind == "enum" else "0")
         self.f.opts.append(f"{name} = ({ctype}){self.f.take_int(role.choices or (0, 1))};")
+        if role.high_flags:  # one of the header's higher flags (or, half the time, none) on top
+            picks = (0,) * len(role.high_flags) + role.high_flags
+            self.f.opts.append(f"{name} |= ({ctype}){self.f.take_int(picks)};")
         return name
 
     def out_buffer(self, fn: FunctionDecl) -> tuple[str, str]:

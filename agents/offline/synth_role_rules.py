@@ -13,7 +13,15 @@ from dataclasses import dataclass
 
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
-from agents.offline.synth_choices import DEFAULT_ENUM, enum_values, float_choices, int_choices, option_name
+from agents.offline.synth_choices import (
+    DEFAULT_ENUM,
+    DEFAULT_INT,
+    enum_values,
+    float_choices,
+    high_flags,
+    int_choices,
+    option_name,
+)
 from agents.offline.synth_lengths import is_len_like, out_direction, unnamed, unsized_output
 from agents.offline.synth_role_objects import object_role
 from agents.offline.synth_types import Role
@@ -251,7 +259,10 @@ def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     elif ckinds.is_float(t):
         s.put("float", i, choices=float_choices(option_name(s.fn.name, i, p.name)) or ())
     elif ckinds.is_integer(t):
-        s.put("int", i, choices=int_choices(p.name, s.fn.name))
+        choices = int_choices(p.name, s.fn.name)
+        s.put("int", i, choices=choices)
+        if choices == DEFAULT_INT and (flags := high_flags(option_name(s.fn.name, i, p.name), t)):
+            s.out[i] = Role("int", i, p, choices=choices, high_flags=flags)
     elif ckinds.base_name(t) == "va_list":
         s.put("unsupported", i)
     elif ckinds.is_enum_like(t):

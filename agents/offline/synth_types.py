@@ -31,7 +31,9 @@ class Role:
     kind is one of: text, bytes, len, outbuf, outlen, outlen_ptr, inlen_ptr, scratch, alloc,
     object, out_object, consumed, fresh, child, handle, out_scalar, out_ptr, int, bool, float,
     enum, zero_value, version, struct_size, fd, path, mode, file, format, callback, userdata, array,
-    strarray, count, workspace, blob, unit, pixels, dim_w, dim_h, dim_stride, unsupported, null.
+    strarray, count, workspace, blob, unit, pixels, dim_w, dim_h, dim_stride, unsupported, null,
+    object_array. ``high_flags``: for an option word, the header's single-bit flags above its
+    low byte, one of which (or none) is OR-ed into the value.
     """
 
     kind: str
@@ -40,6 +42,7 @@ class Role:
     pair: int | None = None
     type_key: str | None = None
     choices: tuple[int, ...] = ()
+    high_flags: tuple[int, ...] = ()
 
 
 @dataclass
