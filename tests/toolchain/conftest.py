@@ -20,6 +20,7 @@ from fuzzkit.headers import parse_header
 from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
 from fuzzkit.runner import FuzzRun, run_fuzzer
 from fuzzkit.source import SourceSpec, fetch_source
+from fuzzkit.toolchain import Fuzzkit
 
 CJSON_RECIPE = BuildRecipe(sources=["cJSON.c"], headers=["cJSON.h"])
 
@@ -167,6 +168,11 @@ def tiny_library(root: Path, stem: str, header: str, source: str, cache: Path) -
     (root / f"{stem}.c").write_text(source)
     return build_library(fetch_source(SourceSpec(path=str(root))),
                          BuildRecipe(sources=[f"{stem}.c"], headers=[f"{stem}.h"]), cache=cache)
+
+
+def header_facts(lib: LibraryBuild) -> HeaderFacts:
+    """What the prepare step reads from a one-header library's header (its Types section)."""
+    return Fuzzkit().collect_facts(lib, Fuzzkit().parse_api(lib))
 
 
 def offline_draft(lib: LibraryBuild, facts: HeaderFacts, name: str) -> str:

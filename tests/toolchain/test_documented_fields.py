@@ -17,8 +17,7 @@ import pytest
 
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.library import LibraryBuild
-from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import assert_finds_crash_in, offline_draft, tiny_library
+from tests.toolchain.conftest import assert_finds_crash_in, header_facts, offline_draft, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -69,7 +68,7 @@ def cz_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuil
 
 @pytest.fixture(scope="module")
 def cz_facts(cz_lib: LibraryBuild) -> HeaderFacts:
-    return Fuzzkit().collect_facts(cz_lib, Fuzzkit().parse_api(cz_lib))
+    return header_facts(cz_lib)
 
 
 def test_the_types_section_shows_each_documented_range(cz_facts: HeaderFacts) -> None:

@@ -18,8 +18,7 @@ import pytest
 
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.library import LibraryBuild
-from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import _fuzz, offline_draft, tiny_library
+from tests.toolchain.conftest import _fuzz, header_facts, offline_draft, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -87,7 +86,7 @@ def pk_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuil
 
 
 def test_the_decoder_reads_what_its_encoder_wrote(pk_lib: LibraryBuild, tmp_path: Path) -> None:
-    facts: HeaderFacts = Fuzzkit().collect_facts(pk_lib, Fuzzkit().parse_api(pk_lib))
+    facts: HeaderFacts = header_facts(pk_lib)
     code = offline_draft(pk_lib, facts, "pk_serialize_decode")
     body = code[code.index("LLVMFuzzerTestOneInput"):]
     # A rule compiled from the input, alone in the encoder's array, encoded, then decoded.
@@ -104,7 +103,7 @@ def test_the_decoder_reads_what_its_encoder_wrote(pk_lib: LibraryBuild, tmp_path
 
 
 def test_a_bare_byte_reader_of_the_family_reads_encoded_bytes_too(pk_lib: LibraryBuild) -> None:
-    facts: HeaderFacts = Fuzzkit().collect_facts(pk_lib, Fuzzkit().parse_api(pk_lib))
+    facts: HeaderFacts = header_facts(pk_lib)
     code = offline_draft(pk_lib, facts, "pk_serialize_count")
     body = code[code.index("LLVMFuzzerTestOneInput"):]
     assert body.index("pk_serialize_encode(") < body.index("pk_serialize_count("), code

@@ -20,8 +20,7 @@ from agents.offline.type_table import read_types, using
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.headers import parse_header
 from fuzzkit.library import LibraryBuild
-from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import assert_runs_clean, offline_draft, tiny_library
+from tests.toolchain.conftest import assert_runs_clean, header_facts, offline_draft, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -67,7 +66,7 @@ def vt_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuil
 
 
 def test_a_callback_only_function_is_listed_and_never_called(vt_lib: LibraryBuild, tmp_path: Path) -> None:
-    facts: HeaderFacts = Fuzzkit().collect_facts(vt_lib, Fuzzkit().parse_api(vt_lib))
+    facts: HeaderFacts = header_facts(vt_lib)
     assert facts.inside_only == ["vt_walk_depth"]
     assert "- vt_walk_depth is called by no harness" in facts.render()
     assert read_types(facts.render()).inside_only == {"vt_walk_depth"}

@@ -23,8 +23,7 @@ import pytest
 from agents.offline.type_table import read_types
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.library import LibraryBuild
-from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import assert_runs_clean, offline_draft, tiny_library
+from tests.toolchain.conftest import assert_runs_clean, header_facts, offline_draft, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -92,7 +91,7 @@ def rq_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuil
 
 @pytest.fixture(scope="module")
 def rq_facts(rq_lib: LibraryBuild) -> HeaderFacts:
-    return Fuzzkit().collect_facts(rq_lib, Fuzzkit().parse_api(rq_lib))
+    return header_facts(rq_lib)
 
 
 def test_the_types_section_shows_anonymous_records_and_the_library_s_objects(rq_facts: HeaderFacts) -> None:

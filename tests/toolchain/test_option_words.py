@@ -17,8 +17,7 @@ import pytest
 
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.library import LibraryBuild
-from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import assert_finds_crash_in, offline_draft, tiny_library
+from tests.toolchain.conftest import assert_finds_crash_in, header_facts, offline_draft, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -66,7 +65,7 @@ def rx_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuil
 
 
 def test_a_high_flag_of_an_unnamed_option_word_is_drawn(rx_lib: LibraryBuild, tmp_path: Path) -> None:
-    facts: HeaderFacts = Fuzzkit().collect_facts(rx_lib, Fuzzkit().parse_api(rx_lib))
+    facts: HeaderFacts = header_facts(rx_lib)
     code = offline_draft(rx_lib, facts, "rx_compile")
     assert "524288" in code, code  # RX_UTF among the values OR-ed into the options
     assert "2097152" not in code, code  # not the flag that skips checking the input

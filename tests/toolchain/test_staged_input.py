@@ -17,8 +17,7 @@ import pytest
 
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.library import LibraryBuild
-from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import assert_finds_crash_in, offline_draft, tiny_library
+from tests.toolchain.conftest import assert_finds_crash_in, header_facts, offline_draft, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -63,7 +62,7 @@ def sp_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBuil
 
 
 def test_the_input_is_staged_in_the_parsers_own_buffer(sp_lib: LibraryBuild, tmp_path: Path) -> None:
-    facts: HeaderFacts = Fuzzkit().collect_facts(sp_lib, Fuzzkit().parse_api(sp_lib))
+    facts: HeaderFacts = header_facts(sp_lib)
     code = offline_draft(sp_lib, facts, "sp_parse_buffer")
     body = code[code.index("LLVMFuzzerTestOneInput"):]
     assert "sp_create(NULL)" in body, code  # the input is no encoding name
