@@ -30,7 +30,11 @@ def parse_header(
 ) -> list[FunctionDecl]:
     """The non-variadic, non-inline functions declared in ``header`` itself, in order.
 
-    Declarations pulled in from other headers are ignored; export macros such as
+    An umbrella header's parts count as the header itself: a header that includes files from
+    a directory below its own (``api/lib.h`` including ``api/lib/base.h``, parts that refuse
+    to be included on their own) declares what they declare, to be included as ``header``.
+    Declarations pulled in from other headers (siblings, system headers) are ignored; export
+    macros such as
     ``ACME_PUBLIC(acme_t *)`` are expanded by the real preprocessor, so they come out
     as plain types. Types are spelled the way clang prints them (``const char *``).
 
@@ -96,8 +100,7 @@ def deprecated_functions(
         c.spelling
         for c in tu.cursor.get_children()
         if c.kind == cindex.CursorKind.FUNCTION_DECL
-        and c.location.file is not None
-        and Path(c.location.file.name).resolve() == header
+        and declared_by(c, header)
         and c.availability == cindex.AvailabilityKind.DEPRECATED
     }
 
@@ -147,13 +150,19 @@ def canonical_types(
     return found
 
 
+def declared_by(cursor: Any, header: Path) -> bool:
+    """Whether ``cursor`` is declared in ``header`` or in one of its parts (a file below its directory)."""
+    if cursor.location.file is None:
+        return False
+    path = Path(cursor.location.file.name).resolve()
+    return path == header or (path.parent != header.parent and path.is_relative_to(header.parent))
+
+
 def _collect(cindex: Any, tu: Any, header: Path) -> list[FunctionDecl]:
     kinds = cindex.CursorKind
     found: dict[str, FunctionDecl] = {}
     for cursor in tu.cursor.get_children():
-        if cursor.kind != kinds.FUNCTION_DECL or cursor.location.file is None:
-            continue
-        if Path(cursor.location.file.name).resolve() != header:
+        if cursor.kind != kinds.FUNCTION_DECL or not declared_by(cursor, header):
             continue
         if cursor.spelling in found or cursor.is_definition():
             continue  # a definition in a header is a static/inline helper, not API

@@ -74,6 +74,24 @@ def test_only_the_headers_own_api(tmp_path: Path) -> None:
     assert decls[2].prototype() == "int mine_count(void);"
 
 
+def test_umbrella_header_declares_what_its_parts_declare(tmp_path: Path) -> None:
+    """Parts in a directory below the umbrella (refusing to be included alone) are its API."""
+    (tmp_path / "pk").mkdir()
+    guard = '#ifndef PK_H_INSIDE\n#error "include <pk.h> instead"\n#endif\n'
+    (tmp_path / "pk" / "base.h").write_text(guard + "typedef struct { int n; } pk_stream;\n"
+                                            "PK_API(int) pk_code(pk_stream *s, int action);\n")
+    (tmp_path / "pk" / "check.h").write_text(
+        guard + "PK_API(unsigned) pk_crc(const unsigned char *b, unsigned long n);\n")
+    (tmp_path / "other.h").write_text("int other_sibling(int x);\n")
+    umbrella = tmp_path / "pk.h"
+    umbrella.write_text('#define PK_H_INSIDE\n#define PK_API(t) extern t\n#include "other.h"\n'
+                        '#include "pk/base.h"\n#include "pk/check.h"\nint pk_version(void);\n')
+    decls = parse_header(umbrella, [tmp_path])
+    assert sorted(d.name for d in decls) == ["pk_code", "pk_crc", "pk_version"]  # not the sibling's
+    assert {d.header for d in decls} == {"pk.h"}  # what a harness includes
+    assert parse_header(tmp_path / "pk" / "base.h", [tmp_path]) == []  # a part alone declares nothing
+
+
 def test_missing_header_is_a_toolchain_error(tmp_path: Path) -> None:
     with pytest.raises(ToolchainError):
         parse_header(tmp_path / "nope.h")
