@@ -84,7 +84,8 @@ def cmake_compiles(tree: Path, targets: list[dict[str, Any]]) -> list[tuple[Path
         groups = target.get("compileGroups", [])
         for source in target.get("sources", []):
             index = source.get("compileGroupIndex")
-            if index is None or groups[index].get("language") != "C":
+            # ASM: hand-written assembly the C sources call (a decoder's fast loop).
+            if index is None or groups[index].get("language") not in ("C", "ASM"):
                 continue
             group = groups[index]
             flags = [f"-D{d['define']}" for d in group.get("defines", [])]

@@ -30,7 +30,7 @@ _COMPILER = re.compile(r"^(?:.*-)?(?:clang|gcc|cc|c\+\+|g\+\+|clang\+\+)(?:-[\d.
 _ARCHIVER = re.compile(r"^(?:.*-)?(?:llvm-)?ar(?:-[\d.]+)?$")
 _LIBRARY_OUT = re.compile(r"(^lib.*\.(a|la)$)|\.so(\.\d+)*$|\.dylib$")
 _ENTERING = re.compile(r"^make(?:\[\d+\])?: Entering directory [`'](.*)'$")
-_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
+_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".S")  # .S: preprocessed assembly
 _KEPT_FLAGS = re.compile(r"^(-pthread|-f(?:no-)?(?:signed-char|unsigned-char|strict-aliasing))$")
 
 

@@ -176,13 +176,16 @@ def detect_sources(root: Path) -> tuple[BuildRecipe, list[str]]:
     for source, err in failed.items():
         missing = _MISSING.findall(err)
         rel = source.relative_to(root).as_posix()
+        if source.suffix == ".S":
+            notes.append(f"dropped {rel}: assembly that does not assemble for this machine")
+            continue
         if missing and all(Path(m).name in generated for m in missing):
             raise ToolchainError(f"{rel} needs {missing[0]}, which a configure step generates")
         if not missing or any(Path(m).name in tree_headers for m in missing):
             first = next((ln for ln in err.splitlines() if "error" in ln), err.strip()[:200])
             raise ToolchainError(f"{rel} does not compile on its own: {first}")
         notes.append(f"dropped {rel}: needs {missing[0]} (a platform header)")
-    if len(failed) * 4 > len(sources):
+    if sum(s.suffix != ".S" for s in failed) * 4 > len(sources):
         raise ToolchainError(f"{len(failed)} of {len(sources)} candidate files do not compile")
     symbols = {s: syms for s, (err, syms) in results.items() if not err}
     programs = [s for s, syms in symbols.items() if syms & {"main", "LLVMFuzzerTestOneInput"}]

@@ -129,7 +129,9 @@ def candidate_sources(root: Path) -> list[Path]:
     files = [p for p in sorted(root.glob("*.c")) if p.is_file()]
     for name in SOURCE_DIRS:
         for directory in (d for d in root.iterdir() if d.is_dir() and d.name.lower() == name):
-            files += [p for p in walk(directory, (".c",)) if not skipped(p.relative_to(directory))]
+            # .S: preprocessed assembly the C sources call (assembly for another machine fails
+            # to assemble and is dropped as a platform file).
+            files += [p for p in walk(directory, (".c", ".S")) if not skipped(p.relative_to(directory))]
     return [p for p in files if not _FUZZ_ENTRY.search(read_text(p))]
 
 

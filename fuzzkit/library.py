@@ -145,6 +145,7 @@ def plan_build(src_root: Path, recipe: BuildRecipe, cache: Path | None = None) -
     cov_globs = recipe.coverage_sources if recipe.coverage_sources is not None else recipe.sources
     coverage = resolve_globs(root, cov_globs, recipe.exclude, "coverage_sources")
     include_dirs = [str((root / d).resolve()) for d in recipe.include_dirs]
+    coverage = [p for p in coverage if p.suffix != ".S"]  # assembly has no source coverage
     if recipe.coverage_sources is None:
         coverage += included_sources(root, coverage, include_dirs)
     headers = resolve_headers(root, recipe.headers, include_dirs)

@@ -189,3 +189,27 @@ def test_library_in_a_subdirectory(tmp_path: Path) -> None:
     found = detect_build(root, cache=tmp_path / "cache")
     assert found.recipe.sources == ["foo/bar.c", "foo/foo.c"]
     assert found.recipe.headers == ["foo/include/foo.h"] and "foo/include" in found.recipe.include_dirs
+
+
+def test_assembly_the_c_sources_call_is_built(tmp_path: Path) -> None:
+    """A decoder whose fast loop is in a .S file: leaving the .S out dropped the whole decoder."""
+    root = tmp_path / "asmlib-1.0"
+    (root / "lib" / "decode").mkdir(parents=True)
+    (root / "Makefile").write_text("all:\n\t$(MAKE) -C lib\n")
+    (root / "lib" / "asmlib.h").write_text("int asm_decode(const unsigned char *in, int n);\n"
+                                           "int asm_encode(int x);\n")
+    (root / "lib" / "encode.c").write_text('#include "asmlib.h"\nint asm_encode(int x) { return x + 1; }\n')
+    (root / "lib" / "decode" / "decode.c").write_text(
+        '#include "../asmlib.h"\nextern int asm_fast_loop(int n);\n'
+        "int asm_decode(const unsigned char *in, int n) { return in ? asm_fast_loop(n) : -1; }\n")
+    (root / "lib" / "decode" / "fast_amd64.S").write_text(
+        "#if defined(__x86_64__)\n.text\n.globl asm_fast_loop\nasm_fast_loop:\n"
+        "  movl %edi, %eax\n  ret\n#endif\n"
+        '.section .note.GNU-stack,"",@progbits\n')
+    (root / "lib" / "decode" / "fast_other.S").write_text(".text\n  this is not an instruction\n")
+    found = detect_build(root, system="sources", cache=tmp_path / "cache")
+    assert found.recipe.sources == ["lib/decode/decode.c", "lib/decode/fast_amd64.S", "lib/encode.c"]
+    assert any("fast_other.S" in n and "does not assemble" in n for n in found.notes)
+    lib = build_library(root, found.recipe, cache=tmp_path / "cache")
+    assert " T asm_decode" in _symbols(lib.fuzz_archive) and " T asm_fast_loop" in _symbols(lib.fuzz_archive)
+    assert all(not f.endswith(".S") for f in lib.coverage_files)
