@@ -128,6 +128,8 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
         total -= 4
     if not decl.params:
         total -= 5
+    if decl.name.startswith("_"):
+        total -= 6  # private by the C convention (a leading underscore), exported or not
     return total
 
 

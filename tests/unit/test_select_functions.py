@@ -84,3 +84,12 @@ def test_a_function_driving_a_stream_struct_takes_data() -> None:
     canon = {"acme_pipe_p": "struct acme_pipe_s *"}
     assert archetype(drive, canon, streams) == "buffer"
     assert archetype(drive, canon) == "object"
+
+
+def test_private_helpers_by_the_underscore_convention_rank_below_the_api() -> None:
+    """An exported `_lib_memcmp(const void *, const void *, size_t)` looks like a buffer function."""
+    helper = _decl("_lib_memcmp", "int", ("a", "const void *"), ("b", "const void *"), ("n", "size_t"))
+    read = _decl("lib_read_strip", "int", ("doc", "lib_doc *"), ("buf", "void *"), ("n", "size_t"))
+    assert score(helper, CANONICAL) < score(read, CANONICAL)
+    chosen = choose_functions([helper, read], max_functions=2, canonical=CANONICAL)
+    assert [d.name for d in chosen] == ["lib_read_strip"]
