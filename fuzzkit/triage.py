@@ -157,6 +157,12 @@ def _hint(
     kind: str, t: Triage, project: list[Frame], in_harness: bool, near_init: bool, lines: list[str]
 ) -> str:
     entry = t.entry_function or "the library"
+    if kind == "overwrites-const-input":
+        # libFuzzer's input is const: only a harness that cast it to a writable buffer lets a
+        # library write there, and a library may write whatever it is given as writable.
+        return ("the harness passed libFuzzer's const input buffer where a call writes (an output "
+                "buffer, or a buffer the library edits in place): give that call a writable copy "
+                "or a buffer of its own")
     if in_harness:
         return f"the fault is in the harness's own code ({project[0].render()}): fix the harness"
     if kind in _OVERFLOWS and t.buffer_origin == "fuzzer-input":

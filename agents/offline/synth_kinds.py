@@ -85,10 +85,10 @@ def _text_or_bytes(c: Call, r: Role) -> None:
 
 
 def _payload_bytes(c: Call, r: Role) -> None:
-    c.args[r.index] = f"{c.cast(r)}data"
-    pair = c.pair_kind(r)
+    buf, pair = c.pl.payload_bytes(r.param.type), c.pair_kind(r)
+    c.args[r.index] = f"{c.cast(r)}{buf}"
     if pair == "end_ptr":
-        c.set_pair(r, f"{c.cast(r)}data + size")
+        c.set_pair(r, f"{c.cast(r)}{buf} + size")
     elif pair == "len_bits":
         c.set_pair(r, c.pair_length(r, "size * 8"))
     elif pair == "len":

@@ -79,6 +79,15 @@ class Planner:
             self.f.cleanup.append(f"free({v});")
         return self._copies[helper]
 
+    def payload_bytes(self, ctype: str) -> str:
+        """The payload for a buffer parameter of ``ctype``: ``data``, or a writable copy.
+
+        libFuzzer's input is const: a buffer the function may write into (an output buffer,
+        a buffer edited in place) gets a copy, or the library overwrites the input.
+        """
+        writable = ckinds.is_pointer(ctype) and not ckinds.is_const_target(ctype)
+        return self.payload_text() if writable else "data"
+
     def key_text(self, base: str, max_len: int = 16) -> str:
         """A short NUL-terminated string taken from the option end of the input."""
         self.f.need("take_str")
