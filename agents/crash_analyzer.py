@@ -30,10 +30,19 @@ class Feasibility(BaseModel):
     fix_hint: str = ""
 
 
+_RUNTIME = ("__sanitizer", "fuzzer::", "__asan", "__lsan", "__ubsan", "__libc_start", "_start")
+
+
 def stack_text(crash: Mapping[str, Any], limit: int = 12) -> str:
-    """The crash's frames, one per line, harness frames marked."""
+    """The crash's frames, one per line, numbered from the first that is not the fuzzer's own.
+
+    The sanitizer's and libFuzzer's frames (printing the trace, handling the signal) come first
+    in a "deadly signal" report and would push the harness's frame out of the ``limit``.
+    """
     lines = []
-    for i, frame in enumerate((crash.get("frames") or [])[:limit]):
+    frames = [f for f in crash.get("frames") or []
+              if (f.get("function") or "?") != "?" and not str(f.get("function")).startswith(_RUNTIME)]
+    for i, frame in enumerate(frames[:limit]):
         where = f"{frame.get('file') or '?'}:{frame.get('line') or '?'}"
         lines.append(f"#{i} {frame.get('function') or '?'} {where}")
     return "\n".join(lines) or "(no frames)"

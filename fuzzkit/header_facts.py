@@ -48,6 +48,7 @@ class Enum:
 
     name: str
     constants: tuple[tuple[str, int], ...]
+    typedef: bool = False  # no tag: `typedef enum { ... } name;` (`enum name` does not compile)
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class HeaderFacts:
                             tuple((f[0], f[1]) for f in r["fields"]), r["opaque"],
                             tuple((g[0], int(g[1]), int(g[2])) for g in r.get("ranges", ())))
                      for r in data.get("records", [])],
-            enums=[Enum(e["name"], tuple((c[0], c[1]) for c in e["constants"]))
+            enums=[Enum(e["name"], tuple((c[0], c[1]) for c in e["constants"]), bool(e.get("typedef")))
                    for e in data.get("enums", [])],
             macros=[Macro(**m) for m in data.get("macros", [])],
             releasers=[Releaser(**r) for r in data.get("releasers", [])],
@@ -143,7 +144,8 @@ class HeaderFacts:
                     lines.append(f"typedef {head} {{ {body} }} {r.names[0]};")
         for e in self.enums:
             body = ", ".join(f"{n} = {v}" for n, v in e.constants)
-            lines.append(f"enum {e.name} {{ {body} }};")
+            enum = f"typedef enum {{ {body} }} {e.name};" if e.typedef else f"enum {e.name} {{ {body} }};"
+            lines.append(enum)
         last_group = None
         for m in self.macros:
             if last_group is not None and m.group != last_group:

@@ -105,7 +105,8 @@ class _Collector:
                                   if c.kind == kinds.ENUM_CONSTANT_DECL)
                 name = cur.spelling if not cur.is_anonymous() else (constants[0][0] if constants else "")
                 if constants and name and not name.startswith("enum (") and name not in self.enums:
-                    self.enums[name] = Enum(name, constants)
+                    # libclang names a tagless enum by its typedef, and spells its type so
+                    self.enums[name] = Enum(name, constants, not cur.type.spelling.startswith("enum "))
             elif (kind == kinds.VAR_DECL and self.own(cur) and cur.semantic_parent is not None
                   and cur.semantic_parent.kind == kinds.TRANSLATION_UNIT):
                 self.variables.setdefault(cur.spelling, cur.type)

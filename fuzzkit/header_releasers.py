@@ -15,10 +15,14 @@ from typing import Any
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import Record, Releaser, _base, _words
 
-RELEASE_VERBS = ("free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit",
-                 "fini", "close", "finalize")  # fmt: skip
+RELEASE_VERBS = ("free", "destroy", "delete", "release", "unref", "decref", "deref", "dispose",
+                 "cleanup", "deinit", "fini", "close", "finalize")  # fmt: skip
+# `obj_put(obj)` drops a reference when its documentation says so; else "put" stores something.
+_REFCOUNT_DOC = re.compile(r"\b(reference count|refcount|ref count|references?)\b", re.I)
 _FREE_DOC = re.compile(r"\b(free\s*\(\s*\)|with\s+free\b|using\s+free\b|by\s+free\b|call\s+free\b)",
                        re.I)
+# "Set allocator to NULL to use malloc() and free()": an allocator's description, not a release.
+_DEFAULT_ALLOCATOR = re.compile(r"\bmalloc\s*\(\s*\)\s*(?:and|or|/|,)\s*free\s*\(\s*\)", re.I)
 _FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
 _PREPOSITIONS = {"from", "in", "at", "of", "to", "by", "with", "on", "into", "item", "items"}
 
@@ -40,7 +44,9 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     with_object: list[str] = []
     for decl in api:
         ws = _words(decl.name)
-        verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS]
+        verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS or (
+            w == "put" and i == len(ws) - 1 and len(decl.params) == 1
+            and _REFCOUNT_DOC.search(docs.get(decl.name, "")))]
         pointers = [p for p, canon in zip(decl.params, _canonical_params(decl, function_types), strict=True)
                     if "*" in canon and "(*)" not in canon]
         if verbs and len(pointers) == len(decl.params) == 2 and _base(pointers[0].type) != "void":
@@ -66,16 +72,39 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
             out.append(Releaser(decl.name, target, evidence))
         if not named and not documented:
             out.append(Releaser(decl.name, ptype, "parameter type"))
-    releasing = [r.function for r in out] + with_object
+    out += _linked_by_documentation(api, docs, out, with_object)
+    return out + _allocated_with(api, docs, out)
+
+
+def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str],
+                             found: list[Releaser], with_object: list[str]) -> list[Releaser]:
+    """Producers whose documentation names a releaser (or ``free()``) for what they return."""
+    out: list[Releaser] = []
+    releasing = [r.function for r in found] + with_object
+    closes = {r.function: _base(r.releases) for r in found if r.evidence == "parameter type"}
     for decl in api:
-        doc = docs.get(decl.name, "")
+        if decl.name in releasing:
+            continue  # a releaser's documentation tells what it frees, not what it allocates
+        doc = _affirmed(docs.get(decl.name, ""))
+        # "freed when x_close() is called" of a part made from an x: it belongs to the x
+        held = {fn for fn, t in closes.items() if _base(decl.return_type) != t
+                and any(_base(p.type) == t for p in decl.params)}
         named = [fn for fn in dict.fromkeys(releasing)
-                 if fn != decl.name and re.search(rf"\b{re.escape(fn)}\b", doc)]
+                 if fn != decl.name and fn not in held and re.search(rf"\b{re.escape(fn)}\b", doc)]
         for fn in named[:1]:
             out.append(Releaser(fn, f"what {decl.name} allocates", "by documentation"))
-        if not named and _FREE_DOC.search(doc):
+        if not named and _FREE_DOC.search(_DEFAULT_ALLOCATOR.sub("", doc)):
             out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
-    return out + _allocated_with(api, docs, out)
+    return out
+
+
+# "You normally do not need to call x_put() on what x_get() returns": a sentence saying not to.
+_NEGATED = re.compile(r"\b(not|don'?t|doesn'?t|never|no need|without)\b", re.I)
+
+
+def _affirmed(doc: str) -> str:
+    """The documentation without its sentences that say not to do something."""
+    return " ".join(s for s in re.split(r"(?<=[.;!?])\s+", doc) if not _NEGATED.search(s))
 
 
 def _allocated_with(api: Sequence[FunctionDecl], docs: Mapping[str, str],

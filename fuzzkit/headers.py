@@ -26,22 +26,24 @@ def cindex_module() -> Any:
 
 
 def parse_header(
-    header: Path, include_dirs: Sequence[str | Path] = (), defines: Iterable[str] = ()
-) -> list[FunctionDecl]:
+    header: Path, include_dirs: Sequence[str | Path] = (), defines: Iterable[str] = (),
+    parts: bool = False,
+) -> list[FunctionDecl]:  # fmt: skip
     """The non-variadic, non-inline functions declared in ``header`` itself, in order.
 
-    An umbrella header's parts count as the header itself: a header that includes files from
-    a directory below its own (``api/lib.h`` including ``api/lib/base.h``, parts that refuse
-    to be included on their own) declares what they declare, to be included as ``header``.
     Declarations pulled in from other headers (siblings, system headers) are ignored; export
-    macros such as
-    ``ACME_PUBLIC(acme_t *)`` are expanded by the real preprocessor, so they come out
-    as plain types. Types are spelled the way clang prints them (``const char *``).
+    macros such as ``ACME_PUBLIC(acme_t *)`` are expanded by the real preprocessor, so they come
+    out as plain types. Types are spelled the way clang prints them (``const char *``).
 
     Args:
         header: The header to read.
         include_dirs: ``-I`` directories the header needs.
         defines: ``-D`` macros (``NAME`` or ``NAME=VALUE``) the library is built with.
+        parts: An umbrella header's parts count as the header itself: a header that includes
+            files from a directory below its own (``api/lib.h`` including ``api/lib/base.h``,
+            parts that refuse to be included alone) declares what they declare, to be included
+            as ``header``. :func:`parse_headers` asks for them only for names no header
+            declares itself.
 
     Raises:
         ToolchainError: libclang is unavailable or cannot read the header at all.
@@ -50,7 +52,7 @@ def parse_header(
     header = Path(header).resolve()
     tu = parse_translation_unit(cindex, header, include_dirs, defines)
     fatal = [d for d in tu.diagnostics if d.severity >= cindex.Diagnostic.Fatal]
-    decls = _collect(cindex, tu, header)
+    decls = _collect(cindex, tu, header, parts)
     if fatal and not decls:
         raise ToolchainError(
             f"cannot parse {header.name}: {fatal[0].spelling}",
@@ -100,7 +102,7 @@ def deprecated_functions(
         c.spelling
         for c in tu.cursor.get_children()
         if c.kind == cindex.CursorKind.FUNCTION_DECL
-        and declared_by(c, header)
+        and declared_by(c, header, parts=True)
         and c.availability == cindex.AvailabilityKind.DEPRECATED
     }
 
@@ -109,13 +111,25 @@ def parse_headers(
     headers: Iterable[str | Path],
     include_dirs: Sequence[str | Path] = (),
     defines: Iterable[str] = (),
+    skip_unparsable: bool = False,
 ) -> list[FunctionDecl]:
-    """:func:`parse_header` over several headers, first declaration of each name winning."""
+    """:func:`parse_header` over several headers, first declaration of each name winning.
+
+    Then what umbrella headers' parts declare that no header declares itself, as the umbrella's.
+    ``skip_unparsable``: a header libclang cannot read adds nothing instead of raising.
+    """
     seen: dict[str, FunctionDecl] = {}
-    defines = list(defines)
-    for header in headers:
-        for decl in parse_header(Path(header), include_dirs, defines):
-            seen.setdefault(decl.name, decl)
+    defines, headers = list(defines), list(headers)
+    for parts in (False, True):
+        for header in headers:
+            try:
+                decls = parse_header(Path(header), include_dirs, defines, parts)
+            except ToolchainError:
+                if skip_unparsable or parts:
+                    continue
+                raise
+            for decl in decls:
+                seen.setdefault(decl.name, decl)
     return list(seen.values())
 
 
@@ -150,19 +164,19 @@ def canonical_types(
     return found
 
 
-def declared_by(cursor: Any, header: Path) -> bool:
-    """Whether ``cursor`` is declared in ``header`` or in one of its parts (a file below its directory)."""
+def declared_by(cursor: Any, header: Path, parts: bool = False) -> bool:
+    """Whether ``cursor`` is declared in ``header`` (or, with ``parts``, in a file below its directory)."""
     if cursor.location.file is None:
         return False
     path = Path(cursor.location.file.name).resolve()
-    return path == header or (path.parent != header.parent and path.is_relative_to(header.parent))
+    return path == header or (parts and path.parent != header.parent and path.is_relative_to(header.parent))
 
 
-def _collect(cindex: Any, tu: Any, header: Path) -> list[FunctionDecl]:
+def _collect(cindex: Any, tu: Any, header: Path, parts: bool) -> list[FunctionDecl]:
     kinds = cindex.CursorKind
     found: dict[str, FunctionDecl] = {}
     for cursor in tu.cursor.get_children():
-        if cursor.kind != kinds.FUNCTION_DECL or not declared_by(cursor, header):
+        if cursor.kind != kinds.FUNCTION_DECL or not declared_by(cursor, header, parts):
             continue
         if cursor.spelling in found or cursor.is_definition():
             continue  # a definition in a header is a static/inline helper, not API

@@ -108,19 +108,18 @@ def library_api(lib: LibraryBuild, root: Path) -> tuple[list[FunctionDecl], list
     api: list[FunctionDecl] = []
     kept: list[str] = []
     errors: list[str] = []
-    for header in lib.headers:
+    # What a header declares itself first; then what umbrella headers' parts declare.
+    for header, parts in [(h, p) for p in (False, True) for h in lib.headers]:
         try:
-            decls = parse_header(Path(header), lib.include_dirs, lib.defines)
+            decls = parse_header(Path(header), lib.include_dirs, lib.defines, parts)
         except ToolchainError as exc:
             errors.append(exc.message)
             continue
         mine = [d for d in decls if d.name in defined and d.name not in seen]
         if mine:
-            kept.append(
-                Path(header).resolve().relative_to(root.resolve()).as_posix()
-                if Path(header).resolve().is_relative_to(root.resolve())
-                else str(header)
-            )
+            rel = (Path(header).resolve().relative_to(root.resolve()).as_posix()
+                   if Path(header).resolve().is_relative_to(root.resolve()) else str(header))
+            kept += [rel] if rel not in kept else []
             seen.update(d.name for d in mine)
             api += mine
     if not api:

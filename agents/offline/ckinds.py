@@ -87,8 +87,8 @@ def canonical_base(ctype: str) -> str:
 
 
 def _is_enum_typedef(base: str) -> bool:
-    canon = type_table.active().canonical.get(base, "")
-    return canon.startswith("enum ")
+    table = type_table.active()
+    return table.canonical.get(base, "").startswith("enum ") or base in table.enum_members
 
 
 @_cached

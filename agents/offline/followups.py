@@ -14,6 +14,7 @@ import re
 _FRAME = re.compile(r"^#(\d+) (\S+) \S*?:(\d+)", re.M)
 _BLOCK_OPEN = re.compile(r"^\s*(?:if \(.*\) )?\{\s*$")
 _COMMENT = re.compile(r"^\s*/\*.*\*/\s*$")
+_HINT = re.compile(r"^fix_hint: leave out the follow-up call to (\w+)", re.M)
 
 
 def _call_line(lines: list[str], name: str) -> int | None:
@@ -66,7 +67,8 @@ def drop_followup(harness: str, name: str, target: str) -> str | None:
 
 def without_crashed_followup(harness: str, stack: str, target: str) -> tuple[str, str] | None:
     """``(harness without the follow-up that crashed, what was done)``, if a follow-up did."""
-    followup = crashed_followup(harness, stack, target)
+    hinted = _HINT.search(stack)  # the crash judge's own finding, when the stack is cut short
+    followup = crashed_followup(harness, stack, target) or (hinted.group(1) if hinted else None)
     dropped = drop_followup(harness, followup, target) if followup else None
     if followup is None or dropped is None:
         return None

@@ -22,6 +22,15 @@ from fuzzkit.api import FunctionDecl
 _CONVERSION = re.compile(r"[a-z]2[a-z]|_to_[a-z]", re.I)
 
 
+def _releases(fn: FunctionDecl) -> bool:
+    """A destructor hands back no record by value (`iter_end(obj)` returning an iterator does)."""
+    ret = fn.return_type
+    if ckinds.is_function_pointer(ret):
+        return False  # `get_close_proc(obj)` hands back the close hook: a getter
+    by_value = ckinds.resolve(ret).startswith(("struct ", "union ")) or type_table.active().record(ret)
+    return ckinds.is_pointer(ret) or not by_value
+
+
 class ApiIndex(ApiFinders):
     """Lookups over one library's API, computed once per call of a public function."""
 
@@ -149,7 +158,7 @@ class ApiIndex(ApiFinders):
                 # returns a status or nothing: one returning a string is a getter
                 # (`get_tag_start(obj, n)`, "start" notwithstanding).
                 life.init.append(f.name)
-            elif first == type_key and kind == "destroy" and len(f.params) == 1:
+            elif first == type_key and kind == "destroy" and len(f.params) == 1 and _releases(f):
                 life.destroy.append(f.name)
         life.create.sort(key=lambda n: (len(self.by_name[n].params) > 0, n))
         life.init.sort(key=lambda n: (len(self.by_name[n].params), len(n), n))
@@ -200,8 +209,8 @@ class ApiIndex(ApiFinders):
     def returns_owned(self, fn: FunctionDecl) -> bool:
         """Whether the caller must free what ``fn`` returns (by the name's verbs)."""
         ret = fn.return_type
-        if not ckinds.is_pointer(ret) and not self.type_key(ret):
-            return False
+        if not ckinds.is_pointer(ret) and (not self.type_key(ret) or ckinds.is_enum_like(ret)):
+            return False  # a status code is no object, whatever the documentation says of free()
         handle = self.type_key(ret)
         if handle and self.is_handle(handle):
             # A handle type has a releaser (``handle_types``), const pointer or not; one found

@@ -62,6 +62,21 @@ OWNERSHIP_FLAG = re.compile(r"(^|_)(FREE|OWN|TAKE|STEAL|RESIZ|REALLOC|NO_?COPY|Z
 TRUSTING_FLAG = re.compile(r"(^|_)(NO_?(\w+_)?CHECK|UNCHECKED|TRUSTED|SKIP_?VALID\w*)(_|$)", re.I)
 
 
+def _read_mode(param_name: str, function: str, table: TypeTable) -> tuple[int, ...] | None:
+    """``open(path, int mode, ...)`` reading the input: the header's read mode (``X_READ``).
+
+    The constant named for reading (``..._READ``, ``..._RDONLY``, ``..._READONLY``) sharing
+    most words with the function, then the shortest: ``X_SET_DITHER_ON_READ`` is a command, not a
+    mode. Other values open it for writing, and an open failing for every input reaches nothing.
+    """
+    fwords = set(name_words(function))
+    if param_name.lower() != "mode" or "open" not in fwords:
+        return None
+    reads = sorted((c for c in table.constants if name_words(c)[-1:] in (["read"], ["rdonly"], ["readonly"])),
+                   key=lambda c: (-len(fwords & set(name_words(c))), len(name_words(c)), c))
+    return (table.constants[reads[0]],) if reads else None
+
+
 def _function_group(param_name: str, function: str, table: TypeTable) -> tuple[int, ...] | None:
     """``f(..., unsigned flags)``: the values of the constant group named after ``f`` itself.
 
@@ -96,7 +111,7 @@ def _constant_choices(param_name: str, table: TypeTable, function: str = "") -> 
     A group named after the function that takes it comes first (see :func:`_function_group`);
     a ``MAX_<name>`` constant alone bounds the range from 0 instead.
     """
-    by_function = _function_group(param_name, function, table)
+    by_function = _read_mode(param_name, function, table) or _function_group(param_name, function, table)
     if by_function is not None:
         return by_function
     pwords = [w for w in name_words(param_name) if len(w) > 2]

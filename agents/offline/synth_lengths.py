@@ -166,3 +166,34 @@ def sentinel_length(rs: list[Role], r: Role) -> bool:
 def unnamed(name: str) -> bool:
     """A parameter the header left unnamed (the prompt calls it ``argN``)."""
     return not name or bool(re.fullmatch(r"arg\d+", name))
+
+
+# `(in, size_t *in_pos, size_t in_size)`: a cursor into the buffer, not its length.
+_POSITION = re.compile(r"(^|_)(pos|position|offset|off|index|idx|cursor)$", re.I)
+
+
+def position_then_length(nxt: Param | None, nxt2: Param | None) -> bool:
+    """Whether a buffer is followed by a pointer to its position and then by its length.
+
+    The library reads from (or writes to) the buffer at ``*pos`` and advances it, up to the
+    length after it: the position starts at 0 and the length is the buffer's.
+    """
+    if nxt is None or nxt2 is None or ckinds.pointer_depth(nxt.type) != 1 or ckinds.is_const_target(nxt.type):
+        return False
+    return (ckinds.is_integer(ckinds.pointee(nxt.type)) and bool(_POSITION.search(nxt.name))
+            and is_len_like(nxt2) and not ckinds.is_pointer(nxt2.type))
+
+
+def length_pointer_after(p: Param, nxt: Param | None) -> bool:
+    """Whether ``nxt``, a pointer to an integer after the buffer ``p``, holds ``p``'s length.
+
+    Its name says so, or it has none: ``parse_int(const char *buf, int64_t *retval)`` takes a
+    NUL-terminated string and hands its value back. A ``zName`` is NUL-terminated by its name.
+    """
+    if nxt is None or not ckinds.is_pointer(nxt.type) or ckinds.is_bytes(nxt.type):
+        return False
+    if not ckinds.is_integer(ckinds.pointee(nxt.type)):
+        return False
+    if ckinds.is_const_target(p.type) and ckinds.is_string(p.type) and re.match(r"z[A-Z]", p.name):
+        return False
+    return bool(cdecl.LENGTH_NAME.search(nxt.name)) or unnamed(nxt.name)

@@ -1,8 +1,7 @@
 """The rules that give a parameter its role, one per parameter shape, tried in order.
 
-:func:`agents.offline.synth_roles.roles` scans a function's parameters and asks each rule of
-:data:`RULES` in turn; the first that recognizes the parameter sets its :class:`Role` (and
-those of the parameters it pairs with, a buffer's length) and answers True.
+:func:`agents.offline.synth_roles.roles` asks each rule of :data:`RULES` in turn; the first that
+recognizes the parameter sets its :class:`Role` (and its pair's, a buffer's length), answering True.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agents.offline import ckinds
+from agents.offline import ckinds, synth_lengths
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_choices import (
     DEFAULT_ENUM,
@@ -148,14 +147,11 @@ def _buffer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     if not (ckinds.is_pointer(t) and (ckinds.is_bytes(t) or ckinds.is_string(t))):
         return False
     const = ckinds.is_const_target(t)
-    if (
-        nxt
-        and ckinds.is_pointer(nxt.type)
-        and not ckinds.is_bytes(nxt.type)
-        and ckinds.is_integer(ckinds.pointee(nxt.type))
-        and not (const and ckinds.is_string(t) and re.match(r"z[A-Z]", p.name))
-    ):
-        # A `zName` is NUL-terminated by its name (the pointer after it is a result).
+    if synth_lengths.position_then_length(nxt, nxt2):  # (in, &in_pos, in_size): the position starts at 0
+        s.put("bytes" if const else "outbuf", i, pair=i + 2)
+        s.put("out_scalar", i + 1)
+        s.put("len" if const else "outlen", i + 2, pair=i)
+    elif synth_lengths.length_pointer_after(p, nxt):
         # buffer + pointer to its length: an output buffer, or an input whose used
         # length comes back (lib_decode(dst, &dst_len, src, &src_len)'s src_len).
         s.pair("bytes" if const else "outbuf", i, "inlen_ptr" if const else "outlen_ptr")
@@ -280,8 +276,11 @@ RULES: tuple[Rule, ...] = (
 
 def _counted(nxt: Param | None) -> bool:
     """Whether ``nxt`` counts the array before it: named so, or an unnamed ``size_t``."""
-    if nxt is None:
+    if nxt is None or not ckinds.is_integer(nxt.type):
         return False
+    # `read_short(f, short *ptr, count_t items)`: as many elements as the count says
+    if re.search(r"(items|frames|elements|elems|nmemb|entries|samples)$", nxt.name, re.I):
+        return True
     return ckinds.is_length(nxt) or (is_len_like(nxt) and ckinds.base_name(nxt.type) == "size_t")
 
 

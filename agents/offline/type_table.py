@@ -22,7 +22,8 @@ _FNPTR = re.compile(r"^typedef (?P<ret>.+?)\(\*\s*(?P<name>\w+)\)\s*\((?P<args>.
 _FNTYPE = re.compile(r"^typedef (?P<ret>[^()]+?)\s+(?P<name>\w+)\((?P<args>.*)\);$")
 _RECORD = re.compile(r"^(?P<kind>struct|union) (?P<tag>\w*)\s*(?:\{(?P<body>.*)\})?;")
 _ANON = re.compile(r"^typedef (?P<kind>struct|union) \{(?P<body>.*)\} (?P<name>[A-Za-z_]\w*);$")
-_ENUM = re.compile(r"^enum (?P<name>\w+) \{(?P<body>.*)\};$")
+_ENUM = re.compile(r"^(?:enum (?P<name>\w+) \{(?P<body>.*)\};"
+                   r"|typedef enum \{(?P<tbody>.*)\} (?P<tname>\w+);)$")  # a tagless enum
 _DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)$")
 _RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
 _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
@@ -178,7 +179,7 @@ def _read_decl(table: TypeTable, line: str) -> bool:
         table.records[anon["name"]] = Record(anon["kind"], "", tuple(_fields(anon["body"])), False,
                                              tuple(_FN_FIELD.findall(anon["body"])), _ranges(anon["body"]))
         return True
-    typedef = _TYPEDEF.match(line)
+    typedef = None if line.startswith("typedef enum {") else _TYPEDEF.match(line)
     if typedef:
         under = typedef["under"].strip()
         table.typedefs[typedef["name"]] = under
@@ -198,16 +199,16 @@ def _read_decl(table: TypeTable, line: str) -> bool:
         return True
     enum = _ENUM.match(line)
     if enum:
-        names = []
-        for part in enum["body"].split(","):
+        names, ename = [], enum["name"] or enum["tname"]
+        for part in (enum["body"] or enum["tbody"]).split(","):
             name, _, value = part.partition("=")
             if name.strip() and value.strip().lstrip("-").isdigit():
                 table.constants[name.strip()] = int(value)
                 names.append(name.strip())
         table.groups.append(names)
-        table.enum_members[enum["name"]] = names
+        table.enum_members[ename] = names
         for alias, canon in table.canonical.items():
-            if canon == f"enum {enum['name']}":
+            if canon == f"enum {ename}":
                 table.enum_members[alias] = names
         return True
     return False

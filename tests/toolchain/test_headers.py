@@ -86,10 +86,17 @@ def test_umbrella_header_declares_what_its_parts_declare(tmp_path: Path) -> None
     umbrella = tmp_path / "pk.h"
     umbrella.write_text('#define PK_H_INSIDE\n#define PK_API(t) extern t\n#include "other.h"\n'
                         '#include "pk/base.h"\n#include "pk/check.h"\nint pk_version(void);\n')
-    decls = parse_header(umbrella, [tmp_path])
+    assert [d.name for d in parse_header(umbrella, [tmp_path])] == ["pk_version"]
+    decls = parse_header(umbrella, [tmp_path], parts=True)
     assert sorted(d.name for d in decls) == ["pk_code", "pk_crc", "pk_version"]  # not the sibling's
     assert {d.header for d in decls} == {"pk.h"}  # what a harness includes
     assert parse_header(tmp_path / "pk" / "base.h", [tmp_path]) == []  # a part alone declares nothing
+    # Listed on their own, a part's declarations stay its own; the umbrella adds only the rest.
+    (tmp_path / "pk" / "own.h").write_text("int pk_own(int x);\n")
+    umbrella.write_text(umbrella.read_text() + '#include "pk/own.h"\n')
+    listed = parse_headers([umbrella, tmp_path / "pk" / "own.h"], [tmp_path])
+    assert [(d.name, d.header) for d in listed] == [
+        ("pk_version", "pk.h"), ("pk_own", "own.h"), ("pk_code", "pk.h"), ("pk_crc", "pk.h")]
 
 
 def test_missing_header_is_a_toolchain_error(tmp_path: Path) -> None:

@@ -54,3 +54,39 @@ def test_a_crash_in_the_target_or_before_it_is_no_follow_up() -> None:
     assert crashed_followup(HARNESS, _stack("kx_search", call), "kx_search") is None
     # Inside the library (no harness frame right below the crash): not a follow-up either.
     assert crashed_followup(HARNESS, "#0 kx_get_data /src/kx.c:1\n#1 helper /src/kx.c:2", "kx_search") is None
+
+
+def _frame(function: str, file: str = "", line: int = 0) -> dict[str, object]:
+    return {"function": function, "file": file, "line": line}
+
+
+# An unseen JSON library's type-specific accessor, called as a follow-up on a parsed value of
+# another type: an assertion fails, abort() raises SIGABRT and libFuzzer reports a "deadly signal"
+# whose first eight frames are the sanitizer's, libFuzzer's and libc's.
+ABORT = {"kind": "deadly-signal", "frames": [
+    _frame("__sanitizer_print_stack_trace"), _frame("fuzzer::PrintStackTrace()"),
+    _frame("fuzzer::Fuzzer::CrashCallback()"), _frame("?"),
+    _frame("__pthread_kill_implementation", "nptl/pthread_kill.c", 43), _frame("raise", "raise.c", 26),
+    _frame("abort", "abort.c", 79), _frame("__assert_fail_base", "assert.c", 94),
+    _frame("__assert_fail", "assert.c", 103), _frame("kx_get_data", "/src/kx.c", 1473),
+    _frame("LLVMFuzzerTestOneInput", "/run/harness.c", 12),
+    _frame("fuzzer::Fuzzer::ExecuteCallback(unsigned char const*, unsigned long)")]}
+
+
+def test_the_enhancer_s_stack_starts_past_the_fuzzer_s_own_frames() -> None:
+    from agents.crash_analyzer import stack_text
+    from agents.offline.followups import without_crashed_followup
+
+    stack = stack_text(ABORT, limit=8)
+    assert "LLVMFuzzerTestOneInput /run/harness.c:12" in stack and "__sanitizer" not in stack
+    dropped = without_crashed_followup(HARNESS, stack, "kx_search")
+    assert dropped is not None and "kx_get_data" not in dropped[0] and "kx_count(re)" in dropped[0]
+
+
+def test_the_crash_judge_s_hint_drops_the_follow_up_when_no_frame_shows_it() -> None:
+    from agents.offline.followups import without_crashed_followup
+
+    triage = ("kind: deadly-signal\nverdict: harness_misuse\n"
+              "fix_hint: leave out the follow-up call to kx_get_data\n")
+    dropped = without_crashed_followup(HARNESS, triage, "kx_search")
+    assert dropped is not None and "kx_get_data" not in dropped[0]

@@ -18,8 +18,11 @@ def test_flags_take_the_functions_own_constants_but_never_give_the_buffer_away()
         # A bit set: no flag at all is one of the choices; free-on-detach and resizable are not.
         assert int_choices("flags", "acme_attach") == (0, 4, 8, 16)
         assert int_choices("mFlags", "acme_attach") == (0, 4, 8, 16)
-        assert int_choices("mode", "acme_file_open") == DEFAULT_INT  # ACME_OPEN_* lacks "file"
+        assert int_choices("flags", "acme_file_open") == DEFAULT_INT  # ACME_OPEN_* lacks "file"
         assert int_choices("flags", "acme_open") == (0, 1, 2)
+        # An opener's mode reads (the input is what it opens): its own read constant, not
+        # ACME_ATTACH_READONLY, though that is shorter.
+        assert int_choices("mode", "acme_file_open") == (1,)
         # Not an option parameter, or the library's prefix alone: nothing is read into it.
         assert int_choices("count", "acme_attach") != (0, 4, 8, 16)
         assert int_choices("flags", "acme") == DEFAULT_INT
