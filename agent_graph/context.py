@@ -58,6 +58,11 @@ class Context:
     message_token_budget: int = field(
         default=100_000, metadata={"description": "Token budget of each agent's message history."}
     )
+    seeds: bool = field(
+        default=True,
+        metadata={"description": "Start each fuzz run from the sample files the library's sources "
+                                 "ship (test and example data), as well as from its own corpus."},
+    )
     memory_mode: str = field(
         default="",
         metadata={"description": "Experience memory: baseline | retrieve-extract | retrieve-only "

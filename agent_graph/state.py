@@ -57,6 +57,7 @@ class FuzzInput(TypedDict, total=False):
     headers: list[str]
     library: dict[str, Any]
     project: str
+    seed_dir: str
 
 
 class FuzzOutput(TypedDict, total=False):

@@ -20,9 +20,10 @@ from fuzzkit.exports import defined_data, defined_functions, missing_functions
 from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.header_facts_collect import collect_facts
-from fuzzkit.headers import parse_header
+from fuzzkit.headers import parse_headers
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import FuzzRun, run_fuzzer
+from fuzzkit.seeds import seed_corpus
 
 DEFAULT = "fuzzkit"
 
@@ -51,9 +52,12 @@ class Toolchain(Protocol):
     def build_harness(self, source: Path, lib: LibraryBuild, out: Path) -> HarnessBuild:
         """Compile and link a harness in its fuzzing and coverage flavours."""
 
+    def seed_corpus(self, lib: LibraryBuild) -> str:
+        """A directory of sample inputs the library's sources ship ("" when there are none)."""
+
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str) -> FuzzRun:
-        """Fuzz a built harness for ``seconds``; crashes are results."""
+                   harness_name: str, seed_dirs: Sequence[Path] = ()) -> FuzzRun:
+        """Fuzz a built harness for ``seconds`` (from ``seed_dirs`` too); crashes are results."""
 
     def measure_coverage(self, cov_binary: Path, inputs: Sequence[Path], lib: LibraryBuild,
                          out: Path) -> CoverageReport:
@@ -69,12 +73,9 @@ class Fuzzkit:
 
     def parse_api(self, lib: LibraryBuild) -> list[FunctionDecl]:
         """parse_api, by fuzzkit (see :class:`Toolchain`)."""
-        seen: dict[str, FunctionDecl] = {}
-        for header in lib.headers:
-            for decl in parse_header(Path(header), lib.include_dirs, lib.defines):
-                seen.setdefault(decl.name, decl)
+        decls = parse_headers(lib.headers, lib.include_dirs, lib.defines)
         defined = defined_functions(lib)  # empty when llvm-nm gives no verdict: keep all
-        return [d for d in seen.values() if not defined or d.name in defined]
+        return [d for d in decls if not defined or d.name in defined]
 
     def missing_functions(self, lib: LibraryBuild, names: Sequence[str],
                           project: str) -> dict[str, str]:
@@ -95,11 +96,16 @@ class Fuzzkit:
         """build_harness, by fuzzkit (see :class:`Toolchain`)."""
         return build_harness(source, lib, out)
 
+    def seed_corpus(self, lib: LibraryBuild) -> str:
+        """seed_corpus, by fuzzkit (see :class:`Toolchain`): kept beside the library's build."""
+        found = seed_corpus(Path(lib.root), Path(lib.fuzz_archive).parent / "seeds")
+        return str(found or "")
+
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str) -> FuzzRun:
+                   harness_name: str, seed_dirs: Sequence[Path] = ()) -> FuzzRun:
         """run_fuzzer, by fuzzkit (see :class:`Toolchain`)."""
         return run_fuzzer(binary, out, seconds=seconds, rss_limit_mb=rss_limit_mb,
-                          harness_name=harness_name)
+                          harness_name=harness_name, seed_dirs=seed_dirs)
 
     def measure_coverage(self, cov_binary: Path, inputs: Sequence[Path], lib: LibraryBuild,
                          out: Path) -> CoverageReport:

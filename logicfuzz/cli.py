@@ -92,7 +92,8 @@ def _run(args: argparse.Namespace) -> int:
                   max_iterations=args.max_iterations, debug=args.debug, base_url=args.base_url,
                   api_key_env=args.api_key_env, memory_config=args.memory_config,
                   fallback="" if args.no_fallback else args.fallback, store=args.store,
-                  rate_limit_rpm=args.rate_limit_rpm, rate_limit_tpm=args.rate_limit_tpm)
+                  rate_limit_rpm=args.rate_limit_rpm, rate_limit_tpm=args.rate_limit_tpm,
+                  seeds=not args.no_seeds)
     if ctx.store:  # a bad or unreachable database stops here, in one line, before any work
         connect(ctx.store).close()
     get_chat_model(ctx)  # a missing key or unknown provider stops here, before any work
@@ -128,6 +129,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--model", default="offline", help="offline | openai:<model>")
     run.add_argument("--fuzz-seconds", type=int, default=60, help="libFuzzer budget per run")
     run.add_argument("--max-iterations", type=int, default=5, help="optimization iterations")
+    run.add_argument("--no-seeds", action="store_true",
+                     help="fuzz from an empty corpus, not from the sample files the library ships")
     run.add_argument("--memory-mode", default="", choices=MEMORY_MODES,
                      help="experience memory mode (default: the memory config file's, "
                           "else retrieve-extract)")

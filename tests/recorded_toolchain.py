@@ -136,10 +136,13 @@ class RecordingToolchain:
                 self._binary_key[str(binary)] = key
         return result
 
+    def seed_corpus(self, lib: LibraryBuild) -> str:
+        return ""  # a recording replays the runs it recorded: they started from no seeds
+
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str) -> FuzzRun:
+                   harness_name: str, seed_dirs: Sequence[Path] = ()) -> FuzzRun:
         run = self.inner.run_fuzzer(binary, out, seconds=seconds, rss_limit_mb=rss_limit_mb,
-                                    harness_name=harness_name)
+                                    harness_name=harness_name, seed_dirs=seed_dirs)
         roots = {**self._roots, str(out): OUT}
         files = _files_under(out, [run.log_path, *run.crash_files], [run.log_path], roots)
         self.cassette["runs"][self._binary_key.get(str(binary)) or _key_beside(binary)] = {
@@ -214,8 +217,11 @@ class ReplayToolchain:
                 self._binary_key[str(binary)] = key
         return result
 
+    def seed_corpus(self, lib: LibraryBuild) -> str:
+        return ""
+
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str) -> FuzzRun:
+                   harness_name: str, seed_dirs: Sequence[Path] = ()) -> FuzzRun:
         key = self._binary_key.get(str(binary)) or _key_beside(binary)
         self.calls.append(("run_fuzzer", key))
         recorded = self._need("runs", key)
