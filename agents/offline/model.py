@@ -20,7 +20,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from agent_graph.memory.tokens import count_text_tokens
 from agents.offline import experience, local_memory, roles
 from agents.offline.prompt_reader import read_prompt
-from agents.offline.type_table import read_types, using, with_tags
+from agents.offline.type_table import read_types, using
+from agents.offline.type_tags import with_tags
 
 HANDLERS = {
     "function_analyzer": roles.analyze,

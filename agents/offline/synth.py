@@ -15,7 +15,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from agents.offline import ckinds, type_table
+from agents.offline import ckinds, type_tags
 from agents.offline.analysis import ARCHETYPES, analyze_function, with_target
 from agents.offline.fixer_leak import release_results
 from agents.offline.synth_api import ApiIndex, words
@@ -122,7 +122,7 @@ def write_harness(
     code = _render(ctx, skeleton, headers, guide)
     for old, new in guide.renames.items():
         code = re.sub(rf"\b{re.escape(old)}\b", new, code)
-    code = type_table.with_tags(code)
+    code = type_tags.with_tags(code)
     # A buffer the target leaves in a field of a record passed by pointer (a decoder config's
     # output) is released at the end, with the releaser the header names for the field's type.
     code, released = release_results(code, target, api, fields_only=True)

@@ -20,6 +20,7 @@ from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, INIT, PRIN
 from fuzzkit.api import FunctionDecl
 
 _CONVERSION = re.compile(r"[a-z]2[a-z]|_to_[a-z]", re.I)
+_UNDOES = {"open": ("close",), "fopen": ("close",), "dopen": ("close",), "begin": ("end",), "start": ("end",)}
 
 
 def _releases(fn: FunctionDecl) -> bool:
@@ -196,13 +197,16 @@ class ApiIndex(ApiFinders):
         if not options:
             # Left out of the prompt's API list, named by the Types section's releasers.
             return (near and type_table.producer_releaser(near)) or type_table.releaser_for(type_key)
-        stem = self.stem(near)
+        # The header's releasers of the type compete too, though the API list left them out.
+        options = list(dict.fromkeys(options + type_table.releasers_of(type_key)))
+        stem, made = self.stem(near), self.last_verb(near, CREATE | INIT) or ""
 
-        def score(name: str) -> tuple[int, int, int, int, str]:
+        def score(name: str) -> tuple[int, int, int, int, int, str]:
             common = len(os.path.commonprefix([stem, self.stem(name)]))
             verb = self.last_verb(name, DESTROY) or ""
             rank = DESTROY_RANK.index(verb) if verb in DESTROY_RANK else len(DESTROY_RANK)
-            return (-(self.stem(name) == stem), -common, rank, len(name), name)
+            paired = verb in _UNDOES.get(made, ())  # open/close: what undoes the creator's verb
+            return (-(self.stem(name) == stem), -paired, -common, rank, len(name), name)
 
         return sorted(options, key=score)[0]
 

@@ -112,7 +112,8 @@ class Planner:
         name = self.var(ctype, role.param.name, f"({ctype})0" if role.kind == "enum" else "0")
         self.f.opts.append(f"{name} = ({ctype}){self.f.take_int(role.choices or (0, 1))};")
         if role.high_flags:  # one of the header's higher flags (or, half the time, none) on top
-            picks = (0,) * len(role.high_flags) + role.high_flags
+            # at least three values: two would read as a range (0..flag), not as a choice
+            picks = (0,) * max(len(role.high_flags), 2) + role.high_flags
             self.f.opts.append(f"{name} |= ({ctype}){self.f.take_int(picks)};")
         return name
 

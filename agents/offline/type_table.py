@@ -237,21 +237,26 @@ def releaser_for(type_name: str, producer: str = "") -> str | None:
     Types are compared by their canonical spelling, so ``doc_p`` matches a releaser of
     ``node_doc *`` when ``typedef node_doc *doc_p``.
     """
-    table = active()
     if producer and (documented := producer_releaser(producer)):
         return documented  # what the documentation says beats a releaser of the same type
+    return next(iter(releasers_of(type_name)), None)
+
+
+def releasers_of(type_name: str) -> list[str]:
+    """Every function the Types section lists as releasing ``type_name``, its own spelling first."""
+    table = active()
     wanted = {_bare(type_name), _bare(_canonical(table, type_name))}
     depth = _canonical(table, type_name).count("*")
+    found = []
     # A releaser of the very spelling first (`region_t *` before the `struct re *` behind it).
     for fn, what in sorted(table.releasers, key=lambda r: _bare(r[1]) != _bare(type_name)):
-        if what.startswith("what "):
-            continue
         # The same pointer depth: a `char **` table's releaser is not a `char *` string's. A
         # by-value record (depth 0) is released through its address.
         same_depth = _canonical(table, what).count("*") in ((depth,) if depth else (0, 1))
-        if same_depth and {_bare(what), _bare(_canonical(table, what))} & wanted - {""}:
-            return fn
-    return None
+        names = {_bare(what), _bare(_canonical(table, what))}
+        if not what.startswith("what ") and same_depth and names & wanted - {""}:
+            found.append(fn)
+    return found
 
 
 def producer_releaser(producer: str) -> str | None:
@@ -274,25 +279,3 @@ def _canonical(table: TypeTable, spelling: str) -> str:
         return spelling
     return canon + " *" * spelling.count("*")
 
-
-def with_tags(code: str) -> str:
-    """Put the ``struct``/``union`` tag before each tag-only record name the code uses bare.
-
-    ``x_ttl v;`` for a ``struct x_ttl`` that has no typedef of that name does not compile; the
-    Types section says which names are tags only. Preprocessor lines, string literals and
-    comments are left alone.
-    """
-    table = active()
-    tags = {name: t for name in table.records if (t := table.tag_only(name))}
-    if not tags:
-        return code
-    bare = re.compile(r"(?<![\w.>\"])(?<!struct )(?<!union )(?<!enum )\b("
-                      + "|".join(map(re.escape, tags)) + r")\b(?![\w.(\"])")
-    skip = re.compile(r'"(?:\\.|[^"\\\n])*"|/\*.*?\*/|//[^\n]*|^[ \t]*#[^\n]*', re.S | re.M)
-    out, pos = [], 0
-    for m in skip.finditer(code):
-        out.append(bare.sub(lambda b: tags[b.group(1)], code[pos:m.start()]))
-        out.append(m.group(0))
-        pos = m.end()
-    out.append(bare.sub(lambda b: tags[b.group(1)], code[pos:]))
-    return "".join(out)

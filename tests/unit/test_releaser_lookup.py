@@ -53,3 +53,25 @@ def test_an_error_message_out_parameter_is_released_by_its_documented_releaser()
                              default_skeleton("object_lifecycle")).code
     assert re.search(r"if \(errmsg\w* != NULL\) db_free\(errmsg\w*\);", code), code
     assert not re.search(r"db_free_table\(errmsg", code), code
+
+
+IMG_TYPES = """\
+```c
+typedef struct img img;
+```
+Release functions:
+- img_cleanup releases img * (parameter type)
+- img_close releases img * (parameter type)
+- img_free_directory releases img * (parameter type)
+"""
+
+
+def test_what_undoes_an_open_is_its_close_though_the_api_list_left_it_out() -> None:
+    """An image file opened with img_open was released with img_free_directory (frees one
+    directory), the only releaser the prompt's API list kept: the file leaked on every input."""
+    from agents.offline.synth_api import ApiIndex
+
+    api = parse_prototypes("img *img_open(const char *name, const char *mode);\n"
+                           "void img_free_directory(img *tif);\nint img_read_directory(img *tif);\n")
+    with using(read_types(IMG_TYPES)):
+        assert ApiIndex(api).destructor("img", "img_open") == "img_close"
