@@ -60,8 +60,10 @@ class Context:
     )
     seeds: bool = field(
         default=True,
-        metadata={"description": "Start each fuzz run from the sample files the library's sources "
-                                 "ship (test and example data), as well as from its own corpus."},
+        metadata={"description": "Run the sample files the library's sources ship (test and "
+                                 "example data) once through each harness built: the sanitizers "
+                                 "check it on valid input, and a target they reach counts as "
+                                 "reached. Coverage figures stay the fuzzer's own."},
     )
     memory_mode: str = field(
         default="",

@@ -4,8 +4,8 @@ A library that reads a file format checks the whole header before any function a
 targets can run: from an empty corpus, libFuzzer rarely builds a file that opens within a
 short run, and the target is never reached. The library's own test and example files (images
 under ``test/images``, documents under ``test/``, streams under ``tests/files``) are valid
-inputs of exactly that format, so LogicFuzz's own fuzz runs start from them, as oss-fuzz's
-seed corpora do.
+inputs of exactly that format: run once through a harness, they show whether it reaches its
+target and handles valid input cleanly (``nodes/execution.py``).
 
 The files are taken from directories named like test data, leaving out source code, build
 files and documentation; small files first, at most :data:`MAX_FILES` spread over the file

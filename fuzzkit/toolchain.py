@@ -56,8 +56,12 @@ class Toolchain(Protocol):
         """A directory of sample inputs the library's sources ship ("" when there are none)."""
 
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str, seed_dirs: Sequence[Path] = ()) -> FuzzRun:
-        """Fuzz a built harness for ``seconds`` (from ``seed_dirs`` too); crashes are results."""
+                   harness_name: str) -> FuzzRun:
+        """Fuzz a built harness for ``seconds``; crashes are results."""
+
+    def run_inputs(self, binary: Path, inputs: Path, out: Path, *, rss_limit_mb: int,
+                   harness_name: str) -> FuzzRun:
+        """Run the built harness once on each file of ``inputs`` (no fuzzing); crashes are results."""
 
     def measure_coverage(self, cov_binary: Path, inputs: Sequence[Path], lib: LibraryBuild,
                          out: Path) -> CoverageReport:
@@ -102,10 +106,16 @@ class Fuzzkit:
         return str(found or "")
 
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str, seed_dirs: Sequence[Path] = ()) -> FuzzRun:
+                   harness_name: str) -> FuzzRun:
         """run_fuzzer, by fuzzkit (see :class:`Toolchain`)."""
         return run_fuzzer(binary, out, seconds=seconds, rss_limit_mb=rss_limit_mb,
-                          harness_name=harness_name, seed_dirs=seed_dirs)
+                          harness_name=harness_name)
+
+    def run_inputs(self, binary: Path, inputs: Path, out: Path, *, rss_limit_mb: int,
+                   harness_name: str) -> FuzzRun:
+        """run_inputs, by fuzzkit (see :class:`Toolchain`): libFuzzer's ``-runs=0``."""
+        return run_fuzzer(binary, out, seconds=60, rss_limit_mb=rss_limit_mb, harness_name=harness_name,
+                          seed_dirs=[inputs], extra_args=["-runs=0"])
 
     def measure_coverage(self, cov_binary: Path, inputs: Sequence[Path], lib: LibraryBuild,
                          out: Path) -> CoverageReport:

@@ -130,7 +130,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--fuzz-seconds", type=int, default=60, help="libFuzzer budget per run")
     run.add_argument("--max-iterations", type=int, default=5, help="optimization iterations")
     run.add_argument("--no-seeds", action="store_true",
-                     help="fuzz from an empty corpus, not from the sample files the library ships")
+                     help="do not run the library's own sample files through each harness")
     run.add_argument("--memory-mode", default="", choices=MEMORY_MODES,
                      help="experience memory mode (default: the memory config file's, "
                           "else retrieve-extract)")

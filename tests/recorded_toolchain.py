@@ -139,10 +139,14 @@ class RecordingToolchain:
     def seed_corpus(self, lib: LibraryBuild) -> str:
         return ""  # a recording replays the runs it recorded: they started from no seeds
 
+    def run_inputs(self, binary: Path, inputs: Path, out: Path, *, rss_limit_mb: int,
+                   harness_name: str) -> FuzzRun:
+        raise AssertionError("a recording has no seed corpus, so it never runs seeds")
+
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str, seed_dirs: Sequence[Path] = ()) -> FuzzRun:
+                   harness_name: str) -> FuzzRun:
         run = self.inner.run_fuzzer(binary, out, seconds=seconds, rss_limit_mb=rss_limit_mb,
-                                    harness_name=harness_name, seed_dirs=seed_dirs)
+                                    harness_name=harness_name)
         roots = {**self._roots, str(out): OUT}
         files = _files_under(out, [run.log_path, *run.crash_files], [run.log_path], roots)
         self.cassette["runs"][self._binary_key.get(str(binary)) or _key_beside(binary)] = {
@@ -220,8 +224,12 @@ class ReplayToolchain:
     def seed_corpus(self, lib: LibraryBuild) -> str:
         return ""
 
+    def run_inputs(self, binary: Path, inputs: Path, out: Path, *, rss_limit_mb: int,
+                   harness_name: str) -> FuzzRun:
+        raise AssertionError("a recording has no seed corpus, so it never runs seeds")
+
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str, seed_dirs: Sequence[Path] = ()) -> FuzzRun:
+                   harness_name: str) -> FuzzRun:
         key = self._binary_key.get(str(binary)) or _key_beside(binary)
         self.calls.append(("run_fuzzer", key))
         recorded = self._need("runs", key)

@@ -1,0 +1,75 @@
+# ruff: noqa: E501
+"""The execution node runs the library's sample files once through the harness.
+
+A fake toolchain at the seam: its fuzzer never reaches the target from an empty corpus, while
+its sample files do (a file reader behind a format check). Coverage figures stay the fuzzer's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent_graph.context import Context
+from fuzzkit.coverage import CoverageCount, CoverageReport
+from fuzzkit.crash import CrashReport
+from fuzzkit.runner import FuzzRun, FuzzStats
+from fuzzkit.toolchain import register_toolchain
+from nodes.execution import execution_node
+
+
+class SeedsReachTarget:
+    """Fuzzing reaches nothing; the seed files reach the target (or crash, when told to)."""
+
+    def __init__(self, seed_crash: bool = False) -> None:
+        self.seed_crash = seed_crash
+        self.seed_runs = 0
+
+    def run_fuzzer(self, binary: Path, out: Path, **_: Any) -> FuzzRun:
+        return FuzzRun(0, 1.0, False, False, [], str(out / "corpus"), str(out / "fuzz.log"), FuzzStats(execs=9))
+
+    def run_inputs(self, binary: Path, inputs: Path, out: Path, **_: Any) -> FuzzRun:
+        self.seed_runs += 1
+        crash = CrashReport(kind="leak", summary="leak", signature="leak@rd_open") if self.seed_crash else None
+        return FuzzRun(1 if crash else 0, 0.2, False, crash is not None, [str(inputs / "a")] if crash else [],
+                       str(out / "corpus"), str(out / "fuzz.log"), FuzzStats(), crash=crash)
+
+    def measure_coverage(self, cov_binary: Path, inputs: list[Path], lib: Any, out: Path) -> CoverageReport:
+        seeds = any(p.name == "seeds" for p in inputs)
+        return CoverageReport(lines=CoverageCount(40 if seeds else 5, 100),
+                              function_hits={"rd_read": 3} if seeds else {"rd_open": 9})
+
+
+def _state(tmp_path: Path) -> dict[str, Any]:
+    (tmp_path / "seeds").mkdir()
+    lib = {"key": "k", "root": str(tmp_path), "fuzz_archive": "a", "cov_archive": "b", "include_dirs": [],
+           "headers": [], "coverage_files": [], "defines": [], "log_path": "l"}
+    return {"work_dir": str(tmp_path / "t"), "harness_version": 1, "library": lib,
+            "build": {"fuzz_binary": "h", "cov_binary": "hc"}, "seed_dir": str(tmp_path / "seeds"),
+            "target": {"name": "rd_read", "return_type": "int", "params": []}, "api": []}
+
+
+def _run(tmp_path: Path, tools: SeedsReachTarget, seeds: bool = True) -> dict[str, Any]:
+    register_toolchain("seeds-fake", lambda: tools)  # type: ignore[arg-type,return-value]
+    return execution_node(_state(tmp_path), Runtime(context=Context(toolchain="seeds-fake", seeds=seeds)))
+
+
+def test_a_target_only_the_sample_files_reach_counts_as_reached(tmp_path: Path) -> None:
+    tools = SeedsReachTarget()
+    run = _run(tmp_path, tools)["run"]
+    assert tools.seed_runs == 1
+    assert run["usable"] and run["target_hits"] == 0 and run["seed_target_hits"] == 3
+    assert run["coverage"]["lines"]["covered"] == 5  # the fuzzer's own, not the samples'
+
+
+def test_without_seeds_the_target_is_not_reached(tmp_path: Path) -> None:
+    tools = SeedsReachTarget()
+    run = _run(tmp_path, tools, seeds=False)["run"]
+    assert tools.seed_runs == 0 and not run["usable"] and "never called rd_read" in run["problem"]
+
+
+def test_a_crash_on_a_sample_file_is_a_crash_of_the_run(tmp_path: Path) -> None:
+    update = _run(tmp_path, SeedsReachTarget(seed_crash=True))
+    assert update["run"]["crashed"] and update["crash"]["signature"] == "leak@rd_open"
