@@ -28,6 +28,7 @@ _IMPROVE = re.compile(r"^- \[harness\] v(\d+) by enhancer\.improve\b.*\(adds cal
 _THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
 _REVERT = re.compile(r"^- \[revert\] v(\d+) did not run cleanly")
 _GAVE_UP = re.compile(r"^- \[stop\] .*crash caused by the harness.*\bgave up\b")
+_LEFT_OUT = re.compile(r"^- \[harness\] v\d+ by enhancer\.fix: .*\bleft out the follow-up call to (\w+)")
 
 
 def _decl(prototype: str) -> FunctionDecl | None:
@@ -148,7 +149,9 @@ def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
     Either an improvement was dropped after crashing through a call it added (the steps read
     ``[harness] vN by enhancer.improve: ... (adds calls to F, G)``, ``[crash] KIND at WHERE
     through F``, a misuse verdict, ``[revert] vN did not run cleanly``), or the repairs of a
-    harness that crashed through ``F`` gave up (``[stop] crash caused by the harness; ... gave up``).
+    harness that crashed through ``F`` gave up (``[stop] crash caused by the harness; ... gave up``),
+    or a repair left out a follow-up call that crashed after the target (``left out the
+    follow-up call to F``): every harness of the library adds the same follow-ups on its objects.
     """
     out: list[tuple[str, str]] = []
     added: dict[str, set[str]] = {}
@@ -164,6 +167,8 @@ def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
             crash = ("", "")
         elif _GAVE_UP.match(line) and crash[1]:
             out.append(crash)
+        elif m := _LEFT_OUT.match(line):
+            out.append((crash[0] or "crash", m.group(1)))
     return list(dict.fromkeys(out))
 
 

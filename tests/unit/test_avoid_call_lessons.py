@@ -191,11 +191,11 @@ int ww_doc_count(const ww_doc *doc);
 """)
 
 
-def draft_reply(experience: str) -> tuple[dict[str, Any], str]:
+def draft_reply(experience: str, target_index: int = 3) -> tuple[dict[str, Any], str]:
     from agents.offline.roles import prototype
     from agents.prototyper import Prototyper
 
-    target = DOCS[3]
+    target = DOCS[target_index]
     state = {"target": target.to_dict(), "api": [f.to_dict() for f in DOCS], "headers": ["ww.h"],
              "analysis": {"archetype": "object_lifecycle"}, "session_memory": {}}
     values = Prototyper.variables(state, (), "object_lifecycle", "d", default_skeleton("object_lifecycle"),
@@ -221,3 +221,35 @@ def test_the_first_draft_builds_its_object_without_a_constructor_that_crashed_el
         "which crashed another harness of this library"]
     assert used_items([item], ["MEM-0000b6b6"], DOCS[3], code, DOCS) == ["MEM-0000b6b6"]
     assert used_items([item], ["MEM-0000b6b6"], DOCS[3], code_without, DOCS) == []
+
+
+def test_a_follow_up_the_repair_left_out_teaches_the_next_first_draft_to_leave_it_out() -> None:
+    """A type-specific accessor called as a follow-up asserted on another target's object; the
+    repair left it out. Every harness of the library adds the same follow-ups on its objects, so
+    the next target's first draft leaves it out from the start (one fix round each, before)."""
+    left_out = "\n".join([
+        "- [harness] v1 by prototyper: ww_doc_load, ww_doc_count",
+        "- [run] v1 crashed; line coverage 7.9%",
+        "- [crash] deadly-signal at library through ww_doc_count",
+        "- [crash] verdict harness_misuse: a harness misuse",
+        "- [harness] v2 by enhancer.fix: left out the follow-up call to ww_doc_count, which crashed "
+        "after the target with arguments the harness picked",
+        "- [run] v2 ran, target hit 12x; line coverage 7.5%",
+        "- [stop] iteration budget 1 used",
+    ])
+    items = actionable_items("int ww_doc_load(const char *text, struct ww_doc **out);", left_out, "")
+    assert [(i["action"], i["failure"], i["scope"]) for i in items] == [
+        ("avoid_call(ww_doc_count)", "sanitizer:deadly-signal@ww_doc_count", {"name": "ww_doc_count"})]
+
+
+def test_the_first_draft_leaves_out_a_follow_up_that_crashed_elsewhere() -> None:
+    item = InjectItem("MEM-0000c0c0", "rec-2", "Calling ww_doc_count crashed (deadly-signal)",
+                      "Harnesses that could add ww_doc_count.", "Do not add ww_doc_count.", 0.9, 1, 0.6, True,
+                      "project ww", {"scope": {"name": "ww_doc_count"},
+                                     "action": "avoid_call(function=ww_doc_count)",
+                                     "failure": "sanitizer:deadly-signal@ww_doc_count"})
+    without, _code = draft_reply("", target_index=0)
+    assert without["functions_called"] == ["ww_doc_parse", "ww_doc_count"]  # a follow-up on its result
+    with_lesson, code = draft_reply(render_experience([item]), target_index=0)
+    assert "ww_doc_count(" not in code and with_lesson["functions_called"] == ["ww_doc_parse"]
+    assert any(n.startswith("applied [MEM-0000c0c0] avoid_call(ww_doc_count)") for n in with_lesson["notes"])
