@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from agents.offline import ckinds, type_table
-from agents.offline.synth_finders import ApiFinders, makes_new_text, words
+from agents.offline.synth_finders import ApiFinders, makes_new_text, sets_up_decoding, words
 from agents.offline.synth_handles import by_name, handle_name, handle_types
 from agents.offline.synth_types import Lifecycle
 from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, INIT, PRINT, VERBS, variant_stem
@@ -158,6 +158,8 @@ class ApiIndex(ApiFinders):
                 # value (`typedef struct s *handle_t`) can only come from a constructor. It
                 # returns a status or nothing: one returning a string is a getter
                 # (`get_tag_start(obj, n)`, "start" notwithstanding).
+                life.init.append(f.name)
+            elif first == type_key and kind == "other" and sets_up_decoding(f, type_key):
                 life.init.append(f.name)
             elif first == type_key and kind == "destroy" and len(f.params) == 1 and _releases(f):
                 life.destroy.append(f.name)

@@ -25,6 +25,8 @@ INT_CHOICES: list[tuple[str, tuple[int, int] | tuple[int, ...]]] = [
     (r"^width$", (-1, 200)),
     (r"^(c|ch|byte|value)$", (0, 255)),
     (r"^(whence)$", (0, 2)),
+    # a memory limit of a few bytes stops every input at once: 64 MiB to 1 GiB
+    (r"(mem_?limit|memory_?limit|max_?mem(ory)?$)", (1 << 26, 1 << 28, 1 << 30)),
     (r"(len|size|length|bytes)", (0, 4096)),
 ]  # fmt: skip
 DEFAULT_INT = (0, 255)

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from agents.offline import ckinds
-from agents.offline.synth_knowledge import INVERSE_PREFIXES, INVERSES
+from agents.offline.synth_knowledge import INVERSE_PREFIXES, INVERSES, stream_fields
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import feeders_of
 
@@ -30,6 +30,22 @@ def words(name: str) -> list[str]:
 # Words of a function that turns text into new text (`uri_escape(const char *)`): what it returns
 # is allocated for the caller, unless the caller passed a buffer it could write into.
 NEW_TEXT = {"escape", "unescape", "quote", "unquote", "canonicalize", "normalize", "concat", "join"}
+
+
+def sets_up_decoding(fn: FunctionDecl, type_key: str) -> bool:
+    """``x_stream_decoder(x_stream *strm, uint64_t memlimit, uint32_t flags)``: named for a decoder.
+
+    A stream struct (input and output cursors) made ready to decode by a function named with a
+    noun (``decoder``, ``decompressor``, ``reader``) rather than an init verb: it
+    takes the struct and options, no data, and returns a status.
+    """
+    if not fn.params or ckinds.base_name(fn.params[0].type) != type_key or stream_fields(type_key) is None:
+        return False
+    nouns = {"decoder", "decompressor", "decompress", "reader"}
+    data = any(ckinds.is_bytes(p.type) or ckinds.is_string(p.type) for p in fn.params[1:])
+    status = ckinds.is_integer(fn.return_type) or ckinds.is_enum_like(fn.return_type)
+    writable = not ckinds.is_const_target(fn.params[0].type)
+    return bool(nouns & set(words(fn.name))) and not data and status and writable
 
 
 def makes_new_text(fn: FunctionDecl) -> bool:

@@ -30,7 +30,8 @@ def complete_release_calls(code: str, api: list[FunctionDecl]) -> str:
         if fn.name not in single or len(fn.params) < 2:
             continue
         if _with_object(fn):
-            code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]+)\)", partial(_maker_first, code, fn), code)
+            one_arg = partial(_maker_first, code, fn, api)
+            code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]+)\)", one_arg, code)
         elif ckinds.is_pointer(fn.params[0].type) and all(
                 ckinds.is_integer(p.type) or ckinds.is_bool(p.type) for p in fn.params[1:]):
             code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]+)\)", partial(_with_flags, fn), code)
@@ -56,7 +57,17 @@ def _with_object(fn: FunctionDecl) -> bool:
             and not (ckinds.is_bytes(types[0]) or ckinds.is_string(types[0])))
 
 
-def _maker_first(code: str, fn: FunctionDecl, m: re.Match[str]) -> str:
+def _maker_first(code: str, fn: FunctionDecl, api: list[FunctionDecl], m: re.Match[str]) -> str:
     arg = m.group(1).strip()
-    made = re.search(rf"\b{re.escape(arg)}\s*=\s*(?:\([^()]*\)\s*)?\w+\(\s*([^,()]+?)\s*[,)]", code)
-    return f"{fn.name}({made.group(1)}, {arg})" if made else m.group(0)
+    made = re.search(rf"\b{re.escape(arg)}\s*=\s*(?:\([^()]*\)\s*)?(\w+)\(\s*([^,()]+?)\s*[,)]", code)
+    if not made:
+        return m.group(0)
+    maker = next((f for f in api if f.name == made.group(1)), None)
+    if maker is None or not maker.params or (
+            ckinds.base_name(maker.params[0].type) == ckinds.base_name(fn.params[0].type)):
+        return f"{fn.name}({made.group(2)}, {arg})"
+    # The maker's first argument is no object of the releaser's (`new_double(d, text)` and
+    # `free_userdata(obj, data)`): what it made goes back with the one-argument releaser of its type.
+    arity = {f.name: len(f.params) for f in api}
+    other = next((r for r in type_table.releasers_of(maker.return_type) if arity.get(r, 1) == 1), None)
+    return f"{other}({arg})" if other else m.group(0)

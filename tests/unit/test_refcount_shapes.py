@@ -31,12 +31,15 @@ void jv_queue_put(struct jv *queue, int value);
 struct jv_iter jv_iter_end(const struct jv *obj);
 int jv_set_string_len(struct jv *obj, const char *new_value, int len);
 int jv_parse_int64(const char *buf, int64_t *retval);
+struct jv *jv_new_double_s(double d, const char *ds);
+void jv_free_userdata(struct jv *jso, void *userdata);
 """
 DOCS = {
     "jv_put": "Decrement the reference count of jv and free if it reaches zero.",
     "jv_queue_put": "Append value to the queue.",
     "jv_new_array": "Create a new empty array with a reference count of 1. Call jv_put() when done.",
     "jv_object_get": "Get the value of a field. You normally do not need to call jv_put() on the value returned.",
+    "jv_new_double_s": "Create a double whose text is ds; the copy of ds is released by jv_free_userdata.",
 }
 RECORDS = [Record("struct", "jv", (), (), True), Record("struct", "jv_iter", (), (("n", "int"),), False)]
 
@@ -83,3 +86,11 @@ def test_the_pointer_after_a_string_named_as_a_value_is_not_its_length() -> None
     assert call is not None, code
     assert call.group(1) == "(const char *)text, &retval" and "lf_strndup(data, size)" in code, code
     assert "retval = (int64_t)size" not in code, code
+
+
+def test_a_releaser_taking_its_makers_object_is_not_given_a_number() -> None:
+    """`jv_free_userdata(obj, data)` frees what `jv_new_double_s(double d, ...)` keeps, per the
+    documentation; passing it the maker's first argument (`d`, a double) did not compile in
+    five fix rounds. The value goes back with its type's one-argument releaser."""
+    code = _draft("jv_new_double_s")
+    assert "jv_free_userdata" not in code and re.search(r"jv_put\(result\);", code), code
