@@ -155,6 +155,8 @@ def _object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -
             f"{r.type_key} must be zeroed and initialised with {init} before "
             f"{target.name}" + (f" and released with {dtor}" if dtor else "")
         )
+    if life.create:  # released by what undoes the constructor, not an initializer it also has
+        dtor = idx.destructor(r.type_key, life.create[0])
     if life.create and dtor:
         return (
             f"{r.param.name} must come from {life.create[0]} (or another constructor) and be "

@@ -75,3 +75,17 @@ def test_what_undoes_an_open_is_its_close_though_the_api_list_left_it_out() -> N
                            "void img_free_directory(img *tif);\nint img_read_directory(img *tif);\n")
     with using(read_types(IMG_TYPES)):
         assert ApiIndex(api).destructor("img", "img_open") == "img_close"
+
+
+def test_the_analysis_names_the_constructor_s_undoer_not_an_initializer_s() -> None:
+    """`img_read_buffer_setup(img *, ...)` reads as an initializer of img too; the analysis named
+    the releaser nearest to it (img_free_directory) and the prototyper followed the advice."""
+    from agents.offline.analysis import analyze_function
+
+    api = parse_prototypes("img *img_open(const char *name, const char *mode);\n"
+                           "int img_read_buffer_setup(img *tif, void *bp, long size);\n"
+                           "void img_free_directory(img *tif);\nvoid img_cleanup(img *tif);\n"
+                           "void img_close(img *tif);\nint img_read_directory(img *tif);\n")
+    with using(read_types(IMG_TYPES)):
+        found = analyze_function(next(f for f in api if f.name == "img_read_directory"), api)
+    assert any("released with img_close" in c for c in found.constraints), found.constraints
