@@ -7,9 +7,10 @@ at a buffer and feeds it the payload.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
-from agents.offline import ckinds, synth_io
+from agents.offline import ckinds, synth_io, type_table
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_instances import draw_documented_fields, fill_fields
 from agents.offline.synth_knowledge import success_test
@@ -33,6 +34,24 @@ def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
     pl.f.include("<string.h>")
     if not hoist:
         fill_fields(pl, key, v)
+    return v
+
+
+def listed(name: str, key: str) -> bool:
+    """A parameter named in the plural (``filters``, ``entries``): an array, not one record.
+
+    Not a record of function pointers (``callbacks``, ``hooks``) nor of settings (``options``).
+    """
+    one = re.search(r"(options|settings|params|args|attrs|prefs|opts|flags|stats|status|ss)$", name, re.I)
+    record = type_table.active().record(key)
+    return bool(re.search(r"[a-z]s$", name)) and not one and not (record and record.functions)
+
+
+def zeroed_array(pl: Planner, key: str, base: str) -> str:
+    """Eight zero-filled records of ``key``: a list read up to a terminator (or a limit) it may lack."""
+    v = pl.f.name(base)
+    pl.f.decls += [f"{key} {v}[8];", f"memset({v}, 0, sizeof {v});"]
+    pl.f.include("<string.h>")
     return v
 
 

@@ -78,3 +78,18 @@ def test_an_output_buffer_gets_its_own_position_and_its_capacity() -> None:
     args = [a.strip() for a in call.group(1).split(",")]
     assert args[2:4] == ["&in_pos", "(size_t)size"] and args[5] == "&out_pos", args
     assert "out_cap" in args[6], args
+
+
+def test_a_list_of_records_named_in_the_plural_gets_room_for_several() -> None:
+    """``const xq_filter *filters`` is read up to a terminator (or a limit): one zeroed record on
+    the stack was read past (a stack-buffer-overflow judged harness misuse, on three targets)."""
+    api = parse_prototypes(API + "xq_ret xq_raw_decode(const xq_filter *filters, const xq_options *options, "
+                                 "const unsigned char *in, size_t *in_pos, size_t in_size);\n")
+    text = types().replace("```c\n", "```c\ntypedef struct { unsigned long id; void *options; } xq_filter;\n"
+                           "typedef struct { int level; int mode; } xq_options;\n", 1)
+    target = next(d for d in api if d.name == "xq_raw_decode")
+    with using(read_types(text)):
+        arche = analyze_function(target, api).archetype
+        code = write_harness(target, api, ["xq.h"], arche, default_skeleton(arche)).code
+    assert "xq_filter filters[8];" in code and "xq_raw_decode(filters, " in code, code
+    assert "options[8]" not in code, code  # one record: options are not a list
