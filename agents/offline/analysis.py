@@ -8,6 +8,7 @@ involved and related functions worth calling on the same objects.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -155,11 +156,16 @@ def _object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -
             f"{r.type_key} must be zeroed and initialised with {init} before "
             f"{target.name}" + (f" and released with {dtor}" if dtor else "")
         )
-    if life.create:  # released by what undoes the constructor, not an initializer it also has
-        dtor = idx.destructor(r.type_key, life.create[0])
-    if life.create and dtor:
+    if not life.create:
+        return None
+    # Released by what undoes the constructor, not an initializer it also has; of several
+    # constructors, the one of the target's own family (x_parse_chunk: x_create_push, not y_create_push).
+    made = max(life.create,
+               key=lambda n: (len(os.path.commonprefix([n, target.name])), -life.create.index(n)))
+    dtor = idx.destructor(r.type_key, made)
+    if dtor:
         return (
-            f"{r.param.name} must come from {life.create[0]} (or another constructor) and be "
+            f"{r.param.name} must come from {made} (or another constructor) and be "
             f"released with {dtor}"
         )
     return None

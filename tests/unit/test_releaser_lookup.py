@@ -89,3 +89,19 @@ def test_the_analysis_names_the_constructor_s_undoer_not_an_initializer_s() -> N
     with using(read_types(IMG_TYPES)):
         found = analyze_function(next(f for f in api if f.name == "img_read_directory"), api)
     assert any("released with img_close" in c for c in found.constraints), found.constraints
+
+
+def test_of_two_families_constructors_the_target_s_own_family_decides_the_releaser() -> None:
+    """Two families share one context type (`typedef ml_ctx hl_ctx`); the analysis of
+    `ml_parse_chunk` named the other family's constructor first in its list and so its releaser
+    (hl_free_ctx) for an object ml_create_push made."""
+    from agents.offline.analysis import analyze_function
+
+    api = parse_prototypes("typedef struct ml_ctx ml_ctx;\n"
+                           "ml_ctx *hl_create_push(const char *chunk, int size);\n"
+                           "ml_ctx *ml_create_push(const char *chunk, int size);\n"
+                           "void hl_free_ctx(ml_ctx *ctx);\nvoid ml_free_ctx(ml_ctx *ctx);\n"
+                           "int ml_parse_chunk(ml_ctx *ctx, const char *chunk, int size, int terminate);\n")
+    found = analyze_function(next(f for f in api if f.name == "ml_parse_chunk"), api)
+    rule = next(c for c in found.constraints if "released with" in c)
+    assert "ml_create_push" in rule and rule.endswith("released with ml_free_ctx"), found.constraints
