@@ -74,10 +74,32 @@ def _payload_refs(expr: str, tainted: set[str]) -> set[str]:
     return set(_IDENT.findall(expr)) & tainted
 
 
+def _arguments(args: str) -> list[str]:
+    """A call's argument texts, split at its own commas (not those of nested calls)."""
+    out, depth, start = [], 0, 0
+    for pos, ch in enumerate(args):
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            out.append(args[start:pos])
+            start = pos + 1
+    return [*out, args[start:]]
+
+
+def _bare_name(arg: str) -> str:
+    """The variable an argument passes as it is (under casts), else ""."""
+    arg = arg.strip()
+    while (cast := re.match(r"^\([\w\s\*]+\)\s*", arg)) and cast.end() < len(arg):
+        arg = arg[cast.end():].strip()
+    return arg if re.fullmatch(r"[A-Za-z_]\w*", arg) and arg not in _TYPE_WORDS else ""
+
+
 def tainted_names(code: str, sources: Iterable[str] = ("data",)) -> set[str]:
     """Every variable that may hold, point at or carry (a descriptor, a struct) the fuzz input."""
     tainted = set(sources)
     statements = _statements(code)
+    # Arrays and pointers declared in the harness (`char path[512]`, `uint8_t *buf = NULL`).
+    pointers = set(re.findall(r"\b([A-Za-z_]\w*)\s*\[[^\]]*\]\s*[=;,]", code))
+    pointers |= set(re.findall(r"\*\s*([A-Za-z_]\w*)\s*[=;,)]", code))
     for _ in range(6):
         before = len(tainted)
         for stmt in statements:
@@ -93,8 +115,12 @@ def tainted_names(code: str, sources: Iterable[str] = ("data",)) -> set[str]:
             for _name, args in _calls(stmt):
                 if _payload_refs(args, tainted):
                     # A call given the input may keep it in, or copy it to, what it was handed.
+                    # Its first argument, what it is handed by address, and the arrays and
+                    # pointers it is handed by name (`write_tmpfile(data, size, path, n)`
+                    # leaves the input behind `path`).
                     handed = {m.group(1) for m in re.finditer(r"&\s*([A-Za-z_]\w*)", args)}
                     handed |= set(_IDENT.findall(args.split(",")[0]))
+                    handed |= {a for a in map(_bare_name, _arguments(args)) if a in pointers}
                     tainted |= handed - _TYPE_WORDS
         if len(tainted) == before:
             break

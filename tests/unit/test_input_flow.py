@@ -144,3 +144,32 @@ void acme_free_buffer(acme_buffer *buffer);
         fixed, added = release_results(code, target, api)
     assert "acme_free_buffer(&config.output);\n  return 0;" in fixed, fixed
     assert added == ["release config.output (filled by acme_decode) with acme_free_buffer before returning"]
+
+
+def test_the_input_reaches_through_a_file_the_harness_wrote_it_to() -> None:
+    """An image reader opened from a temporary file holding the input was judged unfed (the
+    path is the helper's third argument, an array), so its repair attached the input as the
+    reader's work buffer, which the library writes into: every later input crashed."""
+    api = parse_prototypes("img *img_open(const char *path, const char *mode);\n"
+                           "int img_read_buffer_setup(img *im, void *bp, long size);\n"
+                           "int img_read_directory(img *im);\nvoid img_close(img *im);\n")
+    code = """\
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  int fd = -1;
+  char path[512] = {0};
+  img *im = NULL;
+  fd = lf_tmpfile(data, size, path, sizeof path);
+  if (fd < 0) goto lf_cleanup;
+  im = img_open(path, "rb");
+  if (im == NULL) goto lf_cleanup;
+  img_read_directory(im);
+lf_cleanup: ;
+  if (im != NULL) img_close(im);
+  return 0;
+}
+"""
+    names = [f.name for f in api]
+    assert "path" in tainted_names(code) and input_reaches_api(code, names)
+    # A scalar handed alongside the input stays a scalar: a length is not the input.
+    scalar = UNFED.replace("  codec_decode(", "  size_t n = size;\n  lf_note(data, n);\n  codec_decode(")
+    assert "n" not in tainted_names(scalar) and not input_reaches_api(scalar, NAMES)
