@@ -20,6 +20,7 @@ from agents.offline.fixer_leak import release_results, releaser_of
 from agents.offline.fixer_types import opaque_variable
 from agents.offline.prompt_reader import PromptFacts
 from fuzzkit.api import FunctionDecl
+from fuzzkit.input_flow import input_reaches_api
 from long_term_memory.experience.lesson_effects import by_value, results_released
 from long_term_memory.experience.lessons import (
     Action,
@@ -95,9 +96,12 @@ def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
     (already done, or its function is not in this API) leaves no note.
     """
     notes = []
+    avoided = avoided_calls(lessons, target, api)
     for lesson in lessons:
         if lesson.action is None or lesson.action.verb == "avoid_call":
             continue  # a call to leave out is the improver's choice (see avoided_calls)
+        if lesson.action.verb == "feed_input_via" and lesson.action.args["function"] in avoided:
+            continue  # another lesson saw that call crash: leaving it out wins
         hows = []
         for callee in _fitting_callees(code, target, api, lesson):
             changed, how = (apply_action(code, lesson.action, callee, api) if callee is target
@@ -170,6 +174,8 @@ def apply_action(code: str, action: Action, target: FunctionDecl,
     if action.verb == "feed_input_via":
         if a["function"] not in names or re.search(rf"\b{re.escape(a['function'])}\s*\(", code):
             return code, ""
+        if input_reaches_api(code, names):
+            return code, ""  # the input reaches the object another way (a file it was written to)
         changed, how = feed_input(code, target, api, via=a["function"])
         return (changed, how or "") if how and a["function"] in how else (code, "")
     if action.verb == "keep_struct_tag":

@@ -94,9 +94,19 @@ def _field_release_items(trajectory: str, code: str) -> list[dict[str, Any]]:
     return out
 
 
+def _fed_and_crashed(trajectory: str, feeder: str) -> bool:
+    """Whether the harness version that fed the input through ``feeder`` crashed when run."""
+    fed = re.search(rf"^- \[harness\] (v\d+) by [^\n]*with {re.escape(feeder)} before the call",
+                    trajectory, re.M)
+    ran = fed and re.search(rf"^- \[run\] {fed.group(1)} (\w+)", trajectory, re.M)
+    return bool(ran and ran.group(1) == "crashed")
+
+
 def _feed_items(trajectory: str, target: FunctionDecl | None) -> list[dict[str, Any]]:
     out = []
     for function, feeder in dict.fromkeys(_FEED.findall(trajectory)):
+        if _fed_and_crashed(trajectory, feeder):
+            continue  # what the feeder did with the input crashed: no lesson to copy it
         family = name_family(function)
         shape = "object_param" if target is None or "object_param" in shape_of(target) else ""
         out.append(_item(

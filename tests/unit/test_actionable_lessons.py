@@ -304,3 +304,45 @@ def test_a_field_release_lesson_fits_a_harness_that_calls_its_family_and_reaches
     item = InjectItem("MEM-0000abcd", "rec-1", "t", "d", "c", 0.9, 1, 0.6, True, "q", stored)
     assert used_items([item], [], target, code, ACME) == ["MEM-0000abcd"]
     assert used_items([item], [], target, improved, ACME) == []
+
+
+def test_feeding_the_input_becomes_a_lesson_only_when_the_fed_harness_ran() -> None:
+    """A repair handed the input to a reader as its work buffer, the library wrote into it and
+    the next run crashed; learned as "feed the input that way", it was applied to every later
+    target of the library, and each crashed the same way."""
+    from agents.offline.lesson_extract import actionable_items
+
+    prototype = "int im_read_dir(im_file *f)"
+    fed = ("- [harness] v1 by prototyper: im_new, im_read_dir\n"
+           "- [run] v1 ran, target hit 3x; line coverage 1.0%\n"
+           "- [harness] v2 by enhancer.fix: hand the fuzz input to im_read_dir's object with im_set_buffer "
+           "before the call\n- [build] v2 built\n")
+    ran = fed + "- [run] v2 ran, target hit 90x; line coverage 4.0%\n"
+    crashed = fed + ("- [run] v2 crashed; line coverage 1.1%\n"
+                     "- [crash] verdict harness_misuse: a harness misuse\n")
+    actions = [i["action"] for i in actionable_items(prototype, ran, "")]
+    assert actions == ["feed_input_via(im_set_buffer)"], actions
+    assert not [i for i in actionable_items(prototype, crashed, "") if "feed" in i["action"]]
+
+
+def test_a_feed_lesson_is_not_applied_where_the_input_already_reaches_or_the_call_crashed() -> None:
+    """Applied to every later reader of an image library whose first drafts already opened the
+    input from a file, the lesson added the work-buffer call that crashed each of them."""
+    api = parse_prototypes("im_file *im_open(const char *path, const char *mode);\n"
+                           "int im_set_buffer(im_file *f, void *bp, long size);\n"
+                           "int im_read_strip(im_file *f, unsigned n, void *buf, long len);\n"
+                           "void im_close(im_file *f);\n")
+    target = next(f for f in api if f.name == "im_read_strip")
+    feed = lesson("feed_input_via(function=im_set_buffer)", "name=im_read* shape=object_param")
+    from_file = ("int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {\n"
+                 "  char path[512] = {0};\n  im_file *f = NULL;\n  uint8_t buf[64];\n"
+                 "  if (lf_tmpfile(data, size, path, sizeof path) < 0) return 0;\n"
+                 "  f = im_open(path, \"rb\");\n  if (f == NULL) return 0;\n"
+                 "  im_read_strip(f, 0, buf, sizeof buf);\n  im_close(f);\n  return 0;\n}\n")
+    assert apply_lessons(from_file, target, api, [feed]) == (from_file, [])
+    unfed = from_file.replace("im_open(path,", "im_open(\"/dev/null\",").replace(
+        "  if (lf_tmpfile(data, size, path, sizeof path) < 0) return 0;\n", "")
+    changed, notes = apply_lessons(unfed, target, api, [feed])
+    assert "im_set_buffer(" in changed and notes, changed
+    avoid = lesson("avoid_call(function=im_set_buffer)", "name=im_read* shape=object_param")
+    assert apply_lessons(unfed, target, api, [avoid, feed]) == (unfed, [])
