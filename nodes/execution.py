@@ -34,7 +34,8 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
     target_hits = int(cov.function_hits.get(target, 0))
     crashed = bool(fuzz.crashed and fuzz.crash is not None)
     seed_hits = 0
-    if not crashed and ctx.seeds and Path(state.get("seed_dir") or "/nonexistent").is_dir():
+    seed_dir = state.get("seed_dir") or ""
+    if not crashed and ctx.seeds and seed_dir and Path(seed_dir).is_dir():
         seeded, seed_hits = _run_seeds(state, tools, lib, out.parent / "seeds", ctx.rss_limit_mb,
                                        count_hits=target_hits == 0)
         if seeded.crashed and seeded.crash is not None:

@@ -293,7 +293,7 @@ def blob_fields(type_name: str) -> tuple[str, str] | None:
     (n1, t1), (n2, t2) = rec.fields
     for (pn, pt), (ln, lt) in (((n1, t1), (n2, t2)), ((n2, t2), (n1, t1))):
         data = is_pointer(pt) and (is_bytes(pt) or is_string(pt) or strip_const(pt) == "void *")
-        # `{ lzma_vli id; void *options; }` is a tagged pointer: the integer must be a length
+        # `{ x_id id; void *options; }` is a tagged pointer: the integer must be a length
         if data and is_integer(lt) and not is_pointer(lt) and is_length(Param(ln, lt)):
             return pn, ln
     return None

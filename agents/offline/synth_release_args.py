@@ -66,8 +66,8 @@ def _maker_first(code: str, fn: FunctionDecl, api: list[FunctionDecl], m: re.Mat
     if maker is None or not maker.params or (
             ckinds.base_name(maker.params[0].type) == ckinds.base_name(fn.params[0].type)):
         return f"{fn.name}({made.group(2)}, {arg})"
-    # The maker's first argument is no object of the releaser's (`new_double(d, text)` and
-    # `free_userdata(obj, data)`): what it made goes back with the one-argument releaser of its type.
+    # The maker's first argument is no object of the releaser's (`x_new_number(d, text)` and
+    # `x_free_attachment(obj, data)`): what it made goes back with the one-argument releaser of its type.
     arity = {f.name: len(f.params) for f in api}
     other = next((r for r in type_table.releasers_of(maker.return_type) if arity.get(r, 1) == 1), None)
     return f"{other}({arg})" if other else m.group(0)
