@@ -10,7 +10,15 @@ from agents.offline import synth_chunks as chunks
 from agents.offline.synth_api import words
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
-from agents.offline.synth_drive import comparer, drivable, drive, pipe_lines, step_lines, use_related
+from agents.offline.synth_drive import (
+    comparer,
+    drivable,
+    drive,
+    drive_made,
+    pipe_lines,
+    step_lines,
+    use_related,
+)
 from agents.offline.synth_init import initialize
 from agents.offline.synth_objects import obtain, producer, reader_rank
 from agents.offline.synth_plan import Obj, decl_type
@@ -35,6 +43,7 @@ def stateless(ctx: Ctx) -> None:
     """One call on the payload; cheap calls on what it returns."""
     plan = ctx.pl.plan(ctx.target)
     var = ctx.pl.emit(plan, ctx.f.call, result="result")
+    drive_made(ctx)
     use_related(ctx, _result_obj(ctx, ctx.target, var) or ctx.pl.scope[:1])
 
 
@@ -71,6 +80,7 @@ def lifecycle(ctx: Ctx) -> None:
     opened = held is not None and open_first(ctx, held)
     early = held is not None and (opened or DRIVE_FIRST.search(t.name) and _drive_before(ctx, held))
     var = pl.emit(plan, ctx.f.call, result="result")
+    drive_made(ctx)
     if held is not None and drivable(ctx, held):
         if not early:
             drive(ctx, held)

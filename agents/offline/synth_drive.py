@@ -10,14 +10,21 @@ import re
 
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex, words
-from agents.offline.synth_blocks import call_block
+from agents.offline.synth_blocks import Block, call_block
 from agents.offline.synth_ctx import Ctx
-from agents.offline.synth_knowledge import always_consumes, end_test, stream_fields, success_test
+from agents.offline.synth_knowledge import (
+    always_consumes,
+    end_test,
+    status_constant,
+    stream_fields,
+    success_test,
+)
 from agents.offline.synth_objects import obtain, producer
 from agents.offline.synth_plan import Obj
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import reader_loop, stream_drive
 from agents.offline.synth_vocab import CONSUME
+from agents.offline.type_table import active
 from fuzzkit.api import FunctionDecl
 
 CHEAP = {
@@ -42,6 +49,10 @@ CHEAP = {
     "node",
 }
 MAX_STEPS = 65536
+# `int lib_step(T *)`: one more row, token or node of an object another call produced.
+STEP_WORDS = ("step", "next", "advance", "iterate", "read")
+STEP_LIMIT = 256
+END_WORDS = ("DONE", "END", "EOF", "FINISHED", "COMPLETE")
 
 
 def use_related(ctx: Ctx, scope: list[Obj], limit: int | None = None) -> None:
@@ -221,3 +232,65 @@ def drive(ctx: Ctx, obj: Obj) -> None:
     if reader_loop(ctx, obj):
         return
     use_related(ctx, [obj])
+
+
+def stepper(ctx: Ctx, key: str) -> FunctionDecl | None:
+    """``int lib_stmt_step(T *)``: a one-argument call that advances a ``key`` object."""
+    found = []
+    for f in ctx.idx.api:
+        if f.name in ctx.pl.avoid or f.name == ctx.target.name or len(f.params) != 1:
+            continue
+        if ctx.idx.type_key(f.params[0].type) != key or ckinds.is_const_target(f.params[0].type):
+            continue
+        rt = f.return_type
+        if not (ckinds.is_integer(rt) or ckinds.is_bool(rt) or ckinds.is_enum_like(rt)):
+            continue
+        if ctx.idx.kind(f) in ("destroy", "init"):
+            continue
+        name_words = set(words(f.name))
+        rank = next((i for i, w in enumerate(STEP_WORDS) if w in name_words), None)
+        if rank is not None:
+            found.append((rank, f.name, f))
+    return min(found, key=lambda x: x[:2])[2] if found else None
+
+
+def step_block(ctx: Ctx, fn: FunctionDecl, obj: Obj) -> Block:
+    """``fn`` called on ``obj`` until its answer changes (row, row, ..., done), a bounded loop.
+
+    The codes mean different things in each library (a row, a node, more input needed), so the
+    loop goes on while the call answers as it did the first time, and stops at a change, a
+    negative (error) answer or the header's "done" status.
+    """
+    n = ctx.block_number()
+    first, rc, k = f"lf_first_{n}", f"lf_rc_{n}", f"lf_k_{n}"
+    # A call on a finished object may start it over (a statement run again): the header's one
+    # "done" status, where it has one, ends the loop whatever came first.
+    end = status_constant(active(), END_WORDS)
+    lines = [
+        f"/* {fn.name} on {obj.var}: stepped while it answers as it did first */",
+        f"if ({obj.expr} != NULL) {{",
+        f"  long long {first} = 0;",
+        f"  for (int {k} = 0; {k} < {STEP_LIMIT}; {k}++) {{",
+        f"    long long {rc} = (long long){fn.name}({obj.expr});",
+        f"    if ({k} == 0) {first} = {rc};",
+        f"    else if ({rc} != {first}) break;",
+        f"    if ({rc} < 0{f' || {rc} == {end}' if end else ''}) break;",
+        "  }",
+        "}",
+    ]
+    return Block(function=fn.name, lines=lines, calls=[fn.name], uses=[obj.expr])
+
+
+def drive_made(ctx: Ctx) -> None:
+    """Step what the target handed back through a ``T **`` parameter, then cheap calls on it.
+
+    ``lib_prepare(db, sql, len, &stmt, &tail)`` compiles a statement; running it is what
+    reaches the rest of the library.
+    """
+    made = [o for o in ctx.pl.produced if o.origin == ctx.target.name]
+    for obj in made[:2]:
+        fn = stepper(ctx, obj.type_key)
+        if fn is not None:
+            ctx.blocks.append(step_block(ctx, fn, obj))
+            ctx.taken.add(fn.name)
+        use_related(ctx, [obj])

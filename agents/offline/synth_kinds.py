@@ -177,13 +177,13 @@ def _out_ptr(c: Call, r: Role) -> None:
     v = c.pl.var(ckinds.pointee(r.param.type), r.param.name, "NULL")
     c.args[r.index] = f"&{v}"
     _release_out(c.pl, c.fn, r.param.type, v, r.param.name)
+    c.pl.note_made(c.fn, r, v)
 
 
 def _scratch(c: Call, r: Role) -> None:
     f = c.pl.f
     v = c.pl.var("uint8_t *", r.param.name, "NULL")
-    f.setup.append(f"{v} = (uint8_t *)calloc(1, 65536);")
-    f.setup.append(f"if ({v} == NULL) {f.fail()}")
+    f.setup += [f"{v} = (uint8_t *)calloc(1, 65536);", f"if ({v} == NULL) {f.fail()}"]
     f.cleanup.append(f"free({v});")
     f.include("<stdlib.h>")
     c.args[r.index] = f"{c.cast(r)}{v}"

@@ -19,7 +19,7 @@ from agents.offline.type_table import TypeTable, active
 _COUNTING = re.compile(r"(^|_)(read|write|fread|fwrite|puts|putc|printf|get|put)s?$", re.I)
 
 
-def _status_constant(table: TypeTable, names: tuple[str, ...] = ("OK", "SUCCESS")) -> str | None:
+def status_constant(table: TypeTable, names: tuple[str, ...] = ("OK", "SUCCESS")) -> str | None:
     """The library's one success status constant (``X_OK``), if the header has exactly one."""
     found = [c for c in table.constants if name_words(c)[-1:] and name_words(c)[-1].upper() in names
              and len(name_words(c)) <= 2]
@@ -57,7 +57,7 @@ def success_test(function: str, return_type: str, rc: str, bool_like: bool, poin
     own = [c for c in enum_members(return_type) if name_words(c)[-1:] in (["ok"], ["success"])]
     if len(own) == 1:
         return f"{rc} == {own[0]}"  # the returned enum's own success member
-    status = _status_constant(table)
+    status = status_constant(table)
     if status and (enum.startswith("enum ") or ckinds.is_integer(return_type)):
         return f"{rc} == {status}"
     return f"{rc} >= 0"
@@ -102,7 +102,7 @@ def stream_fields(type_key: str | None) -> StreamFields | None:
     if cin is None or cout is None:
         return None
     finish = next((c for c in table.constants if name_words(c)[-1:] == ["finish"]), None)
-    ok = _status_constant(table) or _status_constant(table, ("RUN", "OK"))
+    ok = status_constant(table) or status_constant(table, ("RUN", "OK"))
     keep = f"{{rc}} == {ok}" if ok else "{rc} == 0"
     return StreamFields(cin[0], cin[2], cout[0], cout[2], cin[1].replace("const ", "", 1)
                         if not cin[1].startswith("const") else cin[1], cout[1], cin[3], keep,

@@ -48,6 +48,14 @@ class Planner:
         self.strict_release = False
         # Object types whose input/output the target itself sets: no automatic feeding.
         self.configuring: set[str] = set()
+        # Library objects planned calls hand back through a `T **` parameter (origin = callee).
+        self.produced: list[Obj] = []
+
+    def note_made(self, fn: FunctionDecl, r: Role, var: str) -> None:
+        """Record the library object ``fn`` hands back in ``var`` through the ``T **`` of ``r``."""
+        key = r.type_key or self.idx.type_key(ckinds.pointee(r.param.type))
+        if key:
+            self.produced.append(Obj(key, var, var, owned=True, origin=fn.name))
 
     # ----- small builders -----
     def var(self, ctype: str, base: str, init: str = "0", hoist: bool = False) -> str:

@@ -141,3 +141,35 @@ def test_a_block_never_declares_an_opaque_type_by_value() -> None:
         imp = improve_harness(code, target, api, ["kv_stmt_status"])
     assert "kv_stmt_status" not in imp.added_calls
     assert not re.search(r"^\s*kv_stmt \w+;", imp.code, re.M)
+
+
+STEPPED = STORE + "int kv_step(kv_stmt *pStmt);\nint kv_column_count(kv_stmt *pStmt);\n"
+
+
+def _stepped_draft(types: str) -> str:
+    with using(read_types(types)):
+        api = parse_prototypes(STEPPED)
+        target = next(d for d in api if d.name == "kv_prepare")
+        return write_harness(target, api, ["kv.h"], "object_lifecycle",
+                             default_skeleton("object_lifecycle")).code
+
+
+def test_an_object_the_target_hands_back_is_stepped_in_a_bounded_loop() -> None:
+    """``prepare(db, sql, n, &stmt)`` compiles a statement; running it reaches the rest of the
+    library. The loop stops when the answer changes (row, row, done) or is negative."""
+    code = _stepped_draft(TYPES)
+    use = code[code.index("/* @LF:USE */"):code.index("/* @LF:CLEANUP */")]
+    loop = re.search(r"if \((\w+) != NULL\) \{\n.*?for \(int (\w+) = 0; \2 < (\d+); \2\+\+\) \{\n"
+                     r"\s+long long (\w+) = \(long long\)kv_step\(\1\);", use, re.S)
+    assert loop and int(loop.group(3)) <= 4096, use
+    assert f"if ({loop.group(4)} < 0) break;" in use
+    assert "kv_step(" not in code[:code.index("/* @LF:USE */")]  # stepped after the target only
+    # Without a step function there is nothing to loop over.
+    assert "for (int lf_k" not in _draft("kv_prepare")
+
+
+def test_the_headers_one_done_status_ends_the_step_loop() -> None:
+    """A call on a finished statement may run it again from the start: the header's "done"
+    status stops the loop even when it was the first answer."""
+    code = _stepped_draft(TYPES + "#define KV_OK 0\n#define KV_ROW 100\n#define KV_DONE 101\n")
+    assert re.search(r"if \((\w+) < 0 \|\| \1 == KV_DONE\) break;", code), code
