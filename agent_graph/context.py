@@ -65,6 +65,11 @@ class Context:
                                  "check it on valid input, and a target they reach counts as "
                                  "reached. Coverage figures stay the fuzzer's own."},
     )
+    dictionary: bool = field(
+        default=True,
+        metadata={"description": "Fuzz with a dictionary of the string literals of the library's "
+                                 "own sources (its keywords, tags and magic numbers)."},
+    )
     memory_mode: str = field(
         default="",
         metadata={"description": "Experience memory: baseline | retrieve-extract | retrieve-only "

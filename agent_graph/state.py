@@ -58,6 +58,7 @@ class FuzzInput(TypedDict, total=False):
     library: dict[str, Any]
     project: str
     seed_dir: str
+    dict_path: str
 
 
 class FuzzOutput(TypedDict, total=False):

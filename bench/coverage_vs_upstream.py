@@ -47,14 +47,18 @@ from typing import Any
 from fuzzkit.detect import prepare_library
 from fuzzkit.errors import ToolchainError
 from fuzzkit.source import SourceSpec, fetch_source
+from fuzzkit.toolchain import Fuzzkit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
 from harness_compare import (  # noqa: E402
+    DICT_MODES,
+    BuiltSide,
     build_side,
     fuzz_side,
     load_bench,
     logicfuzz_harnesses,
     side_budget,
+    side_dictionaries,
     split_budget,
     upstream_sources,
 )
@@ -142,17 +146,21 @@ def measure(path: Path, args: argparse.Namespace, runs: list[Path], scratch: Pat
                                  "pass the directory given to `logicfuzz run --out`")
         row["logicfuzz_harnesses"] = len(harnesses)
         built["logicfuzz"] = must_build("logicfuzz", harnesses, lib, scratch / project / "lf-build")
-    each = seconds_each({side: len(builds) for side, builds in built.items()}, args)
+    each = seconds_each({side: len(b.builds) for side, b in built.items()}, args)
+    library_dict = Fuzzkit().fuzz_dictionary(lib)
+    dicts = {side: side_dictionaries(b, "upstream" if side == "base" and kind == "upstream" else "logicfuzz",
+                                     args.dict, Path(library_dict) if library_dict else None)
+             for side, b in built.items()}
     if args.from_summary:
         each["base"] = args.seconds  # the other side is not fuzzed here: no budget to match
     row["budget"] = {"mode": "per-harness" if args.per_harness or args.from_summary else "equal-cpu"}
     for r in range(args.repeats):
         # Alternate the sides so that load from the rest of the machine hits both alike.
-        for side, builds in built.items():
-            print(f"{project}: {side} repeat {r + 1}/{args.repeats} ({len(builds)} harnesses, "
+        for side, b in built.items():
+            print(f"{project}: {side} repeat {r + 1}/{args.repeats} ({len(b.builds)} harnesses, "
                   f"{each[side]} s each)", file=sys.stderr)
             work = scratch / project / f"{side}{r}"
-            run = fuzz_side(builds, lib, each[side], args.jobs, args.parallel, work)
+            run = fuzz_side(b.builds, lib, each[side], args.jobs, args.parallel, work, dicts[side])
             row["budget"][side] = run.budget()
             sides[side]["lines"].append(run.report.lines.percent)
             sides[side]["branches"].append(run.report.branches.percent)
@@ -167,13 +175,13 @@ def measure(path: Path, args: argparse.Namespace, runs: list[Path], scratch: Pat
     return {**row, **sides, "logicfuzz_runs": [str(d) for d in lf_runs]}
 
 
-def must_build(kind: str, sources: list[Path], lib: Any, work: Path) -> list[Any]:
+def must_build(kind: str, sources: list[Path], lib: Any, work: Path) -> BuiltSide:
     """Every harness of a side built, or a ToolchainError naming the first that does not."""
     side = build_side(kind, sources, lib, work)
     if side.failures:
         name, errors = next(iter(side.failures.items()))
         raise ToolchainError(f"{kind} harness {name} does not build:\n{errors}")
-    return side.builds
+    return side
 
 
 def write_baseline(run_dir: Path, project: str, kind: str, sources: list[Path],
@@ -227,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=int, help="total fuzzing CPU-seconds per side (overrides --seconds)")
     p.add_argument("--per-harness", action="store_true",
                    help="give every harness --seconds (the side with more harnesses gets more CPU)")
+    p.add_argument("--dict", choices=DICT_MODES, default="own",
+                   help="dictionaries: own (each side its own: LogicFuzz's from the library's "
+                        "literals, upstream's shipped beside each harness), same (LogicFuzz's for "
+                        "both sides), none")
     p.add_argument("--jobs", type=int, default=1, help="libFuzzer jobs per harness (default 1)")
     p.add_argument("--repeats", type=int, default=3, help="fuzzing repeats per side (default 3)")
     p.add_argument("--parallel", type=int, default=os.cpu_count() or 1,

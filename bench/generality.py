@@ -14,8 +14,11 @@ names the functions instead of init-benchmark's own choice):
    harness set (``upstream_harnesses``: the files of the Debian source defining
    ``LLVMFuzzerTestOneInput``, C++ ones built with clang++) each get ``--budget`` CPU-seconds
    (default ``--seconds`` x the larger harness count of the two sides), split evenly over the
-   side's harnesses, each fuzzed from an empty corpus. Dictionaries and options files shipped
-   beside upstream fuzzers are ignored on both sides.
+   side's harnesses, each fuzzed from an empty corpus. ``--dict own`` (the default) fuzzes each
+   side with the dictionary it comes with: LogicFuzz's harnesses with the one ``logicfuzz run``
+   uses (the string literals of the library's sources), each upstream harness with the
+   dictionary the library ships beside it, if any; ``--dict same`` gives both sides LogicFuzz's
+   (the harnesses alone compared), ``--dict none`` none.
 
 Printed per library, as a Markdown table: functions running/total, fix rounds (sum over
 targets), harness-misuse crash rounds (``crash.verdict`` events of ``harness_misuse``, from each
@@ -56,6 +59,7 @@ from harness_compare import (  # noqa: E402
     load_bench,
     logicfuzz_harnesses,
     side_budget,
+    side_dictionaries,
     split_budget,
     upstream_sources,
 )
@@ -170,6 +174,7 @@ def compare(bench: dict[str, Any], run_dir: Path, work: Path, args: argparse.Nam
     """Both sides built, fuzzed at equal total CPU and measured; the row's coverage part."""
     from fuzzkit.detect import prepare_library
     from fuzzkit.source import SourceSpec, fetch_source
+    from fuzzkit.toolchain import Fuzzkit
 
     project = bench["project"]
     root = fetch_source(SourceSpec.model_validate(bench["source"]))
@@ -179,6 +184,9 @@ def compare(bench: dict[str, Any], run_dir: Path, work: Path, args: argparse.Nam
     built = {"logicfuzz": build_side("logicfuzz", mine, lib, work / "lf-build"),
              "upstream": build_side("upstream", listed, lib, work / "up-build")}
     budget = side_budget([len(s.builds) for s in built.values() if s.builds], args.seconds, args.budget)
+    library_dict = Fuzzkit().fuzz_dictionary(lib)
+    dicts = {side: side_dictionaries(b, side, args.dict, Path(library_dict) if library_dict else None)
+             for side, b in built.items()}
     samples: dict[str, dict[str, list[float]]] = {s: {"lines": [], "branches": []} for s in built}
     sides: dict[str, dict[str, Any]] = {s: {"harnesses": len(b.builds), "built": b.names,
                                            "failures": b.failures} for s, b in built.items()}
@@ -191,7 +199,7 @@ def compare(bench: dict[str, Any], run_dir: Path, work: Path, args: argparse.Nam
             each = split_budget(budget, len(b.builds))
             print(f"{project}: {side} {r + 1}/{args.repeats}: {len(b.builds)} harnesses x {each} s",
                   file=sys.stderr)
-            run = fuzz_side(b.builds, lib, each, 1, args.parallel, work / f"{side}{r}")
+            run = fuzz_side(b.builds, lib, each, 1, args.parallel, work / f"{side}{r}", dicts[side])
             sides[side]["budget"] = run.budget()
             samples[side]["lines"].append(run.report.lines.percent)
             samples[side]["branches"].append(run.report.branches.percent)

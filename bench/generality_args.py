@@ -103,6 +103,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="CPU-seconds per harness of the side with more harnesses (default 60)")
     p.add_argument("--budget", type=int, help="total fuzzing CPU-seconds per side (overrides --seconds)")
     p.add_argument("--repeats", type=int, default=1, help="fuzzing repeats per side; medians (default 1)")
+    p.add_argument("--dict", choices=("own", "same", "none"), default="own",
+                   help="dictionaries in the comparison: own (each side its own: LogicFuzz's from the "
+                        "library's string literals, upstream's shipped beside each harness), same "
+                        "(LogicFuzz's for both sides), none")
     p.add_argument("--parallel", type=int, default=os.cpu_count() or 1,
                    help="harnesses of one side fuzzed at once (wall time only; default: cores)")
     p.add_argument("--out", type=Path, help="work directory (default results/generality-<time>)")

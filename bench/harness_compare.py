@@ -4,8 +4,11 @@
 (LogicFuzz's final harnesses and the fuzz harnesses the library ships) by the union coverage of
 the library's own sources. To be fair the sides get the same total fuzzing CPU: a budget of
 CPU-seconds per side, split evenly over that side's harnesses (:func:`split_budget`), each
-fuzzed from an empty corpus with no dictionary. Dictionaries and options files shipped next to
-upstream fuzzers are ignored on purpose, since LogicFuzz's harnesses get none either.
+fuzzed from an empty corpus. Dictionaries (:func:`side_dictionaries`), by default each side
+the one it comes with: LogicFuzz's harnesses the dictionary ``logicfuzz run`` fuzzes them with
+(the string literals of the library's sources), each upstream harness the dictionary the
+library ships beside it (OSS-Fuzz's ``name.dict``), if any. ``same`` gives every harness of
+both sides LogicFuzz's dictionary (the harnesses alone compared), ``none`` none at all.
 
 Harnesses of one side may be fuzzed several at a time; the accounting is per harness
 (seconds x harnesses x libFuzzer jobs), so parallelism changes the wall time, not the budget.
@@ -26,6 +29,7 @@ import yaml
 from fuzzkit.coverage import CoverageReport
 from fuzzkit.coverage_union import union_coverage
 from fuzzkit.detect_tree import harness_helpers
+from fuzzkit.dictionary import shipped_dictionary
 from fuzzkit.errors import ToolchainError
 from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.harness_variants import harness_variants
@@ -58,6 +62,19 @@ class BuiltSide:
     builds: list[HarnessBuild] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
+    sources: list[Path] = field(default_factory=list)  # the harness source of each build
+
+
+DICT_MODES = ("own", "same", "none")
+
+
+def side_dictionaries(side: BuiltSide, kind: str, mode: str, library_dict: Path | None) -> list[Path | None]:
+    """The dictionary each harness of ``side`` is fuzzed with under ``mode`` (see the module)."""
+    if mode == "none":
+        return [None] * len(side.builds)
+    if mode == "same" or kind == "logicfuzz":
+        return [library_dict] * len(side.builds)
+    return [shipped_dictionary(source) for source in side.sources]
 
 
 def _helpers(harness: Path, lib: LibraryBuild) -> list[Path]:
@@ -86,6 +103,7 @@ def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) ->
         if build.ok and build.fuzz_binary and build.cov_binary:
             side.builds.append(build)
             side.names.append(label)
+            side.sources.append(source)
             continue
         errors = "; ".join(d.render() for d in build.errors[:3]) or build.log.strip()[-300:]
         variants = (_variant_builds(source, lib, work / f"build{i}-variants", helpers)
@@ -95,6 +113,7 @@ def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) ->
         for name, variant in variants:
             side.builds.append(variant)
             side.names.append(f"{label}[{name}]")
+            side.sources.append(source)
     return side
 
 
@@ -152,22 +171,26 @@ class SideRun:
     seconds_each: int
     harnesses: int
     jobs: int
+    dictionaries: list[str] = field(default_factory=list)
 
-    def budget(self) -> dict[str, int]:
+    def budget(self) -> dict[str, Any]:
         """The CPU actually given: seconds per harness, harnesses, jobs, and their product."""
         return {"per_harness_seconds": self.seconds_each, "harnesses": self.harnesses, "jobs": self.jobs,
-                "total_cpu_seconds": self.seconds_each * self.harnesses * self.jobs}
+                "total_cpu_seconds": self.seconds_each * self.harnesses * self.jobs,
+                "dictionaries": self.dictionaries}
 
 
 def fuzz_side(builds: list[HarnessBuild], lib: LibraryBuild, seconds_each: int, jobs: int, parallel: int,
-              work: Path) -> SideRun:
-    """Fuzz each harness ``seconds_each`` from an empty corpus; measure what they cover together."""
+              work: Path, dicts: list[Path | None] | None = None) -> SideRun:
+    """Fuzz each harness ``seconds_each`` from an empty corpus (with ``dicts[i]``, if any);
+    measure what they cover together."""
     extra = [f"-fork={jobs}"] if jobs > 1 else []
+    dicts = dicts or [None] * len(builds)
 
     def one(i: int) -> tuple[Path, list[Path]]:
         build = builds[i]
         run = run_fuzzer(Path(str(build.fuzz_binary)), work / f"fuzz{i}", seconds=seconds_each,
-                         extra_args=extra)
+                         dict_path=dicts[i], extra_args=extra)
         print(f"    {Path(str(build.fuzz_binary)).name}#{i} {seconds_each} s: {run.stats.execs} execs, "
               f"cov {run.stats.cov}, {'crash ' + run.crash.kind if run.crash else 'no crash'}",
               file=sys.stderr)
@@ -177,7 +200,7 @@ def fuzz_side(builds: list[HarnessBuild], lib: LibraryBuild, seconds_each: int, 
         pairs = list(pool.map(one, range(len(builds))))
     report = union_coverage(pairs, lib, work / "union")
     return SideRun(report, work / "union" / "union.profdata", [p[0] for p in pairs], seconds_each,
-                   len(builds), max(1, jobs))
+                   len(builds), max(1, jobs), [d.name if d else "" for d in dicts])
 
 
 def covered_lines(run: SideRun, lib: LibraryBuild) -> set[tuple[str, int]]:

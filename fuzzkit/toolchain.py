@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from fuzzkit.api import FunctionDecl
 from fuzzkit.coverage import CoverageReport, measure_coverage
 from fuzzkit.detect import prepare_library
+from fuzzkit.dictionary import library_dictionary
 from fuzzkit.exports import defined_data, defined_functions, missing_functions
 from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.header_facts import HeaderFacts
@@ -55,9 +56,12 @@ class Toolchain(Protocol):
     def seed_corpus(self, lib: LibraryBuild) -> str:
         """A directory of sample inputs the library's sources ship ("" when there are none)."""
 
+    def fuzz_dictionary(self, lib: LibraryBuild) -> str:
+        """A libFuzzer dictionary of the library's own tokens ("" when it has none)."""
+
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str) -> FuzzRun:
-        """Fuzz a built harness for ``seconds``; crashes are results."""
+                   harness_name: str, dict_path: str = "") -> FuzzRun:
+        """Fuzz a built harness for ``seconds`` (with ``dict_path``'s tokens); crashes are results."""
 
     def run_inputs(self, binary: Path, inputs: Path, out: Path, *, rss_limit_mb: int,
                    harness_name: str) -> FuzzRun:
@@ -105,11 +109,20 @@ class Fuzzkit:
         found = seed_corpus(Path(lib.root), Path(lib.fuzz_archive).parent / "seeds")
         return str(found or "")
 
+    def fuzz_dictionary(self, lib: LibraryBuild) -> str:
+        """fuzz_dictionary, by fuzzkit (see :class:`Toolchain`): kept beside the library's build.
+
+        Made from the string literals of the sources coverage is measured on (the library's own).
+        """
+        sources = [Path(p) for p in (lib.coverage_files or lib.sources)]
+        found = library_dictionary(sources, Path(lib.fuzz_archive).parent / "fuzz.dict")
+        return str(found or "")
+
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str) -> FuzzRun:
+                   harness_name: str, dict_path: str = "") -> FuzzRun:
         """run_fuzzer, by fuzzkit (see :class:`Toolchain`)."""
         return run_fuzzer(binary, out, seconds=seconds, rss_limit_mb=rss_limit_mb,
-                          harness_name=harness_name)
+                          harness_name=harness_name, dict_path=Path(dict_path) if dict_path else None)
 
     def run_inputs(self, binary: Path, inputs: Path, out: Path, *, rss_limit_mb: int,
                    harness_name: str) -> FuzzRun:

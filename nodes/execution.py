@@ -26,8 +26,9 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
     out = work_dir(state) / f"v{version}" / "run"
     lib = LibraryBuild.from_dict(state["library"])
     tools = toolchain_named(ctx.toolchain)
+    dict_path = (state.get("dict_path") or "") if ctx.dictionary else ""
     fuzz = tools.run_fuzzer(Path(build["fuzz_binary"]), out, seconds=ctx.fuzz_seconds,
-                            rss_limit_mb=ctx.rss_limit_mb, harness_name="harness.c")
+                            rss_limit_mb=ctx.rss_limit_mb, harness_name="harness.c", dict_path=dict_path)
     inputs = [Path(p) for p in fuzz.replay_inputs()]
     cov = tools.measure_coverage(Path(build["cov_binary"]), inputs, lib, out / "coverage")
     target = state["target"]["name"]

@@ -51,6 +51,7 @@ def prepared_fields(bench: Benchmark, function: str,
         "project": bench.project, "target": target.to_dict(), "api": [d.to_dict() for d in api],
         "header_facts": facts.to_dict(), "headers": [Path(h).name for h in lib.headers],
         "library": lib.to_dict(), "seed_dir": tools.seed_corpus(lib),
+        "dict_path": tools.fuzz_dictionary(lib),
     }
 
 

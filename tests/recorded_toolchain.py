@@ -139,14 +139,17 @@ class RecordingToolchain:
     def seed_corpus(self, lib: LibraryBuild) -> str:
         return ""  # a recording replays the runs it recorded: they started from no seeds
 
+    def fuzz_dictionary(self, lib: LibraryBuild) -> str:
+        return ""  # ... and fuzzed with no dictionary
+
     def run_inputs(self, binary: Path, inputs: Path, out: Path, *, rss_limit_mb: int,
                    harness_name: str) -> FuzzRun:
         raise AssertionError("a recording has no seed corpus, so it never runs seeds")
 
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str) -> FuzzRun:
+                   harness_name: str, dict_path: str = "") -> FuzzRun:
         run = self.inner.run_fuzzer(binary, out, seconds=seconds, rss_limit_mb=rss_limit_mb,
-                                    harness_name=harness_name)
+                                    harness_name=harness_name, dict_path=dict_path)
         roots = {**self._roots, str(out): OUT}
         files = _files_under(out, [run.log_path, *run.crash_files], [run.log_path], roots)
         self.cassette["runs"][self._binary_key.get(str(binary)) or _key_beside(binary)] = {
@@ -224,12 +227,15 @@ class ReplayToolchain:
     def seed_corpus(self, lib: LibraryBuild) -> str:
         return ""
 
+    def fuzz_dictionary(self, lib: LibraryBuild) -> str:
+        return ""
+
     def run_inputs(self, binary: Path, inputs: Path, out: Path, *, rss_limit_mb: int,
                    harness_name: str) -> FuzzRun:
         raise AssertionError("a recording has no seed corpus, so it never runs seeds")
 
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str) -> FuzzRun:
+                   harness_name: str, dict_path: str = "") -> FuzzRun:
         key = self._binary_key.get(str(binary)) or _key_beside(binary)
         self.calls.append(("run_fuzzer", key))
         recorded = self._need("runs", key)

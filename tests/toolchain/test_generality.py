@@ -39,6 +39,7 @@ def benches(kv_benchmark: Path, tmp_path: Path) -> dict[str, Path]:
     for sub, name, code in (("fuzz", "kv_fuzzer.c", PARSE_ONLY), ("broken", "broken_fuzzer.c", BROKEN)):
         (root / sub).mkdir(exist_ok=True)
         (root / sub / name).write_text(code)
+    (root / "fuzz" / "kv_fuzzer.dict").write_text('"="\n";"\n')  # shipped beside its harness
     paths = {}
     shipped_by = {"kv": ["fuzz/kv_fuzzer.c"], "kvnone": [], "kvbroken": ["broken/broken_fuzzer.c"]}
     for key, shipped in shipped_by.items():
@@ -79,10 +80,12 @@ def test_equal_cpu_table_and_json(benches: dict[str, Path], run_dir: Path, tmp_p
     # 2 s x the larger harness count (2) = 4 CPU-seconds a side: 2 s each for LogicFuzz's two
     # harnesses, all 4 s for the single upstream one.
     assert kv["budget_per_side"] == 4
+    # Each side fuzzes with its own dictionary (--dict own): kv's code has no string literals,
+    # so LogicFuzz's harnesses get none; the upstream harness gets the one shipped beside it.
     assert kv["logicfuzz"]["budget"] == {"per_harness_seconds": 2, "harnesses": 2, "jobs": 1,
-                                         "total_cpu_seconds": 4}
+                                         "total_cpu_seconds": 4, "dictionaries": ["", ""]}
     assert kv["upstream"]["budget"] == {"per_harness_seconds": 4, "harnesses": 1, "jobs": 1,
-                                        "total_cpu_seconds": 4}
+                                        "total_cpu_seconds": 4, "dictionaries": ["kv_fuzzer.dict"]}
     assert kv["upstream"]["status"] == "ok" and kv["upstream"]["listed"] == ["fuzz/kv_fuzzer.c"]
     assert kv["logicfuzz"]["lines"] > kv["upstream"]["lines"] and kv["ratio_lines"] > 1.0
     diff = kv["line_diff"]

@@ -26,8 +26,10 @@ class SeedsReachTarget:
     def __init__(self, seed_crash: bool = False) -> None:
         self.seed_crash = seed_crash
         self.seed_runs = 0
+        self.dicts: list[str] = []
 
-    def run_fuzzer(self, binary: Path, out: Path, **_: Any) -> FuzzRun:
+    def run_fuzzer(self, binary: Path, out: Path, dict_path: str = "", **_: Any) -> FuzzRun:
+        self.dicts.append(dict_path)
         return FuzzRun(0, 1.0, False, False, [], str(out / "corpus"), str(out / "fuzz.log"), FuzzStats(execs=9))
 
     def run_inputs(self, binary: Path, inputs: Path, out: Path, **_: Any) -> FuzzRun:
@@ -43,17 +45,19 @@ class SeedsReachTarget:
 
 
 def _state(tmp_path: Path) -> dict[str, Any]:
-    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds").mkdir(parents=True)
     lib = {"key": "k", "root": str(tmp_path), "fuzz_archive": "a", "cov_archive": "b", "include_dirs": [],
            "headers": [], "coverage_files": [], "defines": [], "log_path": "l"}
     return {"work_dir": str(tmp_path / "t"), "harness_version": 1, "library": lib,
             "build": {"fuzz_binary": "h", "cov_binary": "hc"}, "seed_dir": str(tmp_path / "seeds"),
+            "dict_path": str(tmp_path / "fuzz.dict"),
             "target": {"name": "rd_read", "return_type": "int", "params": []}, "api": []}
 
 
-def _run(tmp_path: Path, tools: SeedsReachTarget, seeds: bool = True) -> dict[str, Any]:
+def _run(tmp_path: Path, tools: SeedsReachTarget, seeds: bool = True, dictionary: bool = True) -> dict[str, Any]:
     register_toolchain("seeds-fake", lambda: tools)  # type: ignore[arg-type,return-value]
-    return execution_node(_state(tmp_path), Runtime(context=Context(toolchain="seeds-fake", seeds=seeds)))
+    ctx = Context(toolchain="seeds-fake", seeds=seeds, dictionary=dictionary)
+    return execution_node(_state(tmp_path), Runtime(context=ctx))
 
 
 def test_a_target_only_the_sample_files_reach_counts_as_reached(tmp_path: Path) -> None:
@@ -73,3 +77,10 @@ def test_without_seeds_the_target_is_not_reached(tmp_path: Path) -> None:
 def test_a_crash_on_a_sample_file_is_a_crash_of_the_run(tmp_path: Path) -> None:
     update = _run(tmp_path, SeedsReachTarget(seed_crash=True))
     assert update["run"]["crashed"] and update["crash"]["signature"] == "leak@rd_open"
+
+
+def test_the_fuzzer_gets_the_prepared_dictionary_unless_told_not_to(tmp_path: Path) -> None:
+    tools = SeedsReachTarget()
+    _run(tmp_path / "a", tools)
+    _run(tmp_path / "b", tools, dictionary=False)
+    assert tools.dicts == [str(tmp_path / "a" / "fuzz.dict"), ""]

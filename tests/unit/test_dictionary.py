@@ -1,0 +1,96 @@
+"""The fuzzing dictionary read from a library's string literals, and the dictionaries libraries
+ship beside their own fuzz harnesses. Invented sources; each test states one rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fuzzkit.dictionary import (
+    decode_literal,
+    entry,
+    library_dictionary,
+    literals,
+    shipped_dictionary,
+    tokens,
+    write_dictionary,
+)
+
+SOURCE = r"""
+#include "never-a-token.h"
+/* "commented" out */
+// "also commented"
+static const char *kw[] = {"BEGIN", "COMMIT", "ROLLBACK"};
+static const unsigned char magic[] = "\x89QX\r\n";
+int f(char c) {
+  if (c == '"') return 1;            /* a character, not a literal's start */
+  log_msg("cannot open %s: %d", "x");
+  emit("<!DOCTYPE");
+  emit("COMMIT");
+  return report("unterminated string in line");
+}
+"""
+
+
+def _tokens(tmp_path: Path, text: str = SOURCE) -> dict[bytes, int]:
+    src = tmp_path / "lib.c"
+    src.write_text(text)
+    return dict(tokens([src]))
+
+
+def test_escapes_are_decoded_to_the_bytes_the_library_compares() -> None:
+    assert decode_literal(r"\x89QX\r\n") == b"\x89QX\r\n"
+    assert decode_literal(r"a\101\"b") == b'aA"b'
+    assert decode_literal(r"\u00e9") is None  # not guessed
+
+
+def test_literals_skip_comments_includes_and_character_constants() -> None:
+    found = list(literals(SOURCE))
+    assert b"BEGIN" in found and b"<!DOCTYPE" in found
+    assert not {b"commented", b"also commented", b"never-a-token.h"} & set(found)
+    assert not [t for t in found if b"return" in t]  # '"' opened no literal
+
+
+def test_whole_short_literals_and_the_words_of_longer_ones_are_kept_formats_are_not(tmp_path: Path) -> None:
+    got = _tokens(tmp_path)
+    assert got[b"COMMIT"] == 2 and got[b"\x89QX\r\n"] == 1
+    assert b"cannot open %s: %d" not in got and b"cannot" in got  # a format's words still count
+    assert b"unterminated" in got and b"unterminated string in line" not in got  # too long whole
+    assert b"in" not in got  # words are at least 3 characters
+
+
+def test_entries_are_written_most_frequent_first_in_libfuzzers_format(tmp_path: Path) -> None:
+    assert entry(b'a"b\\c\x00') == r'"a\x22b\x5Cc\x00"'
+    src = tmp_path / "lib.c"
+    src.write_text(SOURCE)
+    dest = tmp_path / "lib.dict"
+    assert write_dictionary([src], dest, limit=3) == 3
+    lines = [ln for ln in dest.read_text().splitlines() if not ln.startswith("#")]
+    assert lines[0] == '"COMMIT"' and len(lines) == 3
+
+
+def test_the_library_dictionary_is_made_once_and_none_without_literals(tmp_path: Path) -> None:
+    src = tmp_path / "lib.c"
+    src.write_text(SOURCE)
+    dest = tmp_path / "build" / "fuzz.dict"
+    assert library_dictionary([src], dest) == dest
+    dest.write_text('"KEPT"\n')  # a second call reads what the first wrote
+    assert library_dictionary([src], dest) == dest and dest.read_text() == '"KEPT"\n'
+    bare = tmp_path / "bare.c"
+    bare.write_text("int g(int x) { return x + 1; }\n")
+    assert library_dictionary([bare], tmp_path / "other" / "fuzz.dict") is None
+
+
+def test_a_shipped_dictionary_is_the_harnesss_own_else_the_one_of_its_directory(tmp_path: Path) -> None:
+    fuzz = tmp_path / "fuzz"
+    fuzz.mkdir()
+    for name in ("xml.c", "html.c", "uri.c"):
+        (fuzz / name).write_text("")
+    (fuzz / "xml.dict").write_text('"<"\n')
+    (fuzz / "html.dict").write_text('"<"\n')
+    assert shipped_dictionary(fuzz / "xml.c") == fuzz / "xml.dict"
+    assert shipped_dictionary(fuzz / "uri.c") is None  # two others: neither is uri's
+    one = tmp_path / "ossfuzz"
+    (one / "config").mkdir(parents=True)
+    (one / "fuzz.c").write_text("")
+    (one / "config" / "fuzz.dict").write_text('"x"\n')
+    assert shipped_dictionary(one / "fuzz.c") == one / "config" / "fuzz.dict"
