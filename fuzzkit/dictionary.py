@@ -1,7 +1,7 @@
 r"""libFuzzer dictionaries: one made from the library's own string literals, and shipped ones.
 
 A parser compares its input with the keywords, tags and magic numbers its code spells out
-(``"SELECT"``, ``"<!DOCTYPE"``, ``"RIFF"``, ``"xn--"``). From an empty corpus libFuzzer rarely
+(``"%PDF-"``, ``"GIF89a"``, ``"BEGIN:VCARD"``, ``"@media"``). From an empty corpus libFuzzer rarely
 builds such a token byte by byte within a short run: its comparison tracing only sees the
 comparisons made through the functions it intercepts, and a keyword table scanned a byte at a
 time is not one. The string literals of the library's compiled sources are those tokens, and
