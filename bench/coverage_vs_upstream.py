@@ -148,9 +148,7 @@ def measure(path: Path, args: argparse.Namespace, runs: list[Path], scratch: Pat
         built["logicfuzz"] = must_build("logicfuzz", harnesses, lib, scratch / project / "lf-build")
     each = seconds_each({side: len(b.builds) for side, b in built.items()}, args)
     library_dict = Fuzzkit().fuzz_dictionary(lib)
-    dicts = {side: side_dictionaries(b, "upstream" if side == "base" and kind == "upstream" else "logicfuzz",
-                                     args.dict, Path(library_dict) if library_dict else None)
-             for side, b in built.items()}
+    dicts = {side: side_dictionaries(b, side, args.dict, library_dict) for side, b in built.items()}
     if args.from_summary:
         each["base"] = args.seconds  # the other side is not fuzzed here: no budget to match
     row["budget"] = {"mode": "per-harness" if args.per_harness or args.from_summary else "equal-cpu"}

@@ -185,8 +185,7 @@ def compare(bench: dict[str, Any], run_dir: Path, work: Path, args: argparse.Nam
              "upstream": build_side("upstream", listed, lib, work / "up-build")}
     budget = side_budget([len(s.builds) for s in built.values() if s.builds], args.seconds, args.budget)
     library_dict = Fuzzkit().fuzz_dictionary(lib)
-    dicts = {side: side_dictionaries(b, side, args.dict, Path(library_dict) if library_dict else None)
-             for side, b in built.items()}
+    dicts = {side: side_dictionaries(b, side, args.dict, library_dict) for side, b in built.items()}
     samples: dict[str, dict[str, list[float]]] = {s: {"lines": [], "branches": []} for s in built}
     sides: dict[str, dict[str, Any]] = {s: {"harnesses": len(b.builds), "built": b.names,
                                            "failures": b.failures} for s, b in built.items()}

@@ -68,12 +68,16 @@ class BuiltSide:
 DICT_MODES = ("own", "same", "none")
 
 
-def side_dictionaries(side: BuiltSide, kind: str, mode: str, library_dict: Path | None) -> list[Path | None]:
-    """The dictionary each harness of ``side`` is fuzzed with under ``mode`` (see the module)."""
+def side_dictionaries(side: BuiltSide, kind: str, mode: str, library_dict: str) -> list[Path | None]:
+    """The dictionary each harness of ``side`` is fuzzed with under ``mode`` (see the module).
+
+    ``kind`` is ``logicfuzz`` for LogicFuzz's side, anything else for the library's own (or a
+    naive baseline, which ships none); ``library_dict`` is ``Fuzzkit().fuzz_dictionary(lib)``.
+    """
     if mode == "none":
         return [None] * len(side.builds)
     if mode == "same" or kind == "logicfuzz":
-        return [library_dict] * len(side.builds)
+        return [Path(library_dict) if library_dict else None] * len(side.builds)
     return [shipped_dictionary(source) for source in side.sources]
 
 

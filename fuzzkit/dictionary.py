@@ -28,12 +28,19 @@ from pathlib import Path
 
 from fuzzkit.paths import file_lock
 
+VERSION = 2  # part of the cached file's name: a change to what is read makes a new file
 MAX_TOKEN = 24
 MAX_ENTRIES = 2000
 MAX_SOURCE_BYTES = 16 << 20  # an amalgamation of a few MiB is common; a generated table is not
-_LITERAL = re.compile(r'(?<![\w\'])(?:u8|L|u|U)?"((?:[^"\\\n]|\\.)*)"')
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_CHAR = re.compile(r"'(?:[^'\\\n]|\\.)+'")
+# One pass, leftmost first: a comment, a character constant or a string literal (its body in
+# group 1), so that `"http://"` is a literal and `'"'` or `/* "x" */` opens none.
+_TOKEN = re.compile(
+    r"/\*.*?\*/|//[^\n]*"  # comments
+    r"|'(?:[^'\\\n]|\\.)+'"  # character constants
+    r'|(?<!\w)(?:u8|L|u|U)?"((?:[^"\\\n]|\\.)*)"',  # string literals
+    re.S,
+)
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?:include|line|error|warning|pragma)\b[^\n]*", re.M)
 _FORMAT = re.compile(rb"%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcspn]")
 _WORD = re.compile(rb"[A-Za-z][A-Za-z0-9_-]{2,}")
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "a": 7, "b": 8, "f": 12, "v": 11, "e": 27,
@@ -68,13 +75,8 @@ def decode_literal(body: str) -> bytes | None:
 
 def literals(text: str) -> Iterable[bytes]:
     """The string literals of C source ``text`` (comments and ``#include`` lines left out)."""
-    text = _COMMENT.sub(" ", text)
-    for line in text.splitlines():
-        stripped = line.lstrip()
-        if stripped.startswith("#") and re.match(r"#\s*(include|line|error|warning|pragma)", stripped):
-            continue
-        line = _CHAR.sub("' '", line)  # '"' is a character, not the start of a literal
-        for m in _LITERAL.finditer(line):
+    for m in _TOKEN.finditer(_DIRECTIVE.sub(" ", text)):
+        if m.group(1) is not None:
             data = decode_literal(m.group(1))
             if data:
                 yield data

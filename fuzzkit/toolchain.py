@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from fuzzkit.api import FunctionDecl
 from fuzzkit.coverage import CoverageReport, measure_coverage
 from fuzzkit.detect import prepare_library
+from fuzzkit.dictionary import VERSION as DICTIONARY_VERSION
 from fuzzkit.dictionary import library_dictionary
 from fuzzkit.exports import defined_data, defined_functions, missing_functions
 from fuzzkit.harness import HarnessBuild, build_harness
@@ -115,7 +116,8 @@ class Fuzzkit:
         Made from the string literals of the sources coverage is measured on (the library's own).
         """
         sources = [Path(p) for p in (lib.coverage_files or lib.sources)]
-        found = library_dictionary(sources, Path(lib.fuzz_archive).parent / "fuzz.dict")
+        dest = Path(lib.fuzz_archive).parent / f"fuzz-v{DICTIONARY_VERSION}.dict"
+        found = library_dictionary(sources, dest)
         return str(found or "")
 
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,

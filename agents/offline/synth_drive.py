@@ -291,6 +291,7 @@ def drive_made(ctx: Ctx) -> None:
     for obj in made[:2]:
         fn = stepper(ctx, obj.type_key)
         if fn is not None:
-            ctx.blocks.append(step_block(ctx, fn, obj))
-            ctx.taken.add(fn.name)
+            block = step_block(ctx, fn, obj)
+            ctx.blocks.append(block)
+            ctx.taken |= set(re.findall(r"\b\w+\b", "\n".join(block.lines)))
         use_related(ctx, [obj])

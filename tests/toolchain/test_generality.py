@@ -8,6 +8,7 @@ one that never ran, an audit log with crash verdicts) and reused with ``--logicf
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -35,7 +36,10 @@ def bench_module() -> ModuleType:
 def benches(kv_benchmark: Path, tmp_path: Path) -> dict[str, Path]:
     """kv.yaml (a parse-only upstream harness), kvnone.yaml (none), kvbroken.yaml (one that fails)."""
     data = yaml.safe_load(kv_benchmark.read_text())
-    root = Path(data["source"]["path"])
+    # A copy of the session's kv tree: the files added here must not show in other tests' kv.
+    root = tmp_path / "kvlib"
+    shutil.copytree(data["source"]["path"], root)
+    data["source"] = {"path": str(root)}
     for sub, name, code in (("fuzz", "kv_fuzzer.c", PARSE_ONLY), ("broken", "broken_fuzzer.c", BROKEN)):
         (root / sub).mkdir(exist_ok=True)
         (root / sub / name).write_text(code)

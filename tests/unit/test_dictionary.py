@@ -1,10 +1,12 @@
-"""The fuzzing dictionary read from a library's string literals, and the dictionaries libraries
-ship beside their own fuzz harnesses. Invented sources; each test states one rule."""
+"""The fuzzing dictionary read from a library's string literals, the dictionaries libraries ship
+beside their own fuzz harnesses, and which of them each side of a comparison gets
+(``bench/harness_compare.py``). Invented sources; each test states one rule."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from bench.harness_compare import BuiltSide, side_dictionaries
 from fuzzkit.dictionary import (
     decode_literal,
     entry,
@@ -25,7 +27,7 @@ int f(char c) {
   if (c == '"') return 1;            /* a character, not a literal's start */
   log_msg("cannot open %s: %d", "x");
   emit("<!DOCTYPE");
-  emit("COMMIT");
+  emit("COMMIT"); fetch("http://x.test/a"); /* "x */
   return report("unterminated string in line");
 }
 """
@@ -45,7 +47,7 @@ def test_escapes_are_decoded_to_the_bytes_the_library_compares() -> None:
 
 def test_literals_skip_comments_includes_and_character_constants() -> None:
     found = list(literals(SOURCE))
-    assert b"BEGIN" in found and b"<!DOCTYPE" in found
+    assert b"BEGIN" in found and b"<!DOCTYPE" in found and b"http://x.test/a" in found
     assert not {b"commented", b"also commented", b"never-a-token.h"} & set(found)
     assert not [t for t in found if b"return" in t]  # '"' opened no literal
 
@@ -80,13 +82,19 @@ def test_the_library_dictionary_is_made_once_and_none_without_literals(tmp_path:
     assert library_dictionary([bare], tmp_path / "other" / "fuzz.dict") is None
 
 
-def test_a_shipped_dictionary_is_the_harnesss_own_else_the_one_of_its_directory(tmp_path: Path) -> None:
+def _shipped_tree(tmp_path: Path) -> Path:
+    """``fuzz/`` with three harnesses, two of them with a dictionary of their own."""
     fuzz = tmp_path / "fuzz"
     fuzz.mkdir()
     for name in ("xml.c", "html.c", "uri.c"):
         (fuzz / name).write_text("")
     (fuzz / "xml.dict").write_text('"<"\n')
     (fuzz / "html.dict").write_text('"<"\n')
+    return fuzz
+
+
+def test_a_shipped_dictionary_is_the_harnesss_own_else_the_one_of_its_directory(tmp_path: Path) -> None:
+    fuzz = _shipped_tree(tmp_path)
     assert shipped_dictionary(fuzz / "xml.c") == fuzz / "xml.dict"
     assert shipped_dictionary(fuzz / "uri.c") is None  # two others: neither is uri's
     one = tmp_path / "ossfuzz"
@@ -94,3 +102,27 @@ def test_a_shipped_dictionary_is_the_harnesss_own_else_the_one_of_its_directory(
     (one / "fuzz.c").write_text("")
     (one / "config" / "fuzz.dict").write_text('"x"\n')
     assert shipped_dictionary(one / "fuzz.c") == one / "config" / "fuzz.dict"
+
+
+def _side(paths: list[Path]) -> BuiltSide:
+    side = BuiltSide()
+    for p in paths:
+        side.builds.append(object())  # type: ignore[arg-type]  # only counted here
+        side.names.append(p.name)
+        side.sources.append(p)
+    return side
+
+
+def test_each_comparison_side_gets_its_own_dictionary_or_the_same_or_none(tmp_path: Path) -> None:
+    """``own``: LogicFuzz's harnesses the literal dictionary, each upstream harness the one shipped
+    beside it; ``same``: the literal one for both; ``none``: none."""
+    fuzz = _shipped_tree(tmp_path)
+    mine = str(tmp_path / "fuzz.dict")
+    up = _side([fuzz / "xml.c", fuzz / "uri.c"])
+    lf = _side([tmp_path / "t1" / "harness.c", tmp_path / "t2" / "harness.c"])
+    assert side_dictionaries(up, "upstream", "own", mine) == [fuzz / "xml.dict", None]
+    assert side_dictionaries(lf, "logicfuzz", "own", mine) == [Path(mine)] * 2
+    assert side_dictionaries(lf, "logicfuzz", "own", "") == [None, None]  # no literals: no dictionary
+    assert side_dictionaries(up, "upstream", "same", mine) == [Path(mine)] * 2
+    assert side_dictionaries(up, "upstream", "none", mine) == [None, None]
+    assert side_dictionaries(lf, "logicfuzz", "none", mine) == [None, None]
