@@ -26,6 +26,7 @@ from agents.offline.synth_objects import obtain, producer
 from agents.offline.synth_plan import Obj, Unsupported
 from agents.offline.synth_roles import roles
 from agents.offline.synth_streams import stream_drive
+from agents.offline.synth_trip import decode_written
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl
 
@@ -220,8 +221,11 @@ def _call_on_new(job: _Job) -> str | None:
     ctx, pl, fn, first, rs = job.ctx, job.ctx.pl, job.fn, job.first, job.rs
     if first and rs and rs[0].type_key == first and rs[0].kind in ("object", "handle"):
         open_first(ctx, obtain(pl, first, fn.name))  # close/flush need an open object
-    pl.emit(pl.plan(fn), pl.f.call)
+    plan = pl.plan(fn)
+    decoded = decode_written(pl, fn, plan, pl.emit(plan, pl.f.call))
     what = f"call {fn.name} on {'a new ' + first if first else 'the input'}"
+    if decoded:
+        what += f", then {decoded} on what it wrote"
     own = next((o for o in pl.scope if o.type_key == first), None)
     prod = producer(ctx.idx, job.avoid, key=first) if first else None
     if own is not None and prod is not None and prod != fn:

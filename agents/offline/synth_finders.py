@@ -235,7 +235,9 @@ def piecewise_ctor(ctors: list[FunctionDecl], near: str) -> FunctionDecl | None:
 def inverse_of(idx: ApiIndex, name: str) -> FunctionDecl | None:
     """The API function undoing ``name`` (``acme_compress`` -> ``acme_uncompress``), if any."""
     for a, b in INVERSES:
-        for x, y in ((a, b), (b, a)):
+        # Each case style of the pair: `acme_encode`, `AcmeEncodeRGB`.
+        for x, y in dict.fromkeys(((a, b), (b, a), (a.capitalize(), b.capitalize()),
+                                   (b.capitalize(), a.capitalize()))):
             if x in name and y not in name:
                 cand = name.replace(x, y, 1)
                 if cand in idx.by_name:

@@ -170,12 +170,12 @@ def _zero_value(c: Call, r: Role) -> None:
 
 def _out_scalar(c: Call, r: Role) -> None:
     v = c.pl.var(ckinds.pointee(r.param.type), r.param.name)
-    c.args[r.index] = f"&{v}"
+    c.plan.outs[r.index], c.args[r.index] = v, f"&{v}"
 
 
 def _out_ptr(c: Call, r: Role) -> None:
     v = c.pl.var(ckinds.pointee(r.param.type), r.param.name, "NULL")
-    c.args[r.index] = f"&{v}"
+    c.plan.outs[r.index], c.args[r.index] = v, f"&{v}"
     _release_out(c.pl, c.fn, r.param.type, v, r.param.name)
     c.pl.note_made(c.fn, r, v)
 

@@ -157,7 +157,7 @@ def digest_init(fn_name: str, params: int) -> str:
 
 
 # Word pairs that name a function and its inverse; prefixes that turn a verb into its inverse.
-INVERSES = [("print", "parse"), ("Print", "Parse"), ("dump", "load"), ("format", "parse"),
+INVERSES = [("print", "parse"), ("dump", "load"), ("format", "parse"),
             ("serialize", "deserialize"), ("encode", "decode"), ("pack", "unpack"),
             ("escape", "unescape"), ("encrypt", "decrypt"), ("compress", "uncompress"),
             ("compress", "decompress")]  # fmt: skip

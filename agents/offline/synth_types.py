@@ -69,6 +69,7 @@ class CallPlan:
     out_len: str | None = None  # what holds the output's length after the call
     out_cap: str | None = None  # the output buffer's capacity
     out_by_value: bool = False  # the capacity went by value: the return value tells the length
+    outs: dict[int, str] = field(default_factory=dict)  # parameter index -> the variable a `T *`/`T **` fills
 
 
 WORKSPACE = 1000  # elements of a caller-provided work array (its count is passed along)
