@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_graph.memory.session_memory import CATEGORIES
+from long_term_memory.experience.trajectory import harness_runs
 
 MAX_SAMPLES = 200
 
@@ -40,7 +41,7 @@ def result_record(state: dict[str, Any], project: str, function: str, seconds: f
         "function": function,
         "archetype": (state.get("analysis") or {}).get("archetype"),
         "compiles": bool(build.get("ok")),
-        "runs": bool(run.get("usable")),
+        "runs": harness_runs(state),
         "crashes": bool(crash),
         "crash": {k: crash.get(k) for k in ("kind", "signature", "summary", "reproducer")}
         | {"verdict": verdict.get("verdict"), "feasible": verdict.get("feasible")} if crash else None,

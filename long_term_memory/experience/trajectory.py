@@ -62,6 +62,21 @@ def target_query(state: Mapping[str, Any], problem: str = "") -> str:
     return "; ".join(parts)
 
 
+def harness_runs(state: Mapping[str, Any]) -> bool:
+    """Whether the target reached a running harness.
+
+    Its result ran cleanly, or it ran, reached the target and crashed where triage judged the
+    library at fault: a bug found ends the target with the harness that found it, which runs.
+    """
+    best = state.get("best") or {}
+    run = best.get("run") or state.get("run") or {}
+    if run.get("usable"):
+        return True
+    verdict = state.get("crash_analysis") or {}
+    return bool(run.get("crashed") and run.get("target_hits") and verdict.get("feasible")
+                and verdict.get("version") == run.get("version"))
+
+
 def outcome_from_state(
     state: Mapping[str, Any], run_id: str, attempt: int = 0, task_id: str | None = None
 ) -> Outcome:
@@ -79,7 +94,7 @@ def outcome_from_state(
         run_id=run_id,
         attempt=attempt,
         compiles=bool(build.get("ok")),
-        runs=bool(run.get("usable")),
+        runs=harness_runs(state),
         crashed=crashed,
         crashed_real=bool(crashed and last_run.get("crashed") and verdict.get("feasible")),
         lines_percent=_pct(run, "lines"),

@@ -15,6 +15,7 @@ from agent_graph.context import Context
 from agent_graph.registry import NodeSpec, default_registry
 from agents.crash_analyzer import CrashAnalyzer
 from agents.llm import register_provider
+from logicfuzz.results import result_record
 from nodes._llm import call_agent, memory_reads_for
 from tests.conftest import harness
 from tests.graph.scripted import ScriptedChatModel, keys
@@ -256,6 +257,8 @@ def test_library_crash_ends_the_run_as_a_real_bug(scripted: ScriptedChatModel, t
     assert state["termination_reason"] == "real crash found in library code"
     decisions = [d["decision_type"] for d in state["session_memory"]["decisions"]]
     assert "crash:library_bug" in decisions
+    # The harness that found it ran and reached the target: a running harness, kept as the result.
+    assert not state["run"]["usable"] and result_record(state, "kv", "kv_parse", 1.0)["runs"]
     # The crash analyzer saw the parsed report, not raw bytes.
     triage_prompt = next(s for s in scripted.seen if s["key"] == "crash_analyzer")["messages"][-1][1]
     assert "kind: heap-buffer-overflow" in triage_prompt and "kv_check" in triage_prompt

@@ -26,6 +26,7 @@ from long_term_memory.experience import (
     target_query,
     trajectory_from_state,
 )
+from long_term_memory.experience.trajectory import harness_runs
 from prompts import placeholders, render
 from tests.unit.test_experience_support import config
 
@@ -119,6 +120,16 @@ def test_outcome_and_query_from_state(tmp_path: Path) -> None:
     assert outcome_from_state(crashed, "r").crashed_real
     misuse = {**crashed, "crash_analysis": {"feasible": False}}
     assert not outcome_from_state(misuse, "r").crashed_real
+
+
+def test_a_harness_that_found_a_library_bug_runs() -> None:
+    """Ran, reached the target, crashed where triage says the library is at fault: it runs."""
+    found = {"run": {"version": 1, "crashed": True, "usable": False, "target_hits": 58},
+             "crash": {"kind": "oom"}, "crash_analysis": {"version": 1, "feasible": True}}
+    assert harness_runs(found) and outcome_from_state(found, "r").runs
+    assert not harness_runs({**found, "crash_analysis": {"version": 1, "feasible": False}})  # misuse
+    assert not harness_runs({**found, "crash_analysis": {"version": 2, "feasible": True}})  # not this run's
+    assert not harness_runs({**found, "run": {**found["run"], "target_hits": 0}})  # target never reached
 
 
 def test_trajectory_reads_events_build_logs_and_memory(tmp_path: Path) -> None:
