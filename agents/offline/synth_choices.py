@@ -164,8 +164,33 @@ def _status_group(group: list[str], table: TypeTable) -> bool:
     return bool(values) and sum(v < 0 for v in values) * 2 > len(values)
 
 
+# A status code by its name (`rc`, `errnum`), or any integer a describer of statuses takes
+# (`lib_strerror(int)`, `lib_get_error_message(int code, char *buf, size_t len)`).
+STATUS_PARAM = re.compile(r"^(rc|ret|retval|err|errnum|errcode|error_?code|error|status|status_?code)$", re.I)
+DESCRIBER = {"strerror", "errstr", "error", "err", "errmsg", "status"}
+
+
+def _status_choices(param_name: str, function: str, table: TypeTable) -> tuple[int, ...] | None:
+    """The header's status codes for a parameter that is one, as values or a ``(lo, hi)`` range.
+
+    A 0..255 default never reaches the negative codes most libraries use, so a function that
+    names a status (``lib_strerror(int rc)``) described only the few it was given.
+    """
+    unnamed = not param_name or bool(re.fullmatch(r"arg\d+|code", param_name))
+    if not (STATUS_PARAM.search(param_name) or (unnamed and DESCRIBER & set(name_words(function)))):
+        return None
+    values = sorted({table.constants[c] for g in table.groups if _status_group(g, table)
+                     for c in g if c in table.constants})  # fmt: skip
+    if len(values) > 64 and values[-1] - values[0] < 65536:
+        return (values[0], values[-1])
+    return _as_choices(tuple(values)) if 1 < len(values) <= 64 else None
+
+
 def int_choices(param_name: str, function: str) -> tuple[int, int] | tuple[int, ...]:
     """The range ``(lo, hi)`` (2-tuple) or explicit value set (other length) for an int param."""
+    status = _status_choices(param_name, function, active())
+    if status is not None:
+        return status
     from_header = _constant_choices(param_name, active(), function)
     if from_header is not None:
         return _as_choices(from_header)

@@ -28,6 +28,23 @@ def test_flags_take_the_functions_own_constants_but_never_give_the_buffer_away()
         assert int_choices("flags", "acme") == DEFAULT_INT
 
 
+def test_a_status_code_takes_the_headers_status_values() -> None:
+    statuses = "```c\n#define ACME_ERANGE -100\n#define ACME_EINVAL -101\n```\n"
+    with using(read_types(TYPES + statuses)):
+        # Named a status, or any integer a describer of statuses takes: the codes, negative ones too.
+        assert int_choices("rc", "acme_strerror") == (-101, -100, -1, 0)
+        assert int_choices("errnum", "acme_attach") == (-101, -100, -1, 0)
+        assert int_choices("arg0", "acme_get_error_message") == (-101, -100, -1, 0)
+        # Neither a status name nor a describer: the default range.
+        assert int_choices("arg0", "acme_seek") == DEFAULT_INT
+        assert int_choices("value", "acme_strerror") != (-101, -100, -1, 0)
+    many = "".join(f"#define ACME_E{i} {-i}\n" for i in range(1, 80))
+    with using(read_types("```c\n#define ACME_OK 0\n" + many + "```\n")):
+        assert int_choices("rc", "acme_strerror") == (-79, 0)  # past 64 values: their range
+    with using(read_types(TYPES)):
+        assert int_choices("rc", "acme_strerror") == (-1, 0, 0)  # two values read as a set
+
+
 def test_the_count_of_a_one_slot_object_array_is_one() -> None:
     from agents.offline.analysis import analyze_function
     from agents.offline.cdecl import parse_prototypes
