@@ -49,6 +49,12 @@ class Context:
         default=1.0,
         metadata={"description": "Line-coverage gain (points) that counts as real, not fuzzing noise."},
     )
+    min_gain_share: float = field(
+        default=0.08,
+        metadata={"description": "Or this share of the best harness's line coverage, when smaller "
+                                 "(at least a tenth of min_gain_percent): on a large library a harness "
+                                 "covering a few percent gains hundreds of real lines below one point."},
+    )
     max_node_visits: int = field(
         default=80, metadata={"description": "Hard guard on total node visits per target."}
     )

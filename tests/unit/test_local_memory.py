@@ -242,3 +242,18 @@ def test_set_global_status_keeps_approach_unless_given() -> None:
     many = [f"f{i}" for i in range(10)]
     assert describe_approach("x", many, limit=3) == "x: f0 -> f1 -> f2 -> ..."
     assert describe_approach("x", []) == "x"
+
+
+def test_gain_noise_is_a_share_of_what_the_best_harness_covers() -> None:
+    from agent_graph.context import Context
+    from nodes.memory_manager import gain_noise
+
+    ctx = Context()
+    assert gain_noise(ctx, 60.0) == 1.0  # high coverage: the absolute points
+    assert gain_noise(ctx, 5.94) == pytest.approx(0.4752)  # 8% of a few-percent harness
+    assert gain_noise(ctx, 0.5) == 0.1  # never below a tenth of the points
+    # +0.51 points on a harness covering 5.94% of a large library (hundreds of lines) is a gain;
+    # +0.41 on one covering 29.3% is not.
+    assert branch_for(5.94, 6.45, gain_noise(ctx, 5.94)) == "success"
+    assert branch_for(29.3, 29.71, gain_noise(ctx, 29.3)) == "noise"
+    assert gain_noise(Context(min_gain_share=1.0), 5.94) == 1.0
