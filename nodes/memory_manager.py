@@ -85,7 +85,8 @@ def _with_status(state: FuzzState, local: dict[str, Any], best: dict[str, Any], 
     local = set_global_status(local, iteration=iteration, best_coverage=best["lines_percent"],
                               best_harness_id=f"v{best['version']}",
                               current_approach=describe_approach(archetype, calls))
-    local = compress(local, ctx.local_memory_tokens, ctx.min_gain_percent, model_name(ctx.model))
+    local = compress(local, ctx.local_memory_tokens, gain_noise(ctx, best["lines_percent"]),
+                     model_name(ctx.model))
     return {**local, "recorded_version": best["version"]}
 
 
@@ -100,11 +101,9 @@ def gain_noise(ctx: Context, best_percent: float) -> float:
 
 
 def _extract(state: FuzzState, runtime: Runtime[Context], best: dict[str, Any],
-             current: dict[str, Any], iteration: int) -> tuple[dict[str, Any], dict[str, Any]]:
+             current: dict[str, Any], iteration: int, noise: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """The LLM extraction step; a failure leaves the local memory as it was and says why."""
-    ctx = ctx_of(runtime)
     local = state.get("local_memory") or empty_local_memory()
-    noise = gain_noise(ctx, best["lines_percent"])
     variables = LocalMemoryExtractor.variables(state, best, current, noise, iteration)
     try:
         result, llm_update = call_agent(LocalMemoryExtractor, state, runtime, variables, stateless=True)
@@ -135,7 +134,7 @@ def record_measurement(state: FuzzState, runtime: Runtime[Context]) -> dict[str,
     iteration = counter(state, "iterations") + 1
     noise = gain_noise(ctx, best["lines_percent"])
     branch = branch_for(best["lines_percent"], current["lines_percent"], noise)
-    local, llm_update = _extract(state, runtime, best, current, iteration)
+    local, llm_update = _extract(state, runtime, best, current, iteration, noise)
     update.update(llm_update)
     update["counters"] = {**(llm_update.get("counters") or {}), "iterations": 1}
     update["coverage_history"] = [_history_row(state, iteration)]

@@ -176,8 +176,9 @@ def _status_choices(param_name: str, function: str, table: TypeTable) -> tuple[i
     A 0..255 default never reaches the negative codes most libraries use, so a function that
     names a status (``lib_strerror(int rc)``) described only the few it was given.
     """
-    unnamed = not param_name or bool(re.fullmatch(r"arg\d+|code", param_name))
-    if not (STATUS_PARAM.search(param_name) or (unnamed and DESCRIBER & set(name_words(function)))):
+    # Unnamed (`arg0`) or too generic to say by itself (`code`): the function's name decides.
+    generic = not param_name or bool(re.fullmatch(r"arg\d+|code", param_name))
+    if not (STATUS_PARAM.search(param_name) or (generic and DESCRIBER & set(name_words(function)))):
         return None
     values = sorted({table.constants[c] for g in table.groups if _status_group(g, table)
                      for c in g if c in table.constants})  # fmt: skip

@@ -6,11 +6,9 @@ cheap related calls.
 
 from __future__ import annotations
 
-import re
-
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex, words
-from agents.offline.synth_blocks import Block, call_block
+from agents.offline.synth_blocks import Block, call_block, identifiers
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_knowledge import (
     always_consumes,
@@ -90,7 +88,7 @@ def use_related(ctx: Ctx, scope: list[Obj], limit: int | None = None) -> None:
         )
         if block:
             ctx.blocks.append(block)
-            ctx.taken |= set(re.findall(r"\b\w+\b", "\n".join(block.lines + block.hoist)))
+            ctx.taken |= identifiers("\n".join(block.lines + block.hoist))
             added += 1
             seen.add(kind)
 
@@ -293,5 +291,5 @@ def drive_made(ctx: Ctx) -> None:
         if fn is not None:
             block = step_block(ctx, fn, obj)
             ctx.blocks.append(block)
-            ctx.taken |= set(re.findall(r"\b\w+\b", "\n".join(block.lines)))
+            ctx.taken |= identifiers("\n".join(block.lines + block.hoist))
         use_related(ctx, [obj])

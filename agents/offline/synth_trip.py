@@ -30,6 +30,7 @@ def fresh_output(fn: FunctionDecl) -> tuple[int, int | None] | None:
     None when there is no such buffer, or nothing tells its length: neither a size
     out-parameter, nor an unsigned (size) return value, nor a terminator (text).
     """
+    sized_return = ckinds.is_integer(fn.return_type) and ckinds.is_unsigned(fn.return_type)
     for i, p in enumerate(fn.params):
         inner = ckinds.pointee(p.type) if ckinds.pointer_depth(p.type) == 2 else ""
         written = ckinds.is_bytes(inner) or ckinds.is_string(inner)
@@ -40,7 +41,6 @@ def fresh_output(fn: FunctionDecl) -> tuple[int, int | None] | None:
                      and not ckinds.is_const_target(fn.params[j].type)
                      and ckinds.is_integer(ckinds.pointee(fn.params[j].type))
                      and ckinds.is_unsigned(ckinds.pointee(fn.params[j].type))), None)  # fmt: skip
-        sized_return = ckinds.is_integer(fn.return_type) and ckinds.is_unsigned(fn.return_type)
         if size is not None or sized_return or ckinds.is_string(inner):
             return i, size
     return None
@@ -60,8 +60,8 @@ def decode_written(pl: Planner, fn: FunctionDecl, plan: CallPlan, rc: str | None
     buf = plan.outs[out]
     drs = roles(decoder, pl.idx)
     src = payload_slot(drs)
-    if src is None or drs[src].kind not in ("bytes", "text"):
-        return None
+    if src is None or drs[src].kind not in ("bytes", "text") or any(r.kind == "unsupported" for r in drs):
+        return None  # (an argument the planner cannot build would drop the encoder's block too)
     inner = ckinds.pointee(fn.params[out].type)
     if size is not None and size in plan.outs:
         length = plan.outs[size]
