@@ -138,3 +138,18 @@ def test_default_threshold_triggers_on_a_long_memory() -> None:
     assert [i["title"] for i in out["reasoning_bank"]] == [
         "Call api_fn11 on the tree", "Call api_fn10 on the tree", "Call api_fn9 on the tree"]
     assert local_memory_tokens(out) < 1500
+
+
+def test_the_memory_manager_compresses_with_the_noise_it_measured_with() -> None:
+    """A +0.6-point success on a harness covering 6% is a gain (see gain_noise): it is kept."""
+    from agent_graph.context import Context
+    from nodes.memory_manager import _with_status
+
+    small = item("Success", "Print the parsed document", 6.0, 6.6)
+    state: dict[str, Any] = {"analysis": {"archetype": "stateless_parser"}}
+    best = {"version": 2, "lines_percent": 6.6}
+    kept = _with_status(state, memory(small, S_TINY), best, 1, Context(local_memory_tokens=10))
+    assert "Print the parsed document" in [i["title"] for i in kept["reasoning_bank"]]
+    strict = _with_status(state, memory(small, S_TINY), best, 1,
+                          Context(local_memory_tokens=10, min_gain_share=1.0))
+    assert "Print the parsed document" not in [i["title"] for i in strict["reasoning_bank"]]
