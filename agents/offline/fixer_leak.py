@@ -30,7 +30,6 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     """
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     owned: list[tuple[str, str]] = []  # (variable, the type it points at)
-    owned_fields: list[tuple[str, str]] = []  # (`&var.field`, its releaser)
     pattern = rf"(?:\b(?P<lhs>[A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(target.name)}\s*\("
     for call in re.finditer(pattern, code):
         depth, pos = 1, call.end()
@@ -43,9 +42,6 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
             inner = ckinds.pointee(param.type)
             if m and ckinds.pointer_depth(param.type) == 2 and not ckinds.is_const_target(inner):
                 owned.append((m.group(1), inner))
-            elif (m and ckinds.pointer_depth(param.type) == 1 and not ckinds.is_const_target(param.type)
-                  and not _has_own_release(idx, inner)):
-                owned_fields.extend(_owning_fields(m.group(1), inner))
         ret = target.return_type
         if call.group("lhs") and ckinds.is_pointer(ret) and not ckinds.is_const_target(ret):
             owned.append((call.group("lhs"), ret))
@@ -58,9 +54,7 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
         releaser = (releasers or {}).get(type_name(ctype)) or _releaser(idx, ctype, target.name)
         lines.append(f"if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}")
         added.append(f"release {var} (from {target.name}) with {releaser} before returning")
-    for expr, releaser in dict.fromkeys(owned_fields):
-        if re.search(rf"\b{re.escape(releaser)}\s*\(\s*{re.escape(expr)}\s*\)", code):
-            continue
+    for expr, releaser in field_releases(code, target, idx):
         lines.append(f"{releaser}({expr});")
         added.append(f"release {expr[1:]} (filled by {target.name}) with {releaser} before returning")
     if not lines:
@@ -72,6 +66,30 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     indent = space.group(1) if space else ""
     block = "".join(f"{line}\n{indent}" for line in lines)
     return code[:last] + block + code[last:], added
+
+
+def field_releases(code: str, callee: FunctionDecl, idx: ApiIndex) -> list[tuple[str, str]]:
+    """``(&var.field, releaser)`` for the buffers calls of ``callee`` in ``code`` leave in records.
+
+    A record passed as ``&var`` through a non-const pointer, whose type has no release function
+    of its own, comes back holding what its struct-valued fields own (a decoder configuration's
+    output buffer); each such field is released with the function the header names for its type.
+    Calls whose record is already released that way are left out.
+    """
+    out: list[tuple[str, str]] = []
+    for call in re.finditer(rf"\b{re.escape(callee.name)}\s*\(", code):
+        depth, pos = 1, call.end()
+        while pos < len(code) and depth:
+            depth += {"(": 1, ")": -1}.get(code[pos], 0)
+            pos += 1
+        for param, arg in zip(callee.params, split_args(code[call.end():pos - 1]), strict=False):
+            m = re.fullmatch(r"\s*(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)\s*", arg)
+            inner = ckinds.pointee(param.type)
+            if (m and ckinds.pointer_depth(param.type) == 1 and not ckinds.is_const_target(param.type)
+                    and not _has_own_release(idx, inner)):
+                out.extend(_owning_fields(m.group(1), inner))
+    return [(expr, rel) for expr, rel in dict.fromkeys(out)
+            if not re.search(rf"\b{re.escape(rel)}\s*\(\s*{re.escape(expr)}\s*\)", code)]
 
 
 def _has_own_release(idx: ApiIndex, record_type: str) -> bool:

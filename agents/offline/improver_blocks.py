@@ -17,7 +17,7 @@ from agents.offline import ckinds
 from agents.offline.cdecl import split_top
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arche import DRIVE_FIRST, open_first
-from agents.offline.synth_blocks import Block, block_planner, call_block, finish_block
+from agents.offline.synth_blocks import Block, block_planner, call_block, finish_block, release_filled_fields
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import loop, pipe_lines, step_lines
 from agents.offline.synth_init import initialize
@@ -62,6 +62,7 @@ def one_block(
     except (Unsupported, KeyError, IndexError):
         return None
     pl.f.call.extend(ctx.use)
+    release_filled_fields(pl.f, fn, idx)
     block = finish_block(fn, pl.f, [], f"LF improve: {what}")
     return block, what
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from agents.offline.fixer_leak import field_releases
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_code import Frag, indent
 from agents.offline.synth_plan import Obj, Planner, Unsupported
@@ -62,7 +63,23 @@ def call_block(
         pl.emit(plan, pl.f.call)
     except (Unsupported, KeyError, IndexError):
         return None
+    release_filled_fields(pl.f, fn, idx)
     return finish_block(fn, pl.f, scope, comment, guard)
+
+
+def release_filled_fields(frag: Frag, fn: FunctionDecl, idx: ApiIndex) -> None:
+    """Release, at the block's end, the buffers ``fn`` leaves in the fields of the block's records.
+
+    A decoder given ``&config`` can hand back an output buffer in ``config.output`` that only the
+    buffer type's releaser frees; without it every input leaks. Only records the block zeroes
+    where it declares them count, so the release is safe on every path, the failure jumps included.
+    """
+    zeroed = "\n".join(frag.decls)
+    for expr, releaser in field_releases("\n".join(frag.call + frag.use), fn, idx):
+        var = expr[1:].split(".")[0]
+        if re.search(rf"memset\(&{re.escape(var)}, 0,", zeroed):
+            frag.cleanup.append(f"{releaser}({expr});")
+            frag.notes.append(f"release {expr[1:]} (filled by {fn.name}) with {releaser}")
 
 
 def block_planner(
