@@ -102,9 +102,24 @@ def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str
 _NEGATED = re.compile(r"\b(not|don'?t|doesn'?t|never|no need|without)\b", re.I)
 
 
+# "The U and V planes need NOT be passed to img_free(), unlike the returned Y one": what the
+# sentence contrasts with is what the call does apply to.
+_UNLIKE = re.compile(r"\b(?P<call>[A-Za-z_]\w*\s*\(\s*\)).*?,?\s+unlike\s+(?P<other>[^.;!?,]+)", re.I)
+
+
 def _affirmed(doc: str) -> str:
-    """The documentation without its sentences that say not to do something."""
-    return " ".join(s for s in re.split(r"(?<=[.;!?])\s+", doc) if not _NEGATED.search(s))
+    """The documentation without its sentences that say not to do something.
+
+    A negated sentence that contrasts with something else ("..., unlike the returned one") keeps
+    the contrast as an affirmed clause: "the returned one: img_free()".
+    """
+    kept = []
+    for sentence in re.split(r"(?<=[.;!?])\s+", doc):
+        if not _NEGATED.search(sentence):
+            kept.append(sentence)
+        elif (m := _UNLIKE.search(sentence)) and not _NEGATED.search(m.group("other")):
+            kept.append(f"{m.group('other').strip()}: {m.group('call')}.")
+    return " ".join(kept)
 
 
 def _allocated_with(api: Sequence[FunctionDecl], docs: Mapping[str, str],

@@ -33,6 +33,9 @@ int jv_set_string_len(struct jv *obj, const char *new_value, int len);
 int jv_parse_int64(const char *buf, int64_t *retval);
 struct jv *jv_new_double_s(double d, const char *ds);
 void jv_free_userdata(struct jv *jso, void *userdata);
+uint8_t *jv_planes(const uint8_t *data, size_t size, uint8_t **u, uint8_t **v);
+uint8_t *jv_plane_view(const uint8_t *data, size_t size);
+void jv_buf_free(void *ptr);
 """
 DOCS = {
     "jv_put": "Decrement the reference count of jv and free if it reaches zero.",
@@ -40,6 +43,10 @@ DOCS = {
     "jv_new_array": "Create a new empty array with a reference count of 1. Call jv_put() when done.",
     "jv_object_get": "Get the value of a field. You normally do not need to call jv_put() on the value returned.",
     "jv_new_double_s": "Create a double whose text is ds; the copy of ds is released by jv_free_userdata.",
+    "jv_planes": "Returns the first plane. The U and V planes need NOT be passed to jv_buf_free(), "
+                 "unlike the returned one.",
+    "jv_plane_view": "Returns a view of the plane. Do not pass it to jv_buf_free(), unlike what "
+                     "jv_planes does not return.",
 }
 RECORDS = [Record("struct", "jv", (), (), True), Record("struct", "jv_iter", (), (("n", "int"),), False)]
 
@@ -60,6 +67,15 @@ def test_a_sentence_saying_not_to_release_links_nothing() -> None:
     assert ("jv_put", "what jv_new_array allocates") in found
     assert not any("jv_object_get" in what for _, what in found)
     assert not any(f == "free" and "jv_put" in what for f, what in found)  # its own "free if ..."
+
+
+def test_a_negated_sentence_links_what_it_contrasts_with() -> None:
+    found = _releasers()
+    assert ("jv_buf_free", "what jv_planes allocates") in found
+    assert not any("jv_plane_view" in what for _, what in found)  # a negated contrast stays negated
+    code = _draft("jv_planes")
+    assert re.search(r"(\w+) = jv_planes\(.*\n(?:.*\n)*.*jv_buf_free\(\1\)", code), code
+    assert not re.search(r"jv_buf_free\((u|v)\)", code), code  # views into the returned block
 
 
 def _draft(name: str) -> str:
