@@ -18,7 +18,7 @@ from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
 from agents.offline.synth_lengths import sentinel_length
 from agents.offline.synth_objects import build_object
-from agents.offline.synth_ranges import position
+from agents.offline.synth_ranges import cursor, position
 from agents.offline.synth_types import WORKSPACE, CallPlan, Role, decl_cast, decl_type
 from fuzzkit.api import FunctionDecl
 
@@ -284,7 +284,7 @@ BUILDERS: dict[str, Callable[[Call, Role], None]] = {
     "blob": _blob,
     "workspace": _workspace,
     "array": _array,
-    "pos_ptr": position,
+    "pos_ptr": position, "cursor": cursor,
     "strarray": _array,
     **dict.fromkeys(_IO, _fixed(lambda c, r: io_arg(c.pl, c.fn, r, c.plan, feed=c.payload))),
     **dict.fromkeys(("pixels", "dim_w", "dim_h", "dim_stride"), synth_pixels.build),

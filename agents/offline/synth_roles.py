@@ -13,7 +13,7 @@ import re
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_lengths import grouped_lengths
 from agents.offline.synth_pixels import mark_pixels
-from agents.offline.synth_ranges import mark_ranges, pair_ranges
+from agents.offline.synth_ranges import mark_cursors, mark_ranges, pair_ranges
 from agents.offline.synth_role_rules import RULES, Scan, grouped
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl
@@ -42,6 +42,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
     first_key = idx.type_key(params[0].type) if params else None
     scan = Scan(fn, idx, out, fn_words, idx.kind(fn), first_key)
     ranges = mark_ranges(params, out)
+    mark_cursors(params, out)
     lengths = {b: n for b, n in grouped_lengths(params).items() if out[b] is None}
     for i in range(len(params)):
         if out[i] is not None:
@@ -79,7 +80,7 @@ def _pair_bit_lengths(out: list[Role | None]) -> None:
 
 def payload_slot(rs: list[Role]) -> int | None:
     """The parameter that should receive the whole fuzz payload (bytes beat named text)."""
-    bytes_roles = [r for r in rs if r.kind in ("bytes", "blob", "pixels")]
+    bytes_roles = [r for r in rs if r.kind in ("bytes", "blob", "pixels", "cursor")]
     if bytes_roles:
         return bytes_roles[0].index
     texts = [r for r in rs if r.kind == "text"]
