@@ -20,6 +20,7 @@ from agents.offline.synth_arche import DRIVE_FIRST, open_first
 from agents.offline.synth_blocks import Block, block_planner, call_block, finish_block, release_filled_fields
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import loop, pipe_lines, step_lines
+from agents.offline.synth_fill import unfilled
 from agents.offline.synth_init import initialize
 from agents.offline.synth_knowledge import StreamFields, stream_fields, success_test
 from agents.offline.synth_objects import obtain, producer
@@ -41,7 +42,8 @@ def one_block(
     target's success, for an object the target writes into).
     """
     first = idx.first_object(fn)
-    held = [o for o in scope if o.type_key == first and reusable(idx, o, fn)]
+    held = [o for o in scope if o.type_key == first and reusable(idx, o, fn)
+            and (o.var in (guards or {}) or not unfilled(idx, o, fn))]
     if held:
         obj = held[0]
         block = call_block(idx, fn, scope, avoid, taken, number, f"LF improve: call {fn.name} on {obj.var}",

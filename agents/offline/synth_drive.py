@@ -10,6 +10,7 @@ from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_blocks import Block, call_block, identifiers
 from agents.offline.synth_ctx import Ctx
+from agents.offline.synth_fill import unfilled
 from agents.offline.synth_knowledge import (
     always_consumes,
     end_test,
@@ -56,7 +57,7 @@ END_WORDS = ("DONE", "END", "EOF", "FINISHED", "COMPLETE")
 def use_related(ctx: Ctx, scope: list[Obj], limit: int | None = None) -> None:
     """Add up to ``limit`` cheap related calls on ``scope`` objects as USE blocks."""
     limit = ctx.use_limit if limit is None else limit
-    keys = {o.type_key for o in scope}
+    keys = {o.type_key for o in scope if not unfilled(ctx.idx, o, ctx.target)}
     added = 0
     seen: set[str] = set()
     # A decoding stream takes decode* calls, not encode* ones: keep to the creator's family.

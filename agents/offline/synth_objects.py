@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_fill import fill
 from agents.offline.synth_finders import piecewise_ctor
 from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, listed, usable, zeroed, zeroed_array
@@ -143,6 +144,8 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
             v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
             pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")
             obj = Obj(key, f"&{v}", v, owned=False)
+        if obj.origin in life.create and obj.expr != "NULL":  # a result container: filled first
+            obj.filled = fill(pl, obj, near, payload=feed and not (fed and obj.origin == fed[0].name))
         pl.scope.append(obj)
         return obj
     finally:
@@ -247,8 +250,7 @@ def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
             simple.append(f)
     if not simple:
         if life.init:
-            obj = initialize(pl, key, near, feed=False)
-            return obj
+            return initialize(pl, key, near, feed=False)
         outs = [pl.idx.by_name[n] for n in life.create if pl.idx.out_slot(pl.idx.by_name[n]) is not None]
         outs = [f for f in outs if usable(pl, f)]
         if outs:

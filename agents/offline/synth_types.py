@@ -54,6 +54,7 @@ class Obj:
     var: str
     owned: bool = True
     origin: str = ""  # the function that created or initialized it
+    filled: bool = False  # a result container a search has filled (:mod:`synth_fill`)
 
 
 @dataclass

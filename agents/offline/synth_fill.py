@@ -1,0 +1,68 @@
+"""Result containers: objects a library makes empty for a search to fill.
+
+``md = re_match_data_create(n)`` makes room for a match; ``re_match(code, subject, len, ...,
+md)`` fills it; readers (``re_substring_get_byname(md, name, ...)``) walk what the match left
+there, and on a container no match has filled they follow a NULL pointer. A container is
+recognised by shape: a function named as a search (``match``, ``exec``, ``search``) takes the
+input and an object of the type after its first parameter, through a non-const pointer, a
+type not named as settings (a context, a configuration, an allocator). A
+container the harness makes for a reader is filled by one such search first (on the input,
+or on option text when the reader takes the input itself), and a reader is never called on a
+held container nothing filled.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agents.offline import ckinds
+from agents.offline.synth_api import ApiIndex, words
+from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_types import Obj, Role
+from fuzzkit.api import FunctionDecl
+
+if TYPE_CHECKING:
+    from agents.offline.synth_plan import Planner
+
+FILL_WORDS = {"match", "exec", "execute", "search"}
+# A settings object passed along (a match context, an allocator) is read, not filled.
+SETTINGS_WORDS = {"context", "ctx", "config", "conf", "options", "opts", "settings", "allocator", "alloc"}
+
+
+def _slot(idx: ApiIndex, fn: FunctionDecl, key: str) -> Role | None:
+    rs = roles(fn, idx)
+    if payload_slot(rs) is None or set(words(key)) & SETTINGS_WORDS:
+        return None
+    return next((r for r in rs if r.index > 0 and r.kind == "object" and r.type_key == key
+                 and not ckinds.is_const_target(r.param.type)), None)
+
+
+def fillers(idx: ApiIndex, key: str) -> list[FunctionDecl]:
+    """The searches that fill a ``key`` container, simplest first (none: ``key`` is no container)."""
+    found = [f for f in idx.api if set(words(f.name)) & FILL_WORDS and _slot(idx, f, key)]
+    return sorted(found, key=lambda f: (len(f.params), f.name))
+
+
+def fill(pl: Planner, obj: Obj, near: str, payload: bool) -> bool:
+    """Fill the container ``obj`` made for ``near`` with a search; whether one was emitted.
+
+    Nothing when ``near`` is itself one of its searches (it fills the container) or every
+    search is to be avoided.
+    """
+    found = fillers(pl.idx, obj.type_key)
+    if not found or near in {f.name for f in found}:
+        return False
+    search = next((f for f in found if f.name not in pl.avoid), None)
+    slot = _slot(pl.idx, search, obj.type_key) if search is not None else None
+    if search is None or slot is None:
+        return False
+    pl.emit(pl.plan(search, bind={slot.index: obj.expr}, payload=payload), pl.f.setup)
+    return True
+
+
+def unfilled(idx: ApiIndex, obj: Obj, target: FunctionDecl | None = None) -> bool:
+    """Whether ``obj`` is a container no search filled (nor ``target``, when it is a search)."""
+    found = {f.name for f in fillers(idx, obj.type_key)}
+    if not found or obj.filled or obj.origin in found:
+        return False
+    return target is None or target.name not in found
