@@ -3,9 +3,10 @@
 ``md = re_match_data_create(n)`` makes room for a match; ``re_match(code, subject, len, ...,
 md)`` fills it; readers (``re_substring_get_byname(md, name, ...)``) walk what the match left
 there, and on a container no match has filled they follow a NULL pointer. A container is
-recognised by shape: a function named as a search (``match``, ``exec``, ``search``) takes the
-input and an object of the type after its first parameter, through a non-const pointer, a
-type not named as settings (a context, a configuration, an allocator). A
+recognised by shape: a function named as a search (``match``, ``exec``, ``search``) that
+returns a status takes the input and, after it, an object of the type through a non-const
+pointer, a type not named as settings (a context, a configuration, an allocator); a lookup
+returning what it found (``find_ns(doc, node, name)``) fills nothing. A
 container the harness makes for a reader is filled by one such search first (on the input,
 or on option text when the reader takes the input itself), and a reader is never called on a
 held container nothing filled.
@@ -31,9 +32,10 @@ SETTINGS_WORDS = {"context", "ctx", "config", "conf", "options", "opts", "settin
 
 def _slot(idx: ApiIndex, fn: FunctionDecl, key: str) -> Role | None:
     rs = roles(fn, idx)
-    if payload_slot(rs) is None or set(words(key)) & SETTINGS_WORDS:
+    subject = payload_slot(rs)
+    if subject is None or ckinds.is_pointer(fn.return_type) or set(words(key)) & SETTINGS_WORDS:
         return None
-    return next((r for r in rs if r.index > 0 and r.kind == "object" and r.type_key == key
+    return next((r for r in rs if r.index > max(subject, 0) and r.kind == "object" and r.type_key == key
                  and not ckinds.is_const_target(r.param.type)), None)
 
 

@@ -29,6 +29,8 @@ int rx_match(const rx_code *code, const unsigned char *subject, size_t length, s
              uint32_t options, rx_match_data *match_data, rx_context *ctx);
 int rx_substring_length_byname(rx_match_data *match_data, const unsigned char *name, size_t *length);
 uint32_t rx_get_ovector_count(rx_match_data *match_data);
+rx_code *rx_search_group(rx_code *code, rx_match_data *match_data, const unsigned char *name);
+int rx_exec_into(rx_code *code, rx_match_data *match_data, const unsigned char *subject);
 """
 TYPES = """```c
 typedef struct rx_code rx_code;
@@ -59,6 +61,9 @@ def test_the_container_is_recognised_by_the_search_that_fills_it() -> None:
         assert [f.name for f in fillers(idx, "rx_match_data")] == ["rx_match"]
         assert fillers(idx, "rx_context") == []  # a context passed along is no container
         assert fillers(idx, "rx_code") == []  # const: read, not filled
+        # a lookup that returns what it found, and an object before the input, fill nothing
+        assert "rx_search_group" not in [f.name for f in fillers(idx, "rx_match_data")]
+        assert "rx_exec_into" not in [f.name for f in fillers(idx, "rx_match_data")]
 
 
 def test_a_reader_gets_a_container_a_search_filled() -> None:
