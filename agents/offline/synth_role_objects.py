@@ -37,6 +37,7 @@ def object_role(fn: FunctionDecl, fn_words: set[str], idx: ApiIndex, first_key: 
         and key != first_key
         and not ckinds.is_const_target(p.type)
         and not ckinds.is_opaque(key)  # the caller cannot hold one to be filled
+        and not idx.lifecycle(key).create  # one the library constructs is no struct to fill
         and set(verbs)
         & {"parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"}
     ):
