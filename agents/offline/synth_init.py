@@ -15,7 +15,7 @@ from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_instances import draw_documented_fields, fill_fields
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import roles
-from agents.offline.synth_types import Obj, Unsupported
+from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
 from agents.offline.synth_vocab import risky
 from fuzzkit.api import FunctionDecl
 
@@ -45,6 +45,28 @@ def listed(name: str, key: str) -> bool:
     one = re.search(r"(options|settings|params|args|attrs|prefs|opts|flags|stats|status|ss)$", name, re.I)
     record = type_table.active().record(key)
     return bool(re.search(r"[a-z]s$", name)) and not one and not (record and record.functions)
+
+
+def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
+    """A zeroed struct for ``fn`` to set up, released after it succeeded when its type has a releaser.
+
+    ``int re_compile(regex_t *preg, const char *pattern, int flags)`` fills ``preg`` with what
+    ``re_free(regex_t *)`` releases; the names share no initializer verb, so nothing else knows
+    the call made something to release, and every compiled pattern leaked.
+    """
+    key = r.type_key or ""
+    v = zeroed(pl, key, r.param.name)
+    dtor = pl.idx.destructor(key, fn.name)
+    ret = fn.return_type
+    if (dtor and dtor != fn.name and not ckinds.is_const_target(r.param.type)
+            and not ckinds.is_void(ret) and not ckinds.is_pointer(ret)):
+        ready = f"{v}_ready"
+        pl.f.taken.add(ready)
+        pl.f.decls.append(f"int {ready} = 0;")
+        ok = success_test(fn.name, ret, "{result}", ckinds.is_bool(ret), False)
+        plan.after.append(f"if ({ok}) {ready} = 1;")
+        pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
+    return v
 
 
 def zeroed_array(pl: Planner, key: str, base: str) -> str:

@@ -15,7 +15,7 @@ from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_fill import fill
 from agents.offline.synth_finders import piecewise_ctor
 from agents.offline.synth_handles import takes_own
-from agents.offline.synth_init import initialize, listed, usable, zeroed, zeroed_array
+from agents.offline.synth_init import initialize, listed, set_up_by, usable, zeroed, zeroed_array
 from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
 from agents.offline.synth_roles import payload_slot, roles
@@ -77,7 +77,7 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
             return null_opaque(pl, key).expr
         if ckinds.is_const_target(r.param.type) and listed(r.param.name, key):
             return zeroed_array(pl, key, r.param.name)
-        return f"&{zeroed(pl, key, r.param.name)}"
+        return f"&{set_up_by(pl, fn, r, plan) if r.index == 0 else zeroed(pl, key, r.param.name)}"
     # A call that takes the payload itself (or has it staged in its object's own buffer) gets
     # its objects unfed: the input goes to it once.
     takes = payload_slot(roles(fn, pl.idx)) is not None or staging_getter(pl.idx, fn) is not None
