@@ -222,3 +222,21 @@ def high_flags(param_name: str, ctype: str) -> tuple[int, ...]:
     values = sorted({v for c in names if (v := table.constants.get(c, 0)) > 255 and v & (v - 1) == 0
                      and v < (1 << bits) and not OWNERSHIP_FLAG.search(c) and not TRUSTING_FLAG.search(c)})
     return tuple(values[:63])
+
+
+def trusting_bits(function: str, ctype: str) -> int:
+    """The low-byte flags an option word of ``function`` must not carry: its group's "skip the check".
+
+    ``convert(pattern, len, uint32_t options, ...)`` took any low byte, so
+    ``X_CONVERT_NO_UTF_CHECK`` (bit 1) was set on half the inputs and the library read past
+    invalid UTF-8 it had been promised was valid. A single-bit constant below 256 named as
+    trusting its input and sharing a word of four or more letters with the function is cleared.
+    """
+    fwords = {w for w in name_words(function)[1:] if len(w) >= 4}
+    table = active()
+    bits = 0
+    for name, value in table.constants.items():
+        if 0 < value < 256 and value & (value - 1) == 0 and TRUSTING_FLAG.search(name) \
+                and fwords & set(name_words(name)[1:]):
+            bits |= value
+    return bits if ckinds.is_integer(ctype) else 0

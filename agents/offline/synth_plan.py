@@ -123,6 +123,8 @@ class Planner:
             # at least three values: two would read as a range (0..flag), not as a choice
             picks = (0,) * max(len(role.high_flags), 2) + role.high_flags
             self.f.opts.append(f"{name} |= ({ctype}){self.f.take_int(picks)};")
+        if role.clear_bits:  # never the flag that tells the library to trust the input
+            self.f.opts.append(f"{name} &= ({ctype})~{role.clear_bits}u;")
         return name
 
     def out_buffer(self, fn: FunctionDecl) -> tuple[str, str]:

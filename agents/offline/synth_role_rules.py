@@ -20,6 +20,7 @@ from agents.offline.synth_choices import (
     high_flags,
     int_choices,
     option_name,
+    trusting_bits,
 )
 from agents.offline.synth_lengths import is_len_like, out_direction, unnamed, unsized_output
 from agents.offline.synth_role_objects import object_role
@@ -258,7 +259,8 @@ def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
         choices = int_choices(p.name, s.fn.name)
         s.put("int", i, choices=choices)
         if choices == DEFAULT_INT and (flags := high_flags(option_name(s.fn.name, i, p.name), t)):
-            s.out[i] = Role("int", i, p, choices=choices, high_flags=flags)
+            s.out[i] = Role("int", i, p, choices=choices, high_flags=flags,
+                            clear_bits=trusting_bits(s.fn.name, t))
     elif ckinds.base_name(t) == "va_list":
         s.put("unsupported", i)
     elif ckinds.is_enum_like(t):

@@ -43,6 +43,7 @@ class Role:
     type_key: str | None = None
     choices: tuple[int, ...] = ()
     high_flags: tuple[int, ...] = ()
+    clear_bits: int = 0  # low-byte flags of the function's own group that skip input checks
 
 
 @dataclass

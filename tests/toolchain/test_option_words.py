@@ -6,11 +6,13 @@ as many headers leave them, and defines its flags as macros up to bit 20. A harn
 options from 0..255 (no constant group is named after the parameter), so ``RX_UTF`` (bit 19)
 was never set and the code behind it never ran. The library traps in that code on one pattern;
 a harness that ORs one of the header's high flags into the low byte reaches it. A flag that
-tells the library to skip validating its input is never drawn (fuzz data is not valid).
+tells the library to skip validating its input is never drawn (fuzz data is not valid), and
+one in the low byte named for the function's own group is cleared.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -34,8 +36,12 @@ RX_HEADER = """\
 #define RX_UTF 0x00080000u
 #define RX_LITERAL 0x00100000u
 #define RX_NO_UTF_CHECK 0x00200000u
+#define RX_CONVERT_UTF 0x00000001u
+#define RX_CONVERT_NO_UTF_CHECK 0x00000002u
+#define RX_CONVERT_GLOB 0x00000010u
 typedef struct rx_code rx_code;
 rx_code *rx_compile(const char *, size_t, uint32_t, int *);
+int rx_pattern_convert(const char *, size_t, uint32_t, char **, size_t *);
 void rx_code_free(rx_code *);
 #endif
 """
@@ -56,6 +62,10 @@ rx_code *rx_compile(const char *p, size_t n, uint32_t options, int *err) {
   return c;
 }
 void rx_code_free(rx_code *c) { free(c); }
+int rx_pattern_convert(const char *p, size_t n, uint32_t options, char **out, size_t *outlen) {
+  (void)p; (void)n; (void)options; *out = NULL; *outlen = 0;
+  return 0;
+}
 """
 
 
@@ -70,3 +80,11 @@ def test_a_high_flag_of_an_unnamed_option_word_is_drawn(rx_lib: LibraryBuild, tm
     assert "524288" in code, code  # RX_UTF among the values OR-ed into the options
     assert "2097152" not in code, code  # not the flag that skips checking the input
     assert_finds_crash_in(code, rx_lib, tmp_path, "rx_check_utf")
+
+
+def test_a_low_flag_that_skips_the_functions_own_check_is_cleared(rx_lib: LibraryBuild) -> None:
+    facts: HeaderFacts = header_facts(rx_lib)
+    code = offline_draft(rx_lib, facts, "rx_pattern_convert")
+    assert re.search(r"(\w+) &= \(uint32_t\)~2u;", code), code  # RX_CONVERT_NO_UTF_CHECK
+    compile_code = offline_draft(rx_lib, facts, "rx_compile")
+    assert "~2u" not in compile_code, compile_code  # bit 1 of compile's options is another flag
