@@ -72,8 +72,35 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
             out.append(Releaser(decl.name, target, evidence))
         if not named and not documented:
             out.append(Releaser(decl.name, ptype, "parameter type"))
+    out += _documented_resets(api, docs, out)
     out += _linked_by_documentation(api, docs, out, with_object)
     return out + _allocated_with(api, docs, out)
+
+
+# "This function frees any auxiliary resources that the structure may contain."
+_FREES_HELD = re.compile(
+    r"\b(frees|releases|deallocates)\b[^.;]*\b(resources|memory|buffers|contents)\b", re.I)
+
+
+def _documented_resets(api: Sequence[FunctionDecl], docs: Mapping[str, str],
+                       found: list[Releaser]) -> list[Releaser]:
+    """``void x_attrs_reset(x_attrs *a)`` documented to free what the structure holds.
+
+    Named without a release verb, it is the releaser of its one parameter's type when that
+    type has no releaser by name; a record filled with copies (``x_attrs_set_params(&a, buf,
+    n)``) leaked on every input without it.
+    """
+    typed = {_base(r.releases) for r in found if r.evidence == "parameter type"}
+    out = []
+    for decl in api:
+        if len(decl.params) != 1 or "*" not in decl.params[0].type or decl.return_type.strip() != "void":
+            continue
+        base = _base(decl.params[0].type)
+        if base == "void" or base in typed or not _FREES_HELD.search(_affirmed(docs.get(decl.name, ""))):
+            continue
+        out.append(Releaser(decl.name, decl.params[0].type, "parameter type, by documentation"))
+        typed.add(base)
+    return out
 
 
 def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str],

@@ -36,6 +36,9 @@ void jv_free_userdata(struct jv *jso, void *userdata);
 uint8_t *jv_planes(const uint8_t *data, size_t size, uint8_t **u, uint8_t **v);
 uint8_t *jv_plane_view(const uint8_t *data, size_t size);
 void jv_buf_free(void *ptr);
+void jv_attrs_reset(struct jv_attrs *attrs);
+void jv_attrs_clear(struct jv_attrs2 *attrs);
+void jv_flush(struct jv *obj);
 """
 DOCS = {
     "jv_put": "Decrement the reference count of jv and free if it reaches zero.",
@@ -47,6 +50,10 @@ DOCS = {
                  "unlike the returned one.",
     "jv_plane_view": "Returns a view of the plane. Do not pass it to jv_buf_free(), unlike what "
                      "jv_planes does not return.",
+    "jv_attrs_reset": "Reset the attributes to a fresh state. This function frees any auxiliary "
+                      "resources that the structure may contain.",
+    "jv_attrs_clear": "Clear the attributes. This does not free any memory.",
+    "jv_flush": "Write out pending output and free the memory of the buffers.",
 }
 RECORDS = [Record("struct", "jv", (), (), True), Record("struct", "jv_iter", (), (("n", "int"),), False)]
 
@@ -76,6 +83,13 @@ def test_a_negated_sentence_links_what_it_contrasts_with() -> None:
     code = _draft("jv_planes")
     assert re.search(r"(\w+) = jv_planes\(.*\n(?:.*\n)*.*jv_buf_free\(\1\)", code), code
     assert not re.search(r"jv_buf_free\((u|v)\)", code), code  # views into the returned block
+
+
+def test_a_reset_documented_to_free_what_the_structure_holds_releases_its_type() -> None:
+    found = _releasers()
+    assert ("jv_attrs_reset", "struct jv_attrs *") in found
+    assert not any(f == "jv_attrs_clear" for f, _ in found)  # "does not free"
+    assert not any(f == "jv_flush" for f, _ in found)  # jv has a releaser by name (jv_put)
 
 
 def _draft(name: str) -> str:
