@@ -42,16 +42,21 @@ def _slot(idx: ApiIndex, fn: FunctionDecl, key: str) -> Role | None:
 def fillers(idx: ApiIndex, key: str) -> list[FunctionDecl]:
     """The searches that fill a ``key`` container, simplest first (none: ``key`` is no container)."""
     found = [f for f in idx.api if set(words(f.name)) & FILL_WORDS and _slot(idx, f, key)]
-    return sorted(found, key=lambda f: (len(f.params), f.name))
+    # the plain search before its variants (a JIT-only one fails on code compiled without it)
+    return sorted(found, key=lambda f: (len(f.params), len(words(f.name)), f.name))
 
 
 def fill(pl: Planner, obj: Obj, near: str, payload: bool) -> bool:
     """Fill the container ``obj`` made for ``near`` with a search; whether one was emitted.
 
-    Nothing when ``near`` is itself one of its searches (it fills the container) or every
-    search is to be avoided.
+    Only for a reader of the container (it takes it first); nothing when ``near`` is itself
+    one of its searches (it fills the container) or every search is to be avoided. A function
+    taking the container further on (a substitution that matches on its own) gets it empty.
     """
     found = fillers(pl.idx, obj.type_key)
+    reader = pl.idx.by_name.get(near)
+    if reader is None or not reader.params or pl.idx.type_key(reader.params[0].type) != obj.type_key:
+        return False  # only a reader of the container (its first argument) needs it filled
     if not found or near in {f.name for f in found}:
         return False
     search = next((f for f in found if f.name not in pl.avoid), None)

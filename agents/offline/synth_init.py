@@ -58,8 +58,10 @@ def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
     v = zeroed(pl, key, r.param.name)
     dtor = pl.idx.destructor(key, fn.name)
     ret = fn.return_type
-    if (dtor and dtor != fn.name and not ckinds.is_const_target(r.param.type)
-            and not ckinds.is_void(ret) and not ckinds.is_pointer(ret)):
+    # A releaser of the struct itself: free() or the library's generic one would free the stack.
+    status = not ckinds.is_void(ret) and not ckinds.is_pointer(ret)
+    if (dtor and dtor not in (fn.name, "free", pl.idx.generic_free()) and status
+            and not ckinds.is_const_target(r.param.type)):
         ready = f"{v}_ready"
         pl.f.taken.add(ready)
         pl.f.decls.append(f"int {ready} = 0;")

@@ -29,6 +29,10 @@ int rx_match(const rx_code *code, const unsigned char *subject, size_t length, s
              uint32_t options, rx_match_data *match_data, rx_context *ctx);
 int rx_substring_length_byname(rx_match_data *match_data, const unsigned char *name, size_t *length);
 uint32_t rx_get_ovector_count(rx_match_data *match_data);
+int rx_jit_match(const rx_code *code, const unsigned char *subject, size_t length, size_t startoffset,
+                 uint32_t options, rx_match_data *match_data, rx_context *ctx);
+int rx_substitute(const rx_code *code, const unsigned char *subject, size_t length, rx_match_data *match_data,
+                  unsigned char *out, size_t *outlen);
 rx_code *rx_search_group(rx_code *code, rx_match_data *match_data, const unsigned char *name);
 int rx_exec_into(rx_code *code, rx_match_data *match_data, const unsigned char *subject);
 """
@@ -58,7 +62,8 @@ def _draft(name: str, uncovered: list[str] | None = None) -> str:
 def test_the_container_is_recognised_by_the_search_that_fills_it() -> None:
     with using(read_types(TYPES)):
         idx = ApiIndex(parse_prototypes(API))
-        assert [f.name for f in fillers(idx, "rx_match_data")] == ["rx_match"]
+        # the plain search first: a JIT-only variant fails on code compiled without it
+        assert [f.name for f in fillers(idx, "rx_match_data")] == ["rx_match", "rx_jit_match"]
         assert fillers(idx, "rx_context") == []  # a context passed along is no container
         assert fillers(idx, "rx_code") == []  # const: read, not filled
         # a lookup that returns what it found, and an object before the input, fill nothing
@@ -86,3 +91,8 @@ def test_no_reader_walks_a_container_nothing_filled() -> None:
     assert not re.search(rf"rx_substring_length_byname\({result.group(1)}\b", code), code
     block = code[code.index("LF improve"):]
     assert block.index("rx_match(") < block.index("rx_substring_length_byname("), code
+
+
+def test_a_function_that_takes_the_container_further_on_gets_it_empty() -> None:
+    code = _draft("rx_substitute")  # it matches on its own
+    assert "rx_match(" not in code and "rx_jit_match(" not in code, code

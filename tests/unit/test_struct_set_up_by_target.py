@@ -43,3 +43,9 @@ def test_the_struct_the_target_set_up_is_released_when_it_succeeded() -> None:
 def test_without_a_releaser_nothing_is_released() -> None:
     code = _draft(API.replace("void re_free(re_t *preg);\n", ""), TYPES.split("Release")[0])
     assert "_ready" not in code and "re_free" not in code, code
+
+
+def test_free_is_no_releaser_of_a_struct_on_the_stack() -> None:
+    types = TYPES.split("Release")[0] + "Release functions:\n- free releases re_t * (by documentation)\n"
+    code = _draft(API.replace("void re_free(re_t *preg);\n", ""), types)
+    assert "free(&" not in code, code
