@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agents.offline import cdecl, ckinds, synth_args, synth_pixels, type_table
+from agents.offline.synth_arrays import fixed_array
 from agents.offline.synth_encoded import object_array
 from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
@@ -283,9 +284,8 @@ BUILDERS: dict[str, Callable[[Call, Role], None]] = {
     "alloc": _fixed(lambda c, r: synth_args.alloc_for(c.pl, c.fn)),
     "blob": _blob,
     "workspace": _workspace,
-    "array": _array,
-    "pos_ptr": position, "cursor": cursor,
-    "strarray": _array,
+    "array": _array, "strarray": _array,
+    "pos_ptr": position, "cursor": cursor, "fixed_in": fixed_array, "fixed_out": fixed_array,
     **dict.fromkeys(_IO, _fixed(lambda c, r: io_arg(c.pl, c.fn, r, c.plan, feed=c.payload))),
     **dict.fromkeys(("pixels", "dim_w", "dim_h", "dim_stride"), synth_pixels.build),
 }

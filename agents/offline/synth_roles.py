@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from agents.offline.synth_api import ApiIndex, words
+from agents.offline.synth_arrays import mark_arrays
 from agents.offline.synth_lengths import grouped_lengths
 from agents.offline.synth_pixels import mark_pixels
 from agents.offline.synth_ranges import mark_cursors, mark_ranges, pair_ranges
@@ -41,6 +42,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
     fn_words = set(idx.verbs(fn.name)) | set(words(fn.name))
     first_key = idx.type_key(params[0].type) if params else None
     scan = Scan(fn, idx, out, fn_words, idx.kind(fn), first_key)
+    mark_arrays(params, out)
     ranges = mark_ranges(params, out)
     mark_cursors(params, out)
     lengths = {b: n for b, n in grouped_lengths(params).items() if out[b] is None}
@@ -87,4 +89,5 @@ def payload_slot(rs: list[Role]) -> int | None:
     named = [r for r in texts if PAYLOAD_NAMES.search(r.param.name)]
     if named:
         return named[-1].index
-    return texts[0].index if texts else None
+    fixed = [r for r in rs if r.kind == "fixed_in"]  # `key[32]` of a call taking nothing else
+    return texts[0].index if texts else fixed[0].index if fixed else None
