@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex, words
+from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import Obj, Role
 from fuzzkit.api import FunctionDecl
@@ -63,7 +64,12 @@ def fill(pl: Planner, obj: Obj, near: str, payload: bool) -> bool:
     slot = _slot(pl.idx, search, obj.type_key) if search is not None else None
     if search is None or slot is None:
         return False
-    pl.emit(pl.plan(search, bind={slot.index: obj.expr}, payload=payload), pl.f.setup)
+    rc = pl.emit(pl.plan(search, bind={slot.index: obj.expr}, payload=payload), pl.f.setup)
+    if rc is not None:
+        # A search that stops at a bad option or an error never records what it ran on, and a
+        # reader then follows a NULL: read only after a successful one.
+        ok = success_test(search.name, search.return_type, rc, ckinds.is_bool(search.return_type), False)
+        pl.f.setup.append(f"if (!({ok})) {pl.f.fail()}")
     return True
 
 

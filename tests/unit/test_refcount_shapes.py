@@ -39,6 +39,8 @@ void jv_buf_free(void *ptr);
 void jv_attrs_reset(struct jv_attrs *attrs);
 void jv_attrs_clear(struct jv_attrs2 *attrs);
 void jv_flush(struct jv *obj);
+int jv_regcomp(struct jv_re *re, const char *pattern, int flags);
+void jv_regfree(struct jv_re *re);
 """
 DOCS = {
     "jv_put": "Decrement the reference count of jv and free if it reaches zero.",
@@ -83,6 +85,10 @@ def test_a_negated_sentence_links_what_it_contrasts_with() -> None:
     code = _draft("jv_planes")
     assert re.search(r"(\w+) = jv_planes\(.*\n(?:.*\n)*.*jv_buf_free\(\1\)", code), code
     assert not re.search(r"jv_buf_free\((u|v)\)", code), code  # views into the returned block
+
+
+def test_a_fused_release_word_releases_its_parameters_type() -> None:
+    assert ("jv_regfree", "struct jv_re *") in _releasers()
 
 
 def test_a_reset_documented_to_free_what_the_structure_holds_releases_its_type() -> None:

@@ -77,6 +77,9 @@ def test_a_reader_gets_a_container_a_search_filled() -> None:
     assert match, code
     read = re.search(rf"rx_substring_length_byname\({match.group(1)}, \(const unsigned char \*\)data", code)
     assert read and match.start() < read.start(), code
+    # only after a successful search: one stopped by a bad option records nothing
+    rc = re.search(r"(\w+) = rx_match\(", code)
+    assert rc and re.search(rf"if \(!\({rc.group(1)} [^)]*\)\) goto", code[rc.end():read.start()]), code
 
 
 def test_the_search_itself_fills_its_container() -> None:
