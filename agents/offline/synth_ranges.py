@@ -33,6 +33,8 @@ START_NAME = re.compile(r"(^|_)(start|begin|at|from|pos|cur|current)$", re.I)
 LENGTH_NAME = re.compile(r"(^|_)(len|length|size|buflen|bufsize)$|[a-z](Len|Length|Size)$", re.I)
 # `const char **names, size_t len` is a list of strings, not a cursor: plural names are lists.
 LIST_NAME = re.compile(r"(?<!s)s$|(list|array|arr|argv|vec|v)$", re.I)
+# `char **out, size_t len` hands a buffer back: the callee sets (or reallocates) `*out`.
+OUT_NAME = re.compile(r"^(out|dst|dest|ret|res|result)", re.I)
 
 
 def _text_pointer(ctype: str) -> bool:
@@ -80,7 +82,8 @@ def mark_cursors(params: list[Param], out: list[Role | None]) -> None:
         if out[i] is not None or out[i + 1] is not None or ckinds.pointer_depth(cur.type) != 2:
             continue
         inner = ckinds.pointee(cur.type)
-        if not (ckinds.is_bytes(inner) or ckinds.is_string(inner)) or LIST_NAME.search(cur.name or ""):
+        if (not (ckinds.is_bytes(inner) or ckinds.is_string(inner)) or LIST_NAME.search(cur.name or "")
+                or OUT_NAME.search(cur.name or "")):
             continue
         same_base = ckinds.canonical_base(nxt.type) == ckinds.canonical_base(inner)
         if ckinds.pointer_depth(nxt.type) == 1 and same_base and END_NAME.search(nxt.name or ""):

@@ -21,6 +21,7 @@ int asn_read_params(asn_ctx *ctx, unsigned char **p, const unsigned char *end);
 int asn_read_group(asn_ctx *ctx, const unsigned char **buf, size_t len);
 int asn_take_all(unsigned char **out, size_t *out_len);
 int asn_join(const char **names, size_t len);
+int asn_dup_all(char **out, size_t len);
 """
 TYPES = """```c
 typedef struct asn_ctx asn_ctx;
@@ -68,3 +69,5 @@ def test_a_list_of_strings_with_its_length_is_no_cursor() -> None:
         api = parse_prototypes(API)
         target = next(d for d in api if d.name == "asn_join")
         assert "cursor" not in [r.kind for r in roles(target, ApiIndex(api))]
+        dup = next(d for d in api if d.name == "asn_dup_all")  # hands a buffer back
+        assert "cursor" not in [r.kind for r in roles(dup, ApiIndex(api))]
