@@ -44,7 +44,7 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     with_object: list[str] = []
     for decl in api:
         ws = _words(decl.name)
-        # `regfree(regex_t *)`, `globfree(glob_t *)`: POSIX fuses the noun and the verb
+        # `rxfree(rx_t *)`, `listfree(list_t *)`: one word fuses the noun and the verb
         verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS or (
             w == "put" and i == len(ws) - 1 and len(decl.params) == 1
             and _REFCOUNT_DOC.search(docs.get(decl.name, ""))) or (

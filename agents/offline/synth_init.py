@@ -50,8 +50,8 @@ def listed(name: str, key: str) -> bool:
 def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
     """A zeroed struct for ``fn`` to set up, released after it succeeded when its type has a releaser.
 
-    ``int re_compile(regex_t *preg, const char *pattern, int flags)`` fills ``preg`` with what
-    ``re_free(regex_t *)`` releases; the names share no initializer verb, so nothing else knows
+    ``int re_compile(re_t *preg, const char *pattern, int flags)`` fills ``preg`` with what
+    ``re_free(re_t *)`` releases; the names share no initializer verb, so nothing else knows
     the call made something to release, and every compiled pattern leaked.
     """
     key = r.type_key or ""
