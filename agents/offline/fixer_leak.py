@@ -10,13 +10,26 @@ the API's destructor for that type, else the API's one ``void *`` release functi
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from agents.offline import ckinds, type_table
 from agents.offline.fixer_edit import split_args
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.lessons import RELEASE_NAME, type_name
+
+_ADDRESS = re.compile(r"\s*(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)\s*")  # `&v`, `(T *)&v`
+
+
+def _calls(code: str, name: str) -> Iterator[tuple[re.Match[str], list[str]]]:
+    """Each call of ``name`` in ``code`` (``lhs`` names what its result is assigned to) and its arguments."""
+    pattern = rf"(?:\b(?P<lhs>[A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(name)}\s*\("
+    for call in re.finditer(pattern, code):
+        depth, pos = 1, call.end()
+        while pos < len(code) and depth:
+            depth += {"(": 1, ")": -1}.get(code[pos], 0)
+            pos += 1
+        yield call, split_args(code[call.end():pos - 1])
 
 
 def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
@@ -30,15 +43,9 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     """
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     owned: list[tuple[str, str]] = []  # (variable, the type it points at)
-    pattern = rf"(?:\b(?P<lhs>[A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(target.name)}\s*\("
-    for call in re.finditer(pattern, code):
-        depth, pos = 1, call.end()
-        while pos < len(code) and depth:
-            depth += {"(": 1, ")": -1}.get(code[pos], 0)
-            pos += 1
-        args = split_args(code[call.end():pos - 1])
+    for call, args in _calls(code, target.name):
         for param, arg in zip(target.params, args, strict=False):
-            m = re.fullmatch(r"\s*(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)\s*", arg)
+            m = _ADDRESS.fullmatch(arg)
             inner = ckinds.pointee(param.type)
             if m and ckinds.pointer_depth(param.type) == 2 and not ckinds.is_const_target(inner):
                 owned.append((m.group(1), inner))
@@ -77,13 +84,9 @@ def field_releases(code: str, callee: FunctionDecl, idx: ApiIndex) -> list[tuple
     Calls whose record is already released that way are left out.
     """
     out: list[tuple[str, str]] = []
-    for call in re.finditer(rf"\b{re.escape(callee.name)}\s*\(", code):
-        depth, pos = 1, call.end()
-        while pos < len(code) and depth:
-            depth += {"(": 1, ")": -1}.get(code[pos], 0)
-            pos += 1
-        for param, arg in zip(callee.params, split_args(code[call.end():pos - 1]), strict=False):
-            m = re.fullmatch(r"\s*(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)\s*", arg)
+    for _, args in _calls(code, callee.name):
+        for param, arg in zip(callee.params, args, strict=False):
+            m = _ADDRESS.fullmatch(arg)
             inner = ckinds.pointee(param.type)
             if (m and ckinds.pointer_depth(param.type) == 1 and not ckinds.is_const_target(param.type)
                     and not _has_own_release(idx, inner)):

@@ -47,8 +47,9 @@ class ApiIndex(ApiFinders):
         # Overrides from guidance ("must be released with X", "initialise with X before Y").
         self.preferred_destroy: dict[str, str] = {}
         self._lifecycles: dict[str, Lifecycle] = {}
-        # function name -> (declaration, roles), filled by synth_roles.roles
+        # name -> (declaration, roles) by synth_roles; container type -> its searches by synth_fill
         self.role_cache: dict[str, tuple[FunctionDecl, list[Any]]] = {}
+        self.filler_cache: dict[str, list[FunctionDecl]] = {}
         self.preferred_init: dict[str, str] = {}
 
     def prefer(self, name: str) -> None:

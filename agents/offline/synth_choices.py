@@ -224,7 +224,7 @@ def high_flags(param_name: str, ctype: str) -> tuple[int, ...]:
     return tuple(values[:63])
 
 
-def trusting_bits(function: str, ctype: str) -> int:
+def trusting_bits(function: str) -> int:
     """The low-byte flags an option word of ``function`` must not carry: its group's "skip the check".
 
     ``convert(pattern, len, uint32_t options, ...)`` took any low byte, so
@@ -239,4 +239,4 @@ def trusting_bits(function: str, ctype: str) -> int:
         if 0 < value < 256 and value & (value - 1) == 0 and TRUSTING_FLAG.search(name) \
                 and fwords & set(name_words(name)[1:]):
             bits |= value
-    return bits if ckinds.is_integer(ctype) else 0
+    return bits

@@ -36,15 +36,19 @@ def _slot(idx: ApiIndex, fn: FunctionDecl, key: str) -> Role | None:
     subject = payload_slot(rs)
     if subject is None or ckinds.is_pointer(fn.return_type) or set(words(key)) & SETTINGS_WORDS:
         return None
-    return next((r for r in rs if r.index > max(subject, 0) and r.kind == "object" and r.type_key == key
+    return next((r for r in rs if r.index > subject and r.kind == "object" and r.type_key == key
                  and not ckinds.is_const_target(r.param.type)), None)
 
 
 def fillers(idx: ApiIndex, key: str) -> list[FunctionDecl]:
     """The searches that fill a ``key`` container, simplest first (none: ``key`` is no container)."""
-    found = [f for f in idx.api if set(words(f.name)) & FILL_WORDS and _slot(idx, f, key)]
-    # the plain search before its variants (a JIT-only one fails on code compiled without it)
-    return sorted(found, key=lambda f: (len(f.params), len(words(f.name)), f.name))
+    cached = idx.filler_cache.get(key)
+    if cached is None:
+        found = [f for f in idx.api if set(words(f.name)) & FILL_WORDS and _slot(idx, f, key)]
+        # the plain search before its variants (a JIT-only one fails on code compiled without it)
+        found.sort(key=lambda f: (len(f.params), len(words(f.name)), f.name))
+        cached = idx.filler_cache[key] = found
+    return cached
 
 
 def fill(pl: Planner, obj: Obj, near: str, payload: bool) -> bool:
@@ -54,10 +58,10 @@ def fill(pl: Planner, obj: Obj, near: str, payload: bool) -> bool:
     one of its searches (it fills the container) or every search is to be avoided. A function
     taking the container further on (a substitution that matches on its own) gets it empty.
     """
-    found = fillers(pl.idx, obj.type_key)
     reader = pl.idx.by_name.get(near)
     if reader is None or not reader.params or pl.idx.type_key(reader.params[0].type) != obj.type_key:
         return False  # only a reader of the container (its first argument) needs it filled
+    found = fillers(pl.idx, obj.type_key)
     if not found or near in {f.name for f in found}:
         return False
     search = next((f for f in found if f.name not in pl.avoid), None)

@@ -260,7 +260,7 @@ def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
         s.put("int", i, choices=choices)
         if choices == DEFAULT_INT and (flags := high_flags(option_name(s.fn.name, i, p.name), t)):
             s.out[i] = Role("int", i, p, choices=choices, high_flags=flags,
-                            clear_bits=trusting_bits(s.fn.name, t))
+                            clear_bits=trusting_bits(s.fn.name))
     elif ckinds.base_name(t) == "va_list":
         s.put("unsupported", i)
     elif ckinds.is_enum_like(t):

@@ -32,8 +32,10 @@ class Role:
     object, out_object, consumed, fresh, child, handle, out_scalar, out_ptr, int, bool, float,
     enum, zero_value, version, struct_size, fd, path, mode, file, format, callback, userdata, array,
     strarray, count, workspace, blob, unit, pixels, dim_w, dim_h, dim_stride, unsupported, null,
-    object_array. ``high_flags``: for an option word, the header's single-bit flags above its
-    low byte, one of which (or none) is OR-ed into the value.
+    object_array, end_ptr, pos_ptr, cursor (a pointer the callee advances), fixed_in, fixed_out
+    (fixed-size arrays; ``choices`` holds the size). ``high_flags``: for an option word, the
+    header's single-bit flags above its low byte, one of which (or none) is OR-ed into the
+    value; ``clear_bits``: its low-byte flags that tell the library to skip checking the input.
     """
 
     kind: str
@@ -43,7 +45,7 @@ class Role:
     type_key: str | None = None
     choices: tuple[int, ...] = ()
     high_flags: tuple[int, ...] = ()
-    clear_bits: int = 0  # low-byte flags of the function's own group that skip input checks
+    clear_bits: int = 0
 
 
 @dataclass
