@@ -104,6 +104,18 @@ static char *lf_take_str(lf_input_t *in, size_t max) {
         ("input", "strndup"),
         (),
     ),
+    "take_part": (
+        """/* A string of a share of what is left of the input (one option byte says how much, up
+   to all of it), from its end: a second input as long as the payload can be. */
+static char *lf_take_part(lf_input_t *in) {
+  size_t n = lf_take_byte(in);
+  n = in->size * n / 255u;
+  in->size -= n;
+  return lf_strndup(in->data + in->size, n);
+}""",
+        ("input", "strndup"),
+        (),
+    ),
     "memdup": (
         """/* A heap copy of n bytes (at least one byte is allocated, so it is never NULL for n == 0
    unless malloc fails). */

@@ -19,7 +19,9 @@ from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
 from agents.offline.synth_lengths import sentinel_length
 from agents.offline.synth_objects import build_object
+from agents.offline.synth_outs import release_out
 from agents.offline.synth_ranges import cursor, position
+from agents.offline.synth_roles import payload_slot
 from agents.offline.synth_types import WORKSPACE, CallPlan, Role, decl_cast, decl_type
 from fuzzkit.api import FunctionDecl
 
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from agents.offline.synth_plan import Planner
 
 _OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale)", re.I)
+_OFFSET = re.compile(r"^(start_?)?(offset|off|pos|position)$|^start$", re.I)
 _SCALARS = ("int", "bool", "enum", "float")
 _OBJECTS = ("object", "handle", "consumed", "fresh", "out_object", "child")
 _IO = ("fd", "path", "mode", "file", "callback", "userdata", "format")
@@ -116,7 +119,8 @@ def _payload_text(c: Call, r: Role) -> None:
 
 
 def _key_text(c: Call, r: Role) -> None:
-    key = c.pl.key_text(r.param.name)
+    own = not c.payload and r.pair is not None and r.index == payload_slot(c.rs)  # a pattern to match with
+    key = c.pl.key_text(r.param.name, share=own)
     c.args[r.index] = f"{c.cast(r)}{key}"
     pair = c.pair_kind(r)
     if pair == "end_ptr":
@@ -160,6 +164,21 @@ def _scalar(c: Call, r: Role) -> None:
         c.args[r.index] = ident
     else:
         c.args[r.index] = c.pl.option(r)
+        if _offset(c, r):
+            # Where to start in the payload: inside it (past its end is one error path, taken
+            # on almost every input otherwise).
+            c.pl.f.setup.append(f"{c.args[r.index]} %= ({decl_type(r.param.type)})(size + 1);")
+
+
+def _offset(c: Call, r: Role) -> bool:
+    """An index into the payload: named so, or unnamed right after the payload's length, of its type."""
+    main = c.rs[c.main] if c.payload and c.main is not None else None
+    if r.kind != "int" or main is None or main.pair is None or r.index <= main.index:
+        return False
+    if r.param.name:
+        return bool(_OFFSET.search(r.param.name))
+    length = c.rs[main.pair].param.type
+    return r.index == main.pair + 1 and cdecl.normalize_type(r.param.type) == cdecl.normalize_type(length)
 
 
 def _zero_value(c: Call, r: Role) -> None:
@@ -177,7 +196,7 @@ def _out_scalar(c: Call, r: Role) -> None:
 def _out_ptr(c: Call, r: Role) -> None:
     v = c.pl.var(ckinds.pointee(r.param.type), r.param.name, "NULL")
     c.plan.outs[r.index], c.args[r.index] = v, f"&{v}"
-    _release_out(c.pl, c.fn, r.param.type, v, r.param.name)
+    release_out(c.pl, c.fn, r.param.type, v, r.param.name)
     c.pl.note_made(c.fn, r, v)
 
 
@@ -219,46 +238,6 @@ def _workspace(c: Call, r: Role) -> None:
 def _array(c: Call, r: Role) -> None:
     pair = r.pair if r.pair is not None else r.index + 1
     c.args[r.index], c.args[pair] = synth_args.array(c.pl, r, c.rs)
-
-
-def _release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: str = "") -> None:
-    """Release what the callee returned through ``T **``, with the releaser the header names.
-
-    A parser's result list leaks on every input otherwise (LeakSanitizer); which function
-    releases it comes from the Types section (by parameter type, by name, or because the
-    documentation says so, ``free`` included). A ``const`` pointee points into the input.
-    """
-    if ckinds.is_const_target(ckinds.pointee(ptype)) or ckinds.is_const_target(ptype):
-        return
-    inner = ckinds.pointee(ptype)
-    returns_block = ckinds.is_pointer(fn.return_type)
-    if returns_block and pl.idx.returns_owned(fn) and (
-        cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
-    ):
-        return  # `u = f(..., &v)`: a view into the block the call returns, released with it
-    # "X releases what f allocates" is about f's result: its out-parameters only when it
-    # returns no pointer.
-    releaser = type_table.releaser_for(inner, producer="" if returns_block else fn.name)
-    if releaser is None:
-        key = pl.idx.type_key(inner)
-        releaser = pl.idx.destructor(key, fn.name) if key else None
-    if releaser is None and (ckinds.is_bytes(inner) or ckinds.is_string(inner) or _numbers(inner)):
-        # A string or buffer of bytes or numbers handed back: the library's generic releaser,
-        # else free(); not when the name says it points into the input (`end`, `rest`).
-        if re.search(r"(end|next|rest|pos|cursor|remain)", param_name, re.I):
-            return
-        releaser = pl.idx.generic_free() or "free"
-    if releaser is None:
-        return
-    if releaser == "free":
-        pl.f.include("<stdlib.h>")
-    pl.f.cleanup.append(f"if ({v} != NULL) {releaser}({v});")
-
-
-def _numbers(ctype: str) -> bool:
-    """A pointer to plain numbers (``uint32_t *``, ``float *``), not to an object."""
-    return ckinds.pointer_depth(ctype) == 1 and (ckinds.is_integer(ckinds.pointee(ctype))
-                                                  or ckinds.is_float(ckinds.pointee(ctype)))
 
 
 def _fixed(value: Callable[[Call, Role], str]) -> Callable[[Call, Role], None]:

@@ -96,11 +96,16 @@ class Planner:
         writable = ckinds.is_pointer(ctype) and not ckinds.is_const_target(ctype)
         return self.payload_text() if writable else "data"
 
-    def key_text(self, base: str, max_len: int = 16) -> str:
-        """A short NUL-terminated string taken from the option end of the input."""
-        self.f.need("take_str")
+    def key_text(self, base: str, max_len: int = 16, share: bool = False) -> str:
+        """A short NUL-terminated string taken from the option end of the input.
+
+        ``share``: up to all of what is left instead (an option byte says how much), for a
+        second input the library parses as fully as the payload (a pattern to match with).
+        """
+        self.f.need("take_part" if share else "take_str")
         name = self.var("char *", base, "NULL")
-        self.f.opts.append(f"{name} = lf_take_str(&{self.f.cursor}, {max_len});")
+        taken = f"lf_take_part(&{self.f.cursor})" if share else f"lf_take_str(&{self.f.cursor}, {max_len})"
+        self.f.opts.append(f"{name} = {taken};")
         self.f.setup.append(f"if ({name} == NULL) {self.f.fail()}")
         self.f.cleanup.append(f"free({name});")
         return name

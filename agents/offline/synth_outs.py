@@ -1,0 +1,57 @@
+"""What a callee hands back through a ``T **`` parameter: released after use.
+
+The releaser comes from the Types section (by parameter type, by the producer's name, or by
+the documentation, ``free`` included); a string or number buffer the header names no releaser
+for goes to the library's generic releaser, else ``free``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from agents.offline import cdecl, ckinds, type_table
+from fuzzkit.api import FunctionDecl
+
+if TYPE_CHECKING:
+    from agents.offline.synth_plan import Planner
+
+
+def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: str = "") -> None:
+    """Release what the callee returned through ``T **``, with the releaser the header names.
+
+    A parser's result list leaks on every input otherwise (LeakSanitizer); which function
+    releases it comes from the Types section (by parameter type, by name, or because the
+    documentation says so, ``free`` included). A ``const`` pointee points into the input.
+    """
+    if ckinds.is_const_target(ckinds.pointee(ptype)) or ckinds.is_const_target(ptype):
+        return
+    inner = ckinds.pointee(ptype)
+    returns_block = ckinds.is_pointer(fn.return_type)
+    if returns_block and pl.idx.returns_owned(fn) and (
+        cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
+    ):
+        return  # `u = f(..., &v)`: a view into the block the call returns, released with it
+    # "X releases what f allocates" is about f's result: its out-parameters only when it
+    # returns no pointer.
+    releaser = type_table.releaser_for(inner, producer="" if returns_block else fn.name)
+    if releaser is None:
+        key = pl.idx.type_key(inner)
+        releaser = pl.idx.destructor(key, fn.name) if key else None
+    if releaser is None and (ckinds.is_bytes(inner) or ckinds.is_string(inner) or _numbers(inner)):
+        # A string or buffer of bytes or numbers handed back: the library's generic releaser,
+        # else free(); not when the name says it points into the input (`end`, `rest`).
+        if re.search(r"(end|next|rest|pos|cursor|remain)", param_name, re.I):
+            return
+        releaser = pl.idx.generic_free() or "free"
+    if releaser is None:
+        return
+    if releaser == "free":
+        pl.f.include("<stdlib.h>")
+    pl.f.cleanup.append(f"if ({v} != NULL) {releaser}({v});")
+
+
+def _numbers(ctype: str) -> bool:
+    """A pointer to plain numbers (``uint32_t *``, ``float *``), not to an object."""
+    inner = ckinds.pointee(ctype)
+    return ckinds.pointer_depth(ctype) == 1 and (ckinds.is_integer(inner) or ckinds.is_float(inner))
