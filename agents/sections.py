@@ -134,6 +134,11 @@ def _on_product(d: FunctionDecl, produced: set[str], canonical: Mapping[str, str
     return bool(_type_words(FunctionDecl(d.name, "void", first), canonical) & produced)
 
 
+# Heads the uncovered functions another harness of the same run already calls (their coverage
+# counts for the run): offered after the others.
+ELSEWHERE_HEADING = "Already called by the run's other harnesses (offered last):"
+
+
 def next_calls(state: Mapping[str, Any], uncovered: set[str], called: set[str],
                limit: int) -> tuple[list[FunctionDecl], list[FunctionDecl]]:
     """What the enhancer is offered to call next: up to ``limit`` functions in two groups.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -14,7 +15,7 @@ from agent_graph.state import FuzzState, counter
 from agents.crash_analyzer import report_text, stack_text
 from agents.enhancer import Enhancer
 from agents.prototyper import Prototyper
-from agents.sections import next_calls
+from agents.sections import ELSEWHERE_HEADING, next_calls
 from long_term_memory.retrieval import get_retriever
 from nodes._common import ctx_of, log_event
 from nodes._experience import inject, newly_cited, note_used
@@ -36,14 +37,34 @@ def uncovered_text(state: FuzzState, limit: int = 25) -> str:
     uncovered = set((state.get("run") or {}).get("uncovered_functions") or [])
     called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
     product, rest = next_calls(state, uncovered, called, limit)
+    elsewhere = sibling_calls(state)
+    fresh, shared = [d for d in rest if d.name not in elsewhere], [d for d in rest if d.name in elsewhere]
     parts = []
     if product:
         parts += ["Not yet called on what the target produced (the library may call them itself):",
                   *(f"- {d.prototype()}" for d in product)]
-    if rest and product:
+    if fresh and product:
         parts.append("Never reached:")
-    parts += [f"- {d.prototype()}" for d in rest]
+    parts += [f"- {d.prototype()}" for d in fresh]
+    if shared:
+        parts += [ELSEWHERE_HEADING, *(f"- {d.prototype()}" for d in shared)]
     return "\n".join(parts) or "(none)"
+
+
+def sibling_calls(state: FuzzState) -> set[str]:
+    """What the harnesses of the run's other targets call (the last version each one built).
+
+    The run is measured by what its harnesses cover together: a function another target's
+    harness already calls is worth less here than one nobody calls.
+    """
+    if not state.get("work_dir"):
+        return set()
+    own = Path(state["work_dir"]).resolve()
+    found: set[str] = set()
+    for path in sorted(own.parent.glob("*/harness.c")):
+        if path.parent.resolve() != own:
+            found |= set(re.findall(r"\b(\w+)\s*\(", path.read_text(errors="replace")))
+    return found
 
 
 def problem_of(state: FuzzState) -> tuple[str, str, str]:

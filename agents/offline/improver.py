@@ -49,11 +49,13 @@ def improve_harness(
     uncovered: list[str],
     avoid: list[str] | tuple[str, ...] = (),
     max_new_calls: int = 4,
+    later: set[str] | frozenset[str] = frozenset(),
 ) -> Improvement:
     """Add up to ``max_new_calls`` blocks calling functions from ``uncovered``.
 
     Functions in ``avoid`` (directions that already failed) are used only when nothing else
-    can be added. Returns the code unchanged (and no directions) when nothing applies.
+    can be added; those in ``later`` (another harness of the run calls them) after the others.
+    Returns the code unchanged (and no directions) when nothing applies.
     """
     idx = ApiIndex(with_target(target, api))
     # Entries may be names or recorded directions ("call X on y"): keep the API names in them.
@@ -66,9 +68,10 @@ def improve_harness(
     guards = written_by_target(code[entry.end():at], target, scope, idx)
     called = set(re.findall(r"\b(\w+)\s*\(", code))
     pool = [n for n in dict.fromkeys(uncovered) if n in idx.by_name and n not in called]
-    blocks = _blocks(idx, code, scope, [n for n in pool if n not in avoid], set(avoid), max_new_calls, guards)
+    blocks = _blocks(idx, code, scope, [n for n in pool if n not in avoid], set(avoid), max_new_calls, guards,
+                     later)
     if not blocks:
-        blocks = _blocks(idx, code, scope, pool, set(), max_new_calls, guards)
+        blocks = _blocks(idx, code, scope, pool, set(), max_new_calls, guards, later)
     if not blocks:
         return Improvement(code)
     made = _insert(code, entry, at, blocks)
@@ -232,13 +235,14 @@ def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
 
 def _blocks(
     idx: ApiIndex, code: str, scope: list[Obj], names: list[str], avoid: set[str], limit: int,
-    guards: dict[str, str],
+    guards: dict[str, str], later: set[str] | frozenset[str] = frozenset(),
 ) -> list[tuple[Block, str]]:
     taken = identifiers(code)
     keys = {o.type_key for o in scope}
     ranked = sorted(
         (idx.by_name[n] for n in names),
-        key=lambda f: (value(idx, f) + (idx.first_object(f) not in keys), names.index(f.name)),
+        key=lambda f: (f.name in later, value(idx, f) + (idx.first_object(f) not in keys),
+                       names.index(f.name)),
     )
     out: list[tuple[Block, str]] = []
     for fn in ranked:

@@ -23,8 +23,9 @@ from agents.offline.lesson_apply import (
     releasers_of,
 )
 from agents.offline.local_memory import tabu_names
-from agents.offline.prompt_reader import PromptFacts, identifiers
+from agents.offline.prompt_reader import PromptFacts, bullets, identifiers
 from agents.offline.synth import HarnessDraft, write_harness
+from agents.sections import ELSEWHERE_HEADING
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import INPUT_PROBLEM
 from long_term_memory.experience.lessons import calls
@@ -64,19 +65,20 @@ def _tabu(facts: PromptFacts, api: list[FunctionDecl]) -> list[str]:
 
 
 def _improve(harness: str, target: FunctionDecl, api: list[FunctionDecl], uncovered: list[str],
-             tabu: list[str], lessons: list[ActionableLesson]) -> tuple[Improvement, list[str]]:
+             facts: PromptFacts, lessons: list[ActionableLesson]) -> tuple[Improvement, list[str]]:
     """The improvement, without the calls a fitting ``avoid_call`` lesson says crashed before.
 
     The improvement is planned first as it would be without the lessons: a lesson is applied,
     and noted, only when it takes out a call the improver was about to add.
     """
-    result = improve_harness(harness, target, api, uncovered, avoid=tabu)
+    tabu, later = _tabu(facts, api), _called_elsewhere(facts)
+    result = improve_harness(harness, target, api, uncovered, avoid=tabu, later=later)
     avoided = avoided_calls(lessons, target, api)
     hit = [name for name in result.added_calls if name in avoided]
     if not hit:
         return result, []
     pool = [name for name in uncovered if name not in avoided]
-    again = improve_harness(harness, target, api, pool, avoid=tabu)
+    again = improve_harness(harness, target, api, pool, avoid=tabu, later=later)
     if any(calls(again.code, name) and not calls(harness, name) for name in avoided):
         return result, []
     return again, [f"applied [{avoided[name].item_id}] avoid_call({name}): did not add {name}, "
@@ -137,6 +139,12 @@ def prototype(facts: PromptFacts) -> Reply:
     return {"notes": [*draft.notes, *left_out, *applied, *cited], "functions_called": draft.calls}, code
 
 
+def _called_elsewhere(facts: PromptFacts) -> set[str]:
+    """The uncovered functions the prompt says another harness of the run already calls."""
+    group = facts.text("Uncovered functions").partition(ELSEWHERE_HEADING)[2]
+    return {parse_prototype(body).name for _t, body in bullets(group)}
+
+
 def enhance(facts: PromptFacts) -> Reply:
     """Enhancer: repair from compiler errors or crash triage, or improve from coverage gaps."""
     harness = facts.code("Current harness")
@@ -150,7 +158,7 @@ def enhance(facts: PromptFacts) -> Reply:
         shown = [lesson for lesson in applicable(facts, set(uncovered)) if lesson.item_id not in avoid]
         named = {n for lesson in shown for n in identifiers(lesson.title + " " + lesson.text)}
         uncovered.sort(key=lambda n: n not in named)
-        result, left_out = _improve(harness, _target(facts), api, uncovered, _tabu(facts, api), lessons)
+        result, left_out = _improve(harness, _target(facts), api, uncovered, facts, lessons)
         cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in shown
                  if named & set(result.added_calls)]
         # The calls it added get what a fitting lesson says about their family (a release).
