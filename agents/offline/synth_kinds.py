@@ -17,7 +17,7 @@ from agents.offline.synth_arrays import fixed_array
 from agents.offline.synth_encoded import object_array
 from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
-from agents.offline.synth_lengths import sentinel_length
+from agents.offline.synth_lengths import sentinel_length, unnamed
 from agents.offline.synth_objects import build_object
 from agents.offline.synth_outs import release_out
 from agents.offline.synth_ranges import cursor, position
@@ -175,7 +175,7 @@ def _offset(c: Call, r: Role) -> bool:
     main = c.rs[c.main] if c.payload and c.main is not None else None
     if r.kind != "int" or main is None or main.pair is None or r.index <= main.index:
         return False
-    if r.param.name:
+    if not unnamed(r.param.name):
         return bool(_OFFSET.search(r.param.name))
     length = c.rs[main.pair].param.type
     return r.index == main.pair + 1 and cdecl.normalize_type(r.param.type) == cdecl.normalize_type(length)

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.offline.analysis import analyze_function
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.synth import default_skeleton, write_harness
 from fuzzkit.library import LibraryBuild
 from tests.toolchain.conftest import assert_finds_crash_in, header_facts, offline_draft, tiny_library
 
@@ -70,3 +73,18 @@ def test_the_start_offset_stays_inside_the_subject(rx_lib: LibraryBuild) -> None
     call = re.search(r"rx_match\(\w+, \(const char \*\)\w+, \(size_t\)size, (\w+)\)", code)
     assert call, code
     assert f"{call.group(1)} %= (size_t)(size + 1);" in code, code
+
+
+def test_an_unnamed_offset_after_the_length_stays_inside_the_subject() -> None:
+    """Headers that name no parameters (``int rx_match(const rx *, const unsigned char *, size_t,
+    size_t, unsigned)``): the size_t right after the subject's length is where to start in it."""
+    api = parse_prototypes("typedef struct rx rx;\nrx *rx_compile(const unsigned char *, size_t, unsigned);\n"
+                           "int rx_match(const rx *, const unsigned char *, size_t, size_t, unsigned);\n"
+                           "void rx_free(rx *);")
+    target = next(d for d in api if d.name == "rx_match")
+    arche = analyze_function(target, api).archetype
+    code = write_harness(target, api, ["rx.h"], arche, default_skeleton(arche)).code
+    call = re.search(r"rx_match\(\w+, \(const unsigned char \*\)data, \(size_t\)size, (\w+), (\w+)\)", code)
+    assert call, code
+    assert f"{call.group(1)} %= (size_t)(size + 1);" in code, code
+    assert f"{call.group(2)} %=" not in code, code  # the option word after it is no offset

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.enhancer import Enhancer
+from agents.offline.improver import improve_harness
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.roles import enhance
-from agents.offline.improver import improve_harness
 from agents.sections import ELSEWHERE_HEADING
 from fuzzkit.api import FunctionDecl, Param
 from nodes.enhancer import sibling_calls, uncovered_text
