@@ -54,7 +54,8 @@ def improve_harness(
     """Add up to ``max_new_calls`` blocks calling functions from ``uncovered``.
 
     Functions in ``avoid`` (directions that already failed) are used only when nothing else
-    can be added; those in ``later`` (another harness of the run calls them) after the others.
+    can be added; those in ``later`` (another harness of the run calls them) after the others,
+    unless they take an object the harness holds.
     Returns the code unchanged (and no directions) when nothing applies.
     """
     idx = ApiIndex(with_target(target, api))
@@ -241,8 +242,10 @@ def _blocks(
     keys = {o.type_key for o in scope}
     ranked = sorted(
         (idx.by_name[n] for n in names),
-        key=lambda f: (f.name in later, value(idx, f) + (idx.first_object(f) not in keys),
-                       names.index(f.name)),
+        # A call on an object this harness holds (a printer of its own result) is worth its
+        # rank here whoever else calls the function; a one-shot call is the same everywhere.
+        key=lambda f: (f.name in later and idx.first_object(f) not in keys,
+                       value(idx, f) + (idx.first_object(f) not in keys), names.index(f.name)),
     )
     out: list[tuple[Block, str]] = []
     for fn in ranked:

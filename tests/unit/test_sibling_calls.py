@@ -9,6 +9,7 @@ prompt (its own group) and in the offline improver; it still fills a slot nothin
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agents.enhancer import Enhancer
@@ -106,3 +107,43 @@ def test_the_offline_enhancer_reads_the_group_from_the_prompt(tmp_path: Path) ->
     payload, code = enhance(read_prompt(*render("enhancer_improve", values)))
     assert code is not None and len(payload["added_calls"]) == 4, payload
     assert "nm_lookup" not in payload["added_calls"], payload  # four variants nobody calls fill the slots
+
+
+PARSE = FunctionDecl("nm_parse", "int", (Param("text", "const char *"), Param("out", "nm_doc **")))
+VALIDATE = FunctionDecl("nm_doc_validate", "int", (Param("doc", "nm_doc *"),))
+DOC_FREE = FunctionDecl("nm_doc_free", "void", (Param("doc", "nm_doc *"),))
+DOC_API = [PARSE, VALIDATE, DOC_FREE, LOOKUP, FREE]
+DOC_HARNESS = """#include <stdint.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nm.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  /* @LF:SETUP */
+  char *text = NULL;
+  nm_doc *doc = NULL;
+  int result = 0;
+  text = (char *)malloc(size + 1);
+  if (text == NULL) goto lf_cleanup;
+  memcpy(text, data, size);
+  text[size] = 0;
+  /* @LF:CALL */
+  result = nm_parse(text, &doc);
+  (void)result;
+  /* @LF:USE */
+  /* @LF:CLEANUP */
+  lf_cleanup: ;
+  if (doc != NULL) nm_doc_free(doc);
+  free(text);
+  return 0;
+}
+"""
+
+
+def test_a_call_on_the_harnesss_own_object_keeps_its_rank() -> None:
+    """Another harness validating a document of its own says nothing about validating this one's."""
+    made = improve_harness(DOC_HARNESS, PARSE, DOC_API, ["nm_doc_validate", "nm_lookup"], max_new_calls=1,
+                           later={"nm_doc_validate"})
+    assert made.added_calls == ["nm_doc_validate"], made.code
+    assert re.search(r"nm_doc_validate\(\s*doc\s*\)", made.code), made.code  # on the parsed document
