@@ -9,6 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
+from agent_graph.memory.code_memory_c import called_names
 from agent_graph.memory.local_memory import render_local_memory
 from agent_graph.memory.session_memory import add_fix_results
 from agent_graph.state import FuzzState, counter
@@ -63,7 +64,7 @@ def sibling_calls(state: FuzzState) -> set[str]:
     found: set[str] = set()
     for path in sorted(own.parent.glob("*/harness.c")):
         if path.parent.resolve() != own:
-            found |= set(re.findall(r"\b(\w+)\s*\(", path.read_text(errors="replace")))
+            found.update(called_names(path.read_text(errors="replace")))
     return found
 
 
@@ -156,9 +157,9 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
             return {**update, "last_change": {**change, "unchanged": True,
                                               "version": state.get("harness_version")}}
     else:
-        experience, extras = inject(state, ctx_of(runtime), "improve coverage: " + uncovered_text(state))
-        variables = Enhancer.improve_variables(state, reads, uncovered_text(state),
-                                               directions_text(state), experience)
+        uncovered = uncovered_text(state)  # reads the sibling harnesses: once per round
+        experience, extras = inject(state, ctx_of(runtime), "improve coverage: " + uncovered)
+        variables = Enhancer.improve_variables(state, reads, uncovered, directions_text(state), experience)
         result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_improve")
         log_event(state, "harness.written", version=version, by="enhancer.improve",
                   directions=result.output.directions, added_calls=result.output.added_calls)

@@ -33,32 +33,39 @@ VARIANTS = [_conv(f"nm_to_unicode_v{i}") for i in range(4)]
 FREE = FunctionDecl("nm_free", "void", (Param("p", "void *"),))
 API = [TARGET, LOOKUP, *VARIANTS, FREE]
 
-HARNESS = """#include <stdint.h>
+
+def _harness(result_decl: str, call: str, release: str) -> str:
+    """A harness that copies the input to a string and calls the target on it (``result_decl``
+    declares what the call writes, ``release`` frees it)."""
+    return f"""#include <stdint.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "nm.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {{
   /* @LF:SETUP */
   char *text = NULL;
-  char *output = NULL;
+  {result_decl} = NULL;
   int result = 0;
   text = (char *)malloc(size + 1);
   if (text == NULL) goto lf_cleanup;
   memcpy(text, data, size);
   text[size] = 0;
   /* @LF:CALL */
-  result = nm_to_ascii(text, &output, 0);
+  result = {call};
   (void)result;
   /* @LF:USE */
   /* @LF:CLEANUP */
   lf_cleanup: ;
-  if (output != NULL) nm_free(output);
+  {release}
   free(text);
   return 0;
-}
+}}
 """
+
+
+HARNESS = _harness("char *output", "nm_to_ascii(text, &output, 0)", "if (output != NULL) nm_free(output);")
 
 
 def _state(work: Path) -> dict:
@@ -113,32 +120,7 @@ PARSE = FunctionDecl("nm_parse", "int", (Param("text", "const char *"), Param("o
 VALIDATE = FunctionDecl("nm_doc_validate", "int", (Param("doc", "nm_doc *"),))
 DOC_FREE = FunctionDecl("nm_doc_free", "void", (Param("doc", "nm_doc *"),))
 DOC_API = [PARSE, VALIDATE, DOC_FREE, LOOKUP, FREE]
-DOC_HARNESS = """#include <stdint.h>
-#include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
-#include "nm.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  /* @LF:SETUP */
-  char *text = NULL;
-  nm_doc *doc = NULL;
-  int result = 0;
-  text = (char *)malloc(size + 1);
-  if (text == NULL) goto lf_cleanup;
-  memcpy(text, data, size);
-  text[size] = 0;
-  /* @LF:CALL */
-  result = nm_parse(text, &doc);
-  (void)result;
-  /* @LF:USE */
-  /* @LF:CLEANUP */
-  lf_cleanup: ;
-  if (doc != NULL) nm_doc_free(doc);
-  free(text);
-  return 0;
-}
-"""
+DOC_HARNESS = _harness("nm_doc *doc", "nm_parse(text, &doc)", "if (doc != NULL) nm_doc_free(doc);")
 
 
 def test_a_call_on_the_harnesss_own_object_keeps_its_rank() -> None:
