@@ -228,7 +228,7 @@ def _render(ctx: Ctx, skeleton: str, headers: list[str], guide: Guidance) -> str
     helpers = list(f.helpers)
     for b in ctx.blocks:
         helpers += [h for h in b.helpers if h not in helpers]
-    if f.option_lines() or any(b.needs_cursor for b in ctx.blocks):  # (options may all be constants)
+    if f.opts or any(b.needs_cursor for b in ctx.blocks):  # (options may all be constants)
         helpers.append("input")
     helper_text, helper_heads = helper_code(helpers, skeleton)
     includes = ["<stdlib.h>", "<string.h>", *helper_heads, *f.includes, *guide.includes]
@@ -243,9 +243,9 @@ def _render(ctx: Ctx, skeleton: str, headers: list[str], guide: Guidance) -> str
     if guide.min_size:
         guard.append(f"if (size < {guide.min_size}u) return 0;")
     setup = list(f.decls) + list(f.hoist)
-    if f.option_lines():
+    if f.opts:
         setup.append("lf_input_t lf_in = {data, size};")
-        setup += f.option_lines()
+        setup += f.opts
         setup.append("size = lf_in.size; /* the payload is what the options left */")
     setup += f.setup
     use = list(ctx.use)

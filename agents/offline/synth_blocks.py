@@ -104,7 +104,7 @@ def finish_block(
     fn: FunctionDecl, frag: Frag, scope: list[Obj], comment: str = "", guard: str | None = None
 ) -> Block:
     """Wrap a filled block fragment in its scope, guarded on the outer objects it uses."""
-    body = "\n".join(frag.decls + frag.option_lines() + frag.setup + frag.call + frag.hoist)
+    body = "\n".join(frag.decls + frag.opts + frag.setup + frag.call + frag.hoist)
     uses = [o.expr for o in scope if re.search(rf"(?<![\w.]){re.escape(o.expr)}\b", body)]
     guards = [f"{e} != NULL" for e in uses if not e.startswith("&")] + ([guard] if guard else [])
     lines = [f"/* {comment or 'call ' + fn.name} */"]
@@ -120,7 +120,7 @@ def finish_block(
         globals=list(frag.globals),
         calls=list(dict.fromkeys(frag.calls)),
         uses=uses,
-        needs_cursor=bool(frag.option_lines()) or OPT_CURSOR in body,
+        needs_cursor=bool(frag.opts) or OPT_CURSOR in body,
         notes=list(frag.notes),
     )
 

@@ -105,7 +105,7 @@ class Planner:
         self.f.need("take_part" if share else "take_str")
         name = self.var("char *", base, "NULL")
         taken = f"lf_take_part(&{self.f.cursor})" if share else f"lf_take_str(&{self.f.cursor}, {max_len})"
-        (self.f.parts if share else self.f.opts).append(f"{name} = {taken};")
+        self.f.opts.append(f"{name} = {taken};")
         self.f.setup.append(f"if ({name} == NULL) {self.f.fail()}")
         self.f.cleanup.append(f"free({name});")
         return name

@@ -4,15 +4,12 @@
 ``rx_match`` builds the compiled pattern from part of the input and matches the rest. A pattern
 of at most 16 bytes (what a short option string gives) never reaches the library's long-pattern
 path, which traps; a share of the input up to all of it does. The start offset into the subject
-stays inside it. A pattern searched for in its own text (the share's highest value: a copy of the
-whole payload) reaches the searcher's whole-match path, which a pattern and a subject cut from
-different parts of the input reach only by chance.
+stays inside it.
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,7 +17,6 @@ import pytest
 from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
-from fuzzkit.harness import build_harness
 from fuzzkit.library import LibraryBuild
 from tests.toolchain.conftest import assert_finds_crash_in, header_facts, offline_draft, tiny_library
 
@@ -33,7 +29,6 @@ RX_HEADER = """\
 typedef struct rx rx;
 rx *rx_compile(const char *pattern, size_t pattern_len, unsigned flags);
 int rx_match(const rx *re, const char *subject, size_t length, size_t start);
-int rx_search(const rx *re, const char *subject, size_t length, size_t start);
 void rx_free(rx *re);
 #endif
 """
@@ -42,20 +37,8 @@ RX_SOURCE = """\
 #include "rx.h"
 #include <stdlib.h>
 #include <string.h>
-struct rx { size_t len; char first; unsigned hash; };
+struct rx { size_t len; char first; };
 static void rx_long_group(void) { __builtin_trap(); }
-static void rx_whole_match(void) { __builtin_trap(); }
-static size_t rx_distinct(const char *s, size_t n) {
-  unsigned char seen[256] = {0};
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) k += !seen[(unsigned char)s[i]]++;
-  return k;
-}
-static unsigned rx_hash(const char *s, size_t n) {
-  unsigned h = 2166136261u;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-  return h;
-}
 rx *rx_compile(const char *pattern, size_t pattern_len, unsigned flags) {
   (void)flags;
   if (pattern_len == 0) return NULL;
@@ -63,19 +46,11 @@ rx *rx_compile(const char *pattern, size_t pattern_len, unsigned flags) {
   if (re == NULL) return NULL;
   re->len = pattern_len;
   re->first = pattern[0];
-  re->hash = rx_hash(pattern, pattern_len);
   return re;
 }
 int rx_match(const rx *re, const char *subject, size_t length, size_t start) {
   if (start > length) return -2;
   if (re->len >= 40 && re->first == '(') rx_long_group();
-  return memchr(subject + start, re->first, length - start) != NULL;
-}
-int rx_search(const rx *re, const char *subject, size_t length, size_t start) {
-  if (start > length) return -2;
-  if (length >= 24 && length == re->len && rx_distinct(subject, length) >= 12
-      && rx_hash(subject, length) == re->hash)
-    rx_whole_match();
   return memchr(subject + start, re->first, length - start) != NULL;
 }
 void rx_free(rx *re) { free(re); }
@@ -91,23 +66,6 @@ def test_the_pattern_takes_a_share_of_the_input(rx_lib: LibraryBuild, tmp_path: 
     code = offline_draft(rx_lib, header_facts(rx_lib), "rx_match")
     assert re.search(r"= lf_take_part\(&lf_in\);", code), code
     assert_finds_crash_in(code, rx_lib, tmp_path, "rx_long_group")
-
-
-def test_the_pattern_can_be_the_subject_itself(rx_lib: LibraryBuild, tmp_path: Path) -> None:
-    """The share byte's highest value makes the pattern a copy of the payload: the harness run
-    on ``text + 0xff + options`` (the share is read last, so its byte is next to the payload)
-    searches ``text`` for itself."""
-    code = offline_draft(rx_lib, header_facts(rx_lib), "rx_search")
-    reads = re.findall(r"^\s*\w+ = .*lf_take_\w+\(&lf_in.*;$", code, re.M)
-    assert reads and "lf_take_part" in reads[-1], reads  # after the options: a copy is the payload
-    (tmp_path / "harness.c").write_text(code)
-    built = build_harness(tmp_path / "harness.c", rx_lib, tmp_path / "out")
-    assert built.ok, built.log
-    text = bytes(range(0x30, 0x30 + 40))  # 40 distinct bytes
-    sample = tmp_path / "self"
-    sample.write_bytes(text + b"\xff" + b"\0" * (len(reads) - 1))  # options are read from the end
-    run = subprocess.run([str(built.fuzz_binary), str(sample)], capture_output=True, text=True, timeout=60)
-    assert run.returncode != 0 and "rx_whole_match" in run.stderr, run.stderr[-2000:]
 
 
 def test_the_start_offset_stays_inside_the_subject(rx_lib: LibraryBuild) -> None:
