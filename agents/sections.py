@@ -171,6 +171,7 @@ def types_section(state: Mapping[str, Any]) -> str:
     every = {d.get("name") for d in state.get("api") or []}
     # Notes on API functions not shown are left out; notes on callback typedefs stay.
     facts.returns = {fn: text for fn, text in facts.returns.items() if fn in shown or fn not in every}
+    facts.optional = {fn: names for fn, names in facts.optional.items() if fn in shown}
     # Likewise releasers: those of shown functions, of what a shown function allocates, and
     # those that are no API function (`free`).
     # And the one-argument releaser of a type a shown function takes or returns (a region a

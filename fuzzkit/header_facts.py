@@ -86,6 +86,8 @@ class HeaderFacts:
     # (name, type) of variables the library defines whose type the API takes a pointer to
     # (a built-in encoding table, a default configuration): the only way to get a valid one.
     instances: list[tuple[str, str]] = field(default_factory=list)
+    # function -> its pointer parameters the documentation lets be NULL (fuzzkit.param_docs)
+    optional: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -112,6 +114,7 @@ class HeaderFacts:
             wrappers=[Wrapper(w["function"], tuple(w["args"]), w["caller"], tuple(w["params"]))
                       for w in data.get("wrappers", [])],
             instances=[(i[0], i[1]) for i in data.get("instances", [])],
+            optional={k: list(v) for k, v in data.get("optional", {}).items()},
         )
 
     def render(self) -> str:
@@ -176,6 +179,9 @@ class HeaderFacts:
             out.append("Valid only inside a callback or method the library calls (documentation):")
             out += [f"- {fn} is called by no harness: only from within the library's callback"
                     for fn in self.inside_only]
+        if self.optional:
+            out.append("Arguments the documentation lets be NULL (leaving one out is a case of its own):")
+            out += [f"- {fn} accepts NULL for {', '.join(names)}" for fn, names in self.optional.items()]
         if self.wrappers:
             out.append("Calls in the header's own wrappers (pass the same fixed arguments):")
             out += [f"- {w.function}({', '.join(w.args)}) in {w.caller}({', '.join(w.params)})"

@@ -120,7 +120,8 @@ def _payload_text(c: Call, r: Role) -> None:
 
 def _key_text(c: Call, r: Role) -> None:
     own = not c.payload and r.pair is not None and r.index == payload_slot(c.rs)  # a pattern to match with
-    key = c.pl.key_text(r.param.name, share=own)
+    optional = r.pair is None and r.param.name in type_table.active().optional.get(c.fn.name, ())
+    key = c.pl.key_text(r.param.name, share=own, optional=optional)
     c.args[r.index] = f"{c.cast(r)}{key}"
     pair = c.pair_kind(r)
     if pair == "end_ptr":

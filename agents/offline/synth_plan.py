@@ -96,17 +96,21 @@ class Planner:
         writable = ckinds.is_pointer(ctype) and not ckinds.is_const_target(ctype)
         return self.payload_text() if writable else "data"
 
-    def key_text(self, base: str, max_len: int = 16, share: bool = False) -> str:
+    def key_text(self, base: str, max_len: int = 16, share: bool = False, optional: bool = False) -> str:
         """A short NUL-terminated string taken from the option end of the input.
 
         ``share``: up to all of what is left instead (an option byte says how much), for a
         second input the library parses as fully as the payload (a pattern to match with).
+        ``optional``: the documentation lets the argument be NULL: an option bit leaves it out.
         """
         self.f.need("take_part" if share else "take_str")
         name = self.var("char *", base, "NULL")
         taken = f"lf_take_part(&{self.f.cursor})" if share else f"lf_take_str(&{self.f.cursor}, {max_len})"
+        if optional:
+            taken = f"(lf_take_byte(&{self.f.cursor}) & 1u) ? NULL : {taken}"
         self.f.opts.append(f"{name} = {taken};")
-        self.f.setup.append(f"if ({name} == NULL) {self.f.fail()}")
+        if not optional:
+            self.f.setup.append(f"if ({name} == NULL) {self.f.fail()}")
         self.f.cleanup.append(f"free({name});")
         return name
 

@@ -28,6 +28,7 @@ _DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)$")
 _RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
 _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
 _TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
+_NULLABLE = re.compile(r"^- (?P<fn>\w+) accepts NULL for (?P<names>\w+(?:, \w+)*)$")
 _INSIDE = re.compile(r"^- (?P<fn>\w+) is called by no harness: only from within")
 _FN_FIELD = re.compile(r"\(\*\s*(\w+)\)")
 _RANGE = re.compile(r"(\w+)(?:\[[^\]]*\])?;\s*/\* (-?\d+)\.\.(-?\d+) \*/")
@@ -64,6 +65,7 @@ class TypeTable:
     retains: set[str] = field(default_factory=set)
     consumes: set[str] = field(default_factory=set)
     inside_only: set[str] = field(default_factory=set)  # documented as valid inside a callback only
+    optional: dict[str, set[str]] = field(default_factory=dict)  # parameters documented as taking NULL
     fixed_args: dict[str, dict[int, str]] = field(default_factory=dict)
     arg_names: dict[str, dict[int, str]] = field(default_factory=dict)  # from the header's wrappers
     instances: list[tuple[str, str]] = field(default_factory=list)  # (name, type) the library defines
@@ -146,6 +148,10 @@ def read_types(text: str) -> TypeTable:
         takes = _TAKES.match(line)
         if takes:
             table.consumes.add(takes["fn"])
+            continue
+        nullable = _NULLABLE.match(line)
+        if nullable:
+            table.optional[nullable["fn"]] = set(nullable["names"].split(", "))
             continue
         inside = _INSIDE.match(line)
         if inside:

@@ -1,0 +1,94 @@
+"""Which pointer parameters a library's documentation lets be NULL, read from its comments.
+
+Many C libraries document a function where it is defined (gtk-doc ``@alabel: ... or NULL.``,
+Doxygen ``@param[in] name ... may be NULL``), not in the public header. A harness that always
+passes a string where the library also takes NULL never reaches what the library does when the
+argument is left out (derive one value from the other, use a default). :func:`optional_params`
+reads the comments of the library's headers and sources at prepare time; the prompt's Types
+section carries the result (:class:`fuzzkit.header_facts.HeaderFacts`). Nothing here knows any
+particular library.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from fuzzkit.api import FunctionDecl
+
+MAX_BYTES = 64 << 20  # read no more than this much source in all
+
+_COMMENT = re.compile(r"/\*(.*?)\*/", re.S)
+_LEAD = re.compile(r"^[ \t]*\*+[ \t]?", re.M)
+# A parameter's description starts at its tag: `@name:` (gtk-doc) or `@param[in] name` / `\param name`.
+_PARAM = re.compile(r"^[ \t]*(?:[@\\]param(?:\[[^\]\n]*\])?[ \t]+(\w+)\b[ \t:]*|@(\w+)[ \t]*:)", re.M)
+# ... and ends at the next tag, a blank line, or a return/section line.
+_END = re.compile(r"^[ \t]*(?:[@\\]\w+|Returns?\b|Return value\b|Since\b)|\n[ \t]*\n", re.M)
+_NULL_OK = re.compile(
+    r"\b(?:or|else|may\s+be|can\s+be|could\s+be|might\s+be|possibly|optionally)\s+\(?\s*NULL\b"
+    r"|\bNULL\s+(?:is\s+)?(?:allowed|accepted|permitted|ok|fine)\b"
+    r"|\b(?:if|when)\s+(?:it\s+is\s+|this\s+is\s+)?NULL\b"
+    r"|\bNULL\s+(?:to|for)\s+(?:use|skip|ignore|default|disable|none|no\b|omit|the\s+default)"
+    r"|\((?:nullable|allow-none|optional)\)",
+    re.I,
+)
+_NOT_NULL = re.compile(r"\b(?:must|should|may|can|cannot)\s*not\s+be\s+NULL\b|\bnon-?NULL\b|\bnot\s+NULL\b"
+                       r"|\bnever\s+(?:be\s+)?NULL\b", re.I)
+
+
+def optional_params(files: Iterable[str | Path], api: Sequence[FunctionDecl]) -> dict[str, list[str]]:
+    """``{function: [parameter, ...]}``: pointer parameters of ``api`` documented as taking NULL.
+
+    A comment documents the function it names first (gtk-doc's ``name:`` line) or, failing
+    that, the API function whose definition or declaration follows it.
+    """
+    pointers = {d.name: {p.name for p in d.params if p.name and "*" in p.type} for d in api}
+    pointers = {k: v for k, v in pointers.items() if v}
+    found: dict[str, list[str]] = {}
+    budget = MAX_BYTES
+    for path in dict.fromkeys(str(f) for f in files):
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError:
+            continue
+        budget -= len(text)
+        if budget < 0:
+            break
+        if "NULL" not in text:
+            continue
+        for m in _COMMENT.finditer(text):
+            body = m.group(1)
+            if "NULL" not in body:
+                continue
+            fn = _documented(body, text, m.end(), pointers)
+            if fn is None:
+                continue
+            for name in nullable(body):
+                if name in pointers[fn] and name not in found.setdefault(fn, []):
+                    found[fn].append(name)
+    return {fn: names for fn, names in found.items() if names}
+
+
+def nullable(comment: str) -> list[str]:
+    """The parameters a documentation comment describes as accepting NULL."""
+    body = _LEAD.sub("", comment)
+    out: list[str] = []
+    for m in _PARAM.finditer(body):
+        name = m.group(1) or m.group(2)
+        rest = body[m.end():]
+        end = _END.search(rest)
+        desc = rest[: end.start() if end else len(rest)].replace("%NULL", "NULL")  # gtk-doc's %NULL
+        if _NULL_OK.search(desc) and not _NOT_NULL.search(desc):
+            out.append(name)
+    return out
+
+
+def _documented(body: str, text: str, end: int, pointers: dict[str, set[str]]) -> str | None:
+    first = re.match(r"\s*\**\s*(\w+)\s*:", body)
+    if first and first.group(1) in pointers:
+        return first.group(1)
+    after = text[end:end + 400]
+    stop = re.search(r"[;{]|/\*", after)
+    head = after[: stop.start() if stop else len(after)]
+    return next((c for c in re.findall(r"\b(\w+)\s*\(", head) if c in pointers), None)
