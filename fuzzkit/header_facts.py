@@ -58,6 +58,9 @@ class Macro:
     name: str
     value: int
     group: int
+    scope: tuple[str, ...] = ()  # the functions the comment above its group names (fuzzkit.header_macros)
+    only: tuple[str, ...] = ()  # its own comment: "f() only"
+    not_for: tuple[str, ...] = ()  # its own comment: "not for f()"
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,9 @@ class HeaderFacts:
                      for r in data.get("records", [])],
             enums=[Enum(e["name"], tuple((c[0], c[1]) for c in e["constants"]), bool(e.get("typedef")))
                    for e in data.get("enums", [])],
-            macros=[Macro(**m) for m in data.get("macros", [])],
+            macros=[Macro(m["name"], m["value"], m["group"], tuple(m.get("scope", ())),
+                          tuple(m.get("only", ())), tuple(m.get("not_for", ())))
+                    for m in data.get("macros", [])],
             releasers=[Releaser(**r) for r in data.get("releasers", [])],
             returns=dict(data.get("returns", {})),
             retains=list(data.get("retains", [])),
@@ -153,7 +158,11 @@ class HeaderFacts:
         for m in self.macros:
             if last_group is not None and m.group != last_group:
                 lines.append("")
-            lines.append(f"#define {m.name} {m.value}")
+            if m.scope and m.group != last_group:
+                lines.append(f"/* flags of {', '.join(f + '()' for f in m.scope)} */")
+            note = (f"  /* only {', '.join(f + '()' for f in m.only)} */" if m.only else
+                    f"  /* not for {', '.join(f + '()' for f in m.not_for)} */" if m.not_for else "")
+            lines.append(f"#define {m.name} {m.value}{note}")
             last_group = m.group
         out = ["```c", *lines, "```"] if lines else []
         return "\n".join(out + self._notes())

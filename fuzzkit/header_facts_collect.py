@@ -18,22 +18,18 @@ from fuzzkit.header_facts import (
     OPTION_PARAM,
     Enum,
     HeaderFacts,
-    Macro,
     _words,
 )
+from fuzzkit.header_macros import option_owner_words, relevant_macros, scope_groups
 from fuzzkit.header_reach import MAX_RECORDS, TypeReach, library_instances
 from fuzzkit.header_releasers import find_releasers
 from fuzzkit.header_wrappers import MAX_WRAPPERS, Wrapper, body_tokens, function_wrapper, macro_wrapper
 from fuzzkit.headers import cindex_module, parse_translation_unit
 
-MAX_ENUM_CONSTANTS, MAX_MACROS, MAX_OPTION_MACROS = 160, 120, 40
+MAX_ENUM_CONSTANTS = 160
 
 _EXPR = re.compile(r"^[-+~()<>|&\s0-9a-fA-FxXuUlL]+$")
 
-_STATUS_WORDS = re.compile(
-    r"(^|_)(OK|SUCCESS|SUCCEEDED|ERR|ERROR|FAIL|FAILED|FAILURE|FINISH|END|EOF|DONE|AGAIN|MORE|"
-    r"CONTINUE|INVALID|STATUS|RESULT|NOMEM|BUSY|PARTIAL)(_|$)"
-)
 _INT_LITERAL = re.compile(r"^\(?\s*(-?\s*(0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*\)?$")
 _KEEPS_DOC = re.compile(r"(survive|outlive|not (be )?copied|must (remain|stay) valid|"
                         r"keeps? a (reference|pointer))", re.I)
@@ -130,7 +126,7 @@ class _Collector:
         value = _int_value(" ".join(t.spelling for t in tokens[1:]))
         if value is None:
             return
-        self.macros[cur.spelling] = (value, Path(cur.location.file.name).name, cur.location.line)
+        self.macros[cur.spelling] = (value, str(Path(cur.location.file.name)), cur.location.line)
 
     def _inline(self, cur: Any) -> None:
         """A function defined in the header (static inline): the API calls in its body."""
@@ -160,9 +156,9 @@ class _Collector:
             typedefs=list(reach.typedefs.values()),
             records=list(reach.records.values())[:MAX_RECORDS],
             enums=_cap_enums(self._relevant_enums(reach)),
-            macros=self._relevant_macros(words, _option_owner_words(self.api), any(
+            macros=scope_groups(relevant_macros(self.macros, words, option_owner_words(self.api), any(
                 OPTION_PARAM.search(p.name) or (not p.name and "int32" in p.type)
-                for d in self.api for p in d.params)),
+                for d in self.api for p in d.params)), self.macros, self.api_names),
             wrappers=list(self.wrappers),
         )
         facts.instances = library_instances(self.variables, reach)
@@ -185,57 +181,6 @@ class _Collector:
     def _relevant_enums(self, reach: TypeReach) -> list[Enum]:
         used = set(reach.enum_names)
         return sorted(self.enums.values(), key=lambda e: (e.name not in used, e.name))
-
-    def _relevant_macros(self, param_words: set[str], owner_words: set[str],
-                         option_words: bool) -> list[Macro]:
-        """Groups of integer macros worth a place in the prompt.
-
-        Status codes and groups sharing a word with a parameter, in header order; then, on a
-        budget of their own, groups named after a function that takes flags (``X_ATTACH_*``)
-        and, when a parameter is an option word, groups of single-bit flags.
-        """
-        ordered = sorted(self.macros.items(), key=lambda kv: (kv[1][1], kv[1][2]))
-        groups: list[list[tuple[str, int, int]]] = []
-        last: tuple[str, int] | None = None
-        for name, (value, file, line) in ordered:
-            if last is None or last[0] != file or line - last[1] > 1:
-                groups.append([])
-            groups[-1].append((name, value, line))
-            last = (file, line)
-        keep: list[Macro] = []
-        for gid, group in enumerate(groups):
-            names = [n for n, _v, _l in group]
-            wanted = any(_STATUS_WORDS.search(n) for n in names) or any(
-                w in param_words for n in names for w in _words(n))
-            if wanted and len(keep) + len(group) <= MAX_MACROS:
-                keep += [Macro(n, v, gid) for n, v, _l in group]
-        kept, extra = {m.group for m in keep}, 0
-        for gid, group in enumerate(groups):
-            names = [n for n, _v, _l in group]
-            named = len(names) > 1 and any(all(w in _words(n) for n in names) for w in owner_words)
-            # A group of single-bit flags reaching past a byte, when some parameter is an option
-            # word: the values an unnamed `uint32_t options` takes (the header names no owner).
-            bits = [v for _n, v, _l in group]
-            flags = option_words and len(bits) > 2 and max(bits) > 255 and all(
-                v > 0 and v & (v - 1) == 0 for v in bits)
-            if (named or flags) and gid not in kept and extra + len(group) <= MAX_OPTION_MACROS:
-                keep += [Macro(n, v, gid) for n, v, _l in group]
-                extra += len(group)
-        return sorted(keep, key=lambda m: m.group)
-
-
-def _option_owner_words(api: Sequence[FunctionDecl]) -> set[str]:
-    """Words naming few functions that take a flags/options/mode parameter (``attach``).
-
-    A group of constants named after such a function (``X_ATTACH_*``) holds the values
-    that parameter takes; a word most of the API shares (its prefix) names no function.
-    """
-    counts: dict[str, int] = {}
-    for d in api:
-        for w in set(_words(d.name)):
-            counts[w] = counts.get(w, 0) + 1
-    return {w for d in api if any(OPTION_PARAM.search(p.name) for p in d.params)
-            for w in _words(d.name) if len(w) >= 4 and counts[w] <= 2}
 
 
 def _int_value(text: str) -> int | None:

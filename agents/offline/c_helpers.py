@@ -36,6 +36,29 @@ static int lf_take_int(lf_input_t *in, int lo, int hi) {
         ("input",),
         (),
     ),
+    "take_bits": (
+        """/* An option word made of the flags in mask only (the bits documented for the function).
+   A flag is set when its bit is set in both of two option bytes (eight flags per pair): most
+   inputs carry a few flags, not half of them, so flags that exclude each other rarely meet. */
+static uint32_t lf_take_bits(lf_input_t *in, uint32_t mask) {
+  uint32_t out = 0, byte = 0;
+  int left = 0;
+  for (int bit = 0; bit < 32; bit++) {
+    if (!(mask & (1u << bit))) continue;
+    if (left == 0) {
+      byte = lf_take_byte(in);
+      byte &= lf_take_byte(in);
+      left = 8;
+    }
+    if (byte & 1u) out |= 1u << bit;
+    byte >>= 1;
+    left--;
+  }
+  return out;
+}""",
+        ("input",),
+        (),
+    ),
     "take_pick": (
         """/* One of the n values in set (a documented valid set, e.g. a codec's window sizes). */
 static int lf_take_pick(lf_input_t *in, const int *set, size_t n) {

@@ -210,9 +210,7 @@ def high_flags(param_name: str, ctype: str) -> tuple[int, ...]:
     high single-bit values (or, half the time, none) on top of its low byte; flags that hand
     the caller's memory to the library, or skip validating the input, are left out.
     """
-    unnamed = not param_name or bool(re.fullmatch(r"arg\d+", param_name))
-    if not (OPTION_PARAM.search(param_name) or (unnamed and ckinds.is_unsigned(ctype)
-                                                and ckinds.integer_bits(ctype) == 32)):
+    if not _option_word(param_name, ctype):
         return ()
     table = active()
     names = [c for g in table.groups if not _status_group(g, table) for c in g]
@@ -222,6 +220,37 @@ def high_flags(param_name: str, ctype: str) -> tuple[int, ...]:
     values = sorted({v for c in names if (v := table.constants.get(c, 0)) > 255 and v & (v - 1) == 0
                      and v < (1 << bits) and not OWNERSHIP_FLAG.search(c) and not TRUSTING_FLAG.search(c)})
     return tuple(values[:63])
+
+
+def _option_word(param_name: str, ctype: str) -> bool:
+    """Named like flags/options, or an unnamed 32-bit unsigned integer (not a size)."""
+    unnamed = not param_name or bool(re.fullmatch(r"arg\d+", param_name))
+    return bool(OPTION_PARAM.search(param_name)) or (unnamed and ckinds.is_unsigned(ctype)
+                                                     and ckinds.integer_bits(ctype) == 32)
+
+
+def scoped_flags(function: str, param_name: str, ctype: str) -> int:
+    """The bits the header's comments give ``function``'s option word (0: they say nothing).
+
+    ``exec(code, subject, len, uint32_t options)`` drawing its low byte from every flag in the
+    header mostly passed bits meant for the compiler, and the call returned at its option
+    check. The flags under a comment naming ``function`` (``/* flags of lib_exec() */``), less
+    those marked for other functions only or not for this one, are its bits; flags that hand
+    the caller's memory over or skip checking the input are left out.
+    """
+    if not _option_word(param_name, ctype):
+        return 0
+    table = active()
+    bits = min(ckinds.integer_bits(ctype), 32) - (0 if ckinds.is_unsigned(ctype) else 1)
+    mask = 0
+    for name, functions in table.flag_scope.items():
+        only, not_for = table.flag_only.get(name), table.flag_not_for.get(name, frozenset())
+        value = table.constants.get(name, 0)
+        if function in functions and (only is None or function in only) and function not in not_for \
+                and 0 < value < (1 << bits) and value & (value - 1) == 0 \
+                and not OWNERSHIP_FLAG.search(name) and not TRUSTING_FLAG.search(name):
+            mask |= value
+    return mask
 
 
 def trusting_bits(function: str) -> int:

@@ -127,6 +127,10 @@ class Planner:
             self.f.opts.append(f"{name} = ({ctype})lf_take_double(&{self.f.cursor});")
             return name
         name = self.var(ctype, role.param.name, f"({ctype})0" if role.kind == "enum" else "0")
+        if role.flag_mask:  # any subset of the bits documented for this function
+            self.f.need("take_bits")
+            self.f.opts.append(f"{name} = ({ctype})lf_take_bits(&{self.f.cursor}, {role.flag_mask:#x}u);")
+            return name
         self.f.opts.append(f"{name} = ({ctype}){self.f.take_int(role.choices or (0, 1))};")
         if role.high_flags:  # one of the header's higher flags (or, half the time, none) on top
             # at least three values: two would read as a range (0..flag), not as a choice

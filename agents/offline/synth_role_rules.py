@@ -10,14 +10,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agents.offline import ckinds, synth_lengths
+from agents.offline import ckinds, synth_choices, synth_lengths
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_choices import (
     DEFAULT_ENUM,
     DEFAULT_INT,
     enum_values,
     float_choices,
-    high_flags,
     int_choices,
     option_name,
     trusting_bits,
@@ -258,7 +257,10 @@ def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     elif ckinds.is_integer(t):
         choices = int_choices(p.name, s.fn.name)
         s.put("int", i, choices=choices)
-        if choices == DEFAULT_INT and (flags := high_flags(option_name(s.fn.name, i, p.name), t)):
+        word = option_name(s.fn.name, i, p.name)
+        if mask := synth_choices.scoped_flags(s.fn.name, word, t):  # the bits documented for it
+            s.out[i] = Role("int", i, p, flag_mask=mask)
+        elif choices == DEFAULT_INT and (flags := synth_choices.high_flags(word, t)):
             s.out[i] = Role("int", i, p, choices=choices, high_flags=flags,
                             clear_bits=trusting_bits(s.fn.name))
     elif ckinds.base_name(t) == "va_list":

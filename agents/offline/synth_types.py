@@ -35,7 +35,8 @@ class Role:
     object_array, end_ptr, pos_ptr, cursor (a pointer the callee advances), fixed_in, fixed_out
     (fixed-size arrays; ``choices`` holds the size). ``high_flags``: for an option word, the
     header's single-bit flags above its low byte, one of which (or none) is OR-ed into the
-    value; ``clear_bits``: its low-byte flags that tell the library to skip checking the input.
+    value; ``clear_bits``: its low-byte flags that tell the library to skip checking the input;
+    ``flag_mask``: the bits the header's comments give the function's option word (any subset).
     """
 
     kind: str
@@ -46,6 +47,7 @@ class Role:
     choices: tuple[int, ...] = ()
     high_flags: tuple[int, ...] = ()
     clear_bits: int = 0
+    flag_mask: int = 0
 
 
 @dataclass

@@ -24,7 +24,9 @@ _RECORD = re.compile(r"^(?P<kind>struct|union) (?P<tag>\w*)\s*(?:\{(?P<body>.*)\
 _ANON = re.compile(r"^typedef (?P<kind>struct|union) \{(?P<body>.*)\} (?P<name>[A-Za-z_]\w*);$")
 _ENUM = re.compile(r"^(?:enum (?P<name>\w+) \{(?P<body>.*)\};"
                    r"|typedef enum \{(?P<tbody>.*)\} (?P<tname>\w+);)$")  # a tagless enum
-_DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)$")
+_DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)"
+                     r"(?:  /\* (?P<note>only|not for) (?P<fns>.*) \*/)?$")
+_SCOPE = re.compile(r"^/\* flags of (?P<fns>.*) \*/$")
 _RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
 _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
 _TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
@@ -66,6 +68,10 @@ class TypeTable:
     consumes: set[str] = field(default_factory=set)
     inside_only: set[str] = field(default_factory=set)  # documented as valid inside a callback only
     optional: dict[str, set[str]] = field(default_factory=dict)  # parameters documented as taking NULL
+    # macro -> the functions its group's comment says take it; its own "only" / "not for" notes
+    flag_scope: dict[str, frozenset[str]] = field(default_factory=dict)
+    flag_only: dict[str, frozenset[str]] = field(default_factory=dict)
+    flag_not_for: dict[str, frozenset[str]] = field(default_factory=dict)
     fixed_args: dict[str, dict[int, str]] = field(default_factory=dict)
     arg_names: dict[str, dict[int, str]] = field(default_factory=dict)  # from the header's wrappers
     instances: list[tuple[str, str]] = field(default_factory=list)  # (name, type) the library defines
@@ -110,6 +116,7 @@ def read_types(text: str) -> TypeTable:
     """Parse a ``## Types`` section body (fenced C, then ``Release functions`` bullets)."""
     table = TypeTable()
     group: list[str] = []
+    scoped: frozenset[str] = frozenset()
     wrappers: list[Wrapper] = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -117,13 +124,23 @@ def read_types(text: str) -> TypeTable:
             if group:
                 table.groups.append(group)
                 group = []
+            scoped = frozenset()
             continue
         if _read_decl(table, line):
+            continue
+        scope = _SCOPE.match(line)
+        if scope:
+            scoped = _names(scope["fns"])
             continue
         define = _DEFINE.match(line)
         if define:
             table.constants[define["name"]] = int(define["value"])
             group.append(define["name"])
+            if scoped:
+                table.flag_scope[define["name"]] = scoped
+            if define["note"]:
+                notes = table.flag_only if define["note"] == "only" else table.flag_not_for
+                notes[define["name"]] = _names(define["fns"])
             continue
         wrapped = _WRAPPED.match(line)
         if wrapped:
@@ -137,35 +154,30 @@ def read_types(text: str) -> TypeTable:
         if field_:
             table.instances.append((field_["name"], re.sub(r"\s+", " ", field_["type"]).strip()))
             continue
-        release = _RELEASE.match(line)
-        if release:
-            table.releasers.append((release["fn"], release["what"].strip()))
-            continue
-        keeps = _KEEPS.match(line)
-        if keeps:
-            table.retains.add(keeps["fn"])
-            continue
-        takes = _TAKES.match(line)
-        if takes:
-            table.consumes.add(takes["fn"])
-            continue
-        nullable = _NULLABLE.match(line)
-        if nullable:
-            table.optional[nullable["fn"]] = set(nullable["names"].split(", "))
-            continue
-        inside = _INSIDE.match(line)
-        if inside:
-            table.inside_only.add(inside["fn"])
-            continue
-        ret = _RETURN.match(line)
-        if ret:
-            table.returns[ret["fn"]] = ret["text"]
+        for pattern, note in _NOTES:
+            if (found := pattern.match(line)) is not None:
+                note(table, found)
+                break
     if group:
         table.groups.append(group)
     table.fixed_args = fixed_arguments(wrappers)
     table.arg_names = argument_names(wrappers)
     table.key = hash(text)
     return table
+
+
+_NOTES = (  # the bullets after the declarations, in the order they are tried
+    (_RELEASE, lambda t, m: t.releasers.append((m["fn"], m["what"].strip()))),
+    (_KEEPS, lambda t, m: t.retains.add(m["fn"])),
+    (_TAKES, lambda t, m: t.consumes.add(m["fn"])),
+    (_NULLABLE, lambda t, m: t.optional.__setitem__(m["fn"], set(m["names"].split(", ")))),
+    (_INSIDE, lambda t, m: t.inside_only.add(m["fn"])),
+    (_RETURN, lambda t, m: t.returns.__setitem__(m["fn"], m["text"])),
+)
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(n.strip().removesuffix("()") for n in text.split(",") if n.strip())
 
 
 def _read_decl(table: TypeTable, line: str) -> bool:

@@ -18,7 +18,8 @@ from agents.offline.analysis import analyze_function
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
 from fuzzkit.harness import build_harness
-from fuzzkit.header_facts_collect import MAX_MACROS, collect_facts
+from fuzzkit.header_facts_collect import collect_facts
+from fuzzkit.header_macros import MAX_MACROS
 from fuzzkit.headers import parse_header
 from fuzzkit.runner import run_fuzzer
 from tests.toolchain.conftest import tiny_library
