@@ -217,9 +217,14 @@ def high_flags(param_name: str, ctype: str) -> tuple[int, ...]:
     names += [c for members in table.enum_members.values() for c in members]
     # Below the sign bit of an int: the harness keeps the values in an int table.
     bits = min(ckinds.integer_bits(ctype), 32) - 1
-    values = sorted({v for c in names if (v := table.constants.get(c, 0)) > 255 and v & (v - 1) == 0
-                     and v < (1 << bits) and not OWNERSHIP_FLAG.search(c) and not TRUSTING_FLAG.search(c)})
+    values = sorted({v for c in names if (v := table.constants.get(c, 0)) > 255 and _usable_flag(c, v, bits)})
     return tuple(values[:63])
+
+
+def _usable_flag(name: str, value: int, bits: int) -> bool:
+    """A single-bit value below ``1 << bits`` that neither hands memory over nor trusts the input."""
+    return 0 < value < (1 << bits) and value & (value - 1) == 0 \
+        and not OWNERSHIP_FLAG.search(name) and not TRUSTING_FLAG.search(name)
 
 
 def _option_word(param_name: str, ctype: str) -> bool:
@@ -247,8 +252,7 @@ def scoped_flags(function: str, param_name: str, ctype: str) -> int:
         only, not_for = table.flag_only.get(name), table.flag_not_for.get(name, frozenset())
         value = table.constants.get(name, 0)
         if function in functions and (only is None or function in only) and function not in not_for \
-                and 0 < value < (1 << bits) and value & (value - 1) == 0 \
-                and not OWNERSHIP_FLAG.search(name) and not TRUSTING_FLAG.search(name):
+                and _usable_flag(name, value, bits):
             mask |= value
     return mask
 
