@@ -12,6 +12,14 @@ bytes and not a ``printf`` format, and each word of it (letters, digits, ``_``, 
 3 characters). The :data:`MAX_ENTRIES` most frequent are written, ties broken by text, in
 libFuzzer's dictionary format (``"token"``, non-printable bytes as ``\xNN``).
 
+A text library decodes UTF-8 and then compares the character it decoded with code points its
+code spells out (``case 0x200C:``, ``cp >= 0x0660``). libFuzzer's comparison tracing offers the
+compared value's own bytes, never its UTF-8 encoding, so such a branch waits for a mutation to
+spell two to four exact bytes. When the sources speak of UTF-8, the code points they compare with
+(written with at least four hex digits, as code points are, U+0080..U+10FFFF, surrogates left
+out) are added in their UTF-8 encoding, :data:`MAX_CODE_POINTS` of them at most, beside the
+literals (:func:`code_points`).
+
 :func:`shipped_dictionary` finds the dictionary a library ships beside one of its own fuzz
 harnesses (OSS-Fuzz's convention: ``name.dict`` next to ``name.c``), for comparisons that give
 each side the dictionary it comes with.
@@ -28,9 +36,10 @@ from pathlib import Path
 
 from fuzzkit.paths import file_lock
 
-VERSION = 2  # part of the cached file's name: a change to what is read makes a new file
+VERSION = 3  # part of the cached file's name: a change to what is read makes a new file
 MAX_TOKEN = 24
 MAX_ENTRIES = 2000
+MAX_CODE_POINTS = 256
 MAX_SOURCE_BYTES = 16 << 20  # an amalgamation of a few MiB is common; a generated table is not
 # One pass, leftmost first: a comment, a character constant or a string literal (its body in
 # group 1), so that `"http://"` is a literal and `'"'` or `/* "x" */` opens none.
@@ -43,6 +52,9 @@ _TOKEN = re.compile(
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?:include|line|error|warning|pragma)\b[^\n]*", re.M)
 _FORMAT = re.compile(rb"%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcspn]")
 _WORD = re.compile(rb"[A-Za-z][A-Za-z0-9_-]{2,}")
+# A hex constant of 4..6 digits that a value is compared with: a case label or a comparison.
+_COMPARED_CODE = re.compile(r"(?:\bcase[ \t]+|[=!<>]=[ \t]*|[^-<>][<>][ \t]*)0[xX]([0-9A-Fa-f]{4,6})\b")
+_SPEAKS_UTF8 = re.compile(r"utf-?8", re.I)
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "a": 7, "b": 8, "f": 12, "v": 11, "e": 27,
             "\\": 92, '"': 34, "'": 39, "?": 63}
 
@@ -85,13 +97,7 @@ def literals(text: str) -> Iterable[bytes]:
 def tokens(sources: Iterable[Path]) -> Counter[bytes]:
     """Candidate dictionary entries of ``sources`` with how often each occurs."""
     counts: Counter[bytes] = Counter()
-    for path in sources:
-        try:
-            if path.stat().st_size > MAX_SOURCE_BYTES:
-                continue
-            text = path.read_text(errors="replace")
-        except OSError:
-            continue
+    for text in _texts(sources):
         for data in literals(text):
             if 2 <= len(data) <= MAX_TOKEN and not _FORMAT.search(data) and b"\0" not in data[:-1]:
                 counts[data] += 1
@@ -100,6 +106,31 @@ def tokens(sources: Iterable[Path]) -> Counter[bytes]:
                     if len(word) <= MAX_TOKEN and word != data:
                         counts[word] += 1
     return counts
+
+
+def code_points(texts: Iterable[str]) -> Counter[bytes]:
+    """The UTF-8 encodings of the code points ``texts`` compare with, with how often each occurs.
+
+    Empty unless some text mentions UTF-8 (a library that never decodes it compares numbers).
+    """
+    found: Counter[int] = Counter()
+    speaks = False
+    for text in texts:
+        speaks = speaks or bool(_SPEAKS_UTF8.search(text))
+        found.update(int(m.group(1), 16) for m in _COMPARED_CODE.finditer(text))
+    if not speaks:
+        return Counter()
+    usable = {cp: n for cp, n in found.items() if 0x80 <= cp <= 0x10FFFF and not 0xD800 <= cp <= 0xDFFF}
+    return Counter({chr(cp).encode("utf-8"): n for cp, n in usable.items()})
+
+
+def _texts(sources: Iterable[Path]) -> Iterable[str]:
+    for path in sources:
+        try:
+            if path.stat().st_size <= MAX_SOURCE_BYTES:
+                yield path.read_text(errors="replace")
+        except OSError:
+            continue
 
 
 def entry(token: bytes) -> str:
@@ -112,9 +143,14 @@ def entry(token: bytes) -> str:
 
 def write_dictionary(sources: Iterable[Path], dest: Path, limit: int = MAX_ENTRIES) -> int:
     """Write the dictionary of ``sources`` to ``dest``; return its number of entries."""
+    sources = list(sources)
     counts = tokens(sources)
     chosen = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    lines = ["# libFuzzer dictionary: string literals of the library's own sources (LogicFuzz)"]
+    codes = code_points(_texts(sources))
+    extra = [kv for kv in sorted(codes.items(), key=lambda kv: (-kv[1], kv[0])) if kv[0] not in counts]
+    chosen += extra[:MAX_CODE_POINTS]
+    lines = ["# libFuzzer dictionary: string literals of the library's own sources and the"
+             " UTF-8 of the code points it compares with (LogicFuzz)"]
     lines += [entry(tok) for tok, _n in chosen]
     dest.write_text("\n".join(lines) + "\n")
     return len(chosen)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bench.harness_compare import BuiltSide, side_dictionaries
 from fuzzkit.dictionary import (
+    code_points,
     decode_literal,
     entry,
     library_dictionary,
@@ -68,6 +69,31 @@ def test_entries_are_written_most_frequent_first_in_libfuzzers_format(tmp_path: 
     assert write_dictionary([src], dest, limit=3) == 3
     lines = [ln for ln in dest.read_text().splitlines() if not ln.startswith("#")]
     assert lines[0] == '"COMMIT"' and len(lines) == 3
+
+
+TEXT_SOURCE = r"""
+/* Decodes UTF-8, then checks joiners and digits. */
+int check(const unsigned *cp, int n, int i) {
+  switch (cp[i]) {
+  case 0x200C: return i > 0;              /* a code point compared: kept */
+  case 0x00B7: return cp[i - 1] == 0x006C;  /* U+006C is ASCII: reachable as it is */
+  }
+  if (cp[i] >= 0x0660 && cp[i] <= 0x0669) return 2;
+  if (cp[i] == 0xD800) return -1;         /* a surrogate has no UTF-8 */
+  return (n << 0x1000) + (n & 0xFFFF) + size(0x2028);  /* shifted, masked, passed: not compared */
+}
+"""
+
+
+def test_code_points_the_decoded_text_is_compared_with_are_added_in_utf8(tmp_path: Path) -> None:
+    got = code_points([TEXT_SOURCE])
+    assert set(got) == {b"\xe2\x80\x8c", b"\xc2\xb7", b"\xd9\xa0", b"\xd9\xa9"}
+    assert code_points([TEXT_SOURCE.replace("UTF-8", "bytes")]) == {}  # no UTF-8: numbers only
+    src = tmp_path / "text.c"
+    src.write_text(TEXT_SOURCE + 'const char *name = "joiner";\n')
+    dest = tmp_path / "text.dict"
+    assert write_dictionary([src], dest) == 5
+    assert r'"\xE2\x80\x8C"' in dest.read_text().splitlines() and '"joiner"' in dest.read_text()
 
 
 def test_the_library_dictionary_is_made_once_and_none_without_literals(tmp_path: Path) -> None:
