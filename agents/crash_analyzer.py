@@ -62,6 +62,8 @@ def report_text(crash: Mapping[str, Any]) -> str:
         f"buffer origin: {crash.get('buffer_origin', '')}",
         f"misuse hint: {crash.get('misuse_hint', '')}",
         *_input_size(crash.get("reproducer")),
+        *([f"input text: {crash['input_text']}"] if crash.get("input_text") else []),
+        *([f"documented utf-8 parameters: {crash['utf8_arguments']}"] if crash.get("utf8_arguments") else []),
     ])
 
 

@@ -172,6 +172,7 @@ def types_section(state: Mapping[str, Any]) -> str:
     # Notes on API functions not shown are left out; notes on callback typedefs stay.
     facts.returns = {fn: text for fn, text in facts.returns.items() if fn in shown or fn not in every}
     facts.optional = {fn: names for fn, names in facts.optional.items() if fn in shown}
+    facts.utf8 = {fn: names for fn, names in facts.utf8.items() if fn in shown}
     # Likewise releasers: those of shown functions, of what a shown function allocates, and
     # those that are no API function (`free`).
     # And the one-argument releaser of a type a shown function takes or returns (a region a
@@ -185,6 +186,13 @@ def types_section(state: Mapping[str, Any]) -> str:
                        or (r.function in single
                            and _base(canonical.get(_base(r.releases), r.releases)) in used)]
     return facts.render() or "(none)"
+
+
+def utf8_arguments(state: Mapping[str, Any]) -> str:
+    """``f(a), g(b, c)``: the UTF-8 text parameters (documentation) of the functions the harness calls."""
+    called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    return ", ".join(f"{fn}({', '.join(names)})" for fn, names in facts.utf8.items() if fn in called)
 
 
 def include_lines(state: Mapping[str, Any]) -> str:

@@ -91,6 +91,8 @@ class HeaderFacts:
     instances: list[tuple[str, str]] = field(default_factory=list)
     # function -> its pointer parameters the documentation lets be NULL (fuzzkit.param_docs)
     optional: dict[str, list[str]] = field(default_factory=dict)
+    # function -> its input text parameters documented as UTF-8 (fuzzkit.param_docs)
+    utf8: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -120,6 +122,7 @@ class HeaderFacts:
                       for w in data.get("wrappers", [])],
             instances=[(i[0], i[1]) for i in data.get("instances", [])],
             optional={k: list(v) for k, v in data.get("optional", {}).items()},
+            utf8={k: list(v) for k, v in data.get("utf8", {}).items()},
         )
 
     def render(self) -> str:
@@ -191,6 +194,9 @@ class HeaderFacts:
         if self.optional:
             out.append("Arguments the documentation lets be NULL (leaving one out is a case of its own):")
             out += [f"- {fn} accepts NULL for {', '.join(names)}" for fn, names in self.optional.items()]
+        if self.utf8:
+            out.append("Text documented as UTF-8 (other bytes there break the contract, not the library):")
+            out += [f"- {fn} takes UTF-8 in {', '.join(names)}" for fn, names in self.utf8.items()]
         if self.wrappers:
             out.append("Calls in the header's own wrappers (pass the same fixed arguments):")
             out += [f"- {w.function}({', '.join(w.args)}) in {w.caller}({', '.join(w.params)})"

@@ -7,12 +7,17 @@ argument is left out (derive one value from the other, use a default). :func:`op
 reads the comments of the library's headers and sources at prepare time; the prompt's Types
 section carries the result (:class:`fuzzkit.header_facts.HeaderFacts`). Nothing here knows any
 particular library.
+
+:func:`utf8_params` reads, the same way, which input text parameters are documented as UTF-8:
+described so themselves (``@input: zero-terminated UTF-8 string``) or of a type whose typedef's
+comment says so (a byte type "of a UTF-8 encoded string"). A library may trust such text to be
+well formed, and a crash on bytes that are not is the harness breaking the contract.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from fuzzkit.api import FunctionDecl
@@ -46,15 +51,7 @@ def optional_params(files: Iterable[str | Path], api: Sequence[FunctionDecl]) ->
     pointers = {d.name: {p.name for p in d.params if p.name and "*" in p.type} for d in api}
     pointers = {k: v for k, v in pointers.items() if v}
     found: dict[str, list[str]] = {}
-    budget = MAX_BYTES
-    for path in dict.fromkeys(str(f) for f in files):
-        try:
-            text = Path(path).read_text(errors="replace")
-        except OSError:
-            continue
-        budget -= len(text)
-        if budget < 0:
-            break
+    for text in _read(files):
         if "NULL" not in text:
             continue
         for m in _COMMENT.finditer(text):
@@ -70,21 +67,76 @@ def optional_params(files: Iterable[str | Path], api: Sequence[FunctionDecl]) ->
     return {fn: names for fn, names in found.items() if names}
 
 
-def nullable(comment: str) -> list[str]:
-    """The parameters a documentation comment describes as accepting NULL."""
+_UTF8 = re.compile(r"\butf-?8\b", re.I)
+# A comment, then the typedef it documents: `/* ... UTF-8 ... */ typedef unsigned char name;`
+_TYPEDEF_DOC = re.compile(r"/\*((?:(?!\*/).)*)\*/\s*typedef\s+[^;{}()]*?\b(\w+)\s*;", re.S)
+
+
+def utf8_params(files: Iterable[str | Path], api: Sequence[FunctionDecl]) -> dict[str, list[str]]:
+    """``{function: [parameter, ...]}``: input text parameters of ``api`` documented as UTF-8.
+
+    Input text: a pointer to const, one level deep. Documented: the parameter's own description
+    (see :func:`optional_params` for which function a comment documents) or its type's typedef
+    comment mentions UTF-8.
+    """
+    inputs = {d.name: {p.name: p.type for p in d.params if p.name and p.type.count("*") == 1
+                       and re.search(r"\bconst\b", p.type)} for d in api}
+    inputs = {k: v for k, v in inputs.items() if v}
+    text_types: set[str] = set()
+    found: dict[str, list[str]] = {}
+    for text in _read(files):
+        if not _UTF8.search(text):
+            continue
+        text_types |= {m.group(2) for m in _TYPEDEF_DOC.finditer(text) if _UTF8.search(m.group(1))}
+        for m in _COMMENT.finditer(text):
+            fn = _documented(m.group(1), text, m.end(), inputs) if _UTF8.search(m.group(1)) else None
+            if fn is not None:
+                names = [n for n in described(m.group(1), _UTF8) if n in inputs[fn]]
+                found[fn] = list(dict.fromkeys([*found.get(fn, []), *names]))
+    for fn, params in inputs.items():
+        for name, ctype in params.items():
+            if text_types & set(re.findall(r"\w+", ctype)) and name not in found.setdefault(fn, []):
+                found[fn].append(name)
+    return {fn: names for fn, names in found.items() if names}
+
+
+def _read(files: Iterable[str | Path]) -> Iterable[str]:
+    budget = MAX_BYTES
+    for path in dict.fromkeys(str(f) for f in files):
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError:
+            continue
+        budget -= len(text)
+        if budget < 0:
+            return
+        yield text
+
+
+def described(comment: str, pattern: re.Pattern[str]) -> list[str]:
+    """The parameters whose description in a documentation comment matches ``pattern``."""
+    return [name for name, desc in _descriptions(comment) if pattern.search(desc)]
+
+
+def _descriptions(comment: str) -> Iterable[tuple[str, str]]:
     body = _LEAD.sub("", comment)
-    out: list[str] = []
     for m in _PARAM.finditer(body):
-        name = m.group(1) or m.group(2)
         rest = body[m.end():]
         end = _END.search(rest)
-        desc = rest[: end.start() if end else len(rest)].replace("%NULL", "NULL")  # gtk-doc's %NULL
+        yield m.group(1) or m.group(2), rest[: end.start() if end else len(rest)]
+
+
+def nullable(comment: str) -> list[str]:
+    """The parameters a documentation comment describes as accepting NULL."""
+    out: list[str] = []
+    for name, desc in _descriptions(comment):
+        desc = desc.replace("%NULL", "NULL")  # gtk-doc's %NULL
         if _NULL_OK.search(desc) and not _NOT_NULL.search(desc):
             out.append(name)
     return out
 
 
-def _documented(body: str, text: str, end: int, pointers: dict[str, set[str]]) -> str | None:
+def _documented(body: str, text: str, end: int, pointers: Mapping[str, Collection[str]]) -> str | None:
     first = re.match(r"\s*\**\s*(\w+)\s*:", body)
     if first and first.group(1) in pointers:
         return first.group(1)

@@ -10,10 +10,12 @@ from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
 from agent_graph.state import FuzzState
+from agents.sections import utf8_arguments
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import INPUT_PROBLEM, feeder_exists, input_reaches_api
 from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import FuzzRun, Toolchain, toolchain_named
+from fuzzkit.utf8 import describe
 from nodes._common import ctx_of, log_event, visit, work_dir
 from nodes._prompt_text import crash_for_prompt
 
@@ -66,8 +68,10 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
     if crashed:
         assert fuzz.crash is not None
         # The harness wrote the log the report was parsed from: redact and cap what prompts see.
+        reproducer = str(fuzz.crash_files[0]) if fuzz.crash_files else ""
         update["crash"] = {"version": version, **crash_for_prompt(fuzz.crash.to_dict()),
-                           "reproducer": str(fuzz.crash_files[0]) if fuzz.crash_files else ""}
+                           "reproducer": reproducer, "input_text": describe(reproducer) if reproducer else "",
+                           "utf8_arguments": utf8_arguments(state)}
     log_event(state, "execution.done", version=version, crashed=crashed,
               lines=summary["lines"], target_hits=target_hits,
               exec_per_sec=fuzz.stats.exec_per_sec)

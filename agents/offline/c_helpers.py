@@ -179,4 +179,30 @@ static int lf_tmpfile(const uint8_t *data, size_t size, char *path, size_t cap) 
         (),
         ("<stdio.h>", "<stdlib.h>", "<unistd.h>"),
     ),
+    "utf8_ok": (
+        """/* Whether s[0..n) is well-formed UTF-8 (no overlong forms, surrogates or values past
+   U+10FFFF): text a function documents as UTF-8 is checked before it is passed. */
+static int lf_utf8_ok(const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < n) {
+    unsigned c = p[i], need, min, cp;
+    if (c < 0x80u) { i++; continue; }
+    if (c >= 0xC2u && c <= 0xDFu) { need = 1; min = 0x80u; cp = c & 0x1Fu; }
+    else if (c >= 0xE0u && c <= 0xEFu) { need = 2; min = 0x800u; cp = c & 0x0Fu; }
+    else if (c >= 0xF0u && c <= 0xF4u) { need = 3; min = 0x10000u; cp = c & 0x07u; }
+    else return 0;
+    if (n - i <= need) return 0;
+    for (unsigned k = 1; k <= need; k++) {
+      if ((p[i + k] & 0xC0u) != 0x80u) return 0;
+      cp = (cp << 6) | (p[i + k] & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFFu || (cp >= 0xD800u && cp <= 0xDFFFu)) return 0;
+    i += need + 1;
+  }
+  return 1;
+}""",
+        (),
+        ("<stddef.h>", "<string.h>"),
+    ),
 }

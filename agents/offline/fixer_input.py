@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from agents.offline import cdecl, ckinds
-from agents.offline.fixer_edit import split_args, statement_span
+from agents.offline.c_helpers import HELPERS
+from agents.offline.fixer_edit import matching_paren, split_args, statement_span
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
 
@@ -43,12 +44,8 @@ def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl],
         line = _feeder_call(feeder, obj)
         if line is None:
             continue
-        start, _end = statement_span(code, call.start())
-        space = re.match(r"\s*", code[start:])
-        indent = (space.group(0) if space else "").split("\n")[-1]
-        lead = len(code[start:]) - len(code[start:].lstrip())
-        code = code[: start + lead] + line + "\n" + indent + code[start + lead:]
-        return code, f"hand the fuzz input to {target.name}'s object with {feeder.name} before the call"
+        how = f"hand the fuzz input to {target.name}'s object with {feeder.name} before the call"
+        return _before(code, call.start(), line), how
     return code, None
 
 
@@ -91,3 +88,60 @@ def guard_empty_input(code: str) -> tuple[str, str | None]:
         at = code.index("\n", at) + 1 if "\n" in code[at:] else at
     guard = "  if (size == 0) return 0; /* LF fix: the library fails on an empty input */\n"
     return code[:at] + guard + code[at:], "return early on an empty input (the crash input is empty)"
+
+
+_NOT_UTF8 = re.compile(r"^input text: not valid UTF-8", re.M)
+_UTF8_PARAMS = re.compile(r"^documented utf-8 parameters: (.+)$", re.M)
+_CAST = re.compile(r"^\(\s*(?:const\s+)?\w+(?:\s+const)?\s*\*+\s*\)\s*")
+
+
+def guard_utf8_text(code: str, triage: str, api: list[FunctionDecl]) -> tuple[str, str | None]:
+    """The harness skipping text that is not UTF-8 before a call documented to take UTF-8.
+
+    For a crash whose input is not UTF-8 (the triage's ``input text``) in a harness calling a
+    function whose documentation says the text it takes is UTF-8 (``documented utf-8
+    parameters``): the check goes right before the first such call, on the variables passed
+    there (with the length passed after one, else up to its NUL). ``None`` when nothing fits.
+    """
+    listed = _UTF8_PARAMS.search(triage)
+    if not _NOT_UTF8.search(triage) or listed is None or "lf_utf8_ok(" in code:
+        return code, None
+    decls = {f.name: f for f in api}
+    for fn, names in re.findall(r"(\w+)\(([^)]*)\)", listed.group(1)):
+        call = re.search(rf"\b{re.escape(fn)}\s*\(", code)
+        close = matching_paren(code, call.end() - 1) if call and fn in decls else None
+        if call is None or close is None:
+            continue
+        params, args = decls[fn].params, split_args(code[call.end():close])
+        checks = []
+        for i, p in enumerate(params[: len(args)]):
+            var = _CAST.sub("", args[i].strip())
+            if p.name not in names.split(", ") or not re.fullmatch(r"[A-Za-z_]\w*", var):
+                continue
+            sized = i + 1 < min(len(params), len(args)) and ckinds.is_length(params[i + 1])
+            if not sized and var == "data":
+                continue  # the raw input has no NUL to stop at
+            size = f"(size_t)({args[i + 1].strip()})" if sized else f"strlen((const char *){var})"
+            checks.append(f"({var} != NULL && !lf_utf8_ok((const char *){var}, {size}))")
+        if checks:
+            leave = "goto lf_cleanup;" if re.search(r"^\s*lf_cleanup\s*:", code, re.M) else "return 0;"
+            return _with_utf8_helper(_before(code, call.start(), f"if ({' || '.join(checks)}) {leave}")), (
+                f"pass {fn} only well-formed UTF-8 (documented), as the crash input is not")
+    return code, None
+
+
+def _before(code: str, pos: int, line: str) -> str:
+    start, _end = statement_span(code, pos)
+    lead = len(code[start:]) - len(code[start:].lstrip())
+    indent = code[start:start + lead].split("\n")[-1]
+    return code[: start + lead] + line + "\n" + indent + code[start + lead:]
+
+
+def _with_utf8_helper(code: str) -> str:
+    entry = re.search(r"^\s*int\s+LLVMFuzzerTestOneInput\b", code, re.M)
+    at = entry.start() if entry else 0
+    code = code[:at] + "\n" + HELPERS["utf8_ok"][0] + "\n" + code[at:]
+    for head in HELPERS["utf8_ok"][2]:
+        if f"#include {head}" not in code:
+            code = f"#include {head}\n" + code
+    return code

@@ -10,7 +10,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototype, parse_prototypes
 from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
-from agents.offline.fixer_input import feed_input, guard_empty_input
+from agents.offline.fixer_input import feed_input, guard_empty_input, guard_utf8_text
 from agents.offline.fixer_leak import release_results
 from agents.offline.followups import crashed_followup, without_crashed_followup
 from agents.offline.improver import Improvement, improve_harness
@@ -178,18 +178,13 @@ def enhance(facts: PromptFacts) -> Reply:
     problem = facts.text("Problem")
     triage = facts.text("Crash triage")
     if re.search(r"LeakSanitizer|detected memory leaks|\bleak\b", triage):
-        # The frame that called into the library from the harness allocated what leaked: the
-        # triage's entry function, else the one above the harness in a short signature.
-        frames = re.search(r"signature:\s*\S*?@(\S+)", triage)
-        chain = frames.group(1).split("<") if frames else []
-        entry = chain.index("LLVMFuzzerTestOneInput") if "LLVMFuzzerTestOneInput" in chain[1:] else 0
-        entry_line = re.search(r"^entry function:\s*(\w+)", triage, re.M)
-        caller = entry_line.group(1) if entry_line else chain[entry - 1] if entry else ""
-        by_name = {f.name: f for f in api}
-        culprit = by_name.get(caller) or target
+        culprit = _leak_culprit(triage, api, target)
         released, added = release_results(harness, culprit, api, releasers_of(lessons, culprit))
         if added:
             return {"fixes": added, "unresolved": []}, released
+    checked, how = guard_utf8_text(harness, triage, api)
+    if how:
+        return {"fixes": [how], "unresolved": []}, checked
     dropped = without_crashed_followup(harness, facts.text("Stack") or triage, target.name)
     if dropped:
         return {"fixes": [dropped[1]], "unresolved": []}, dropped[0]
@@ -207,9 +202,19 @@ def enhance(facts: PromptFacts) -> Reply:
     return {"fixes": [], "unresolved": [f"no repair known for: {problem}"]}, harness
 
 
+def _leak_culprit(triage: str, api: list[FunctionDecl], target: FunctionDecl) -> FunctionDecl:
+    """Who allocated what leaked: the triage's entry function, else the frame above the harness."""
+    frames = re.search(r"signature:\s*\S*?@(\S+)", triage)
+    chain = frames.group(1).split("<") if frames else []
+    entry = chain.index("LLVMFuzzerTestOneInput") if "LLVMFuzzerTestOneInput" in chain[1:] else 0
+    entry_line = re.search(r"^entry function:\s*(\w+)", triage, re.M)
+    caller = entry_line.group(1) if entry_line else chain[entry - 1] if entry else ""
+    return {f.name: f for f in api}.get(caller) or target
+
+
 def _report(facts: PromptFacts) -> dict[str, str]:
     text = facts.text("Crash report") or facts.text("Crash triage")
-    return dict(re.findall(r"^([a-z_ ]+):[ \t]*(.*)$", text, re.M))  # an empty value stays empty
+    return dict(re.findall(r"^([a-z0-9_ -]+):[ \t]*(.*)$", text, re.M))  # an empty value stays empty
 
 
 def triage_crash(facts: PromptFacts) -> Reply:
@@ -236,6 +241,13 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
         harness_fault = True  # the triage traced the bad access to what the harness passed
     followup = crashed_followup(facts.code("Current harness"), facts.text("Stack"),
                                 _target(facts).name) if facts.text("Target function") else None
+    utf8 = dict(re.findall(r"(\w+)\(([^)]*)\)", report.get("documented utf-8 parameters", "")))
+    entry = report.get("entry function", "")
+    if report.get("input text", "").startswith("not valid") and utf8 and entry in {"", *utf8}:
+        return {"feasible": False, "verdict": "harness_misuse",
+                "reasoning": f"The crash input is {report['input text']}, passed where the documentation "
+                             "asks for UTF-8 text: the harness broke the contract, not the library.",
+                "fix_hint": f"check that the text passed to {', '.join(utf8)} is well-formed UTF-8"}, None
     if followup and not harness_fault:
         return {"feasible": False, "verdict": "harness_misuse",
                 "reasoning": f"The {kind} is in {followup}, a follow-up the harness calls after the "
