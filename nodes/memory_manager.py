@@ -8,6 +8,7 @@ supervisor decides to stop, it writes the final record once.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -155,7 +156,8 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
     best = state["best"]
     why = "did not compile" if not (state.get("build") or {}).get("ok") else "did not run cleanly"
     change = state.get("last_change") or {}
-    direction = "; ".join(change.get("directions") or change.get("fixes") or []) or "unrecorded change"
+    direction = (crashed_block(state) or "; ".join(change.get("directions") or change.get("fixes") or [])
+                 or "unrecorded change")
     local = record_failed_attempt(state.get("local_memory") or empty_local_memory(), direction,
                                   f"{why} after fix rounds", f"v{state.get('harness_version')}",
                                   _api_names(state))
@@ -164,6 +166,26 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
     return {**_revert(state, best), "local_memory": _with_status(state, local, best, iteration, ctx),
             "counters": {"iterations": 1, "dropped_improvements": 1},
             "no_gain_iterations": int(state.get("no_gain_iterations") or 0) + 1}
+
+
+def crashed_block(state: FuzzState) -> str:
+    """The improvement the crash of this version happened in, from its block's comment.
+
+    An improvement adds several blocks, each opened by ``/* LF improve: <direction> */``; the
+    harness's own frame in the crash gives the line, and the nearest such comment above it (before
+    any ``@LF:`` section marker) names the block. "" when the crash is elsewhere.
+    """
+    crash = state.get("crash") or {}
+    if not (state.get("run") or {}).get("crashed") or crash.get("version") != state.get("harness_version"):
+        return ""
+    line = next((f.get("line") for f in crash.get("frames") or []
+                 if f.get("function") == "LLVMFuzzerTestOneInput"), None)
+    lines = (state.get("harness_code") or "").splitlines()[: int(line or 0)]
+    for text in reversed(lines):
+        found = re.search(r"/\*\s*LF improve:\s*(.+?)\s*\*/", text)
+        if found or "@LF:" in text:
+            return found.group(1) if found else ""
+    return ""
 
 
 def finalize(state: FuzzState) -> dict[str, Any]:

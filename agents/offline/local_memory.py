@@ -163,7 +163,9 @@ def tabu_names(facts: PromptFacts, api_names: Collection[str]) -> list[str]:
         for k in range(0, len(parts), 2):
             heading = parts[k - 1] if k else ""
             for tag, body in bullets(parts[k]):
-                named = {names[t] for t in api_tokens(body.split("(")[0], names) if t in names}
+                # the direction without its parenthesized parts: a type it names, then its detail
+                bare = re.sub(r"\([^()]*\)", " ", re.sub(r"\([^()]*\)", " ", body))
+                named = {names[t] for t in api_tokens(bare, names) if t in names}
                 if heading == "New evidence":
                     cleared |= {names[t.casefold()] for t in identifiers(body)
                                 if t.casefold() in names}
