@@ -120,8 +120,10 @@ def _signature(ctype: str) -> Callback | None:
     params = tuple(cdecl.normalize_type(a) for a in m["args"].split(",") if a.strip() != "void")
     ret = cdecl.normalize_type(m["ret"])
     shape = "sink"
-    if len(params) == 4 and ckinds.is_bytes(params[1]) and ckinds.is_pointer(params[3]):
-        shape = "reader"
+    if (len(params) == 4 and ckinds.is_bytes(params[1]) and not ckinds.is_const_target(params[1])
+            and ckinds.is_integer(params[2]) and ckinds.is_pointer(params[3])
+            and ckinds.is_integer(ckinds.pointee(params[3]))):
+        shape = "reader"  # (ctx, buffer to fill, its size, where the count goes)
     elif len(params) == 3 and ckinds.is_bytes(params[1]):
         shape = "writer" if ckinds.is_const_target(params[1]) else "reader_count"
     elif len(params) == 2 and ckinds.pointer_depth(params[1]) == 2:

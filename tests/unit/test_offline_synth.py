@@ -308,3 +308,13 @@ def test_an_unsized_output_beside_numbers_gets_room_not_the_input() -> None:
     code = write_harness(decls[0], decls, ["acme.h"], "stateless_parser", skeleton).code
     call = re.search(r"acme_to_text\((.*)\);", code)
     assert call and "out_buf" in call.group(1).split(",")[2]
+
+
+def test_only_a_callback_with_a_buffer_to_fill_its_size_and_a_count_out_is_a_reader() -> None:
+    from agents.offline.synth_io import _signature
+
+    reader = _signature("int (*)(void *, unsigned char *, size_t, size_t *)")
+    assert reader is not None and reader.shape == "reader"
+    # (context, a token the library hands over, two user pointers): told something, fills nothing
+    told = _signature("void (*)(rx_exec_t *, const unsigned char *, void *, void *)")
+    assert told is not None and told.shape == "sink"
