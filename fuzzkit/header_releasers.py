@@ -76,6 +76,7 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
             out.append(Releaser(decl.name, ptype, "parameter type"))
     out += _documented_resets(api, docs, out)
     out += _linked_by_documentation(api, docs, out, with_object)
+    out += _paired_by_name(api, with_object, out)
     return out + _allocated_with(api, docs, out)
 
 
@@ -124,6 +125,34 @@ def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str
             out.append(Releaser(fn, f"what {decl.name} allocates", "by documentation"))
         if not named and _FREE_DOC.search(_DEFAULT_ALLOCATOR.sub("", doc)):
             out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
+    return out
+
+
+_MAKE_VERBS = {"new", "copy", "create", "alloc", "dup", "make", "clone"}
+
+
+def _paired_by_name(api: Sequence[FunctionDecl], with_object: list[str],
+                    found: list[Releaser]) -> list[Releaser]:
+    """``doc_free_part(doc *d, part *p)`` releases what ``doc_new_part(doc *d, ...)`` returns.
+
+    A releaser that takes the object a producer made its result from (the same first type) and
+    the result's type, named as the producer with its release verb for the producer's make verb:
+    a part made inside a document's storage must go back through it, and the plain releaser of
+    the type (``free_part(part *)``) frees it wrongly (an invalid free). Documentation wins.
+    """
+    out: list[Releaser] = []
+    linked = {r.releases for r in found}
+    for name in with_object:
+        rel = next(d for d in api if d.name == name)
+        rest = [w for w in _words(name) if w not in RELEASE_VERBS]
+        for decl in api:
+            words = _words(decl.name)
+            made = [w for w in words if w in _MAKE_VERBS]
+            what = f"what {decl.name} allocates"
+            if (len(made) == 1 and [w for w in words if w not in _MAKE_VERBS] == rest and decl.params
+                    and what not in linked and _base(decl.params[0].type) == _base(rel.params[0].type)
+                    and _base(decl.return_type) == _base(rel.params[1].type)):
+                out.append(Releaser(name, what, "by name, given the object it was made in"))
     return out
 
 

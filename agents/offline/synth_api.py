@@ -196,10 +196,10 @@ class ApiIndex(ApiFinders):
         """The destructor of ``type_key`` whose stem best matches ``near`` (a creator's name)."""
         if type_key in self.preferred_destroy:
             return self.preferred_destroy[type_key]
+        paired = type_table.producer_releaser(near) if near else None  # the header ties it to the maker
         options = self.lifecycle(type_key).destroy
-        if not options:
-            # Left out of the prompt's API list, named by the Types section's releasers.
-            return (near and type_table.producer_releaser(near)) or type_table.releaser_for(type_key)
+        if paired and paired != "free" or not options:  # none in the API list: the Types section's
+            return paired or type_table.releaser_for(type_key)
         # The header's releasers of the type compete too, though the API list left them out.
         options = list(dict.fromkeys(options + type_table.releasers_of(type_key)))
         stem, made = self.stem(near), self.last_verb(near, CREATE | INIT) or ""

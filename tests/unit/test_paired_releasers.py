@@ -1,0 +1,66 @@
+"""A part made inside another object goes back through the releaser that takes that object.
+
+``ed_new_doc_part(doc, name)`` makes a part in the document's own storage; the header's
+``ed_free_doc_part(doc, part)`` releases it, while ``ed_free_part(part)`` (the releaser of the
+type, for parts made on their own) frees it wrongly: an invalid free on every input. The pair is
+read from names and types (the producer's make verb for the releaser's release verb, the same
+maker type first, the result's type second) when the documentation links nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline.analysis import analyze_function
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.synth import default_skeleton, write_harness
+from agents.offline.type_table import read_types, using
+from fuzzkit.header_releasers import find_releasers
+
+API = """
+typedef struct ed_doc_s ed_doc;
+typedef struct ed_part_s ed_part;
+ed_doc *ed_doc_new(void);
+void ed_doc_free(ed_doc *doc);
+ed_part *ed_new_part(const char *name);
+ed_part *ed_new_doc_part(ed_doc *doc, const char *name);
+ed_part *ed_copy_doc_part(ed_doc *doc, ed_part *part);
+void ed_free_doc_part(ed_doc *doc, ed_part *part);
+void ed_free_part(ed_part *part);
+"""
+
+
+def test_the_releaser_taking_the_maker_is_paired_with_its_producers_by_name() -> None:
+    found = {(r.function, r.releases, r.evidence) for r in find_releasers(parse_prototypes(API), {}, [], {})}
+    paired = {(f, w) for f, w, e in found if e.startswith("by name, given")}
+    assert paired == {("ed_free_doc_part", "what ed_new_doc_part allocates"),
+                      ("ed_free_doc_part", "what ed_copy_doc_part allocates")}
+    assert ("ed_free_part", "ed_part *", "parameter type") in found
+    # the documentation, when it names a releaser, wins
+    docs = {"ed_new_doc_part": "Returns a new part; release it with ed_free_part()."}
+    linked = {(r.function, r.releases) for r in find_releasers(parse_prototypes(API), docs, [], {})
+              if r.releases == "what ed_new_doc_part allocates"}
+    assert linked == {("ed_free_part", "what ed_new_doc_part allocates")}
+
+
+TYPES = """```c
+struct ed_doc_s;  /* opaque: only pointers, made by the API */
+struct ed_part_s;  /* opaque: only pointers, made by the API */
+```
+Release functions:
+- ed_doc_free releases ed_doc * (parameter type)
+- ed_free_part releases ed_part * (parameter type)
+- ed_free_doc_part releases what ed_new_doc_part allocates (by name, given the object it was made in)
+"""
+
+
+def test_the_harness_releases_the_part_through_its_document() -> None:
+    decls = parse_prototypes(API)
+    target = next(d for d in decls if d.name == "ed_new_doc_part")
+    with using(read_types(TYPES)):
+        arche = analyze_function(target, decls).archetype
+        code = write_harness(target, decls, ["ed.h"], arche, default_skeleton(arche)).code
+    assert "ed_new_doc_part(" in code
+    assert "ed_free_part(" not in code, code
+    maker = code[code.index("ed_new_doc_part(") + len("ed_new_doc_part("):].split(",")[0]
+    assert re.search(rf"ed_free_doc_part\({re.escape(maker)}, \w+\);", code), code
