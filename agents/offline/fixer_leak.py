@@ -110,8 +110,9 @@ def _owning_fields(var: str, record_type: str) -> list[tuple[str, str]]:
     record = type_table.active().record(ckinds.base_name(record_type))
     out = []
     for name, ftype in record.fields if record else ():
-        if "*" in ftype or "(" in ftype:
-            continue
+        canonical = type_table.active().canonical.get(ckinds.strip_const(ftype).strip(), "")
+        if "*" in ftype or "(" in ftype or ckinds.is_pointer(ftype) or "*" in canonical:
+            continue  # a pointer field (a typedef may hide the `*`) is no buffer held by value
         releaser = type_table.releaser_for(ftype)
         if releaser and releaser != "free":
             out.append((f"&{var}.{name}", releaser))

@@ -144,6 +144,14 @@ void acme_free_buffer(acme_buffer *buffer);
         fixed, added = release_results(code, target, api)
     assert "acme_free_buffer(&config.output);\n  return 0;" in fixed, fixed
     assert added == ["release config.output (filled by acme_decode) with acme_free_buffer before returning"]
+    # A field whose typedef hides a pointer (`acme_buffer_p output;`) holds no buffer by value:
+    # `&config.output` would hand the releaser the field's address (an invalid free).
+    hidden = types.replace("acme_buffer output;", "acme_buffer_p output;").replace(
+        "typedef struct acme_buffer acme_buffer;", "typedef struct acme_buffer acme_buffer;\n"
+        "typedef struct acme_buffer *acme_buffer_p;")
+    with using(read_types(hidden)):
+        unchanged, none = release_results(code, target, api)
+    assert none == [] and "&config.output" not in unchanged, unchanged
 
 
 def test_the_input_reaches_through_a_file_the_harness_wrote_it_to() -> None:
