@@ -96,8 +96,12 @@ def literals(text: str) -> Iterable[bytes]:
 
 def tokens(sources: Iterable[Path]) -> Counter[bytes]:
     """Candidate dictionary entries of ``sources`` with how often each occurs."""
+    return _literal_tokens(_texts(sources))
+
+
+def _literal_tokens(texts: Iterable[str]) -> Counter[bytes]:
     counts: Counter[bytes] = Counter()
-    for text in _texts(sources):
+    for text in texts:
         for data in literals(text):
             if 2 <= len(data) <= MAX_TOKEN and not _FORMAT.search(data) and b"\0" not in data[:-1]:
                 counts[data] += 1
@@ -143,10 +147,10 @@ def entry(token: bytes) -> str:
 
 def write_dictionary(sources: Iterable[Path], dest: Path, limit: int = MAX_ENTRIES) -> int:
     """Write the dictionary of ``sources`` to ``dest``; return its number of entries."""
-    sources = list(sources)
-    counts = tokens(sources)
+    texts = list(_texts(sources))  # read once: the literals and the code points come from the same text
+    counts = _literal_tokens(texts)
     chosen = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    codes = code_points(_texts(sources))
+    codes = code_points(texts)
     extra = [kv for kv in sorted(codes.items(), key=lambda kv: (-kv[1], kv[0])) if kv[0] not in counts]
     chosen += extra[:MAX_CODE_POINTS]
     lines = ["# libFuzzer dictionary: string literals of the library's own sources and the"

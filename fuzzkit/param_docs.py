@@ -42,16 +42,27 @@ _NOT_NULL = re.compile(r"\b(?:must|should|may|can|cannot)\s*not\s+be\s+NULL\b|\b
                        r"|\bnever\s+(?:be\s+)?NULL\b", re.I)
 
 
+def param_facts(files: Iterable[str | Path], api: Sequence[FunctionDecl]
+                ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """:func:`optional_params` and :func:`utf8_params` of ``api``, the files read once."""
+    texts = list(_read(files))
+    return _optional(texts, api), _utf8(texts, api)
+
+
 def optional_params(files: Iterable[str | Path], api: Sequence[FunctionDecl]) -> dict[str, list[str]]:
     """``{function: [parameter, ...]}``: pointer parameters of ``api`` documented as taking NULL.
 
     A comment documents the function it names first (gtk-doc's ``name:`` line) or, failing
     that, the API function whose definition or declaration follows it.
     """
+    return _optional(_read(files), api)
+
+
+def _optional(texts: Iterable[str], api: Sequence[FunctionDecl]) -> dict[str, list[str]]:
     pointers = {d.name: {p.name for p in d.params if p.name and "*" in p.type} for d in api}
     pointers = {k: v for k, v in pointers.items() if v}
     found: dict[str, list[str]] = {}
-    for text in _read(files):
+    for text in texts:
         if "NULL" not in text:
             continue
         for m in _COMMENT.finditer(text):
@@ -79,12 +90,16 @@ def utf8_params(files: Iterable[str | Path], api: Sequence[FunctionDecl]) -> dic
     (see :func:`optional_params` for which function a comment documents) or its type's typedef
     comment mentions UTF-8.
     """
+    return _utf8(_read(files), api)
+
+
+def _utf8(texts: Iterable[str], api: Sequence[FunctionDecl]) -> dict[str, list[str]]:
     inputs = {d.name: {p.name: p.type for p in d.params if p.name and p.type.count("*") == 1
                        and re.search(r"\bconst\b", p.type)} for d in api}
     inputs = {k: v for k, v in inputs.items() if v}
     text_types: set[str] = set()
     found: dict[str, list[str]] = {}
-    for text in _read(files):
+    for text in texts:
         if not _UTF8.search(text):
             continue
         text_types |= {m.group(2) for m in _TYPEDEF_DOC.finditer(text) if _UTF8.search(m.group(1))}

@@ -24,7 +24,7 @@ from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import parse_headers
 from fuzzkit.library import LibraryBuild
-from fuzzkit.param_docs import optional_params, utf8_params
+from fuzzkit.param_docs import param_facts
 from fuzzkit.runner import FuzzRun, run_fuzzer
 from fuzzkit.seeds import seed_corpus
 
@@ -96,11 +96,11 @@ class Fuzzkit:
         """collect_facts, by fuzzkit (see :class:`Toolchain`).
 
         The library's variables a header declares are kept only if the build defines them; the
-        parameters documented as taking NULL are read from the headers' and sources' comments.
+        parameters documented as taking NULL or as UTF-8 text are read from the headers' and
+        sources' comments.
         """
         facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
-        facts.optional = optional_params([*lib.headers, *lib.sources], api)
-        facts.utf8 = utf8_params([*lib.headers, *lib.sources], api)
+        facts.optional, facts.utf8 = param_facts([*lib.headers, *lib.sources], api)
         data = defined_data(lib)  # empty when llvm-nm gives no verdict: keep all
         facts.instances = [i for i in facts.instances if not data or i[0] in data]
         return facts

@@ -26,6 +26,7 @@ from agent_graph.memory.local_memory import (
 )
 from agent_graph.state import FuzzState, counter, merge_extras
 from agents.base import ModelCallError
+from agents.harness_marks import IMPROVE_MARK
 from agents.llm import model_name
 from agents.local_memory_extractor import LocalMemoryExtractor
 from agents.parsing import ReplyParseError
@@ -182,7 +183,7 @@ def crashed_block(state: FuzzState) -> str:
                  if f.get("function") == "LLVMFuzzerTestOneInput"), None)
     lines = (state.get("harness_code") or "").splitlines()[: int(line or 0)]
     for text in reversed(lines):
-        found = re.search(r"/\*\s*LF improve:\s*(.+?)\s*\*/", text)
+        found = re.search(rf"/\*\s*{re.escape(IMPROVE_MARK)}\s*(.+?)\s*\*/", text)
         if found or "@LF:" in text:
             return found.group(1) if found else ""
     return ""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import cast
 
+from agents.harness_marks import IMPROVE_MARK
 from agents.offline import ckinds
 from agents.offline.cdecl import split_top
 from agents.offline.synth_api import ApiIndex, words
@@ -46,8 +47,8 @@ def one_block(
             and (o.var in (guards or {}) or not unfilled(idx, o, fn))]
     if held:
         obj = held[0]
-        block = call_block(idx, fn, scope, avoid, taken, number, f"LF improve: call {fn.name} on {obj.var}",
-                           guard=(guards or {}).get(obj.var))
+        mark = f"{IMPROVE_MARK} call {fn.name} on {obj.var}"
+        block = call_block(idx, fn, scope, avoid, taken, number, mark, guard=(guards or {}).get(obj.var))
         return (block, f"call {fn.name} on {obj.var} ({obj.type_key})") if block else None
     if idx.kind(fn) == "destroy":
         return None  # every block already releases what it makes
@@ -65,7 +66,7 @@ def one_block(
         return None
     pl.f.call.extend(ctx.use)
     release_filled_fields(pl.f, fn, idx)
-    block = finish_block(fn, pl.f, [], f"LF improve: {what}")
+    block = finish_block(fn, pl.f, [], f"{IMPROVE_MARK} {what}")
     return block, what
 
 

@@ -66,3 +66,10 @@ def test_every_call_a_failed_direction_names_is_tabu() -> None:
     facts = read_prompt("ROLE: enhancer", "## Attempted directions\n" + render_local_memory(memory))
     names = ["ed_read", "ed_dump", "ed_copy_content", "ed_free"]
     assert tabu_names(facts, names) == ["ed_copy_content", "ed_dump"]
+
+
+def test_the_improve_prompt_asks_a_model_for_the_mark_the_reader_looks_for() -> None:
+    from agents.harness_marks import IMPROVE_MARK
+    from prompts import load_template
+
+    assert f"/* {IMPROVE_MARK} <the direction" in load_template("enhancer_improve")[1]

@@ -14,7 +14,7 @@ from agents.offline.prompt_reader import read_prompt
 from agents.offline.roles import judge_feasibility
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts
-from fuzzkit.param_docs import utf8_params
+from fuzzkit.param_docs import optional_params, param_facts, utf8_params
 from fuzzkit.utf8 import describe, first_invalid
 
 API = [
@@ -50,6 +50,8 @@ int gl_scan(const char *buf, size_t len);
 def test_parameters_documented_as_utf8_by_their_type_or_their_own_description(tmp_path: Path) -> None:
     (tmp_path / "gl.h").write_text(HEADER)
     assert utf8_params([tmp_path / "gl.h"], API) == {"gl_label": ["input"], "gl_compile": ["pattern"]}
+    files = [tmp_path / "gl.h"]
+    assert param_facts(files, API) == (optional_params(files, API), utf8_params(files, API))  # one read
     (tmp_path / "plain.h").write_text(HEADER.replace("UTF-8", "Latin-1"))
     assert utf8_params([tmp_path / "plain.h"], API) == {}
 
