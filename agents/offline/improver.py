@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from agents.offline import ckinds
 from agents.offline.analysis import with_target
 from agents.offline.fixer_edit import add_include
-from agents.offline.improver_blocks import one_block, written_by_target
+from agents.offline.improver_blocks import mark_consumed, one_block, written_by_target
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_blocks import (
     OPT_CURSOR,
@@ -65,7 +65,7 @@ def improve_harness(
     if entry is None:
         return Improvement(code)
     at = _insertion_point(code, entry.end(), target.name)
-    scope = _scope(code, entry.end(), at, idx)
+    scope = mark_consumed(_scope(code, entry.end(), at, idx), target, idx)
     guards = written_by_target(code[entry.end():at], target, scope, idx)
     called = set(re.findall(r"\b(\w+)\s*\(", code))
     pool = [n for n in dict.fromkeys(uncovered) if n in idx.by_name and n not in called]

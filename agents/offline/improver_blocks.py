@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 from agents.harness_marks import IMPROVE_MARK
@@ -101,6 +101,8 @@ def reusable(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
     ws = set(words(fn.name)) | set(idx.verbs(fn.name))
     if ws & {"input", "output", "source", "sink"}:
         return False  # a second input or output source is a usage error
+    if obj.consumed_by and _runs_again(idx, obj.consumed_by, fn):
+        return False  # parse_document(ctx) after the target's parse_chunk(ctx, data, n): its own object
     machine = not idx.lifecycle(obj.type_key).create  # made by an init, not a constructor
     if machine and "set" in ws:
         return False  # configuring a machine (acme_parser_set_encoding) must precede its use
@@ -109,6 +111,29 @@ def reusable(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
     if machine and fn.name in producers(idx, set(), obj.type_key):
         return False  # one stepping API per machine: load after parse asserts
     return _same_family(idx, obj, fn)
+
+
+def mark_consumed(scope: list[Obj], target: FunctionDecl, idx: ApiIndex) -> list[Obj]:
+    """``scope`` with the objects the target ran over the fuzz input marked ``consumed_by`` it.
+
+    A target that takes data and a mutable object (``parse_chunk(ctx, data, n)``) leaves that
+    object past its input; what processes the object's own input again needs an object of its own.
+    """
+    if not any(_takes_data(p.type) for p in target.params):
+        return scope
+    keys = {idx.type_key(p.type) for p in target.params if not ckinds.is_const_target(p.type)}
+    return [replace(o, consumed_by=target.name) if o.type_key in keys else o for o in scope]
+
+
+def _runs_again(idx: ApiIndex, done: str, fn: FunctionDecl) -> bool:
+    """Whether ``fn`` is the processor ``done`` was (its verb), over no input of its own."""
+    verb = idx.last_verb(done)
+    return (verb is not None and fn.name != done and idx.last_verb(fn.name) == verb
+            and not any(_takes_data(p.type) for p in fn.params))
+
+
+def _takes_data(ctype: str) -> bool:
+    return ckinds.is_bytes(ctype) or ckinds.is_string(ctype)
 
 
 def _same_family(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:

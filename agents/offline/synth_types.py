@@ -60,6 +60,7 @@ class Obj:
     owned: bool = True
     origin: str = ""  # the function that created or initialized it
     filled: bool = False  # a result container a search has filled (:mod:`synth_fill`)
+    consumed_by: str = ""  # the target that ran this object over the fuzz input (improvements)
 
 
 @dataclass
