@@ -14,6 +14,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
+from agent_graph.memory.code_memory_c import called_names
 from agent_graph.memory.local_memory import (
     apply_extraction,
     branch_for,
@@ -102,6 +103,20 @@ def gain_noise(ctx: Context, best_percent: float) -> float:
     return max(ctx.min_gain_percent / 10, min(ctx.min_gain_percent, ctx.min_gain_share * best_percent))
 
 
+def _reaches_new_api(best: dict[str, Any], current: dict[str, Any]) -> bool:
+    """A gain, however small, from API functions the harness now calls that the best never ran.
+
+    Such a version is kept below the noise: the calls it adds run on every input, and what they
+    reach grows with fuzzing time, while a same-calls version's small gain is the fuzzer's luck
+    (a function the library calls itself and a run happened to reach does not count).
+    """
+    if current["lines_percent"] <= best["lines_percent"]:
+        return False
+    before = set((best.get("run") or {}).get("uncovered_functions") or [])
+    after = set((current.get("run") or {}).get("uncovered_functions") or [])
+    return bool((before - after) & set(called_names(current.get("code") or "")))
+
+
 def _extract(state: FuzzState, runtime: Runtime[Context], best: dict[str, Any],
              current: dict[str, Any], iteration: int, noise: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """The LLM extraction step; a failure leaves the local memory as it was and says why."""
@@ -134,7 +149,7 @@ def record_measurement(state: FuzzState, runtime: Runtime[Context]) -> dict[str,
         return {**update, "local_memory": local}
     best = state["best"]
     iteration = counter(state, "iterations") + 1
-    noise = gain_noise(ctx, best["lines_percent"])
+    noise = 0.0 if _reaches_new_api(best, current) else gain_noise(ctx, best["lines_percent"])
     branch = branch_for(best["lines_percent"], current["lines_percent"], noise)
     local, llm_update = _extract(state, runtime, best, current, iteration, noise)
     update.update(llm_update)
