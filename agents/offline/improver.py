@@ -16,6 +16,7 @@ from agents.offline import ckinds
 from agents.offline.analysis import with_target
 from agents.offline.fixer_edit import add_include
 from agents.offline.improver_blocks import mark_consumed, one_block, written_by_target
+from agents.offline.improver_steps import made_stepper
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_blocks import (
     OPT_CURSOR,
@@ -145,21 +146,8 @@ def _origin(code: str, var: str, pointer: bool, idx: ApiIndex) -> str:
 
 VALUE = [  # (words, rank): how much new code a call of this kind usually reaches
     ({"print", "dump", "serialize", "emit", "unparse", "stringify", "write"}, 0),
-    (
-        {
-            "parse",
-            "load",
-            "scan",
-            "read",
-            "decode",
-            "encode",
-            "compress",
-            "uncompress",
-            "decompress",
-            "unpack",
-        },
-        1,
-    ),
+    ({"parse", "load", "scan", "read", "decode", "encode", "compress", "uncompress", "decompress",
+      "unpack"}, 1),
     ({"dup", "duplicate", "copy", "clone", "compare", "minify", "equal"}, 1),
     ({"step", "exec", "execute", "run", "eval", "evaluate", "iterate"}, 1),  # drive what was built
     (
@@ -193,6 +181,8 @@ def value(idx: ApiIndex, fn: FunctionDecl) -> int:
         ranks.append(1)  # a machine's main processor reaches as much as a parser
     if _describes(idx, fn):
         ranks.append(0)  # a printer by its shape: walks the whole object
+    if made_stepper(idx, fn) is not None:
+        ranks.append(1)  # makes an object a block steps to its end (a reader on a document)
     if not fn.params:
         return 7
     return min(ranks) if ranks else 4

@@ -16,6 +16,7 @@ from typing import cast
 from agents.harness_marks import IMPROVE_MARK
 from agents.offline import ckinds
 from agents.offline.cdecl import split_top
+from agents.offline.improver_steps import step_made
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arche import DRIVE_FIRST, open_first
 from agents.offline.synth_blocks import Block, block_planner, call_block, finish_block, release_filled_fields
@@ -48,7 +49,8 @@ def one_block(
     if held:
         obj = held[0]
         mark = f"{IMPROVE_MARK} call {fn.name} on {obj.var}"
-        block = call_block(idx, fn, scope, avoid, taken, number, mark, guard=(guards or {}).get(obj.var))
+        block = call_block(idx, fn, scope, avoid, taken, number, mark, guard=(guards or {}).get(obj.var),
+                           then=lambda pl: step_made(idx, fn, pl))
         return (block, f"call {fn.name} on {obj.var} ({obj.type_key})") if block else None
     if idx.kind(fn) == "destroy":
         return None  # every block already releases what it makes
@@ -65,6 +67,7 @@ def one_block(
     except (Unsupported, KeyError, IndexError):
         return None
     pl.f.call.extend(ctx.use)
+    step_made(idx, fn, pl)
     release_filled_fields(pl.f, fn, idx)
     block = finish_block(fn, pl.f, [], f"{IMPROVE_MARK} {what}")
     return block, what

@@ -8,6 +8,7 @@ and frees what it allocated, so blocks can be added or dropped independently.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agents.offline.fixer_leak import field_releases
@@ -52,10 +53,12 @@ def call_block(
     file_ctx: tuple[str, str] | None = None,
     bind: dict[int, str] | None = None,
     guard: str | None = None,
+    then: Callable[[Planner], None] | None = None,
 ) -> Block | None:
     """A block calling ``fn`` on objects from ``scope`` where it can; None if it cannot.
 
-    ``bind`` fixes arguments by index; ``guard`` is an extra condition for entering the block.
+    ``bind`` fixes arguments by index; ``guard`` is an extra condition for entering the block;
+    ``then`` adds to the planner's fragment after the call (a loop stepping what it made).
     """
     pl = block_planner(idx, fn, scope, avoid, taken, number, file_ctx)
     try:
@@ -63,6 +66,8 @@ def call_block(
         pl.emit(plan, pl.f.call)
     except (Unsupported, KeyError, IndexError):
         return None
+    if then is not None:
+        then(pl)
     release_filled_fields(pl.f, fn, idx)
     return finish_block(fn, pl.f, scope, comment, guard)
 

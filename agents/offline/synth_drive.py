@@ -235,22 +235,26 @@ def drive(ctx: Ctx, obj: Obj) -> None:
 
 def stepper(ctx: Ctx, key: str) -> FunctionDecl | None:
     """``int lib_stmt_step(T *)``: a one-argument call that advances a ``key`` object."""
+    found = steppers(ctx.idx, key, ctx.pl.avoid | {ctx.target.name})
+    return min(found, key=lambda x: x[:2])[2] if found else None
+
+
+def steppers(idx: ApiIndex, key: str, skip: set[str]) -> list[tuple[int, str, FunctionDecl]]:
+    """Every :func:`stepper` of ``key`` but those in ``skip``, with its step word's rank."""
     found = []
-    for f in ctx.idx.api:
-        if f.name in ctx.pl.avoid or f.name == ctx.target.name or len(f.params) != 1:
-            continue
-        if ctx.idx.type_key(f.params[0].type) != key or ckinds.is_const_target(f.params[0].type):
+    for f in idx.api:
+        if (f.name in skip or len(f.params) != 1 or idx.type_key(f.params[0].type) != key
+                or ckinds.is_const_target(f.params[0].type)):
             continue
         rt = f.return_type
-        if not (ckinds.is_integer(rt) or ckinds.is_bool(rt) or ckinds.is_enum_like(rt)):
-            continue
-        if ctx.idx.kind(f) in ("destroy", "init"):
+        if not (ckinds.is_integer(rt) or ckinds.is_bool(rt) or ckinds.is_enum_like(rt)) or idx.kind(f) in (
+                "destroy", "init"):
             continue
         name_words = set(words(f.name))
         rank = next((i for i, w in enumerate(STEP_WORDS) if w in name_words), None)
         if rank is not None:
             found.append((rank, f.name, f))
-    return min(found, key=lambda x: x[:2])[2] if found else None
+    return found
 
 
 def step_block(ctx: Ctx, fn: FunctionDecl, obj: Obj) -> Block:
