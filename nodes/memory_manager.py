@@ -8,7 +8,6 @@ supervisor decides to stop, it writes the final record once.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -27,13 +26,13 @@ from agent_graph.memory.local_memory import (
 )
 from agent_graph.state import FuzzState, counter, merge_extras
 from agents.base import ModelCallError
-from agents.harness_marks import IMPROVE_MARK
 from agents.llm import model_name
 from agents.local_memory_extractor import LocalMemoryExtractor
 from agents.parsing import ReplyParseError
 from nodes._common import ctx_of, log_event
 from nodes._experience import finalize_experience
 from nodes._llm import call_agent
+from nodes.block_drop import crashed_mark, drop_crashed_block
 
 
 def lines_percent(run: dict[str, Any]) -> float:
@@ -168,8 +167,20 @@ def record_measurement(state: FuzzState, runtime: Runtime[Context]) -> dict[str,
 
 
 def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
-    """An improvement that could not be made to build or run: count it and go back to best."""
+    """An improvement that could not be made to build or run: count it and go back to best.
+
+    A crash inside one of several blocks the improvement added drops only that block.
+    """
     best = state["best"]
+    dropped = drop_crashed_block(state)
+    if dropped is not None:
+        update, direction = dropped
+        version = f"v{state.get('harness_version')}"
+        local = record_failed_attempt(state.get("local_memory") or empty_local_memory(), direction,
+                                      "crashed the harness (harness misuse)", version, _api_names(state))
+        log_event(state, "improvement.block_dropped", version=state.get("harness_version"),
+                  next_version=update["harness_version"], direction=direction)
+        return {**update, "local_memory": local}
     why = "did not compile" if not (state.get("build") or {}).get("ok") else "did not run cleanly"
     change = state.get("last_change") or {}
     direction = (crashed_block(state) or "; ".join(change.get("directions") or change.get("fixes") or [])
@@ -185,23 +196,8 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
 
 
 def crashed_block(state: FuzzState) -> str:
-    """The improvement the crash of this version happened in, from its block's comment.
-
-    An improvement adds several blocks, each opened by ``/* LF improve: <direction> */``; the
-    harness's own frame in the crash gives the line, and the nearest such comment above it (before
-    any ``@LF:`` section marker) names the block. "" when the crash is elsewhere.
-    """
-    crash = state.get("crash") or {}
-    if not (state.get("run") or {}).get("crashed") or crash.get("version") != state.get("harness_version"):
-        return ""
-    line = next((f.get("line") for f in crash.get("frames") or []
-                 if f.get("function") == "LLVMFuzzerTestOneInput"), None)
-    lines = (state.get("harness_code") or "").splitlines()[: int(line or 0)]
-    for text in reversed(lines):
-        found = re.search(rf"/\*\s*{re.escape(IMPROVE_MARK)}\s*(.+?)\s*\*/", text)
-        if found or "@LF:" in text:
-            return found.group(1) if found else ""
-    return ""
+    """The improvement the crash of this version happened in, from its block's comment ("" if none)."""
+    return crashed_mark(state)[0]
 
 
 def finalize(state: FuzzState) -> dict[str, Any]:

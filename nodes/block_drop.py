@@ -1,0 +1,73 @@
+"""An improvement that crashes in one of its blocks loses that block, not the whole change.
+
+An improvement adds several blocks, each opened by ``/* LF improve: <direction> */``. When the
+harness's own frame in a misuse crash lies in one of them, the next version is the same harness
+without that block (its direction is recorded as Failed); the other blocks, which may be what
+the improvement gains, are built and measured. Only when the crash is outside every block, or
+the block is the change's last one, does the whole improvement go back to the best version.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent_graph.state import FuzzState, counter
+from agents.harness_marks import IMPROVE_MARK
+
+_MARK = re.compile(rf"/\*\s*{re.escape(IMPROVE_MARK)}\s*(.+?)\s*\*/")
+
+
+def crashed_mark(state: FuzzState) -> tuple[str, int]:
+    """The direction of the block the crash of this version happened in, and its mark's line index.
+
+    The harness's own frame gives the line; the nearest mark above it (before any ``@LF:``
+    section marker) names the block. ``("", -1)`` when the crash is elsewhere.
+    """
+    crash = state.get("crash") or {}
+    if not (state.get("run") or {}).get("crashed") or crash.get("version") != state.get("harness_version"):
+        return "", -1
+    line = next((f.get("line") for f in crash.get("frames") or []
+                 if f.get("function") == "LLVMFuzzerTestOneInput"), None)
+    lines = (state.get("harness_code") or "").splitlines()[: int(line or 0)]
+    for index in range(len(lines) - 1, -1, -1):
+        found = _MARK.search(lines[index])
+        if found or "@LF:" in lines[index]:
+            return (found.group(1), index) if found else ("", -1)
+    return "", -1
+
+
+def without_block(code: str, mark_index: int) -> str | None:
+    """``code`` without the block whose mark is on line ``mark_index`` (None if it cannot tell)."""
+    lines = code.splitlines(keepends=True)
+    depth, opened = 0, False
+    for end in range(mark_index + 1, len(lines)):
+        text = re.sub(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|/\*.*?\*/|//.*", "", lines[end])
+        depth += text.count("{") - text.count("}")
+        opened = opened or "{" in text
+        if opened and depth <= 0:
+            return "".join(lines[:mark_index] + lines[end + 1:])
+        if not opened and text.strip():
+            return None  # a mark not followed by its block's opening line
+    return None
+
+
+def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:
+    """The next version without the block the crash happened in, and that block's direction.
+
+    None when the crash is outside the change's blocks or the block is the change's last one.
+    """
+    direction, index = crashed_mark(state)
+    code = state.get("harness_code") or ""
+    best = (state.get("best") or {}).get("code") or ""
+    if not direction or len(_MARK.findall(code)) - len(_MARK.findall(best)) < 2:
+        return None
+    smaller = without_block(code, index)
+    if smaller is None:
+        return None
+    version = counter(state, "harness_versions") + 1
+    change = dict(state.get("last_change") or {})
+    change.update(version=version, from_version=state.get("harness_version"),
+                  directions=[d for d in change.get("directions") or [] if d.split(" (")[0] != direction])
+    return ({"harness_code": smaller, "harness_version": version, "last_change": change, "fix_rounds": 0,
+             "counters": {"harness_versions": 1, "dropped_blocks": 1}}, direction)
