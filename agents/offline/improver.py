@@ -150,24 +150,8 @@ VALUE = [  # (words, rank): how much new code a call of this kind usually reache
       "unpack"}, 1),
     ({"dup", "duplicate", "copy", "clone", "compare", "minify", "equal"}, 1),
     ({"step", "exec", "execute", "run", "eval", "evaluate", "iterate"}, 1),  # drive what was built
-    (
-        {
-            "add",
-            "insert",
-            "replace",
-            "detach",
-            "delete",
-            "remove",
-            "set",
-            "append",
-            "prime",
-            "params",
-            "tune",
-            "sync",
-            "reset",
-        },
-        2,
-    ),
+    ({"add", "insert", "replace", "detach", "delete", "remove", "set", "append", "prime", "params", "tune",
+      "sync", "reset"}, 2),
     ({"get", "find", "has", "lookup", "create", "new", "mark", "header", "dictionary"}, 3),
     ({"is", "size", "count", "length", "eof", "tell", "offset", "bound"}, 5),
 ]
@@ -230,17 +214,22 @@ def _blocks(
 ) -> list[tuple[Block, str]]:
     taken = identifiers(code)
     keys = {o.type_key for o in scope}
-    ranked = sorted(
-        (idx.by_name[n] for n in names),
+    # A second call of a kind the harness already makes on one object (another dump of the
+    # same document) reaches little new: it waits behind the other kinds.
+    seen = {_kind(idx, idx.by_name[n]) for n in set(re.findall(r"\b(\w+)\s*\(", code)) & set(idx.by_name)}
+    seen.discard(None)
+
+    def rank(f: FunctionDecl) -> tuple[bool, int, int]:
         # A call on an object this harness holds (a printer of its own result) is worth its
         # rank here whoever else calls the function; a one-shot call is the same everywhere.
-        key=lambda f: (f.name in later and idx.first_object(f) not in keys,
-                       value(idx, f) + (idx.first_object(f) not in keys), names.index(f.name)),
-    )
+        return (f.name in later and idx.first_object(f) not in keys, value(idx, f)
+                + (idx.first_object(f) not in keys) + 2 * (_kind(idx, f) in seen), names.index(f.name))
+
+    pending = [idx.by_name[n] for n in names]
     out: list[tuple[Block, str]] = []
-    for fn in ranked:
-        if len(out) >= limit:
-            break
+    while pending and len(out) < limit:
+        fn = min(pending, key=rank)
+        pending.remove(fn)
         if _skip(idx, fn, scope):
             continue
         number = len(re.findall(r"\blf_skip_\d+\b", code)) + len(out) + 1
@@ -252,7 +241,14 @@ def _blocks(
         block, direction = made
         taken |= identifiers("\n".join(block.lines + block.hoist))
         out.append((block, direction))
+        seen |= {_kind(idx, fn)} - {None}
     return out
+
+
+def _kind(idx: ApiIndex, fn: FunctionDecl) -> tuple[int, str | None] | None:
+    """The :data:`VALUE` group of ``fn``'s name and the object it works on (None: no group)."""
+    ws = set(words(fn.name)) | set(idx.verbs(fn.name))
+    return next(((i, idx.first_object(fn)) for i, (names, _) in enumerate(VALUE) if ws & names), None)
 
 
 def _insert(code: str, entry: re.Match[str], at: int, made: list[tuple[Block, str]]) -> Improvement:

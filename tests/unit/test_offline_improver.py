@@ -35,13 +35,15 @@ def harness(lib: str, name: str, header: str) -> str:
 def test_adds_calls_on_the_object_the_harness_holds_best_first() -> None:
     code = harness("cjson", "cJSON_Parse", "cJSON.h")
     imp = improve_harness(code, fn("cjson", "cJSON_Parse"), list(api("cjson")), UNCOVERED_CJSON)
+    # The draft already prints its result: another printer waits behind a copy, and a second
+    # call of the copy/compare kind behind the other kinds.
     assert imp.directions == [
-        "call cJSON_PrintUnformatted on result (cJSON)",
         "call cJSON_Duplicate on result (cJSON)",
-        "call cJSON_Compare on result (cJSON)",
+        "call cJSON_PrintUnformatted on result (cJSON)",
         "call cJSON_Minify on the input",
+        "call cJSON_Compare on result (cJSON)",
     ]
-    assert imp.added_calls[:3] == ["cJSON_PrintUnformatted", "cJSON_Duplicate", "cJSON_Compare"]
+    assert imp.added_calls[:2] == ["cJSON_Duplicate", "cJSON_PrintUnformatted"]
     assert re.search(
         r"if \(result != NULL\) \{\s+char \*\w+ = NULL;\s+\w+ = "
         r"cJSON_PrintUnformatted\(result\);",
@@ -308,3 +310,28 @@ def harness_for(lib: list, name: str) -> str:
     target = next(f for f in lib if f.name == name)
     arche = analyze_function(target, lib).archetype
     return write_harness(target, lib, ["kv.h"], arche, default_skeleton(arche)).code
+
+
+def test_a_kind_of_call_the_harness_already_makes_on_an_object_waits_behind_the_others() -> None:
+    """Four serializers of one document reach one serializer's code: one, then other kinds."""
+    from agents.offline.cdecl import parse_prototypes
+
+    header = """
+    typedef struct ed_doc ed_doc;
+    ed_doc *ed_parse(const char *buffer, int size);
+    void ed_free(ed_doc *doc);
+    char *ed_dump(ed_doc *doc);
+    char *ed_dump_pretty(ed_doc *doc);
+    char *ed_dump_ascii(ed_doc *doc);
+    char *ed_serialize(ed_doc *doc);
+    ed_doc *ed_copy(ed_doc *doc);
+    int ed_validate_run(ed_doc *doc);
+    """
+    full = parse_prototypes(header)
+    target = next(f for f in full if f.name == "ed_parse")
+    arche = analyze_function(target, full).archetype
+    code = write_harness(target, full, ["ed.h"], arche, default_skeleton(arche)).code
+    pool = ["ed_dump", "ed_dump_pretty", "ed_dump_ascii", "ed_serialize", "ed_copy", "ed_validate_run"]
+    imp = improve_harness(code, target, full, [n for n in pool if f"{n}(" not in code], max_new_calls=3)
+    dumps = [c for c in imp.added_calls if c.startswith(("ed_dump", "ed_serialize"))]
+    assert len(dumps) <= 1 and {"ed_copy", "ed_validate_run"} <= set(imp.added_calls), imp.added_calls
