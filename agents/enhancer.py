@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ from agents.sections import (
     target_decl,
     types_section,
 )
+from agents.stepper_api import steppers_for
 from long_term_memory.experience.matts import refinement_section
 
 
@@ -66,10 +68,12 @@ class Enhancer(Agent[EnhancerReply]):
     ) -> dict[str, str]:
         """Values for ``enhancer_improve`` (``refinement``: a sequential MaTTS round's section)."""
         strategies = (state.get("coverage_analysis") or {}).get("strategies") or []
+        # What an offered maker makes is driven by its stepper: the API list shows it.
+        steps = steppers_for(state, re.findall(r"(\w+)\s*\(", uncovered))
         return {
             "target_prototype": target_decl(state).prototype(),
             "include_lines": include_lines(state),
-            "api_prototypes": api_prototypes(state),
+            "api_prototypes": api_prototypes(state, steps),
             "types": types_section(state),
             "harness": state.get("harness_code", ""),
             "coverage_summary": coverage_summary((state.get("run") or {}).get("coverage") or {}),

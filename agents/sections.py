@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agent_graph.memory.session_memory import format_session_memory
@@ -159,9 +159,12 @@ def next_calls(state: Mapping[str, Any], uncovered: set[str], called: set[str],
     return product, rest[:limit - len(product)]
 
 
-def api_prototypes(state: Mapping[str, Any]) -> str:
-    """The relevant API, one prototype per line."""
-    return "\n".join(d.prototype() for d in relevant_api(state)) or "(no API parsed)"
+def api_prototypes(state: Mapping[str, Any], also: Iterable[FunctionDecl] = ()) -> str:
+    """The relevant API, one prototype per line (then ``also``, where the budget left it out)."""
+    shown = relevant_api(state)
+    names = {d.name for d in shown}
+    listed = [*shown, *(d for d in also if d.name not in names)]
+    return "\n".join(d.prototype() for d in listed) or "(no API parsed)"
 
 
 def types_section(state: Mapping[str, Any]) -> str:
