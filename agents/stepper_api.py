@@ -16,7 +16,8 @@ from typing import Any
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import HeaderFacts
 
-STEP_WORDS = frozenset({"step", "next", "advance", "iterate", "read"})
+# The words of a stepper's name, most telling first (the offline engine ranks by this order).
+STEP_WORDS = ("step", "next", "advance", "iterate", "read")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -41,7 +42,7 @@ def _is_step(d: FunctionDecl, canonical: Mapping[str, str]) -> bool:
     ret = _resolve(d.return_type, canonical)
     return ("*" not in ret and ret != "void" and not ret.startswith(("struct ", "union "))
             and "const" not in _resolve(d.params[0].type, canonical).split("*")[0]
-            and bool(set(_words(d.name)) & STEP_WORDS))
+            and bool(set(_words(d.name)) & set(STEP_WORDS)))
 
 
 def _object(ctype: str, canonical: Mapping[str, str]) -> str:

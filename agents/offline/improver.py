@@ -71,9 +71,9 @@ def improve_harness(
     called = set(re.findall(r"\b(\w+)\s*\(", code))
     pool = [n for n in dict.fromkeys(uncovered) if n in idx.by_name and n not in called]
     blocks = _blocks(idx, code, scope, [n for n in pool if n not in avoid], set(avoid), max_new_calls, guards,
-                     later)
+                     later, called)
     if not blocks:
-        blocks = _blocks(idx, code, scope, pool, set(), max_new_calls, guards, later)
+        blocks = _blocks(idx, code, scope, pool, set(), max_new_calls, guards, later, called)
     if not blocks:
         return Improvement(code)
     made = _insert(code, entry, at, blocks)
@@ -210,13 +210,13 @@ def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
 
 def _blocks(
     idx: ApiIndex, code: str, scope: list[Obj], names: list[str], avoid: set[str], limit: int,
-    guards: dict[str, str], later: set[str] | frozenset[str] = frozenset(),
+    guards: dict[str, str], later: set[str] | frozenset[str], called: set[str],
 ) -> list[tuple[Block, str]]:
     taken = identifiers(code)
     keys = {o.type_key for o in scope}
     # A second call of a kind the harness already makes on one object (another dump of the
     # same document) reaches little new: it waits behind the other kinds.
-    seen = {_kind(idx, idx.by_name[n]) for n in set(re.findall(r"\b(\w+)\s*\(", code)) & set(idx.by_name)}
+    seen = {_kind(idx, idx.by_name[n]) for n in called & set(idx.by_name)}
     seen.discard(None)
 
     def rank(f: FunctionDecl) -> tuple[bool, int, int]:

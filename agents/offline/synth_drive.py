@@ -24,6 +24,7 @@ from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import reader_loop, stream_drive
 from agents.offline.synth_vocab import CONSUME
 from agents.offline.type_table import active
+from agents.stepper_api import STEP_WORDS
 from fuzzkit.api import FunctionDecl
 
 CHEAP = {
@@ -48,8 +49,7 @@ CHEAP = {
     "node",
 }
 MAX_STEPS = 65536
-# `int lib_step(T *)`: one more row, token or node of an object another call produced.
-STEP_WORDS = ("step", "next", "advance", "iterate", "read")
+# `int lib_step(T *)` (named with a STEP_WORDS word): one more row, token or node of a product.
 STEP_LIMIT = 256
 END_WORDS = ("DONE", "END", "EOF", "FINISHED", "COMPLETE")
 
