@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agents.offline import type_table
 from agents.offline.experience import shown_lessons
 from agents.offline.fixer_core import FixerBase
 from agents.offline.fixer_input import feed_input
@@ -83,7 +84,61 @@ def avoided_calls(lessons: list[ActionableLesson], target: FunctionDecl,
             name = lesson.action.args["function"]
             if avoid_fits(name, lesson.scope, target, api):
                 out.setdefault(name, lesson)
+                for twin in signature_twins(name, api):
+                    if twin != target.name:
+                        out.setdefault(twin, lesson)
     return out
+
+
+def avoid_notes(hit: list[str], avoided: dict[str, ActionableLesson], verb: str) -> list[str]:
+    """``applied [MEM-...] avoid_call(F): did not <verb> G, ...`` for each call left out."""
+    out = []
+    for name in hit:
+        lesson = avoided[name]
+        learned = lesson.action.args["function"] if lesson.action else name
+        why = "which" if learned == name else f"whose signature and name family {learned} shares; {learned}"
+        out.append(f"applied [{lesson.item_id}] avoid_call({learned}): did not {verb} {name}, "
+                   f"{why} crashed another harness of this library")
+    return out
+
+
+def signature_twins(name: str, api: list[FunctionDecl]) -> list[str]:
+    """The API functions with ``name``'s signature whose names share a word with it past the prefix.
+
+    A call that crashed by misuse in one harness teaches about its family: functions taking and
+    returning the same canonical types, named alike (``doc_parse_file(ctx)`` and
+    ``doc_parse_entity(ctx)``, ``obj_convert_number(obj)`` and ``obj_convert_string(obj)``), are
+    used the same way and fail the same way. Functions without a pointer parameter have no twins.
+    """
+    decl = next((f for f in api if f.name == name), None)
+    if decl is None or not any("*" in _canon(p.type) for p in decl.params):
+        return []
+    key, words = _signature(decl), set(_name_words(name))
+    return [f.name for f in api if f.name != name and _signature(f) == key
+            and words & set(_name_words(f.name))]
+
+
+def _canon(spelling: str) -> str:
+    """A type spelling with typedefs followed to the canonical type the Types section gives."""
+    table = type_table.active()
+    text = re.sub(r"\b(const|volatile|restrict)\b", " ", spelling)
+    for _ in range(8):
+        words = re.sub(r"\b(struct|union|enum)\b|\*", " ", text).split()
+        under = table.canonical.get(words[-1]) if words else None
+        if not under or under == words[-1]:
+            break
+        text = re.sub(rf"\b{re.escape(words[-1])}\b", re.sub(r"\bconst\b", " ", under), text, count=1)
+    return re.sub(r"\b(struct|union|enum)\b|\s+", "", text)
+
+
+def _signature(decl: FunctionDecl) -> tuple[str, ...]:
+    return (_canon(decl.return_type), *(_canon(p.type) for p in decl.params))
+
+
+def _name_words(name: str) -> list[str]:
+    """The words of a function name after its first (the library's prefix), digits left out."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)
+    return [w.lower() for w in words[1:]]
 
 
 def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],

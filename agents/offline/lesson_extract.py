@@ -191,7 +191,8 @@ def _avoid_items(trajectory: str) -> list[dict[str, Any]]:
             f"Harnesses of the library that could add a call to {function}.",
             f"A harness called {function}; the fuzz run reported a {kind} through {function}, "
             f"judged a harness misuse, and the call was dropped or its repairs gave up. Tried and "
-            f"failed: do not add {function} to another harness of this library unless how to set "
+            f"failed: do not add {function} to another harness of this library, nor a function with "
+            f"its parameter and return types whose name shares a word with it, unless how to set "
             f"up its arguments and release what it hands back is known.",
             {"name": function}, f"sanitizer:{kind}@{function}", f"avoid_call({function})",
         ))

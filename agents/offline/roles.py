@@ -18,6 +18,7 @@ from agents.offline.lesson_apply import (
     ActionableLesson,
     actionable_lessons,
     apply_lessons,
+    avoid_notes,
     avoided_calls,
     feeder_of,
     releasers_of,
@@ -81,8 +82,7 @@ def _improve(harness: str, target: FunctionDecl, api: list[FunctionDecl], uncove
     again = improve_harness(harness, target, api, pool, avoid=tabu, later=later)
     if any(calls(again.code, name) and not calls(harness, name) for name in avoided):
         return result, []
-    return again, [f"applied [{avoided[name].item_id}] avoid_call({name}): did not add {name}, "
-                   f"which crashed another harness of this library" for name in hit]
+    return again, avoid_notes(hit, avoided, "add")
 
 
 def analyze(facts: PromptFacts) -> Reply:
@@ -132,8 +132,7 @@ def prototype(facts: PromptFacts) -> Reply:
         again = draft_without(hit)
         if target.name in again.calls and not any(calls(again.code, name) for name in hit):
             draft = again
-            left_out = [f"applied [{avoided[name].item_id}] avoid_call({name}): did not call {name}, "
-                        f"which crashed another harness of this library" for name in hit]
+            left_out = avoid_notes(hit, avoided, "call")
     # A fitting lesson's action changes the first draft itself, with the fixers' own code.
     code, applied = apply_lessons(draft.code, target, api, lessons)
     return {"notes": [*draft.notes, *left_out, *applied, *cited], "functions_called": draft.calls}, code

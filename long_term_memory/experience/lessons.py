@@ -11,7 +11,8 @@ small vocabulary the offline engine applies to a harness with its own repair fun
 - ``apply_fixit(old=A, new=B)``: the name ``A`` is spelled ``B``;
 - ``hold_by_pointer(type=T)``: ``T`` is opaque: hold it through a ``T *``, never by value;
 - ``avoid_call(F)``: tried and failed: an improvement that added a call of ``F`` crashed by
-  misusing it and was dropped; do not add ``F`` to another harness of the library.
+  misusing it and was dropped; do not add ``F`` to another harness of the library, nor a
+  function with ``F``'s signature whose name shares a word with it (its family by shape).
 
 A real model reads the same three lines in the prompt. Whether a lesson was *used* is decided
 from the harness that was measured: its action's effect is there
