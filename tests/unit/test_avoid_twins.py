@@ -61,3 +61,19 @@ def test_the_lesson_leaves_out_the_call_and_its_twins_but_never_the_target() -> 
         "applied [MEM-0000beef] avoid_call(qq_parse_document): did not add qq_parse_entity, "
         "whose signature and name family qq_parse_document shares; qq_parse_document crashed another "
         "harness of this library"]
+
+
+def test_within_a_run_a_failed_direction_makes_its_twins_tabu_too() -> None:
+    from agent_graph.memory.local_memory_render import render_local_memory
+    from agents.offline.prompt_reader import read_prompt
+    from agents.offline.roles import _tabu
+
+    memory = {"attempted_directions": [{"direction": "call qq_parse_document on a new qq_ctx", "outcome": "Failed",
+                                        "source_ref": "v2", "evidence": "did not run cleanly (leak)"}]}
+    facts = read_prompt("ROLE: enhancer", "## Attempted directions\n" + render_local_memory(memory))
+    with type_table.using(type_table.read_types(TYPES)):
+        assert _tabu(facts, API) == ["qq_html_parse_document", "qq_parse_document", "qq_parse_entity"]
+    memory["attempted_directions"][0]["outcome"] = "Partial"
+    facts = read_prompt("ROLE: enhancer", "## Attempted directions\n" + render_local_memory(memory))
+    with type_table.using(type_table.read_types(TYPES)):
+        assert _tabu(facts, API) == []
