@@ -27,6 +27,7 @@ _CRASH = re.compile(r"^- \[crash\] ([\w-]+)(?: at| in|:)", re.M)
 _IMPROVE = re.compile(r"^- \[harness\] v(\d+) by enhancer\.improve\b.*\(adds calls to ([\w, ]+)\)\s*$")
 _THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
 _REVERT = re.compile(r"^- \[revert\] v(\d+) did not run cleanly")
+_KEPT = re.compile(r"\(v(\d+) has the others\)")
 _GAVE_UP = re.compile(r"^- \[stop\] .*crash caused by the harness.*\bgave up\b")
 _LEFT_OUT = re.compile(r"^- \[harness\] v\d+ by enhancer\.fix: .*\bleft out the follow-up call to (\w+)")
 
@@ -158,7 +159,8 @@ def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
 
     Either an improvement was dropped after crashing through a call it added (the steps read
     ``[harness] vN by enhancer.improve: ... (adds calls to F, G)``, ``[crash] KIND at WHERE
-    through F``, a misuse verdict, ``[revert] vN did not run cleanly``), or the repairs of a
+    through F``, a misuse verdict, ``[revert] vN did not run cleanly``; when only F's block was
+    dropped, ``(vM has the others)`` says which version carries the rest), or the repairs of a
     harness that crashed through ``F`` gave up (``[stop] crash caused by the harness; ... gave up``),
     or a repair left out a follow-up call that crashed after the target (``left out the
     follow-up call to F``): every harness of the library adds the same follow-ups on its objects.
@@ -172,9 +174,12 @@ def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
             crash = ("", "")
         elif m := _THROUGH.match(line):
             crash = (m.group(1), m.group(2))
-        elif (m := _REVERT.match(line)) and crash[1] in added.get(m.group(1), ()):
-            out.append(crash)
+        elif m := _REVERT.match(line):
+            if crash[1] in added.get(m.group(1), ()):
+                out.append(crash)
             crash = ("", "")
+            if kept := _KEPT.search(line):  # a block dropped: the next version has the other calls
+                added[kept.group(1)] = added.get(m.group(1), set())
         elif _GAVE_UP.match(line) and crash[1]:
             out.append(crash)
         elif m := _LEFT_OUT.match(line):

@@ -159,6 +159,9 @@ def _event_step(event: Mapping[str, Any], work_dir: Path) -> Step | None:
             f"#{data.get('iteration')} {data.get('outcome')}: line coverage "
             f"{data.get('lines')}% (delta {data.get('delta')})"
         )
+    if kind == "improvement.block_dropped":
+        return "revert", (f"v{version} did not run cleanly: dropped its block '{data.get('direction', '')}' "
+                          f"(v{data.get('next_version')} has the others)")
     if kind == "iteration.reverted":
         return "revert", f"v{version} {data.get('reason', '')}, back to the best version"
     if kind == "guard.fired":

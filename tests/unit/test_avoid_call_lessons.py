@@ -253,3 +253,30 @@ def test_the_first_draft_leaves_out_a_follow_up_that_crashed_elsewhere() -> None
     with_lesson, code = draft_reply(render_experience([item]), target_index=0)
     assert "ww_doc_count(" not in code and with_lesson["functions_called"] == ["ww_doc_parse"]
     assert any(n.startswith("applied [MEM-0000c0c0] avoid_call(ww_doc_count)") for n in with_lesson["notes"])
+
+
+def test_a_dropped_block_teaches_like_a_dropped_improvement_and_the_rest_carries_on() -> None:
+    """A crash inside one of an improvement's blocks drops that block: the trajectory says so, and
+    each call that crashed and was dropped, in this version or in the one with the others, is a lesson."""
+    events = [
+        {"type": "harness.written", "data": {
+            "version": 2, "by": "enhancer.improve", "added_calls": ["vv_render", "vv_check"],
+            "directions": ["call vv_render on the input", "call vv_check on the input"]}},
+        {"type": "build.done", "data": {"version": 2, "ok": True}},
+        {"type": "execution.done", "data": {"version": 2, "crashed": True, "lines": {"percent": 3.0}}},
+        {"type": "crash.triaged", "data": {"kind": "leak", "location": "library", "entry": "vv_render"}},
+        {"type": "crash.verdict", "data": {"feasible": False, "verdict": "harness_misuse"}},
+        {"type": "improvement.block_dropped", "data": {"version": 2, "next_version": 3,
+                                                       "direction": "call vv_render on the input"}},
+        {"type": "build.done", "data": {"version": 3, "ok": True}},
+        {"type": "execution.done", "data": {"version": 3, "crashed": True, "lines": {"percent": 3.0}}},
+        {"type": "crash.triaged", "data": {"kind": "SEGV", "location": "library", "entry": "vv_check"}},
+        {"type": "crash.verdict", "data": {"feasible": False, "verdict": "harness_misuse"}},
+        {"type": "iteration.reverted", "data": {"version": 3, "reason": "did not run cleanly"}},
+    ]
+    steps = [_event_step(e, None) for e in events]  # type: ignore[arg-type]
+    trajectory = "\n".join(f"- [{kind}] {text}" for kind, text in steps if kind)  # type: ignore[misc]
+    assert "- [revert] v2 did not run cleanly: dropped its block 'call vv_render on the input' " \
+           "(v3 has the others)" in trajectory
+    items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", trajectory, "")
+    assert [i["action"] for i in items] == ["avoid_call(vv_render)", "avoid_call(vv_check)"]

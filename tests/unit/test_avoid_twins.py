@@ -68,8 +68,9 @@ def test_within_a_run_a_failed_direction_makes_its_twins_tabu_too() -> None:
     from agents.offline.prompt_reader import read_prompt
     from agents.offline.roles import _tabu
 
-    memory = {"attempted_directions": [{"direction": "call qq_parse_document on a new qq_ctx", "outcome": "Failed",
-                                        "source_ref": "v2", "evidence": "did not run cleanly (leak)"}]}
+    memory = {"attempted_directions": [{"direction": "call qq_parse_document on a new qq_ctx",
+                                        "outcome": "Failed", "source_ref": "v2",
+                                        "evidence": "did not run cleanly (leak)"}]}
     facts = read_prompt("ROLE: enhancer", "## Attempted directions\n" + render_local_memory(memory))
     with type_table.using(type_table.read_types(TYPES)):
         assert _tabu(facts, API) == ["qq_html_parse_document", "qq_parse_document", "qq_parse_entity"]
