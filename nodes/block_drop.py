@@ -14,6 +14,9 @@ from typing import Any
 
 from agent_graph.state import FuzzState, counter
 from agents.harness_marks import IMPROVE_MARK
+from fuzzkit.api import FunctionDecl
+from fuzzkit.api_twins import signature_twins
+from fuzzkit.header_facts import HeaderFacts
 
 _MARK = re.compile(rf"/\*\s*{re.escape(IMPROVE_MARK)}\s*(.+?)\s*\*/")
 
@@ -55,19 +58,48 @@ def without_block(code: str, mark_index: int) -> str | None:
 def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:
     """The next version without the block the crash happened in, and that block's direction.
 
-    None when the crash is outside the change's blocks or the block is the change's last one.
+    The change's blocks that call a signature twin of the crashed block's call go with it (a
+    sibling parser of the same context, a sibling converter of the same object: see
+    :mod:`fuzzkit.api_twins`), since they fail the same way. None when the crash is outside the
+    change's blocks, or nothing of the change would be left.
     """
     direction, index = crashed_mark(state)
     code = state.get("harness_code") or ""
     best = (state.get("best") or {}).get("code") or ""
-    if not direction or len(_MARK.findall(code)) - len(_MARK.findall(best)) < 2:
+    if not direction:
         return None
-    smaller = without_block(code, index)
+    lines = code.splitlines()
+    old = [m.group(1) for m in _MARK.finditer(best)]
+    new = [i for i, line in enumerate(lines) if (m := _MARK.search(line)) and m.group(1) not in old]
+    twins = set(_twins_of(state, direction))
+    drop = [i for i in new if i == index or _called(_MARK.search(lines[i]).group(1)) in twins]  # type: ignore[union-attr]
+    if index not in new or len(new) - len(drop) < 1:
+        return None
+    smaller: str | None = code
+    for at in sorted(drop, reverse=True):  # from the bottom up: the lines above keep their index
+        smaller = without_block(smaller, at) if smaller is not None else None
     if smaller is None:
         return None
+    gone = {_MARK.search(lines[i]).group(1) for i in drop}  # type: ignore[union-attr]
     version = counter(state, "harness_versions") + 1
     change = dict(state.get("last_change") or {})
     change.update(version=version, from_version=state.get("harness_version"),
-                  directions=[d for d in change.get("directions") or [] if d.split(" (")[0] != direction])
+                  directions=[d for d in change.get("directions") or [] if d.split(" (")[0] not in gone])
     return ({"harness_code": smaller, "harness_version": version, "last_change": change, "fix_rounds": 0,
-             "counters": {"harness_versions": 1, "dropped_blocks": 1}}, direction)
+             "counters": {"harness_versions": 1, "dropped_blocks": len(drop)}}, direction)
+
+
+def _called(direction: str) -> str:
+    """The function a direction calls (``call F on ...``), '' for a free-form one."""
+    found = re.match(r"call (\w+)\b", direction)
+    return found.group(1) if found else ""
+
+
+def _twins_of(state: FuzzState, direction: str) -> list[str]:
+    """The signature twins of the function the crashed direction calls, by the header's typedefs."""
+    name = _called(direction)
+    if not name:
+        return []
+    api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    return signature_twins(name, api, {t.name: t.canonical for t in facts.typedefs})

@@ -20,6 +20,7 @@ from agents.offline.fixer_input import feed_input
 from agents.offline.fixer_leak import release_results, releaser_of
 from agents.offline.fixer_types import opaque_variable
 from agents.offline.prompt_reader import PromptFacts
+from fuzzkit import api_twins
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import input_reaches_api
 from long_term_memory.experience.lesson_effects import by_value, results_released
@@ -103,42 +104,8 @@ def avoid_notes(hit: list[str], avoided: dict[str, ActionableLesson], verb: str)
 
 
 def signature_twins(name: str, api: list[FunctionDecl]) -> list[str]:
-    """The API functions with ``name``'s signature whose names share a word with it past the prefix.
-
-    A call that crashed by misuse in one harness teaches about its family: functions taking and
-    returning the same canonical types, named alike (``doc_parse_file(ctx)`` and
-    ``doc_parse_entity(ctx)``, ``obj_convert_number(obj)`` and ``obj_convert_string(obj)``), are
-    used the same way and fail the same way. Functions without a pointer parameter have no twins.
-    """
-    decl = next((f for f in api if f.name == name), None)
-    if decl is None or not any("*" in _canon(p.type) for p in decl.params):
-        return []
-    key, words = _signature(decl), set(_name_words(name))
-    return [f.name for f in api if f.name != name and _signature(f) == key
-            and words & set(_name_words(f.name))]
-
-
-def _canon(spelling: str) -> str:
-    """A type spelling with typedefs followed to the canonical type the Types section gives."""
-    table = type_table.active()
-    text = re.sub(r"\b(const|volatile|restrict)\b", " ", spelling)
-    for _ in range(8):
-        words = re.sub(r"\b(struct|union|enum)\b|\*", " ", text).split()
-        under = table.canonical.get(words[-1]) if words else None
-        if not under or under == words[-1]:
-            break
-        text = re.sub(rf"\b{re.escape(words[-1])}\b", re.sub(r"\bconst\b", " ", under), text, count=1)
-    return re.sub(r"\b(struct|union|enum)\b|\s+", "", text)
-
-
-def _signature(decl: FunctionDecl) -> tuple[str, ...]:
-    return (_canon(decl.return_type), *(_canon(p.type) for p in decl.params))
-
-
-def _name_words(name: str) -> list[str]:
-    """The words of a function name after its first (the library's prefix), digits left out."""
-    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)
-    return [w.lower() for w in words[1:]]
+    """``name``'s twins in ``api`` (:func:`fuzzkit.api_twins.signature_twins`), typedefs as Types says."""
+    return api_twins.signature_twins(name, api, type_table.active().canonical)
 
 
 def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],

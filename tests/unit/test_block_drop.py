@@ -54,3 +54,52 @@ def test_braces_in_strings_and_comments_do_not_end_a_block() -> None:
             '  }\n  after();\n')
     assert without_block(code, 0) == "  after();\n"
     assert without_block("  /* LF improve: g */\n  g();\n", 0) is None
+
+
+TWINS = """\
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  /* @LF:CALL */
+  obj = ed_eval(data, size);
+  /* LF improve: call ed_convert_number on result */
+  if (obj != NULL) {
+    obj = ed_convert_number(obj);
+  }
+  /* LF improve: call ed_to_text on result */
+  if (obj != NULL) {
+    ed_print(ed_to_text(obj));
+  }
+  /* LF improve: call ed_convert_string on result */
+  if (obj != NULL) {
+    obj = ed_convert_string(obj);
+  }
+  /* @LF:CLEANUP */
+  ed_free(obj);
+  return 0;
+}
+"""
+TWIN_API = [{"name": n, "return_type": r, "params": [{"name": "obj", "type": "ed_obj_p"}]}
+            for n, r in (("ed_convert_number", "ed_obj_p"), ("ed_convert_string", "ed_obj_p"),
+                         ("ed_to_text", "char *"), ("ed_free", "void"))]
+FACTS = {"typedefs": [{"name": "ed_obj_p", "underlying": "struct ed_obj *", "canonical": "struct ed_obj *"}]}
+
+
+def test_the_crashed_calls_twins_in_the_same_change_go_with_it(tmp_path: Path) -> None:
+    """A block calling a function with the crashed call's signature and name family fails the
+    same way: it is dropped in the same step, not crashed on one version later."""
+    directions = ["call ed_convert_number on result", "call ed_to_text on result",
+                  "call ed_convert_string on result"]
+    crashed = {**_state(tmp_path, 6, TWINS), "api": TWIN_API, "header_facts": FACTS,
+               "last_change": {"kind": "improve", "version": 2, "directions": directions}}
+    update = revert_failed(crashed, Context())  # type: ignore[arg-type]
+    code = update["harness_code"]
+    assert "ed_convert" not in code and "ed_to_text(obj)" in code
+    assert update["last_change"]["directions"] == ["call ed_to_text on result"]
+    assert update["counters"]["dropped_blocks"] == 2
+    assert failed_directions(update["local_memory"]) == ["call ed_convert_number on result"]
+    # without the twin's block the same crash drops the one block
+    alone = {**crashed, "header_facts": {}}  # no Types: the typedef is not known to be a pointer
+    assert revert_failed(alone, Context())["counters"]["dropped_blocks"] == 1  # type: ignore[arg-type]
+    # nothing of the change left once the twins go: the whole change goes back
+    pair = TWINS.replace("  /* LF improve: call ed_to_text on result */\n  if (obj != NULL) {\n"
+                         "    ed_print(ed_to_text(obj));\n  }\n", "")
+    assert revert_failed({**crashed, "harness_code": pair}, Context())["harness_version"] == 1  # type: ignore[arg-type]
