@@ -14,6 +14,7 @@ from agents.sections import (
     bullet,
     coverage_summary,
     include_lines,
+    lesson_api,
     memory_section,
     target_decl,
     types_section,
@@ -48,7 +49,7 @@ class Enhancer(Agent[EnhancerReply]):
         return {
             "target_prototype": target_decl(state).prototype(),
             "include_lines": include_lines(state),
-            "api_prototypes": api_prototypes(state),
+            "api_prototypes": api_prototypes(state, lesson_api(state, experience)),
             "types": types_section(state),
             "harness": state.get("harness_code", ""),
             "problem": problem,
@@ -73,7 +74,7 @@ class Enhancer(Agent[EnhancerReply]):
         return {
             "target_prototype": target_decl(state).prototype(),
             "include_lines": include_lines(state),
-            "api_prototypes": api_prototypes(state, steps),
+            "api_prototypes": api_prototypes(state, [*steps, *lesson_api(state, experience)]),
             "types": types_section(state),
             "harness": state.get("harness_code", ""),
             "coverage_summary": coverage_summary((state.get("run") or {}).get("coverage") or {}),

@@ -9,7 +9,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agents.base import Agent
-from agents.sections import api_prototypes, include_lines, memory_section, target_decl, types_section
+from agents.sections import (
+    api_prototypes,
+    include_lines,
+    lesson_api,
+    memory_section,
+    target_decl,
+    types_section,
+)
 from long_term_memory.experience.matts import refinement_section
 
 
@@ -43,7 +50,7 @@ class Prototyper(Agent[PrototypeReply]):
         return {
             "target_prototype": target_decl(state).prototype(),
             "include_lines": include_lines(state),
-            "api_prototypes": api_prototypes(state),
+            "api_prototypes": api_prototypes(state, lesson_api(state, experience)),
             "types": types_section(state),
             "archetype": archetype,
             "archetype_description": description,

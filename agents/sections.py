@@ -167,6 +167,20 @@ def api_prototypes(state: Mapping[str, Any], also: Iterable[FunctionDecl] = ()) 
     return "\n".join(d.prototype() for d in listed) or "(no API parsed)"
 
 
+_ACTION = re.compile(r"^\s*- Action:\s*\w+\((.*)\)\s*$", re.M)
+
+
+def lesson_api(state: Mapping[str, Any], experience: str) -> list[FunctionDecl]:
+    """The library's functions the shown lessons' actions name (a call to leave out, a feeder).
+
+    The API list is trimmed to what relates to the target; a lesson learned on another target
+    names a function that may fall outside it, and neither a model nor the offline engine can
+    then tell which calls it rules out (the avoided call's twins are known by its signature).
+    """
+    names = {n for args in _ACTION.findall(experience) for n in re.findall(r"[A-Za-z_]\w*", args)}
+    return [FunctionDecl.from_dict(d) for d in state.get("api") or [] if d.get("name") in names]
+
+
 def types_section(state: Mapping[str, Any]) -> str:
     """What the headers say about the API's types (typedefs, records, constants, releasers)."""
     facts = HeaderFacts.from_dict(state.get("header_facts"))

@@ -153,7 +153,7 @@ class Outcome(BaseModel):
     lines_percent: float = Field(default=0.0, ge=0.0, le=100.0)
     branches_percent: float = Field(default=0.0, ge=0.0, le=100.0)
     fix_rounds: int = Field(default=0, ge=0)
-    dropped: int = Field(default=0, ge=0)  # improvements dropped because they broke the harness
+    dropped: int = Field(default=0, ge=0)  # improvements (or their blocks) dropped: they broke the harness
     model_calls: int = Field(default=0, ge=0)
     iterations: int = Field(default=0, ge=0)
     harness_versions: int = Field(default=0, ge=0)

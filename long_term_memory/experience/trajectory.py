@@ -100,7 +100,8 @@ def outcome_from_state(
         lines_percent=_pct(run, "lines"),
         branches_percent=_pct(run, "branches"),
         fix_rounds=int(counters.get("fix_rounds_total", 0)),
-        dropped=int(counters.get("dropped_improvements", 0)),
+        # a block dropped from an improvement broke the harness as much as a whole one
+        dropped=int(counters.get("dropped_improvements", 0)) + int(counters.get("dropped_blocks", 0)),
         model_calls=sum(int(u.get("calls", 0)) for u in usage.values()),
         iterations=int(counters.get("iterations", 0)),
         harness_versions=int(counters.get("harness_versions", 0)),

@@ -222,3 +222,18 @@ def test_a_fitting_actionable_lesson_is_shown_first_and_a_misfit_is_left_out() -
     assert [i.item_id for i in gk.screen([plain, misfit, fit])[0]] == ["MEM-000000f2"]
     assert [i.item_id for i in Gatekeeper(config(retrieval__top_k=1, retrieval__scoped_extra=0))
             .screen([plain, fit], target)[0]] == ["MEM-000000f1"]
+
+
+def test_a_run_whose_improvement_lost_a_crashed_block_is_extracted_beside_a_strong_answer() -> None:
+    """Improvements now drop only the block a misuse crash happened in: such a run has a failure
+    the bank did not prevent as much as one that dropped a whole improvement."""
+    from long_term_memory.experience.trajectory import outcome_from_state
+
+    state = {"project": "p", "function": "f", "counters": {"dropped_blocks": 2, "harness_versions": 4},
+             "usage": {"enhancer": {"calls": 3}}}
+    facts = outcome_from_state(state, run_id="r")
+    assert facts.dropped == 2
+    close = [match("MEM-00000001", level=2, score=0.95)]
+    assert Gatekeeper(config()).evaluate([], [], facts, close).should_extract
+    assert not Gatekeeper(config()).evaluate([], [], outcome_from_state(
+        {**state, "counters": {"harness_versions": 4}}, run_id="r"), close).should_extract
