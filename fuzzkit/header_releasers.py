@@ -63,8 +63,11 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
             continue
         if base != "void":
             continue
-        named = [n for n in record_names
-                 if set(_words(n)) - common & set(ws) - set(RELEASE_VERBS)]
+        # Named by its record: the releaser's nouns are the record's, or the record's are among
+        # the releaser's (`ftp_free_ctxt(void *)` releases no `parser_ctxt` for sharing `ctxt`).
+        nouns = set(ws) - set(RELEASE_VERBS)
+        named = [n for n in record_names if nouns and (rwords := set(_words(n)) - common)
+                 and (rwords <= nouns or nouns <= rwords)]
         doc = docs.get(decl.name, "")
         documented = [n for n in record_names if re.search(rf"\b{re.escape(n)}\b", doc)]
         documented += [d.name for d in api if d.name != decl.name
