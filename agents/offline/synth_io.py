@@ -93,7 +93,10 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
     if k == "userdata":
         pl.f.need("input")
         src = pl.f.name("source")
-        pl.f.decls.append(f"lf_input_t {src} = {{data, size}};")
+        # Static: the object the callback is registered on may keep the pointer past this block
+        # (a context that reads through it again on its next call), never past the harness.
+        pl.f.decls.append(f"static lf_input_t {src};")
+        pl.f.setup += [f"{src}.data = data;", f"{src}.size = size;"]
         return f"({decl_cast(r.param.type)})&{src}"
     return "NULL"
 

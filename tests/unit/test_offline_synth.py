@@ -143,6 +143,9 @@ def test_callback_is_generated_with_the_exact_handler_signature() -> None:
         d.code,
     )
     b = body(d.code)
+    # the reader's source outlives the block it is set up in: the parser reads through it later
+    source = re.search(r"static lf_input_t (\w+);", b)
+    assert source and f"{source.group(1)}.data = data;" in b and f"{source.group(1)}.size = size;" in b
     assert "yaml_parser_set_input_string" not in b  # one input source per parser
     assert "yaml_parser_parse(&parser, &event" in b
 
