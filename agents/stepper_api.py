@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fuzzkit.api import FunctionDecl
+from fuzzkit.api_twins import resolve_typedefs
 from fuzzkit.header_facts import HeaderFacts
 
 # The words of a stepper's name, most telling first (the offline engine ranks by this order).
@@ -39,29 +40,19 @@ def steppers_for(state: Mapping[str, Any], names: Iterable[str], limit: int = 8)
 
 def _is_step(d: FunctionDecl, canonical: Mapping[str, str]) -> bool:
     """``int reader_read(reader *)``: a number back from a call on one mutable object."""
-    ret = _resolve(d.return_type, canonical)
+    ret = resolve_typedefs(d.return_type, canonical)
     return ("*" not in ret and ret != "void" and not ret.startswith(("struct ", "union "))
-            and "const" not in _resolve(d.params[0].type, canonical).split("*")[0]
+            and "const" not in resolve_typedefs(d.params[0].type, canonical).split("*")[0]
             and bool(set(_words(d.name)) & set(STEP_WORDS)))
 
 
 def _object(ctype: str, canonical: Mapping[str, str]) -> str:
     """The record a pointer type points at (through typedefs), or '' for anything else."""
-    resolved = _resolve(ctype, canonical)
+    resolved = resolve_typedefs(ctype, canonical)
     if resolved.count("*") != 1:
         return ""
     base = re.sub(r"\b(const|struct|union|volatile)\b|\*", " ", resolved).split()
     return base[0] if len(base) == 1 else ""
-
-
-def _resolve(ctype: str, canonical: Mapping[str, str]) -> str:
-    text = ctype.strip()
-    for _ in range(4):  # typedef chains are short
-        name = re.sub(r"\b(const|volatile)\b|\*", " ", text).split()
-        if len(name) != 1 or name[0] not in canonical:
-            break
-        text = text.replace(name[0], canonical[name[0]], 1)
-    return " ".join(text.split())
 
 
 def _words(name: str) -> list[str]:

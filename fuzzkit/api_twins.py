@@ -28,16 +28,21 @@ def signature_twins(name: str, api: Sequence[FunctionDecl], canonical: Mapping[s
             and words & set(name_words(f.name))]
 
 
+def resolve_typedefs(ctype: str, canonical: Mapping[str, str]) -> str:
+    """``ctype`` with a typedef name followed to the type behind it (qualifiers and stars kept)."""
+    text = ctype.strip()
+    for _ in range(4):  # typedef chains are short
+        name = re.sub(r"\b(const|volatile|restrict)\b|\*", " ", text).split()
+        if len(name) != 1 or name[0] not in canonical:
+            break
+        text = text.replace(name[0], canonical[name[0]], 1)
+    return " ".join(text.split())
+
+
 def canonical_type(spelling: str, canonical: Mapping[str, str]) -> str:
     """A type spelling with typedefs followed to their canonical type, qualifiers and tags left out."""
-    text = re.sub(r"\b(const|volatile|restrict)\b", " ", spelling)
-    for _ in range(8):
-        words = re.sub(r"\b(struct|union|enum)\b|\*", " ", text).split()
-        under = canonical.get(words[-1]) if words else None
-        if not under or under == words[-1]:
-            break
-        text = re.sub(rf"\b{re.escape(words[-1])}\b", re.sub(r"\bconst\b", " ", under), text, count=1)
-    return re.sub(r"\b(struct|union|enum)\b|\s+", "", text)
+    resolved = resolve_typedefs(spelling, canonical)
+    return re.sub(r"\b(const|volatile|restrict|struct|union|enum)\b|\s+", "", resolved)
 
 
 def _signature(decl: FunctionDecl, canonical: Mapping[str, str]) -> tuple[str, ...]:
