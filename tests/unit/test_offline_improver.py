@@ -196,6 +196,21 @@ def test_reserved_names_are_internals_never_added() -> None:
     assert imp.added_calls == ["kv_count"]
 
 
+
+def test_allocator_wrappers_are_never_added() -> None:
+    """``kv_mem_realloc(doc, ptr, n)`` takes the document and a buffer: a block that hands it a
+    buffer of its own and frees that after (the call freed it) crashed every improvement."""
+    kv = parse_prototypes(
+        "kv_doc *kv_parse(const char *text);\nvoid kv_free(kv_doc *d);\n"
+        "void *kv_mem_realloc(kv_doc *d, void *ptr, size_t size);\n"
+        "void *kv_MemMalloc(kv_doc *d, size_t size);\nint kv_count(kv_doc *d);\nint kv_depth(kv_doc *d);\n"
+    )
+    target = next(d for d in kv if d.name == "kv_parse")
+    arche = analyze_function(target, kv).archetype
+    code = write_harness(target, kv, ["kv.h"], arche, default_skeleton(arche)).code
+    imp = improve_harness(code, target, kv, ["kv_mem_realloc", "kv_MemMalloc", "kv_depth"])
+    assert imp.added_calls == ["kv_depth"]
+
 KV_TYPES = """\
 ```c
 typedef struct kv_doc kv_doc;
