@@ -53,6 +53,9 @@ class RetrievalConfig(_Section):
     candidates: int = Field(default=10, ge=1, le=200)
     # Actionable lessons whose scope fits the target are shown first and beyond top_k, this many more.
     scoped_extra: int = Field(default=2, ge=0, le=20)
+    # Calls to leave out (avoid_call lessons) that fit the target have their own budget: each is one
+    # line the next attempt applies by not adding a call, and one library teaches several.
+    avoid_extra: int = Field(default=6, ge=0, le=40)
 
 
 class IndexConfig(_Section):

@@ -83,7 +83,9 @@ class Gatekeeper:
         With the ``target`` known, an actionable lesson (one with an action) whose scope does
         not fit it is left out, and the ones whose scope fits come first and are shown beyond
         ``top_k`` (up to ``retrieval.scoped_extra`` more): they are the items the next attempt
-        can apply, while a plain lesson only advises.
+        can apply, while a plain lesson only advises. Calls to leave out (``avoid_call``) that fit
+        are shown after them with a budget of their own (``retrieval.avoid_extra``): a library
+        teaches several, and one that ranked below the others was a crash round repeated.
         """
         g = self.config.gatekeeper
         keep: list[Match] = []
@@ -103,9 +105,12 @@ class Gatekeeper:
         # equally trusted items, the one models actually applied when shown comes first.
         keep.sort(key=lambda m: (-m.validation_level, -m.trust, -m.use_rate, -m.score, -m.freshness,
                                  m.item_id))
-        fitting = [m for m in keep if target is not None and _actionable(m)]
+        fit_all = [m for m in keep if target is not None and _actionable(m)]
+        fitting = [m for m in fit_all if not _avoids(m)]
+        avoids = [m for m in fit_all if _avoids(m)][: self.config.retrieval.avoid_extra]
         top_k = self.config.retrieval.top_k + min(len(fitting), self.config.retrieval.scoped_extra)
-        chosen = (fitting + [m for m in keep if m not in fitting])[:top_k]
+        ranked = (fitting + [m for m in keep if m not in fit_all])[:top_k]
+        chosen = [m for m in ranked if m in fitting] + avoids + [m for m in ranked if m not in fitting]
         rejected += [{"item_id": m.item_id, "reason": f"ranked below the top {top_k}"}
                      for m in keep if m not in chosen]
         return [InjectItem.from_match(m) for m in chosen], rejected
@@ -280,6 +285,12 @@ def _redacted(
 def _actionable(match: Match) -> bool:
     """Whether the item carries an action the next attempt can apply."""
     return parse_action((match.lesson or {}).get("action")) is not None
+
+
+def _avoids(match: Match) -> bool:
+    """Whether the item is a call to leave out (an ``avoid_call`` lesson)."""
+    action = parse_action((match.lesson or {}).get("action"))
+    return action is not None and action.verb == "avoid_call"
 
 
 def _fits(match: Match, target: FunctionDecl, callees: Sequence[FunctionDecl] = (),

@@ -237,3 +237,26 @@ def test_a_run_whose_improvement_lost_a_crashed_block_is_extracted_beside_a_stro
     assert Gatekeeper(config()).evaluate([], [], facts, close).should_extract
     assert not Gatekeeper(config()).evaluate([], [], outcome_from_state(
         {**state, "counters": {"harness_versions": 4}}, run_id="r"), close).should_extract
+
+
+def test_calls_to_leave_out_have_their_own_budget() -> None:
+    """One library teaches several calls to leave out; with the scoped budget of 2, the newest (an
+    unvalidated lesson ranked below the validated ones) was cut and its crash came back."""
+    from fuzzkit.api import FunctionDecl, Param
+
+    api = [FunctionDecl(f"zz_{n}", "int", (Param("t", "zz_tree *"),))
+           for n in ("load", "walk", "dump", "graft", "prune", "sort", "mark")]
+
+    def avoid(i: int, name: str, level: int) -> Match:
+        return dataclasses.replace(match(f"MEM-0000a{i:03d}", score=0.5, level=level, trust=0.5 + level / 10),
+                                   lesson={"scope": {"name": name}, "action": f"avoid_call(function={name})"})
+
+    avoids = [avoid(i, f"zz_{n}", 2 if i < 4 else 0) for i, n in enumerate(
+        ("walk", "dump", "graft", "prune", "sort"))]
+    plain = match("MEM-000000f3", score=0.9, level=1, trust=0.6)
+    shown, rejected = Gatekeeper(config(retrieval__top_k=1)).screen([plain, *avoids], api[0], (), api)
+    assert [i.item_id for i in shown] == [m.item_id for m in avoids] + ["MEM-000000f3"]
+    gk = Gatekeeper(config(retrieval__top_k=1, retrieval__avoid_extra=2))
+    capped = gk.screen([plain, *avoids], api[0], (), api)
+    assert [i.item_id for i in capped[0]] == [m.item_id for m in avoids[:2]] + ["MEM-000000f3"]
+    assert {r["item_id"] for r in capped[1]} == {m.item_id for m in avoids[2:]}
