@@ -29,6 +29,10 @@ _THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
 _REVERT = re.compile(r"^- \[revert\] v(\d+) did not run cleanly")
 _KEPT = re.compile(r"\(v(\d+) has the others\)")
 _GAVE_UP = re.compile(r"^- \[stop\] .*crash caused by the harness.*\bgave up\b")
+# The run's local memory of directions, at the trajectory's end: a block dropped for a misuse crash
+# whose steps a long trajectory left out ("[...] N steps omitted") is still named here.
+_FAILED_DIRECTION = re.compile(
+    r"^- \[direction\] Failed: call (\w+)\b.*\(crashed the harness \(harness misuse\)\)")
 _LEFT_OUT = re.compile(r"^- \[harness\] v\d+ by enhancer\.fix: .*\bleft out the follow-up call to (\w+)")
 
 
@@ -164,6 +168,9 @@ def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
     harness that crashed through ``F`` gave up (``[stop] crash caused by the harness; ... gave up``),
     or a repair left out a follow-up call that crashed after the target (``left out the
     follow-up call to F``): every harness of the library adds the same follow-ups on its objects.
+    A direction the run's local memory lists as ``Failed: call F ... (crashed the harness (harness
+    misuse))`` counts too: a long trajectory keeps its end, where those lines are, and may leave
+    out the steps of the block it dropped.
     """
     out: list[tuple[str, str]] = []
     added: dict[str, set[str]] = {}
@@ -184,6 +191,8 @@ def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
             out.append(crash)
         elif m := _LEFT_OUT.match(line):
             out.append((crash[0] or "crash", m.group(1)))
+        elif (m := _FAILED_DIRECTION.match(line)) and m.group(1) not in {f for _, f in out}:
+            out.append(("crash", m.group(1)))
     return list(dict.fromkeys(out))
 
 

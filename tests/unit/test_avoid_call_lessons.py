@@ -280,3 +280,19 @@ def test_a_dropped_block_teaches_like_a_dropped_improvement_and_the_rest_carries
            "(v3 has the others)" in trajectory
     items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", trajectory, "")
     assert [i["action"] for i in items] == ["avoid_call(vv_render)", "avoid_call(vv_check)"]
+
+
+def test_a_failed_direction_teaches_when_the_trajectory_left_its_steps_out() -> None:
+    """A long trajectory keeps its beginning and end: the dropped block's steps were among the
+    omitted ones, and only the local memory's direction line at the end still named the call."""
+    trajectory = "\n".join([
+        "- [harness] v1 by prototyper: vv_scan",
+        "- [...] 16 steps omitted",
+        "- [direction] Success: call vv_check on the input (line coverage 2.0% -> 3.0%)",
+        "- [direction] Failed: call vv_render on a new vv_frame (crashed the harness (harness misuse))",
+        "- [direction] Failed: call vv_probe on the input (did not compile after fix rounds)",
+        "- [stop] iteration budget 3 used",
+    ])
+    items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", trajectory, "")
+    assert [(i["action"], i["failure"]) for i in items] == [
+        ("avoid_call(vv_render)", "sanitizer:crash@vv_render")]
