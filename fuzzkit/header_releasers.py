@@ -139,7 +139,8 @@ def _paired_by_name(api: Sequence[FunctionDecl], with_object: list[str],
     """``doc_free_part(doc *d, part *p)`` releases what ``doc_new_part(doc *d, ...)`` returns.
 
     A releaser that takes the object a producer made its result from (the same first type) and
-    the result's type, named as the producer with its release verb for the producer's make verb:
+    the result's type, named as the producer with its release verb for the producer's make verb
+    (or with a release verb added: ``tab_build_free(ctx, t)`` for ``tab_build(ctx)``):
     a part made inside a document's storage must go back through it, and the plain releaser of
     the type (``free_part(part *)``) frees it wrongly (an invalid free). Documentation wins.
     """
@@ -152,7 +153,8 @@ def _paired_by_name(api: Sequence[FunctionDecl], with_object: list[str],
             words = _words(decl.name)
             made = [w for w in words if w in _MAKE_VERBS]
             what = f"what {decl.name} allocates"
-            if (len(made) == 1 and [w for w in words if w not in _MAKE_VERBS] == rest and decl.params
+            named = (len(made) == 1 and [w for w in words if w not in _MAKE_VERBS] == rest) or words == rest
+            if (named and decl.params
                     and what not in linked and _base(decl.params[0].type) == _base(rel.params[0].type)
                     and _base(decl.return_type) == _base(rel.params[1].type)):
                 out.append(Releaser(name, what, "by name, given the object it was made in"))

@@ -224,10 +224,10 @@ class ApiIndex(ApiFinders):
             # inside another of its type (`tree_get(tree, path)`) belongs to that one.
             inside = any(self.type_key(p.type) == handle for p in fn.params)
             return not (inside and set(self.verbs(fn.name)) & {"get", "find", "lookup"})
+        if self.documented_releaser(fn):
+            return True  # the header ties a releaser to it: owned, const pointer or not
         if ckinds.is_pointer(ret) and ckinds.is_const_target(ret):
             return False
-        if self.documented_releaser(fn):
-            return True
         verbs = self.verbs(fn.name)
         if "get" not in verbs and makes_new_text(fn):
             return True

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from agents.offline import ckinds
 from agents.offline.synth_knowledge import INVERSE_PREFIXES, INVERSES, stream_fields
 from fuzzkit.api import FunctionDecl
+from fuzzkit.header_releasers import RELEASE_VERBS
 from fuzzkit.input_flow import feeders_of
 
 if TYPE_CHECKING:
@@ -155,10 +156,12 @@ class ApiFinders:
         named = self.feeders(type_key)
         found = [*named, *(f for f in feeders_of(target, self.api) if f not in named)]
         # The same shape through the Types section (a handle typedef hides its `*`).
-        return found + [f for f in self.api if f not in found and f.name != target.name
-                        and 2 <= len(f.params) <= 3 and self.type_key(f.params[0].type) == type_key
-                        and (ckinds.is_bytes(f.params[1].type) or ckinds.is_string(f.params[1].type))
-                        and not any(ckinds.is_pointer(p.type) for p in f.params[2:])]
+        found += [f for f in self.api if f not in found and f.name != target.name
+                  and 2 <= len(f.params) <= 3 and self.type_key(f.params[0].type) == type_key
+                  and (ckinds.is_bytes(f.params[1].type) or ckinds.is_string(f.params[1].type))
+                  and not any(ckinds.is_pointer(p.type) for p in f.params[2:])]
+        # `tab_free(ctx, const uint8_t *tables)` has the shape, but releases what it is given
+        return [f for f in found if not set(words(f.name)) & set(RELEASE_VERBS)]
 
     def outputs(self, type_key: str) -> list[FunctionDecl]:
         """``f(T *, out...)`` functions that tell an object where to write (``set_output*``)."""

@@ -64,3 +64,41 @@ def test_the_harness_releases_the_part_through_its_document() -> None:
     assert "ed_free_part(" not in code, code
     maker = code[code.index("ed_new_doc_part(") + len("ed_new_doc_part("):].split(",")[0]
     assert re.search(rf"ed_free_doc_part\({re.escape(maker)}, \w+\);", code), code
+
+
+def test_a_releaser_named_as_the_producer_plus_a_release_verb_is_paired() -> None:
+    """``ed_maketables_free(ctx, tables)`` releases what ``ed_maketables(ctx)`` returns: the tables
+    leaked on every input of a harness that called the producer."""
+    api = parse_prototypes(
+        "typedef struct ed_ctx_s ed_ctx;\n"
+        "const unsigned char *ed_maketables(ed_ctx *ctx);\n"
+        "void ed_maketables_free(ed_ctx *ctx, const unsigned char *tables);\n"
+        "const unsigned char *ed_tables_peek(ed_ctx *ctx);\n")
+    found = {(r.function, r.releases) for r in find_releasers(api, {}, [], {})}
+    assert ("ed_maketables_free", "what ed_maketables allocates") in found
+    assert ("ed_maketables_free", "what ed_tables_peek allocates") not in found
+
+
+MAKETABLES = """```c
+struct ed_ctx_s;  /* opaque: only pointers, made by the API */
+```
+Release functions:
+- ed_ctx_free releases ed_ctx * (parameter type)
+- ed_maketables_free releases what ed_maketables allocates (by name, given the object it was made in)
+"""
+
+
+def test_a_releaser_taking_bytes_is_no_input_feeder_and_releases_the_result() -> None:
+    """A producer that takes no input got the releaser, which has a feeder's shape (the object,
+    then bytes), called on the fuzz input before it; the tables it made leaked."""
+    decls = parse_prototypes(
+        "typedef struct ed_ctx_s ed_ctx;\ned_ctx *ed_ctx_create(void);\nvoid ed_ctx_free(ed_ctx *c);\n"
+        "const unsigned char *ed_maketables(ed_ctx *ctx);\n"
+        "void ed_maketables_free(ed_ctx *ctx, const unsigned char *tables);\n")
+    target = next(d for d in decls if d.name == "ed_maketables")
+    with using(read_types(MAKETABLES)):
+        arche = analyze_function(target, decls).archetype
+        code = write_harness(target, decls, ["ed.h"], arche, default_skeleton(arche)).code
+    body = code[code.index("LLVMFuzzerTestOneInput"):]
+    assert body.index("ed_maketables(") < body.index("ed_maketables_free("), body
+    assert re.search(r"ed_maketables_free\(\w+, (\(const unsigned char \*\))?result\);", body), body
