@@ -111,7 +111,8 @@ class Gatekeeper:
         top_k = self.config.retrieval.top_k + min(len(fitting), self.config.retrieval.scoped_extra)
         ranked = (fitting + [m for m in keep if m not in fit_all])[:top_k]
         chosen = [m for m in ranked if m in fitting] + avoids + [m for m in ranked if m not in fitting]
-        rejected += [{"item_id": m.item_id, "reason": f"ranked below the top {top_k}"}
+        rejected += [{"item_id": m.item_id, "reason": f"beyond the {len(avoids)} calls to leave out shown"
+                      if _avoids(m) and m in fit_all else f"ranked below the top {top_k}"}
                      for m in keep if m not in chosen]
         return [InjectItem.from_match(m) for m in chosen], rejected
 

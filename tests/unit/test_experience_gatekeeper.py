@@ -259,4 +259,5 @@ def test_calls_to_leave_out_have_their_own_budget() -> None:
     gk = Gatekeeper(config(retrieval__top_k=1, retrieval__avoid_extra=2))
     capped = gk.screen([plain, *avoids], api[0], (), api)
     assert [i.item_id for i in capped[0]] == [m.item_id for m in avoids[:2]] + ["MEM-000000f3"]
-    assert {r["item_id"] for r in capped[1]} == {m.item_id for m in avoids[2:]}
+    assert {r["item_id"]: r["reason"] for r in capped[1]} == {
+        m.item_id: "beyond the 2 calls to leave out shown" for m in avoids[2:]}

@@ -183,33 +183,31 @@ int lib_wumpEnd(lib_stream *strm);
     assert ranks == {"lib_wump": 1, "lib_wumpReset": 2, "lib_wumpBound": 5}
 
 
-def test_reserved_names_are_internals_never_added() -> None:
-    kv = parse_prototypes(
-        "kv_doc *kv_parse(const char *text);\nvoid kv_free(kv_doc *d);\n"
-        "void __kv_parse_content(const char *text, int len);\nint _Kv_count(const char *text);\n"
-        "int kv_count(const char *text);\n"
-    )
+def _added_by_improving_kv_parse(prototypes: str, uncovered: list[str]) -> list[str]:
+    """The calls the improver adds to ``kv_parse``'s first draft, given these uncovered functions."""
+    kv = parse_prototypes("kv_doc *kv_parse(const char *text);\nvoid kv_free(kv_doc *d);\n" + prototypes)
     target = next(d for d in kv if d.name == "kv_parse")
     arche = analyze_function(target, kv).archetype
     code = write_harness(target, kv, ["kv.h"], arche, default_skeleton(arche)).code
-    imp = improve_harness(code, target, kv, ["__kv_parse_content", "_Kv_count", "kv_count"])
-    assert imp.added_calls == ["kv_count"]
+    return improve_harness(code, target, kv, uncovered).added_calls
 
+
+def test_reserved_names_are_internals_never_added() -> None:
+    added = _added_by_improving_kv_parse(
+        "void __kv_parse_content(const char *text, int len);\nint _Kv_count(const char *text);\n"
+        "int kv_count(const char *text);\n", ["__kv_parse_content", "_Kv_count", "kv_count"])
+    assert added == ["kv_count"]
 
 
 def test_allocator_wrappers_are_never_added() -> None:
     """``kv_mem_realloc(doc, ptr, n)`` takes the document and a buffer: a block that hands it a
     buffer of its own and frees that after (the call freed it) crashed every improvement."""
-    kv = parse_prototypes(
-        "kv_doc *kv_parse(const char *text);\nvoid kv_free(kv_doc *d);\n"
+    added = _added_by_improving_kv_parse(
         "void *kv_mem_realloc(kv_doc *d, void *ptr, size_t size);\n"
-        "void *kv_MemMalloc(kv_doc *d, size_t size);\nint kv_count(kv_doc *d);\nint kv_depth(kv_doc *d);\n"
-    )
-    target = next(d for d in kv if d.name == "kv_parse")
-    arche = analyze_function(target, kv).archetype
-    code = write_harness(target, kv, ["kv.h"], arche, default_skeleton(arche)).code
-    imp = improve_harness(code, target, kv, ["kv_mem_realloc", "kv_MemMalloc", "kv_depth"])
-    assert imp.added_calls == ["kv_depth"]
+        "void *kv_MemMalloc(kv_doc *d, size_t size);\nint kv_count(kv_doc *d);\nint kv_depth(kv_doc *d);\n",
+        ["kv_mem_realloc", "kv_MemMalloc", "kv_depth"])
+    assert added == ["kv_depth"]
+
 
 KV_TYPES = """\
 ```c
