@@ -34,7 +34,7 @@ from long_term_memory.experience.lifecycle_rows import (
 from long_term_memory.experience.lifecycle_schema import INSERT_ITEM, SCHEMA, SELECT_STATS, STAT_COLUMNS
 from long_term_memory.experience.models import HitRef, ItemStats, ValidationPlan
 from long_term_memory.experience.rules import apply_hit, apply_validation
-from long_term_memory.experience.sqlite_file import SqliteFile
+from long_term_memory.experience.sqlite_file import SqliteFile, is_busy
 
 
 class LifecycleStore(SqliteFile):
@@ -42,15 +42,22 @@ class LifecycleStore(SqliteFile):
 
     def __init__(self, path: Path, config: GatekeeperConfig, read_only: bool = False,
                  journal: Path | None = None) -> None:
-        """Open (write mode: create) the database; a file SQLite cannot read sets :attr:`broken`."""
+        """Open (write mode: create) the database; a file SQLite cannot read sets :attr:`broken`.
+
+        Raises:
+            sqlite3.OperationalError: another process kept the file locked past the busy timeout
+                (a lock is not damage: nothing is moved aside or rebuilt).
+        """
         self.broken = ""
         try:
             super().__init__(path, SCHEMA, read_only)
             if not read_only:
                 self._migrate()
         except sqlite3.DatabaseError as exc:
-            self.broken = str(exc)
             self.close()
+            if is_busy(exc):
+                raise
+            self.broken = str(exc)
         self.config = config
         self.journal = Journal(journal) if journal is not None else None
 

@@ -24,6 +24,7 @@ from long_term_memory.experience.journal import replay, snapshot
 from long_term_memory.experience.lifecycle import LifecycleStore
 from long_term_memory.experience.lifecycle_schema import STAT_COLUMNS
 from long_term_memory.experience.record_log import RecordLog
+from long_term_memory.experience.sqlite_file import is_busy
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ def diagnose(store: LifecycleStore, paths: BankPaths) -> str:
             state = conn.execute("SELECT COUNT(*) FROM catalog_state").fetchone()[0]
             items = conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
     except sqlite3.DatabaseError as exc:
+        if is_busy(exc):  # another process's lock is not damage
+            raise
         return f"is not a readable SQLite database ({exc})"
     return "" if state or items else "is missing or empty"
 

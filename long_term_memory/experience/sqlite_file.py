@@ -2,6 +2,9 @@
 
 Write mode opens the file in WAL mode with a 30 s busy timeout, so several processes write one
 database safely; :meth:`SqliteFile.transaction` wraps ``BEGIN IMMEDIATE`` ... ``COMMIT``.
+Switching a file to WAL can fail at once with "database is locked" while another process is
+creating or converting it (SQLite does not call the busy handler there), so opening retries for
+as long as the busy timeout; a lock is never mistaken for a damaged file.
 Read-only mode never touches the file: opening a WAL database read-only in place would leave
 ``-wal``/``-shm`` files behind, so it reads a private copy, refreshed when the files change.
 """
@@ -12,12 +15,24 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 BUSY_TIMEOUT_MS = 30_000
+_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` says another connection holds a lock (transient, not damage)."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _BUSY_CODES
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 class SqliteFile:
@@ -32,10 +47,29 @@ class SqliteFile:
         self._conn: sqlite3.Connection | None = None
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = self._connect(str(path))
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.executescript(schema)
+            self._conn = self._open_writer(schema)
+
+    def _open_writer(self, schema: str) -> sqlite3.Connection:
+        """Connect in WAL mode and create the schema, retrying while another process holds a lock.
+
+        Raises:
+            sqlite3.OperationalError: still locked after the busy timeout, or any other error.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        delay = 0.005
+        while True:
+            conn = self._connect(str(self.path))
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.executescript(schema)
+                return conn
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if not is_busy(exc) or time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     @staticmethod
     def _connect(target: str) -> sqlite3.Connection:
