@@ -16,7 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 from tests.integration.test_experience_concurrency import WORKER  # noqa: E402
 
 
@@ -30,7 +31,7 @@ def main() -> int:
     for _ in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="logicfuzz-bank-stress-") as directory:
             procs = [subprocess.Popen([sys.executable, "-c", WORKER, directory, str(w), str(args.writes)],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
                      for w in range(args.writers)]
             for proc in procs:
                 _, err = proc.communicate()
