@@ -85,6 +85,7 @@ class HeaderFacts:
     retains: list[str] = field(default_factory=list)
     consumes: list[str] = field(default_factory=list)
     inside_only: list[str] = field(default_factory=list)  # valid only inside a library callback
+    borrows: list[str] = field(default_factory=list)  # what it hands back stays the library's
     wrappers: list[Wrapper] = field(default_factory=list)
     # (name, type) of variables the library defines whose type the API takes a pointer to
     # (a built-in encoding table, a default configuration): the only way to get a valid one.
@@ -118,6 +119,7 @@ class HeaderFacts:
             retains=list(data.get("retains", [])),
             consumes=list(data.get("consumes", [])),
             inside_only=list(data.get("inside_only", [])),
+            borrows=list(data.get("borrows", [])),
             wrappers=[Wrapper(w["function"], tuple(w["args"]), w["caller"], tuple(w["params"]))
                       for w in data.get("wrappers", [])],
             instances=[(i[0], i[1]) for i in data.get("instances", [])],
@@ -191,6 +193,9 @@ class HeaderFacts:
             out.append("Valid only inside a callback or method the library calls (documentation):")
             out += [f"- {fn} is called by no harness: only from within the library's callback"
                     for fn in self.inside_only]
+        if self.borrows:
+            out.append("Results the library keeps (documentation):")
+            out += [f"- {fn} hands back memory the library owns: never free it" for fn in self.borrows]
         if self.optional:
             out.append("Arguments the documentation lets be NULL (leaving one out is a case of its own):")
             out += [f"- {fn} accepts NULL for {', '.join(names)}" for fn, names in self.optional.items()]

@@ -39,6 +39,10 @@ _TAKES_DOC = re.compile(r"(even if (the function |it )?fails|takes? (the )?(resp
 _INSIDE_DOC = re.compile(r"(may|must|can|should)\s+only\s+be\s+(used|called|invoked)\s+(from\s+)?"
                          r"(within|inside)\b|only\s+(valid|allowed|meaningful)\s+(from\s+)?(within|inside)\b",
                          re.I)
+# "The returned buffer is valid only until the next call to x_next()": the library keeps it.
+_BORROWED_DOC = re.compile(r"\b(valid only until|until the next call"
+                           r"|(must|should) not be (freed|released|deallocated)"
+                           r"|owned by (the |its |this )?(?!caller|user|application|client|you)\w+)", re.I)
 _RETURN_DOC = re.compile(r"[^.]*\breturn(s|ed)?\b[^.]*\b(success|succeed|error|fail)[^.]*\.?", re.I)
 _VALUE = re.compile(r"(-?\b\d+\b|\bNULL\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bnegative\b|\bnon-?zero\b)")
 _SUBJECT = re.compile(r"^\s*(?:If\s+)?([A-Za-z_]\w*)(?:\(\))?\s+(?:\(\)\s+)?(?:will\s+|should\s+)?return")
@@ -168,6 +172,7 @@ class _Collector:
                                 if _TAKES_DOC.search(self.docs.get(fn, "")))
         facts.retains = sorted(fn for fn in names if _KEEPS_DOC.search(self.docs.get(fn, "")))
         facts.inside_only = sorted(d.name for d in self.api if _INSIDE_DOC.search(self.docs.get(d.name, "")))
+        facts.borrows = sorted(d.name for d in self.api if _borrowed(self.docs.get(d.name, "")))
         for fn in sorted(names):
             text = _return_note(self.docs.get(fn, ""))
             # A comment after a declaration is attached to the next one: a note that names
@@ -230,6 +235,13 @@ def _cap_enums(enums: list[Enum]) -> list[Enum]:
         out.append(e)
         total += len(e.constants)
     return out
+
+
+def _borrowed(comment: str) -> bool:
+    """Whether a sentence of ``comment`` says what the function hands back stays the library's."""
+    text = re.sub(r"\s+", " ", re.sub(r"^\s*(/\*+|\*+/?|//+!?)", " ", comment, flags=re.M))
+    return any(_BORROWED_DOC.search(s) and re.search(r"\b(return|result|out\b|output)", s, re.I)
+               for s in re.split(r"(?<=[.;])\s", text))
 
 
 def _return_note(comment: str) -> str:

@@ -226,8 +226,8 @@ class ApiIndex(ApiFinders):
             return not (inside and set(self.verbs(fn.name)) & {"get", "find", "lookup"})
         if self.documented_releaser(fn):
             return True  # the header ties a releaser to it: owned, const pointer or not
-        if ckinds.is_pointer(ret) and ckinds.is_const_target(ret):
-            return False
+        if fn.name in type_table.active().borrows or (ckinds.is_pointer(ret) and ckinds.is_const_target(ret)):
+            return False  # documented as the library's, or a const pointer
         verbs = self.verbs(fn.name)
         if "get" not in verbs and makes_new_text(fn):
             return True

@@ -22,7 +22,8 @@ def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: s
 
     A parser's result list leaks on every input otherwise (LeakSanitizer); which function
     releases it comes from the Types section (by parameter type, by name, or because the
-    documentation says so, ``free`` included). A ``const`` pointee points into the input.
+    documentation says so, ``free`` included). A ``const`` pointee points into the input; what
+    the header says the library keeps, or a buffer an object's getter hands back, is not freed.
     """
     if ckinds.is_const_target(ckinds.pointee(ptype)) or ckinds.is_const_target(ptype):
         return
@@ -35,6 +36,8 @@ def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: s
     # "X releases what f allocates" is about f's result: its out-parameters only when it
     # returns no pointer.
     releaser = type_table.releaser_for(inner, producer="" if returns_block else fn.name)
+    if releaser is None and fn.name in type_table.active().borrows:
+        return  # the header says the library keeps what it hands back
     if releaser is None:
         key = pl.idx.type_key(inner)
         releaser = pl.idx.destructor(key, fn.name) if key else None
@@ -43,6 +46,8 @@ def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: s
         # else free(); not when the name says it points into the input (`end`, `rest`).
         if re.search(r"(end|next|rest|pos|cursor|remain)", param_name, re.I):
             return
+        if "get" in pl.idx.verbs(fn.name) and fn.params and pl.idx.type_key(fn.params[0].type):
+            return  # `obj_get_frame(obj, &buf)`: the object's own buffer, as for a returned one
         releaser = pl.idx.generic_free() or "free"
     if releaser is None:
         return

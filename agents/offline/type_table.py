@@ -32,6 +32,7 @@ _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
 _TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
 _NULLABLE = re.compile(r"^- (?P<fn>\w+) accepts NULL for (?P<names>\w+(?:, \w+)*)$")
 _INSIDE = re.compile(r"^- (?P<fn>\w+) is called by no harness: only from within")
+_BORROWS = re.compile(r"^- (?P<fn>\w+) hands back memory the library owns")
 _FN_FIELD = re.compile(r"\(\*\s*(\w+)\)")
 _RANGE = re.compile(r"(\w+)(?:\[[^\]]*\])?;\s*/\* (-?\d+)\.\.(-?\d+) \*/")
 _INSTANCE = re.compile(r"^- extern (?P<decl>[^()]+);$")
@@ -67,6 +68,7 @@ class TypeTable:
     retains: set[str] = field(default_factory=set)
     consumes: set[str] = field(default_factory=set)
     inside_only: set[str] = field(default_factory=set)  # documented as valid inside a callback only
+    borrows: set[str] = field(default_factory=set)  # documented: what it hands back, the library keeps
     optional: dict[str, set[str]] = field(default_factory=dict)  # parameters documented as taking NULL
     # macro -> the functions its group's comment says take it; its own "only" / "not for" notes
     flag_scope: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -82,15 +84,13 @@ class TypeTable:
         name = re.sub(r"^(const\s+)?(struct|union)\s+", "", name.strip())
         found = self.records.get(name)
         if found is None and name in self.canonical:
-            found = self.records.get(re.sub(r"^(struct|union)\s+", "", self.canonical[name]))
+            return self.records.get(re.sub(r"^(struct|union)\s+", "", self.canonical[name]))
         return found
 
     def tag_only(self, name: str) -> str | None:
         """``struct x`` for a record ``x`` that has no typedef of that name (needs its tag)."""
         rec = self.records.get(name)
-        if rec is None or name in self.typedefs or rec.tag != name:
-            return None
-        return f"{rec.kind} {name}"
+        return None if rec is None or name in self.typedefs or rec.tag != name else f"{rec.kind} {name}"
 
 
 EMPTY = TypeTable()
@@ -172,6 +172,7 @@ _NOTES = (  # the bullets after the declarations, in the order they are tried
     (_TAKES, lambda t, m: t.consumes.add(m["fn"])),
     (_NULLABLE, lambda t, m: t.optional.__setitem__(m["fn"], set(m["names"].split(", ")))),
     (_INSIDE, lambda t, m: t.inside_only.add(m["fn"])),
+    (_BORROWS, lambda t, m: t.borrows.add(m["fn"])),
     (_RETURN, lambda t, m: t.returns.__setitem__(m["fn"], m["text"])),
 )
 

@@ -20,6 +20,7 @@ FACTS = HeaderFacts(
     releasers=[Releaser("acme_free_reply", "what acme_parse_reply allocates", "by documentation")],
     returns={"acme_parse": "Returns 1 on success, 0 on error."},
     retains=["acme_set_name"], consumes=["acme_emit"], inside_only=["acme_visit_depth"],
+    borrows=["acme_next_row"],
 )
 
 
@@ -37,7 +38,7 @@ def test_the_rendered_section_reads_back_into_the_same_facts() -> None:
     assert table.releasers == [("acme_free_reply", "what acme_parse_reply allocates")]
     assert table.returns["acme_parse"].startswith("Returns 1")
     assert table.retains == {"acme_set_name"} and table.consumes == {"acme_emit"}
-    assert table.inside_only == {"acme_visit_depth"}
+    assert table.inside_only == {"acme_visit_depth"} and table.borrows == {"acme_next_row"}
     assert stream_types(FACTS) == {"acme_pipe_s", "acme_pipe"}
 
 
