@@ -36,7 +36,7 @@ from agents.negotiation import (
     server_prompt_tokens,
     without,
 )
-from agents.parsing import MAX_ERROR_CHARS, ReplyParseError, extract_code, parse_reply
+from agents.parsing import MAX_ERROR_CHARS, RETRY_NOTE, ReplyParseError, extract_code, parse_reply
 from agents.rate_limit import RateLimit, retry_after
 from agents.tools import run_tool, tool_spec
 from long_term_memory.reply_text import encodable
@@ -141,7 +141,7 @@ class Agent(Generic[T]):
             except ReplyParseError as exc:  # limits (size, depth, numbers) included: ask again
                 last_error = str(exc)[:MAX_ERROR_CHARS]
                 turn.append({"role": "user", "content": (
-                    f"Your reply could not be used: {last_error}. Reply again in exactly the format "
+                    f"{RETRY_NOTE}: {last_error}. Reply again in exactly the format "
                     "the task asks for.")})
                 continue
             new = ([] if history else [sys_msg]) + turn

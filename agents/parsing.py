@@ -37,6 +37,7 @@ MAX_NUMBER_DIGITS = 100
 """A JSON integer with more digits is refused (Python refuses 4,300 with a bare ValueError)."""
 
 MAX_ERROR_CHARS = 600
+RETRY_NOTE = "Your reply could not be used"  # how a retry turn starts (agents.base)
 """A parse error quoted back to the model is cut to this length."""
 
 __all__ = [

@@ -183,8 +183,9 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
         return {**update, "local_memory": local}
     why = "did not compile" if not (state.get("build") or {}).get("ok") else "did not run cleanly"
     change = state.get("last_change") or {}
-    direction = (crashed_block(state) or "; ".join(change.get("directions") or change.get("fixes") or [])
-                 or "unrecorded change")
+    # the directions the change followed; "applied [MEM-...]" notes say which lessons it honoured
+    steps = [d for d in change.get("directions") or change.get("fixes") or [] if not d.startswith("applied")]
+    direction = crashed_block(state) or "; ".join(steps) or "unrecorded change"
     local = record_failed_attempt(state.get("local_memory") or empty_local_memory(), direction,
                                   f"{why} after fix rounds", f"v{state.get('harness_version')}",
                                   _api_names(state))

@@ -20,9 +20,11 @@ from typing import Any, Literal
 from agent_graph.memory.local_memory_compress import compress, failure_mode, item_gain, severity
 from agent_graph.memory.local_memory_render import local_memory_tokens, render_local_memory
 from agent_graph.memory.local_memory_schema import (
+    MAX_DIRECTIONS,
     Direction,
     ExtractionReply,
     MemoryItem,
+    clip_line,
     copy_memory,
     empty_local_memory,
     same_direction,
@@ -158,16 +160,23 @@ def apply_extraction(
 ) -> tuple[dict[str, Any], str]:
     """Fold a validated extraction reply into the memory: ``(memory, reason to log)``.
 
-    ``updated_directions`` replaces the direction list whole; ``new_memory_item`` (unless null)
+    ``updated_directions`` replaces the direction list whole, except that a ``Failed`` direction
+    the reply left out is kept (the tabu list must survive a reply that forgets it; a reply that
+    lists the direction again decides its outcome); ``new_memory_item`` (unless null)
     is appended to the reasoning bank, with ``source_ref`` and ``metrics`` (the measured
     :func:`metrics_delta`), when given, overriding what the model wrote. Reading the model's
     text is the extractor role's job (:func:`agents.local_memory_extractor.fold_reply`).
     """
     out = copy_memory(memory)
     before = len(out["attempted_directions"])
-    out["attempted_directions"] = [d.model_dump() for d in reply.updated_directions]
-    failed = sum(d.outcome == "Failed" for d in reply.updated_directions)
-    reason = f"directions {before} -> {len(reply.updated_directions)} ({failed} failed)"
+    rows = [d.model_dump() for d in reply.updated_directions]
+    kept = [row for row in out["attempted_directions"] if isinstance(row, Mapping)
+            and row.get("outcome") == "Failed"
+            and not any(same_direction(str(row.get("direction", "")), r["direction"]) for r in rows)]
+    out["attempted_directions"] = [*rows, *kept][:MAX_DIRECTIONS]
+    failed = sum(r.get("outcome") == "Failed" for r in out["attempted_directions"])
+    reason = (f"directions {before} -> {len(out['attempted_directions'])} ({failed} failed"
+              + (f", {len(kept)} kept that the reply left out)" if kept else ")"))
     item = reply.new_memory_item
     if item is None:
         return out, reason + "; no new lesson"
@@ -210,7 +219,7 @@ def record_failed_attempt(
     The matching direction becomes ``Failed`` with this evidence, or a new one is added.
     """
     out = copy_memory(memory)
-    entry = {"direction": " ".join(direction.split()) or "unrecorded change", "outcome": "Failed",
+    entry = {"direction": clip_line(direction) or "unrecorded change", "outcome": "Failed",
              "source_ref": source_ref, "evidence": " ".join(evidence.split())}
     rows = out["attempted_directions"]
     for index, row in enumerate(rows):

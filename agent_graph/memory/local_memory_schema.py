@@ -27,8 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 Outcome = Literal["Success", "Failed", "Noise"]
 ItemType = Literal["Success", "Failure"]
 MAX_DIRECTIONS = 40
+MAX_LINE = 300
 
-Line = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+Line = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_LINE)]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000)]
 
 _OUTCOMES = {"success": "Success", "succeeded": "Success", "failed": "Failed",
@@ -184,3 +185,11 @@ def same_direction(a: str, b: str, api_names: Collection[str] = ()) -> bool:
     if api_a or api_b:
         return api_a == api_b and words >= 1 / 3
     return words >= 0.6
+
+
+def clip_line(text: str, limit: int = MAX_LINE) -> str:
+    """``text`` on one line, cut at a word boundary to fit ``limit`` characters (ends with "...")."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    return line[: limit - 3].rsplit(" ", 1)[0].rstrip(";,") + "..."

@@ -15,7 +15,7 @@ from collections.abc import Collection
 from typing import Any
 
 from agent_graph.memory.code_memory_c import C_KEYWORDS, LIBC, blank_comments_and_literals, called_names
-from agent_graph.memory.local_memory_schema import api_tokens, same_direction
+from agent_graph.memory.local_memory_schema import api_tokens, clip_line, same_direction
 from agents.offline.prompt_reader import PromptFacts, bullets, identifiers
 
 Reply = tuple[dict[str, Any], None]
@@ -125,6 +125,7 @@ def extract(facts: PromptFacts) -> Reply:
     if outcome != "Noise" and diff.strip() not in ("", "(no code change)") and not repeated_failure:
         item = _lesson(facts, outcome, _stated(facts, added)[0], change, operator,
                        (old, new, version, parent))
+    rows = [{**row, "direction": clip_line(str(row["direction"]))} for row in rows]  # the schema's limit
     return {"updated_directions": rows, "new_memory_item": item}, None
 
 

@@ -22,6 +22,7 @@ from agents.offline import experience, local_memory, roles
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.type_table import read_types, using
 from agents.offline.type_tags import with_tags
+from agents.parsing import RETRY_NOTE
 
 HANDLERS = {
     "function_analyzer": roles.analyze,
@@ -58,7 +59,9 @@ class OfflineChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
-        user = next((str(m.content) for m in reversed(messages) if m.type == "human"), "")
+        # A retry turn only says what was wrong: the task is in the prompt before it.
+        user = next((str(m.content) for m in reversed(messages)
+                     if m.type == "human" and not str(m.content).startswith(RETRY_NOTE)), "")
         facts = read_prompt(system, user)
         handler = HANDLERS.get(facts.role)
         if handler is None:

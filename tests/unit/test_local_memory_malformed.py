@@ -108,6 +108,8 @@ def test_malformed_reply_leaves_memory_unchanged(case: str,
 def test_a_valid_reply_in_the_same_shape_is_accepted() -> None:
     """The cases above fail for the stated reason, not because the envelope is wrong."""
     out, why = fold_reply(rich_memory(), with_item())
-    assert out["attempted_directions"] == [ROW]
+    # the reply's rows, then the failed direction it left out (the tabu list survives it)
+    assert out["attempted_directions"] == [ROW, rich_memory()["attempted_directions"][0]]
+    assert "1 kept that the reply left out" in why
     assert len(out["reasoning_bank"]) == 2
     assert not why.startswith("rejected")
