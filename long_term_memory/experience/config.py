@@ -55,7 +55,7 @@ class RetrievalConfig(_Section):
     scoped_extra: int = Field(default=2, ge=0, le=20)
     # Calls to leave out (avoid_call lessons) that fit the target have their own budget: each is one
     # line the next attempt applies by not adding a call, and one library teaches several.
-    avoid_extra: int = Field(default=6, ge=0, le=40)
+    avoid_extra: int = Field(default=12, ge=0, le=40)
 
 
 class IndexConfig(_Section):
