@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
+from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arrays import mark_arrays
-from agents.offline.synth_lengths import grouped_lengths
+from agents.offline.synth_lengths import OUTPUT_LENGTH, grouped_lengths
 from agents.offline.synth_pixels import mark_pixels
 from agents.offline.synth_ranges import mark_cursors, mark_ranges, pair_ranges
 from agents.offline.synth_role_rules import RULES, Scan, grouped
@@ -59,6 +60,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
         next(rule for rule in RULES if rule(scan, i, nxt, nxt2))
     pair_ranges(out, ranges)
     _pair_bit_lengths(out)
+    _pair_leading_length(out)
     mark_pixels(out, idx)
     return [r if r is not None else Role("null", i, params[i]) for i, r in enumerate(out)]
 
@@ -78,6 +80,23 @@ def _pair_bit_lengths(out: list[Role | None]) -> None:
         buf, nbits = bufs[0], bits[0]
         out[buf.index] = Role("bytes", buf.index, buf.param, pair=nbits.index)
         out[nbits.index] = Role("len_bits", nbits.index, nbits.param, pair=buf.index)
+
+
+def _pair_leading_length(out: list[Role | None]) -> None:
+    """``f(ctx, mode, size_t length, iv, const uint8_t *input, uint8_t *output)``: length first.
+
+    A block cipher's call names the length before its buffers. Left an option value, it reads
+    past a short input; when it is the one length-named integer and measures the one unpaired
+    input buffer after it (none unsized by another rule), it becomes that buffer's length.
+    """
+    bufs = [r for r in out if r is not None and r.kind in ("bytes", "text") and r.pair is None
+            and ckinds.is_const_target(r.param.type)]
+    lens = [r for r in out if r is not None and r.kind == "int" and ckinds.is_length(r.param)
+            and not OUTPUT_LENGTH.search(r.param.name)]
+    if len(bufs) == 1 and len(lens) == 1 and lens[0].index < bufs[0].index:
+        buf, length = bufs[0], lens[0]
+        out[buf.index] = Role("bytes", buf.index, buf.param, pair=length.index)
+        out[length.index] = Role("len", length.index, length.param, pair=buf.index)
 
 
 def payload_slot(rs: list[Role]) -> int | None:
