@@ -29,6 +29,7 @@ from agents.base import ModelCallError
 from agents.llm import model_name
 from agents.local_memory_extractor import LocalMemoryExtractor
 from agents.parsing import ReplyParseError
+from long_term_memory.experience.models import ITEM_ID
 from nodes._common import ctx_of, log_event
 from nodes._experience import finalize_experience
 from nodes._llm import call_agent
@@ -183,8 +184,7 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
         return {**update, "local_memory": local}
     why = "did not compile" if not (state.get("build") or {}).get("ok") else "did not run cleanly"
     change = state.get("last_change") or {}
-    # the directions the change followed; "applied [MEM-...]" notes say which lessons it honoured
-    steps = [d for d in change.get("directions") or change.get("fixes") or [] if not d.startswith("applied")]
+    steps = [d for d in change.get("directions") or change.get("fixes") or [] if not _lesson_note(d)]
     direction = crashed_block(state) or "; ".join(steps) or "unrecorded change"
     local = record_failed_attempt(state.get("local_memory") or empty_local_memory(), direction,
                                   f"{why} after fix rounds", f"v{state.get('harness_version')}",
@@ -194,6 +194,11 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
     return {**_revert(state, best), "local_memory": _with_status(state, local, best, iteration, ctx),
             "counters": {"iterations": 1, "dropped_improvements": 1},
             "no_gain_iterations": int(state.get("no_gain_iterations") or 0) + 1}
+
+
+def _lesson_note(step: str) -> bool:
+    """``applied [MEM-...] ...``: which lesson a change honoured, not a direction it followed."""
+    return step.startswith("applied [") and ITEM_ID.match(step, len("applied [")) is not None
 
 
 def crashed_block(state: FuzzState) -> str:

@@ -86,8 +86,8 @@ def _pair_leading_length(out: list[Role | None]) -> None:
     """``f(ctx, mode, size_t length, iv, const uint8_t *input, uint8_t *output)``: length first.
 
     A block cipher's call names the length before its buffers. Left an option value, it reads
-    past a short input; when it is the one length-named integer and measures the one unpaired
-    input buffer after it (none unsized by another rule), it becomes that buffer's length.
+    past a short input. When the function has one length-named integer that no buffer took and
+    one input buffer after it that no length took, the integer becomes that buffer's length.
     """
     bufs = [r for r in out if r is not None and r.kind in ("bytes", "text") and r.pair is None
             and ckinds.is_const_target(r.param.type)]

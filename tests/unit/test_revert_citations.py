@@ -61,3 +61,13 @@ def test_the_change_record_holds_only_what_this_reply_newly_cited() -> None:
     reply = {"extras": {"experience": {"used": ["MEM-00000001", "MEM-00000002"]}}}
     assert newly_cited(earlier, reply) == ["MEM-00000002"]  # type: ignore[arg-type]
     assert newly_cited(earlier, {}) == []  # type: ignore[arg-type]
+
+
+def test_a_reverted_change_is_recorded_by_its_directions_not_its_lesson_notes(tmp_path: Path) -> None:
+    steps = ["call f on the input", "applied [MEM-00000002] avoid_call(g): did not add g",
+             "applied guidance: keep the struct tag"]
+    change = {"kind": "improve", "version": 2, "directions": steps}
+    update = revert_failed(state(tmp_path, last_change=change), Context())  # type: ignore[arg-type]
+    rows = update["local_memory"]["attempted_directions"]
+    assert [(r["direction"], r["outcome"]) for r in rows] == [
+        ("call f on the input; applied guidance: keep the struct tag", "Failed")]
