@@ -5,6 +5,11 @@ canonical types, named alike (``doc_parse_file(ctx)`` and ``doc_parse_entity(ctx
 ``obj_convert_number(obj)`` and ``obj_convert_string(obj)``), are set up the same way and fail
 the same way. The canonical types come from the library's header (typedef name -> the type
 behind it), so two typedef names of one struct are one type.
+
+A family also spans signatures when the functions work one object the same way and their names
+differ only in their last word (``cipher_crypt_cbc(ctx, ...)``, ``cipher_crypt_ctr(ctx, ...)``):
+the same object, the same result type, a name stem of at least two words. An object one of them
+crashed on (built without the setup it needs) fails the others too.
 """
 
 from __future__ import annotations
@@ -28,6 +33,38 @@ def signature_twins(name: str, api: Sequence[FunctionDecl], canonical: Mapping[s
             and words & set(name_words(f.name))]
 
 
+def twins(name: str, api: Sequence[FunctionDecl], canonical: Mapping[str, str]) -> list[str]:
+    """``name``'s signature twins, then its object twins (see :func:`object_twins`)."""
+    found = signature_twins(name, api, canonical)
+    return [*found, *(n for n in object_twins(name, api, canonical) if n not in found)]
+
+
+def object_twins(name: str, api: Sequence[FunctionDecl], canonical: Mapping[str, str]) -> list[str]:
+    """The API functions working ``name``'s object with its result type, named but for the last word.
+
+    The object is the first parameter, a pointer to a record or opaque type; the names' words
+    past the prefix (:func:`name_words`) must be the same but for the last, and at least two.
+    """
+    decl = next((f for f in api if f.name == name), None)
+    key = _object_key(decl, canonical) if decl else None
+    stem = name_words(name)[:-1]
+    if key is None or len(stem) < 2:
+        return []
+    return [f.name for f in api if f.name != name and _object_key(f, canonical) == key
+            and name_words(f.name)[:-1] == stem]
+
+
+def _object_key(decl: FunctionDecl, canonical: Mapping[str, str]) -> tuple[str, str] | None:
+    """``(object type, result type)`` when the first parameter points at a record or opaque type."""
+    if not decl.params:
+        return None
+    first = canonical_type(decl.params[0].type, canonical)
+    base = first.rstrip("*")
+    if first.count("*") != 1 or not base or base in _SCALARS:
+        return None
+    return base, canonical_type(decl.return_type, canonical)
+
+
 def resolve_typedefs(ctype: str, canonical: Mapping[str, str]) -> str:
     """``ctype`` with a typedef name followed to the type behind it (qualifiers and stars kept)."""
     text = ctype.strip()
@@ -43,6 +80,12 @@ def canonical_type(spelling: str, canonical: Mapping[str, str]) -> str:
     """A type spelling with typedefs followed to their canonical type, qualifiers and tags left out."""
     resolved = resolve_typedefs(spelling, canonical)
     return re.sub(r"\b(const|volatile|restrict|struct|union|enum)\b|\s+", "", resolved)
+
+
+_SCALARS = {"void", "char", "unsignedchar", "signedchar", "short", "unsignedshort", "int", "unsigned",
+            "unsignedint", "long", "unsignedlong", "longlong", "unsignedlonglong", "float", "double",
+            "size_t", "ssize_t", "uint8_t", "int8_t", "uint16_t", "int16_t", "uint32_t", "int32_t",
+            "uint64_t", "int64_t", "bool", "_Bool"}
 
 
 def _signature(decl: FunctionDecl, canonical: Mapping[str, str]) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from typing import Any
 from agent_graph.state import FuzzState, counter
 from agents.harness_marks import IMPROVE_MARK
 from fuzzkit.api import FunctionDecl
-from fuzzkit.api_twins import signature_twins
+from fuzzkit.api_twins import twins
 from fuzzkit.header_facts import HeaderFacts
 
 _MARK = re.compile(rf"/\*\s*{re.escape(IMPROVE_MARK)}\s*(.+?)\s*\*/")
@@ -58,10 +58,10 @@ def without_block(code: str, mark_index: int) -> str | None:
 def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:
     """The next version without the block the crash happened in, and that block's direction.
 
-    The change's blocks that call a signature twin of the crashed block's call go with it (a
-    sibling parser of the same context, a sibling converter of the same object: see
-    :mod:`fuzzkit.api_twins`), since they fail the same way. None when the crash is outside the
-    change's blocks, or nothing of the change would be left.
+    The change's blocks that call a twin of the crashed block's call go with it (a sibling parser
+    of the same context, a sibling converter of the same object, a sibling mode of the same
+    cipher context: see :mod:`fuzzkit.api_twins`), since they fail the same way. None when the
+    crash is outside the change's blocks, or nothing of the change would be left.
     """
     direction, index = crashed_mark(state)
     code = state.get("harness_code") or ""
@@ -71,8 +71,8 @@ def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:
     lines = code.splitlines()
     old = [m.group(1) for m in _MARK.finditer(best)]
     new = [i for i, line in enumerate(lines) if (m := _MARK.search(line)) and m.group(1) not in old]
-    twins = set(_twins_of(state, direction))
-    drop = [i for i in new if i == index or _called(_MARK.search(lines[i]).group(1)) in twins]  # type: ignore[union-attr]
+    family = set(_twins_of(state, direction))
+    drop = [i for i in new if i == index or _called(_MARK.search(lines[i]).group(1)) in family]  # type: ignore[union-attr]
     if index not in new or len(new) - len(drop) < 1:
         return None
     smaller: str | None = code
@@ -96,10 +96,10 @@ def _called(direction: str) -> str:
 
 
 def _twins_of(state: FuzzState, direction: str) -> list[str]:
-    """The signature twins of the function the crashed direction calls, by the header's typedefs."""
+    """The twins of the function the crashed direction calls, by the header's typedefs."""
     name = _called(direction)
     if not name:
         return []
     api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
     facts = HeaderFacts.from_dict(state.get("header_facts"))
-    return signature_twins(name, api, {t.name: t.canonical for t in facts.typedefs})
+    return twins(name, api, {t.name: t.canonical for t in facts.typedefs})

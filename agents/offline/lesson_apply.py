@@ -85,7 +85,7 @@ def avoided_calls(lessons: list[ActionableLesson], target: FunctionDecl,
             name = lesson.action.args["function"]
             if avoid_fits(name, lesson.scope, target, api):
                 out.setdefault(name, lesson)
-                for twin in signature_twins(name, api):
+                for twin in twins_of(name, api):
                     if twin != target.name:
                         out.setdefault(twin, lesson)
     return out
@@ -97,15 +97,16 @@ def avoid_notes(hit: list[str], avoided: dict[str, ActionableLesson], verb: str)
     for name in hit:
         lesson = avoided[name]
         learned = lesson.action.args["function"] if lesson.action else name
-        why = "which" if learned == name else f"whose signature and name family {learned} shares; {learned}"
+        why = ("which" if learned == name
+               else f"a sibling of {learned} (its signature or its object, named alike); {learned}")
         out.append(f"applied [{lesson.item_id}] avoid_call({learned}): did not {verb} {name}, "
                    f"{why} crashed another harness of this library")
     return out
 
 
-def signature_twins(name: str, api: list[FunctionDecl]) -> list[str]:
-    """``name``'s twins in ``api`` (:func:`fuzzkit.api_twins.signature_twins`), typedefs as Types says."""
-    return api_twins.signature_twins(name, api, type_table.active().canonical)
+def twins_of(name: str, api: list[FunctionDecl]) -> list[str]:
+    """``name``'s twins in ``api`` (:func:`fuzzkit.api_twins.twins`), typedefs as Types says."""
+    return api_twins.twins(name, api, type_table.active().canonical)
 
 
 def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],

@@ -22,7 +22,7 @@ from agents.offline.lesson_apply import (
     avoided_calls,
     feeder_of,
     releasers_of,
-    signature_twins,
+    twins_of,
 )
 from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, bullets, identifiers
@@ -64,7 +64,7 @@ def _memory_lines(facts: PromptFacts, subsection: str, skip_failed: bool = False
 def _tabu(facts: PromptFacts, api: list[FunctionDecl]) -> list[str]:
     """API functions of failed directions and their twins: not proposed again without new evidence."""
     failed = tabu_names(facts, [d.name for d in api])
-    return sorted({*failed, *(twin for name in failed for twin in signature_twins(name, api))})
+    return sorted({*failed, *(twin for name in failed for twin in twins_of(name, api))})
 
 
 def _improve(harness: str, target: FunctionDecl, api: list[FunctionDecl], uncovered: list[str],

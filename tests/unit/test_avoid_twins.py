@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from agents.offline import type_table
 from agents.offline.cdecl import parse_prototypes
-from agents.offline.lesson_apply import ActionableLesson, avoid_notes, avoided_calls, signature_twins
+from agents.offline.lesson_apply import ActionableLesson, avoid_notes, avoided_calls, twins_of
 from long_term_memory.experience.lessons import parse_action, parse_scope
 
 TYPES = """typedef struct qq_ctx *qq_ctx_p; /* struct qq_ctx * */
@@ -40,12 +40,12 @@ def lesson(function: str) -> ActionableLesson:
 
 def test_twins_share_the_canonical_signature_and_a_word_of_the_name() -> None:
     with type_table.using(type_table.read_types(TYPES)):
-        assert signature_twins("qq_parse_document", API) == ["qq_html_parse_document", "qq_parse_entity"]
-        assert signature_twins("qq_convert_number", API) == ["qq_convert_string"]
-        assert signature_twins("qq_reset", API) == []  # same signature, no word in common
-        assert signature_twins("qq_check", API) == []  # qq_scan: same signature, no word in common
+        assert twins_of("qq_parse_document", API) == ["qq_html_parse_document", "qq_parse_entity"]
+        assert twins_of("qq_convert_number", API) == ["qq_convert_string"]
+        assert twins_of("qq_reset", API) == []  # same signature, no word in common
+        assert twins_of("qq_check", API) == []  # qq_scan: same signature, no word in common
     # without the Types section a typedef name is not known to hide a pointer: no family by shape
-    assert signature_twins("qq_parse_document", API) == []
+    assert twins_of("qq_parse_document", API) == []
 
 
 def test_the_lesson_leaves_out_the_call_and_its_twins_but_never_the_target() -> None:
@@ -59,8 +59,8 @@ def test_the_lesson_leaves_out_the_call_and_its_twins_but_never_the_target() -> 
         "applied [MEM-0000beef] avoid_call(qq_parse_document): did not add qq_parse_document, "
         "which crashed another harness of this library",
         "applied [MEM-0000beef] avoid_call(qq_parse_document): did not add qq_parse_entity, "
-        "whose signature and name family qq_parse_document shares; qq_parse_document crashed another "
-        "harness of this library"]
+        "a sibling of qq_parse_document (its signature or its object, named alike); "
+        "qq_parse_document crashed another harness of this library"]
 
 
 def test_within_a_run_a_failed_direction_makes_its_twins_tabu_too() -> None:
