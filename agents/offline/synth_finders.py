@@ -163,6 +163,26 @@ class ApiFinders:
         # `tab_free(ctx, const uint8_t *tables)` has the shape, but releases what it is given
         return [f for f in found if not set(words(f.name)) & set(RELEASE_VERBS)]
 
+    def keyers(self, type_key: str) -> list[FunctionDecl]:
+        """``f(T *, const bytes *key, bits)`` functions that bind a key to an object (``setkey``).
+
+        A cipher context is set up by its initializer and then keyed; any call on an unkeyed
+        one reads a key schedule that was never written. Named ``setkey`` or ``set ... key``,
+        taking the object first, then key bytes and their length (a key of a fixed size, read
+        whole from a shorter input, would overflow), returning a status.
+        """
+        found = []
+        for f in self.api:
+            if not f.params or self.type_key(f.params[0].type) != type_key:
+                continue
+            ws = set(words(f.name))
+            named = "setkey" in ws or {"set", "key"} <= ws
+            key = any(ckinds.is_bytes(p.type) and ckinds.is_const_target(p.type) for p in f.params[1:])
+            sized = any(ckinds.is_integer(p.type) for p in f.params[1:])  # a fixed-size key has no length
+            if named and key and sized and ckinds.is_integer(f.return_type):
+                found.append(f)
+        return sorted(found, key=lambda f: (len(f.params), "dec" in words(f.name), f.name))
+
     def outputs(self, type_key: str) -> list[FunctionDecl]:
         """``f(T *, out...)`` functions that tell an object where to write (``set_output*``)."""
         found = [

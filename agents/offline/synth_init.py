@@ -125,6 +125,11 @@ def initialize(
     for setter in pl.idx.outputs(key)[:1] if setters else []:
         if usable(pl, setter):
             pl.emit(pl.plan(setter, bind={0: f"&{v}"}, payload=False), into)
+    for keyer in [k for k in pl.idx.keyers(key) if k.name != near and usable(pl, k)][:1]:
+        key_rc = pl.emit(pl.plan(keyer, bind={0: f"&{v}"}, payload=False), into)
+        if key_rc is not None:
+            into.append(f"if (!({success_test(keyer.name, keyer.return_type, key_rc, False, False)})) "
+                        f"{pl.f.fail()}")
     if feed:
         feeders = [f for f in pl.idx.feeders(key) if usable(pl, f)]
         if feeders:
