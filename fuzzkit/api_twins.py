@@ -7,9 +7,11 @@ the same way. The canonical types come from the library's header (typedef name -
 behind it), so two typedef names of one struct are one type.
 
 A family also spans signatures when the functions work one object the same way and their names
-differ only in their last word (``cipher_crypt_cbc(ctx, ...)``, ``cipher_crypt_ctr(ctx, ...)``):
-the same object, the same result type, a name stem of at least two words. An object one of them
-crashed on (built without the setup it needs) fails the others too.
+differ only at the end (``cipher_crypt_cbc(ctx, ...)``, ``cipher_crypt_ctr(ctx, ...)``;
+``conn_set_hs_own_cert(conn, ...)``, ``conn_set_hs_ca_chain(conn, ...)``): the same object, the
+same result type, names that share their leading words past the prefix, two when only the last
+word differs, three when the last two do. An object one of them crashed on (built without the
+setup it needs, or outside the phase the calls are for) fails the others too.
 """
 
 from __future__ import annotations
@@ -40,18 +42,25 @@ def twins(name: str, api: Sequence[FunctionDecl], canonical: Mapping[str, str]) 
 
 
 def object_twins(name: str, api: Sequence[FunctionDecl], canonical: Mapping[str, str]) -> list[str]:
-    """The API functions working ``name``'s object with its result type, named but for the last word.
+    """The API functions working ``name``'s object with its result type, named alike but at the end.
 
     The object is the first parameter, a pointer to a record or opaque type; the names' words
-    past the prefix (:func:`name_words`) must be the same but for the last, and at least two.
+    past the prefix (:func:`name_words`) share a stem: at least two leading words when the
+    names differ only in their last word, at least three when they differ in the last two.
     """
     decl = next((f for f in api if f.name == name), None)
     key = _object_key(decl, canonical) if decl else None
-    stem = name_words(name)[:-1]
-    if key is None or len(stem) < 2:
+    if key is None:
         return []
     return [f.name for f in api if f.name != name and _object_key(f, canonical) == key
-            and name_words(f.name)[:-1] == stem]
+            and _named_alike(name_words(name), name_words(f.name))]
+
+
+def _named_alike(a: list[str], b: list[str]) -> bool:
+    """Whether two names' words share a stem long enough for what differs after it (see above)."""
+    common = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    rest = max(len(a), len(b)) - common
+    return (common >= 2 and rest == 1) or (common >= 3 and rest == 2)
 
 
 def _object_key(decl: FunctionDecl, canonical: Mapping[str, str]) -> tuple[str, str] | None:
