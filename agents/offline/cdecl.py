@@ -74,7 +74,7 @@ def parse_param(text: str, index: int = 0) -> Param | None:
     if fnptr:
         ctype = f"{normalize_type(fnptr['ret'])} (*){fnptr['args']}"
         return Param(name=fnptr["name"] or f"arg{index}", type=ctype)
-    array = re.match(r"^(?P<rest>.*?)\s*\[[^\]]*\]$", text)
+    array = re.match(r"^(?P<rest>.*?)\s*\[(?P<bound>[^\]]*)\]$", text)
     if array:
         text = array["rest"]
     tokens = _IDENT.findall(text)
@@ -86,7 +86,11 @@ def parse_param(text: str, index: int = 0) -> Param | None:
         # `struct foo` and `enum bar` end in the tag, not in a parameter name.
         if before and not (prev and prev[-1] in ("struct", "enum", "union") and before[-1] != "*"):
             name, text = last.group(1), before
-    if array:  # an array parameter is a pointer
+    if array and array["bound"].strip().isdigit() and "[" not in text:
+        # `const unsigned char input[16]`: a pointer that reads (or writes) that many, spelled as
+        # clang spells it; the bound is what keeps a short input from being read past its end
+        return Param(name=name or f"arg{index}", type=f"{normalize_type(text)}[{array['bound'].strip()}]")
+    if array:  # an array parameter without a plain bound is a pointer
         text += " *"
     return Param(name=name or f"arg{index}", type=normalize_type(text))
 

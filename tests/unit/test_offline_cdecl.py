@@ -79,7 +79,7 @@ def real_types() -> None:
             "void f(struct foo *p, unsigned int n, char buf[16]);",
             "f",
             "void",
-            [("p", "struct foo *"), ("n", "unsigned int"), ("buf", "char *")],
+            [("p", "struct foo *"), ("n", "unsigned int"), ("buf", "char[16]")],  # as clang spells it
         ),
     ],
 )
