@@ -168,8 +168,8 @@ class ApiFinders:
 
         A cipher context is set up by its initializer and then keyed; any call on an unkeyed
         one reads a key schedule that was never written. Named ``setkey`` or ``set ... key``,
-        taking the object first, then key bytes and their length (a key of a fixed size, read
-        whole from a shorter input, would overflow), returning a status.
+        taking the object first, then only key bytes, their length and options (a key of a fixed
+        size, read whole from a shorter input, would overflow), returning a status.
         """
         found = []
         for f in self.api:
@@ -177,9 +177,13 @@ class ApiFinders:
                 continue
             ws = set(words(f.name))
             named = "setkey" in ws or {"set", "key"} <= ws
-            key = any(ckinds.is_bytes(p.type) and ckinds.is_const_target(p.type) for p in f.params[1:])
-            sized = any(ckinds.is_integer(p.type) for p in f.params[1:])  # a fixed-size key has no length
-            if named and key and sized and ckinds.is_integer(f.return_type):
+            rest = f.params[1:]
+            key = any(ckinds.is_bytes(p.type) and ckinds.is_const_target(p.type) for p in rest)
+            sized = any(ckinds.is_integer(p.type) for p in rest)  # a fixed-size key has no length
+            # nothing else to build (a callback, another object): keying never stops the object
+            plain = all(ckinds.is_bytes(p.type) or ckinds.is_integer(p.type) or ckinds.is_enum_like(p.type)
+                        for p in rest)
+            if named and key and sized and plain and ckinds.is_integer(f.return_type):
                 found.append(f)
         return sorted(found, key=lambda f: (len(f.params), "dec" in words(f.name), f.name))
 
