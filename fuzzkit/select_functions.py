@@ -88,12 +88,34 @@ def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
                 or object_type(ret, canonical))
 
 
+_FILE_NAME = re.compile(r"(^|_)(path|pathname|filename|fname|file|filepath)$", re.I)
+
+
+def reads_file(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> bool:
+    """``int db_open(const char *filename, unsigned flags, db_t *db)``: the input is a file it names.
+
+    A ``char`` string parameter named for a file, and nothing that is a ``FILE *``, a callback
+    or a ``va_list`` (whose input a harness cannot hand over as a file).
+    """
+    canon = canonical or {}
+    named = any(_FILE_NAME.search(p.name) and re.fullmatch(r"(const )?char ?\*( ?const)?",
+                                                            canon.get(p.type, p.type).strip())
+                for p in decl.params)
+    types = " ".join(t for p in decl.params for t in spellings(p, canon))
+    return named and not re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types)
+
+
 def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
-          streams: Collection[str] = ()) -> int:
-    """How promising ``decl`` is as a fuzz target (higher is better; below 0 is skipped)."""
+          streams: Collection[str] = (), from_file: bool = False) -> int:
+    """How promising ``decl`` is as a fuzz target (higher is better; below 0 is skipped).
+
+    ``from_file``: the library takes its data only from files it opens by name, so a function
+    that reads one (:func:`reads_file`) scores as a buffer entry point and its ``open`` and
+    ``file`` words are no penalty.
+    """
     canon = canonical or {}
     words = _words(decl.name)
-    kind = archetype(decl, canon, streams)
+    kind = "buffer" if from_file else archetype(decl, canon, streams)
     total = {"buffer": 6, "string": 4, "object": 2, "other": 0}[kind]
     if any(_is_verb(w, _PARSE_VERBS) for w in words):
         total += 4
@@ -111,7 +133,11 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
     # data gets in; a setter of other bytes (a dictionary, a key) is configuration.
     feeds = kind == "buffer" and bool(set(words) & _INPUT_NOUNS)
     skip = _SKIP_WORDS - _ACCESSORS if feeds else _SKIP_WORDS
-    if bases & skip or (not feeds and any(w.endswith(_SKIP_SUFFIXES) for w in words)):
+    if from_file:
+        skip, suffixes = skip - {"open", "file"}, ("free", "close", "fd")
+    else:
+        suffixes = _SKIP_SUFFIXES
+    if bases & skip or (not feeds and any(w.endswith(suffixes) for w in words)):
         total -= 8
     # Container plumbing works on a container; `lookup(const char *input, ...)` is a query.
     if bases & _PLUMBING and decl.params and object_type(decl.params[0].type, canon):
@@ -124,7 +150,7 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
     handles = {w for p in decl.params for ident in re.findall(r"\w+", p.type) for w in _words(ident)}
     if re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types) or "file" in handles:
         total -= 6
-    if any(INPUT_NAMES.search(p.name) for p in decl.params):
+    if any(INPUT_NAMES.search(p.name) for p in decl.params) and not from_file:
         total -= 4
     if not decl.params:
         total -= 5
@@ -202,8 +228,11 @@ def choose_functions(
     canon = canonical or {}
     order = {d.name: i for i, d in enumerate(decls)}
     bonus = _reachable_bonus(decls, canon)
-    scores = {d.name: score(d, canon, streams) + bonus.get(d.name, 0) + 3 * (d.name in fuzzed)
-              for d in decls}
+    # No function takes data in memory: one that reads a file it is given by name is the entry.
+    from_file = not any(archetype(d, canon, streams) in ("buffer", "string") and score(d, canon, streams) >= 8
+                        for d in decls)
+    scores = {d.name: score(d, canon, streams, from_file and reads_file(d, canon)) + bonus.get(d.name, 0)
+              + 3 * (d.name in fuzzed) for d in decls}
     ranked = sorted(
         (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
     )

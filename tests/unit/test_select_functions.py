@@ -93,3 +93,27 @@ def test_private_helpers_by_the_underscore_convention_rank_below_the_api() -> No
     assert score(helper, CANONICAL) < score(read, CANONICAL)
     chosen = choose_functions([helper, read], max_functions=2, canonical=CANONICAL)
     assert [d.name for d in chosen] == ["lib_read_strip"]
+
+
+def _file_db_api() -> list[FunctionDecl]:
+    """A database reader whose data comes only from a file it opens by name."""
+    return [
+        _decl("gdb_lib_version", "const char *"),
+        _decl("gdb_open", "int", ("filename", "const char *const"), ("flags", "uint32_t"), ("db", "gdb_s *")),
+        _decl("gdb_read_node", "int", ("db", "const gdb_s *"), ("node", "uint32_t"), ("out", "gdb_node_s *")),
+        _decl("gdb_close", "void", ("db", "gdb_s *")),
+        _decl("gdb_dump", "int", ("fp", "FILE *"), ("db", "const gdb_s *")),
+    ]
+
+
+def test_a_library_read_only_from_files_has_its_opener_chosen() -> None:
+    chosen = [d.name for d in choose_functions(_file_db_api())]
+    assert chosen[0] == "gdb_open"
+    assert "gdb_close" not in chosen and "gdb_dump" not in chosen  # FILE * stays out
+
+
+def test_the_file_opener_stays_out_when_data_goes_in_from_memory() -> None:
+    api = [*_file_db_api(), _decl("gdb_load_buffer", "int", ("db", "gdb_s *"), ("data", "const uint8_t *"),
+                                  ("size", "size_t"))]
+    chosen = [d.name for d in choose_functions(api)]
+    assert chosen[0] == "gdb_load_buffer" and "gdb_open" not in chosen
