@@ -23,11 +23,24 @@ _NO_RULE = re.compile(r"No rule to make target [`']([^']+\.(?:la|a))', needed by
 def autoreconf(tree: Path, dest: Path, env: dict[str, str]) -> None:
     """Generate ``configure`` from ``configure.ac``, as distributions do for a git snapshot.
 
+    A tree whose ``configure.ac`` is itself generated (from ``configure.ac.in`` by the
+    project's ``autogen.sh``) is set up by that script, told not to configure (the
+    ``NOCONFIGURE`` convention); one that configures anyway may fail there, which is fine
+    once ``configure`` exists.
+
     Raises:
-        ToolchainError: No ``configure.ac``, autoreconf missing or failing.
+        ToolchainError: No ``configure.ac`` nor setup script, autoreconf missing or failing.
     """
+    script = next((n for n in ("autogen.sh", "bootstrap.sh", "bootstrap") if (tree / n).is_file()), None)
     if not any((tree / n).is_file() for n in ("configure.ac", "configure.in")):
-        raise ToolchainError("no configure script")
+        if script is None:
+            raise ToolchainError("no configure script")
+        try:
+            run_step(["sh", script], tree, dest / "autogen.log", {**env, "NOCONFIGURE": "1"}, script)
+        except ToolchainError:
+            if not (tree / "configure").is_file():
+                raise
+        return
     if not shutil.which("autoreconf"):
         raise ToolchainError("no configure script, and autoreconf (autoconf) is not installed")
     run_step(["autoreconf", "-fi"], tree, dest / "autoreconf.log", env, "autoreconf -fi")

@@ -96,6 +96,25 @@ def test_autotools_libtool_project_builds_one_implementation(tmp_path: Path) -> 
     assert [f["name"] for f in bench["functions"]][0] == "toy_parse"
 
 
+@pytest.mark.skipif(
+    not all(shutil.which(t) for t in ("autoreconf", "libtoolize", "automake")),
+    reason="autoconf, automake and libtool are not installed (scripts/setup.sh installs them)",
+)
+def test_a_tree_set_up_by_its_autogen_script_builds(tmp_path: Path) -> None:
+    root = tmp_path / "toy-1.0"
+    _autotools_project(root)
+    # configure.ac is made from a template by the project's own script, which then runs
+    # configure with its own arguments and, like some do, ignores NOCONFIGURE.
+    (root / "configure.ac").rename(root / "configure.ac.in")
+    (root / "autogen.sh").write_text(
+        "#!/bin/sh\nset -e\nsed 's/1.0/1.0.1/' configure.ac.in > configure.ac\n"
+        "autoreconf -fi\n./configure --enable-no-such-thing-fails-later\nexit 1\n"
+    )
+    found = detect_build(root, cache=tmp_path / "cache")
+    assert found.system == "autotools"
+    assert found.recipe.sources == ["impl_fast.c", "sub/sub.c", "toy.c"]
+
+
 def test_configure_options_come_from_help_not_the_script_text() -> None:
     libtool_help = (
         "  --enable-shared[=PKGS]  build shared libraries [default=yes]\n"
