@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -87,13 +88,19 @@ def parse_translation_unit(
         raise ToolchainError(f"libclang could not parse {header}: {exc}", _LIBCLANG_HINT) from exc
 
 
+_INTERNAL = re.compile(r"[\\@]internal\b")
+
+
 def deprecated_functions(
     header: Path, include_dirs: Sequence[str | Path] = (), defines: Iterable[str] = ()
 ) -> set[str]:
-    """Functions ``header`` marks deprecated (``__attribute__((deprecated))``, ``[[deprecated]]``).
+    r"""Functions ``header`` marks deprecated or internal (Doxygen's ``\internal``, ``@internal``).
 
-    Deprecated functions are often deprecated for being unsafe on untrusted input
-    (``acme_decode_fast``, which trusts its input length), so they make poor default fuzz targets.
+    Deprecated functions (``__attribute__((deprecated))``, ``[[deprecated]]``) are often deprecated
+    for being unsafe on untrusted input (``acme_decode_fast``, which trusts its input length), so
+    they make poor default fuzz targets;
+    an internal helper trusts its caller (``utf16_to_utf8(out, in, maxlen)`` reads ``in`` up to a
+    terminator and bounds only ``out``).
     """
     cindex = cindex_module()
     header = Path(header).resolve()
@@ -103,7 +110,7 @@ def deprecated_functions(
         for c in tu.cursor.get_children()
         if c.kind == cindex.CursorKind.FUNCTION_DECL
         and declared_by(c, header, parts=True)
-        and c.availability == cindex.AvailabilityKind.DEPRECATED
+        and (c.availability == cindex.AvailabilityKind.DEPRECATED or _INTERNAL.search(c.raw_comment or ""))
     }
 
 

@@ -14,7 +14,7 @@ from agents.offline import ckinds, synth_io, type_table
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_instances import draw_documented_fields, fill_fields
 from agents.offline.synth_knowledge import success_test
-from agents.offline.synth_roles import roles
+from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
 from agents.offline.synth_vocab import risky
 from fuzzkit.api import FunctionDecl
@@ -55,6 +55,8 @@ def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
     the call made something to release, and every compiled pattern leaked.
     """
     key = r.type_key or ""
+    if ckinds.is_const_target(r.param.type) and (found := filler(pl, key, fn.name)) is not None:
+        return filled(pl, found[0], found[1], key, r.param.name)
     v = zeroed(pl, key, r.param.name)
     dtor = pl.idx.destructor(key, fn.name)
     ret = fn.return_type
@@ -69,6 +71,53 @@ def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
         plan.after.append(f"if ({ok}) {ready} = 1;")
         pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
     return v
+
+
+def filler(pl: Planner, key: str, near: str) -> tuple[FunctionDecl, int] | None:
+    """A function that fills a caller's ``key`` from the input, and the parameter it fills.
+
+    ``int db_open(const char *filename, uint32_t flags, db_t *db)``: its one non-const ``db_t *``
+    is set up from the file it reads (or the bytes it parses), a status comes back. A function
+    that only reads a ``const db_t *`` needs one made so, not a zeroed one (an assertion in
+    the library on every input).
+    """
+    for f in pl.idx.api:
+        ret = f.return_type
+        if f.name == near or not usable(pl, f) or ckinds.is_void(ret) or ckinds.is_pointer(ret):
+            continue
+        slots = [i for i, p in enumerate(f.params) if pl.idx.type_key(p.type) == key
+                 and ckinds.pointer_depth(p.type) == 1 and not ckinds.is_const_target(p.type)]
+        rs = roles(f, pl.idx)
+        fed = payload_slot(rs) is not None or any(r.kind in ("path", "fd", "file") for r in rs)
+        if len(slots) == 1 and fed:
+            return f, slots[0]
+    return None
+
+
+def filled(pl: Planner, f: FunctionDecl, slot: int, key: str, base: str) -> str:
+    """A zeroed ``key`` filled by ``f`` from the input, its status checked, released once filled."""
+    v = zeroed(pl, key, base)
+    rc = pl.emit(pl.plan(f, bind={slot: f"&{v}"}), pl.f.setup)
+    ready = f"{v}_ready"
+    pl.f.taken.add(ready)
+    pl.f.decls.append(f"int {ready} = 0;")
+    if rc is not None:
+        pl.f.setup.append(f"if (!({success_test(f.name, f.return_type, rc, False, False)})) {pl.f.fail()}")
+    pl.f.setup.append(f"{ready} = 1;")
+    dtor = pl.idx.destructor(key, f.name)
+    if dtor and dtor not in (f.name, "free", pl.idx.generic_free()):
+        pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
+    return v
+
+
+def filled_or_zeroed(pl: Planner, key: str, near: str, feed: bool) -> Obj:
+    """A ``key`` without constructor or initializer: filled from the input, else zeroed."""
+    if feed and (found := filler(pl, key, near)) is not None:
+        v = filled(pl, found[0], found[1], key, key.split("_")[-2] if key.endswith("_t") else key)
+        return Obj(key, f"&{v}", v, origin=found[0].name, owned=False)
+    v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
+    pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")
+    return Obj(key, f"&{v}", v, owned=False)
 
 
 def zeroed_array(pl: Planner, key: str, base: str) -> str:
@@ -135,6 +184,41 @@ def initialize(
         if feeders:
             pl.emit(pl.plan(feeders[0], bind={0: f"&{v}"}), into)
     return obj
+
+
+def fed_by_init(pl: Planner, key: str) -> bool:
+    """Whether a ``key`` set up by its initializer would be handed the payload (or an output)."""
+    return bool(pl.idx.feeders(key) or pl.idx.outputs(key))
+
+
+def configure_made(pl: Planner, obj: Obj, key: str, near: str) -> Obj:
+    """An object the library allocated, set up by an initializer that takes more than the object.
+
+    ``entry_t *entry_new(void)`` then ``entry_initialize(entry, tag)``: the initializer
+    fills what the tag calls for in memory the constructor prepared (a zeroed stack struct
+    lacks it, and the releaser frees the pointer). One taking the object alone
+    (``ctx_init(ctx)``) would set up again what the constructor did, so it is not called.
+    """
+    init = choose_init(pl.idx, key, near, pl.avoid)
+    if init is None or len(init.params) < 2 or obj.expr == "NULL":
+        return obj
+    rc = pl.emit(pl.plan(init, bind={0: obj.expr}, payload=False), pl.f.setup)
+    if rc is not None:
+        test = success_test(init.name, init.return_type, rc, ckinds.is_bool(init.return_type), False)
+        pl.f.setup.append(f"if (!({test})) {pl.f.fail()}")
+    return obj
+
+
+def made_only_from(idx: ApiIndex, key: str, making: list[str]) -> bool:
+    """Whether every constructor of ``key`` takes an object of a type in ``making`` (being built).
+
+    ``ctx_new(alloc, opts, global_ctx_t *global)`` with ``global_ctx_t *make_global(ctx_t *)``:
+    a cycle, so the global context is optional to ``ctx_new`` (NULL), or no context could exist.
+    """
+    life = idx.lifecycle(key)
+    makers = [idx.by_name[n] for n in life.create]
+    return bool(makers) and not life.init and all(
+        any(idx.type_key(p.type) in making for p in f.params) for f in makers)
 
 
 def choose_init(idx: ApiIndex, key: str, near: str, avoid: set[str]) -> FunctionDecl | None:

@@ -10,7 +10,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from agents.offline import ckinds
+from agents.offline import ckinds, synth_init
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_fill import fill
 from agents.offline.synth_finders import piecewise_ctor
@@ -59,8 +59,7 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
     peers = [a for i, a in args.items() if pl.idx.type_key(fn.params[i].type) == key]
     copier = pl.idx.copier(key)
     if peers and copier and copier.name not in pl.avoid:
-        cplan = pl.plan(copier, bind={0: peers[0]}, payload=False)
-        var = pl.emit(cplan, pl.f.setup, result="copy")
+        var = pl.emit(pl.plan(copier, bind={0: peers[0]}, payload=False), pl.f.setup, result="copy")
         pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
         return var or "NULL"
     if r.kind == "object" and not pl.idx.lifecycle(key).create and (own := library_object(pl, key)):
@@ -77,11 +76,12 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
             return null_opaque(pl, key).expr
         if ckinds.is_const_target(r.param.type) and listed(r.param.name, key):
             return zeroed_array(pl, key, r.param.name)
-        return f"&{set_up_by(pl, fn, r, plan) if r.index == 0 else zeroed(pl, key, r.param.name)}"
-    # A call that takes the payload itself (or has it staged in its object's own buffer) gets
-    # its objects unfed: the input goes to it once.
-    takes = payload_slot(roles(fn, pl.idx)) is not None or staging_getter(pl.idx, fn) is not None
-    return obtain(pl, key, fn.name, feed=not takes).expr
+        return f"&{set_up_by(pl, fn, r, plan)}"
+    if r.index > 0 and ckinds.is_pointer(r.param.type) and synth_init.made_only_from(pl.idx, key, pl.making):
+        return "NULL"  # made only from what is being built: optional in its maker, or nothing could be made
+    # A call that takes the payload (or has it staged in its object's own buffer) gets its objects unfed.
+    return obtain(pl, key, fn.name, feed=payload_slot(roles(fn, pl.idx)) is None
+                  and staging_getter(pl.idx, fn) is None).expr
 
 
 def _child(pl: Planner, fn: FunctionDecl, key: str, args: dict[int, str], plan: CallPlan) -> str:
@@ -107,7 +107,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
     """
     if pl.depth >= MAX_DEPTH:
         raise Unsupported(f"cannot build a {key} (nested too deep)")
-    pl.depth += 1
+    pl.making.append(key)
     try:
         life = pl.idx.lifecycle(key)
         ctors = [pl.idx.by_name[n] for n in life.create if usable(pl, pl.idx.by_name[n])]
@@ -126,10 +126,10 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
             obj = _construct(pl, piecewise, key, payload=False)
         elif prod is not None and roles(prod, pl.idx)[0].type_key != key:
             obj = _produce(pl, prod, key)
-        elif not feed and simplest and not simplest[0].params:
+        elif simplest and not simplest[0].params and not (feed and synth_init.fed_by_init(pl, key)):
             # An object the library allocates itself: its destructor may free the pointer, so
             # a caller's zeroed struct set up by an initializer would be freed by it.
-            obj = _construct(pl, simplest[0], key, payload=False)
+            obj = synth_init.configure_made(pl, _construct(pl, simplest[0], key, payload=False), key, near)
         elif (life.init and not ckinds.is_opaque(key)
               and any(usable(pl, pl.idx.by_name[n]) for n in life.init)):
             # (An opaque object cannot be declared, so it cannot be initialized in place.)
@@ -141,15 +141,13 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
         elif ckinds.is_opaque(key) and not pl.strict_release:
             obj = null_opaque(pl, key)
         else:
-            v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
-            pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")
-            obj = Obj(key, f"&{v}", v, owned=False)
+            obj = synth_init.filled_or_zeroed(pl, key, near, feed)
         if obj.origin in life.create and obj.expr != "NULL":  # a result container: filled first
             obj.filled = fill(pl, obj, near, payload=feed and not (fed and obj.origin == fed[0].name))
         pl.scope.append(obj)
         return obj
     finally:
-        pl.depth -= 1
+        pl.making.pop()
 
 
 READ_VERBS = {"parse", "load", "read", "decode", "scan", "deserialize", "unpack", "import"}

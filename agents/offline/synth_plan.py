@@ -40,7 +40,7 @@ class Planner:
         self.empty_file_ctx: tuple[str, str] | None = None  # an empty file for unfed opens
         self._copies: dict[str, str] = {}  # helper -> variable of the payload's heap copy
         self.instances: dict[str, str] = {}  # type -> variable holding the library's own object
-        self.depth = 0
+        self.making: list[str] = []  # the object types being built, outermost first
         self.c_strings: set[str] = set()  # params that must get a NUL-terminated string
         self.fed = False  # whether some call receives the fuzz input
         # Optional code (a follow-up block) is dropped rather than free() an object whose
@@ -50,6 +50,11 @@ class Planner:
         self.configuring: set[str] = set()
         # Library objects planned calls hand back through a `T **` parameter (origin = callee).
         self.produced: list[Obj] = []
+
+    @property
+    def depth(self) -> int:
+        """How deep object building is nested."""
+        return len(self.making)
 
     def note_made(self, fn: FunctionDecl, r: Role, var: str) -> None:
         """Record the library object ``fn`` hands back in ``var`` through the ``T **`` of ``r``."""

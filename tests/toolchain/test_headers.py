@@ -6,7 +6,7 @@ import pytest
 
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.errors import ToolchainError
-from fuzzkit.headers import parse_header, parse_headers
+from fuzzkit.headers import deprecated_functions, parse_header, parse_headers
 from fuzzkit.source import SourceSpec, fetch_source
 
 pytestmark = pytest.mark.toolchain
@@ -168,3 +168,15 @@ def test_memory_from_a_named_allocator_is_released_by_its_releaser(tmp_path: Pat
     released = {(r.function, r.releases) for r in collect_facts([header], [tmp_path], [], api).releasers}
     assert ("kv_free", "what kv_dump allocates") in released
     assert not any(what == "what kv_peek allocates" for _fn, what in released)
+
+
+def test_deprecated_and_internal_functions_are_told_apart(tmp_path: Path) -> None:
+    header = tmp_path / "pix.h"
+    header.write_text(
+        "/** Decode a picture. */\nint pix_decode(const unsigned char *d, int n);\n"
+        "/*! \\internal */\nvoid pix_utf16_to_utf8(char *out, const unsigned char *in, int maxlen);\n"
+        "/** Swap bytes. @internal */\nvoid pix_swap(unsigned char *b, int n);\n"
+        "__attribute__((deprecated)) int pix_decode_fast(const unsigned char *d);\n"
+        "/** Internal errors are reported through the log. */\nint pix_check(const char *s);\n"
+    )
+    assert deprecated_functions(header) == {"pix_utf16_to_utf8", "pix_swap", "pix_decode_fast"}
