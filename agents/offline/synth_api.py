@@ -1,7 +1,6 @@
 """What a library's API says about its objects: who creates, initializes, feeds and frees them.
 
-Everything here is inferred from prototypes and naming conventions, the way a reader of an
-unfamiliar header would do it.
+Inferred from prototypes and naming conventions, as a reader of an unfamiliar header would.
 """
 
 from __future__ import annotations
@@ -200,16 +199,17 @@ class ApiIndex(ApiFinders):
         options = self.lifecycle(type_key).destroy
         if paired and paired != "free" or not options:  # none in the API list: the Types section's
             return paired or type_table.releaser_for(type_key)
-        # The header's releasers of the type compete too, though the API list left them out.
-        options = list(dict.fromkeys(options + type_table.releasers_of(type_key)))
+        options = list(dict.fromkeys(options + type_table.releasers_of(type_key)))  # the header's too
         stem, made = self.stem(near), self.last_verb(near, CREATE | INIT) or ""
+        counted = self.counted(type_key)
 
-        def score(name: str) -> tuple[int, int, int, int, int, str]:
+        def score(name: str) -> tuple[int, int, int, int, int, int, str]:
             common = len(os.path.commonprefix([stem, self.stem(name)]))
             verb = self.last_verb(name, DESTROY) or ""
             rank = DESTROY_RANK.index(verb) if verb in DESTROY_RANK else len(DESTROY_RANK)
             paired = verb in _UNDOES.get(made, ())  # open/close: what undoes the creator's verb
-            return (-(self.stem(name) == stem), -paired, -common, rank, len(name), name)
+            first = counted and verb == "unref"  # a counted type's reference dropped
+            return (-first, -(self.stem(name) == stem), -paired, -common, rank, len(name), name)
 
         return sorted(options, key=score)[0]
 

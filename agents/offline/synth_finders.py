@@ -163,6 +163,15 @@ class ApiFinders:
         # `tab_free(ctx, const uint8_t *tables)` has the shape, but releases what it is given
         return [f for f in found if not set(words(f.name)) & set(RELEASE_VERBS)]
 
+    def counted(self, type_key: str) -> bool:
+        """Whether ``type_key`` is reference-counted (an ``x_ref(T *)`` exists).
+
+        Its ``x_unref`` then drops the harness's reference, while ``x_free`` destroys it under
+        whatever else holds one (an object it was attached to, which frees it again later).
+        """
+        return any(words(f.name)[-1:] == ["ref"] and bool(f.params)
+                   and self.type_key(f.params[0].type) == type_key for f in self.api)
+
     def keyers(self, type_key: str) -> list[FunctionDecl]:
         """``f(T *, const bytes *key, bits)`` functions that bind a key to an object (``setkey``).
 

@@ -82,10 +82,11 @@ PRINT = {
 # keep cannot be inferred from a prototype, so generated code leaves them alone.
 # Variants named for skipping validation (node_string_nocheck) trust their input: generated
 # code uses them only when they are the target. Functions that load code from a file
-# (extensions, plugins, dlopen) would run whatever a fuzz-made path names.
+# (extensions, plugins, dlopen) would run whatever a fuzz-made path names. A reference count's
+# increment (`x_ref(obj)`) does nothing to fuzz and leaks the object unless dropped again.
 RISKY = re.compile(
     r"Reference|InitHooks|set_allocator|SetAllocator|atexit|signal|nocheck|no_check|unchecked|_unsafe"
-    r"|load_?extension|plugin|dlopen",
+    r"|load_?extension|plugin|dlopen|_ref$",
     re.I,
 )
 DESTROY_RANK = [
