@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from agents.offline.cdecl import parse_prototype
+from agents.offline.synth_finders import words
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.lessons import name_family, shape_of
 
@@ -200,6 +201,8 @@ def _avoid_items(trajectory: str) -> list[dict[str, Any]]:
     """Tried and failed: a call crashed by misuse and was dropped, or its repairs gave up."""
     out = []
     for kind, function in _dropped_calls(trajectory):
+        if kind == "leak" and set(words(function)) & {"new", "create", "alloc"}:
+            continue  # what a constructor made was not released: avoiding the constructor leaves a worse way
         out.append(_item(
             f"Calling {function} crashed ({kind}) and no repair fixed it",
             f"Harnesses of the library that could add a call to {function}.",

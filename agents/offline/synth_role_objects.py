@@ -10,6 +10,7 @@ import re
 
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_knowledge import always_consumes
 from agents.offline.synth_vocab import CONSUME, transfers_ownership
 from fuzzkit.api import FunctionDecl, Param
 
@@ -30,8 +31,12 @@ def object_role(fn: FunctionDecl, fn_words: set[str], idx: ApiIndex, first_key: 
     if "reference" in fn_words:
         # The object keeps a reference, not ownership: a separate item that outlives it.
         return "fresh"
-    if (set(verbs) & CONSUME or transfers_ownership(fn.name)) and not ckinds.is_const_target(p.type):
+    if transfers_ownership(fn.name) and not ckinds.is_const_target(p.type):
         return "consumed"
+    if set(verbs) & CONSUME and not ckinds.is_const_target(p.type):
+        # A counted item (`x_ref(T *)` exists) added to another is referenced by it, not given:
+        # the harness drops its own reference after (else the item outlives both: a leak).
+        return "fresh" if idx.counted(key) and not always_consumes(fn.name) else "consumed"
     if (
         first_key is not None  # a producer steps an object; a plain out struct is a report
         and key != first_key

@@ -296,3 +296,20 @@ def test_a_failed_direction_teaches_when_the_trajectory_left_its_steps_out() -> 
     items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", trajectory, "")
     assert [(i["action"], i["failure"]) for i in items] == [
         ("avoid_call(vv_render)", "sanitizer:crash@vv_render")]
+
+
+def test_a_leak_through_a_constructor_teaches_no_avoidance() -> None:
+    # What `vv_item_new` made was not released (another call kept a reference to it): leaving the
+    # constructor out would make the next harness build its object some worse way.
+    leak = "\n".join([
+        "- [harness] v2 by enhancer.improve: call vv_add on a new vv_item (adds calls to vv_item_new, vv_add)",
+        "- [build] v2 built",
+        "- [run] v2 crashed; line coverage 14.0%",
+        "- [crash] leak at library through vv_item_new",
+        "- [crash] verdict harness_misuse: a harness misuse",
+        "- [revert] v2 did not run cleanly, back to the best version",
+    ])
+    assert actionable_items("int vv_scan(const uint8_t *data, size_t size);", leak, "") == []
+    crashed = leak.replace("[crash] leak at", "[crash] SEGV at")
+    assert [i["action"] for i in actionable_items("int vv_scan(const uint8_t *data, size_t size);",
+                                                   crashed, "")] == ["avoid_call(vv_item_new)"]

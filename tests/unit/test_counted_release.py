@@ -31,3 +31,26 @@ def test_taking_another_reference_is_left_alone() -> None:
 
     # `lg_doc_ref(doc)` as a follow-up adds a reference nothing drops: the document leaks
     assert risky("lg_doc_ref") and not risky("lg_doc_unref") and not risky("lg_add_ref_name")
+
+
+def test_a_counted_item_added_to_another_is_still_released_by_the_harness() -> None:
+    from agents.offline.analysis import analyze_function
+    from agents.offline.improver import improve_harness
+    from agents.offline.synth import default_skeleton, write_harness
+
+    item, box = Param("item", "lg_item_t *"), Param("box", "lg_box_t *")
+    dump = FunctionDecl("lg_box_dump", "void", (box, Param("indent", "unsigned int")), "lg.h")
+    api = [dump, FunctionDecl("lg_box_new", "lg_box_t *", (), "lg.h"),
+           FunctionDecl("lg_box_unref", "void", (box,), "lg.h"),
+           FunctionDecl("lg_box_add_item", "void", (box, item), "lg.h"),
+           FunctionDecl("lg_item_new", "lg_item_t *", (), "lg.h"),
+           FunctionDecl("lg_item_ref", "void", (item,), "lg.h"),
+           FunctionDecl("lg_item_unref", "void", (item,), "lg.h")]
+    analysis = analyze_function(dump, api)
+    first = write_harness(dump, api, ["lg.h"], analysis.archetype, default_skeleton(analysis.archetype),
+                          constraints=analysis.constraints).code
+    block = improve_harness(first, dump, api, ["lg_box_add_item"]).code
+    block = block[block.index("LF improve: call lg_box_add_item"):]
+    added = block.index("lg_box_add_item(")
+    assert "= NULL;" not in block[added:block.index("lg_item_unref(")], block  # not given away
+    assert block.index("lg_item_new(") < added < block.index("lg_item_unref(")
