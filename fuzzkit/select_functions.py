@@ -88,7 +88,7 @@ def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
                 or object_type(ret, canonical))
 
 
-_FILE_NAME = re.compile(r"(^|_)(path|pathname|filename|fname|file|filepath)$", re.I)
+_FILE_NAME = re.compile(r"(^|_)(path|path_?name|file_?name|fname|file|file_?path)$")  # of lower-case words
 
 
 def reads_file(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> bool:
@@ -98,9 +98,8 @@ def reads_file(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -
     or a ``va_list`` (whose input a harness cannot hand over as a file).
     """
     canon = canonical or {}
-    named = any(_FILE_NAME.search(p.name) and re.fullmatch(r"(const )?char ?\*( ?const)?",
-                                                            canon.get(p.type, p.type).strip())
-                for p in decl.params)
+    named = any(_FILE_NAME.search("_".join(_words(p.name))) and re.fullmatch(
+        r"(const )?char ?\*( ?const)?", canon.get(p.type, p.type).strip()) for p in decl.params)
     types = " ".join(t for p in decl.params for t in spellings(p, canon))
     return named and not re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types)
 
@@ -117,7 +116,11 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
     words = _words(decl.name)
     kind = "buffer" if from_file else archetype(decl, canon, streams)
     total = {"buffer": 6, "string": 4, "object": 2, "other": 0}[kind]
-    if any(_is_verb(w, _PARSE_VERBS) for w in words):
+    # A setter that takes the input bytes and says so (`set_buffer(ctx, data, len)`) is how
+    # data gets in; a setter of other bytes (a dictionary, a key) is configuration.
+    feeds = kind == "buffer" and bool(set(words) & _INPUT_NOUNS)
+    # `open_profile_from_mem(data, size)` opens nothing but that data: it parses it.
+    if any(_is_verb(w, _PARSE_VERBS) for w in words) or feeds and "open" in words:
         total += 4
     elif any(_is_verb(w, _WRITE_VERBS) for w in words):
         total += 2
@@ -129,10 +132,7 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
         total += 1
     # Length variants (getn, setn, deln) count as their base word.
     bases = {w.rstrip("0123456789") for w in words} | {w[:-1] for w in words if w.endswith("n")}
-    # A setter that takes the input bytes and says so (`set_buffer(ctx, data, len)`) is how
-    # data gets in; a setter of other bytes (a dictionary, a key) is configuration.
-    feeds = kind == "buffer" and bool(set(words) & _INPUT_NOUNS)
-    skip = _SKIP_WORDS - _ACCESSORS if feeds else _SKIP_WORDS
+    skip = _SKIP_WORDS - _ACCESSORS - {"open"} if feeds else _SKIP_WORDS
     if from_file:
         skip, suffixes = skip - {"open", "file"}, ("free", "close", "fd")
     else:
