@@ -115,6 +115,13 @@ def filled_or_zeroed(pl: Planner, key: str, near: str, feed: bool) -> Obj:
     if feed and (found := filler(pl, key, near)) is not None:
         v = filled(pl, found[0], found[1], key, key.split("_")[-2] if key.endswith("_t") else key)
         return Obj(key, f"&{v}", v, origin=found[0].name, owned=False)
+    table = type_table.active()
+    record = table.record(key)
+    if pl.strict_release and record and any(
+            ckinds.is_struct_pointer(t) and table.record(ckinds.base_name(t)) for _, t in record.fields):
+        # `entry_t {db_t *db; uint32_t offset;}` points into an object a lookup fills it from: zeroed, the
+        # library follows a NULL (optional code only; a first draft keeps it and says so)
+        raise Unsupported(f"{key} refers to other objects: a zeroed one points nowhere")
     v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
     pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")
     return Obj(key, f"&{v}", v, owned=False)

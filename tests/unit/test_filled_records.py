@@ -48,3 +48,26 @@ def test_the_reader_reads_a_database_opened_from_the_input() -> None:
     assert f"gdb_read_node(&{db}," in code and code.index("gdb_open(") < code.index("gdb_read_node(")
     assert f"gdb_close(&{db});" in code
     assert re.search(rf"lf_tmpfile\(data, size, {path},", code)  # the input is the file it opens
+
+
+def test_an_improvement_makes_no_zeroed_record_that_points_into_another_object() -> None:
+    from agents.offline import type_table
+    from agents.offline.improver import improve_harness
+
+    # `gdb_entry_s` is a position inside a database, filled by a lookup: zeroed, the library
+    # follows its NULL database pointer (SEGV). A plain option record stays zeroable.
+    types = ("struct gdb_entry_s { gdb_s *db; uint32_t offset; };\n"
+             "typedef struct gdb_entry_s gdb_entry_s;\n"
+             "struct gdb_s { int fd; const unsigned char *map; };\ntypedef struct gdb_s gdb_s;\n"
+             "struct gdb_opts_s { int depth; };\ntypedef struct gdb_opts_s gdb_opts_s;")
+    entry_list = FunctionDecl("gdb_get_entry_list", "int", (Param("start", "gdb_entry_s *"),
+                                                            Param("depth", "int")), "gdb.h")
+    with_opts = FunctionDecl("gdb_check_opts", "int", (Param("opts", "gdb_opts_s *"),), "gdb.h")
+    api = [*API, entry_list, with_opts]
+    with type_table.using(type_table.read_types(types)):
+        analysis = analyze_function(OPEN, api)
+        first = write_harness(OPEN, api, ["gdb.h"], analysis.archetype, default_skeleton(analysis.archetype),
+                              constraints=analysis.constraints).code
+        made = improve_harness(first, OPEN, api, ["gdb_get_entry_list", "gdb_check_opts"])
+    assert "gdb_get_entry_list(" not in made.code
+    assert "gdb_check_opts(" in made.code
