@@ -133,10 +133,9 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
     # Length variants (getn, setn, deln) count as their base word.
     bases = {w.rstrip("0123456789") for w in words} | {w[:-1] for w in words if w.endswith("n")}
     skip = _SKIP_WORDS - _ACCESSORS - {"open"} if feeds else _SKIP_WORDS
+    suffixes: tuple[str, ...] = _SKIP_SUFFIXES
     if from_file:
         skip, suffixes = skip - {"open", "file"}, ("free", "close", "fd")
-    else:
-        suffixes = _SKIP_SUFFIXES
     if bases & skip or (not feeds and any(w.endswith(suffixes) for w in words)):
         total -= 8
     # Container plumbing works on a container; `lookup(const char *input, ...)` is a query.

@@ -42,6 +42,12 @@ toy_gen.h:
 """
 
 
+NEEDS_AUTOTOOLS = pytest.mark.skipif(
+    not all(shutil.which(t) for t in ("autoreconf", "libtoolize", "automake")),
+    reason="autoconf, automake and libtool are not installed (scripts/setup.sh installs them)",
+)
+
+
 def _autotools_project(root: Path) -> None:
     root.mkdir(parents=True)
     (root / "configure.ac").write_text(CONFIGURE_AC)
@@ -77,10 +83,7 @@ def _autotools_project(root: Path) -> None:
     )
 
 
-@pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("autoreconf", "libtoolize", "automake")),
-    reason="autoconf, automake and libtool are not installed (scripts/setup.sh installs them)",
-)
+@NEEDS_AUTOTOOLS
 def test_autotools_libtool_project_builds_one_implementation(tmp_path: Path) -> None:
     root = tmp_path / "toy-1.0"
     _autotools_project(root)
@@ -96,10 +99,7 @@ def test_autotools_libtool_project_builds_one_implementation(tmp_path: Path) -> 
     assert [f["name"] for f in bench["functions"]][0] == "toy_parse"
 
 
-@pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("autoreconf", "libtoolize", "automake")),
-    reason="autoconf, automake and libtool are not installed (scripts/setup.sh installs them)",
-)
+@NEEDS_AUTOTOOLS
 def test_a_tree_set_up_by_its_autogen_script_builds(tmp_path: Path) -> None:
     root = tmp_path / "toy-1.0"
     _autotools_project(root)

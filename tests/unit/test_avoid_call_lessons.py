@@ -302,7 +302,8 @@ def test_a_leak_through_a_constructor_teaches_no_avoidance() -> None:
     # What `vv_item_new` made was not released (another call kept a reference to it): leaving the
     # constructor out would make the next harness build its object some worse way.
     leak = "\n".join([
-        "- [harness] v2 by enhancer.improve: call vv_add on a new vv_item (adds calls to vv_item_new, vv_add)",
+        "- [harness] v2 by enhancer.improve: call vv_add on a new vv_item "
+        "(adds calls to vv_item_new, vv_add)",
         "- [build] v2 built",
         "- [run] v2 crashed; line coverage 14.0%",
         "- [crash] leak at library through vv_item_new",

@@ -14,9 +14,10 @@ from agents.offline.synth import default_skeleton, write_harness
 from fuzzkit.api import FunctionDecl, Param
 
 CTX = Param("ctx", "dj_ctx_t *")
-DATA_IN = FunctionDecl("dj_data_in", "int", (CTX, Param("data", "const unsigned char *"), Param("size", "size_t")),
-                       "dj.h")
-NEW = FunctionDecl("dj_ctx_new", "dj_ctx_t *", (Param("options", "int"), Param("global", "dj_global_t *")), "dj.h")
+DATA_IN = FunctionDecl("dj_data_in", "int",
+                       (CTX, Param("data", "const unsigned char *"), Param("size", "size_t")), "dj.h")
+NEW = FunctionDecl("dj_ctx_new", "dj_ctx_t *",
+                   (Param("options", "int"), Param("global", "dj_global_t *")), "dj.h")
 API = [DATA_IN, NEW, FunctionDecl("dj_ctx_free", "void", (CTX,), "dj.h"),
        FunctionDecl("dj_make_global", "dj_global_t *", (CTX,), "dj.h"),
        FunctionDecl("dj_global_free", "void", (Param("global", "dj_global_t *"),), "dj.h")]

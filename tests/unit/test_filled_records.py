@@ -17,8 +17,8 @@ from agents.offline.synth import default_skeleton, write_harness
 from fuzzkit.api import FunctionDecl, Param
 
 DB = Param("db", "gdb_s *")
-OPEN = FunctionDecl("gdb_open", "int", (Param("filename", "const char *const"), Param("flags", "uint32_t"), DB),
-                    "gdb.h")
+OPEN = FunctionDecl("gdb_open", "int",
+                    (Param("filename", "const char *const"), Param("flags", "uint32_t"), DB), "gdb.h")
 READ = FunctionDecl("gdb_read_node", "int", (Param("db", "const gdb_s *const"), Param("n", "uint32_t"),
                                              Param("node", "gdb_node_s *const")), "gdb.h")
 API = [OPEN, READ, FunctionDecl("gdb_close", "void", (DB,), "gdb.h"),

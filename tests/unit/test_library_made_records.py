@@ -34,7 +34,8 @@ def draft(api: list[FunctionDecl]) -> str:
 def test_the_entry_comes_from_its_constructor_then_its_initializer() -> None:
     code = draft(API)
     assert "tg_entry_t tg" not in code and "memset(&entry" not in code, code
-    made, init, call = (code.index(s) for s in ("= tg_entry_new();", "tg_entry_initialize(", "tg_entry_dump("))
+    made, init, call = (code.index(s) for s in
+                        ("= tg_entry_new();", "tg_entry_initialize(", "tg_entry_dump("))
     assert made < init < call
     assert "tg_entry_unref(&" not in code and "tg_entry_unref(" in code
 

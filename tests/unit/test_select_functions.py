@@ -120,8 +120,10 @@ def test_the_file_opener_stays_out_when_data_goes_in_from_memory() -> None:
 
 
 def test_opening_from_memory_is_parsing_and_a_camel_case_file_name_is_a_file_name() -> None:
-    from_mem = _decl("clrOpenProfileFromMem", "void *", ("MemPtr", "const void *"), ("dwSize", "unsigned int"))
-    checksum_add = _decl("clrMD5add", "void", ("h", "void *"), ("buf", "const unsigned char *"), ("len", "unsigned"))
+    from_mem = _decl("clrOpenProfileFromMem", "void *", ("MemPtr", "const void *"),
+                     ("dwSize", "unsigned int"))
+    checksum_add = _decl("clrMD5add", "void", ("h", "void *"), ("buf", "const unsigned char *"),
+                         ("len", "unsigned"))
     assert score(from_mem) > score(checksum_add) and score(from_mem) >= 8
     opener = _decl("GOpenFileName", "gfile_t *", ("GifFileName", "const char *"), ("Error", "int *"))
     chosen = [d.name for d in choose_functions([opener, _decl("GBitSize", "int", ("n", "int"))])]
