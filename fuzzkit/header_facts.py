@@ -85,6 +85,7 @@ class HeaderFacts:
     retains: list[str] = field(default_factory=list)
     consumes: list[str] = field(default_factory=list)
     inside_only: list[str] = field(default_factory=list)  # valid only inside a library callback
+    internal: list[str] = field(default_factory=list)  # documented as the library's own (Doxygen `internal`)
     borrows: list[str] = field(default_factory=list)  # what it hands back stays the library's
     wrappers: list[Wrapper] = field(default_factory=list)
     # (name, type) of variables the library defines whose type the API takes a pointer to
@@ -119,6 +120,7 @@ class HeaderFacts:
             retains=list(data.get("retains", [])),
             consumes=list(data.get("consumes", [])),
             inside_only=list(data.get("inside_only", [])),
+            internal=list(data.get("internal", [])),
             borrows=list(data.get("borrows", [])),
             wrappers=[Wrapper(w["function"], tuple(w["args"]), w["caller"], tuple(w["params"]))
                       for w in data.get("wrappers", [])],
@@ -193,6 +195,9 @@ class HeaderFacts:
             out.append("Valid only inside a callback or method the library calls (documentation):")
             out += [f"- {fn} is called by no harness: only from within the library's callback"
                     for fn in self.inside_only]
+        if self.internal:
+            out.append("Internal to the library (documentation):")
+            out += [f"- {fn} is called by no harness: the library's own helper" for fn in self.internal]
         if self.borrows:
             out.append("Results the library keeps (documentation):")
             out += [f"- {fn} hands back memory the library owns: never free it" for fn in self.borrows]

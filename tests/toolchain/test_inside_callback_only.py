@@ -79,3 +79,50 @@ def test_a_callback_only_function_is_listed_and_never_called(vt_lib: LibraryBuil
         improved = improve_harness(code, target, api, ["vt_walk_depth", "vt_height", "vt_node_count"])
     assert "vt_height(" in improved.code and "vt_walk_depth(" not in improved.code, improved.code
     assert_runs_clean(improved.code, vt_lib, tmp_path)
+
+
+IX_HEADER = """\
+#ifndef IX_H
+#define IX_H
+#include <stddef.h>
+typedef struct ix_doc ix_doc;
+/** Parses bytes into a document; NULL on error. */
+ix_doc *ix_parse(const unsigned char *data, size_t len);
+void ix_free(ix_doc *d);
+/** Number of records. */
+int ix_count(const ix_doc *d);
+/*! \\internal */
+void ix_swap_words(unsigned char *b, unsigned int n);
+#endif
+"""
+IX_SOURCE = """\
+#include "ix.h"
+#include <stdlib.h>
+#include <string.h>
+struct ix_doc { int n; };
+ix_doc *ix_parse(const unsigned char *data, size_t len) {
+  ix_doc *d = calloc(1, sizeof *d);
+  if (d) d->n = len ? data[0] : 0;
+  return d;
+}
+void ix_free(ix_doc *d) { free(d); }
+int ix_count(const ix_doc *d) { return d ? d->n : 0; }
+/* n counts 4-byte words, not bytes: a caller passing a byte count reads past the buffer */
+void ix_swap_words(unsigned char *b, unsigned int n) {
+  for (unsigned int i = 0; i < n; i++) { unsigned char t = b[4 * i]; b[4 * i] = b[4 * i + 3]; b[4 * i + 3] = t; }
+}
+"""
+
+
+def test_a_function_documented_internal_is_listed_and_never_called(tmp_path: Path, cache: Path) -> None:
+    lib = tiny_library(tmp_path / "ixlib", "ix", IX_HEADER, IX_SOURCE, cache)
+    facts: HeaderFacts = header_facts(lib)
+    assert facts.internal == ["ix_swap_words"]
+    assert "- ix_swap_words is called by no harness: the library's own helper" in facts.render()
+    assert read_types(facts.render()).inside_only == {"ix_swap_words"}
+    api = parse_header(Path(lib.headers[0]), lib.include_dirs, lib.defines)
+    target = next(f for f in api if f.name == "ix_parse")
+    code = offline_draft(lib, facts, "ix_parse")
+    with using(read_types(facts.render())):
+        improved = improve_harness(code, target, api, ["ix_swap_words", "ix_count"])
+    assert "ix_count(" in improved.code and "ix_swap_words(" not in improved.code, improved.code
