@@ -24,7 +24,7 @@ from fuzzkit.header_macros import option_owner_words, relevant_macros, scope_gro
 from fuzzkit.header_reach import MAX_RECORDS, TypeReach, library_instances
 from fuzzkit.header_releasers import find_releasers
 from fuzzkit.header_wrappers import MAX_WRAPPERS, Wrapper, body_tokens, function_wrapper, macro_wrapper
-from fuzzkit.headers import cindex_module, parse_translation_unit
+from fuzzkit.headers import cindex_module, documented_internal, parse_translation_unit
 
 MAX_ENUM_CONSTANTS = 160
 
@@ -39,7 +39,6 @@ _TAKES_DOC = re.compile(r"(even if (the function |it )?fails|takes? (the )?(resp
 _INSIDE_DOC = re.compile(r"(may|must|can|should)\s+only\s+be\s+(used|called|invoked)\s+(from\s+)?"
                          r"(within|inside)\b|only\s+(valid|allowed|meaningful)\s+(from\s+)?(within|inside)\b",
                          re.I)
-_INTERNAL_DOC = re.compile(r"[\\@]internal\b")  # Doxygen's `\internal`: not for the library's users
 # "The returned buffer is valid only until the next call to x_next()": the library keeps it.
 _BORROWED_DOC = re.compile(r"\b(valid only until|until the next call"
                            r"|(must|should) not be (freed|released|deallocated)"
@@ -174,7 +173,7 @@ class _Collector:
         facts.retains = sorted(fn for fn in names if _KEEPS_DOC.search(self.docs.get(fn, "")))
         facts.inside_only = sorted(d.name for d in self.api if _INSIDE_DOC.search(self.docs.get(d.name, "")))
         facts.borrows = sorted(d.name for d in self.api if _borrowed(self.docs.get(d.name, "")))
-        facts.internal = sorted(d.name for d in self.api if _INTERNAL_DOC.search(self.docs.get(d.name, "")))
+        facts.internal = sorted(d.name for d in self.api if documented_internal(self.docs.get(d.name, "")))
         for fn in sorted(names):
             text = _return_note(self.docs.get(fn, ""))
             # A comment after a declaration is attached to the next one: a note that names

@@ -88,7 +88,14 @@ def parse_translation_unit(
         raise ToolchainError(f"libclang could not parse {header}: {exc}", _LIBCLANG_HINT) from exc
 
 
-_INTERNAL = re.compile(r"[\\@]internal\b")
+# The whole comment is internal documentation: Doxygen's command comes first (`/*! \internal */`).
+# One later in the text (`\internal Currently, the function also clears...`) only starts a note.
+_INTERNAL = re.compile(r"^(?:/\*[*!]?|//[/!]?|[\s*<])*[\\@]internal\b")
+
+
+def documented_internal(comment: str) -> bool:
+    """Whether a documentation comment declares its function internal to the library."""
+    return bool(_INTERNAL.match(comment))
 
 
 def deprecated_functions(
@@ -110,7 +117,7 @@ def deprecated_functions(
         for c in tu.cursor.get_children()
         if c.kind == cindex.CursorKind.FUNCTION_DECL
         and declared_by(c, header, parts=True)
-        and (c.availability == cindex.AvailabilityKind.DEPRECATED or _INTERNAL.search(c.raw_comment or ""))
+        and (c.availability == cindex.AvailabilityKind.DEPRECATED or documented_internal(c.raw_comment or ""))
     }
 
 

@@ -175,7 +175,9 @@ def test_deprecated_and_internal_functions_are_told_apart(tmp_path: Path) -> Non
     header.write_text(
         "/** Decode a picture. */\nint pix_decode(const unsigned char *d, int n);\n"
         "/*! \\internal */\nvoid pix_utf16_to_utf8(char *out, const unsigned char *in, int maxlen);\n"
-        "/** Swap bytes. @internal */\nvoid pix_swap(unsigned char *b, int n);\n"
+        "/** @internal Swap bytes. */\nvoid pix_swap(unsigned char *b, int n);\n"
+        "/** Set up a cipher.\n * \\internal Currently, it also clears the structure. */\n"
+        "int pix_setup(unsigned char *ctx);\n"
         "__attribute__((deprecated)) int pix_decode_fast(const unsigned char *d);\n"
         "/** Internal errors are reported through the log. */\nint pix_check(const char *s);\n"
     )
