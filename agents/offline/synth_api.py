@@ -196,12 +196,12 @@ class ApiIndex(ApiFinders):
         if type_key in self.preferred_destroy:
             return self.preferred_destroy[type_key]
         paired = type_table.producer_releaser(near) if near else None  # the header ties it to the maker
-        options = self.lifecycle(type_key).destroy
-        if paired and paired != "free" or not options:  # none in the API list: the Types section's
+        options, counted = self.lifecycle(type_key).destroy, self.counted(type_key)
+        # The documented pairing (a counted type drops its reference instead), or the Types section's.
+        if paired and paired != "free" and not counted or not options:
             return paired or type_table.releaser_for(type_key)
         options = list(dict.fromkeys(options + type_table.releasers_of(type_key)))  # the header's too
         stem, made = self.stem(near), self.last_verb(near, CREATE | INIT) or ""
-        counted = self.counted(type_key)
 
         def score(name: str) -> tuple[int, int, int, int, int, int, str]:
             common = len(os.path.commonprefix([stem, self.stem(name)]))

@@ -22,6 +22,16 @@ def test_a_counted_type_is_released_by_unref() -> None:
     assert ApiIndex([NEW, FREE, UNREF, REF]).destructor("lg_log_t", "lg_log_new") == "lg_log_unref"
 
 
+def test_a_counted_type_drops_its_reference_though_the_header_pairs_its_maker_with_free() -> None:
+    from agents.offline import type_table
+
+    # "\\see lg_log_free" under lg_log_new: the header's facts pair the maker with the free
+    types = "Release functions:\n- lg_log_free releases what lg_log_new allocates (by documentation)"
+    with type_table.using(type_table.read_types(types)):
+        assert ApiIndex([NEW, FREE, UNREF]).destructor("lg_log_t", "lg_log_new") == "lg_log_free"
+        assert ApiIndex([NEW, FREE, UNREF, REF]).destructor("lg_log_t", "lg_log_new") == "lg_log_unref"
+
+
 def test_without_a_ref_function_free_comes_first() -> None:
     assert ApiIndex([NEW, FREE, UNREF]).destructor("lg_log_t", "lg_log_new") == "lg_log_free"
 
