@@ -155,8 +155,9 @@ def _install_mentions(root: Path) -> set[str]:
             blocks = _cmake_header_blocks(read_text(path))
         elif path.name in ("Makefile", "Makefile.am", "Makefile.in", "GNUmakefile", "makefile"):
             joined = read_text(path).replace("\\\n", " ")
+            variables = _make_variables(joined)
             blocks = [
-                line
+                _expanded(line, variables) if re.search(r"_HEADERS\s*[+:]?=", line) else line
                 for line in joined.splitlines()
                 if re.search(r"_HEADERS\s*[+:]?=|includedir|INCLUDEDIR|install", line, re.I)
                 and not _NOT_INSTALLED.match(line)
@@ -166,6 +167,21 @@ def _install_mentions(root: Path) -> set[str]:
         for block in blocks:
             names.update(_HEADER_TOKEN.findall(block))
     return names
+
+
+def _make_variables(text: str) -> dict[str, str]:
+    """``name = value`` assignments of a Makefile (``+=`` appends), for ``$(name)`` in header lines."""
+    found: dict[str, str] = {}
+    for name, op, value in re.findall(r"^\s*(\w+)\s*([+:?]?)=\s*(.*)$", text, re.M):
+        found[name] = f"{found.get(name, '')} {value}" if op == "+" else value
+    return found
+
+
+def _expanded(line: str, variables: dict[str, str]) -> str:
+    """``include_HEADERS = $(libinc)`` with ``libinc = lib.h`` is ``include_HEADERS = lib.h`` (two levels)."""
+    for _ in range(2):
+        line = re.sub(r"\$[({](\w+)[)}]", lambda m: variables.get(m.group(1), ""), line)
+    return line
 
 
 def _cmake_header_blocks(text: str) -> list[str]:

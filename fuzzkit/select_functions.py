@@ -25,7 +25,7 @@ from fuzzkit.param_kinds import INPUT_NAMES, INTEGER, archetype, object_type, sp
 _PARSE_VERBS = (
     "parse", "load", "read", "decode", "decompress", "uncompress", "scan", "unpack",
     "deserialize", "tokenize", "tokener", "lex", "unescape", "import", "loads", "loadb", "eval",
-    "match", "compile", "minify", "prepare",
+    "match", "compile", "minify", "prepare", "feed",
 )  # fmt: skip
 _WRITE_VERBS = (
     "compress",
@@ -94,14 +94,17 @@ _FILE_NAME = re.compile(r"(^|_)(path|path_?name|file_?name|fname|file|file_?path
 def reads_file(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> bool:
     """``int db_open(const char *filename, unsigned flags, db_t *db)``: the input is a file it names.
 
-    A ``char`` string parameter named for a file, and nothing that is a ``FILE *``, a callback
-    or a ``va_list`` (whose input a harness cannot hand over as a file).
+    A ``char`` string parameter named for a file, a name that reads (open, load, read...), and
+    nothing that is a ``FILE *``, a callback or a ``va_list`` (whose input a harness cannot hand
+    over as a file).
     """
     canon = canonical or {}
     named = any(_FILE_NAME.search("_".join(_words(p.name))) and re.fullmatch(
         r"(const )?char ?\*( ?const)?", canon.get(p.type, p.type).strip()) for p in decl.params)
     types = " ".join(t for p in decl.params for t in spellings(p, canon))
-    return named and not re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types)
+    reads = set(_words(decl.name)) & {"open", "load", "read", "parse", "import", "from", "file"}
+    # (`connect_unix(const char *path)` names a socket, not a file to read)
+    return named and bool(reads) and not re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types)
 
 
 def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,

@@ -38,6 +38,18 @@ def test_without_an_install_rule_a_header_list_variable_still_names_them(tmp_pat
     assert _names(root) == ["src/api/acme_parse.h"]
 
 
+def test_automake_header_variables_are_expanded(tmp_path: Path) -> None:
+    root = tmp_path / "cfgparse-1.5"
+    (root / "lib").mkdir(parents=True)
+    (root / "lib" / "Makefile.am").write_text(
+        "libsrc = cfgparse.c scanner.l grammar.y scanctx.h\nlibinc = cfgparse.h\n"
+        "BUILT_SOURCES = scanner.c scanner.h\ninclude_HEADERS = $(libinc)\n")
+    for name in ("cfgparse.h", "scanctx.h", "scanner.h"):
+        (root / "lib" / name).write_text("int x;\n")
+    (root / "lib" / "cfgparse.c").write_text("int y;\n")
+    assert _names(root) == ["lib/cfgparse.h"]  # not the scanner's generated header
+
+
 def test_a_detection_is_not_reused_after_the_detectors_change(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from fuzzkit import detect

@@ -128,3 +128,11 @@ def test_opening_from_memory_is_parsing_and_a_camel_case_file_name_is_a_file_nam
     opener = _decl("GOpenFileName", "gfile_t *", ("GifFileName", "const char *"), ("Error", "int *"))
     chosen = [d.name for d in choose_functions([opener, _decl("GBitSize", "int", ("n", "int"))])]
     assert chosen == ["GOpenFileName"]
+
+
+def test_a_socket_path_is_no_file_to_read_and_feeding_a_reader_takes_data() -> None:
+    connect = _decl("rdConnectUnix", "rd_ctx *", ("path", "const char *"))
+    feed = _decl("rdReaderFeed", "int", ("r", "rd_reader *"), ("buf", "const char *"), ("len", "size_t"))
+    chosen = [d.name for d in choose_functions([connect, feed])]
+    assert chosen == ["rdReaderFeed"]
+    assert [d.name for d in choose_functions([connect])] == []
