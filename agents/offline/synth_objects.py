@@ -254,8 +254,8 @@ def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
         if outs:
             return _construct(pl, outs[0], key)
         raise Unsupported(f"no simple constructor for {key}")
-    simple = simple[:8]
-    var = pl.var(f"{key} *", "item", "NULL")
+    simple, made = simple[:8], simple[0].return_type  # a pointer typedef is declared as it is, no `T *`
+    var = pl.var(made if ckinds.is_pointer(made) else f"{key} *", "item", "NULL")
     dtor = pl.idx.destructor(key, simple[0].name)
     if len(simple) == 1:
         plan = pl.plan(simple[0], payload=False)

@@ -25,7 +25,7 @@ def object_role(fn: FunctionDecl, fn_words: set[str], idx: ApiIndex, first_key: 
     if lname in ("dest", "dst", "target", "copy", "clone") and set(verbs) & {"copy", "clone", "dup"}:
         return "out_object"
     if i == 0:
-        return "object"
+        return "consumed" if replaced_by_result(fn, idx, key) else "object"
     if lname in ("item", "child", "node") and fn_words & {"detach", "replace", "via", "delete", "remove"}:
         return "child"
     if "reference" in fn_words:
@@ -50,3 +50,18 @@ def object_role(fn: FunctionDecl, fn_words: set[str], idx: ApiIndex, first_key: 
     if OPTIONAL_NAMES.search(lname) and not idx.lifecycle(key).create:
         return "null"
     return "object"
+
+
+def replaced_by_result(fn: FunctionDecl, idx: ApiIndex, key: str) -> bool:
+    """``str_t str_cat(str_t s, const void *t, size_t n)``: the result is ``s``, maybe moved.
+
+    The object comes first and comes back (non-const, owned), nothing else of its type goes in,
+    and the name neither makes nor copies: like ``realloc``, the call may free the argument, so
+    once it succeeds only the result is used and released (releasing both freed one twice).
+    """
+    ret = fn.return_type
+    return (bool(fn.params) and not ckinds.is_const_target(fn.params[0].type)
+            and not ckinds.is_const_target(ret) and idx.type_key(ret) == key
+            and not any(idx.type_key(p.type) == key for p in fn.params[1:])
+            and idx.kind(fn) == "other" and idx.returns_owned(fn)
+            and not set(idx.verbs(fn.name)) & {"dup", "copy", "clone", "get", "find"})

@@ -22,7 +22,7 @@ from agents.offline.synth_choices import (
     trusting_bits,
 )
 from agents.offline.synth_lengths import is_len_like, out_direction, unnamed, unsized_output
-from agents.offline.synth_role_objects import object_role
+from agents.offline.synth_role_objects import object_role, replaced_by_result
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl, Param
 
@@ -96,7 +96,7 @@ def _pointer_handle(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> b
     key = s.idx.type_key(t)
     if not key or not s.idx.is_handle(key):
         return False
-    s.put("handle", i, type_key=key)
+    s.put("consumed" if i == 0 and replaced_by_result(s.fn, s.idx, key) else "handle", i, type_key=key)
     return True
 
 
@@ -211,7 +211,7 @@ def _library_type(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> boo
     elif ckinds.is_pointer(t):
         s.put(object_role(s.fn, s.fn_words, s.idx, s.first_key, i, p, key), i, type_key=key)
     else:
-        s.put("handle", i, type_key=key)
+        s.put("consumed" if i == 0 and replaced_by_result(s.fn, s.idx, key) else "handle", i, type_key=key)
     return True
 
 
