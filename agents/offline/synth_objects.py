@@ -242,9 +242,8 @@ def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
         rs = roles(f, pl.idx)
         if pl.idx.out_slot(f) is not None:
             continue
-        if usable(pl, f) and not any(
-            r.kind in ("object", "handle", "unsupported", "fd", "path", "file", "callback") for r in rs
-        ):
+        if usable(pl, f) and not any(r.kind in ("object", "handle", "unsupported", "fd", "path", "file",
+                                                "callback", "out_ptr") for r in rs):
             simple.append(f)
     if not simple:
         if life.init:

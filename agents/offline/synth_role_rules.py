@@ -12,15 +12,6 @@ from dataclasses import dataclass
 
 from agents.offline import ckinds, synth_choices, synth_lengths
 from agents.offline.synth_api import ApiIndex
-from agents.offline.synth_choices import (
-    DEFAULT_ENUM,
-    DEFAULT_INT,
-    enum_values,
-    float_choices,
-    int_choices,
-    option_name,
-    trusting_bits,
-)
 from agents.offline.synth_lengths import is_len_like, out_direction, unnamed, unsized_output
 from agents.offline.synth_role_objects import object_role, replaced_by_result
 from agents.offline.synth_types import Role
@@ -124,10 +115,13 @@ _COUNT_FIRST = re.compile(r"^(n|n[A-Z_]\w*|num\w*|number_?of\w*|count|\w+_count|
 
 
 def _strarray(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
-    """An array of strings with its count, after it or (named as a count) before it."""
-    p = s.fn.params[i]
-    t = p.type
-    if ckinds.pointer_depth(t) == 2 and ckinds.base_name(t) == "char" and nxt and is_len_like(nxt):
+    """Strings with their count, after them (`char **argv, int argc`) or, named as a count, before.
+
+    Not an array of the library's own string handles (`str_t *argv`): its constructor makes those.
+    """
+    p, t = s.fn.params[i], s.fn.params[i].type
+    counted = nxt is not None and (is_len_like(nxt) or bool(re.fullmatch(r"argc|nargs|count", nxt.name)))
+    if counted and ckinds.pointer_depth(t) == 2 and re.match(r"(const\s+)?char\b", t.strip()):
         s.pair("strarray", i, "count")
         return True
     if (nxt is not None and ckinds.is_integer(t) and not ckinds.is_bool(t)
@@ -253,20 +247,21 @@ def _value(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     elif ckinds.is_bool(t):
         s.put("bool", i, choices=(0, 1))
     elif ckinds.is_float(t):
-        s.put("float", i, choices=float_choices(option_name(s.fn.name, i, p.name)) or ())
+        name = synth_choices.option_name(s.fn.name, i, p.name)
+        s.put("float", i, choices=synth_choices.float_choices(name) or ())
     elif ckinds.is_integer(t):
-        choices = int_choices(p.name, s.fn.name)
+        choices = synth_choices.int_choices(p.name, s.fn.name)
         s.put("int", i, choices=choices)
-        word = option_name(s.fn.name, i, p.name)
+        word = synth_choices.option_name(s.fn.name, i, p.name)
         if mask := synth_choices.scoped_flags(s.fn.name, word, t):  # the bits documented for it
             s.out[i] = Role("int", i, p, flag_mask=mask)
-        elif choices == DEFAULT_INT and (flags := synth_choices.high_flags(word, t)):
+        elif choices == synth_choices.DEFAULT_INT and (flags := synth_choices.high_flags(word, t)):
             s.out[i] = Role("int", i, p, choices=choices, high_flags=flags,
-                            clear_bits=trusting_bits(s.fn.name))
+                            clear_bits=synth_choices.trusting_bits(s.fn.name))
     elif ckinds.base_name(t) == "va_list":
         s.put("unsupported", i)
     elif ckinds.is_enum_like(t):
-        s.put("enum", i, choices=enum_values(t) or DEFAULT_ENUM)
+        s.put("enum", i, choices=synth_choices.enum_values(t) or synth_choices.DEFAULT_ENUM)
     else:  # a struct by value or an unknown typedef: all-zero is valid for any of them
         s.put("zero_value", i)
     return True

@@ -23,6 +23,8 @@ void gs_free(gs s);
 size_t gs_alloc_size(gs s);
 gs gs_dup(const gs s);
 gs gs_join_pair(gs a, gs b);
+gs gs_join(char **argv, int argc, char *sep);
+gs gs_join_gs(gs *argv, int argc, const char *sep, size_t seplen);
 """)
 BY = {f.name: f for f in API}
 TYPES = "typedef char *gs; /* char * */\nRelease functions:\n- gs_free releases gs (parameter type)"
@@ -49,3 +51,11 @@ def test_the_argument_is_given_up_once_the_call_hands_it_back() -> None:
 def test_a_call_taking_two_of_them_keeps_both() -> None:
     code = draft("gs_join_pair")
     assert not re.search(r"if \(\w+ != NULL\) \w+ = NULL;", code), code
+
+
+def test_the_string_to_grow_is_made_by_simple_constructors_only() -> None:
+    code = draft("gs_catlen")
+    # `char **argv, int argc`: strings from the input, at most as many as there are
+    assert re.search(r"gs_join\(\(char \*\*\)strings\w*, ", code), code
+    # an array of the library's own strings would need each made by it: not a simple constructor
+    assert "gs_join_gs(" not in code
