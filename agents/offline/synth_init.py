@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import ckinds, synth_io, type_table
 from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_finders import words
 from agents.offline.synth_instances import draw_documented_fields, fill_fields
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import payload_slot, roles
@@ -73,17 +74,22 @@ def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
     return v
 
 
+_FILLS = {"open", "load", "read", "parse", "decode", "import", "scan", "deserialize", "unpack"}
+
+
 def filler(pl: Planner, key: str, near: str) -> tuple[FunctionDecl, int] | None:
     """A function that fills a caller's ``key`` from the input, and the parameter it fills.
 
     ``int db_open(const char *filename, uint32_t flags, db_t *db)``: its one non-const ``db_t *``
     is set up from the file it reads (or the bytes it parses), a status comes back. A function
     that only reads a ``const db_t *`` needs one made so, not a zeroed one (an assertion in
-    the library on every input).
+    the library on every input). Its name says it reads or sets up (``open``, ``load``, ``parse``...):
+    a setter of one field from bytes (``ctx_set_transport_id(ctx, id, len)``) makes no object.
     """
     for f in pl.idx.api:
         ret = f.return_type
-        if f.name == near or not usable(pl, f) or ckinds.is_void(ret) or ckinds.is_pointer(ret):
+        if (f.name == near or not usable(pl, f) or ckinds.is_void(ret) or ckinds.is_pointer(ret)
+                or not set(words(f.name)) & _FILLS or "set" in words(f.name)):
             continue
         slots = [i for i, p in enumerate(f.params) if pl.idx.type_key(p.type) == key
                  and ckinds.pointer_depth(p.type) == 1 and not ckinds.is_const_target(p.type)]

@@ -71,3 +71,17 @@ def test_an_improvement_makes_no_zeroed_record_that_points_into_another_object()
         made = improve_harness(first, OPEN, api, ["gdb_get_entry_list", "gdb_check_opts"])
     assert "gdb_get_entry_list(" not in made.code
     assert "gdb_check_opts(" in made.code
+
+
+def test_a_setter_of_one_field_from_bytes_makes_no_object() -> None:
+    # `tls_set_transport_id(ssl, id, len)` takes bytes into a context but sets up nothing: a
+    # context "made" by it crashed every handshake call after it (a TLS library, four targets)
+    ssl = Param("ssl", "tls_ctx *")
+    set_id = FunctionDecl("tls_set_transport_id", "int", (ssl, Param("info", "const unsigned char *"),
+                                                         Param("ilen", "size_t")), "tls.h")
+    read = FunctionDecl("tls_pending", "int", (Param("ssl", "const tls_ctx *"),), "tls.h")
+    api = [read, set_id, FunctionDecl("tls_free", "void", (ssl,), "tls.h")]
+    analysis = analyze_function(read, api)
+    code = write_harness(read, api, ["tls.h"], analysis.archetype, default_skeleton(analysis.archetype),
+                         constraints=analysis.constraints).code
+    assert "tls_set_transport_id(" not in code, code
