@@ -80,8 +80,8 @@ def _improve(harness: str, target: FunctionDecl, api: list[FunctionDecl], uncove
     hit = [name for name in result.added_calls if name in avoided]
     if not hit:
         return result, []
-    pool = [name for name in uncovered if name not in avoided]
-    again = improve_harness(harness, target, api, pool, avoid=tabu, later=later)
+    pool = [name for name in uncovered if name not in avoided]  # (nor as a helper of another call)
+    again = improve_harness(harness, target, api, pool, avoid=sorted({*tabu, *avoided}), later=later)
     if any(calls(again.code, name) and not calls(harness, name) for name in avoided):
         return result, []
     return again, avoid_notes(hit, avoided, "add")

@@ -314,3 +314,41 @@ def test_a_leak_through_a_constructor_teaches_no_avoidance() -> None:
     crashed = leak.replace("[crash] leak at", "[crash] SEGV at")
     assert [i["action"] for i in actionable_items("int vv_scan(const uint8_t *data, size_t size);",
                                                    crashed, "")] == ["avoid_call(vv_item_new)"]
+
+
+HELPER_API = parse_prototypes("""
+int hh_parse(const uint8_t *data, size_t size);
+struct hh_ctx *hh_ctx_new(int flags);
+void hh_ctx_free(struct hh_ctx *ctx);
+int hh_ctx_count(struct hh_ctx *ctx);
+int hh_check(const uint8_t *data, size_t size);
+""")
+
+
+def test_an_avoided_call_is_not_used_as_a_helper_of_another_direction_either() -> None:
+    # `hh_ctx_new` crashed elsewhere; the improver reaches it while making a context for
+    # `hh_ctx_count`: the lesson must leave it out there too, not give up and keep it
+    by = {f.name: f for f in HELPER_API}
+
+    def reply(experience: str) -> tuple[dict[str, Any], str]:
+        draft = write_harness(by["hh_parse"], HELPER_API, ["hh.h"], "stateless_parser",
+                              default_skeleton("stateless_parser")).code
+        state = {"target": by["hh_parse"].to_dict(), "api": [f.to_dict() for f in HELPER_API],
+                 "headers": ["hh.h"], "analysis": {"archetype": "stateless_parser"}, "harness_code": draft,
+                 "session_memory": {}, "run": {"coverage": {"lines": {"percent": 10.0}}}}
+        uncovered = "\n".join(f"- {by[n].prototype()}" for n in ("hh_ctx_count", "hh_check"))
+        values = Enhancer.improve_variables(state, (), uncovered, "(none)", experience)
+        payload, code = enhance(read_prompt(*render("enhancer_improve", values)))
+        assert code is not None
+        return payload, code
+
+    without, code_without = reply("")
+    assert "hh_ctx_new(" in code_without
+    item = InjectItem("MEM-0000c0c0", "rec-1", "Calling hh_ctx_new crashed (SEGV)",
+                      "Harnesses that could add it.", "Do not add hh_ctx_new.", 0.9, 1, 0.6, True,
+                      "project hh",
+                      {"scope": {"name": "hh_ctx_new"}, "action": "avoid_call(function=hh_ctx_new)",
+                       "failure": "sanitizer:SEGV@hh_ctx_new"})
+    with_lesson, code = reply(render_experience([item]))
+    assert "hh_ctx_new(" not in code and "hh_check(" in code, code
+    assert any(d.startswith("applied [MEM-0000c0c0]") for d in with_lesson["directions"])
