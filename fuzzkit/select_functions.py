@@ -89,6 +89,8 @@ def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
 
 
 _FILE_NAME = re.compile(r"(^|_)(path|path_?name|file_?name|fname|file|file_?path)$")  # of lower-case words
+# What a harness cannot hand the input through: a `FILE *`, a callback, a `va_list`.
+_IO_TYPES = re.compile(r"\bFILE\b|\(\*\)|va_list|_IO_FILE")
 
 
 def reads_file(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> bool:
@@ -104,7 +106,7 @@ def reads_file(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -
     types = " ".join(t for p in decl.params for t in spellings(p, canon))
     reads = set(_words(decl.name)) & {"open", "load", "read", "parse", "import", "from", "file"}
     # (`connect_unix(const char *path)` names a socket, not a file to read)
-    return named and bool(reads) and not re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types)
+    return named and bool(reads) and not _IO_TYPES.search(types)
 
 
 def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
@@ -150,7 +152,7 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
     types = " ".join(t for p in decl.params for t in spellings(p, canon))
     # A file handle of the library's own (a typedef named like `fooFile`) is I/O, like FILE.
     handles = {w for p in decl.params for ident in re.findall(r"\w+", p.type) for w in _words(ident)}
-    if re.search(r"\bFILE\b|\(\*\)|va_list|_IO_FILE", types) or "file" in handles:
+    if _IO_TYPES.search(types) or "file" in handles:
         total -= 6
     if any(INPUT_NAMES.search(p.name) for p in decl.params) and not from_file:
         total -= 4
@@ -230,11 +232,12 @@ def choose_functions(
     canon = canonical or {}
     order = {d.name: i for i, d in enumerate(decls)}
     bonus = _reachable_bonus(decls, canon)
+    base = {d.name: score(d, canon, streams) for d in decls}
     # No function takes data in memory: one that reads a file it is given by name is the entry.
-    from_file = not any(archetype(d, canon, streams) in ("buffer", "string") and score(d, canon, streams) >= 8
+    from_file = not any(archetype(d, canon, streams) in ("buffer", "string") and base[d.name] >= 8
                         for d in decls)
-    scores = {d.name: score(d, canon, streams, from_file and reads_file(d, canon)) + bonus.get(d.name, 0)
-              + 3 * (d.name in fuzzed) for d in decls}
+    scores = {d.name: (score(d, canon, streams, True) if from_file and reads_file(d, canon) else base[d.name])
+              + bonus.get(d.name, 0) + 3 * (d.name in fuzzed) for d in decls}
     ranked = sorted(
         (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from agents.offline import ckinds
@@ -169,8 +170,13 @@ class ApiFinders:
         Its ``x_unref`` then drops the harness's reference, while ``x_free`` destroys it under
         whatever else holds one (an object it was attached to, which frees it again later).
         """
-        return any(words(f.name)[-1:] == ["ref"] and bool(f.params)
-                   and self.type_key(f.params[0].type) == type_key for f in self.api)
+        return type_key in self._counted_types
+
+    @cached_property
+    def _counted_types(self) -> set[str]:
+        """The types an ``x_ref(T *)`` takes (looked up once per index: destructors ask often)."""
+        return {key for f in self.api if words(f.name)[-1:] == ["ref"] and f.params
+                and (key := self.type_key(f.params[0].type))}
 
     def keyers(self, type_key: str) -> list[FunctionDecl]:
         """``f(T *, const bytes *key, bits)`` functions that bind a key to an object (``setkey``).

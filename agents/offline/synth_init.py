@@ -118,8 +118,9 @@ def filled(pl: Planner, f: FunctionDecl, slot: int, key: str, base: str) -> str:
 
 def filled_or_zeroed(pl: Planner, key: str, near: str, feed: bool) -> Obj:
     """A ``key`` without constructor or initializer: filled from the input, else zeroed."""
+    base = key.split("_")[-2] if key.endswith("_t") else key
     if feed and (found := filler(pl, key, near)) is not None:
-        v = filled(pl, found[0], found[1], key, key.split("_")[-2] if key.endswith("_t") else key)
+        v = filled(pl, found[0], found[1], key, base)
         return Obj(key, f"&{v}", v, origin=found[0].name, owned=False)
     table = type_table.active()
     record = table.record(key)
@@ -128,7 +129,7 @@ def filled_or_zeroed(pl: Planner, key: str, near: str, feed: bool) -> Obj:
         # `entry_t {db_t *db; uint32_t offset;}` points into an object a lookup fills it from: zeroed, the
         # library follows a NULL (optional code only; a first draft keeps it and says so)
         raise Unsupported(f"{key} refers to other objects: a zeroed one points nowhere")
-    v = zeroed(pl, key, key.split("_")[-2] if key.endswith("_t") else key)
+    v = zeroed(pl, key, base)
     pl.f.notes.append(f"no constructor or initializer for {key}: a zeroed struct is used")
     return Obj(key, f"&{v}", v, owned=False)
 

@@ -87,8 +87,13 @@ def _pointer_handle(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> b
     key = s.idx.type_key(t)
     if not key or not s.idx.is_handle(key):
         return False
-    s.put("consumed" if i == 0 and replaced_by_result(s.fn, s.idx, key) else "handle", i, type_key=key)
+    _handle(s, i, key)
     return True
+
+
+def _handle(s: Scan, i: int, key: str) -> None:
+    """A handle the call works on, or gives up for its result (see :func:`replaced_by_result`)."""
+    s.put("consumed" if i == 0 and replaced_by_result(s.fn, s.idx, key) else "handle", i, type_key=key)
 
 
 def _named_string(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
@@ -205,7 +210,7 @@ def _library_type(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> boo
     elif ckinds.is_pointer(t):
         s.put(object_role(s.fn, s.fn_words, s.idx, s.first_key, i, p, key), i, type_key=key)
     else:
-        s.put("consumed" if i == 0 and replaced_by_result(s.fn, s.idx, key) else "handle", i, type_key=key)
+        _handle(s, i, key)
     return True
 
 
