@@ -9,7 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from agents.base import Agent
-from agents.sections import memory_section, target_decl
+from agents.sections import memory_section, target_decl, types_section
+from fuzzkit.api import FunctionDecl
 
 
 class CrashTriage(BaseModel):
@@ -75,6 +76,14 @@ def _input_size(path: Any) -> list[str]:
         return []
 
 
+def stack_api(state: Mapping[str, Any], crash: Mapping[str, Any]) -> str:
+    """Prototypes of the library's public functions among the crash's frames, outermost last."""
+    frames = [str(f.get("function") or "") for f in crash.get("frames") or []]
+    api = {d.get("name"): d for d in state.get("api") or []}
+    shown = dict.fromkeys(f for f in frames if f in api)
+    return "\n".join(FunctionDecl.from_dict(api[f]).prototype() for f in shown) or "(none)"
+
+
 class CrashAnalyzer(Agent[CrashTriage]):
     """Triage from the sanitizer report."""
 
@@ -113,6 +122,8 @@ class CrashFeasibilityAnalyzer(Agent[Feasibility]):
             "target_prototype": target_decl(state).prototype(),
             "crash_triage": f"{report_text(crash)}\n{triage_text}",
             "stack": stack_text(crash),
+            "stack_api": stack_api(state, crash),
+            "types": types_section(state),
             "harness": state.get("harness_code", ""),
             "session_memory": memory_section(state, reads),
         }

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent_graph.memory.tokens import count_text_tokens
-from agents.offline import experience, local_memory, roles
+from agents.offline import crash_roles, experience, local_memory, roles
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.type_table import read_types, using
 from agents.offline.type_tags import with_tags
@@ -28,8 +28,8 @@ HANDLERS = {
     "function_analyzer": roles.analyze,
     "prototyper": roles.prototype,
     "enhancer": roles.enhance,
-    "crash_analyzer": roles.triage_crash,
-    "crash_feasibility_analyzer": roles.judge_feasibility,
+    "crash_analyzer": crash_roles.triage_crash,
+    "crash_feasibility_analyzer": crash_roles.judge_feasibility,
     "coverage_analyzer": roles.advise_coverage,
     "local_memory_extractor": local_memory.extract,
     **{role: experience.distil for role in experience.ROLES},

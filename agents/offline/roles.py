@@ -12,7 +12,7 @@ from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
 from agents.offline.fixer_input import feed_input, guard_empty_input, guard_utf8_text
 from agents.offline.fixer_leak import release_results
-from agents.offline.followups import crashed_followup, without_crashed_followup
+from agents.offline.followups import without_crashed_followup
 from agents.offline.improver import Improvement, improve_harness
 from agents.offline.lesson_apply import (
     ActionableLesson,
@@ -211,56 +211,6 @@ def _leak_culprit(triage: str, api: list[FunctionDecl], target: FunctionDecl) ->
     entry_line = re.search(r"^entry function:\s*(\w+)", triage, re.M)
     caller = entry_line.group(1) if entry_line else chain[entry - 1] if entry else ""
     return {f.name: f for f in api}.get(caller) or target
-
-
-def _report(facts: PromptFacts) -> dict[str, str]:
-    text = facts.text("Crash report") or facts.text("Crash triage")
-    return dict(re.findall(r"^([a-z0-9_ -]+):[ \t]*(.*)$", text, re.M))  # an empty value stays empty
-
-
-def triage_crash(facts: PromptFacts) -> Reply:
-    """Crash analyzer: kind and location from the parsed sanitizer report."""
-    report = _report(facts)
-    in_harness = report.get("top project frame in harness", "False") == "True"
-    top = (facts.text("Stack").splitlines() or ["(no frames)"])[0]
-    kind = report.get("kind", "unknown")
-    location = "harness" if in_harness else "library"
-    return {"crash_type": kind, "location": location,
-            "root_cause": f"{kind} at {top}; the first frame in project code is in the {location}.",
-            "summary": report.get("summary", "")}, None
-
-
-def judge_feasibility(facts: PromptFacts) -> Reply:
-    """Feasibility: harness frames, its own leaks and resource blow-ups are misuse; else a bug."""
-    report = _report(facts)
-    kind = report.get("kind", "unknown")
-    harness_fault = (report.get("top project frame in harness") == "True"
-                     or report.get("location") == "harness")
-    if kind == "leak" and "LLVMFuzzerTestOneInput" in facts.text("Stack"):
-        harness_fault = True
-    if report.get("misuse hint", "").strip() or report.get("category") == "harness":
-        harness_fault = True  # the triage traced the bad access to what the harness passed
-    followup = crashed_followup(facts.code("Current harness"), facts.text("Stack"),
-                                _target(facts).name) if facts.text("Target function") else None
-    utf8 = dict(re.findall(r"(\w+)\(([^)]*)\)", report.get("documented utf-8 parameters", "")))
-    entry = report.get("entry function", "")
-    if report.get("input text", "").startswith("not valid") and utf8 and entry in {"", *utf8}:
-        return {"feasible": False, "verdict": "harness_misuse",
-                "reasoning": f"The crash input is {report['input text']}, passed where the documentation "
-                             "asks for UTF-8 text: the harness broke the contract, not the library.",
-                "fix_hint": f"check that the text passed to {', '.join(utf8)} is well-formed UTF-8"}, None
-    if followup and not harness_fault:
-        return {"feasible": False, "verdict": "harness_misuse",
-                "reasoning": f"The {kind} is in {followup}, a follow-up the harness calls after the "
-                             "target with arguments it picked, not in the target's own work.",
-                "fix_hint": f"leave out the follow-up call to {followup}"}, None
-    if harness_fault:
-        return {"feasible": False, "verdict": "harness_misuse",
-                "reasoning": f"The {kind} originates in harness code, not in the library.",
-                "fix_hint": "free what the harness allocates and respect the API's preconditions"}, None
-    return {"feasible": True, "verdict": "library_bug",
-            "reasoning": f"The {kind} happens inside library code reached through its public API "
-                         "with input the harness passes as documented.", "fix_hint": ""}, None
 
 
 def advise_coverage(facts: PromptFacts) -> Reply:

@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 from agents.crash_analyzer import report_text
+from agents.offline.crash_roles import judge_feasibility
 from agents.offline.fixer_input import guard_utf8_text
 from agents.offline.prompt_reader import read_prompt
-from agents.offline.roles import judge_feasibility
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.param_docs import optional_params, param_facts, utf8_params

@@ -1,0 +1,74 @@
+"""The crash roles: triage of a sanitizer report, then library bug or harness misuse."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agents.offline.cdecl import parse_prototype, parse_prototypes
+from agents.offline.followups import crashed_followup
+from agents.offline.leak_owner import library_leak
+from agents.offline.prompt_reader import PromptFacts
+from fuzzkit.api import FunctionDecl
+
+Reply = tuple[dict[str, Any], str | None]
+
+
+def _target(facts: PromptFacts) -> FunctionDecl:
+    return parse_prototype(facts.text("Target function").splitlines()[0])
+
+
+def _report(facts: PromptFacts) -> dict[str, str]:
+    text = facts.text("Crash report") or facts.text("Crash triage")
+    return dict(re.findall(r"^([a-z0-9_ -]+):[ \t]*(.*)$", text, re.M))  # an empty value stays empty
+
+
+def triage_crash(facts: PromptFacts) -> Reply:
+    """Crash analyzer: kind and location from the parsed sanitizer report."""
+    report = _report(facts)
+    in_harness = report.get("top project frame in harness", "False") == "True"
+    top = (facts.text("Stack").splitlines() or ["(no frames)"])[0]
+    kind = report.get("kind", "unknown")
+    location = "harness" if in_harness else "library"
+    return {"crash_type": kind, "location": location,
+            "root_cause": f"{kind} at {top}; the first frame in project code is in the {location}.",
+            "summary": report.get("summary", "")}, None
+
+
+def judge_feasibility(facts: PromptFacts) -> Reply:
+    """Feasibility: harness frames, its own leaks and resource blow-ups are misuse; else a bug."""
+    report = _report(facts)
+    kind = report.get("kind", "unknown")
+    harness_fault = (report.get("top project frame in harness") == "True"
+                     or report.get("location") == "harness")
+    if kind == "leak" and not harness_fault:
+        why = library_leak(facts.code("Current harness"), facts.text("Stack"),
+                           parse_prototypes(facts.code("Library functions in the stack")))
+        if why:
+            return {"feasible": True, "verdict": "library_bug",
+                    "reasoning": f"The leak is the library's: {why}.", "fix_hint": ""}, None
+    if kind == "leak" and "LLVMFuzzerTestOneInput" in facts.text("Stack"):
+        harness_fault = True
+    if report.get("misuse hint", "").strip() or report.get("category") == "harness":
+        harness_fault = True  # the triage traced the bad access to what the harness passed
+    followup = crashed_followup(facts.code("Current harness"), facts.text("Stack"),
+                                _target(facts).name) if facts.text("Target function") else None
+    utf8 = dict(re.findall(r"(\w+)\(([^)]*)\)", report.get("documented utf-8 parameters", "")))
+    entry = report.get("entry function", "")
+    if report.get("input text", "").startswith("not valid") and utf8 and entry in {"", *utf8}:
+        return {"feasible": False, "verdict": "harness_misuse",
+                "reasoning": f"The crash input is {report['input text']}, passed where the documentation "
+                             "asks for UTF-8 text: the harness broke the contract, not the library.",
+                "fix_hint": f"check that the text passed to {', '.join(utf8)} is well-formed UTF-8"}, None
+    if followup and not harness_fault:
+        return {"feasible": False, "verdict": "harness_misuse",
+                "reasoning": f"The {kind} is in {followup}, a follow-up the harness calls after the "
+                             "target with arguments it picked, not in the target's own work.",
+                "fix_hint": f"leave out the follow-up call to {followup}"}, None
+    if harness_fault:
+        return {"feasible": False, "verdict": "harness_misuse",
+                "reasoning": f"The {kind} originates in harness code, not in the library.",
+                "fix_hint": "free what the harness allocates and respect the API's preconditions"}, None
+    return {"feasible": True, "verdict": "library_bug",
+            "reasoning": f"The {kind} happens inside library code reached through its public API "
+                         "with input the harness passes as documented.", "fix_hint": ""}, None

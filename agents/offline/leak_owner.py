@@ -1,0 +1,87 @@
+"""Whose leak it is: the harness's, or the library's own.
+
+LeakSanitizer says where the leaked block was allocated, not who should have released it. The
+harness is at fault when the block came back to it (the call's return value, an out-parameter,
+an object a public function made on the way, which a field may hand back) or lives in an object
+the harness never releases. When the harness releases every object it handed the call, and the
+call hands nothing back, the block was lost inside the library (a lexer's buffer dropped on an
+error path): a library bug, which no change to the harness can repair.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline.ckinds import base_name, canonical_base, is_pointer, pointee, strip_const
+from agents.offline.fixer_edit import matching_paren, split_args
+from agents.offline.synth_finders import words
+from fuzzkit.api import FunctionDecl
+
+_FRAME = re.compile(r"^#\d+\s+(\w+)", re.M)
+_RELEASE = {"free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit", "fini",
+            "close", "finalize", "dealloc", "discard", "teardown", "shutdown", "uninit"}
+_PLAIN = {"char", "signed char", "unsigned char", "void", "int8_t", "uint8_t", "short", "int",
+          "long", "unsigned", "unsigned int", "long long", "unsigned long", "size_t", "uint16_t",
+          "uint32_t", "uint64_t", "int16_t", "int32_t", "int64_t", "float", "double"}
+_LITERAL = re.compile(r"^(NULL|0|nullptr|\d[\w.]*|\"(?:[^\"\\]|\\.)*\"|'.*')$")
+
+
+def library_leak(harness: str, stack: str, public: list[FunctionDecl]) -> str:
+    """Why the leak is the library's own, or ``""`` when the harness may be at fault.
+
+    ``stack`` is the allocation stack, innermost first (``#0 name file:line``); ``public`` the
+    library's functions among its frames.
+    """
+    chain = _FRAME.findall(stack)
+    if "LLVMFuzzerTestOneInput" not in chain[1:]:
+        return ""
+    chain = chain[: chain.index("LLVMFuzzerTestOneInput")]
+    api = {d.name: d for d in public}
+    entry = api.get(chain[-1])
+    if entry is None:
+        return ""
+    made = [n for n in chain[:-1] if n in api and is_pointer(api[n].return_type)]
+    if made:
+        return ""  # a public maker's object: a field of what the harness holds may hand it back
+    call = re.search(rf"(?:\b(\w+)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(entry.name)}\s*\(", harness)
+    close = matching_paren(harness, call.end() - 1) if call else None
+    if call is None or close is None:
+        return ""
+    if _handed_back(entry.return_type) and not (call.group(1) and _released(harness, call.group(1),
+                                                                           entry.return_type)):
+        return ""
+    args = split_args(harness[call.end():close])
+    for param, arg in zip(entry.params, args, strict=False):
+        name = _object(arg)
+        if _handed_back(param.type) and name and not _released(harness, name, pointee(param.type)):
+            return ""
+    inner = " < ".join(chain[:-1]) or "the allocator"
+    return (f"the harness releases every object it gave {entry.name}, and {entry.name} hands nothing "
+            f"back; the block was allocated inside the library ({inner}) and lost there")
+
+
+def _handed_back(ctype: str) -> bool:
+    """A pointer the library may fill or own: not a read-only view (``const T *``) of a value."""
+    if not is_pointer(ctype):
+        return False
+    inner = pointee(ctype)
+    return not (inner.startswith("const ") and not is_pointer(inner))
+
+
+def _object(arg: str) -> str:
+    """The variable an argument passes (``&ctx``, ``(T *)buf`` -> ``ctx``, ``buf``)."""
+    text = re.sub(r"^(\(\s*[\w\s*]+\)\s*)+", "", arg.strip()).lstrip("&").strip()
+    if _LITERAL.match(text) or not re.fullmatch(r"[A-Za-z_]\w*", text):
+        return "" if _LITERAL.match(text) else "?"
+    return text
+
+
+def _released(harness: str, name: str, ctype: str) -> bool:
+    """Whether a releaser takes ``name`` (or ``&name``); plain ``free`` only for plain memory."""
+    if name == "?":
+        return False
+    plain = strip_const(canonical_base(base_name(ctype))) in _PLAIN
+    for fn in re.findall(rf"\b(\w+)\s*\(\s*(?:\([^()]*\)\s*)?&?\s*{re.escape(name)}\b", harness):
+        if set(words(fn)) & _RELEASE and (fn != "free" or plain):
+            return True
+    return False
