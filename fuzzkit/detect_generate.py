@@ -26,7 +26,7 @@ def autoreconf(tree: Path, dest: Path, env: dict[str, str]) -> None:
     A tree whose ``configure.ac`` is itself generated (from ``configure.ac.in`` by the
     project's ``autogen.sh``) is set up by that script, told not to configure (the
     ``NOCONFIGURE`` convention); one that configures anyway may fail there, which is fine
-    once ``configure`` exists.
+    once ``configure`` exists. Where plain ``autoreconf -fi`` fails, the script is tried too.
 
     Raises:
         ToolchainError: No ``configure.ac`` nor setup script, autoreconf missing or failing.
@@ -43,7 +43,18 @@ def autoreconf(tree: Path, dest: Path, env: dict[str, str]) -> None:
         return
     if not shutil.which("autoreconf"):
         raise ToolchainError("no configure script, and autoreconf (autoconf) is not installed")
-    run_step(["autoreconf", "-fi"], tree, dest / "autoreconf.log", env, "autoreconf -fi")
+    try:
+        run_step(["autoreconf", "-fi"], tree, dest / "autoreconf.log", env, "autoreconf -fi")
+    except ToolchainError as plain:
+        # The project's own script knows the steps before autoreconf (a documentation
+        # generator's makefile fragment stubbed out when its tool is missing).
+        if script is None:
+            raise
+        try:
+            run_step(["sh", script], tree, dest / "autogen.log", {**env, "NOCONFIGURE": "1"}, script)
+        except ToolchainError:
+            if not (tree / "configure").is_file():
+                raise plain from None
 
 
 def missing_sources(sources: list[Path], extra: list[str], dest: Path, env: dict[str, str],

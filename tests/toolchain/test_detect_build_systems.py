@@ -115,6 +115,21 @@ def test_a_tree_set_up_by_its_autogen_script_builds(tmp_path: Path) -> None:
     assert found.recipe.sources == ["impl_fast.c", "sub/sub.c", "toy.c"]
 
 
+@NEEDS_AUTOTOOLS
+def test_a_tree_autoreconf_cannot_set_up_alone_is_set_up_by_its_script(tmp_path: Path) -> None:
+    root = tmp_path / "toy-1.0"
+    _autotools_project(root)
+    # Makefile.am includes a fragment a documentation tool would install; the project's script
+    # writes a stub when the tool is missing, then runs autoreconf (plain autoreconf fails).
+    (root / "Makefile.am").write_text("include doc-tool.make\n" + (root / "Makefile.am").read_text())
+    (root / "autogen.sh").write_text(
+        "#!/bin/sh\nset -e\necho 'EXTRA_DIST =' > doc-tool.make\nautoreconf -fi\n"
+    )
+    found = detect_build(root, cache=tmp_path / "cache")
+    assert found.system == "autotools"
+    assert found.recipe.sources == ["impl_fast.c", "sub/sub.c", "toy.c"]
+
+
 def test_configure_options_come_from_help_not_the_script_text() -> None:
     libtool_help = (
         "  --enable-shared[=PKGS]  build shared libraries [default=yes]\n"

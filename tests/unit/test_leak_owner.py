@@ -22,7 +22,8 @@ def _decl(name: str, ret: str, *params: tuple[str, str]) -> dict[str, Any]:
 
 
 READ = _decl("cfgx_read_text", "int", ("cfg", "cfgx_t *"), ("text", "const char *"))
-API = [READ, _decl("cfgx_setup", "void", ("cfg", "cfgx_t *")), _decl("cfgx_teardown", "void", ("cfg", "cfgx_t *")),
+API = [READ, _decl("cfgx_setup", "void", ("cfg", "cfgx_t *")),
+       _decl("cfgx_teardown", "void", ("cfg", "cfgx_t *")),
        _decl("cfgx_new_node", "cfgx_node *", ("cfg", "cfgx_t *"), ("name", "const char *")),
        _decl("cfgx_parse_reply", "int", ("buf", "const unsigned char *"), ("len", "int"),
              ("out", "struct cfgx_reply **")),
@@ -57,7 +58,8 @@ def _leak(*inner: str, entry: str = "cfgx_read_text") -> dict[str, Any]:
               {"function": "LLVMFuzzerTestOneInput", "file": "harness.c", "line": 7}]
     return {"kind": "leak", "summary": "SUMMARY: AddressSanitizer: 64 byte(s) leaked in 1 allocation(s).",
             "in_harness": False, "near_init": False, "category": "leak", "entry_function": entry,
-            "signature": f"leak@{'<'.join([*inner, entry])}<LLVMFuzzerTestOneInput", "buffer_origin": "library",
+            "signature": f"leak@{'<'.join([*inner, entry])}<LLVMFuzzerTestOneInput",
+            "buffer_origin": "library",
             "misuse_hint": f"memory allocated inside {entry} (called by the harness) was never freed: if the "
                            "API has a free/delete/cleanup function for that result, the harness must call it",
             "frames": frames}
@@ -93,4 +95,5 @@ def test_an_out_parameter_is_the_harness_until_it_releases_it() -> None:
     leak = _leak("reply_grow", entry="cfgx_parse_reply")
     assert verdict(OUT_HARNESS.replace("RELEASE", ""), leak, parse)[0] == "harness_misuse"
     assert verdict(OUT_HARNESS.replace("RELEASE", "free(reply);"), leak, parse)[0] == "harness_misuse"
-    assert verdict(OUT_HARNESS.replace("RELEASE", "cfgx_reply_release(reply);"), leak, parse)[0] == "library_bug"
+    released = OUT_HARNESS.replace("RELEASE", "cfgx_reply_release(reply);")
+    assert verdict(released, leak, parse)[0] == "library_bug"
