@@ -194,6 +194,8 @@ def make_benchmark(
         fuzzed |= {w.function for w in facts.wrappers if w.caller in fuzzed}
         chosen = choose_functions(preferred_api, max_functions, canonical, fuzzed,
                                   stream_types(facts) | blob_types(facts))
+        if not chosen:
+            raise ToolchainError(_nothing_chosen(api, api_headers))
     preferred = sorted(harnesses, key=lambda h: (not h.endswith(".c"), h))
     bench: dict[str, Any] = {"project": project_name(spec, root), "language": "c"}
     if preferred:
@@ -207,3 +209,14 @@ def make_benchmark(
     bench["upstream_harnesses"] = harnesses
     bench["functions"] = [_function_entry(d) for d in chosen]
     return bench
+
+
+def _nothing_chosen(api: list[FunctionDecl], headers: list[str]) -> str:
+    """Why the default choice is empty, and what to do."""
+    names = ", ".join(d.name for d in api[:6]) + (", ..." if len(api) > 6 else "")
+    where = ", ".join(Path(h).name for h in headers) or "its public headers"
+    if not api:
+        return f"no function declared in {where}: point init-benchmark at the library's public headers"
+    return (f"none of the {len(api)} functions of {where} ({names}) takes input data (bytes, a string "
+            "or a file name), so none was chosen (an API whose work is done through function "
+            "pointers in a record is one such); name the ones to fuzz with --functions F,G")

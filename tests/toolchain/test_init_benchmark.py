@@ -115,3 +115,30 @@ def test_cli_writes_yaml_or_fails_with_exit_2(
     assert "--build is not valid YAML" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         _cli(["init-benchmark", "--apt", "zlib", "--path", str(lib)])  # exactly one source
+
+
+def test_an_api_with_no_data_entry_point_is_a_clear_error_not_an_empty_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOGICFUZZ_CACHE_DIR", str(tmp_path / "cache"))
+    lib = tmp_path / "vtab-0.1"
+    lib.mkdir()
+    # Its work is done through function pointers of the record the constructor returns.
+    (lib / "vtab.h").write_text(
+        "struct vtab_sys;\nstruct vtab_reader { int (*open)(struct vtab_reader *self, const char *name); };\n"
+        "struct vtab_reader *vtab_create_reader(struct vtab_sys *sys);\n"
+        "void vtab_destroy_reader(struct vtab_reader *reader);\n"
+    )
+    (lib / "vtab.c").write_text(
+        '#include <stdlib.h>\n#include "vtab.h"\n'
+        "struct vtab_reader *vtab_create_reader(struct vtab_sys *sys) { (void)sys; "
+        "return calloc(1, sizeof(struct vtab_reader)); }\n"
+        "void vtab_destroy_reader(struct vtab_reader *reader) { free(reader); }\n"
+    )
+    assert _cli(["init-benchmark", "--path", str(lib)]) == 2
+    err = capsys.readouterr()
+    assert err.out == ""
+    assert "none of the 2 functions of vtab.h (vtab_create_reader, vtab_destroy_reader)" in err.err
+    assert "--functions" in err.err and err.err.count("\n") == 1
+    # naming them still works
+    assert _cli(["init-benchmark", "--path", str(lib), "--functions", "vtab_create_reader"]) == 0
