@@ -151,9 +151,21 @@ def enum_members(ctype: str) -> list[str]:
     return table.enum_members.get(enum) or table.enum_members.get(base) or []
 
 
+_COUNTS = {"num", "count", "number", "nb", "last", "end", "max", "limit", "sentinel", "size"}
+
+
 def enum_values(ctype: str) -> tuple[int, ...]:
-    """The values the header's enum type defines, as an option set (empty if unknown)."""
-    return _as_choices(_value_set(enum_members(ctype), active()))
+    """The values the header's enum type defines, as an option set (empty if unknown).
+
+    Members the header marks as no value to pass are left out: a reserved ``_NAME`` (a "not
+    found" marker, a ``_NUM_PLUS_ONE``) and a last member that counts the ones before it
+    (``X_KIND_COUNT = 5`` after five kinds), which index past the library's tables.
+    """
+    table = active()
+    members = enum_members(ctype)
+    kept = [c for i, c in enumerate(members) if not c.startswith("_") and not (
+        i == len(members) - 1 and i and table.constants.get(c) == i and set(name_words(c)) & _COUNTS)]
+    return _as_choices(_value_set(kept or members, table))
 
 
 def _status_group(group: list[str], table: TypeTable) -> bool:
