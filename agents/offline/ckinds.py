@@ -86,7 +86,8 @@ def canonical_base(ctype: str) -> str:
     return base
 
 
-def _is_enum_typedef(base: str) -> bool:
+def is_enum_typedef(base: str) -> bool:
+    """A typedef the Types section gives as an enum (or lists the members of)."""
     table = type_table.active()
     return table.canonical.get(base, "").startswith("enum ") or base in table.enum_members
 
@@ -198,7 +199,7 @@ def is_enum_like(ctype: str) -> bool:
     scalar = canonical_base(ctype) in cdecl.INT_TYPES | cdecl.FLOAT_TYPES
     if is_pointer(ctype) or is_function_pointer(ctype) or scalar:
         return False
-    return ctype.strip().startswith("enum ") or _is_enum_typedef(base) or bool(
+    return ctype.strip().startswith("enum ") or is_enum_typedef(base) or bool(
         re.search(
             r"(style|encoding|break|type|kind|mode|flag|level|error|status|format|"
             r"option|strategy|order|policy)s?(_t|_e)?$",

@@ -135,8 +135,18 @@ def filled_or_zeroed(pl: Planner, key: str, near: str, feed: bool) -> Obj:
 
 
 def zeroed_array(pl: Planner, key: str, base: str) -> str:
-    """Eight zero-filled records of ``key``: a list read up to a terminator (or a limit) it may lack."""
+    """Eight zero-filled records of ``key``: a list read up to a terminator (or a limit) it may lack.
+
+    Numbers (a typedef of an integer or an enum) are as many as the input has bytes, and eight more: an
+    array the call reads beside the input, with the input's length.
+    """
     v = pl.f.name(base)
+    if ckinds.is_integer(key) or ckinds.is_enum_typedef(key):
+        pl.f.decls.append(f"{key} *{v} = NULL;")
+        pl.f.setup += [f"{v} = ({key} *)calloc(size + 8, sizeof({key}));", f"if ({v} == NULL) {pl.f.fail()}"]
+        pl.f.cleanup.append(f"free({v});")
+        pl.f.include("<stdlib.h>")
+        return v
     pl.f.decls += [f"{key} {v}[8];", f"memset({v}, 0, sizeof {v});"]
     pl.f.include("<string.h>")
     return v

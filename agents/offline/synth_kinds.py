@@ -204,10 +204,25 @@ def _out_ptr(c: Call, r: Role) -> None:
 def _scratch(c: Call, r: Role) -> None:
     f = c.pl.f
     v = c.pl.var("uint8_t *", r.param.name, "NULL")
-    f.setup += [f"{v} = (uint8_t *)calloc(1, 65536);", f"if ({v} == NULL) {f.fail()}"]
+    # Room for one element per input byte too: the call may take it as as many elements as
+    # the length it is given for the input (arrays that share one length).
+    inner = ckinds.pointee(r.param.type)
+    elem = decl_type(inner) if ckinds.is_integer(inner) else "char"
+    f.setup += [f"{v} = (uint8_t *)calloc(1, 65536 + size * sizeof({elem}));", f"if ({v} == NULL) {f.fail()}"]
     f.cleanup.append(f"free({v});")
     f.include("<stdlib.h>")
     c.args[r.index] = f"{c.cast(r)}{v}"
+
+
+def _parallel(c: Call, r: Role) -> None:
+    """A zeroed array the call reads beside the input, with as many elements as the input has bytes."""
+    f = c.pl.f
+    elem = decl_type(ckinds.pointee(r.param.type))
+    v = c.pl.var(f"{elem} *", r.param.name, "NULL")
+    f.setup += [f"{v} = ({elem} *)calloc(size + 8, sizeof({elem}));", f"if ({v} == NULL) {f.fail()}"]
+    f.cleanup.append(f"free({v});")
+    f.include("<stdlib.h>")
+    c.args[r.index] = v
 
 
 def _blob(c: Call, r: Role) -> None:
@@ -264,7 +279,7 @@ BUILDERS: dict[str, Callable[[Call, Role], None]] = {
     "alloc": _fixed(lambda c, r: synth_args.alloc_for(c.pl, c.fn)),
     "blob": _blob,
     "workspace": _workspace,
-    "array": _array, "strarray": _array,
+    "array": _array, "strarray": _array, "parallel": _parallel,
     "pos_ptr": position, "cursor": cursor, "fixed_in": fixed_array, "fixed_out": fixed_array,
     **dict.fromkeys(_IO, _fixed(lambda c, r: io_arg(c.pl, c.fn, r, c.plan, feed=c.payload))),
     **dict.fromkeys(("pixels", "dim_w", "dim_h", "dim_stride"), synth_pixels.build),

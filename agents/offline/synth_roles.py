@@ -61,6 +61,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
     pair_ranges(out, ranges)
     _pair_bit_lengths(out)
     _pair_leading_length(out)
+    _share_array_length(out)
     mark_pixels(out, idx)
     return [r if r is not None else Role("null", i, params[i]) for i, r in enumerate(out)]
 
@@ -97,6 +98,27 @@ def _pair_leading_length(out: list[Role | None]) -> None:
         buf, length = bufs[0], lens[0]
         out[buf.index] = Role("bytes", buf.index, buf.param, pair=length.index)
         out[length.index] = Role("len", length.index, length.param, pair=buf.index)
+
+
+def _share_array_length(out: list[Role | None]) -> None:
+    """``f(const type_t *types, int len, const level_t *levels, prop_t *props)``: one length for all.
+
+    The count after a number array is the length of every array of the call: the input buffer
+    that took no length of its own takes it (the input's size), and the number array becomes a
+    zeroed array as long as the input (eight numbers and a count up to 8 read past a shorter input).
+    """
+    arrays = [r for r in out if r is not None and r.kind == "array" and r.pair is not None]
+    bufs = [r for r in out if r is not None and r.kind in ("bytes", "text") and r.pair is None
+            and ckinds.is_const_target(r.param.type) and not ckinds.is_string(r.param.type)]
+    if len(arrays) != 1 or len(bufs) != 1:
+        return
+    array, buf = arrays[0], bufs[0]
+    count = out[array.pair] if array.pair is not None else None
+    if count is None or count.kind != "count":
+        return
+    out[array.index] = Role("parallel", array.index, array.param)
+    out[buf.index] = Role("bytes", buf.index, buf.param, pair=count.index)
+    out[count.index] = Role("len", count.index, count.param, pair=buf.index)
 
 
 def payload_slot(rs: list[Role]) -> int | None:

@@ -33,9 +33,10 @@ class Role:
     enum, zero_value, version, struct_size, fd, path, mode, file, format, callback, userdata, array,
     strarray, count, workspace, blob, unit, pixels, dim_w, dim_h, dim_stride, unsupported, null,
     object_array, end_ptr, pos_ptr, cursor (a pointer the callee advances), fixed_in, fixed_out
-    (fixed-size arrays; ``choices`` holds the size). ``high_flags``: for an option word, the
-    header's single-bit flags above its low byte, one of which (or none) is OR-ed into the
-    value; ``clear_bits``: its low-byte flags that tell the library to skip checking the input;
+    (fixed-size arrays; ``choices`` holds the size), parallel (an array as long as the input).
+    ``high_flags``: for an option word, the header's single-bit flags above its low byte, one of
+    which (or none) is OR-ed into the value; ``clear_bits``: its low-byte flags that tell the
+    library to skip checking the input;
     ``flag_mask``: the bits the header's comments give the function's option word (any subset).
     """
 
