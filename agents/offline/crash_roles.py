@@ -6,6 +6,8 @@ import re
 from typing import Any
 
 from agents.offline.cdecl import parse_prototype, parse_prototypes
+from agents.offline.ckinds import base_name, canonical_base, pointer_depth, strip_const
+from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.followups import crashed_followup
 from agents.offline.leak_owner import library_leak
 from agents.offline.prompt_reader import PromptFacts
@@ -60,6 +62,9 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
                 "reasoning": f"The crash input is {report['input text']}, passed where the documentation "
                              "asks for UTF-8 text: the harness broke the contract, not the library.",
                 "fix_hint": f"check that the text passed to {', '.join(utf8)} is well-formed UTF-8"}, None
+    past = _read_past_length(facts, report) if kind in _OVERFLOWS else ""
+    if past:
+        return {"feasible": True, "verdict": "library_bug", "reasoning": past, "fix_hint": ""}, None
     if followup and not harness_fault:
         return {"feasible": False, "verdict": "harness_misuse",
                 "reasoning": f"The {kind} is in {followup}, a follow-up the harness calls after the "
@@ -72,3 +77,38 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
     return {"feasible": True, "verdict": "library_bug",
             "reasoning": f"The {kind} happens inside library code reached through its public API "
                          "with input the harness passes as documented.", "fix_hint": ""}, None
+
+
+_OVERFLOWS = ("heap-buffer-overflow", "stack-buffer-overflow", "global-buffer-overflow")
+_BYTE = {"char", "signed char", "unsigned char", "uint8_t", "int8_t", "void"}
+
+
+def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
+    """Why a read past libFuzzer's input is the library's, or ``""``.
+
+    The harness handed the target the input itself (``data``) as a byte buffer together with
+    its exact size as that buffer's length, and the target read past the end: it read more than
+    it was told there is (a decoder of multi-byte sequences that trusts a lead byte).
+    """
+    size = re.match(r"(\d+) bytes", report.get("input size", ""))
+    if report.get("buffer origin") != "fuzzer-input" or not report.get("access", "").startswith("READ"):
+        return ""
+    if not size or int(size.group(1)) == 0 or not facts.text("Target function"):
+        return ""
+    target = _target(facts)
+    if report.get("entry function") != target.name:
+        return ""
+    harness = facts.code("Current harness")
+    call = re.search(rf"\b{re.escape(target.name)}\s*\(", harness)
+    close = matching_paren(harness, call.end() - 1) if call else None
+    if call is None or close is None:
+        return ""
+    args = [re.sub(r"^(\(\s*[\w\s*]+\)\s*)+", "", a.strip()) for a in split_args(harness[call.end():close])]
+    if "data" not in args or "size" not in args or len(args) != len(target.params):
+        return ""
+    param = target.params[args.index("data")]
+    if strip_const(canonical_base(base_name(param.type))) not in _BYTE or pointer_depth(param.type) != 1:
+        return ""
+    return (f"{target.name} was given libFuzzer's input with its exact size ({size.group(1)} bytes) as "
+            f"the length of {param.name or 'the buffer'}, and read past its end: it reads more than it "
+            "is told the buffer holds.")

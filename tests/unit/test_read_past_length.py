@@ -1,0 +1,73 @@
+"""A read past libFuzzer's input, given with its exact size as the buffer's length, is the library's.
+
+Invented API: ``ux_to_code_points(int set, const char *s, int len, uint32_t *out)`` decodes
+multi-byte sequences and trusts a lead byte, reading past ``len``. The harness passes ``data``
+and ``size`` as they are, so the read past the input is the library reading more than it was
+told there is: a bug. The same report is misuse when the harness passed something else (a copy
+without a length, an array of wider elements measured in bytes) or an empty input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agents.crash_analyzer import CrashAnalyzer, CrashFeasibilityAnalyzer
+from agents.offline.model import OfflineChatModel
+from fuzzkit.api import FunctionDecl, Param
+
+DECODE = FunctionDecl("ux_to_code_points", "int", [Param("set", "int"), Param("s", "const char *"),
+                                                   Param("len", "int"), Param("out", "uint32_t *")]).to_dict()
+WIDE = FunctionDecl("ux_from_code_points", "int", [Param("cps", "const uint32_t *"), Param("n", "int"),
+                                                   Param("out", "char *")]).to_dict()
+HARNESS = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  uint32_t *out = calloc(size + 1, sizeof(uint32_t));
+  if (out == NULL) return 0;
+  (void)CALL;
+  free(out);
+  return 0;
+}
+"""
+
+
+def _crash(entry: str, size: int = 5) -> dict[str, Any]:
+    return {"kind": "heap-buffer-overflow", "in_harness": False, "near_init": False,
+            "summary": "SUMMARY: AddressSanitizer: heap-buffer-overflow ux.c:66 in ux_decode_utf8",
+            "signature": f"heap-buffer-overflow@ux_decode_utf8<{entry}<LLVMFuzzerTestOneInput",
+            "category": "library", "entry_function": entry, "access": "READ of size 1",
+            "buffer_origin": "fuzzer-input", "input_size": size,
+            "misuse_hint": "ux_decode_utf8 made a READ of size 1 at 0 bytes after 5-byte region, and that "
+                           "region is libFuzzer's own input buffer, which the harness passed to "
+                           f"{entry} unchanged",
+            "frames": [{"function": "ux_decode_utf8", "file": "ux.c", "line": 66},
+                       {"function": entry, "file": "ux.c", "line": 160},
+                       {"function": "LLVMFuzzerTestOneInput", "file": "harness.c", "line": 4}]}
+
+
+def verdict(call: str, crash: dict[str, Any], target: dict[str, Any] = DECODE, tmp: Path = Path()) -> str:
+    reproducer = tmp / "crash-input"
+    reproducer.write_bytes(b"\xf0" * crash["input_size"])
+    crash = {**crash, "reproducer": str(reproducer)}
+    state: dict[str, Any] = {"target": target, "api": [DECODE, WIDE], "crash": crash,
+                             "harness_code": HARNESS.replace("CALL", call)}
+    model = OfflineChatModel()
+    triage = CrashAnalyzer(model).run(CrashAnalyzer.variables(state, ()))
+    state["crash_analysis"] = triage.output.model_dump()
+    variables = CrashFeasibilityAnalyzer.variables(state, ())
+    return str(CrashFeasibilityAnalyzer(model).run(variables).output.verdict)
+
+
+def test_reading_past_the_length_it_was_given_is_a_library_bug(tmp_path: Path) -> None:
+    call = "ux_to_code_points(1, (const char *)data, (int)size, out)"
+    assert verdict(call, _crash("ux_to_code_points"), tmp=tmp_path) == "library_bug"
+
+
+def test_it_stays_misuse_where_the_harness_did_not_say_how_long_the_input_is(tmp_path: Path) -> None:
+    crash = _crash("ux_to_code_points")
+    fixed = "ux_to_code_points(1, (const char *)data, 4, out)"
+    assert verdict(fixed, crash, tmp=tmp_path) == "harness_misuse"
+    assert verdict("ux_to_code_points(1, (const char *)data, (int)size, out)",
+                   _crash("ux_to_code_points", size=0), tmp=tmp_path) == "harness_misuse"
+    # bytes measured as elements of four bytes: the harness's mistake
+    wide = "ux_from_code_points((const uint32_t *)data, (int)size, (char *)out)"
+    assert verdict(wide, _crash("ux_from_code_points"), WIDE, tmp_path) == "harness_misuse"
