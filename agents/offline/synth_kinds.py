@@ -17,7 +17,7 @@ from agents.offline.synth_arrays import fixed_array
 from agents.offline.synth_encoded import object_array
 from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
-from agents.offline.synth_lengths import sentinel_length, unnamed
+from agents.offline.synth_lengths import sentinel_length, unnamed, wide_elements
 from agents.offline.synth_objects import build_object
 from agents.offline.synth_outs import release_out
 from agents.offline.synth_ranges import cursor, position
@@ -96,12 +96,17 @@ def _payload_bytes(c: Call, r: Role) -> None:
     elif pair == "len_bits":
         c.set_pair(r, c.pair_length(r, "size * 8"))
     elif pair == "len":
-        c.set_pair(r, c.pair_length(r, "size"))
+        c.set_pair(r, c.pair_length(r, _elements(r.param.type)))
     elif r.pair is not None:  # pointer to the input length
         inner = decl_type(ckinds.pointee(c.rs[r.pair].param.type))
         lp = c.pl.var(inner, "in_len")
         c.pl.f.setup.append(f"{lp} = ({inner})size;")
         c.set_pair(r, f"&{lp}")
+
+
+def _elements(ctype: str) -> str:
+    """The input's length in the buffer's elements: ``size``, or ``size / sizeof(T)`` for wider ones."""
+    return "size" if not wide_elements(ctype) else f"size / sizeof({decl_type(ckinds.pointee(ctype))})"
 
 
 def _payload_text(c: Call, r: Role) -> None:

@@ -197,3 +197,9 @@ def length_pointer_after(p: Param, nxt: Param | None) -> bool:
     if ckinds.is_const_target(p.type) and ckinds.is_string(p.type) and re.match(r"z[A-Z]", p.name):
         return False
     return bool(cdecl.LENGTH_NAME.search(nxt.name)) or unnamed(nxt.name)
+
+
+def wide_elements(ctype: str) -> bool:
+    """A buffer of integers wider than a byte under a character-like name (``const lib_char32 *``)."""
+    unit = ckinds.canonical_base(ctype)
+    return unit not in cdecl.BYTE_TYPES and ckinds.is_integer(unit)

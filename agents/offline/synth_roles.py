@@ -13,7 +13,7 @@ import re
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arrays import mark_arrays
-from agents.offline.synth_lengths import OUTPUT_LENGTH, grouped_lengths
+from agents.offline.synth_lengths import OUTPUT_LENGTH, grouped_lengths, wide_elements
 from agents.offline.synth_pixels import mark_pixels
 from agents.offline.synth_ranges import mark_cursors, mark_ranges, pair_ranges
 from agents.offline.synth_role_rules import RULES, Scan, grouped
@@ -103,10 +103,16 @@ def _pair_leading_length(out: list[Role | None]) -> None:
 def _share_array_length(out: list[Role | None]) -> None:
     """``f(const type_t *types, int len, const level_t *levels, prop_t *props)``: one length for all.
 
+    An input of wider elements (code points) gets an array for each value out: one per element.
     The count after a number array is the length of every array of the call: the input buffer
     that took no length of its own takes it (the input's size), and the number array becomes a
     zeroed array as long as the input (eight numbers and a count up to 8 read past a shorter input).
     """
+    wide = [r for r in out if r is not None and r.kind == "bytes" and r.pair is not None
+            and ckinds.is_const_target(r.param.type) and wide_elements(r.param.type)]
+    for r in out if wide else ():
+        if r is not None and _one_value_out(r):  # `get_types(const char32 *s, int len, type_t *types)`
+            out[r.index] = Role("parallel", r.index, r.param)
     arrays = [r for r in out if r is not None and r.kind == "array" and r.pair is not None]
     bufs = [r for r in out if r is not None and r.kind in ("bytes", "text") and r.pair is None
             and ckinds.is_const_target(r.param.type) and not ckinds.is_string(r.param.type)]
@@ -119,6 +125,15 @@ def _share_array_length(out: list[Role | None]) -> None:
     out[array.index] = Role("parallel", array.index, array.param)
     out[buf.index] = Role("bytes", buf.index, buf.param, pair=count.index)
     out[count.index] = Role("len", count.index, count.param, pair=buf.index)
+
+
+def _one_value_out(r: Role) -> bool:
+    """A writable pointer to one integer or enum value (a value out, or a zeroed enum record)."""
+    t = r.param.type
+    enum = ckinds.is_enum_typedef(ckinds.base_name(t))
+    plain = ckinds.pointer_depth(t) == 1 and not ckinds.is_const_target(t)
+    number = enum or ckinds.is_integer(ckinds.pointee(t))
+    return plain and (r.kind == "out_scalar" and number or r.kind == "object" and enum)
 
 
 def payload_slot(rs: list[Role]) -> int | None:

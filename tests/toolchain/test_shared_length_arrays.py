@@ -5,7 +5,8 @@ write ``len`` elements of every array they take (a text-layout library's paralle
 character types, levels and properties, with integer and enum typedefs for the elements). The harness
 passes the input as the levels with its length, so every other array must hold that many
 elements: eight zeroed ones, or a 64 KiB byte buffer for an array of 4-byte characters,
-overflowed as soon as the input was longer. The library has no bug, so any crash is the harness's.
+overflowed as soon as the input was longer. ``bx_types(str, len, types)`` takes the input as
+4-byte code points: ``len`` counts elements, not bytes, and there is one type out per element. The library has no bug, so any crash is the harness's.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ typedef uint8_t bx_prop;
 typedef uint32_t bx_flags;
 typedef enum { BX_KIND_L = 0x110, BX_KIND_R = 0x111, BX_KIND_AL = 0x113 } bx_kind;
 void bx_mark(const bx_kind *kinds, const bx_index len, const bx_level *levels, bx_prop *props);
+void bx_types(const bx_char *str, const bx_index len, bx_kind *btypes);
 void bx_join(const bx_type *types, const bx_index len, const bx_level *levels, bx_prop *props);
 void bx_shape(bx_flags flags, const bx_level *levels, const bx_index len, bx_prop *props, bx_char *str);
 #endif
@@ -53,13 +55,16 @@ void bx_join(const bx_type *types, const bx_index len, const bx_level *levels, b
 void bx_mark(const bx_kind *kinds, const bx_index len, const bx_level *levels, bx_prop *props) {
   for (bx_index i = 0; i < len; i++) props[i] = (bx_prop)((unsigned)kinds[i] + (uint32_t)levels[i]);
 }
+void bx_types(const bx_char *str, const bx_index len, bx_kind *btypes) {
+  for (bx_index i = 0; i < len; i++) btypes[i] = (str[i] & 1) ? BX_KIND_L : BX_KIND_R;
+}
 void bx_shape(bx_flags flags, const bx_level *levels, const bx_index len, bx_prop *props, bx_char *str) {
   for (bx_index i = 0; i < len; i++) str[i] = (bx_char)(props[i] + levels[i] + (flags & 1));
 }
 """
 
 
-@pytest.mark.parametrize("name", ["bx_join", "bx_mark", "bx_shape"])
+@pytest.mark.parametrize("name", ["bx_join", "bx_mark", "bx_shape", "bx_types"])
 def test_every_array_holds_as_many_elements_as_the_input(tmp_path: Path, cache: Path, name: str) -> None:
     lib = tiny_library(tmp_path / "bxlib", "bx", BX_HEADER, BX_SOURCE, cache)
     api = parse_header(Path(lib.headers[0]), lib.include_dirs, lib.defines)
