@@ -12,7 +12,7 @@ DEV=0
 die() { echo "setup: $*" >&2; exit 1; }
 say() { echo "setup: $*"; }
 
-APT_PKGS=(clang llvm libclang-rt-14-dev dpkg-dev python3-venv python3-pip cmake autoconf automake libtool autopoint bubblewrap)
+APT_PKGS=(clang llvm libclang-rt-14-dev dpkg-dev python3-venv python3-pip cmake autoconf automake libtool autopoint bison flex bubblewrap)
 # The report's browser test renders in headless Chromium.
 [ "$DEV" = 1 ] && APT_PKGS+=(chromium postgresql-15 postgresql-server-dev-15)  # the shared-store tests (+ pgvector build)
 

@@ -128,6 +128,7 @@ def test_an_api_with_no_data_entry_point_is_a_clear_error_not_an_empty_list(
         "struct vtab_sys;\nstruct vtab_reader { int (*open)(struct vtab_reader *self, const char *name); };\n"
         "struct vtab_reader *vtab_create_reader(struct vtab_sys *sys);\n"
         "void vtab_destroy_reader(struct vtab_reader *reader);\n"
+        "int vtab_parse_text(const char *text);\n"  # defined in a source a missing tool generates
     )
     (lib / "vtab.c").write_text(
         '#include <stdlib.h>\n#include "vtab.h"\n'
@@ -140,5 +141,9 @@ def test_an_api_with_no_data_entry_point_is_a_clear_error_not_an_empty_list(
     assert err.out == ""
     assert "none of the 2 functions of vtab.h (vtab_create_reader, vtab_destroy_reader)" in err.err
     assert "--functions" in err.err and err.err.count("\n") == 1
+    assert "vtab_parse_text is declared but not built" in err.err
+    assert _cli(["init-benchmark", "--path", str(lib), "--functions", "vtab_parse_text"]) == 2
+    err = capsys.readouterr()
+    assert "error: vtab_parse_text is declared but not built" in err.err and "hint:" in err.err
     # naming them still works
     assert _cli(["init-benchmark", "--path", str(lib), "--functions", "vtab_create_reader"]) == 0

@@ -2,11 +2,12 @@
 
 ``bx_join(types, len, levels, props)`` and ``bx_shape(flags, levels, len, props, str)`` read and
 write ``len`` elements of every array they take (a text-layout library's parallel arrays of
-character types, levels and properties, with integer and enum typedefs for the elements). The harness
-passes the input as the levels with its length, so every other array must hold that many
-elements: eight zeroed ones, or a 64 KiB byte buffer for an array of 4-byte characters,
+character types, levels and properties, with integer and enum typedefs for the elements). The
+harness passes the input as the levels with its length, so every other array must hold that
+many elements: eight zeroed ones, or a 64 KiB byte buffer for an array of 4-byte characters,
 overflowed as soon as the input was longer. ``bx_types(str, len, types)`` takes the input as
-4-byte code points: ``len`` counts elements, not bytes, and there is one type out per element. The library has no bug, so any crash is the harness's.
+4-byte code points: ``len`` counts elements, not bytes, and there is one type out per element.
+The library has no bug, so any crash is the harness's.
 """
 
 from __future__ import annotations
