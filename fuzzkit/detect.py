@@ -158,7 +158,7 @@ def detect_build(
         shutil.rmtree(dest, ignore_errors=True)  # a half-finished detection by a dead process
         dest.mkdir(parents=True)
         reasons: list[str] = []
-        for candidate in _ORDER if system == "auto" else (system,):
+        for candidate in _order(root) if system == "auto" else (system,):
             try:
                 found = run_detector(candidate, root, dest, args)
                 # A detector can be fooled (guessed macros, a file meant to be #included, an
@@ -173,6 +173,23 @@ def detect_build(
             return found
         shutil.rmtree(dest, ignore_errors=True)
     raise ToolchainError(f"cannot work out how to build {root}:\n  " + "\n  ".join(reasons), HINT)
+
+
+_GENERATED = ("*.y", "*.l", "*.yy", "*.ll")  # parser and scanner sources a build step turns into C
+
+
+def _order(root: Path) -> tuple[System, ...]:
+    """The detectors to try: the plain sources last when a build system generates some of them.
+
+    A grammar (``parser.y``) becomes C only in the build system's own step; the plain sources
+    build without it, and the functions it defines would be missing from the library.
+    """
+    systems = ("CMakeLists.txt", "configure.ac", "configure.in", "configure", "Makefile", "meson.build")
+    generated = any(p for pattern in _GENERATED for p in root.rglob(pattern)
+                    if not set(p.relative_to(root).parts[:-1]) & {"test", "tests", "doc", "docs", "examples"})
+    if generated and any((root / n).is_file() for n in systems):
+        return (*_ORDER[1:], _ORDER[0])
+    return _ORDER
 
 
 def cache_name(root: Path, system: str, args: list[str]) -> str:

@@ -94,3 +94,22 @@ def cmake_compiles(tree: Path, targets: list[dict[str, Any]]) -> list[tuple[Path
     if not found:
         raise ToolchainError("the CMake library targets have no C sources")
     return sorted(found.items())
+
+
+def generate_sources(tree: Path, build: Path, targets: list[dict[str, Any]],
+                     compiles: list[tuple[Path, list[str]]]) -> None:
+    """Have CMake make the sources its own steps generate (a parser from a grammar), if any.
+
+    The File API lists a generated source before it exists; the library targets that have one
+    are built, which runs their generating commands first.
+
+    Raises:
+        ToolchainError: The build of those targets failed (a generator missing, say).
+    """
+    missing = {str(source) for source, _ in compiles if not source.exists()}
+    names = [t["name"] for t in targets
+             if any(str(Path(tree, s["path"]).resolve()) in missing for s in t.get("sources", []))]
+    if names:
+        cmd = ["cmake", "--build", str(build), "-j", "2", "--target", *names]
+        log = tree.parent / "cmake-generate.log"
+        run_step(cmd, tree, log, build_env(), "cmake --build (generated sources)")

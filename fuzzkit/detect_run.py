@@ -75,7 +75,9 @@ def run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> De
         if not (tree / "CMakeLists.txt").is_file():
             raise ToolchainError("no CMakeLists.txt")
         build = detect_cmake.cmake_configure(tree, args)
-        compiles = detect_cmake.cmake_compiles(tree, detect_cmake.library_targets(build))
+        targets = detect_cmake.library_targets(build)
+        compiles = detect_cmake.cmake_compiles(tree, targets)
+        detect_cmake.generate_sources(tree, build, targets, compiles)
         recipe = from_compiles(tree, compiles, build)
         return Detection(system, recipe.model_copy(update={"ldflags": cmake_link_flags(build)}))
     env = detect_make.build_env()

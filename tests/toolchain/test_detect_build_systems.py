@@ -257,3 +257,31 @@ def test_system_libraries_come_from_what_the_build_system_found(tmp_path: Path) 
     (tmp_path / "CMakeCache.txt").write_text(
         f"M_LIBRARY:FILEPATH={libm}\nLZMA_LIBRARY:FILEPATH=LZMA_LIBRARY-NOTFOUND\nX:STRING=1\n")
     assert cmake_link_flags(tmp_path) == [str(libm)]
+
+
+def test_a_grammar_the_build_system_generates_is_built_before_the_plain_sources(tmp_path: Path) -> None:
+    """A parser made from a grammar file exists only after the build system's own step; the
+    plain sources build without it, and its functions were missing from the library."""
+    root = tmp_path / "gram-1.0"
+    root.mkdir()
+    (root / "gram.h").write_text("int gram_parse_string(const char *text);\nint gram_count(int n);\n")
+    (root / "count.c").write_text('#include "gram.h"\nint gram_count(int n) { return n + 1; }\n')
+    # The "grammar" is C already; the build turns it into gram_parser.c as a generator would.
+    (root / "gram_parser.y").write_text(
+        '#include "gram.h"\n'
+        "int gram_parse_string(const char *t) { return t && t[0] ? gram_count(t[0]) : 0; }\n"
+    )
+    (root / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(gram C)\n"
+        "add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/gram_parser.c\n"
+        "  COMMAND ${CMAKE_COMMAND} -E copy ${CMAKE_SOURCE_DIR}/gram_parser.y\n"
+        "          ${CMAKE_BINARY_DIR}/gram_parser.c\n"
+        "  DEPENDS gram_parser.y)\n"
+        "add_library(gram count.c ${CMAKE_BINARY_DIR}/gram_parser.c)\n"
+        "target_include_directories(gram PUBLIC ${CMAKE_SOURCE_DIR})\n"
+    )
+    cache = tmp_path / "cache"
+    found = detect_build(root, cache=cache)
+    assert found.system == "cmake"
+    bench = make_benchmark({"path": str(root)}, cache=cache)
+    assert "gram_parse_string" in [f["name"] for f in bench["functions"]]
