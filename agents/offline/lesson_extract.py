@@ -27,6 +27,7 @@ _RENAME = re.compile(r"replace (\w+) with (\w+) \(clang's fix-it\)")
 _CRASH = re.compile(r"^- \[crash\] ([\w-]+)(?: at| in|:)", re.M)
 _IMPROVE = re.compile(r"^- \[harness\] v(\d+) by enhancer\.improve\b.*\(adds calls to ([\w, ]+)\)\s*$")
 _THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
+_ALLOCATED = re.compile(r"^- \[crash\] leak at \S+ through (\w+) \(allocated in (\w+)\)", re.M)
 _REVERT = re.compile(r"^- \[revert\] v(\d+) did not run cleanly")
 _KEPT = re.compile(r"\(v(\d+) has the others\)")
 _GAVE_UP = re.compile(r"^- \[stop\] .*crash caused by the harness.*\bgave up\b")
@@ -198,9 +199,17 @@ def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
 
 
 def _avoid_items(trajectory: str) -> list[dict[str, Any]]:
-    """Tried and failed: a call crashed by misuse and was dropped, or its repairs gave up."""
+    """Tried and failed: a call crashed by misuse and was dropped, or its repairs gave up.
+
+    A leak through ``F`` of what ``G`` allocated also leaves out ``G``: a harness that calls ``G``
+    itself leaks the same block (the lesson is shown only where ``G`` is a library function).
+    """
     out = []
-    for kind, function in _dropped_calls(trajectory):
+    dropped = _dropped_calls(trajectory)
+    makers = dict(_ALLOCATED.findall(trajectory))
+    # the allocator first: several calls may leak its block, and items are capped at three
+    dropped = [*(("leak", makers[f]) for kind, f in dropped if kind == "leak" and f in makers), *dropped]
+    for kind, function in dict.fromkeys(dropped):
         if kind == "leak" and set(words(function)) & {"new", "create", "alloc"}:
             continue  # what a constructor made was not released: avoiding the constructor leaves a worse way
         out.append(_item(

@@ -151,7 +151,12 @@ def _event_step(event: Mapping[str, Any], work_dir: Path) -> Step | None:
         return "run", f"v{version} {state}; line coverage {float(pct or 0):.1f}%"
     if kind == "crash.triaged":
         entry = f" through {data['entry']}" if data.get("entry") else ""
-        return "crash", f"{data.get('kind') or '?'} at {data.get('location') or '?'}{entry}"
+        # A leak's first frame is the function that allocated what leaked (a public one, which
+        # a harness could call directly too).
+        frames = str(data.get("signature") or "").partition("@")[2].split("<")
+        maker = frames[0] if data.get("kind") == "leak" and len(frames) > 2 else ""
+        made = f" (allocated in {maker})" if maker and maker != data.get("entry") else ""
+        return "crash", f"{data.get('kind') or '?'} at {data.get('location') or '?'}{entry}{made}"
     if kind == "crash.verdict":
         real = "a real library bug" if data.get("feasible") else "a harness misuse"
         return "crash", f"verdict {data.get('verdict')}: {real}"

@@ -352,3 +352,20 @@ def test_an_avoided_call_is_not_used_as_a_helper_of_another_direction_either() -
     with_lesson, code = reply(render_experience([item]))
     assert "hh_ctx_new(" not in code and "hh_check(" in code, code
     assert any(d.startswith("applied [MEM-0000c0c0]") for d in with_lesson["directions"])
+
+
+def test_a_leak_through_a_call_also_leaves_out_the_library_function_that_allocated_it() -> None:
+    """``vv_render`` leaked a block ``vv_store`` allocated (a public function a harness could call
+    itself, and leak the same way): the lesson leaves out both, the allocator first."""
+    crash = {"type": "crash.triaged", "data": {"kind": "leak", "location": "library", "entry": "vv_render",
+                                               "signature": "leak@vv_store<vv_render<LLVMFuzzerTestOneInput"}}
+    line = _event_step(crash, None)[1]  # type: ignore[arg-type,index]
+    assert line == "leak at library through vv_render (allocated in vv_store)"
+    leaked = DROPPED.replace("- [crash] heap-buffer-overflow at library through vv_render",
+                             f"- [crash] {line}")
+    items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", leaked, "")
+    assert [i["action"] for i in items] == ["avoid_call(vv_store)", "avoid_call(vv_render)"]
+    # allocated right in the call the harness made: one lesson
+    direct = {"type": "crash.triaged", "data": {"kind": "leak", "location": "library", "entry": "vv_render",
+                                                "signature": "leak@vv_render<LLVMFuzzerTestOneInput"}}
+    assert _event_step(direct, None)[1] == "leak at library through vv_render"  # type: ignore[arg-type,index]
