@@ -9,7 +9,7 @@ from agents.offline.cdecl import parse_prototype, parse_prototypes
 from agents.offline.ckinds import base_name, canonical_base, pointer_depth, strip_const
 from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.followups import crashed_followup
-from agents.offline.leak_owner import library_leak
+from agents.offline.leak_owner import library_leak, uncast
 from agents.offline.prompt_reader import PromptFacts
 from fuzzkit.api import FunctionDecl
 
@@ -103,7 +103,7 @@ def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
     close = matching_paren(harness, call.end() - 1) if call else None
     if call is None or close is None:
         return ""
-    args = [re.sub(r"^(\(\s*[\w\s*]+\)\s*)+", "", a.strip()) for a in split_args(harness[call.end():close])]
+    args = [uncast(a) for a in split_args(harness[call.end():close])]
     if "data" not in args or "size" not in args or len(args) != len(target.params):
         return ""
     param = target.params[args.index("data")]

@@ -18,6 +18,7 @@ from agents.offline.synth_finders import words
 from fuzzkit.api import FunctionDecl
 
 _FRAME = re.compile(r"^#\d+\s+(\w+)", re.M)
+_CASTS = re.compile(r"^(\(\s*[\w\s*]+\)\s*)+")
 _RELEASE = {"free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit", "fini",
             "close", "finalize", "dealloc", "discard", "teardown", "shutdown", "uninit"}
 _PLAIN = {"char", "signed char", "unsigned char", "void", "int8_t", "uint8_t", "short", "int",
@@ -70,10 +71,15 @@ def _handed_back(ctype: str) -> bool:
 
 def _object(arg: str) -> str:
     """The variable an argument passes (``&ctx``, ``(T *)buf`` -> ``ctx``, ``buf``)."""
-    text = re.sub(r"^(\(\s*[\w\s*]+\)\s*)+", "", arg.strip()).lstrip("&").strip()
+    text = uncast(arg).lstrip("&").strip()
     if _LITERAL.match(text) or not re.fullmatch(r"[A-Za-z_]\w*", text):
         return "" if _LITERAL.match(text) else "?"
     return text
+
+
+def uncast(arg: str) -> str:
+    """An argument without its leading casts (``(const char *)data`` -> ``data``)."""
+    return _CASTS.sub("", arg.strip())
 
 
 def _released(harness: str, name: str, ctype: str) -> bool:
