@@ -207,7 +207,8 @@ def public_headers(root: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:
 
     A header is public when the build files install it (CMake ``install``/``*_HEADERS``
     variables, automake ``include_HEADERS``, Makefile install or ``includedir`` lines) or
-    it sits in a top-level ``include/`` directory; failing both, every header next to the
+    it sits in a top-level ``include/`` directory none of whose headers the build files name
+    (where they name some, the others are helpers it does not install); failing both, every header next to the
     library sources is. Headers named like private ones (``*_private.h``, ``*internal*``,
     ``config.h``) are dropped unless nothing else is left. ``extra_roots`` (a build
     directory) are searched for generated headers too.
@@ -215,7 +216,10 @@ def public_headers(root: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:
     headers = [p for r in (root, *extra_roots) for p in walk(r, (".h",)) if p.is_file()]
     mentioned = _install_mentions(root)
     include_dir = root / "include"
-    chosen = [p for p in headers if p.name in mentioned or p.is_relative_to(include_dir)]
+    under_include = [p for p in headers if p.is_relative_to(include_dir)]
+    # Some of include/ installed by name: the rest of it (shared helpers, test support) is not.
+    named = any(p.name in mentioned for p in under_include)
+    chosen = [p for p in headers if p.name in mentioned or (p in under_include and not named)]
     if not chosen:
         source_dirs = {p.parent for p in candidate_sources(root)}
         chosen = [p for p in headers if p.parent in source_dirs]

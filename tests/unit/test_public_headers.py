@@ -59,3 +59,20 @@ def test_a_detection_is_not_reused_after_the_detectors_change(tmp_path: Path,
     assert detect.cache_name(tmp_path, "auto", []) == before  # same tree, same code: reused
     monkeypatch.setattr(detect, "_code", lambda: "another-version")
     assert detect.cache_name(tmp_path, "auto", []) != before
+
+
+def test_include_headers_the_build_does_not_name_are_not_public_when_it_names_others(tmp_path: Path) -> None:
+    """``include/codec/*.h`` is installed by name; ``include/share/`` holds the tools' helpers."""
+    root = tmp_path / "codec-1.0"
+    (root / "include" / "codec").mkdir(parents=True)
+    (root / "include" / "share").mkdir()
+    (root / "include" / "codec" / "stream.h").write_text("int codec_decode(const unsigned char *d, int n);\n")
+    (root / "include" / "share" / "helpers.h").write_text("int helper_parse(const char *spec);\n")
+    (root / "include" / "codec" / "Makefile.am").write_text("codecinclude_HEADERS = stream.h\n")
+    (root / "include" / "share" / "Makefile.am").write_text("EXTRA_DIST = helpers.h\n")
+    names = [p.relative_to(root).as_posix() for p in public_headers(root)]
+    assert names == ["include/codec/stream.h"]
+    # nothing under include/ named by the build files: all of it is public, as before
+    (root / "include" / "codec" / "Makefile.am").write_text("EXTRA_DIST = stream.h\n")
+    names = sorted(p.relative_to(root).as_posix() for p in public_headers(root))
+    assert names == ["include/codec/stream.h", "include/share/helpers.h"]
