@@ -52,6 +52,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fuzzkit.detect_recipe import HINT, fingerprint, with_api_headers
 from fuzzkit.detect_run import Detection, run_detector
+from fuzzkit.detect_tree import walk
 from fuzzkit.errors import ToolchainError
 from fuzzkit.library import BuildRecipe, LibraryBuild, LinkError, build_library, check_links
 from fuzzkit.paths import cache_dir, file_lock
@@ -175,7 +176,7 @@ def detect_build(
     raise ToolchainError(f"cannot work out how to build {root}:\n  " + "\n  ".join(reasons), HINT)
 
 
-_GENERATED = ("*.y", "*.l", "*.yy", "*.ll")  # parser and scanner sources a build step turns into C
+_GENERATED = (".y", ".l", ".yy", ".ll")  # parser and scanner sources a build step turns into C
 
 
 def _order(root: Path) -> tuple[System, ...]:
@@ -185,8 +186,7 @@ def _order(root: Path) -> tuple[System, ...]:
     build without it, and the functions it defines would be missing from the library.
     """
     systems = ("CMakeLists.txt", "configure.ac", "configure.in", "configure", "Makefile", "meson.build")
-    generated = any(p for pattern in _GENERATED for p in root.rglob(pattern)
-                    if not set(p.relative_to(root).parts[:-1]) & {"test", "tests", "doc", "docs", "examples"})
+    generated = next(walk(root, _GENERATED), None) is not None  # outside tests, docs, examples
     if generated and any((root / n).is_file() for n in systems):
         return (*_ORDER[1:], _ORDER[0])
     return _ORDER

@@ -38,7 +38,7 @@ _NULL = re.compile(
 )
 _BAD_RELEASES = ("bad-free", "double-free", "alloc-dealloc-mismatch")
 _RELEASE_NAME = re.compile(r"(free|delete|destroy|release|unref|dispose|cleanup)", re.I)
-_OVERFLOWS = (
+OVERFLOWS = (
     "heap-buffer-overflow",
     "stack-buffer-overflow",
     "global-buffer-overflow",
@@ -165,7 +165,7 @@ def _hint(
                 "or a buffer of its own")
     if in_harness:
         return f"the fault is in the harness's own code ({project[0].render()}): fix the harness"
-    if kind in _OVERFLOWS and t.buffer_origin == "fuzzer-input":
+    if kind in OVERFLOWS and t.buffer_origin == "fuzzer-input":
         where = f" at {t.region}" if t.region else ""
         return (
             f"{t.crash_function} made a {t.access or 'bad access'}{where}, and that region is "
@@ -173,7 +173,7 @@ def _hint(
             "expects a NUL-terminated string or a longer buffer, the harness violates its contract "
             "(copy the input into a terminated buffer, or pass the real size)"
         )
-    if kind in _OVERFLOWS and t.buffer_origin == "harness":
+    if kind in OVERFLOWS and t.buffer_origin == "harness":
         return f"the overflowed buffer was allocated by the harness: check the size it gives {entry}"
     if kind == "leak" and t.entry_function and t.buffer_origin == "library":
         return (

@@ -5,19 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agents.offline.cdecl import parse_prototype, parse_prototypes
+from agents.offline.cdecl import BYTE_TYPES, parse_prototypes
 from agents.offline.ckinds import base_name, canonical_base, pointer_depth, strip_const
 from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.followups import crashed_followup
 from agents.offline.leak_owner import library_leak, uncast
-from agents.offline.prompt_reader import PromptFacts
-from fuzzkit.api import FunctionDecl
+from agents.offline.prompt_reader import PromptFacts, target_function
+from fuzzkit.triage import OVERFLOWS
 
 Reply = tuple[dict[str, Any], str | None]
-
-
-def _target(facts: PromptFacts) -> FunctionDecl:
-    return parse_prototype(facts.text("Target function").splitlines()[0])
 
 
 def _report(facts: PromptFacts) -> dict[str, str]:
@@ -54,7 +50,7 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
     if report.get("misuse hint", "").strip() or report.get("category") == "harness":
         harness_fault = True  # the triage traced the bad access to what the harness passed
     followup = crashed_followup(facts.code("Current harness"), facts.text("Stack"),
-                                _target(facts).name) if facts.text("Target function") else None
+                                target_function(facts).name) if facts.text("Target function") else None
     utf8 = dict(re.findall(r"(\w+)\(([^)]*)\)", report.get("documented utf-8 parameters", "")))
     entry = report.get("entry function", "")
     if report.get("input text", "").startswith("not valid") and utf8 and entry in {"", *utf8}:
@@ -62,7 +58,7 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
                 "reasoning": f"The crash input is {report['input text']}, passed where the documentation "
                              "asks for UTF-8 text: the harness broke the contract, not the library.",
                 "fix_hint": f"check that the text passed to {', '.join(utf8)} is well-formed UTF-8"}, None
-    past = _read_past_length(facts, report) if kind in _OVERFLOWS else ""
+    past = _read_past_length(facts, report) if kind in OVERFLOWS else ""
     if past:
         return {"feasible": True, "verdict": "library_bug", "reasoning": past, "fix_hint": ""}, None
     if followup and not harness_fault:
@@ -79,10 +75,6 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
                          "with input the harness passes as documented.", "fix_hint": ""}, None
 
 
-_OVERFLOWS = ("heap-buffer-overflow", "stack-buffer-overflow", "global-buffer-overflow")
-_BYTE = {"char", "signed char", "unsigned char", "uint8_t", "int8_t", "void"}
-
-
 def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
     """Why a read past libFuzzer's input is the library's, or ``""``.
 
@@ -95,7 +87,7 @@ def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
         return ""
     if not size or int(size.group(1)) == 0 or not facts.text("Target function"):
         return ""
-    target = _target(facts)
+    target = target_function(facts)
     if report.get("entry function") != target.name:
         return ""
     harness = facts.code("Current harness")
@@ -107,7 +99,7 @@ def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
     if "data" not in args or "size" not in args or len(args) != len(target.params):
         return ""
     param = target.params[args.index("data")]
-    if strip_const(canonical_base(base_name(param.type))) not in _BYTE or pointer_depth(param.type) != 1:
+    if strip_const(canonical_base(base_name(param.type))) not in BYTE_TYPES or pointer_depth(param.type) != 1:
         return ""
     return (f"{target.name} was given libFuzzer's input with its exact size ({size.group(1)} bytes) as "
             f"the length of {param.name or 'the buffer'}, and read past its end: it reads more than it "

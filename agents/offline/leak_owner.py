@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from agents.offline import cdecl
 from agents.offline.ckinds import base_name, canonical_base, is_pointer, pointee, strip_const
 from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.synth_finders import words
@@ -21,9 +22,7 @@ _FRAME = re.compile(r"^#\d+\s+(\w+)", re.M)
 _CASTS = re.compile(r"^(\(\s*[\w\s*]+\)\s*)+")
 _RELEASE = {"free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit", "fini",
             "close", "finalize", "dealloc", "discard", "teardown", "shutdown", "uninit"}
-_PLAIN = {"char", "signed char", "unsigned char", "void", "int8_t", "uint8_t", "short", "int",
-          "long", "unsigned", "unsigned int", "long long", "unsigned long", "size_t", "uint16_t",
-          "uint32_t", "uint64_t", "int16_t", "int32_t", "int64_t", "float", "double"}
+_PLAIN = cdecl.BYTE_TYPES | cdecl.INT_TYPES | cdecl.FLOAT_TYPES  # plain memory: `free` releases it
 _LITERAL = re.compile(r"^(NULL|0|nullptr|\d[\w.]*|\"(?:[^\"\\]|\\.)*\"|'.*')$")
 
 

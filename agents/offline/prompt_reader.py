@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from agents.offline.cdecl import parse_prototype
 from agents.parsing import fenced_blocks
+from fuzzkit.api import FunctionDecl
 
 _HEADING = re.compile(r"^## (.+?)[ \t]*$", re.M)
 _SUBHEADING = re.compile(r"^### (.+?)[ \t]*$", re.M)
@@ -83,3 +85,8 @@ def read_prompt(system: str, user: str) -> PromptFacts:
 def identifiers(text: str) -> set[str]:
     """C identifiers mentioned in a text."""
     return set(re.findall(r"\b[A-Za-z_][A-Za-z0-9_]*\b", text))
+
+
+def target_function(facts: PromptFacts) -> FunctionDecl:
+    """The target's declaration, from the first line of the ``Target function`` section."""
+    return parse_prototype(facts.text("Target function").splitlines()[0])

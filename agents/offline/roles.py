@@ -26,7 +26,7 @@ from agents.offline.lesson_apply import (
     twins_of,
 )
 from agents.offline.local_memory import tabu_names
-from agents.offline.prompt_reader import PromptFacts, bullets, identifiers
+from agents.offline.prompt_reader import PromptFacts, bullets, identifiers, target_function
 from agents.offline.synth import HarnessDraft, write_harness
 from agents.sections import ELSEWHERE_HEADING
 from fuzzkit.api import FunctionDecl
@@ -34,10 +34,6 @@ from fuzzkit.input_flow import INPUT_PROBLEM
 from long_term_memory.experience.lessons import calls
 
 Reply = tuple[dict[str, Any], str | None]
-
-
-def _target(facts: PromptFacts) -> FunctionDecl:
-    return parse_prototype(facts.text("Target function").splitlines()[0])
 
 
 def _api(facts: PromptFacts) -> list[FunctionDecl]:
@@ -90,7 +86,7 @@ def _improve(harness: str, target: FunctionDecl, api: list[FunctionDecl], uncove
 
 def analyze(facts: PromptFacts) -> Reply:
     """Function analyzer: archetype by signature and API shape; the knowledge breaks ties."""
-    result = analyze_function(_target(facts), _api(facts))
+    result = analyze_function(target_function(facts), _api(facts))
     archetype, confidence, reasoning = result.archetype, result.confidence, result.reasoning
     hits = [body for tag, body in facts.bullets("Knowledge hits") if tag == "archetype"]
     if confidence == "LOW" and hits:
@@ -112,7 +108,7 @@ def _lessons(facts: PromptFacts, names: set[str]) -> tuple[list[str], list[str]]
 def prototype(facts: PromptFacts) -> Reply:
     """Prototyper: fill the skeleton with type-driven argument construction."""
     analysis = _json(facts.text("Analysis"))
-    target = _target(facts)
+    target = target_function(facts)
     guidance, cited = _lessons(facts, {target.name, *(analysis.get("related_functions") or [])})
     constraints = (list(analysis.get("constraints") or []) + _memory_lines(facts, "API constraints")
                    + guidance)
@@ -160,16 +156,16 @@ def enhance(facts: PromptFacts) -> Reply:
         shown = [lesson for lesson in applicable(facts, set(uncovered)) if lesson.item_id not in avoid]
         named = {n for lesson in shown for n in identifiers(lesson.title + " " + lesson.text)}
         uncovered.sort(key=lambda n: n not in named)
-        result, left_out = _improve(harness, _target(facts), api, uncovered, facts, lessons)
+        result, left_out = _improve(harness, target_function(facts), api, uncovered, facts, lessons)
         cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in shown
                  if named & set(result.added_calls)]
         # The calls it added get what a fitting lesson says about their family (a release).
-        code, applied = apply_lessons(result.code, _target(facts), api, lessons)
+        code, applied = apply_lessons(result.code, target_function(facts), api, lessons)
         return {"directions": [*result.directions, *applied, *left_out, *cited],
                 "added_calls": result.added_calls}, code
     errors = facts.text("Compile errors")
     known = _memory_lines(facts, "Known fixes", skip_failed=True)
-    target = _target(facts)
+    target = target_function(facts)
     lessons = actionable_lessons(facts)
     if errors:
         guidance, cited = _lessons(facts, identifiers(errors))

@@ -140,15 +140,20 @@ def zeroed_array(pl: Planner, key: str, base: str) -> str:
     Numbers (a typedef of an integer or an enum) are as many as the input has bytes, and eight more: an
     array the call reads beside the input, with the input's length.
     """
-    v = pl.f.name(base)
     if ckinds.is_integer(key) or ckinds.is_enum_typedef(key):
-        pl.f.decls.append(f"{key} *{v} = NULL;")
-        pl.f.setup += [f"{v} = ({key} *)calloc(size + 8, sizeof({key}));", f"if ({v} == NULL) {pl.f.fail()}"]
-        pl.f.cleanup.append(f"free({v});")
-        pl.f.include("<stdlib.h>")
-        return v
+        return input_long_array(pl, key, base)
+    v = pl.f.name(base)
     pl.f.decls += [f"{key} {v}[8];", f"memset({v}, 0, sizeof {v});"]
     pl.f.include("<string.h>")
+    return v
+
+
+def input_long_array(pl: Planner, elem: str, base: str) -> str:
+    """A zeroed heap array of ``elem`` with as many elements as the input has bytes, and eight more."""
+    v = pl.var(f"{elem} *", base, "NULL")
+    pl.f.setup += [f"{v} = ({elem} *)calloc(size + 8, sizeof({elem}));", f"if ({v} == NULL) {pl.f.fail()}"]
+    pl.f.cleanup.append(f"free({v});")
+    pl.f.include("<stdlib.h>")
     return v
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from agents.offline import cdecl, ckinds, synth_args, synth_pixels, type_table
 from agents.offline.synth_arrays import fixed_array
 from agents.offline.synth_encoded import object_array
+from agents.offline.synth_init import input_long_array
 from agents.offline.synth_io import io_arg
 from agents.offline.synth_knowledge import retained_strings
 from agents.offline.synth_lengths import sentinel_length, unnamed, wide_elements
@@ -209,7 +210,7 @@ def _out_ptr(c: Call, r: Role) -> None:
 def _scratch(c: Call, r: Role) -> None:
     f = c.pl.f
     v = c.pl.var("uint8_t *", r.param.name, "NULL")
-    # Room for one element per input byte too: the call may take it as as many elements as
+    # Room for one element per input byte too: the call may take it as many elements as
     # the length it is given for the input (arrays that share one length).
     inner = ckinds.pointee(r.param.type)
     elem = decl_type(inner) if ckinds.is_integer(inner) else "char"
@@ -221,13 +222,7 @@ def _scratch(c: Call, r: Role) -> None:
 
 def _parallel(c: Call, r: Role) -> None:
     """A zeroed array the call reads beside the input, with as many elements as the input has bytes."""
-    f = c.pl.f
-    elem = decl_type(ckinds.pointee(r.param.type))
-    v = c.pl.var(f"{elem} *", r.param.name, "NULL")
-    f.setup += [f"{v} = ({elem} *)calloc(size + 8, sizeof({elem}));", f"if ({v} == NULL) {f.fail()}"]
-    f.cleanup.append(f"free({v});")
-    f.include("<stdlib.h>")
-    c.args[r.index] = v
+    c.args[r.index] = input_long_array(c.pl, decl_type(ckinds.pointee(r.param.type)), r.param.name)
 
 
 def _blob(c: Call, r: Role) -> None:

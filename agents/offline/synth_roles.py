@@ -110,9 +110,10 @@ def _share_array_length(out: list[Role | None]) -> None:
     """
     wide = [r for r in out if r is not None and r.kind == "bytes" and r.pair is not None
             and ckinds.is_const_target(r.param.type) and wide_elements(r.param.type)]
-    for r in out if wide else ():
-        if r is not None and _one_value_out(r):  # `get_types(const char32 *s, int len, type_t *types)`
-            out[r.index] = Role("parallel", r.index, r.param)
+    if wide:  # `get_types(const char32 *s, int len, type_t *types)`
+        for r in out:
+            if r is not None and _one_value_out(r):
+                out[r.index] = Role("parallel", r.index, r.param)
     arrays = [r for r in out if r is not None and r.kind == "array" and r.pair is not None]
     bufs = [r for r in out if r is not None and r.kind in ("bytes", "text") and r.pair is None
             and ckinds.is_const_target(r.param.type) and not ckinds.is_string(r.param.type)]

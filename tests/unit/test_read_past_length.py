@@ -44,7 +44,7 @@ def _crash(entry: str, size: int = 5) -> dict[str, Any]:
                        {"function": "LLVMFuzzerTestOneInput", "file": "harness.c", "line": 4}]}
 
 
-def verdict(call: str, crash: dict[str, Any], target: dict[str, Any] = DECODE, tmp: Path = Path()) -> str:
+def verdict(call: str, crash: dict[str, Any], target: dict[str, Any] = DECODE, *, tmp: Path) -> str:
     reproducer = tmp / "crash-input"
     reproducer.write_bytes(b"\xf0" * crash["input_size"])
     crash = {**crash, "reproducer": str(reproducer)}
@@ -70,4 +70,4 @@ def test_it_stays_misuse_where_the_harness_did_not_say_how_long_the_input_is(tmp
                    _crash("ux_to_code_points", size=0), tmp=tmp_path) == "harness_misuse"
     # bytes measured as elements of four bytes: the harness's mistake
     wide = "ux_from_code_points((const uint32_t *)data, (int)size, (char *)out)"
-    assert verdict(wide, _crash("ux_from_code_points"), WIDE, tmp_path) == "harness_misuse"
+    assert verdict(wide, _crash("ux_from_code_points"), WIDE, tmp=tmp_path) == "harness_misuse"
