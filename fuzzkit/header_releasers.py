@@ -185,12 +185,16 @@ def _affirmed(doc: str) -> str:
     return " ".join(kept)
 
 
+_SOURCE = r"\b(?:obtained|allocated|got|gotten|comes?|taken|memory)\s+(?:from|by|with|using|through|of)\s+"
+
+
 def _allocated_with(api: Sequence[FunctionDecl], docs: Mapping[str, str],
                     found: list[Releaser]) -> list[Releaser]:
     """Releasers of what producers return, through the allocator their documentation names.
 
     ``returns memory obtained from lib_malloc64(); the caller must free it``: released by
-    what releases the named allocator's (or a numbered variant's) memory.
+    what releases the named allocator's (or a numbered variant's) memory. The allocator is
+    named as the memory's source (obtained from, allocated by or with, memory of).
     """
     allocators = {r.releases[5:-10]: r.function for r in found
                   if r.releases.startswith("what ") and r.function != "free"}
@@ -203,7 +207,9 @@ def _allocated_with(api: Sequence[FunctionDecl], docs: Mapping[str, str],
                 or decl.name in releasers):
             continue
         for alloc, releaser in allocators.items():
-            if alloc != decl.name and re.search(rf"\b{re.escape(alloc)}\d*\b", doc):
+            # named as where the memory comes from, not in passing ("might be freed by calls
+            # to x_dump()" of a string the library keeps)
+            if alloc != decl.name and re.search(rf"{_SOURCE}\[?{re.escape(alloc)}\d*\b", doc, re.I):
                 out.append(Releaser(releaser, f"what {decl.name} allocates", "by documentation"))
                 break
     return out

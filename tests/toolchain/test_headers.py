@@ -170,6 +170,28 @@ def test_memory_from_a_named_allocator_is_released_by_its_releaser(tmp_path: Pat
     assert not any(what == "what kv_peek allocates" for _fn, what in released)
 
 
+def test_an_allocator_named_in_passing_releases_nothing(tmp_path: Path) -> None:
+    """A string the library keeps, whose text names an allocator only as something that may free
+    it and speaks of "releasing" a lock: no releaser (freeing it was a bad-free on every input)."""
+    from fuzzkit.header_facts_collect import collect_facts
+
+    header = tmp_path / "kv.h"
+    header.write_text(
+        "typedef struct kv_store kv_store;\n"
+        "/** Give back memory. */\nvoid kv_free(void *p);\n"
+        "/** Copy the store into memory obtained from kv_malloc64(); release it with kv_free(). */\n"
+        "unsigned char *kv_dump(kv_store *s, long *n);\n"
+        "/** The name of table n. Space for it is managed by the store itself and may be\n"
+        "    deallocated by calls to kv_dump(). Threads make their own copy before releasing\n"
+        "    the store's lock. */\n"
+        "const char *kv_table_name(kv_store *s, int n);\n"
+    )
+    api = parse_header(header, [tmp_path])
+    released = {(r.function, r.releases) for r in collect_facts([header], [tmp_path], [], api).releasers}
+    assert ("kv_free", "what kv_dump allocates") in released
+    assert not any(what == "what kv_table_name allocates" for _fn, what in released)
+
+
 def test_deprecated_and_internal_functions_are_told_apart(tmp_path: Path) -> None:
     header = tmp_path / "pix.h"
     header.write_text(
