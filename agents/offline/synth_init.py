@@ -59,7 +59,7 @@ def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
     if ckinds.is_const_target(r.param.type) and (found := filler(pl, key, fn.name)) is not None:
         return filled(pl, found[0], found[1], key, r.param.name)
     v = zeroed(pl, key, r.param.name)
-    dtor = pl.idx.destructor(key, fn.name)
+    dtor = stack_releaser(pl.idx, key, fn.name)
     ret = fn.return_type
     # A releaser of the struct itself: free() or the library's generic one would free the stack.
     status = not ckinds.is_void(ret) and not ckinds.is_pointer(ret)
@@ -72,6 +72,24 @@ def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
         plan.after.append(f"if ({ok}) {ready} = 1;")
         pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
     return v
+
+
+# What clears the resources a struct holds, where the struct itself is the caller's.
+_CLEARS = {"clear", "cleanup", "deinit", "fini", "term", "terminate", "destruct", "reset"}
+
+
+def stack_releaser(idx: ApiIndex, key: str, near: str) -> str | None:
+    """What releases a stack ``key``: its destructor, unless the library also allocates ``key``.
+
+    A type the library also makes on the heap (``T *t_new(void)``) is released there by a
+    function that frees the struct itself (``t_free``): given a stack struct's address, a bad
+    free on every input. Then only one clearing what the struct holds (``t_clear(T *)``) is.
+    """
+    dtor = idx.destructor(key, near)
+    if not dtor or not idx.lifecycle(key).create or set(words(dtor)) & _CLEARS:
+        return dtor
+    return next((f.name for f in idx.api if len(f.params) == 1 and ckinds.is_void(f.return_type)
+                 and idx.type_key(f.params[0].type) == key and set(words(f.name)) & _CLEARS), None)
 
 
 _FILLS = {"open", "load", "read", "parse", "decode", "import", "scan", "deserialize", "unpack"}
@@ -110,7 +128,7 @@ def filled(pl: Planner, f: FunctionDecl, slot: int, key: str, base: str) -> str:
     if rc is not None:
         pl.f.setup.append(f"if (!({success_test(f.name, f.return_type, rc, False, False)})) {pl.f.fail()}")
     pl.f.setup.append(f"{ready} = 1;")
-    dtor = pl.idx.destructor(key, f.name)
+    dtor = stack_releaser(pl.idx, key, f.name)
     if dtor and dtor not in (f.name, "free", pl.idx.generic_free()):
         pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
     return v
@@ -194,7 +212,7 @@ def initialize(
     into.append(f"{ready} = 1;")
     draw_documented_fields(pl, key, v, into)
     synth_io.fill_output_hooks(pl, key, v, into)
-    dtor = pl.idx.destructor(key, init.name)
+    dtor = stack_releaser(pl.idx, key, init.name)
     if dtor:
         pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
     obj = Obj(key, f"&{v}", v, origin=init.name)

@@ -38,7 +38,7 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         return _child(pl, fn, key, args, plan)
     if r.kind == "out_object":
         v = zeroed(pl, key, r.param.name, hoist=True)
-        dtor = pl.idx.destructor(key, fn.name)
+        dtor = synth_init.stack_releaser(pl.idx, key, fn.name)
         if dtor:
             plan.after.append(f"{dtor}(&{v});")
         return f"&{v}"
