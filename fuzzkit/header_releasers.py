@@ -24,6 +24,7 @@ _FREE_DOC = re.compile(r"\b(free\s*\(\s*\)|with\s+free\b|using\s+free\b|by\s+fre
 # "Set allocator to NULL to use malloc() and free()": an allocator's description, not a release.
 _DEFAULT_ALLOCATOR = re.compile(r"\bmalloc\s*\(\s*\)\s*(?:and|or|/|,)\s*free\s*\(\s*\)", re.I)
 _FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
+HEAP_NOTE = "the library allocates it"  # read back by the offline engine (agents.offline.type_table)
 _PREPOSITIONS = {"from", "in", "at", "of", "to", "by", "with", "on", "into", "item", "items"}
 
 
@@ -80,7 +81,17 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     out += _documented_resets(api, docs, out)
     out += _linked_by_documentation(api, docs, out, with_object)
     out += _paired_by_name(api, with_object, out)
-    return out + _allocated_with(api, docs, out)
+    return _heap_noted(api, out + _allocated_with(api, docs, out))
+
+
+def _heap_noted(api: Sequence[FunctionDecl], found: list[Releaser]) -> list[Releaser]:
+    """Releasers of a type some maker returns (``T *t_new(void)``) say so: they free the struct itself.
+
+    A struct of that type on the caller's stack must not be given to them (a bad free).
+    """
+    made = {_base(d.return_type) for d in api if "*" in d.return_type and set(_words(d.name)) & _MAKE_VERBS}
+    return [Releaser(r.function, r.releases, f"{r.evidence}; {HEAP_NOTE}")
+            if r.evidence == "parameter type" and _base(r.releases) in made else r for r in found]
 
 
 # "This function frees any auxiliary resources that the structure may contain."

@@ -86,7 +86,8 @@ def stack_releaser(idx: ApiIndex, key: str, near: str) -> str | None:
     free on every input. Then only one clearing what the struct holds (``t_clear(T *)``) is.
     """
     dtor = idx.destructor(key, near)
-    if not dtor or not idx.lifecycle(key).create or set(words(dtor)) & _CLEARS:
+    heap = idx.lifecycle(key).create or dtor in type_table.active().frees_heap  # the Types section says so
+    if not dtor or not heap or set(words(dtor)) & _CLEARS:
         return dtor
     return next((f.name for f in idx.api if len(f.params) == 1 and ckinds.is_void(f.return_type)
                  and idx.type_key(f.params[0].type) == key and set(words(f.name)) & _CLEARS), None)

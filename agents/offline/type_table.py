@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from fuzzkit.header_releasers import HEAP_NOTE
 from fuzzkit.header_wrappers import Wrapper, argument_names, call_arguments, fixed_arguments
 
 _TYPEDEF = re.compile(r"^typedef (?P<under>.+?)\s*\b(?P<name>[A-Za-z_]\w*);(?:\s*/\* (?P<canon>.*) \*/)?$")
@@ -63,6 +64,7 @@ class TypeTable:
     constants: dict[str, int] = field(default_factory=dict)
     groups: list[list[str]] = field(default_factory=list)
     releasers: list[tuple[str, str]] = field(default_factory=list)
+    frees_heap: set[str] = field(default_factory=set)  # releasers of what the library allocates
     returns: dict[str, str] = field(default_factory=dict)
     enum_members: dict[str, list[str]] = field(default_factory=dict)
     retains: set[str] = field(default_factory=set)
@@ -167,7 +169,8 @@ def read_types(text: str) -> TypeTable:
 
 
 _NOTES = (  # the bullets after the declarations, in the order they are tried
-    (_RELEASE, lambda t, m: t.releasers.append((m["fn"], m["what"].strip()))),
+    (_RELEASE, lambda t, m: (t.releasers.append((m["fn"], m["what"].strip())),
+                             HEAP_NOTE in m["why"] and t.frees_heap.add(m["fn"]))),
     (_KEEPS, lambda t, m: t.retains.add(m["fn"])),
     (_TAKES, lambda t, m: t.consumes.add(m["fn"])),
     (_NULLABLE, lambda t, m: t.optional.__setitem__(m["fn"], set(m["names"].split(", ")))),
@@ -251,11 +254,7 @@ def _fields(body: str) -> list[tuple[str, str]]:
 
 
 def releaser_for(type_name: str, producer: str = "") -> str | None:
-    """The function that releases objects of ``type_name`` (or what ``producer`` allocates).
-
-    Types are compared by their canonical spelling, so ``doc_p`` matches a releaser of
-    ``node_doc *`` when ``typedef node_doc *doc_p``.
-    """
+    """The releaser of ``type_name`` (or of what ``producer`` allocates), by canonical spelling."""
     if producer and (documented := producer_releaser(producer)):
         return documented  # what the documentation says beats a releaser of the same type
     return next(iter(releasers_of(type_name)), None)

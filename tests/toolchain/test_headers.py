@@ -204,3 +204,20 @@ def test_deprecated_and_internal_functions_are_told_apart(tmp_path: Path) -> Non
         "/** Internal errors are reported through the log. */\nint pix_check(const char *s);\n"
     )
     assert deprecated_functions(header) == {"pix_utf16_to_utf8", "pix_swap", "pix_decode_fast"}
+
+
+def test_a_releaser_of_what_a_maker_returns_says_the_library_allocates_it(tmp_path: Path) -> None:
+    """``ob_buf_free`` frees what ``ob_buf_new`` makes: the note keeps a stack struct from it;
+    ``cx_free`` clears a context only ever initialized in place, so it gets no note."""
+    from fuzzkit.header_facts_collect import collect_facts
+
+    header = tmp_path / "ob.h"
+    header.write_text(
+        "typedef struct ob_buf ob_buf_t;\ntypedef struct cx { int n; } cx_ctx_t;\n"
+        "ob_buf_t *ob_buf_new(void);\nvoid ob_buf_free(ob_buf_t *buf);\n"
+        "void cx_init(cx_ctx_t *cx);\nvoid cx_free(cx_ctx_t *cx);\n"
+    )
+    api = parse_header(header, [tmp_path])
+    evidence = {r.function: r.evidence for r in collect_facts([header], [tmp_path], [], api).releasers}
+    assert evidence["ob_buf_free"] == "parameter type; the library allocates it"
+    assert evidence["cx_free"] == "parameter type"

@@ -35,7 +35,7 @@ def test_the_releaser_taking_the_maker_is_paired_with_its_producers_by_name() ->
     paired = {(f, w) for f, w, e in found if e.startswith("by name, given")}
     assert paired == {("ed_free_doc_part", "what ed_new_doc_part allocates"),
                       ("ed_free_doc_part", "what ed_copy_doc_part allocates")}
-    assert ("ed_free_part", "ed_part *", "parameter type") in found
+    assert ("ed_free_part", "ed_part *", "parameter type; the library allocates it") in found
     # the documentation, when it names a releaser, wins
     docs = {"ed_new_doc_part": "Returns a new part; release it with ed_free_part()."}
     linked = {(r.function, r.releases) for r in find_releasers(parse_prototypes(API), docs, [], {})

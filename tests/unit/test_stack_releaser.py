@@ -38,3 +38,15 @@ def test_a_clearing_function_releases_a_stack_struct_of_such_a_type() -> None:
 
 def test_a_type_only_initialized_in_place_keeps_its_destructor() -> None:
     assert stack_releaser(ApiIndex(CX_API), "cx_ctx_t", "cx_init") == "cx_free"
+
+
+def test_the_types_section_tells_a_releaser_of_what_the_library_allocates() -> None:
+    """The prompt's API may leave the makers out (a large library); the Types section's note does not."""
+    from agents.offline import type_table
+
+    note = f"- ob_buf_free releases ob_buf_t * (parameter type; {type_table.HEAP_NOTE})"
+    table = type_table.read_types(note)
+    with type_table.using(table):
+        assert stack_releaser(ApiIndex([RENDER, FREE]), "ob_buf_t", "ob_render") is None
+    with type_table.using(type_table.read_types("- ob_buf_free releases ob_buf_t * (parameter type)")):
+        assert stack_releaser(ApiIndex([RENDER, FREE]), "ob_buf_t", "ob_render") == "ob_buf_free"
