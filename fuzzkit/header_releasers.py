@@ -89,9 +89,12 @@ def _heap_noted(api: Sequence[FunctionDecl], found: list[Releaser]) -> list[Rele
 
     A struct of that type on the caller's stack must not be given to them (a bad free).
     """
-    made = {_base(d.return_type) for d in api if "*" in d.return_type and set(_words(d.name)) & _MAKE_VERBS}
+    def spelled(ctype: str) -> str:  # `T *` or a pointer typedef, as written
+        return re.sub(r"\b(const|volatile)\b|\s+", "", ctype)
+
+    made = {spelled(d.return_type) for d in api if set(_words(d.name)) & _MAKE_VERBS}
     return [Releaser(r.function, r.releases, f"{r.evidence}; {HEAP_NOTE}")
-            if r.evidence == "parameter type" and _base(r.releases) in made else r for r in found]
+            if r.evidence == "parameter type" and spelled(r.releases) in made else r for r in found]
 
 
 # "This function frees any auxiliary resources that the structure may contain."

@@ -221,3 +221,16 @@ def test_a_releaser_of_what_a_maker_returns_says_the_library_allocates_it(tmp_pa
     evidence = {r.function: r.evidence for r in collect_facts([header], [tmp_path], [], api).releasers}
     assert evidence["ob_buf_free"] == "parameter type; the library allocates it"
     assert evidence["cx_free"] == "parameter type"
+
+
+def test_a_maker_returning_a_pointer_typedef_counts(tmp_path: Path) -> None:
+    """``ob_buf_p ob_alloc_buf(void)`` with ``typedef ob_buf *ob_buf_p``: the same spelling as the
+    releaser's parameter, no ``*`` written."""
+    from fuzzkit.header_facts_collect import collect_facts
+
+    header = tmp_path / "ob.h"
+    header.write_text("typedef struct ob_buf ob_buf;\ntypedef ob_buf *ob_buf_p;\n"
+                      "ob_buf_p ob_alloc_buf(void);\nint ob_buf_close(ob_buf_p buf);\n")
+    api = parse_header(header, [tmp_path])
+    evidence = {r.function: r.evidence for r in collect_facts([header], [tmp_path], [], api).releasers}
+    assert evidence["ob_buf_close"] == "parameter type; the library allocates it"
