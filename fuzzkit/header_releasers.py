@@ -23,6 +23,10 @@ _FREE_DOC = re.compile(r"\b(free\s*\(\s*\)|with\s+free\b|using\s+free\b|by\s+fre
                        re.I)
 # "Set allocator to NULL to use malloc() and free()": an allocator's description, not a release.
 _DEFAULT_ALLOCATOR = re.compile(r"\bmalloc\s*\(\s*\)\s*(?:and|or|/|,)\s*free\s*\(\s*\)", re.I)
+# "It is the caller's responsibility to free the returned buffer": a returned text or byte buffer
+# with no releaser named goes back to free().
+_CALLER_FREES = re.compile(r"\b(?:caller|user|application|you)\b[^.]{0,60}?\bfree(?:d|ing)?\b[^.]{0,40}?"
+                           r"\b(?:returned|result|buffer|string|it)\b", re.I)
 _FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
 HEAP_NOTE = "the library allocates it"  # read back by the offline engine (agents.offline.type_table)
 _PREPOSITIONS = {"from", "in", "at", "of", "to", "by", "with", "on", "into", "item", "items"}
@@ -140,9 +144,19 @@ def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str
                  if fn != decl.name and fn not in held and re.search(rf"\b{re.escape(fn)}\b", doc)]
         for fn in named[:1]:
             out.append(Releaser(fn, f"what {decl.name} allocates", "by documentation"))
-        if not named and _FREE_DOC.search(_DEFAULT_ALLOCATOR.sub("", doc)):
+        doc = _DEFAULT_ALLOCATOR.sub("", doc)
+        caller_frees = _returns_buffer(decl) and _CALLER_FREES.search(doc) and not re.search(
+            rf"{_SOURCE}\[?\w+\s*\(", doc, re.I)  # its memory's source named: see _allocated_with
+        if not named and (_FREE_DOC.search(doc) or caller_frees):
             out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
     return out
+
+
+def _returns_buffer(decl: FunctionDecl) -> bool:
+    """A non-const ``char *``, byte or ``void *`` result: memory, not an object of the library's."""
+    ret = re.sub(r"\s+", " ", decl.return_type).strip()
+    return ret.endswith("*") and not ret.startswith("const") and _base(ret) in (
+        "char", "unsigned char", "signed char", "uint8_t", "void")
 
 
 _MAKE_VERBS = {"new", "copy", "create", "alloc", "dup", "make", "clone"}

@@ -15,7 +15,7 @@ from agents.offline import ckinds, type_table
 from agents.offline.synth_finders import ApiFinders, makes_new_text, sets_up_decoding, words
 from agents.offline.synth_handles import by_name, handle_name, handle_types
 from agents.offline.synth_types import Lifecycle
-from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, INIT, PRINT, VERBS, variant_stem
+from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, FINISH, INIT, PRINT, VERBS, variant_stem
 from fuzzkit.api import FunctionDecl
 
 _CONVERSION = re.compile(r"[a-z]2[a-z]|_to_[a-z]", re.I)
@@ -236,10 +236,10 @@ class ApiIndex(ApiFinders):
                 any(v in PRINT | {"dup", "duplicate", "copy", "alloc", "malloc", "calloc"} for v in verbs)
                 and "get" not in verbs
             )
-        last = self.last_verb(fn.name, CREATE | {"get", "add", "find", "lookup"})
+        last = self.last_verb(fn.name, CREATE | FINISH | {"get", "add", "find", "lookup"})
         if last is None and not self.verbs(fn.name) and self._noun_constructor(fn):
             return True
-        return last in CREATE or (last is None and self._made_from_input(fn))
+        return last in CREATE | FINISH or (last is None and self._made_from_input(fn))
 
     def _noun_constructor(self, fn: FunctionDecl) -> bool:
         """``node_t *node_string(const char *value)``: a new object named by its type alone.

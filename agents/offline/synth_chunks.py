@@ -20,7 +20,7 @@ from agents.offline.synth_knowledge import (
     success_test,
 )
 from agents.offline.synth_objects import obtain
-from agents.offline.synth_plan import decl_type
+from agents.offline.synth_plan import Obj, decl_type
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import stream_lines
 
@@ -68,6 +68,7 @@ def stream(ctx: Ctx) -> None:
                 t.name, t.return_type, rc, ckinds.is_bool(t.return_type), ckinds.is_pointer(t.return_type)
             )
             ctx.f.call.append(f"if (!({ok})) break;")
+        _finish(ctx, obj, _FINISH)
         return
     plan = pl.plan(t)
     pl.emit(plan, ctx.f.call)
@@ -108,24 +109,34 @@ def digest(ctx: Ctx) -> bool:
     if rc and not ckinds.is_pointer(t.return_type):
         ok = success_test(t.name, t.return_type, rc, ckinds.is_bool(t.return_type), False)
         ctx.f.call.append(f"if (!({ok})) break;")
-    final = next(
-        (
-            f
-            for f in idx.api
-            if obj is not None
-            and f.name not in pl.avoid
-            and re.search(r"(final|finish|digest)", f.name, re.I)
-            and any(idx.type_key(p.type) == key for p in f.params)
-        ),
-        None,
-    )
-    if final is not None and obj is not None:  # SHA256_Final(md, &ctx) after the updates
-        block = call_block(idx, final, [obj], pl.avoid, ctx.taken | ctx.f.taken, ctx.block_number())
+    if obj is not None and _finish(ctx, obj, re.compile(r"(final|finish|digest)", re.I), anywhere=True):
+        return True  # SHA256_Final(md, &ctx) after the updates
+    use_related(ctx, pl.scope[:1])
+    return True
+
+
+# A streaming parser's end call: `lib_parser_finish(p)` hands back what the fed chunks built.
+_FINISH = re.compile(r"(?i)(?:^|_|[a-z](?=[A-Z]))(finish|finalize|final|complete|done)(?:$|_|[A-Z])")
+
+
+def _finish(ctx: Ctx, obj: Obj, name: re.Pattern[str], anywhere: bool = False) -> bool:
+    """After the chunks, a block calling the object's end function (its result released there).
+
+    The function takes the object first (``anywhere``: as any parameter) and its name says it
+    finishes; the target and the object's releasers never count. False when there is none.
+    """
+    idx, pl = ctx.idx, ctx.pl
+    for f in idx.api:
+        keys = [idx.type_key(p.type) for p in f.params]
+        if f == ctx.target or f.name in pl.avoid or not keys or not name.search(f.name):
+            continue
+        if obj.type_key not in (keys if anywhere else keys[:1]) or idx.kind(f) == "destroy":
+            continue
+        block = call_block(idx, f, [obj], pl.avoid, ctx.taken | ctx.f.taken, ctx.block_number())
         if block:
             ctx.blocks.append(block)
             return True
-    use_related(ctx, pl.scope[:1])
-    return True
+    return False
 
 
 def codec(ctx: Ctx) -> None:

@@ -49,6 +49,8 @@ DESTROY = {
     "terminate",
     "destruct",
 }
+# A streaming parser's end call hands back what the fed chunks built (`lib_parser_finish(p)`).
+FINISH = {"finish", "finalize", "finalise"}
 PRODUCE = {"parse", "scan", "load", "next", "read", "fetch", "get", "pull", "take", "decode", "lex", "step"}
 CONSUME = {
     "emit",
@@ -105,7 +107,7 @@ DESTROY_RANK = [
     "end",
     "close",
 ]
-VERBS = CREATE | INIT | DESTROY | PRODUCE | CONSUME | PRINT
+VERBS = CREATE | INIT | DESTROY | PRODUCE | CONSUME | PRINT | FINISH
 
 
 _HANDOVER = {"take", "adopt", "give"}

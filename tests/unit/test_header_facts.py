@@ -65,6 +65,28 @@ def test_a_releaser_taking_its_maker_s_object_is_linked_by_documentation() -> No
     assert not [r for r in found if r.releases == "what acme_free_error allocates"]
 
 
+def test_a_returned_buffer_the_caller_must_free_goes_back_to_free() -> None:
+    from agents.offline.cdecl import parse_prototypes
+    from fuzzkit.header_releasers import find_releasers
+
+    api = parse_prototypes(
+        "char *acme_to_html(const char *text, size_t len, int options);\n"
+        "acme_doc *acme_parse(const char *text, size_t len);\n"
+        "const char *acme_name(int code);\n")
+    says = "Returns a NUL-terminated string. It is the caller's responsibility to free the returned buffer."
+    docs = {"acme_to_html": says, "acme_parse": says, "acme_name": says}
+    found = find_releasers(api, docs, [], {})
+    assert Releaser("free", "what acme_to_html allocates", "by documentation") in found
+    # Only memory: an object of the library's, or a const string, is not given to free().
+    assert [r.releases for r in found] == ["what acme_to_html allocates"]
+    # Memory whose source the documentation names goes back through that source's releaser.
+    api += parse_prototypes("void *acme_malloc(size_t n);\nvoid acme_mfree(void *p);\n")
+    docs["acme_to_html"] = "Returns memory obtained from [acme_malloc()]. " + says
+    docs["acme_malloc"] = "Allocates n bytes; release them with acme_mfree()."
+    found = find_releasers(api, docs, [], {})
+    assert [r.function for r in found if r.releases == "what acme_to_html allocates"] == ["acme_mfree"]
+
+
 def test_closing_a_part_of_an_object_does_not_release_it() -> None:
     from agents.offline.cdecl import parse_prototypes
     from fuzzkit.header_releasers import find_releasers

@@ -321,3 +321,24 @@ def test_only_a_callback_with_a_buffer_to_fill_its_size_and_a_count_out_is_a_rea
     # (context, a token the library hands over, two user pointers): told something, fills nothing
     told = _signature("void (*)(rx_exec_t *, const unsigned char *, void *, void *)")
     assert told is not None and told.shape == "sink"
+
+
+def test_a_fed_parser_is_finished_after_the_chunks_and_its_result_released() -> None:
+    # A streaming parser builds its result as chunks come in; its end call hands the result
+    # back. Without it, what the constructor set up for the result leaks.
+    decls = parse_prototypes("""
+typedef struct acme_parser acme_parser;
+typedef struct acme_tree acme_tree;
+acme_parser *acme_parser_new(int options);
+void acme_parser_feed(acme_parser *parser, const char *buffer, size_t len);
+acme_tree *acme_parser_finish(acme_parser *parser);
+void acme_parser_free(acme_parser *parser);
+void acme_tree_free(acme_tree *tree);
+""")
+    by = {f.name: f for f in decls}
+    code = body(write_harness(by["acme_parser_feed"], decls, ["acme.h"], "stream_processor",
+                              default_skeleton("stream_processor")).code)
+    finish = re.search(r"(\w+) = acme_parser_finish\((\w+)\);", code)
+    assert finish and code.index("acme_parser_feed(") < finish.start()
+    assert f"acme_tree_free({finish.group(1)})" in code
+    assert f"acme_parser_free({finish.group(2)})" in code
