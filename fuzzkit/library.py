@@ -255,7 +255,11 @@ def check_links(lib: LibraryBuild, work: Path) -> None:
     if out.returncode == 0:
         return
     missing = list(dict.fromkeys(re.findall(r"undefined reference to [`'](\w+)'", out.stderr)))
-    what = ", ".join(missing[:5]) if missing else out.stderr.strip().splitlines()[-1]
+    # Else the linker's first error (a duplicate symbol, a library not found), not clang's summary.
+    errors = [ln.strip() for ln in out.stderr.splitlines()
+              if "error" in ln.lower() or "multiple definition" in ln]
+    what = ", ".join(missing[:5]) if missing else next(
+        (e for e in errors if not e.startswith("clang")), (errors or ["no output"])[0])[-300:]
     raise LinkError(f"the built library does not link on its own (unresolved: {what})",
                     "the source list misses files; name them in `build: {sources: [...]}`",
                     _sources_using(lib, set(missing)))

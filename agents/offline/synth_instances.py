@@ -41,7 +41,7 @@ def library_object(pl: Planner, key: str) -> str | None:
     """A variable holding one of the library's own ``key`` objects, or None if it has none."""
     if key in pl.instances:
         return pl.instances[key]
-    found = instances_of(key)
+    found = instances_of(key) or _handed_out(pl, key)
     if not found:
         return None
     v = pl.var(f"{key} *", object_name(key) + "_object", "NULL")
@@ -51,6 +51,18 @@ def library_object(pl: Planner, key: str) -> str | None:
     pl.f.opts.append(f"{{ {key} *const {table}[] = {{{choices}}}; {v} = {table}[{pick}]; }}")
     pl.instances[key] = v
     return v
+
+
+def _handed_out(pl: Planner, key: str) -> list[str]:
+    """Calls of the library's functions that take nothing and hand out one of its ``key`` objects.
+
+    ``acme_mem *acme_get_default_mem_allocator(void)``: the library's own, never the caller's
+    to release (an owned result is a constructor's, see ``lifecycle``). Default first.
+    """
+    found = [(not _DEFAULT.search(f.name), f"{f.name}()") for f in pl.idx.api
+             if not f.params and f.name not in pl.avoid and ckinds.is_pointer(f.return_type)
+             and pl.idx.type_key(f.return_type) == key and not pl.idx.returns_owned(f)]
+    return [expr for _rank, expr in sorted(found)]
 
 
 def fill_fields(pl: Planner, key: str, var: str) -> None:
