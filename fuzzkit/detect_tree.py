@@ -15,7 +15,8 @@ SKIP_DIRS = frozenset(
     demos fuzz fuzzing fuzzer fuzzers ossfuzz oss-fuzz bench benchmark benchmarks perf doc docs
     contrib tool tools util utils utilities programs apps app bin cmd cli scripts debian .pc .git
     .github build cmake win32 windows msvc vms amiga os2 os400 msdos nintendods qnx watcom old
-    android ios macos third_party thirdparty vendor external deps node_modules""".split()
+    android ios macos third_party thirdparty vendor external deps node_modules regress regression
+    regressions""".split()
 )
 # Where library sources live besides the top directory (searched recursively).
 SOURCE_DIRS = ("src", "lib", "source", "sources", "library", "libsrc")
