@@ -255,11 +255,15 @@ def check_links(lib: LibraryBuild, work: Path) -> None:
     if out.returncode == 0:
         return
     missing = list(dict.fromkeys(re.findall(r"undefined reference to [`'](\w+)'", out.stderr)))
-    # Else the linker's first error (a duplicate symbol, a library not found), not clang's summary.
-    errors = [ln.strip() for ln in out.stderr.splitlines()
-              if "error" in ln.lower() or "multiple definition" in ln]
+    twice = list(dict.fromkeys(re.findall(r"multiple definition of [`'](\w+)'", out.stderr)))
+    if twice and not missing:  # two implementations of one function (one a test's stand-in?)
+        raise LinkError(f"the built library does not link on its own (defined twice: {', '.join(twice[:5])})",
+                        "the source list takes in two files defining the same function; name the "
+                        "library's own in `build: {sources: [...]}`", set())
+    # Else the linker's first error (a library not found), not clang's summary line.
+    errors = [ln.strip()[:300] for ln in out.stderr.splitlines() if "error" in ln.lower()]
     what = ", ".join(missing[:5]) if missing else next(
-        (e for e in errors if not e.startswith("clang")), (errors or ["no output"])[0])[-300:]
+        (e for e in errors if not e.startswith("clang")), (errors or ["no output"])[0])
     raise LinkError(f"the built library does not link on its own (unresolved: {what})",
                     "the source list misses files; name them in `build: {sources: [...]}`",
                     _sources_using(lib, set(missing)))

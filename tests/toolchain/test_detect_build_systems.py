@@ -285,3 +285,26 @@ def test_a_grammar_the_build_system_generates_is_built_before_the_plain_sources(
     assert found.system == "cmake"
     bench = make_benchmark({"path": str(root)}, cache=cache)
     assert "gram_parse_string" in [f["name"] for f in bench["functions"]]
+
+
+def test_a_test_helper_library_under_regress_is_not_the_library(tmp_path: Path) -> None:
+    # A regression suite's helper library replaces one of the library's functions (a fixed
+    # random source); taken in as a library target, the link check found it defined twice.
+    root = tmp_path / "rtoy-1.0"
+    (root / "lib").mkdir(parents=True)
+    (root / "regress").mkdir()
+    (root / "lib" / "rtoy.h").write_text("int rtoy_decode(const unsigned char *d, size_t n);\n")
+    (root / "lib" / "rtoy.c").write_text(
+        '#include <stddef.h>\n#include "rtoy.h"\nint rtoy_random(void) { return 4; }\n'
+        "int rtoy_decode(const unsigned char *d, size_t n) { return n > 1 ? d[0] + rtoy_random() : -1; }\n")
+    (root / "regress" / "fixedrandom.c").write_text("int rtoy_random(void) { return 0; }\n")
+    (root / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(rtoy C)\nadd_subdirectory(lib)\n"
+        "add_subdirectory(regress)\n")
+    (root / "lib" / "CMakeLists.txt").write_text(
+        "add_library(rtoy rtoy.c)\ninstall(FILES rtoy.h DESTINATION include)\n")
+    (root / "regress" / "CMakeLists.txt").write_text("add_library(fixedrandom SHARED fixedrandom.c)\n")
+    for system in ("auto", "cmake"):
+        found = detect_build(root, system, cache=tmp_path / "cache")
+        assert "lib/rtoy.c" in found.recipe.sources
+        assert not [s for s in found.recipe.sources if "regress" in s], (system, found.recipe.sources)
