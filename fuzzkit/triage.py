@@ -37,6 +37,8 @@ _NULL = re.compile(
     r"SEGV on unknown address (?:0x0{8,}[0-9a-f]{0,3}\b|\(nil\))|address points to the zero page"
 )
 _BAD_RELEASES = ("bad-free", "double-free", "alloc-dealloc-mismatch")
+# The start of the hint for a library that freed libFuzzer's input (read by the offline fixer).
+INPUT_GIVEN_AWAY = "the library freed libFuzzer's own input buffer, which the harness handed it"
 _RELEASE_NAME = re.compile(r"(free|delete|destroy|release|unref|dispose|cleanup)", re.I)
 OVERFLOWS = (
     "heap-buffer-overflow",
@@ -165,6 +167,10 @@ def _hint(
                 "or a buffer of its own")
     if in_harness:
         return f"the fault is in the harness's own code ({project[0].render()}): fix the harness"
+    if ("use-after-free" in kind or kind in _BAD_RELEASES) and t.buffer_origin == "fuzzer-input":
+        return (INPUT_GIVEN_AWAY + ": the harness gave away memory it does not own (an argument that "
+                "tells the library to take the buffer or free it when done): pass 0 for it, or hand "
+                "the library a copy it may keep")
     if kind in OVERFLOWS and t.buffer_origin == "fuzzer-input":
         where = f" at {t.region}" if t.region else ""
         return (

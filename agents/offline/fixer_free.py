@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from fuzzkit.triage import INPUT_GIVEN_AWAY
+
 _KIND = re.compile(r"^kind:\s*bad-free\s*$", re.M)
 _OWN = re.compile(r"\b(malloc|calloc|realloc|strdup|strndup|lf_\w+)\s*\(")  # the harness's own memory
 _FRAME = re.compile(r"^#(\d+)\s+(\S+)\s+\S*?:(\d+|\?)", re.M)
@@ -40,3 +42,33 @@ def drop_unowned_free(harness: str, triage: str) -> tuple[str, str | None]:
         lines[number - 1] = line.replace(freed.group(0), ";", 1)
     return "".join(lines), (f"{var} points into memory the harness does not own (freeing it was a "
                             "bad-free): its release is removed")
+
+
+# `flag = (int)lf_take_int(&lf_in, 0, 255);`: a number the harness drew from option bytes.
+_DRAWN = r"^(\s*){var}\s*=\s*\((?:[\w ]+)\)\s*lf_take_(?:int|pick)\([^;]*\);[ \t]*$"
+
+
+def keep_input_owned(harness: str, triage: str) -> tuple[str, str | None]:
+    """The harness with 0 for the drawn numbers passed beside the input, when the library freed it.
+
+    ``create_source(data, size, freep, &err)``: a nonzero ``freep`` hands the buffer over and the
+    library frees libFuzzer's input (a use-after-free when libFuzzer reads it back). The numbers
+    the harness drew from option bytes for the calls that take ``data`` are set to 0 instead.
+    """
+    if INPUT_GIVEN_AWAY not in triage:
+        return harness, None
+    pinned = []
+    for call in re.finditer(r"\b\w+\s*\(([^;]*)\)\s*;", harness):
+        args = [re.sub(r"^\([^()]*\)\s*", "", a.strip()) for a in call.group(1).split(",")]
+        if "data" not in args:
+            continue
+        for var in (a for a in args if re.fullmatch(r"[A-Za-z_]\w*", a) and a not in ("data", "size")):
+            drawn = re.compile(_DRAWN.format(var=re.escape(var)), re.M)
+            if drawn.search(harness):
+                keep = f"{var} = 0; /* the harness keeps its input */"
+                harness = drawn.sub(rf"\g<1>{keep}", harness)
+                pinned.append(var)
+    if not pinned:
+        return harness, None
+    return harness, (f"the library freed the fuzz input it was handed: {', '.join(pinned)} (drawn from "
+                     "option bytes, passed beside the input) set to 0 so the harness keeps its input")

@@ -10,7 +10,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototype, parse_prototypes
 from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
-from agents.offline.fixer_free import drop_unowned_free
+from agents.offline.fixer_free import drop_unowned_free, keep_input_owned
 from agents.offline.fixer_input import feed_input, guard_empty_input, guard_utf8_text
 from agents.offline.fixer_leak import release_results
 from agents.offline.followups import without_crashed_followup
@@ -183,9 +183,10 @@ def enhance(facts: PromptFacts) -> Reply:
     checked, how = guard_utf8_text(harness, triage, api)
     if how:
         return {"fixes": [how], "unresolved": []}, checked
-    kept, how = drop_unowned_free(harness, triage)
-    if how:
-        return {"fixes": [how], "unresolved": []}, kept
+    for repair in (drop_unowned_free, keep_input_owned):
+        kept, how = repair(harness, triage)
+        if how:
+            return {"fixes": [how], "unresolved": []}, kept
     dropped = without_crashed_followup(harness, facts.text("Stack") or triage, target.name)
     if dropped:
         return {"fixes": [dropped[1]], "unresolved": []}, dropped[0]
