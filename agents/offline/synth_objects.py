@@ -20,6 +20,7 @@ from agents.offline.synth_instances import is_allocator_suite, library_object, n
 from agents.offline.synth_knowledge import always_consumes, success_test
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_staging import staging_getter
+from agents.offline.synth_tries import first_built
 from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
 from agents.offline.synth_vocab import transfers_ownership
 from fuzzkit.api import FunctionDecl
@@ -119,7 +120,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
         simplest = sorted(ctors, key=lambda c: (len(c.params), -len(os.path.commonprefix([c.name, near]))))
         piecewise = piecewise_ctor(ctors, near) if not feed else None
         if feed and fed:
-            obj = _construct(pl, fed[0], key)
+            obj = first_built(pl, fed, lambda c: _construct(pl, c, key))
         elif piecewise is not None:
             # A target fed the input piece by piece (`parse_chunk(ctx, buf, n, last)`) needs the
             # context its push/stream constructor sets up, not the generic one.
