@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from agents.offline.fixer_edit import matching_paren, split_args
+from agents.offline.leak_owner import uncast
 from fuzzkit.triage import INPUT_GIVEN_AWAY
 
 _KIND = re.compile(r"^kind:\s*bad-free\s*$", re.M)
@@ -58,8 +60,9 @@ def keep_input_owned(harness: str, triage: str) -> tuple[str, str | None]:
     if INPUT_GIVEN_AWAY not in triage:
         return harness, None
     pinned = []
-    for call in re.finditer(r"\b\w+\s*\(([^;]*)\)\s*;", harness):
-        args = [re.sub(r"^\([^()]*\)\s*", "", a.strip()) for a in call.group(1).split(",")]
+    for call in re.finditer(r"\b\w+\s*\(", harness):
+        close = matching_paren(harness, call.end() - 1)
+        args = [uncast(a) for a in split_args(harness[call.end():close])] if close else []
         if "data" not in args:
             continue
         for var in (a for a in args if re.fullmatch(r"[A-Za-z_]\w*", a) and a not in ("data", "size")):

@@ -7,12 +7,13 @@ chunks) and buffer codecs (one-shot transform into a bounded buffer, then its in
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from agents.offline import ckinds
 from agents.offline.synth_blocks import call_block
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_drive import use_related
-from agents.offline.synth_finders import inverse_of
+from agents.offline.synth_finders import inverse_of, words
 from agents.offline.synth_init import initialize
 from agents.offline.synth_knowledge import (
     digest_init,
@@ -23,6 +24,7 @@ from agents.offline.synth_objects import obtain
 from agents.offline.synth_plan import Obj, decl_type
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import stream_lines
+from agents.offline.synth_vocab import FINISH
 
 
 def stream(ctx: Ctx) -> None:
@@ -68,7 +70,7 @@ def stream(ctx: Ctx) -> None:
                 t.name, t.return_type, rc, ckinds.is_bool(t.return_type), ckinds.is_pointer(t.return_type)
             )
             ctx.f.call.append(f"if (!({ok})) break;")
-        _finish(ctx, obj, _FINISH)
+        _finish(ctx, obj, lambda name: bool(set(words(name)) & FINISH))
         return
     plan = pl.plan(t)
     pl.emit(plan, ctx.f.call)
@@ -109,26 +111,24 @@ def digest(ctx: Ctx) -> bool:
     if rc and not ckinds.is_pointer(t.return_type):
         ok = success_test(t.name, t.return_type, rc, ckinds.is_bool(t.return_type), False)
         ctx.f.call.append(f"if (!({ok})) break;")
-    if obj is not None and _finish(ctx, obj, re.compile(r"(final|finish|digest)", re.I), anywhere=True):
-        return True  # SHA256_Final(md, &ctx) after the updates
+    final = re.compile(r"(final|finish|digest)", re.I).search  # SHA256_Final(md, &ctx) after the updates
+    if obj is not None and _finish(ctx, obj, final, anywhere=True):
+        return True
     use_related(ctx, pl.scope[:1])
     return True
 
 
-# A streaming parser's end call: `lib_parser_finish(p)` hands back what the fed chunks built.
-_FINISH = re.compile(r"(?i)(?:^|_|[a-z](?=[A-Z]))(finish|finalize|final|complete|done)(?:$|_|[A-Z])")
-
-
-def _finish(ctx: Ctx, obj: Obj, name: re.Pattern[str], anywhere: bool = False) -> bool:
+def _finish(ctx: Ctx, obj: Obj, named: Callable[[str], object], anywhere: bool = False) -> bool:
     """After the chunks, a block calling the object's end function (its result released there).
 
-    The function takes the object first (``anywhere``: as any parameter) and its name says it
-    finishes; the target and the object's releasers never count. False when there is none.
+    A streaming parser's ``lib_parser_finish(p)`` hands back what the fed chunks built. The
+    function takes the object first (``anywhere``: as any parameter) and ``named`` accepts its
+    name; the target and the object's releasers never count. False when there is none.
     """
     idx, pl = ctx.idx, ctx.pl
     for f in idx.api:
         keys = [idx.type_key(p.type) for p in f.params]
-        if f == ctx.target or f.name in pl.avoid or not keys or not name.search(f.name):
+        if f == ctx.target or f.name in pl.avoid or not keys or not named(f.name):
             continue
         if obj.type_key not in (keys if anywhere else keys[:1]) or idx.kind(f) == "destroy":
             continue
