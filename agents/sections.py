@@ -45,6 +45,7 @@ _TAG = re.compile(r"\b(const|struct|union|enum|volatile)\b")
 _RELEASE = {"free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit", "fini",
             "close", "finalize", "finish", "end"}
 _CREATE = {"new", "create", "alloc", "open", "init", "make", "ctor"}
+_READ = {"parse", "read", "load", "decode"}
 
 
 def _name_words(name: str) -> list[str]:
@@ -53,8 +54,11 @@ def _name_words(name: str) -> list[str]:
 
 
 def _lifecycle_of(decl: FunctionDecl, shared: set[str], words: set[str],
-                  canonical: Mapping[str, str]) -> bool:
-    """Whether ``decl`` makes or releases an object of one of the target's types."""
+                  canonical: Mapping[str, str], readers: bool = False) -> bool:
+    """Whether ``decl`` makes or releases an object of one of the ``words`` types.
+
+    ``readers``: a function reading one from data (``doc_parse_memory(buf, len)``) makes it too.
+    """
     if not shared:
         return False
     verbs = set(_name_words(decl.name))
@@ -64,7 +68,7 @@ def _lifecycle_of(decl: FunctionDecl, shared: set[str], words: set[str],
     made = [decl.return_type, *(p.type for p in decl.params if p.type.count("*") >= 2)]
     made_words = _type_words(FunctionDecl(decl.name, "void", tuple(
         Param(f"p{i}", t) for i, t in enumerate(made))), canonical)
-    return bool(verbs & _CREATE and made_words & words)
+    return bool(verbs & (_CREATE | _READ if readers else _CREATE) and made_words & words)
 
 
 def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[FunctionDecl]:
@@ -99,7 +103,8 @@ def ranked_api(state: Mapping[str, Any]) -> list[FunctionDecl]:
     def tier(d: FunctionDecl) -> int:
         if _lifecycle_of(d, words & types[d.name], words, canonical):
             return 0
-        return 1 if _lifecycle_of(d, needed & types[d.name], needed, canonical) else 2
+        # What those makers take may also be read from data: a document a context is made on.
+        return 1 if _lifecycle_of(d, needed & types[d.name], needed, canonical, readers=True) else 2
 
     def rank(d: FunctionDecl) -> tuple[bool, bool, int, bool, bool, int, int, bool, str]:
         shared = words & types[d.name]

@@ -20,8 +20,9 @@ from agents.offline.synth_drive import (
     use_related,
 )
 from agents.offline.synth_init import initialize
-from agents.offline.synth_objects import obtain, producer, reader_rank
+from agents.offline.synth_objects import obtain, producer
 from agents.offline.synth_plan import Obj, decl_type
+from agents.offline.synth_readers import reader_rank
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_vocab import DESTROY
 from fuzzkit.api import FunctionDecl

@@ -18,6 +18,7 @@ from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, listed, set_up_by, usable, zeroed, zeroed_array
 from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
+from agents.offline.synth_readers import reader_rank, reads_from_io, share_readers
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_staging import staging_getter
 from agents.offline.synth_tries import first_built
@@ -80,9 +81,10 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
         return f"&{set_up_by(pl, fn, r, plan)}"
     if r.index > 0 and ckinds.is_pointer(r.param.type) and synth_init.made_only_from(pl.idx, key, pl.making):
         return "NULL"  # made only from what is being built: optional in its maker, or nothing could be made
-    # A call that takes the payload (or has it staged in its object's own buffer) gets its objects unfed.
-    return obtain(pl, key, fn.name, feed=payload_slot(roles(fn, pl.idx)) is None
-                  and staging_getter(pl.idx, fn) is None).expr
+    # A call that takes the payload (or has it staged in its object's own buffer) gets its objects
+    # unfed; one made for an object of such a call is read from a share of it.
+    takes = payload_slot(roles(fn, pl.idx)) is not None or staging_getter(pl.idx, fn) is not None
+    return obtain(pl, key, fn.name, feed=not takes, share=not takes and pl.claimed > 0).expr
 
 
 def _child(pl: Planner, fn: FunctionDecl, key: str, args: dict[int, str], plan: CallPlan) -> str:
@@ -100,8 +102,11 @@ def _child(pl: Planner, fn: FunctionDecl, key: str, args: dict[int, str], plan: 
     return v
 
 
-def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
+def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = False) -> Obj:
     """An object of type ``key`` built from the payload when a constructor takes it.
+
+    ``share``: a call being planned takes the payload already; a reader of a buffer builds
+    the object from a share of the input instead (:mod:`agents.offline.synth_readers`).
 
     Raises:
         Unsupported: No way to build one within the recursion limit.
@@ -119,7 +124,10 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
         # The simplest constructor, of the family closest to the caller's name.
         simplest = sorted(ctors, key=lambda c: (len(c.params), -len(os.path.commonprefix([c.name, near]))))
         piecewise = piecewise_ctor(ctors, near) if not feed else None
-        if feed and fed:
+        readers = share_readers(pl.idx, fed) if share else []
+        if readers:
+            obj = first_built(pl, readers, lambda c: _construct(pl, c, key, payload=False))
+        elif feed and fed:
             obj = first_built(pl, fed, lambda c: _construct(pl, c, key))
         elif piecewise is not None:
             # A target fed the input piece by piece (`parse_chunk(ctx, buf, n, last)`) needs the
@@ -144,24 +152,12 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True) -> Obj:
         else:
             obj = synth_init.filled_or_zeroed(pl, key, near, feed)
         if obj.origin in life.create and obj.expr != "NULL":  # a result container: filled first
-            obj.filled = fill(pl, obj, near, payload=feed and not (fed and obj.origin == fed[0].name))
+            fed_first = bool(readers) or bool(fed) and obj.origin == fed[0].name
+            obj.filled = fill(pl, obj, near, payload=feed and not fed_first)
         pl.scope.append(obj)
         return obj
     finally:
         pl.making.pop()
-
-
-READ_VERBS = {"parse", "load", "read", "decode", "scan", "deserialize", "unpack", "import"}
-
-
-def reader_rank(idx: ApiIndex, ctor: FunctionDecl, io: bool = False) -> tuple[bool, bool, bool, int, str]:
-    """A sort key for constructors fed the payload.
-
-    In memory before files and descriptors, readers (``node_loads``, ``acme_parse``) before
-    value wrappers (``node_string``), then the simplest.
-    """
-    reads = bool(set(idx.verbs(ctor.name)) & READ_VERBS)
-    return (io, not reads, "parse" not in ctor.name.lower(), len(ctor.params), ctor.name)
 
 
 def _produce(pl: Planner, prod: FunctionDecl, key: str) -> Obj:
@@ -186,7 +182,7 @@ def _produce(pl: Planner, prod: FunctionDecl, key: str) -> Obj:
 
 
 def _io(pl: Planner, f: FunctionDecl) -> bool:
-    return any(r.kind in ("fd", "path", "file") for r in roles(f, pl.idx))
+    return reads_from_io(pl.idx, f)
 
 
 _OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale|separator|^sep$)", re.I)

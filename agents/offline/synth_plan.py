@@ -43,6 +43,7 @@ class Planner:
         self.making: list[str] = []  # the object types being built, outermost first
         self.c_strings: set[str] = set()  # params that must get a NUL-terminated string
         self.fed = False  # whether some call receives the fuzz input
+        self.claimed = 0  # how many calls being planned take the fuzz input (outermost first)
         # Optional code (a follow-up block) is dropped rather than free() an object whose
         # destructor is unknown: free() leaks what the object holds, and may not be its releaser.
         self.strict_release = False
@@ -193,17 +194,22 @@ class Planner:
         encoded = encoder_for(self.idx, fn, slot, rs) if slot not in bind and self.depth < 2 else None
         if encoded is not None and slot is not None:
             encode_input(call, slot, *encoded)
-        for r in rs:
-            if staged is not None and r.index == staged[1] and r.index not in bind:
-                continue
-            if r.index in bind:
-                call.args[r.index] = bind[r.index]
-            elif r.index in call.args:
-                continue
-            elif r.kind == "unsupported":
-                raise Unsupported(f"{fn.name}: cannot build a {r.param.type} argument")
-            else:
-                build_argument(call, r)
+        claims = int(call.main is not None)  # what its objects are built from may not be the input
+        self.claimed += claims
+        try:
+            for r in rs:
+                if staged is not None and r.index == staged[1] and r.index not in bind:
+                    continue
+                if r.index in bind:
+                    call.args[r.index] = bind[r.index]
+                elif r.index in call.args:
+                    continue
+                elif r.kind == "unsupported":
+                    raise Unsupported(f"{fn.name}: cannot build a {r.param.type} argument")
+                else:
+                    build_argument(call, r)
+        finally:
+            self.claimed -= claims
         if staged is not None:
             stage_input(call, *staged)
         ordered = [call.args.get(i, "0") for i in range(len(fn.params))]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.sections import MAX_API, relevant_api, types_section
+from agents.sections import MAX_API, ranked_api, relevant_api, types_section
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts, Releaser, Typedef
 
@@ -82,3 +82,24 @@ def test_a_one_argument_releaser_of_a_type_a_shown_function_uses_is_listed() -> 
     assert "kv_zz_free_regs releases struct kv_regs *" in text
     # Not shown and taking more than the object: its prototype would be needed to call it.
     assert "kv_zz_region_free" not in text
+
+
+def test_readers_of_what_the_targets_makers_take_are_shown() -> None:
+    """A query evaluated in a context made on a document: the document's readers are shown.
+
+    Without them the prompt offers only ``kv_doc_new(version)``, and the document the query runs
+    on is empty.
+    """
+    target = FunctionDecl("kv_query_eval", "kv_result *", (Param("expr", "const kv_char *"),
+                                                           Param("ctx", "kv_qctx *")))
+    ctx_new = FunctionDecl("kv_qctx_new", "kv_qctx *", (Param("doc", "kv_doc_p"),))
+    ctx_free = FunctionDecl("kv_qctx_free", "void", (Param("ctx", "kv_qctx *"),))
+    reader = FunctionDecl("kv_zz_read_memory", "kv_doc_p",
+                          (Param("buf", "const char *"), Param("size", "int")))
+    api = [*FILLER, *USERS, CREATE, OPEN, RELEASE, ctx_new, ctx_free, reader, target]
+    state = {"target": target.to_dict(), "api": [d.to_dict() for d in api], "header_facts": FACTS.to_dict()}
+    shown = {d.name for d in relevant_api(state)}
+    assert {"kv_qctx_new", "kv_qctx_free", "kv_doc_new", "kv_zz_read_memory"} <= shown
+    # with the makers, before the functions that merely take a document
+    ranked = [d.name for d in ranked_api(state)]
+    assert ranked.index("kv_zz_read_memory") < ranked.index("kv_doc_use000")
