@@ -18,7 +18,7 @@ from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, listed, set_up_by, usable, zeroed, zeroed_array
 from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
-from agents.offline.synth_readers import reader_rank, reads_from_io, share_readers
+from agents.offline.synth_readers import fall_back, reader_rank, reads_from_io, share_readers
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_staging import staging_getter
 from agents.offline.synth_tries import first_built
@@ -127,6 +127,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
         readers = share_readers(pl.idx, fed) if share else []
         if readers:
             obj = first_built(pl, readers, lambda c: _construct(pl, c, key, payload=False))
+            fall_back(pl, obj.var, simplest, readers)
         elif feed and fed:
             obj = first_built(pl, fed, lambda c: _construct(pl, c, key))
         elif piecewise is not None:

@@ -8,9 +8,15 @@ byte says how much, from the input's end), and the target the rest.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_types import Unsupported
 from fuzzkit.api import FunctionDecl
+
+if TYPE_CHECKING:
+    from agents.offline.synth_plan import Planner
 
 READ_VERBS = {"parse", "load", "read", "decode", "scan", "deserialize", "unpack", "import"}
 _IO_KINDS = ("fd", "path", "file")
@@ -45,3 +51,33 @@ def share_readers(idx: ApiIndex, fed: list[FunctionDecl]) -> list[FunctionDecl]:
                 and set(idx.verbs(c.name)) & READ_VERBS):
             found.append(c)
     return sorted(found, key=lambda c: reader_rank(idx, c))
+
+
+_NEEDS_MORE = ("object", "handle", "unsupported", "fd", "path", "file", "callback", "out_ptr")
+
+
+def fall_back(pl: Planner, var: str, ctors: list[FunctionDecl], readers: list[FunctionDecl]) -> None:
+    """When the share does not read as an object, one is made empty, so the target still runs.
+
+    A share of random bytes rarely parses: the document a query runs on would else gate the
+    query, and most inputs would never reach the target. ``var`` holds the reader's result;
+    the first constructor needing nothing but values (``doc_new(version)``) makes the stand-in,
+    which the same destructor releases.
+    """
+    failing = f"if ({var} == NULL) {pl.f.fail()}"
+    if failing not in pl.f.setup:
+        return
+    makers = [c for c in ctors if c not in readers and c.name not in pl.avoid
+              and not any(r.kind in _NEEDS_MORE for r in roles(c, pl.idx))]
+    if not makers:
+        return
+    at = len(pl.f.setup) - 1 - pl.f.setup[::-1].index(failing)
+    start = len(pl.f.setup)
+    try:
+        plan = pl.plan(makers[0], payload=False)
+    except Unsupported:
+        del pl.f.setup[start:]
+        return
+    made = pl.f.setup[start:]
+    del pl.f.setup[start:]
+    pl.f.setup[at:at] = [*made, f"if ({var} == NULL) {var} = {plan.text};"]

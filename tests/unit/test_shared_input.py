@@ -46,7 +46,13 @@ def test_the_document_reads_a_share_and_the_query_the_rest() -> None:
     # the share is taken before the payload is what is left
     assert body.index("lf_take_part") < body.index("size = lf_in.size;")
     assert re.search(r"kv_query_eval\(\(const char \*\)text, \w+\)", body)
-    assert "kv_doc_new" not in body and "kv_read_file" not in body
+    assert "kv_read_file" not in body
+    # A share that does not parse leaves an empty document, not a query that never runs.
+    doc = re.search(r"(\w+) = kv_read_memory\(", body).group(1)
+    fallback = re.search(rf"if \({doc} == NULL\) {doc} = kv_doc_new\(\(const kv_char \*\)(\w+)\);", body)
+    assert fallback, body
+    assert body.index(fallback.group(0)) < body.index(f"if ({doc} == NULL) goto lf_cleanup;")
+    assert body.count(f"kv_doc_free({doc})") == 1
 
 
 def test_an_object_of_the_target_itself_is_not_split_off() -> None:
