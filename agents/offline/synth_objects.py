@@ -18,7 +18,7 @@ from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, listed, set_up_by, usable, zeroed, zeroed_array
 from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
-from agents.offline.synth_readers import fall_back, reader_rank, reads_from_io, share_readers
+from agents.offline.synth_readers import fall_back, reader_rank, reads_from_io, share_readers, values_only
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_staging import staging_getter
 from agents.offline.synth_tries import first_built
@@ -118,8 +118,8 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
         life = pl.idx.lifecycle(key)
         ctors = [pl.idx.by_name[n] for n in life.create if usable(pl, pl.idx.by_name[n])]
         ctors = [c for c in ctors if not takes_own(pl.idx, c, key)] or ctors
-        fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or _io(pl, c)]
-        fed.sort(key=lambda c: reader_rank(pl.idx, c, _io(pl, c)))
+        fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or reads_from_io(pl.idx, c)]
+        fed.sort(key=lambda c: reader_rank(pl.idx, c, reads_from_io(pl.idx, c)))
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None
         # The simplest constructor, of the family closest to the caller's name.
         simplest = sorted(ctors, key=lambda c: (len(c.params), -len(os.path.commonprefix([c.name, near]))))
@@ -182,10 +182,6 @@ def _produce(pl: Planner, prod: FunctionDecl, key: str) -> Obj:
     return Obj(key, f"&{v}", v, origin=prod.name)
 
 
-def _io(pl: Planner, f: FunctionDecl) -> bool:
-    return reads_from_io(pl.idx, f)
-
-
 _OPTIONAL_TEXT = re.compile(r"(encoding|charset|locale|separator|^sep$)", re.I)
 
 
@@ -237,11 +233,7 @@ def fresh(pl: Planner, key: str, near: str, small: bool = False) -> Obj:
     simple = []
     for name in life.create:
         f = pl.idx.by_name[name]
-        rs = roles(f, pl.idx)
-        if pl.idx.out_slot(f) is not None:
-            continue
-        if usable(pl, f) and not any(r.kind in ("object", "handle", "unsupported", "fd", "path", "file",
-                                                "callback", "out_ptr") for r in rs):
+        if pl.idx.out_slot(f) is None and usable(pl, f) and values_only(pl.idx, f):
             simple.append(f)
     if not simple:
         if life.init:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_roles import payload_slot, roles
+from agents.offline.synth_tries import restore, snapshot
 from agents.offline.synth_types import Unsupported
 from fuzzkit.api import FunctionDecl
 
@@ -56,28 +57,30 @@ def share_readers(idx: ApiIndex, fed: list[FunctionDecl]) -> list[FunctionDecl]:
 _NEEDS_MORE = ("object", "handle", "unsupported", "fd", "path", "file", "callback", "out_ptr")
 
 
+def values_only(idx: ApiIndex, f: FunctionDecl) -> bool:
+    """Whether ``f`` needs nothing but values: no object, handle, file, callback or out-pointer."""
+    return not any(r.kind in _NEEDS_MORE for r in roles(f, idx))
+
+
 def fall_back(pl: Planner, var: str, ctors: list[FunctionDecl], readers: list[FunctionDecl]) -> None:
     """When the share does not read as an object, one is made empty, so the target still runs.
 
     A share of random bytes rarely parses: the document a query runs on would else gate the
     query, and most inputs would never reach the target. ``var`` holds the reader's result;
     the first constructor needing nothing but values (``doc_new(version)``) makes the stand-in,
-    which the same destructor releases.
+    which the same destructor releases. Without one, or when it cannot be built, nothing changes.
     """
     failing = f"if ({var} == NULL) {pl.f.fail()}"
-    if failing not in pl.f.setup:
-        return
-    makers = [c for c in ctors if c not in readers and c.name not in pl.avoid
-              and not any(r.kind in _NEEDS_MORE for r in roles(c, pl.idx))]
-    if not makers:
+    makers = [c for c in ctors if c not in readers and c.name not in pl.avoid and values_only(pl.idx, c)]
+    if failing not in pl.f.setup or not makers:
         return
     at = len(pl.f.setup) - 1 - pl.f.setup[::-1].index(failing)
-    start = len(pl.f.setup)
+    start, saved = len(pl.f.setup), snapshot(pl)
     try:
         plan = pl.plan(makers[0], payload=False)
     except Unsupported:
-        del pl.f.setup[start:]
+        restore(pl, saved)
         return
-    made = pl.f.setup[start:]
+    made = pl.f.setup[start:]  # what its arguments need goes before it
     del pl.f.setup[start:]
     pl.f.setup[at:at] = [*made, f"if ({var} == NULL) {var} = {plan.text};"]

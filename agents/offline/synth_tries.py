@@ -29,23 +29,24 @@ def first_built(pl: Planner, options: Sequence[Option], build: Callable[[Option]
         Unsupported: No option could be built (the last one's reason).
     """
     for option in options[:-1]:
-        saved = _state(pl)
+        saved = snapshot(pl)
         try:
             return build(option)
         except Unsupported:
-            _restore(pl, saved)
+            restore(pl, saved)
     if not options:
         raise Unsupported("nothing to build it with")
     return build(options[-1])
 
 
-def _state(pl: Planner) -> tuple[dict[str, Any], dict[str, Any]]:
+def snapshot(pl: Planner) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A deep copy of the planner's state and its fragment's, for :func:`restore`."""
     frag = copy.deepcopy(vars(pl.f))
     rest = {k: copy.deepcopy(v) for k, v in vars(pl).items() if k not in ("idx", "f")}
     return frag, rest
 
 
-def _restore(pl: Planner, saved: tuple[dict[str, Any], dict[str, Any]]) -> None:
+def restore(pl: Planner, saved: tuple[dict[str, Any], dict[str, Any]]) -> None:
     """Back to ``saved``, in place: other parts hold the same fragment and lists."""
     frag, rest = saved
     for holder, values in ((vars(pl.f), frag), (vars(pl), rest)):
