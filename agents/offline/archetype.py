@@ -7,7 +7,6 @@ lifecycles); the first rule that recognizes the function names its archetype.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ from agents.offline.synth_knowledge import stream_fields
 from agents.offline.synth_objects import producer
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import Role
+from agents.offline.synth_vocab import LAST_PIECE
 from fuzzkit.api import FunctionDecl
 
 HIGH, MEDIUM, LOW = "HIGH", "MEDIUM", "LOW"
@@ -26,7 +26,6 @@ MUTATE = {"add", "insert", "append", "replace", "detach", "delete", "remove", "a
 PRINT_WORDS = {"print", "dump", "serialize", "stringify", "emit", "unparse", "write", "format", "encode",
                "render", "export"}  # fmt: skip
 PIECE_VERBS = {"feed", "push", "write", "update", "append", "process"}
-_LAST_FLAG = re.compile(r"(final|last|done|finish|more)", re.I)
 HOOK_WORDS = ("hooks", "callbacks", "handlers", "vtable", "allocator")
 PRODUCE_WORDS = {"parse", "scan", "load", "next", "read", "fetch", "pull", "lex", "step"}
 
@@ -196,7 +195,8 @@ def _feeds_in_pieces(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> boo
         return False
     if idx.returns_owned(target) and idx.type_key(target.return_type):
         return False
-    if any(r.kind in ("int", "bool") and _LAST_FLAG.search(r.param.name) for r in rs):
+    if any(r.kind in ("int", "bool") and (LAST_PIECE.search(r.param.name) or "more" in r.param.name.lower())
+           for r in rs):
         return True  # `parse(p, buf, len, is_final)`: made for pieces
     if (set(idx.verbs(target.name)) | set(words(target.name))) & PIECE_VERBS:
         return True

@@ -24,7 +24,7 @@ from agents.offline.synth_objects import obtain
 from agents.offline.synth_plan import Obj, decl_type
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import stream_lines
-from agents.offline.synth_vocab import FINISH
+from agents.offline.synth_vocab import FINISH, LAST_PIECE
 
 
 def stream(ctx: Ctx) -> None:
@@ -54,7 +54,7 @@ def stream(ctx: Ctx) -> None:
         elif pair is not None:
             bind[pair] = f"({decl_type(t.params[pair].type)})lf_chunk_size"
         for r in rs:
-            last = re.search("(final|last|done|finish|terminat|eof)", r.param.name, re.I)
+            last = LAST_PIECE.search(r.param.name)
             if r.kind in ("int", "bool") and last:
                 bind[r.index] = "lf_is_last"
         plan = pl.plan(t, bind=bind)

@@ -51,6 +51,9 @@ DESTROY = {
 }
 # A streaming parser's end call hands back what the fed chunks built (`lib_parser_finish(p)`).
 FINISH = {"finish", "finalize", "finalise"}
+# A parameter saying the piece passed is the input's last (`is_final`, `terminate`, `eof`); a
+# `more` flag says the opposite (pieces follow), so it is not one.
+LAST_PIECE = re.compile(r"(final|last|done|finish|terminat|eof)", re.I)
 PRODUCE = {"parse", "scan", "load", "next", "read", "fetch", "get", "pull", "take", "decode", "lex", "step"}
 CONSUME = {
     "emit",

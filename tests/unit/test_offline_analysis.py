@@ -151,6 +151,7 @@ typedef struct vx_cert vx_cert;
 typedef struct vx_reader vx_reader;
 void vx_cert_init(vx_cert *crt);
 int vx_cert_parse(vx_cert *crt, const unsigned char *buf, size_t buflen);
+int vx_cert_parse_more(vx_cert *crt, const char *chunk, int size, int terminate);
 void vx_cert_free(vx_cert *crt);
 vx_reader *vx_reader_new(void);
 int vx_reader_parse(vx_reader *r, const unsigned char *buf, size_t len);
@@ -165,6 +166,8 @@ struct vx_reader;  /* opaque: only pointers, made by the API */
 @pytest.mark.parametrize(("name", "archetype"), [
     ("vx_cert_parse", "object_lifecycle"),  # a struct the caller sees into: whole messages
     ("vx_reader_parse", "stream_processor"),  # an opaque context keeps state between pieces
+    # a flag saying the piece is the last one (`terminate`, `is_final`, `eof`): made for pieces
+    ("vx_cert_parse_more", "stream_processor"),
 ])
 def test_a_parse_into_a_visible_struct_takes_the_whole_input(name: str, archetype: str) -> None:
     from agents.offline.type_table import read_types, using
