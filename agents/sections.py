@@ -77,7 +77,8 @@ def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[Functio
     Related, best first: functions that make or release an object of a type the target takes
     or returns (typedef spellings of one type count as one, from the Types facts), then those
     that make or release the objects these makers take, then the others sharing its types,
-    then names closest to the target's; reserved ``_``-names last. Returned in header order.
+    then those its own header declares (a family: escapers beside a URI parser), then names
+    closest to the target's; reserved ``_``-names last. Returned in header order.
     """
     api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
     if len(api) <= limit:
@@ -106,10 +107,10 @@ def ranked_api(state: Mapping[str, Any]) -> list[FunctionDecl]:
         # What those makers take may also be read from data: a document a context is made on.
         return 1 if _lifecycle_of(d, needed & types[d.name], needed, canonical, readers=True) else 2
 
-    def rank(d: FunctionDecl) -> tuple[bool, bool, int, bool, bool, int, int, bool, str]:
+    def rank(d: FunctionDecl) -> tuple[bool, bool, int, bool, bool, int, bool, int, bool, str]:
         shared = words & types[d.name]
         return (d.name != target.name, d.name not in documented, tier(d), not shared,
-                not _on_product(d, produced, canonical), -len(shared),
+                not _on_product(d, produced, canonical), -len(shared), d.header != target.header,
                 -len(os.path.commonprefix([d.name, target.name])), d.name.startswith("_"), d.name)
 
     return sorted(api, key=rank)

@@ -103,3 +103,21 @@ def test_readers_of_what_the_targets_makers_take_are_shown() -> None:
     # with the makers, before the functions that merely take a document
     ranked = [d.name for d in ranked_api(state)]
     assert ranked.index("kv_zz_read_memory") < ranked.index("kv_doc_use000")
+
+
+def test_the_targets_own_header_ranks_before_names_merely_close_to_it() -> None:
+    """An unescaper of plain text shares no type with anything: its header's family (the
+    builders and escapers beside it) comes before the many functions whose names only start
+    alike (`kv_uc_is_*` of a character-class header)."""
+    def decl(name: str, header: str) -> FunctionDecl:
+        return FunctionDecl(name, "char *", (Param("s", "const char *"),), header=header)
+
+    target = FunctionDecl("kv_uri_unescape", "char *", (Param("s", "const char *"), Param("n", "int"),
+                                                       Param("out", "char *")), header="kv_uri.h")
+    classes = [decl(f"kv_uc_is_block{i:03d}", "kv_unicode.h") for i in range(MAX_API)]
+    family = [decl("kv_build_uri", "kv_uri.h"), decl("kv_normalize_uri_path", "kv_uri.h")]
+    api = [*classes, *family, target]
+    state = {"target": target.to_dict(), "api": [d.to_dict() for d in api], "header_facts": FACTS.to_dict()}
+    ranked = [d.name for d in ranked_api(state)]
+    assert ranked[1:3] == ["kv_build_uri", "kv_normalize_uri_path"]
+    assert {"kv_build_uri", "kv_normalize_uri_path"} <= {d.name for d in relevant_api(state)}
