@@ -40,19 +40,25 @@ def crashed_mark(state: FuzzState) -> tuple[str, int]:
     return "", -1
 
 
-def without_block(code: str, mark_index: int) -> str | None:
-    """``code`` without the block whose mark is on line ``mark_index`` (None if it cannot tell)."""
-    lines = code.splitlines(keepends=True)
+def block_end(lines: list[str], mark_index: int) -> int | None:
+    """The index of the line closing the block marked on line ``mark_index`` (None if it cannot tell)."""
     depth, opened = 0, False
     for end in range(mark_index + 1, len(lines)):
         text = re.sub(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|/\*.*?\*/|//.*", "", lines[end])
         depth += text.count("{") - text.count("}")
         opened = opened or "{" in text
         if opened and depth <= 0:
-            return "".join(lines[:mark_index] + lines[end + 1:])
+            return end
         if not opened and text.strip():
             return None  # a mark not followed by its block's opening line
     return None
+
+
+def without_block(code: str, mark_index: int) -> str | None:
+    """``code`` without the block whose mark is on line ``mark_index`` (None if it cannot tell)."""
+    lines = code.splitlines(keepends=True)
+    end = block_end(lines, mark_index)
+    return None if end is None else "".join(lines[:mark_index] + lines[end + 1:])
 
 
 def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:

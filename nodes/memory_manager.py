@@ -34,6 +34,7 @@ from nodes._common import ctx_of, log_event
 from nodes._experience import finalize_experience
 from nodes._llm import call_agent
 from nodes.block_drop import crashed_mark, drop_crashed_block
+from nodes.block_repair import release_leaked_result
 
 
 def lines_percent(run: dict[str, Any]) -> float:
@@ -170,9 +171,16 @@ def record_measurement(state: FuzzState, runtime: Runtime[Context]) -> dict[str,
 def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
     """An improvement that could not be made to build or run: count it and go back to best.
 
-    A crash inside one of several blocks the improvement added drops only that block.
+    A crash inside one of several blocks the improvement added drops only that block; a leak of
+    what a block's call returned is first repaired by releasing it (:mod:`nodes.block_repair`).
     """
     best = state["best"]
+    repaired = release_leaked_result(state)
+    if repaired is not None:
+        update, direction = repaired
+        log_event(state, "improvement.block_repaired", version=state.get("harness_version"),
+                  next_version=update["harness_version"], direction=direction)
+        return update
     dropped = drop_crashed_block(state)
     if dropped is not None:
         update, direction = dropped
