@@ -11,7 +11,7 @@ from collections import Counter
 from functools import cached_property
 from typing import Any
 
-from agents.offline import ckinds, type_table
+from agents.offline import ckinds, synth_vocab, type_table
 from agents.offline.synth_finders import ApiFinders, makes_new_text, sets_up_decoding, words
 from agents.offline.synth_handles import by_name, handle_name, handle_types
 from agents.offline.synth_types import Lifecycle
@@ -278,18 +278,18 @@ class ApiIndex(ApiFinders):
         """``dec_t *x_idecode(const uint8_t *data, size_t n, opts_t *o)``: a new object from bytes.
 
         Whatever its verb: it returns a non-const object pointer of a type none of its
-        parameters is (so no pointer into an argument), takes read-only input data and the
-        API has a destructor for that type.
+        parameters is (so no pointer into an argument), takes read-only input data or is named
+        first by that type (``x_reader_walker(doc)``), and the API has a destructor for that type.
         """
         key = ckinds.struct_type(fn.return_type)
         if key is None or ckinds.is_const_target(fn.return_type):
             return False
         if any(ckinds.struct_type(p.type) == key or self.type_key(p.type) == key for p in fn.params):
             return False
-        data = any(ckinds.is_pointer(p.type) and ckinds.is_const_target(p.type)
-                   and (ckinds.is_bytes(p.type) or ckinds.is_string(p.type)
-                        or bool(ckinds.blob_fields(ckinds.struct_type(p.type) or "")))
-                   for p in fn.params)
+        data = synth_vocab.names_its_result(fn.name, key) or any(
+            ckinds.is_pointer(p.type) and ckinds.is_const_target(p.type)
+            and (ckinds.is_bytes(p.type) or ckinds.is_string(p.type)
+                 or bool(ckinds.blob_fields(ckinds.struct_type(p.type) or ""))) for p in fn.params)
         return data and self._destroyed(key)
 
     def _destroyed(self, key: str) -> bool:

@@ -151,3 +151,16 @@ def risky(function: str) -> bool:
     a harness, it reads state that only the library's own call sets up).
     """
     return bool(RISKY.search(function)) or function in active().inside_only
+
+
+def names_its_result(name: str, key: str) -> bool:
+    """Whether the function's name begins, after the library's prefix, with the type it returns.
+
+    ``x_reader_walker(doc)`` and ``x_reader_for_memory(buf, n)`` return a new ``x_text_reader``:
+    named for what they make, not for what they work on (``x_text_reader_current_doc(r)`` begins
+    with its parameter's type). The prefix is a first word the two names share.
+    """
+    fn_words, type_words = words(name), words(key.lstrip("_"))
+    if len(type_words) > 1 and fn_words[:1] == type_words[:1]:
+        fn_words, type_words = fn_words[1:], type_words[1:]
+    return bool(fn_words) and fn_words[0] in type_words
