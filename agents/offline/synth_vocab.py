@@ -161,6 +161,6 @@ def names_its_result(name: str, key: str) -> bool:
     with its parameter's type). The prefix is a first word the two names share.
     """
     fn_words, type_words = words(name), words(key.lstrip("_"))
-    if len(type_words) > 1 and fn_words[:1] == type_words[:1]:
+    if fn_words[:1] == type_words[:1]:  # `db *db_context_handle(ctx)`: the prefix names no type
         fn_words, type_words = fn_words[1:], type_words[1:]
     return bool(fn_words) and fn_words[0] in type_words

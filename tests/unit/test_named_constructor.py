@@ -33,6 +33,7 @@ BY = {f.name: f for f in API}
 def test_named_by_the_type_it_returns_is_a_constructor() -> None:
     assert names_its_result("kv_reader_walker", "kv_text_reader")
     assert not names_its_result("kv_text_reader_current_doc", "kv_doc")
+    assert not names_its_result("kv_context_db_handle", "kv")  # a handle named for the library itself
     idx = ApiIndex(API)
     assert idx.returns_owned(BY["kv_reader_walker"]) and idx.returns_owned(BY["kv_reader_for_memory"])
     assert not idx.returns_owned(BY["kv_text_reader_current_doc"])  # the reader's own document
