@@ -19,11 +19,15 @@ from fuzzkit.header_facts import HeaderFacts
 
 # The words of a stepper's name, most telling first (the offline engine ranks by this order).
 STEP_WORDS = ("step", "next", "advance", "iterate", "read")
+_RELEASE_WORDS = {"free", "destroy", "delete", "release", "unref", "dispose"}
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def steppers_for(state: Mapping[str, Any], names: Iterable[str], limit: int = 8) -> list[FunctionDecl]:
-    """One stepper per object type the functions ``names`` return (the plainest name first)."""
+    """One stepper per object type the functions ``names`` return (the plainest name first).
+
+    Then the one-argument releasers of those types.
+    """
     api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
     canonical = {t.name: t.canonical for t in HeaderFacts.from_dict(state.get("header_facts")).typedefs}
     by_name = {d.name: d for d in api}
@@ -35,7 +39,11 @@ def steppers_for(state: Mapping[str, Any], names: Iterable[str], limit: int = 8)
         key = _object(d.params[0].type, canonical)
         if key in made and (key not in best or len(_words(d.name)) < len(_words(best[key].name))):
             best[key] = d
-    return list(best.values())[:limit]
+    # And what releases each: the offline engine owns a maker's object only where the API it is
+    # shown frees that type, and a model needs the name to free it.
+    ends = [d for d in api if len(d.params) == 1 and set(_words(d.name)) & _RELEASE_WORDS
+            and d.return_type == "void" and _object(d.params[0].type, canonical) in best]
+    return [*list(best.values())[:limit], *ends[:limit]]
 
 
 def _is_step(d: FunctionDecl, canonical: Mapping[str, str]) -> bool:

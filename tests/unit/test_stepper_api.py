@@ -35,9 +35,10 @@ def _state() -> dict[str, Any]:
                                              "canonical": "struct acme_reader *"}]}}
 
 
-def test_the_plainest_stepper_of_each_made_type() -> None:
+def test_the_plainest_stepper_of_each_made_type_and_its_releaser() -> None:
+    """The releaser too: the offline engine owns the reader only where the API it is shown frees it."""
     found = steppers_for(_state(), ["acme_reader_new_for_doc", "acme_doc_free", "not_a_function"])
-    assert [d.name for d in found] == ["acme_reader_read"]
+    assert [d.name for d in found] == ["acme_reader_read", "acme_reader_free"]
 
 
 def test_the_improve_prompt_lists_it_where_the_trimmed_list_left_it_out() -> None:
@@ -47,3 +48,4 @@ def test_the_improve_prompt_lists_it_where_the_trimmed_list_left_it_out() -> Non
     variables = Enhancer.improve_variables(state, (), offered, "(none)")
     assert "int acme_reader_read(acme_reader_p reader);" in variables["api_prototypes"]
     assert variables["api_prototypes"].count("acme_reader_read(") == 1
+    assert "void acme_reader_free(acme_reader_p reader);" in variables["api_prototypes"]
