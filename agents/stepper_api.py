@@ -16,10 +16,10 @@ from typing import Any
 from fuzzkit.api import FunctionDecl
 from fuzzkit.api_twins import resolve_typedefs
 from fuzzkit.header_facts import HeaderFacts
+from fuzzkit.header_releasers import RELEASE_VERBS
 
 # The words of a stepper's name, most telling first (the offline engine ranks by this order).
 STEP_WORDS = ("step", "next", "advance", "iterate", "read")
-_RELEASE_WORDS = {"free", "destroy", "delete", "release", "unref", "dispose"}
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -41,7 +41,7 @@ def steppers_for(state: Mapping[str, Any], names: Iterable[str], limit: int = 8)
             best[key] = d
     # And what releases each: the offline engine owns a maker's object only where the API it is
     # shown frees that type, and a model needs the name to free it.
-    ends = [d for d in api if len(d.params) == 1 and set(_words(d.name)) & _RELEASE_WORDS
+    ends = [d for d in api if len(d.params) == 1 and set(_words(d.name)) & set(RELEASE_VERBS)
             and d.return_type == "void" and _object(d.params[0].type, canonical) in best]
     return [*list(best.values())[:limit], *ends[:limit]]
 

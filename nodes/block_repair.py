@@ -17,11 +17,12 @@ from typing import Any
 from agent_graph.state import FuzzState, counter
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import HeaderFacts
+from long_term_memory.experience.lessons import RELEASE_NAME
 from nodes.block_drop import block_end, crashed_mark
 
 HARNESS_ENTRY = "LLVMFuzzerTestOneInput"
 _CHAR = re.compile(r"^(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:char|u?int8_t|void)\s*\*$")
-_RELEASE = re.compile(r"\b\w*(?:free|release|destroy|delete|unref)\w*\s*\(", re.I)
+_RELEASE = re.compile(rf"\b{RELEASE_NAME}\s*\(", re.I)
 
 
 def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str] | None:
@@ -38,9 +39,9 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str] | None
     if not direction or direction in (change.get("released") or []):
         return None
     frames = [f.get("function") or "" for f in crash.get("frames") or []]
-    at = frames.index(HARNESS_ENTRY) if HARNESS_ENTRY in frames else 0
-    callee = next((d for d in map(FunctionDecl.from_dict, state.get("api") or [])
-                   if at and d.name == frames[at - 1]), None)
+    # The frame under the harness's: the library function the block called.
+    called = frames[frames.index(HARNESS_ENTRY) - 1] if HARNESS_ENTRY in frames[1:] else ""
+    callee = next((d for d in map(FunctionDecl.from_dict, state.get("api") or []) if d.name == called), None)
     lines = (state.get("harness_code") or "").splitlines(keepends=True)
     end = block_end(lines, index)
     if callee is None or end is None:
@@ -73,7 +74,8 @@ def releaser_for(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, Any]]
     """What releases ``fn``'s result (None: nothing the header says, and no text or bytes).
 
     The releaser documented for it or for its type, then for text or bytes the library's own
-    ``<prefix>_free(void *)``, else ``free``.
+    ``<prefix>_free(void *)``, else ``free``. From the header facts alone, whatever the model: the
+    offline engine's own choice (``agents.offline.fixer_leak``) reads its type table instead.
     """
     canonical = {t.name: t.canonical for t in facts.typedefs}
     ret = fn.return_type.strip()
@@ -82,7 +84,7 @@ def releaser_for(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, Any]]
     for r in facts.releasers:
         if r.releases == f"what {fn.name} allocates":
             return r.function
-    for r in facts.releasers:
+    for r in facts.releasers:  # (a `void *` releaser by parameter type frees anything it is given)
         if r.releases in spelled and not _CHAR.match(r.releases):
             return r.function
     if not any(_CHAR.match(s) for s in spelled):
