@@ -18,7 +18,7 @@ from fuzzkit.api import FunctionDecl
 from fuzzkit.api_twins import twins
 from fuzzkit.header_facts import HeaderFacts
 
-_MARK = re.compile(rf"/\*\s*{re.escape(IMPROVE_MARK)}\s*(.+?)\s*\*/")
+MARK = re.compile(rf"/\*\s*{re.escape(IMPROVE_MARK)}\s*(.+?)\s*\*/")
 
 
 def crashed_mark(state: FuzzState) -> tuple[str, int]:
@@ -34,7 +34,7 @@ def crashed_mark(state: FuzzState) -> tuple[str, int]:
                  if f.get("function") == "LLVMFuzzerTestOneInput"), None)
     lines = (state.get("harness_code") or "").splitlines()[: int(line or 0)]
     for index in range(len(lines) - 1, -1, -1):
-        found = _MARK.search(lines[index])
+        found = MARK.search(lines[index])
         if found or "@LF:" in lines[index]:
             return (found.group(1), index) if found else ("", -1)
     return "", -1
@@ -75,10 +75,10 @@ def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:
     if not direction:
         return None
     lines = code.splitlines()
-    old = [m.group(1) for m in _MARK.finditer(best)]
-    new = [i for i, line in enumerate(lines) if (m := _MARK.search(line)) and m.group(1) not in old]
+    old = [m.group(1) for m in MARK.finditer(best)]
+    new = [i for i, line in enumerate(lines) if (m := MARK.search(line)) and m.group(1) not in old]
     family = set(_twins_of(state, direction))
-    drop = [i for i in new if i == index or _called(_MARK.search(lines[i]).group(1)) in family]  # type: ignore[union-attr]
+    drop = [i for i in new if i == index or _called(MARK.search(lines[i]).group(1)) in family]  # type: ignore[union-attr]
     if index not in new or len(new) - len(drop) < 1:
         return None
     smaller: str | None = code
@@ -86,7 +86,7 @@ def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:
         smaller = without_block(smaller, at) if smaller is not None else None
     if smaller is None:
         return None
-    gone = {_MARK.search(lines[i]).group(1) for i in drop}  # type: ignore[union-attr]
+    gone = {MARK.search(lines[i]).group(1) for i in drop}  # type: ignore[union-attr]
     version = counter(state, "harness_versions") + 1
     change = dict(state.get("last_change") or {})
     change.update(version=version, from_version=state.get("harness_version"),

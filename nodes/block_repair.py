@@ -12,24 +12,30 @@ that crashes again is dropped as before.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from agent_graph.state import FuzzState, counter
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import HeaderFacts
 from long_term_memory.experience.lessons import RELEASE_NAME
-from nodes.block_drop import block_end, crashed_mark
+from nodes.block_drop import MARK, block_end, crashed_mark
 
 HARNESS_ENTRY = "LLVMFuzzerTestOneInput"
 _CHAR = re.compile(r"^(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:char|u?int8_t|void)\s*\*$")
 _RELEASE = re.compile(rf"\b{RELEASE_NAME}\s*\(", re.I)
 
 
-def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str] | None:
-    """The next version, with the result of the crashed block's leaking call released, and its direction.
+def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[str, str]] | None:
+    """The next version with the crashed block's leaking result released, the block's direction, and what.
 
-    None unless the crash is a leak allocated under a call the block assigns to a variable it
-    never releases, or the block was repaired this way before.
+    The change's other new blocks that keep a result of the same type from another of the
+    library's functions release it too (an improvement that added four string builders leaks
+    four times, one run each, otherwise). What was released is ``{function, type, releaser}``
+    (the leaking call, its return type, the releaser used): the run's events keep it, and the
+    experience extractor turns it into a lesson that releases such results up front in the next
+    harness. None unless the crash is a leak allocated under a call the block assigns to a
+    variable it never releases, or the block was repaired this way before.
     """
     crash = state.get("crash") or {}
     if crash.get("kind") != "leak":
@@ -41,27 +47,63 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str] | None
     frames = [f.get("function") or "" for f in crash.get("frames") or []]
     # The frame under the harness's: the library function the block called.
     called = frames[frames.index(HARNESS_ENTRY) - 1] if HARNESS_ENTRY in frames[1:] else ""
-    callee = next((d for d in map(FunctionDecl.from_dict, state.get("api") or []) if d.name == called), None)
+    api = state.get("api") or []
+    decls = {d.name: d for d in map(FunctionDecl.from_dict, api)}
+    callee, facts = decls.get(called), HeaderFacts.from_dict(state.get("header_facts"))
+    releaser = releaser_for(callee, facts, api) if callee is not None else None
     lines = (state.get("harness_code") or "").splitlines(keepends=True)
-    end = block_end(lines, index)
-    if callee is None or end is None:
+    if callee is None or releaser is None:
         return None
-    block = "".join(lines[index:end])
-    assigned = re.search(rf"\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?{re.escape(callee.name)}\s*\(", block)
-    if assigned is None or _released(block, assigned.group(1)):
+    old = set(MARK.findall((state.get("best") or {}).get("code") or ""))
+    siblings = [i for i, line in enumerate(lines) if i != index and (m := MARK.search(line))
+                and m.group(1) not in old and m.group(1) not in (change.get("released") or [])]
+    alike = [d for d in decls.values() if _spelled(d.return_type) == _spelled(callee.return_type)]
+    repaired: list[str] = []
+    def release_of(fn: FunctionDecl) -> str | None:
+        return releaser if fn is callee else releaser_for(fn, facts, api)
+
+    for mark in sorted([index, *siblings], reverse=True):  # bottom up: an insertion moves what is below
+        if _release_in_block(lines, mark, [callee] if mark == index else alike, release_of):
+            repaired.append(MARK.search(lines[mark]).group(1))  # type: ignore[union-attr]
+    if direction not in repaired:
         return None
-    releaser = releaser_for(callee, HeaderFacts.from_dict(state.get("header_facts")), state.get("api") or [])
-    if releaser is None:
-        return None
-    var = assigned.group(1)
-    indent = re.match(r"[ \t]*", lines[end]).group(0) + "  "  # type: ignore[union-attr]
-    lines.insert(end, f"{indent}if ({var} != NULL) {releaser}((void *){var});"
-                      f" /* LeakSanitizer: {callee.name}'s result is the caller's */\n")
     version = counter(state, "harness_versions") + 1
     change.update(version=version, from_version=state.get("harness_version"),
-                  released=[*(change.get("released") or []), direction])
+                  released=[*(change.get("released") or []), *reversed(repaired)])
+    counters = {"harness_versions": 1, "repaired_blocks": len(repaired)}
     return ({"harness_code": "".join(lines), "harness_version": version, "last_change": change,
-             "fix_rounds": 0, "counters": {"harness_versions": 1, "repaired_blocks": 1}}, direction)
+             "fix_rounds": 0, "counters": counters}, direction,
+            {"function": callee.name, "type": callee.return_type.strip(), "releaser": releaser})
+
+
+def _spelled(ctype: str) -> str:
+    return re.sub(r"\s+", "", ctype)
+
+
+def _release_in_block(lines: list[str], mark: int, fns: list[FunctionDecl],
+                      releaser_of: Callable[[FunctionDecl], str | None]) -> bool:
+    """Whether a release was added to the block marked on line ``mark``.
+
+    The first result of one of ``fns`` the block keeps and never releases is released at its end,
+    with what ``releaser_of`` gives for that function.
+    """
+    end = block_end(lines, mark)
+    if end is None:
+        return False
+    block = "".join(lines[mark:end])
+    for fn in fns:
+        assigned = re.search(rf"\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?{re.escape(fn.name)}\s*\(", block)
+        if assigned is None or _released(block, assigned.group(1)):
+            continue
+        releaser = releaser_of(fn)
+        if releaser is None:
+            continue
+        var = assigned.group(1)
+        indent = re.match(r"[ \t]*", lines[end]).group(0) + "  "  # type: ignore[union-attr]
+        lines.insert(end, f"{indent}if ({var} != NULL) {releaser}((void *){var});"
+                          f" /* LeakSanitizer: {fn.name}'s result is the caller's */\n")
+        return True
+    return False
 
 
 def _released(block: str, var: str) -> bool:

@@ -177,9 +177,9 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
     best = state["best"]
     repaired = release_leaked_result(state)
     if repaired is not None:
-        update, direction = repaired
+        update, direction, released = repaired
         log_event(state, "improvement.block_repaired", version=state.get("harness_version"),
-                  next_version=update["harness_version"], direction=direction)
+                  next_version=update["harness_version"], direction=direction, **released)
         return update
     dropped = drop_crashed_block(state)
     if dropped is not None:

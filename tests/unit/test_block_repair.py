@@ -105,3 +105,26 @@ def test_the_releaser_is_the_headers_then_the_librarys_own_free_then_free() -> N
     by_type = HeaderFacts(releasers=[Releaser("ur_node_free", "ur_node *", "parameter type")])
     assert releaser_for(node, by_type, []) == "ur_node_free"
     assert releaser_for(node, FACTS, []) is None  # an object nothing in the header releases
+
+
+def test_the_changes_other_blocks_that_keep_a_result_of_that_type_release_it_too(tmp_path: Path) -> None:
+    """Two string builders added at once leak twice; one repair releases both (a block of the
+    best version, which ran clean, and a result of another type are left as they are)."""
+    code = HARNESS.replace("    if (result2 != NULL) free(result2);\n", "").replace(
+        "  /* @LF:CLEANUP */",
+        "  /* LF improve: call ur_port on the input */\n  {\n    int result4 = 0;\n"
+        "    result4 = ur_port(uri);\n  }\n  /* @LF:CLEANUP */")
+    state = _state(tmp_path, code=code)
+    state["api"].append(FunctionDecl("ur_port", "int", (Param("uri", "ur_uri *"),)).to_dict())
+    kept = "/* LF improve: call ur_escape on the input */"
+    state["best"] = {**BEST, "code": ""}
+    update = revert_failed(state, Context())  # type: ignore[arg-type]
+    out = update["harness_code"]
+    assert "if (result2 != NULL) free((void *)result2);" in out
+    assert "if (result3 != NULL) free((void *)result3);" in out
+    assert "result4 != NULL" not in out
+    assert update["last_change"]["released"] == ["call ur_escape on the input", "call ur_build on the input"]
+    state["best"] = {**BEST, "code": kept}  # the escape block was there before: it ran clean
+    update = revert_failed(state, Context())  # type: ignore[arg-type]
+    out = update["harness_code"]
+    assert "result2 != NULL" not in out and "free((void *)result3)" in out
