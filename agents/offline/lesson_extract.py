@@ -16,7 +16,7 @@ from typing import Any
 from agents.offline.cdecl import parse_prototype
 from agents.offline.synth_finders import words
 from fuzzkit.api import FunctionDecl
-from long_term_memory.experience.lessons import name_family, shape_of
+from long_term_memory.experience.lessons import name_family, shape_of, type_name
 
 _RELEASE = re.compile(r"release (\w+) \(from (\w+)\) with (\w+) before returning")
 _FIELD_RELEASE = re.compile(r"release (\w+)\.(\w+) \(filled by (\w+)\) with (\w+) before returning")
@@ -28,6 +28,8 @@ _CRASH = re.compile(r"^- \[crash\] ([\w-]+)(?: at| in|:)", re.M)
 _IMPROVE = re.compile(r"^- \[harness\] v(\d+) by enhancer\.improve\b.*\(adds calls to ([\w, ]+)\)\s*$")
 _THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
 _ALLOCATED = re.compile(r"^- \[crash\] leak at \S+ through (\w+) \(allocated in (\w+)\)", re.M)
+_REPAIRED = re.compile(
+    r"^- \[repair\] v\d+ leaked what (\w+) returned \(([^)]*)\): v\d+ releases it with (\w+)", re.M)
 _REVERT = re.compile(r"^- \[revert\] v(\d+) did not run cleanly")
 _KEPT = re.compile(r"\(v(\d+) has the others\)")
 _GAVE_UP = re.compile(r"^- \[stop\] .*crash caused by the harness.*\bgave up\b")
@@ -77,6 +79,32 @@ def _release_items(trajectory: str, code: str) -> list[dict[str, Any]]:
             f"without {releaser}, with the function its header names for releasing a {ctype}.",
             {"shape": shape, "type": ctype},
             f"sanitizer:leak@{producer}", f"release_out_param(type={ctype}, releaser={releaser})",
+        ))
+    return out
+
+
+def _repaired_items(trajectory: str) -> list[dict[str, Any]]:
+    """An improvement's call whose returned pointer leaked, kept and released (``[repair]`` steps).
+
+    The lesson is about every function of the library returning that type, not the one call:
+    ``ur_build`` leaked its ``ur_char *``, so ``ur_escape``'s result is released too when a later
+    harness adds it, and the leak is not found again one call at a time.
+    """
+    out, seen = [], set()
+    for producer, ctype, releaser in dict.fromkeys(_REPAIRED.findall(trajectory)):
+        named = type_name(ctype)
+        if not named or named == "void" or "*" not in ctype or (named, releaser) in seen:
+            continue
+        seen.add((named, releaser))
+        out.append(_item(
+            f"Release {named} * results with {releaser}",
+            f"Functions of the library that return a {ctype} the caller owns.",
+            f"{producer} returned a {ctype} that a harness kept without releasing it: the fuzz run "
+            f"reported a leak (LeakSanitizer) allocated under {producer}, and releasing the result with "
+            f"{releaser} after the call fixed it. Release what the library's functions return as "
+            f"{ctype} with {releaser} right after using it, in the block that called them.",
+            {"shape": "returns_pointer", "type": named},
+            f"sanitizer:leak@{producer}", f"release_out_param(type={named}, releaser={releaser})",
         ))
     return out
 
@@ -228,6 +256,7 @@ def _avoid_items(trajectory: str) -> list[dict[str, Any]]:
 def actionable_items(prototype: str, trajectory: str, code: str) -> list[dict[str, Any]]:
     """Items with a scope, a failure signature and an action, one per recognized repair or dropped call."""
     target = _decl(prototype)
-    return [*_release_items(trajectory, code), *_field_release_items(trajectory, code),
+    return [*_release_items(trajectory, code), *_repaired_items(trajectory),
+            *_field_release_items(trajectory, code),
             *_feed_items(trajectory, target),
             *_compile_items(trajectory, target), *_avoid_items(trajectory)]

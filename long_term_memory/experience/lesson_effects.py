@@ -19,6 +19,8 @@ from long_term_memory.experience.lessons import (
     calls,
     lesson_fits,
     parse_action,
+    parse_scope,
+    scope_matches,
 )
 
 
@@ -98,7 +100,22 @@ def used_items(shown: Sequence[Any], cited: Iterable[str], target: FunctionDecl 
         if action is None or action.verb == "avoid_call":
             if item.item_id not in cited_ids:
                 continue
-        if action is None or (lesson_fits(lesson, target, callees, api)
-                              and effect_present(action, harness, target)):
+        if action is None or (lesson_fits(lesson, target, callees, api, could_add=False)
+                              and _effect_where_it_fits(action, lesson, harness, target, callees, api)):
             out.append(item.item_id)
     return list(dict.fromkeys(out))
+
+
+def _effect_where_it_fits(action: Action, lesson: dict[str, Any], harness: str, target: FunctionDecl | None,
+                          callees: Sequence[FunctionDecl], api: Sequence[FunctionDecl]) -> bool:
+    """Whether the action's change is there, on the function the lesson fits.
+
+    A release of returned pointers fitted by another call the harness makes counts only when that
+    call's results are released (the releaser called for something else is not this lesson's change).
+    """
+    scope = parse_scope(lesson.get("scope"))
+    if action.verb != "release_out_param" or scope_matches(scope, target) or scope is None \
+            or scope.shape != "returns_pointer":  # (a record's field release is the releaser's call)
+        return effect_present(action, harness, target)
+    releaser = action.args["releaser"] if any(f.name == action.args["releaser"] for f in api) else ""
+    return any(results_released(harness, c, releaser) for c in callees if scope_matches(scope, c))

@@ -186,13 +186,16 @@ def avoid_fits(function: str, scope: LessonScope | None, target: FunctionDecl | 
 
 
 def lesson_fits(lesson: Mapping[str, Any], target: FunctionDecl | None,
-                callees: Sequence[FunctionDecl] = (), api: Sequence[FunctionDecl] = ()) -> bool:
+                callees: Sequence[FunctionDecl] = (), api: Sequence[FunctionDecl] = (),
+                could_add: bool = True) -> bool:
     """Whether a stored lesson (its ``scope`` and ``action``) applies to a harness for ``target``.
 
     A lesson fits when its scope matches the target. A release also fits when its scope matches
     another API function the harness calls (``callees``): what that call hands back is released
-    the same way, so an improvement that adds the call does not leak. An ``avoid_call`` fits
-    any harness of the library (``api``) that could add the call (see :func:`avoid_fits`).
+    the same way. With ``could_add``, a release whose releaser is this library's (in ``api``, or
+    ``free``) fits when its scope matches any of the library's functions: an improvement may add
+    that call, and the release then comes with it instead of a leak found one call at a time. An
+    ``avoid_call`` fits any harness of the library (``api``) that could add the call (see :func:`avoid_fits`).
     """
     scope = parse_scope(lesson.get("scope"))
     action = parse_action(lesson.get("action"))
@@ -200,8 +203,13 @@ def lesson_fits(lesson: Mapping[str, Any], target: FunctionDecl | None,
         return avoid_fits(action.args["function"], scope, target, api)
     if scope_matches(scope, target):
         return True
-    return (action is not None and action.verb == "release_out_param"
-            and any(scope_matches(scope, c) for c in callees))
+    if action is None or action.verb != "release_out_param":
+        return False
+    if any(scope_matches(scope, c) for c in callees):
+        return True
+    releaser = action.args["releaser"]
+    return (could_add and (releaser == "free" or any(f.name == releaser for f in api))
+            and any(scope_matches(scope, f) for f in api if target is None or f.name != target.name))
 
 
 def calls(code: str, function: str) -> bool:

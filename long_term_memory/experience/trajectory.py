@@ -132,6 +132,20 @@ def _build_errors(work_dir: Path, version: Any, limit: int = 2) -> str:
     return "; ".join(dict.fromkeys(found))[:400] if found else ""
 
 
+def _repair_step(event: Mapping[str, Any]) -> Step | None:
+    """A leaked result an improvement's block kept and released (``improvement.block_repaired``).
+
+    Listed at the end of the trajectory, where a long one keeps its steps: the extractor makes
+    each into a lesson that releases such results up front.
+    """
+    data = event.get("data") or {}
+    function, releaser = data.get("function"), data.get("releaser")
+    if event.get("type") != "improvement.block_repaired" or not (function and releaser):
+        return None
+    leaked = f"v{data.get('version')} leaked what {function} returned ({data.get('type', '?')})"
+    return "repair", f"{leaked}: v{data.get('next_version')} releases it with {releaser} after the call"
+
+
 def _event_step(event: Mapping[str, Any], work_dir: Path) -> Step | None:
     kind, data = event.get("type", ""), event.get("data") or {}
     version = data.get("version")
@@ -193,7 +207,8 @@ def trajectory_from_state(
         )
     for constraint in (analysis.get("constraints") or [])[:4]:
         steps.append(("constraint", str(constraint)))
-    for event in events if events is not None else _read_events(work_dir):
+    events = events if events is not None else _read_events(work_dir)
+    for event in events:
         step = _event_step(event, work_dir)
         if step:
             steps.append(step)
@@ -208,6 +223,7 @@ def trajectory_from_state(
                 f"{direction.get('outcome')}: {direction.get('direction')} ({direction.get('evidence', '')})",
             )
         )
+    steps += [step for step in map(_repair_step, events) if step]
     crash = state.get("crash") or {}
     if crash:
         steps.append(("crash", f"{crash.get('kind', '?')}: {crash.get('summary') or crash.get('signature')}"))
