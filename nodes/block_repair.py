@@ -127,7 +127,8 @@ def releaser_for(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, Any]]
         if r.releases == f"what {fn.name} allocates":
             return r.function
     for r in facts.releasers:  # (a `void *` releaser by parameter type frees anything it is given)
-        if r.releases in spelled and not _CHAR.match(r.releases):
+        same = canonical_type(r.releases, canonical) == canonical_type(ret, canonical)
+        if (r.releases in spelled or same) and not _CHAR.match(r.releases):
             return r.function
     if not any(_CHAR.match(s) for s in spelled):
         return None
@@ -136,3 +137,19 @@ def releaser_for(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, Any]]
     single = [d for d in api if len(d.get("params") or []) == 1
               and re.sub(r"\bconst\b|\s", "", d["params"][0]["type"]) == "void*"]
     return next((d["name"] for d in single if d["name"] in own), "free")
+
+
+def canonical_type(ctype: str, canonical: dict[str, str]) -> str:
+    """``ctype`` with its named type resolved through the typedefs, without qualifiers or spaces.
+
+    ``doc_ptr`` and ``const doc_t *`` are both ``struct_doc*`` when the header says so.
+    """
+    stars = ctype.count("*")
+    base = re.sub(r"\bconst\b", "", ctype).replace("*", "").strip()
+    for _ in range(8):  # a typedef of a typedef (the canonical form is usually final already)
+        if base not in canonical:
+            break
+        resolved = canonical[base]
+        stars += resolved.count("*")
+        base = re.sub(r"\bconst\b", "", resolved).replace("*", "").strip()
+    return re.sub(r"\s+", "", base) + "*" * stars

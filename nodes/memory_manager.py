@@ -35,6 +35,7 @@ from nodes._experience import finalize_experience
 from nodes._llm import call_agent
 from nodes.block_drop import crashed_mark, drop_crashed_block
 from nodes.block_repair import release_leaked_result
+from nodes.field_repair import release_left_in_field
 
 
 def lines_percent(run: dict[str, Any]) -> float:
@@ -175,7 +176,7 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
     what a block's call returned is first repaired by releasing it (:mod:`nodes.block_repair`).
     """
     best = state["best"]
-    repaired = release_leaked_result(state)
+    repaired = release_leaked_result(state) or release_left_in_field(state)
     if repaired is not None:
         update, direction, released = repaired
         log_event(state, "improvement.block_repaired", version=state.get("harness_version"),

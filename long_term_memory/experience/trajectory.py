@@ -140,7 +140,7 @@ def _repair_step(event: Mapping[str, Any]) -> Step | None:
     """
     data = event.get("data") or {}
     function, releaser = data.get("function"), data.get("releaser")
-    if event.get("type") != "improvement.block_repaired" or not (function and releaser):
+    if event.get("type") != "improvement.block_repaired" or not (function and releaser) or data.get("field"):
         return None
     leaked = f"v{data.get('version')} leaked what {function} returned ({data.get('type', '?')})"
     return "repair", f"{leaked}: v{data.get('next_version')} releases it with {releaser} after the call"

@@ -1,0 +1,98 @@
+"""A block's call that leaves what it made in a field of an object it was given: released there.
+
+``int dp_parse_all(dp_parser *p)`` builds a document and leaves it in ``p->doc``; releasing the
+parser does not release the document (the library leaves that to the caller). LeakSanitizer's
+allocation stack names the maker (``malloc <- dp_new_doc <- ... <- dp_parse_all <-
+LLVMFuzzerTestOneInput``), and the header says the parser's record has a field of the maker's
+type. Before the block is dropped (:mod:`nodes.block_drop`), the next version releases that field
+right after the call, with the releaser the header names for the type, and clears it. A block
+repaired once that crashes again is dropped as before.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent_graph.state import FuzzState, counter
+from fuzzkit.api import FunctionDecl
+from fuzzkit.header_facts import HeaderFacts
+from nodes.block_drop import block_end, crashed_mark
+from nodes.block_repair import HARNESS_ENTRY, canonical_type, releaser_for
+
+
+def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[str, str]] | None:
+    """The next version with the leaked field released after the block's call, the direction, and what.
+
+    What is ``{function, field, maker, releaser}``. None unless the crash is a leak made by an API
+    function returning a pointer, under a call of the crashed block that takes a record with a
+    field of that type, and the header names a releaser for it.
+    """
+    crash = state.get("crash") or {}
+    direction, index = crashed_mark(state)
+    change = dict(state.get("last_change") or {})
+    frames = [f.get("function") or "" for f in crash.get("frames") or []]
+    if (crash.get("kind") != "leak" or not direction or direction in (change.get("released") or [])
+            or HARNESS_ENTRY not in frames[1:]):
+        return None
+    below = frames[: frames.index(HARNESS_ENTRY)]
+    api = state.get("api") or []
+    decls = {d.name: d for d in map(FunctionDecl.from_dict, api)}
+    callee = decls.get(below[-1])
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    maker = next((decls[f] for f in below[:-1]
+                  if f in decls and canonical_type(decls[f].return_type, canonical).endswith("*")), None)
+    holder = _holder(callee, maker, facts) if callee is not None and maker is not None else None
+    releaser = releaser_for(maker, facts, api) if maker is not None else None
+    lines = (state.get("harness_code") or "").splitlines(keepends=True)
+    end = block_end(lines, index)
+    if holder is None or releaser in (None, "free") or end is None or callee is None or maker is None:
+        return None
+    at, arg = _call_line(lines[index:end], callee.name, holder[0])
+    if at < 0:
+        return None
+    field = holder[1]
+    indent = re.match(r"[ \t]*", lines[index + at]).group(0)  # type: ignore[union-attr]
+    held = f"{arg}->{field}"
+    why = f"/* LeakSanitizer: {callee.name} leaves what {maker.name} made in {field} */"
+    release = f"if ({arg} != NULL && {held} != NULL) {{ {releaser}({held}); {held} = NULL; }}"
+    lines.insert(index + at + 1, f"{indent}{release} {why}\n")
+    version = counter(state, "harness_versions") + 1
+    change.update(version=version, from_version=state.get("harness_version"),
+                  released=[*(change.get("released") or []), direction])
+    return ({"harness_code": "".join(lines), "harness_version": version, "last_change": change,
+             "fix_rounds": 0, "counters": {"harness_versions": 1, "repaired_blocks": 1}}, direction,
+            {"function": callee.name, "field": field, "maker": maker.name, "releaser": releaser})
+
+
+def _holder(callee: FunctionDecl, maker: FunctionDecl, facts: HeaderFacts) -> tuple[int, str] | None:
+    """``(parameter index, field)``: the record ``callee`` takes whose field has ``maker``'s type."""
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    made = canonical_type(maker.return_type, canonical)
+    for i, param in enumerate(callee.params):
+        taken = canonical_type(param.type, canonical)
+        if taken.count("*") != 1:
+            continue
+        for record in facts.records:
+            spellings = {f"{record.kind}{record.tag}*",
+                         *(canonical_type(f"{n} *", canonical) for n in record.names)}
+            if taken not in spellings:
+                continue
+            field = next((name for name, ftype in record.fields
+                          if canonical_type(ftype, canonical) == made), None)
+            if field is not None:
+                return i, field
+    return None
+
+
+def _call_line(block: list[str], callee: str, position: int) -> tuple[int, str]:
+    """The index of the block's line that calls ``callee``, and its argument at ``position`` (-1, '')."""
+    for i, line in enumerate(block):
+        call = re.search(rf"\b{re.escape(callee)}\s*\((.*)\)\s*;", line)
+        args = call.group(1).split(",") if call else []
+        if position < len(args):
+            arg = re.sub(r"^\s*\([^()]*\)\s*", "", args[position]).strip()  # (a cast before it)
+            if re.fullmatch(r"[A-Za-z_]\w*", arg):
+                return i, arg
+    return -1, ""

@@ -1,0 +1,88 @@
+"""A block's call that leaves what it made in a field of its object gets that field released.
+
+The invented document parser's ``dp_parse_all(dp_parser_ptr)`` builds a ``dp_doc`` with
+``dp_new_doc`` and leaves it in the parser's ``doc`` field; ``dp_parser_free`` does not free it.
+The header facts say so much (the record's fields, the typedefs, ``dp_doc_free``); the leak's
+allocation stack says the rest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent_graph.context import Context
+from agent_graph.routing import Limits, route
+from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.header_facts import HeaderFacts, Record, Releaser, Typedef
+from nodes.memory_manager import revert_failed
+
+HARNESS = """\
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  /* @LF:CALL */
+  n = dp_count(data, size);
+  /* LF improve: call dp_parse_all on a new dp_parser */
+  {
+    dp_parser *parser2 = NULL;
+    parser2 = dp_parser_new(data, size);
+    if (parser2 == NULL) goto lf_skip_1;
+    (void)dp_parse_all((dp_parser_ptr)parser2);
+    lf_skip_1: ;
+    dp_parser_free(parser2);
+  }
+  /* @LF:CLEANUP */
+  return 0;
+}
+"""
+API = [FunctionDecl("dp_parser_new", "dp_parser_ptr",
+                    (Param("data", "const uint8_t *"), Param("size", "size_t"))),
+       FunctionDecl("dp_parse_all", "int", (Param("p", "dp_parser_ptr"),)),
+       FunctionDecl("dp_new_doc", "dp_doc_ptr", (Param("version", "const char *"),)),
+       FunctionDecl("dp_doc_free", "void", (Param("doc", "dp_doc_ptr"),)),
+       FunctionDecl("dp_parser_free", "void", (Param("p", "dp_parser_ptr"),))]
+FACTS = HeaderFacts(
+    typedefs=[Typedef("dp_parser", "struct _dp_parser", "struct _dp_parser"),
+              Typedef("dp_parser_ptr", "dp_parser *", "struct _dp_parser *"),
+              Typedef("dp_doc", "struct _dp_doc", "struct _dp_doc"),
+              Typedef("dp_doc_ptr", "dp_doc *", "struct _dp_doc *")],
+    records=[Record("struct", "_dp_parser", ("dp_parser",), (("depth", "int"), ("doc", "dp_doc *")), False)],
+    releasers=[Releaser("dp_doc_free", "dp_doc_ptr", "parameter type")])
+BEST = {"version": 1, "code": "int LLVMFuzzerTestOneInput(void) { return 0; }", "lines_percent": 5.0,
+        "build": {"version": 1, "ok": True}, "run": {"version": 1, "usable": True}}
+
+
+def _state(tmp_path: Path, facts: HeaderFacts = FACTS, **extra: Any) -> dict[str, Any]:
+    frames = [{"function": "malloc"}, {"function": "dp_new_doc"}, {"function": "dp_sax_start"},
+              {"function": "dp_parse_all"}, {"function": "LLVMFuzzerTestOneInput", "line": 8}]
+    change = {"kind": "improve", "version": 2, "directions": ["call dp_parse_all on a new dp_parser"],
+              **extra}
+    return {"best": BEST, "harness_version": 2, "harness_code": HARNESS, "phase": "optimization",
+            "build": {"version": 2, "ok": True}, "run": {"version": 2, "crashed": True, "usable": False},
+            "crash": {"version": 2, "kind": "leak", "frames": frames}, "last_change": change,
+            "counters": {"harness_versions": 2}, "api": [d.to_dict() for d in API],
+            "header_facts": facts.to_dict(), "project": "p", "function": "dp_count",
+            "work_dir": str(tmp_path)}
+
+
+def test_the_field_the_call_left_its_result_in_is_released_right_after_the_call(tmp_path: Path) -> None:
+    update = revert_failed(_state(tmp_path), Context())  # type: ignore[arg-type]
+    code = update["harness_code"]
+    release = ("    if (parser2 != NULL && parser2->doc != NULL) "
+               "{ dp_doc_free(parser2->doc); parser2->doc = NULL; }")
+    assert f"    (void)dp_parse_all((dp_parser_ptr)parser2);\n{release}" in code
+    assert code.index(release) < code.index("dp_parser_free(parser2)")
+    assert update["last_change"]["released"] == ["call dp_parse_all on a new dp_parser"]
+    assert '"field": "doc"' in (tmp_path / "events.jsonl").read_text()
+    merged = {**_state(tmp_path), **update, "counters": {"harness_versions": 3},
+              "analysis": {"archetype": "stateless_parser"}}
+    assert route(merged, Limits()).next == "build"  # type: ignore[arg-type]
+
+
+def test_without_such_a_field_or_after_one_repair_the_block_is_dropped(tmp_path: Path) -> None:
+    once = _state(tmp_path, released=["call dp_parse_all on a new dp_parser"])
+    again = revert_failed(once, Context())  # type: ignore[arg-type]
+    assert "dp_parse_all" not in again["harness_code"]
+    bare = HeaderFacts(typedefs=FACTS.typedefs, releasers=FACTS.releasers,
+                       records=[Record("struct", "_dp_parser", ("dp_parser",), (("depth", "int"),), False)])
+    update = revert_failed(_state(tmp_path, facts=bare), Context())  # type: ignore[arg-type]
+    assert "dp_parse_all" not in update["harness_code"]
