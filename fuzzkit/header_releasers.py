@@ -83,9 +83,10 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
         if not named and not documented:
             out.append(Releaser(decl.name, ptype, "parameter type"))
     out += _documented_resets(api, docs, out)
-    out += _linked_by_documentation(api, docs, out, with_object)
+    own = own_sentences(api, docs)  # what a producer's documentation says of its own result
+    out += _linked_by_documentation(api, own, out, with_object)
     out += _paired_by_name(api, with_object, out)
-    return _heap_noted(api, out + _allocated_with(api, docs, out))
+    return _heap_noted(api, out + _allocated_with(api, own, out))
 
 
 def _heap_noted(api: Sequence[FunctionDecl], found: list[Releaser]) -> list[Releaser]:
@@ -149,6 +150,33 @@ def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str
             rf"{_SOURCE}\[?\w+\s*\(", doc, re.I)  # its memory's source named: see _allocated_with
         if not named and (_FREE_DOC.search(doc) or caller_frees):
             out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
+    return out
+
+
+_RESULT_OF = re.compile(r"\breturned\s+by\s+\[?([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\s*\([^()]*\)\]?\s+"
+                        r"(?:interface\s+|function\s+)?(?:returns|will\s+return)\b", re.I)
+
+
+def own_sentences(api: Sequence[FunctionDecl], docs: Mapping[str, str]) -> dict[str, str]:
+    """Each function's documentation without the sentences about what another function returns.
+
+    One comment often documents several prototypes (a parser attaches it to the first): "The
+    string returned by q_text() is the statement's. The string returned by q_text_copy() must be
+    passed to q_free()." The second sentence is about ``q_text_copy`` only; read as ``q_text``'s,
+    it made harnesses free a borrowed string.
+    """
+    names = {d.name for d in api}
+    out: dict[str, str] = {}
+    for name, doc in docs.items():
+        if not any(m.group(1) or m.group(2) for m in _RESULT_OF.finditer(doc)):
+            out[name] = doc
+            continue
+        kept = []
+        for sentence in re.split(r"(?<=[.!?])\s+", doc):
+            about = {m.group(1) or m.group(2) for m in _RESULT_OF.finditer(sentence)} & names
+            if not about or name in about or re.search(rf"\b{re.escape(name)}\b", sentence):
+                kept.append(sentence)
+        out[name] = " ".join(kept)
     return out
 
 
