@@ -76,6 +76,35 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
             {"function": callee.name, "type": callee.return_type.strip(), "releaser": releaser})
 
 
+def remembered_releases(state: FuzzState, released: dict[str, str]) -> dict[str, Any]:
+    """The ``extras`` update that keeps ``{function: releaser}`` of this repair for the run."""
+    known = dict((state.get("extras") or {}).get("released_results") or {})
+    return {"released_results": {**known, released["function"]: released["releaser"]}}
+
+
+def reapply_releases(code: str, state: FuzzState) -> tuple[str, list[str]]:
+    """``code`` with the releases this run's repairs found, in the blocks that call those functions again.
+
+    An improvement whose repaired block measured as noise goes back to the best version, and the
+    next one may add the same call: without the release the repair found, it leaks again. The
+    run remembers ``{function: releaser}`` (``extras["released_results"]``, see
+    :func:`remembered_releases`); each block that keeps such a call's result unreleased gets it.
+    Returns the code and the functions whose results were released.
+    """
+    known = (state.get("extras") or {}).get("released_results") or {}
+    decls = {d.name: d for d in map(FunctionDecl.from_dict, state.get("api") or []) if d.name in known}
+    if not decls:
+        return code, []
+    lines = code.splitlines(keepends=True)
+    done: list[str] = []
+    marks = [i for i, line in enumerate(lines) if MARK.search(line)]
+    for mark in reversed(marks):  # bottom up: an insertion moves what is below
+        for fn in decls.values():
+            if _release_in_block(lines, mark, [fn], lambda f: known.get(f.name)):
+                done.append(fn.name)
+    return "".join(lines), sorted(set(done))
+
+
 def _spelled(ctype: str) -> str:
     return re.sub(r"\s+", "", ctype)
 

@@ -21,6 +21,7 @@ from long_term_memory.retrieval import get_retriever
 from nodes._common import ctx_of, log_event
 from nodes._experience import inject, newly_cited, note_used
 from nodes._llm import call_agent, can_fall_back, memory_reads_for
+from nodes.block_repair import reapply_releases
 from nodes.prototyper import pitfall_lines
 
 
@@ -153,6 +154,7 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
     version = counter(state, "harness_versions") + 1
     if needs_fix(state):
         result, update, change, unchanged = _repair(state, runtime, reads, version)
+        code = result.code
         if unchanged:
             return {**update, "last_change": {**change, "unchanged": True,
                                               "version": state.get("harness_version")}}
@@ -163,6 +165,9 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_improve")
         log_event(state, "harness.written", version=version, by="enhancer.improve",
                   directions=result.output.directions, added_calls=result.output.added_calls)
+        code, again = reapply_releases(result.code, state) if result.code else (result.code, [])
+        if again:  # a repair this run found, for a call the improvement added again
+            log_event(state, "improvement.releases_reapplied", version=version, functions=again)
         update.update(note_used(state, result.reply, extras))
         # What this reply newly cited: if the improvement is dropped, that citation goes with it.
         change = {"kind": "improve", "from_version": state.get("harness_version"),
@@ -170,5 +175,5 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
                   "cited": newly_cited(state, update)}
         update["pending_fixes"] = []
     update["counters"] = {**update["counters"], "harness_versions": 1}
-    return {**update, "harness_code": result.code, "harness_version": version,
+    return {**update, "harness_code": code, "harness_version": version,
             "last_change": {**change, "version": version}}

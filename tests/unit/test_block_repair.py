@@ -15,7 +15,7 @@ from agent_graph.context import Context
 from agent_graph.routing import Limits, route
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts, Releaser, Typedef
-from nodes.block_repair import releaser_for
+from nodes.block_repair import reapply_releases, releaser_for
 from nodes.memory_manager import revert_failed
 
 HARNESS = """\
@@ -128,3 +128,16 @@ def test_the_changes_other_blocks_that_keep_a_result_of_that_type_release_it_too
     update = revert_failed(state, Context())  # type: ignore[arg-type]
     out = update["harness_code"]
     assert "result2 != NULL" not in out and "free((void *)result3)" in out
+
+
+def test_the_run_remembers_the_release_for_a_later_improvement_adding_the_call(tmp_path: Path) -> None:
+    """A repaired block measured as noise goes back to the best version; the next improvement may
+    add the same call, and gets the release the repair found instead of the same leak."""
+    update = revert_failed(_state(tmp_path), Context())  # type: ignore[arg-type]
+    assert update["extras"] == {"released_results": {"ur_build": "free"}}
+    later = {**_state(tmp_path), "extras": update["extras"]}
+    code, again = reapply_releases(HARNESS, later)  # type: ignore[arg-type]
+    assert again == ["ur_build"] and "if (result3 != NULL) free((void *)result3);" in code
+    assert code.count("free((void *)") == 1  # the escape block releases its own result already
+    assert reapply_releases(code, later) == (code, [])  # type: ignore[arg-type]
+    assert reapply_releases(HARNESS, _state(tmp_path)) == (HARNESS, [])  # type: ignore[arg-type]
