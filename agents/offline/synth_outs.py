@@ -33,6 +33,13 @@ def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: s
         cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
     ):
         return  # `u = f(..., &v)`: a view into the block the call returns, released with it
+    # A list built through its head (`kv_parse(&head, text)`): the header's releaser of `T **`
+    # takes the whole list; the one of `T *` may free one node's contents only.
+    whole = next(iter(type_table.releasers_of(ptype)), None) if ckinds.pointer_depth(ptype) == 2 else None
+    if whole and not returns_block and not type_table.producer_releaser(fn.name) \
+            and not (ckinds.is_bytes(inner) or ckinds.is_string(inner)):
+        pl.f.cleanup.append(f"if ({v} != NULL) {whole}(&{v});")
+        return
     # "X releases what f allocates" is about f's result: its out-parameters only when it
     # returns no pointer.
     releaser = type_table.releaser_for(inner, producer="" if returns_block else fn.name)

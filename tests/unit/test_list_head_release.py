@@ -1,0 +1,40 @@
+"""A list built through its head is released by the header's releaser of ``T **``.
+
+The invented key-value library's ``kv_parse(kv_item **head, const char *text)`` builds a list;
+``kv_item_free(kv_item *)`` frees one item's buffers only, ``kv_list_free(kv_item **head)`` the
+whole list. Released with the first, every input leaked the nodes (LeakSanitizer, allocated in
+the library's node constructor) and the improvement that added the call was dropped.
+"""
+
+from __future__ import annotations
+
+from agents.offline.analysis import analyze_function
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.synth import default_skeleton, write_harness
+from agents.offline.type_table import read_types, using
+
+API = """
+typedef struct kv_item kv_item;
+int kv_parse(kv_item **head, const char *text);
+void kv_item_free(kv_item *item);
+void kv_list_free(kv_item **head);
+int kv_count(const kv_item *head);
+"""
+TYPES = """```c
+typedef struct kv_item kv_item;
+struct kv_item { char *key; char *value; struct kv_item *next; };
+```
+Release functions:
+- kv_item_free releases kv_item * (parameter type)
+- kv_list_free releases kv_item ** (parameter type)
+"""
+
+
+def test_the_list_goes_to_the_releaser_of_its_head() -> None:
+    decls = parse_prototypes(API)
+    target = next(d for d in decls if d.name == "kv_parse")
+    with using(read_types(TYPES)):
+        arche = analyze_function(target, decls).archetype
+        code = write_harness(target, decls, ["kv.h"], arche, default_skeleton(arche)).code
+    assert "kv_list_free(&" in code, code
+    assert "kv_item_free(" not in code, code
