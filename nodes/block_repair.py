@@ -17,6 +17,7 @@ from typing import Any
 
 from agent_graph.state import FuzzState, counter
 from fuzzkit.api import FunctionDecl
+from fuzzkit.api_twins import canonical_type
 from fuzzkit.header_facts import HeaderFacts
 from long_term_memory.experience.lessons import RELEASE_NAME
 from nodes.block_drop import MARK, block_end, crashed_mark
@@ -54,9 +55,7 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
     lines = (state.get("harness_code") or "").splitlines(keepends=True)
     if callee is None or releaser is None:
         return None
-    old = set(MARK.findall((state.get("best") or {}).get("code") or ""))
-    siblings = [i for i, line in enumerate(lines) if i != index and (m := MARK.search(line))
-                and m.group(1) not in old and m.group(1) not in (change.get("released") or [])]
+    siblings = sibling_blocks(state, lines, index)
     alike = [d for d in decls.values() if _spelled(d.return_type) == _spelled(callee.return_type)]
     repaired: list[str] = []
     def release_of(fn: FunctionDecl) -> str | None:
@@ -74,6 +73,14 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
     return ({"harness_code": "".join(lines), "harness_version": version, "last_change": change,
              "fix_rounds": 0, "counters": counters}, direction,
             {"function": callee.name, "type": callee.return_type.strip(), "releaser": releaser})
+
+
+def sibling_blocks(state: FuzzState, lines: list[str], index: int) -> list[int]:
+    """The mark lines of the change's other new blocks (not in the best version, not repaired yet)."""
+    old = set(MARK.findall((state.get("best") or {}).get("code") or ""))
+    released = (state.get("last_change") or {}).get("released") or []
+    return [i for i, line in enumerate(lines) if i != index and (m := MARK.search(line))
+            and m.group(1) not in old and m.group(1) not in released]
 
 
 def remembered_releases(state: FuzzState, released: dict[str, str]) -> dict[str, Any]:
@@ -167,18 +174,3 @@ def releaser_for(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, Any]]
               and re.sub(r"\bconst\b|\s", "", d["params"][0]["type"]) == "void*"]
     return next((d["name"] for d in single if d["name"] in own), "free")
 
-
-def canonical_type(ctype: str, canonical: dict[str, str]) -> str:
-    """``ctype`` with its named type resolved through the typedefs, without qualifiers or spaces.
-
-    ``doc_ptr`` and ``const doc_t *`` are both ``struct_doc*`` when the header says so.
-    """
-    stars = ctype.count("*")
-    base = re.sub(r"\bconst\b", "", ctype).replace("*", "").strip()
-    for _ in range(8):  # a typedef of a typedef (the canonical form is usually final already)
-        if base not in canonical:
-            break
-        resolved = canonical[base]
-        stars += resolved.count("*")
-        base = re.sub(r"\bconst\b", "", resolved).replace("*", "").strip()
-    return re.sub(r"\s+", "", base) + "*" * stars

@@ -5,8 +5,10 @@ parser does not release the document (the library leaves that to the caller). Le
 allocation stack names the maker (``malloc <- dp_new_doc <- ... <- dp_parse_all <-
 LLVMFuzzerTestOneInput``), and the header says the parser's record has a field of the maker's
 type. Before the block is dropped (:mod:`nodes.block_drop`), the next version releases that field
-right after the call, with the releaser the header names for the type, and clears it. A block
-repaired once that crashes again is dropped as before.
+right after the call, with the releaser the header names for the type, and clears it; the change's
+other new blocks that call the function or one of its twins (``dp_parse_entity(dp_parser_ptr)``:
+:mod:`fuzzkit.api_twins`) on such an object get the same release. A block repaired once that
+crashes again is dropped as before.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from typing import Any
 
 from agent_graph.state import FuzzState, counter
 from fuzzkit.api import FunctionDecl
+from fuzzkit.api_twins import canonical_type, twins
 from fuzzkit.header_facts import HeaderFacts
-from nodes.block_drop import block_end, crashed_mark
-from nodes.block_repair import HARNESS_ENTRY, canonical_type, releaser_for
+from nodes.block_drop import MARK, block_end, crashed_mark
+from nodes.block_repair import HARNESS_ENTRY, releaser_for, sibling_blocks
 
 
 def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[str, str]] | None:
@@ -47,23 +50,47 @@ def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
     releaser = releaser_for(maker, facts, api) if maker is not None else None
     lines = (state.get("harness_code") or "").splitlines(keepends=True)
     end = block_end(lines, index)
-    if holder is None or releaser in (None, "free") or end is None or callee is None or maker is None:
+    if holder is None or releaser is None or releaser == "free" or end is None or callee is None \
+            or maker is None:
         return None
-    at, arg = _call_line(lines[index:end], callee.name, holder[0])
-    if at < 0:
+    names = [callee.name, *twins(callee.name, list(decls.values()), canonical)]
+    repaired = []
+    for mark in sorted([index, *sibling_blocks(state, lines, index)], reverse=True):  # bottom up
+        calls = [callee.name] if mark == index else names
+        if _release_field(lines, mark, calls, holder, releaser, maker.name):
+            repaired.append(MARK.search(lines[mark]).group(1))  # type: ignore[union-attr]
+    if direction not in repaired:
         return None
-    field = holder[1]
-    indent = re.match(r"[ \t]*", lines[index + at]).group(0)  # type: ignore[union-attr]
-    held = f"{arg}->{field}"
-    why = f"/* LeakSanitizer: {callee.name} leaves what {maker.name} made in {field} */"
-    release = f"if ({arg} != NULL && {held} != NULL) {{ {releaser}({held}); {held} = NULL; }}"
-    lines.insert(index + at + 1, f"{indent}{release} {why}\n")
     version = counter(state, "harness_versions") + 1
     change.update(version=version, from_version=state.get("harness_version"),
-                  released=[*(change.get("released") or []), direction])
+                  released=[*(change.get("released") or []), *reversed(repaired)])
+    counters = {"harness_versions": 1, "repaired_blocks": len(repaired)}
     return ({"harness_code": "".join(lines), "harness_version": version, "last_change": change,
-             "fix_rounds": 0, "counters": {"harness_versions": 1, "repaired_blocks": 1}}, direction,
-            {"function": callee.name, "field": field, "maker": maker.name, "releaser": releaser})
+             "fix_rounds": 0, "counters": counters}, direction,
+            {"function": callee.name, "field": holder[1], "maker": maker.name, "releaser": releaser})
+
+
+def _release_field(lines: list[str], mark: int, names: list[str], holder: tuple[int, str], releaser: str,
+                   maker: str) -> str:
+    """Release ``holder``'s field after the first call of one of ``names`` in the block at ``mark``.
+
+    Returns the function whose call got the release ('' when the block has none, or releases it).
+    """
+    end = block_end(lines, mark)
+    if end is None:
+        return ""
+    position, field = holder
+    for name in names:
+        at, arg = _call_line(lines[mark:end], name, position)
+        held = f"{arg}->{field}"
+        if at < 0 or held in "".join(lines[mark:end]):
+            continue
+        indent = re.match(r"[ \t]*", lines[mark + at]).group(0)  # type: ignore[union-attr]
+        why = f"/* LeakSanitizer: {name} leaves what {maker} made in {field} */"
+        release = f"if ({arg} != NULL && {held} != NULL) {{ {releaser}({held}); {held} = NULL; }}"
+        lines.insert(mark + at + 1, f"{indent}{release} {why}\n")
+        return name
+    return ""
 
 
 def _holder(callee: FunctionDecl, maker: FunctionDecl, facts: HeaderFacts) -> tuple[int, str] | None:
@@ -75,7 +102,7 @@ def _holder(callee: FunctionDecl, maker: FunctionDecl, facts: HeaderFacts) -> tu
         if taken.count("*") != 1:
             continue
         for record in facts.records:
-            spellings = {f"{record.kind}{record.tag}*",
+            spellings = {f"{record.tag}*",
                          *(canonical_type(f"{n} *", canonical) for n in record.names)}
             if taken not in spellings:
                 continue

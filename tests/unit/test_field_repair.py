@@ -37,6 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 API = [FunctionDecl("dp_parser_new", "dp_parser_ptr",
                     (Param("data", "const uint8_t *"), Param("size", "size_t"))),
        FunctionDecl("dp_parse_all", "int", (Param("p", "dp_parser_ptr"),)),
+       FunctionDecl("dp_parse_entity", "int", (Param("p", "dp_parser_ptr"),)),
        FunctionDecl("dp_new_doc", "dp_doc_ptr", (Param("version", "const char *"),)),
        FunctionDecl("dp_doc_free", "void", (Param("doc", "dp_doc_ptr"),)),
        FunctionDecl("dp_parser_free", "void", (Param("p", "dp_parser_ptr"),))]
@@ -86,3 +87,23 @@ def test_without_such_a_field_or_after_one_repair_the_block_is_dropped(tmp_path:
                        records=[Record("struct", "_dp_parser", ("dp_parser",), (("depth", "int"),), False)])
     update = revert_failed(_state(tmp_path, facts=bare), Context())  # type: ignore[arg-type]
     assert "dp_parse_all" not in update["harness_code"]
+
+
+def test_a_twin_call_of_the_change_on_another_parser_gets_the_same_release(tmp_path: Path) -> None:
+    twin = HARNESS.replace("  /* @LF:CLEANUP */", """\
+  /* LF improve: call dp_parse_entity on a new dp_parser */
+  {
+    dp_parser *parser3 = NULL;
+    parser3 = dp_parser_new(data, size);
+    if (parser3 != NULL) dp_parse_entity(parser3);
+    dp_parser_free(parser3);
+  }
+  /* @LF:CLEANUP */""")
+    update = revert_failed({**_state(tmp_path), "harness_code": twin}, Context())  # type: ignore[arg-type]
+    code = update["harness_code"]
+    after = ("    if (parser3 != NULL) dp_parse_entity(parser3);\n"
+             "    if (parser3 != NULL && parser3->doc != NULL)")
+    assert after in code
+    assert code.count("dp_doc_free(") == 2
+    assert update["last_change"]["released"] == ["call dp_parse_all on a new dp_parser",
+                                                 "call dp_parse_entity on a new dp_parser"]
