@@ -66,13 +66,22 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
             repaired.append(MARK.search(lines[mark]).group(1))  # type: ignore[union-attr]
     if direction not in repaired:
         return None
+    return (repaired_version(state, lines, repaired), direction,
+            {"function": callee.name, "type": callee.return_type.strip(), "releaser": releaser})
+
+
+def repaired_version(state: FuzzState, lines: list[str], repaired: list[str]) -> dict[str, Any]:
+    """The update to the next version ``lines``, with the ``repaired`` blocks' directions noted.
+
+    A block noted as released that crashes again is dropped (``repaired`` is bottom-up).
+    """
+    change = dict(state.get("last_change") or {})
     version = counter(state, "harness_versions") + 1
     change.update(version=version, from_version=state.get("harness_version"),
                   released=[*(change.get("released") or []), *reversed(repaired)])
     counters = {"harness_versions": 1, "repaired_blocks": len(repaired)}
-    return ({"harness_code": "".join(lines), "harness_version": version, "last_change": change,
-             "fix_rounds": 0, "counters": counters}, direction,
-            {"function": callee.name, "type": callee.return_type.strip(), "releaser": releaser})
+    return {"harness_code": "".join(lines), "harness_version": version, "last_change": change,
+            "fix_rounds": 0, "counters": counters}
 
 
 def sibling_blocks(state: FuzzState, lines: list[str], index: int) -> list[int]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent_graph.state import FuzzState, counter
+from agent_graph.state import FuzzState
 from fuzzkit.api import FunctionDecl
 from fuzzkit.api_twins import canonical_type, twins
 from fuzzkit.header_facts import HeaderFacts
 from nodes.block_drop import MARK, block_end, crashed_mark
-from nodes.block_repair import HARNESS_ENTRY, releaser_for, sibling_blocks
+from nodes.block_repair import HARNESS_ENTRY, releaser_for, repaired_version, sibling_blocks
 
 
 def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[str, str]] | None:
@@ -61,12 +61,7 @@ def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
             repaired.append(MARK.search(lines[mark]).group(1))  # type: ignore[union-attr]
     if direction not in repaired:
         return None
-    version = counter(state, "harness_versions") + 1
-    change.update(version=version, from_version=state.get("harness_version"),
-                  released=[*(change.get("released") or []), *reversed(repaired)])
-    counters = {"harness_versions": 1, "repaired_blocks": len(repaired)}
-    return ({"harness_code": "".join(lines), "harness_version": version, "last_change": change,
-             "fix_rounds": 0, "counters": counters}, direction,
+    return (repaired_version(state, lines, repaired), direction,
             {"function": callee.name, "field": holder[1], "maker": maker.name, "releaser": releaser})
 
 
