@@ -102,21 +102,31 @@ def reapply_releases(code: str, state: FuzzState) -> tuple[str, list[str]]:
     """``code`` with the releases this run's repairs found, in the blocks that call those functions again.
 
     An improvement whose repaired block measured as noise goes back to the best version, and the
-    next one may add the same call: without the release the repair found, it leaks again. The
-    run remembers ``{function: releaser}`` (``extras["released_results"]``, see
-    :func:`remembered_releases`); each block that keeps such a call's result unreleased gets it.
-    Returns the code and the functions whose results were released.
+    next one may add the same call, or another returning the same type: without the release the
+    repair found, it leaks again. The run remembers ``{function: releaser}``
+    (``extras["released_results"]``, see :func:`remembered_releases`); each block that keeps the
+    result of such a function, or of one returning the same type, unreleased gets it (that
+    function's own releaser from the header when it has one). Returns the code and the functions
+    whose results were released.
     """
     known = (state.get("extras") or {}).get("released_results") or {}
-    decls = {d.name: d for d in map(FunctionDecl.from_dict, state.get("api") or []) if d.name in known}
-    if not decls:
+    api = state.get("api") or []
+    decls = list(map(FunctionDecl.from_dict, api))
+    types = {_spelled(d.return_type) for d in decls if d.name in known}
+    alike = [d for d in decls if d.name in known or _spelled(d.return_type) in types]
+    if not alike:
         return code, []
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+
+    def release_of(fn: FunctionDecl) -> str | None:
+        return known.get(fn.name) or releaser_for(fn, facts, api)
+
     lines = code.splitlines(keepends=True)
     done: list[str] = []
     marks = [i for i, line in enumerate(lines) if MARK.search(line)]
     for mark in reversed(marks):  # bottom up: an insertion moves what is below
-        for fn in decls.values():
-            if _release_in_block(lines, mark, [fn], lambda f: known.get(f.name)):
+        for fn in alike:
+            if _release_in_block(lines, mark, [fn], release_of):
                 done.append(fn.name)
     return "".join(lines), sorted(set(done))
 

@@ -141,3 +141,7 @@ def test_the_run_remembers_the_release_for_a_later_improvement_adding_the_call(t
     assert code.count("free((void *)") == 1  # the escape block releases its own result already
     assert reapply_releases(code, later) == (code, [])  # type: ignore[arg-type]
     assert reapply_releases(HARNESS, _state(tmp_path)) == (HARNESS, [])  # type: ignore[arg-type]
+    # Another function returning the same type, added later in the run: released the same way.
+    escape_again = HARNESS.replace("    if (result2 != NULL) free(result2);\n", "")
+    code, again = reapply_releases(escape_again, later)  # type: ignore[arg-type]
+    assert again == ["ur_build", "ur_escape"] and "if (result2 != NULL) free((void *)result2);" in code
