@@ -57,10 +57,10 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
         return None
     siblings = sibling_blocks(state, lines, index)
     alike = [d for d in decls.values() if _spelled(d.return_type) == _spelled(callee.return_type)]
-    repaired: list[str] = []
     def release_of(fn: FunctionDecl) -> str | None:
         return releaser if fn is callee else releaser_for(fn, facts, api)
 
+    repaired: list[str] = []
     for mark in sorted([index, *siblings], reverse=True):  # bottom up: an insertion moves what is below
         if _release_in_block(lines, mark, [callee] if mark == index else alike, release_of):
             repaired.append(MARK.search(lines[mark]).group(1))  # type: ignore[union-attr]
@@ -110,6 +110,8 @@ def reapply_releases(code: str, state: FuzzState) -> tuple[str, list[str]]:
     whose results were released.
     """
     known = (state.get("extras") or {}).get("released_results") or {}
+    if not known:
+        return code, []
     api = state.get("api") or []
     decls = list(map(FunctionDecl.from_dict, api))
     types = {_spelled(d.return_type) for d in decls if d.name in known}
@@ -181,9 +183,9 @@ def releaser_for(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, Any]]
     for r in facts.releasers:
         if r.releases == f"what {fn.name} allocates":
             return r.function
+    made = canonical_type(ret, canonical)
     for r in facts.releasers:  # (a `void *` releaser by parameter type frees anything it is given)
-        same = canonical_type(r.releases, canonical) == canonical_type(ret, canonical)
-        if (r.releases in spelled or same) and not _CHAR.match(r.releases):
+        if canonical_type(r.releases, canonical) == made and not _CHAR.match(r.releases):
             return r.function
     if not any(_CHAR.match(s) for s in spelled):
         return None
@@ -192,4 +194,3 @@ def releaser_for(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, Any]]
     single = [d for d in api if len(d.get("params") or []) == 1
               and re.sub(r"\bconst\b|\s", "", d["params"][0]["type"]) == "void*"]
     return next((d["name"] for d in single if d["name"] in own), "free")
-

@@ -46,13 +46,11 @@ def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
     canonical = {t.name: t.canonical for t in facts.typedefs}
     maker = next((decls[f] for f in below[:-1]
                   if f in decls and canonical_type(decls[f].return_type, canonical).endswith("*")), None)
-    holder = _holder(callee, maker, facts) if callee is not None and maker is not None else None
+    holder = _holder(callee, maker, facts, canonical) if callee is not None and maker is not None else None
     releaser = releaser_for(maker, facts, api) if maker is not None else None
-    lines = (state.get("harness_code") or "").splitlines(keepends=True)
-    end = block_end(lines, index)
-    if holder is None or releaser is None or releaser == "free" or end is None or callee is None \
-            or maker is None:
+    if holder is None or releaser is None or releaser == "free" or callee is None or maker is None:
         return None
+    lines = (state.get("harness_code") or "").splitlines(keepends=True)
     names = [callee.name, *twins(callee.name, list(decls.values()), canonical)]
     repaired = []
     for mark in sorted([index, *sibling_blocks(state, lines, index)], reverse=True):  # bottom up
@@ -88,9 +86,9 @@ def _release_field(lines: list[str], mark: int, names: list[str], holder: tuple[
     return ""
 
 
-def _holder(callee: FunctionDecl, maker: FunctionDecl, facts: HeaderFacts) -> tuple[int, str] | None:
+def _holder(callee: FunctionDecl, maker: FunctionDecl, facts: HeaderFacts,
+            canonical: dict[str, str]) -> tuple[int, str] | None:
     """``(parameter index, field)``: the record ``callee`` takes whose field has ``maker``'s type."""
-    canonical = {t.name: t.canonical for t in facts.typedefs}
     made = canonical_type(maker.return_type, canonical)
     for i, param in enumerate(callee.params):
         taken = canonical_type(param.type, canonical)

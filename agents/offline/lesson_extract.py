@@ -91,7 +91,7 @@ def _repaired_items(trajectory: str) -> list[dict[str, Any]]:
     harness adds it, and the leak is not found again one call at a time.
     """
     out, seen = [], set()
-    for producer, ctype, releaser in dict.fromkeys(_REPAIRED.findall(trajectory)):
+    for producer, ctype, releaser in _REPAIRED.findall(trajectory):
         named = type_name(ctype)
         if not named or named == "void" or "*" not in ctype or (named, releaser) in seen:
             continue

@@ -114,8 +114,8 @@ def _effect_where_it_fits(action: Action, lesson: dict[str, Any], harness: str, 
     call's results are released (the releaser called for something else is not this lesson's change).
     """
     scope = parse_scope(lesson.get("scope"))
-    if action.verb != "release_out_param" or scope_matches(scope, target) or scope is None \
-            or scope.shape != "returns_pointer":  # (a record's field release is the releaser's call)
+    if action.verb != "release_out_param" or scope is None or scope.shape != "returns_pointer" \
+            or scope_matches(scope, target):  # (a record's field release is the releaser's call)
         return effect_present(action, harness, target)
     releaser = action.args["releaser"] if any(f.name == action.args["releaser"] for f in api) else ""
     return any(results_released(harness, c, releaser) for c in callees if scope_matches(scope, c))

@@ -17,7 +17,7 @@ from agents.offline.cdecl import parse_prototypes
 from agents.offline.lesson_apply import ActionableLesson, apply_lessons
 from agents.offline.lesson_extract import actionable_items
 from long_term_memory.experience.config import ExperienceConfig
-from long_term_memory.experience.extraction import _steps_text
+from long_term_memory.experience.extraction import build_extraction_prompt, extraction_kind
 from long_term_memory.experience.lesson_effects import used_items
 from long_term_memory.experience.lessons import lesson_fits, parse_action, parse_scope
 from long_term_memory.experience.matches import InjectItem
@@ -42,7 +42,7 @@ def _learned(tmp_path: Path) -> dict[str, str]:
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     finished = {**state, **update, "target": BY["ur_parse"].to_dict(), "best": state["best"]}
     trajectory = trajectory_from_state(finished, ExperienceConfig(), "run-1", events=events)
-    text = _steps_text(trajectory.steps, 4000)
+    text = build_extraction_prompt(extraction_kind([trajectory]), [trajectory])[1]["trajectory"]
     assert "- [repair] v2 leaked what ur_build returned (ur_char *): v3 releases it with free" in text
     items = actionable_items("ur_uri *ur_parse(const char *text);", text, update["harness_code"])
     return next(i for i in items if i["action"].startswith("release_out_param"))
