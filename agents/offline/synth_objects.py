@@ -18,6 +18,7 @@ from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, listed, set_up_by, usable, zeroed, zeroed_array
 from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
+from agents.offline.synth_outs import whole_list_releaser
 from agents.offline.synth_readers import fall_back, reader_rank, reads_from_io, share_readers, values_only
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_staging import staging_getter
@@ -214,6 +215,10 @@ def _construct_out(pl: Planner, ctor: FunctionDecl, key: str, slot: int, payload
         if ok != f"{rc} >= 0" or not ckinds.is_unsigned(ret):  # an unsigned count tests nothing
             pl.f.setup.append(f"if (!({ok})) {pl.f.fail()}")
     pl.f.setup.append(f"if ({var} == NULL) {pl.f.fail()}")
+    whole = whole_list_releaser(ctor, ctor.params[slot].type)
+    if whole:
+        pl.f.cleanup.append(f"if ({var} != NULL) {whole}(&{var});")
+        return Obj(key, var, var, origin=ctor.name)
     dtor = pl.idx.destructor(key, ctor.name)
     if not dtor and pl.strict_release:
         raise Unsupported(f"no destructor for the {key} {ctor.name} makes")

@@ -33,11 +33,8 @@ def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: s
         cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
     ):
         return  # `u = f(..., &v)`: a view into the block the call returns, released with it
-    # A list built through its head (`kv_parse(&head, text)`): the header's releaser of `T **`
-    # takes the whole list; the one of `T *` may free one node's contents only.
-    whole = next(iter(type_table.releasers_of(ptype)), None) if ckinds.pointer_depth(ptype) == 2 else None
-    if whole and not returns_block and not type_table.producer_releaser(fn.name) \
-            and not (ckinds.is_bytes(inner) or ckinds.is_string(inner)):
+    whole = whole_list_releaser(fn, ptype)
+    if whole:
         pl.f.cleanup.append(f"if ({v} != NULL) {whole}(&{v});")
         return
     # "X releases what f allocates" is about f's result: its out-parameters only when it
@@ -61,6 +58,21 @@ def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: s
     if releaser == "free":
         pl.f.include("<stdlib.h>")
     pl.f.cleanup.append(f"if ({v} != NULL) {releaser}({v});")
+
+
+def whole_list_releaser(fn: FunctionDecl, ptype: str) -> str | None:
+    """The header's releaser of ``T **`` for what ``fn`` builds through that parameter, or None.
+
+    A list built through its head (`kv_parse(&head, text)`): the releaser of `T **` takes the
+    whole list; the one of `T *` may free one node's contents only. Not for a call returning a
+    pointer, one the header pairs with its own releaser, or a string or byte buffer.
+    """
+    inner = ckinds.pointee(ptype)
+    if ckinds.pointer_depth(ptype) != 2 or ckinds.is_pointer(fn.return_type):
+        return None
+    if type_table.producer_releaser(fn.name) or ckinds.is_bytes(inner) or ckinds.is_string(inner):
+        return None
+    return next(iter(type_table.releasers_of(ptype)), None)
 
 
 def _numbers(ctype: str) -> bool:

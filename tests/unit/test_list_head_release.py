@@ -38,3 +38,15 @@ def test_the_list_goes_to_the_releaser_of_its_head() -> None:
         code = write_harness(target, decls, ["kv.h"], arche, default_skeleton(arche)).code
     assert "kv_list_free(&" in code, code
     assert "kv_item_free(" not in code, code
+
+
+def test_a_list_made_for_another_call_goes_to_the_releaser_of_its_head() -> None:
+    """``kv_count`` needs a list: it is built with ``kv_parse(&head, text)`` and released whole."""
+    decls = parse_prototypes(API)
+    target = next(d for d in decls if d.name == "kv_count")
+    with using(read_types(TYPES)):
+        arche = analyze_function(target, decls).archetype
+        code = write_harness(target, decls, ["kv.h"], arche, default_skeleton(arche)).code
+    assert "kv_parse(&" in code, code
+    assert "kv_list_free(&" in code, code
+    assert "kv_item_free(" not in code, code
