@@ -62,6 +62,8 @@ def report_text(crash: Mapping[str, Any]) -> str:
         f"access: {crash.get('access', '')}",
         f"buffer origin: {crash.get('buffer_origin', '')}",
         f"misuse hint: {crash.get('misuse_hint', '')}",
+        *([f"released first inside: {crash['freed_first_in']}"] if crash.get("freed_first_in") else []),
+        *([f"allocated inside: {crash['allocated_in']}"] if crash.get("allocated_in") else []),
         *_input_size(crash.get("reproducer")),
         *([f"input text: {crash['input_text']}"] if crash.get("input_text") else []),
         *([f"documented utf-8 parameters: {crash['utf8_arguments']}"] if crash.get("utf8_arguments") else []),
@@ -79,6 +81,7 @@ def _input_size(path: Any) -> list[str]:
 def stack_api(state: Mapping[str, Any], crash: Mapping[str, Any]) -> str:
     """Prototypes of the library's public functions among the crash's frames, outermost last."""
     frames = [str(f.get("function") or "") for f in crash.get("frames") or []]
+    frames += [str(crash.get(k) or "") for k in ("freed_first_in", "allocated_in")]  # the other stacks
     api = {d.get("name"): d for d in state.get("api") or []}
     shown = dict.fromkeys(f for f in frames if f in api)
     return "\n".join(FunctionDecl.from_dict(api[f]).prototype() for f in shown) or "(none)"

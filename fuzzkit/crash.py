@@ -48,6 +48,8 @@ class CrashReport:
     region: str = ""
     buffer_origin: str = ""
     misuse_hint: str = ""
+    freed_first_in: str = ""
+    allocated_in: str = ""
 
     @property
     def project_frames(self) -> list[Frame]:

@@ -32,6 +32,7 @@ _REGION = re.compile(
 )
 _GLOBAL = re.compile(r"of global variable '[^']+' defined in '(?P<file>[^':]+)")
 _ALLOCATED = re.compile(r"allocated by thread")
+_FREED = re.compile(r"freed by thread")
 _STACK_OBJECT = re.compile(r"is located in stack of thread")
 _NULL = re.compile(
     r"SEGV on unknown address (?:0x0{8,}[0-9a-f]{0,3}\b|\(nil\))|address points to the zero page"
@@ -39,7 +40,7 @@ _NULL = re.compile(
 _BAD_RELEASES = ("bad-free", "double-free", "alloc-dealloc-mismatch")
 # The start of the hint for a library that freed libFuzzer's input (read by the offline fixer).
 INPUT_GIVEN_AWAY = "the library freed libFuzzer's own input buffer, which the harness handed it"
-_RELEASE_NAME = re.compile(r"(free|delete|destroy|release|unref|dispose|cleanup)", re.I)
+RELEASE_NAME = re.compile(r"(free|delete|destroy|release|unref|dispose|cleanup)", re.I)
 OVERFLOWS = (
     "heap-buffer-overflow",
     "stack-buffer-overflow",
@@ -63,6 +64,10 @@ class Triage:
         buffer_origin: Who allocated the memory that was accessed badly: ``fuzzer-input``
             (libFuzzer's input buffer), ``harness``, ``library`` or ``""`` when unknown.
         misuse_hint: One sentence of evidence that the harness misused the API, or ``""``.
+        freed_first_in: For memory released twice or used after release: the library function
+            the harness called inside which the block was released first, or ``""``.
+        allocated_in: The library function the harness called inside which that block was
+            allocated, or ``""``.
     """
 
     category: str
@@ -72,6 +77,8 @@ class Triage:
     region: str = ""
     buffer_origin: str = ""
     misuse_hint: str = ""
+    freed_first_in: str = ""
+    allocated_in: str = ""
 
 
 def is_harness_frame(frame: Frame, harness: str) -> bool:
@@ -150,6 +157,10 @@ def triage(kind: str, lines: list[str], harness: str, near_init: bool) -> Triage
     else:
         origin = _buffer_origin(lines, harness) if access or "use-after" in kind else ""
     found = Triage(category, _entry(frames, harness), _crash_function(frames), access, region, origin)
+    if kind in _BAD_RELEASES or "use-after" in kind:
+        found = Triage(**{**found.__dict__,
+                          "freed_first_in": _entry(stack_after(lines, _FREED), harness),
+                          "allocated_in": _entry(stack_after(lines, _ALLOCATED), harness)})
     return Triage(
         **{**found.__dict__, "misuse_hint": _hint(kind, found, project, in_harness, near_init, lines)}
     )
@@ -191,7 +202,14 @@ def _hint(
             f"null-pointer dereference in {t.crash_function} reached through {entry}: check whether "
             f"the harness passes NULL or an unchecked failed result to {entry}"
         )
-    if kind in _BAD_RELEASES and _RELEASE_NAME.search(t.entry_function) and _shallow(project):
+    if kind == "double-free" and released_inside_a_call(t):
+        return (
+            f"released first inside {t.freed_first_in} (no releaser by its name), allocated inside "
+            f"{t.allocated_in}, released again by {entry}: if {t.allocated_in} handed the harness that "
+            f"block (a new object), {t.freed_first_in} took it over and the harness must not release "
+            f"it; if not, {t.freed_first_in} freed state of an object the harness owns (a library bug)"
+        )
+    if kind in _BAD_RELEASES and RELEASE_NAME.search(t.entry_function) and _shallow(project):
         return (
             f"{kind} right inside {entry}, which the harness called: the harness released memory "
             f"it does not own (a pointer into a block released elsewhere, or released twice)"
@@ -202,3 +220,18 @@ def _hint(
             "error or a call that fails for every input"
         )
     return ""
+
+
+def released_inside_a_call(t: Triage) -> bool:
+    """Whether a block released twice was first released inside a call that releases nothing.
+
+    The first release happened inside a library call with no releaser's name, another such
+    call had allocated the block, and the harness's release of its object (``match_free(md)``)
+    freed it a second time. A call that uses the object (``substitute(code, ..., md)``) may have
+    freed part of that object's state, which the harness never held: the library's bug. Or the
+    allocating call handed the harness a new object and the first call took it over: misuse.
+    The hint says both; the model judges from the prototypes.
+    """
+    first, made = t.freed_first_in, t.allocated_in
+    return bool(first and made and not RELEASE_NAME.search(first) and not RELEASE_NAME.search(made)
+                and RELEASE_NAME.search(t.entry_function))

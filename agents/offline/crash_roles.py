@@ -11,7 +11,7 @@ from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.followups import crashed_followup
 from agents.offline.leak_owner import library_leak, uncast
 from agents.offline.prompt_reader import PromptFacts, target_function
-from fuzzkit.triage import OVERFLOWS
+from fuzzkit.triage import OVERFLOWS, RELEASE_NAME
 
 Reply = tuple[dict[str, Any], str | None]
 
@@ -45,6 +45,9 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
         if why:
             return {"feasible": True, "verdict": "library_bug",
                     "reasoning": f"The leak is the library's: {why}.", "fix_hint": ""}, None
+    freed = _freed_by_the_library(report, parse_prototypes(facts.code("Library functions in the stack")))
+    if kind == "double-free" and freed and not harness_fault:  # before the triage's hint, which says both
+        return {"feasible": True, "verdict": "library_bug", "reasoning": freed, "fix_hint": ""}, None
     if kind == "leak" and "LLVMFuzzerTestOneInput" in facts.text("Stack"):
         harness_fault = True
     if report.get("misuse hint", "").strip() or report.get("category") == "harness":
@@ -73,6 +76,28 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
     return {"feasible": True, "verdict": "library_bug",
             "reasoning": f"The {kind} happens inside library code reached through its public API "
                          "with input the harness passes as documented.", "fix_hint": ""}, None
+
+
+def _freed_by_the_library(report: dict[str, str], stack_api: list[Any]) -> str:
+    """Why a block released twice is the library's doing, or ``""``.
+
+    The harness released its object once; a library call that releases nothing by its name had
+    freed part of that object's state first, state that another call returning no object
+    (a status, nothing through a ``T **``) had allocated: the harness never held that block.
+    """
+    first, made = report.get("released first inside", ""), report.get("allocated inside", "")
+    maker = next((d for d in stack_api if d.name == made), None)
+    if not first or RELEASE_NAME.search(first) or maker is None or report.get("category") == "harness":
+        return ""
+    hands_out = pointer_depth(maker.return_type) > 0 or any(
+        pointer_depth(p.type) >= 2 and strip_const(canonical_base(base_name(p.type))) not in BYTE_TYPES
+        for p in maker.params)
+    if hands_out:
+        return ""
+    entry = report.get("entry function", "") or "the harness's release"
+    return (f"{first} freed memory that {made} had allocated inside an object the harness owns "
+            f"(not a block either call handed the harness), and {entry} freed it again when the "
+            "harness released that object once: the library frees state it keeps using.")
 
 
 def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
