@@ -5,7 +5,8 @@ directory) and run the functions one after another (jobs=1), so later targets ca
 earlier ones left; retrieve-only then runs the same sequence over the bank retrieve-extract left
 and checks that every bank file is byte-identical afterwards. Prints per mode: targets reaching a
 running harness, fix rounds, harness-caused crash rounds (crashes judged harness misuse),
-repeated failures (a failure signature — compile-error class, crash kind and frame, input not
+repeated failures (a failure signature — compile-error class, kind and frame of a crash judged
+misuse (a library bug found is no failure), input not
 reaching the target — already seen on an earlier target of the same library; in brackets, those
 an earlier target got past, by a repair or by dropping the improvement that caused it, so a
 lesson could have prevented them), model calls,
@@ -57,6 +58,7 @@ def failure_trace(work: Path) -> tuple[list[str], int, set[str]]:
     misuse = 0
     resolved: set[str] = set()
     pending: list[str] = []
+    crash = "crash:unknown"
     for event in _events(work / "events.jsonl"):
         kind, data = event.get("type"), event.get("data") or {}
         found: list[str] = []
@@ -67,9 +69,10 @@ def failure_trace(work: Path) -> tuple[list[str], int, set[str]]:
             found = ["compile:" + _QUOTED.sub("'_'", e) for e in errors]
         elif kind == "crash.triaged":
             frame = str(data.get("signature") or "").split("@")[-1].split("<")[0]
-            found = [f"crash:{data.get('kind')}@{frame}"]
+            crash = f"crash:{data.get('kind')}@{frame}"
         elif kind == "crash.verdict" and not data.get("feasible"):
             misuse += 1
+            found = [crash]  # a library bug found is no failure of the harness, here or later
         elif kind == "execution.done" and not data.get("crashed") and not data.get("target_hits"):
             found = ["target-not-reached"]
         elif kind == "harness.written" and any("fuzz input" in f for f in data.get("fixes") or []):

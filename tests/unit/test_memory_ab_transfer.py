@@ -49,6 +49,10 @@ def test_a_failure_is_resolved_when_a_later_version_runs_or_its_improvement_is_d
     assert failure_trace(dropped)[2] == {"crash:leak@vv_alloc"}
     # never got past it: the target-not-reached run after it resolves nothing
     assert failure_trace(stuck) == (["crash:leak@vv_alloc", "target-not-reached"], 1, set())
+    # a crash judged the library's bug is a finding, not a failure to repeat
+    found = _events(tmp_path / "d", ("execution.done", {"crashed": True}), leak,
+                    ("crash.verdict", {"feasible": True}))
+    assert failure_trace(found) == ([], 0, set())
 
 
 def test_each_librarys_rows_add_up_to_the_totals(tmp_path: Path, capsys: object) -> None:
