@@ -29,14 +29,14 @@ def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: s
         return
     inner = ckinds.pointee(ptype)
     returns_block = ckinds.is_pointer(fn.return_type)
-    if returns_block and pl.idx.returns_owned(fn) and (
-        cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
-    ):
-        return  # `u = f(..., &v)`: a view into the block the call returns, released with it
     whole = whole_list_releaser(fn, ptype)
     if whole:
         pl.f.cleanup.append(f"if ({v} != NULL) {whole}(&{v});")
         return
+    if returns_block and pl.idx.returns_owned(fn) and (
+        cdecl.normalize_type(inner) == cdecl.normalize_type(fn.return_type)
+    ):
+        return  # `u = f(..., &v)`: a view into the block the call returns, released with it
     # "X releases what f allocates" is about f's result: its out-parameters only when it
     # returns no pointer.
     releaser = type_table.releaser_for(inner, producer="" if returns_block else fn.name)
@@ -65,14 +65,27 @@ def whole_list_releaser(fn: FunctionDecl, ptype: str) -> str | None:
 
     A list built through its head (`kv_parse(&head, text)`): the releaser of `T **` takes the
     whole list; the one of `T *` may free one node's contents only. Not for a call returning a
-    pointer, one the header pairs with its own releaser, or a string or byte buffer.
+    pointer (other than the node it put in the list: `node = kv_store(&head, key, value)`), one
+    the header pairs with its own releaser, or a string or byte buffer.
     """
     inner = ckinds.pointee(ptype)
-    if ckinds.pointer_depth(ptype) != 2 or ckinds.is_pointer(fn.return_type):
+    node = cdecl.normalize_type(fn.return_type) == cdecl.normalize_type(inner)
+    if ckinds.pointer_depth(ptype) != 2 or ckinds.is_pointer(fn.return_type) and not node:
         return None
     if type_table.producer_releaser(fn.name) or ckinds.is_bytes(inner) or ckinds.is_string(inner):
         return None
     return next(iter(type_table.releasers_of(ptype)), None)
+
+
+def returns_list_node(fn: FunctionDecl) -> bool:
+    """Whether ``fn`` returns the node it put in a list it was given by its head (``T **``).
+
+    The list then holds the node: releasing the list releases it, and the node is not released
+    on its own (``node = kv_store(&head, key, value)``).
+    """
+    return ckinds.is_pointer(fn.return_type) and any(
+        whole_list_releaser(fn, p.type) for p in fn.params
+        if cdecl.normalize_type(ckinds.pointee(p.type)) == cdecl.normalize_type(fn.return_type))
 
 
 def _numbers(ctype: str) -> bool:

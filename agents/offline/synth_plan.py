@@ -15,6 +15,7 @@ from agents.offline.synth_code import Frag
 from agents.offline.synth_encoded import encode_input, encoder_for
 from agents.offline.synth_kinds import Call, build_argument
 from agents.offline.synth_knowledge import success_test
+from agents.offline.synth_outs import returns_list_node
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_staging import stage_input, staging_getter
 from agents.offline.synth_types import EXPANDS, MAX_OUT, SHRINKS, CallPlan, Obj, Role, Unsupported, decl_type
@@ -225,7 +226,7 @@ class Planner:
         """
         fn = plan.fn
         ret = fn.return_type
-        owned = self.idx.returns_owned(fn)
+        owned = self.idx.returns_owned(fn) and not returns_list_node(fn)  # the list holds the node
         rkey = self.idx.type_key(ret)
         stmts: list[str] = []
         var = None

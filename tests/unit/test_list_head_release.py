@@ -50,3 +50,14 @@ def test_a_list_made_for_another_call_goes_to_the_releaser_of_its_head() -> None
     assert "kv_parse(&" in code, code
     assert "kv_list_free(&" in code, code
     assert "kv_item_free(" not in code, code
+
+
+def test_a_node_returned_by_the_call_that_added_it_to_the_list_is_released_with_the_list() -> None:
+    """``kv_store(&head, key, value)`` returns the node it put in the list: the list is released."""
+    decls = parse_prototypes(API + "kv_item *kv_store(kv_item **head, const char *key, const char *value);\n")
+    target = next(d for d in decls if d.name == "kv_store")
+    with using(read_types(TYPES)):
+        arche = analyze_function(target, decls).archetype
+        code = write_harness(target, decls, ["kv.h"], arche, default_skeleton(arche)).code
+    assert "kv_list_free(&" in code, code
+    assert "kv_item_free(" not in code, code
