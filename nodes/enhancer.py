@@ -22,6 +22,7 @@ from nodes._common import ctx_of, log_event
 from nodes._experience import inject, newly_cited, note_used
 from nodes._llm import call_agent, can_fall_back, memory_reads_for
 from nodes.block_repair import reapply_releases
+from nodes.field_repair import reapply_field_releases
 from nodes.prototyper import pitfall_lines
 
 
@@ -166,6 +167,8 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         log_event(state, "harness.written", version=version, by="enhancer.improve",
                   directions=result.output.directions, added_calls=result.output.added_calls)
         code, again = reapply_releases(result.code, state) if result.code else (result.code, [])
+        code, fields = reapply_field_releases(code, state) if code else (code, [])
+        again = sorted({*again, *fields})
         if again:  # a repair this run found, for a call the improvement added again
             log_event(state, "improvement.releases_reapplied", version=version, functions=again)
         update.update(note_used(state, result.reply, extras))

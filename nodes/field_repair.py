@@ -63,6 +63,43 @@ def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
             {"function": callee.name, "field": holder[1], "maker": maker.name, "releaser": releaser})
 
 
+def remembered_fields(state: FuzzState, released: dict[str, str]) -> dict[str, Any]:
+    """The ``extras`` update that keeps this field repair (``{function: {field, maker, releaser}}``)."""
+    known = dict((state.get("extras") or {}).get("released_fields") or {})
+    kept = {k: released[k] for k in ("field", "maker", "releaser")}
+    return {"released_fields": {**known, released["function"]: kept}}
+
+
+def reapply_field_releases(code: str, state: FuzzState) -> tuple[str, list[str]]:
+    """``code`` with this run's field releases in the blocks that call those functions or their twins.
+
+    A repaired block that measured as noise goes back to the best version with the rest of its
+    improvement; the next improvement may add the call again, or a twin of it (another parse of
+    the same context), and leak the same way. Returns the code and the functions given a release.
+    """
+    known = (state.get("extras") or {}).get("released_fields") or {}
+    if not known:
+        return code, []
+    decls = {d.name: d for d in map(FunctionDecl.from_dict, state.get("api") or [])}
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    lines = code.splitlines(keepends=True)
+    marks = [i for i, line in enumerate(lines) if MARK.search(line)]
+    done: list[str] = []
+    for function, what in known.items():
+        callee, maker = decls.get(function), decls.get(what.get("maker", ""))
+        holder = _holder(callee, maker, facts, canonical) if callee and maker else None
+        if callee is None or maker is None or holder is None:
+            continue
+        names = [callee.name, *twins(callee.name, list(decls.values()), canonical)]
+        for mark in reversed(marks):  # bottom up: an insertion moves what is below
+            name = _release_field(lines, mark, names, holder, what["releaser"], maker.name)
+            if name:
+                done.append(name)
+        marks = [i for i, line in enumerate(lines) if MARK.search(line)]
+    return "".join(lines), sorted(set(done))
+
+
 def _release_field(lines: list[str], mark: int, names: list[str], holder: tuple[int, str], releaser: str,
                    maker: str) -> str:
     """Release ``holder``'s field after the first call of one of ``names`` in the block at ``mark``.

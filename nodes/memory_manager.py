@@ -35,7 +35,7 @@ from nodes._experience import finalize_experience
 from nodes._llm import call_agent
 from nodes.block_drop import crashed_mark, drop_crashed_block
 from nodes.block_repair import release_leaked_result, remembered_releases
-from nodes.field_repair import release_left_in_field
+from nodes.field_repair import release_left_in_field, remembered_fields
 
 
 def lines_percent(run: dict[str, Any]) -> float:
@@ -181,8 +181,8 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
         update, direction, released = repaired
         log_event(state, "improvement.block_repaired", version=state.get("harness_version"),
                   next_version=update["harness_version"], direction=direction, **released)
-        if "field" not in released:
-            update["extras"] = remembered_releases(state, released)
+        update["extras"] = (remembered_fields(state, released) if "field" in released
+                            else remembered_releases(state, released))
         return update
     dropped = drop_crashed_block(state)
     if dropped is not None:

@@ -107,3 +107,21 @@ def test_a_twin_call_of_the_change_on_another_parser_gets_the_same_release(tmp_p
     assert code.count("dp_doc_free(") == 2
     assert update["last_change"]["released"] == ["call dp_parse_all on a new dp_parser",
                                                  "call dp_parse_entity on a new dp_parser"]
+
+
+def test_the_run_remembers_the_field_release_for_a_later_improvement_adding_a_twin(tmp_path: Path) -> None:
+    """The repaired block went back with its noise-level improvement; the next adds the twin."""
+    from nodes.field_repair import reapply_field_releases
+
+    update = revert_failed(_state(tmp_path), Context())  # type: ignore[arg-type]
+    assert update["extras"]["released_fields"] == {
+        "dp_parse_all": {"field": "doc", "maker": "dp_new_doc", "releaser": "dp_doc_free"}}
+    later = HARNESS.replace("call dp_parse_all", "call dp_parse_entity").replace(
+        "(void)dp_parse_all(", "(void)dp_parse_entity(")
+    state = {**_state(tmp_path), "extras": update["extras"]}
+    code, functions = reapply_field_releases(later, state)  # type: ignore[arg-type]
+    assert functions == ["dp_parse_entity"]
+    assert ("    (void)dp_parse_entity((dp_parser_ptr)parser2);\n"
+            "    if (parser2 != NULL && parser2->doc != NULL) { dp_doc_free(parser2->doc);") in code
+    assert reapply_field_releases(code, state)[1] == []  # released once
+    assert reapply_field_releases(later, _state(tmp_path))[0] == later  # nothing remembered
