@@ -60,13 +60,14 @@ def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
     if direction not in repaired:
         return None
     return (repaired_version(state, lines, repaired), direction,
-            {"function": callee.name, "field": holder[1], "maker": maker.name, "releaser": releaser})
+            {"function": callee.name, "field": holder[1], "maker": maker.name, "releaser": releaser,
+             "holder": callee.params[holder[0]].type})
 
 
 def remembered_fields(state: FuzzState, released: dict[str, str]) -> dict[str, Any]:
     """The ``extras`` update that keeps this field repair (``{function: {field, maker, releaser}}``)."""
     known = dict((state.get("extras") or {}).get("released_fields") or {})
-    kept = {k: released[k] for k in ("field", "maker", "releaser")}
+    kept = {k: released[k] for k in ("field", "maker", "releaser")}  # (the holder is re-derived)
     return {"released_fields": {**known, released["function"]: kept}}
 
 

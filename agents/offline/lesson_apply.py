@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from agents.offline import type_table
 from agents.offline.experience import shown_lessons
 from agents.offline.fixer_core import FixerBase
+from agents.offline.fixer_edit import split_args
 from agents.offline.fixer_input import feed_input
 from agents.offline.fixer_leak import release_results, releaser_of
 from agents.offline.fixer_types import opaque_variable
@@ -33,6 +34,7 @@ from long_term_memory.experience.lessons import (
     parse_scope,
     scope_matches,
     shape_types,
+    type_name,
 )
 
 _FIELD = re.compile(r"^- (Scope|Action):\s*(.+?)\s*$", re.M)
@@ -123,6 +125,11 @@ def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
     for lesson in lessons:
         if lesson.action is None or lesson.action.verb == "avoid_call":
             continue  # a call to leave out is the improver's choice (see avoided_calls)
+        if lesson.action.verb == "release_field":
+            code, hows = release_field_after_calls(code, lesson.action, target, api)
+            if hows:
+                notes.append(f"applied [{lesson.item_id}] {lesson.action.render()}: {'; '.join(hows)}")
+            continue
         if lesson.action.verb == "feed_input_via" and lesson.action.args["function"] in avoided:
             continue  # another lesson saw that call crash: leaving it out wins
         hows = []
@@ -135,6 +142,42 @@ def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
         if hows:
             notes.append(f"applied [{lesson.item_id}] {lesson.action.render()}: {'; '.join(hows)}")
     return code, notes
+
+
+def release_field_after_calls(code: str, action: Action, target: FunctionDecl,
+                              api: list[FunctionDecl]) -> tuple[str, list[str]]:
+    """Each call of the lesson's function or a twin (not the target) followed by its field's release.
+
+    ``release_field(function=F, holder=T, field=X, releaser=R)``: after ``F(..., obj, ...)`` on a
+    ``T``, ``if (obj != NULL && obj->X != NULL) { R(obj->X); obj->X = NULL; }``, unless the lines
+    after the call release it already. The target's own call is left alone: what its harness
+    does with the field after the call is the draft's business.
+    """
+    a = action.args
+    decls = {f.name: f for f in api}
+    function = decls.get(a["function"])
+    if function is None or a["releaser"] not in {*decls, "free"}:
+        return code, []
+    position = next((i for i, p in enumerate(function.params) if type_name(p.type) == a["holder"]), None)
+    if position is None:
+        return code, []
+    lines, hows = code.splitlines(keepends=True), []
+    names = [n for n in [function.name, *twins_of(function.name, api)] if n != target.name]
+    called = re.compile(rf"\b(?:{'|'.join(map(re.escape, names))})\s*\((.*)\)\s*;") if names else None
+    for i in range(len(lines) - 1, -1, -1):  # bottom up: an insertion moves what is below
+        call = called.search(lines[i]) if called else None
+        args = split_args(call.group(1)) if call else []
+        arg = re.sub(r"^\s*\([^()]*\)\s*", "", args[position]).strip() if position < len(args) else ""
+        if not re.fullmatch(r"[A-Za-z_]\w*", arg):
+            continue
+        held = f"{arg}->{a['field']}"
+        if any(held in line for line in lines[i + 1:i + 4]):
+            continue
+        indent = re.match(r"[ \t]*", lines[i]).group(0)  # type: ignore[union-attr]
+        lines.insert(i + 1, f"{indent}if ({arg} != NULL && {held} != NULL) "
+                            f"{{ {a['releaser']}({held}); {held} = NULL; }}\n")
+        hows.append(f"release {held} with {a['releaser']} after the call")
+    return "".join(lines), hows[::-1]
 
 
 def _fitting_callees(code: str, target: FunctionDecl, api: list[FunctionDecl],

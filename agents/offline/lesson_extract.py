@@ -30,6 +30,9 @@ _THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
 _ALLOCATED = re.compile(r"^- \[crash\] leak at \S+ through (\w+) \(allocated in (\w+)\)", re.M)
 _REPAIRED = re.compile(
     r"^- \[repair\] v\d+ leaked what (\w+) returned \(([^)]*)\): v\d+ releases it with (\w+)", re.M)
+_REPAIRED_FIELD = re.compile(
+    r"^- \[repair\] v\d+ leaked what (\w+) made in the (\w+) field of (\w+)'s ([^:\n]+): "
+    r"v\d+ releases it with (\w+)", re.M)
 _REVERT = re.compile(r"^- \[revert\] v(\d+) did not run cleanly")
 _KEPT = re.compile(r"\(v(\d+) has the others\)")
 _GAVE_UP = re.compile(r"^- \[stop\] .*crash caused by the harness.*\bgave up\b")
@@ -105,6 +108,31 @@ def _repaired_items(trajectory: str) -> list[dict[str, Any]]:
             f"{ctype} with {releaser} right after using it, in the block that called them.",
             {"shape": "returns_pointer", "type": named},
             f"sanitizer:leak@{producer}", f"release_out_param(type={named}, releaser={releaser})",
+        ))
+    return out
+
+
+def _repaired_field_items(trajectory: str) -> list[dict[str, Any]]:
+    """A call that left what it made in a field of its object, released after the call (``[repair]``).
+
+    The lesson covers the function and those with its signature (another parse of the same
+    context leaves its document in the same field), in later harnesses of the library.
+    """
+    out, seen = [], set()
+    for maker, fld, function, holder, releaser in dict.fromkeys(_REPAIRED_FIELD.findall(trajectory)):
+        held = type_name(holder)
+        if not held or (fld, releaser) in seen:  # a second parse of the same context: one lesson
+            continue
+        seen.add((fld, releaser))
+        out.append(_item(
+            f"Release the {fld} field {function} fills with {releaser}",
+            f"{function} and the functions with its signature, called on a {holder}.",
+            f"{function} left what {maker} made in the {fld} field of its {holder}, and releasing the "
+            f"object does not release it: the fuzz run reported a leak (LeakSanitizer) allocated in "
+            f"{maker}. After each call of {function}, or of a function with the same signature, release "
+            f"that field with {releaser} and set it to NULL.",
+            {"name": function, "type": held}, f"sanitizer:leak@{maker}",
+            f"release_field(function={function}, holder={held}, field={fld}, releaser={releaser})",
         ))
     return out
 
@@ -257,6 +285,6 @@ def actionable_items(prototype: str, trajectory: str, code: str) -> list[dict[st
     """Items with a scope, a failure signature and an action, one per recognized repair or dropped call."""
     target = _decl(prototype)
     return [*_release_items(trajectory, code), *_repaired_items(trajectory),
-            *_field_release_items(trajectory, code),
+            *_repaired_field_items(trajectory), *_field_release_items(trajectory, code),
             *_feed_items(trajectory, target),
             *_compile_items(trajectory, target), *_avoid_items(trajectory)]

@@ -36,6 +36,9 @@ def effect_present(action: Action | None, code: str, target: FunctionDecl | None
     if action.verb == "release_out_param":
         return (re.search(rf"\b{re.escape(a['releaser'])}\s*\(", code) is not None
                 or target is not None and results_released(code, target))
+    if action.verb == "release_field":
+        return re.search(rf"\b{re.escape(a['releaser'])}\s*\(\s*[A-Za-z_]\w*->{re.escape(a['field'])}\s*\)",
+                         code) is not None
     if action.verb == "feed_input_via":
         return re.search(rf"\b{re.escape(a['function'])}\s*\([^;]*\bdata\b", code) is not None
     if action.verb == "hold_by_pointer":

@@ -10,6 +10,9 @@ small vocabulary the offline engine applies to a harness with its own repair fun
 - ``keep_struct_tag(X)``: write ``struct X``, never bare ``X``;
 - ``apply_fixit(old=A, new=B)``: the name ``A`` is spelled ``B``;
 - ``hold_by_pointer(type=T)``: ``T`` is opaque: hold it through a ``T *``, never by value;
+- ``release_field(function=F, holder=T, field=X, releaser=R)``: a call of ``F`` (or of a function
+  with its signature) on a ``T`` leaves what it made in the object's field ``X``: release it with
+  ``R`` after the call;
 - ``avoid_call(F)``: tried and failed: an improvement that added a call of ``F`` crashed by
   misusing it and was dropped; do not add ``F`` to another harness of the library, nor a
   function with ``F``'s signature whose name shares a word with it (its family by shape).
@@ -38,6 +41,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "apply_fixit": ("old", "new"),
     "hold_by_pointer": ("type",),
     "avoid_call": ("function",),
+    "release_field": ("function", "holder", "field", "releaser"),
 }
 SHAPES = ("out_param", "returns_pointer", "object_param", "buffer_input")
 MAX_FAILURE = 160
@@ -201,6 +205,9 @@ def lesson_fits(lesson: Mapping[str, Any], target: FunctionDecl | None,
     action = parse_action(lesson.get("action"))
     if action is not None and action.verb == "avoid_call":
         return avoid_fits(action.args["function"], scope, target, api)
+    if action is not None and action.verb == "release_field":  # the library's own function and releaser
+        names = {f.name for f in api}
+        return action.args["function"] in names and action.args["releaser"] in names | {"free"}
     if scope_matches(scope, target):
         return True
     if action is None or action.verb != "release_out_param":

@@ -140,8 +140,12 @@ def _repair_step(event: Mapping[str, Any]) -> Step | None:
     """
     data = event.get("data") or {}
     function, releaser = data.get("function"), data.get("releaser")
-    if event.get("type") != "improvement.block_repaired" or not (function and releaser) or data.get("field"):
+    if event.get("type") != "improvement.block_repaired" or not (function and releaser):
         return None
+    if data.get("field"):
+        left = (f"v{data.get('version')} leaked what {data.get('maker', '?')} made in the "
+                f"{data['field']} field of {function}'s {data.get('holder', '?')}")
+        return "repair", f"{left}: v{data.get('next_version')} releases it with {releaser} after the call"
     leaked = f"v{data.get('version')} leaked what {function} returned ({data.get('type', '?')})"
     return "repair", f"{leaked}: v{data.get('next_version')} releases it with {releaser} after the call"
 
