@@ -30,23 +30,24 @@ Release functions:
 """
 
 
-def test_the_list_goes_to_the_releaser_of_its_head() -> None:
-    decls = parse_prototypes(API)
-    target = next(d for d in decls if d.name == "kv_parse")
+def _draft(name: str, api: str = API) -> str:
+    """The offline engine's first draft for ``name`` of the invented key-value API."""
+    decls = parse_prototypes(api)
+    target = next(d for d in decls if d.name == name)
     with using(read_types(TYPES)):
         arche = analyze_function(target, decls).archetype
-        code = write_harness(target, decls, ["kv.h"], arche, default_skeleton(arche)).code
+        return write_harness(target, decls, ["kv.h"], arche, default_skeleton(arche)).code
+
+
+def test_the_list_goes_to_the_releaser_of_its_head() -> None:
+    code = _draft("kv_parse")
     assert "kv_list_free(&" in code, code
     assert "kv_item_free(" not in code, code
 
 
 def test_a_list_made_for_another_call_goes_to_the_releaser_of_its_head() -> None:
     """``kv_count`` needs a list: it is built with ``kv_parse(&head, text)`` and released whole."""
-    decls = parse_prototypes(API)
-    target = next(d for d in decls if d.name == "kv_count")
-    with using(read_types(TYPES)):
-        arche = analyze_function(target, decls).archetype
-        code = write_harness(target, decls, ["kv.h"], arche, default_skeleton(arche)).code
+    code = _draft("kv_count")
     assert "kv_parse(&" in code, code
     assert "kv_list_free(&" in code, code
     assert "kv_item_free(" not in code, code
@@ -54,10 +55,7 @@ def test_a_list_made_for_another_call_goes_to_the_releaser_of_its_head() -> None
 
 def test_a_node_returned_by_the_call_that_added_it_to_the_list_is_released_with_the_list() -> None:
     """``kv_store(&head, key, value)`` returns the node it put in the list: the list is released."""
-    decls = parse_prototypes(API + "kv_item *kv_store(kv_item **head, const char *key, const char *value);\n")
-    target = next(d for d in decls if d.name == "kv_store")
-    with using(read_types(TYPES)):
-        arche = analyze_function(target, decls).archetype
-        code = write_harness(target, decls, ["kv.h"], arche, default_skeleton(arche)).code
+    store = "kv_item *kv_store(kv_item **head, const char *key, const char *value);\n"
+    code = _draft("kv_store", API + store)
     assert "kv_list_free(&" in code, code
     assert "kv_item_free(" not in code, code
