@@ -40,7 +40,7 @@ _NULL = re.compile(
 _BAD_RELEASES = ("bad-free", "double-free", "alloc-dealloc-mismatch")
 # The start of the hint for a library that freed libFuzzer's input (read by the offline fixer).
 INPUT_GIVEN_AWAY = "the library freed libFuzzer's own input buffer, which the harness handed it"
-RELEASE_NAME = re.compile(r"(free|delete|destroy|release|unref|dispose|cleanup)", re.I)
+_RELEASE_NAME = re.compile(r"(free|delete|destroy|release|unref|dispose|cleanup)", re.I)
 OVERFLOWS = (
     "heap-buffer-overflow",
     "stack-buffer-overflow",
@@ -209,7 +209,7 @@ def _hint(
             f"block (a new object), {t.freed_first_in} took it over and the harness must not release "
             f"it; if not, {t.freed_first_in} freed state of an object the harness owns (a library bug)"
         )
-    if kind in _BAD_RELEASES and RELEASE_NAME.search(t.entry_function) and _shallow(project):
+    if kind in _BAD_RELEASES and _RELEASE_NAME.search(t.entry_function) and _shallow(project):
         return (
             f"{kind} right inside {entry}, which the harness called: the harness released memory "
             f"it does not own (a pointer into a block released elsewhere, or released twice)"
@@ -233,5 +233,5 @@ def released_inside_a_call(t: Triage) -> bool:
     The hint says both; the model judges from the prototypes.
     """
     first, made = t.freed_first_in, t.allocated_in
-    return bool(first and made and not RELEASE_NAME.search(first) and not RELEASE_NAME.search(made)
-                and RELEASE_NAME.search(t.entry_function))
+    return bool(first and made and not _RELEASE_NAME.search(first) and not _RELEASE_NAME.search(made)
+                and _RELEASE_NAME.search(t.entry_function))

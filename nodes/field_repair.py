@@ -13,12 +13,12 @@ crashes again is dropped as before.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from agent_graph.state import FuzzState
 from fuzzkit.api import FunctionDecl
 from fuzzkit.api_twins import canonical_type, twins
+from fuzzkit.field_release import held_argument, release_line
 from fuzzkit.header_facts import HeaderFacts
 from nodes.block_drop import MARK, block_end, crashed_mark
 from nodes.block_repair import HARNESS_ENTRY, releaser_for, repaired_version, sibling_blocks
@@ -113,13 +113,10 @@ def _release_field(lines: list[str], mark: int, names: list[str], holder: tuple[
     position, field = holder
     for name in names:
         at, arg = _call_line(lines[mark:end], name, position)
-        held = f"{arg}->{field}"
-        if at < 0 or held in "".join(lines[mark:end]):
+        if at < 0 or f"{arg}->{field}" in "".join(lines[mark:end]):
             continue
-        indent = re.match(r"[ \t]*", lines[mark + at]).group(0)  # type: ignore[union-attr]
         why = f"/* LeakSanitizer: {name} leaves what {maker} made in {field} */"
-        release = f"if ({arg} != NULL && {held} != NULL) {{ {releaser}({held}); {held} = NULL; }}"
-        lines.insert(mark + at + 1, f"{indent}{release} {why}\n")
+        lines.insert(mark + at + 1, release_line(lines[mark + at], arg, field, releaser, why))
         return name
     return ""
 
@@ -147,10 +144,7 @@ def _holder(callee: FunctionDecl, maker: FunctionDecl, facts: HeaderFacts,
 def _call_line(block: list[str], callee: str, position: int) -> tuple[int, str]:
     """The index of the block's line that calls ``callee``, and its argument at ``position`` (-1, '')."""
     for i, line in enumerate(block):
-        call = re.search(rf"\b{re.escape(callee)}\s*\((.*)\)\s*;", line)
-        args = call.group(1).split(",") if call else []
-        if position < len(args):
-            arg = re.sub(r"^\s*\([^()]*\)\s*", "", args[position]).strip()  # (a cast before it)
-            if re.fullmatch(r"[A-Za-z_]\w*", arg):
-                return i, arg
+        arg = held_argument(line, [callee], position)
+        if arg:
+            return i, arg
     return -1, ""

@@ -11,7 +11,7 @@ from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.followups import crashed_followup
 from agents.offline.leak_owner import library_leak, uncast
 from agents.offline.prompt_reader import PromptFacts, target_function
-from fuzzkit.triage import OVERFLOWS, RELEASE_NAME
+from fuzzkit.triage import OVERFLOWS, Triage, released_inside_a_call
 
 Reply = tuple[dict[str, Any], str | None]
 
@@ -86,8 +86,10 @@ def _freed_by_the_library(report: dict[str, str], stack_api: list[Any]) -> str:
     (a status, nothing through a ``T **``) had allocated: the harness never held that block.
     """
     first, made = report.get("released first inside", ""), report.get("allocated inside", "")
+    shape = Triage(report.get("category", ""), entry_function=report.get("entry function", ""),
+                   freed_first_in=first, allocated_in=made)
     maker = next((d for d in stack_api if d.name == made), None)
-    if not first or RELEASE_NAME.search(first) or maker is None or report.get("category") == "harness":
+    if maker is None or shape.category == "harness" or not released_inside_a_call(shape):
         return ""
     hands_out = pointer_depth(maker.return_type) > 0 or any(
         pointer_depth(p.type) >= 2 and strip_const(canonical_base(base_name(p.type))) not in BYTE_TYPES

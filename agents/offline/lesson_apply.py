@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from agents.offline import type_table
 from agents.offline.experience import shown_lessons
 from agents.offline.fixer_core import FixerBase
-from agents.offline.fixer_edit import split_args
 from agents.offline.fixer_input import feed_input
 from agents.offline.fixer_leak import release_results, releaser_of
 from agents.offline.fixer_types import opaque_variable
 from agents.offline.prompt_reader import PromptFacts
 from fuzzkit import api_twins
 from fuzzkit.api import FunctionDecl
+from fuzzkit.field_release import held_argument, release_line
 from fuzzkit.input_flow import input_reaches_api
 from long_term_memory.experience.lesson_effects import by_value, results_released
 from long_term_memory.experience.lessons import (
@@ -163,19 +163,12 @@ def release_field_after_calls(code: str, action: Action, target: FunctionDecl,
         return code, []
     lines, hows = code.splitlines(keepends=True), []
     names = [n for n in [function.name, *twins_of(function.name, api)] if n != target.name]
-    called = re.compile(rf"\b(?:{'|'.join(map(re.escape, names))})\s*\((.*)\)\s*;") if names else None
     for i in range(len(lines) - 1, -1, -1):  # bottom up: an insertion moves what is below
-        call = called.search(lines[i]) if called else None
-        args = split_args(call.group(1)) if call else []
-        arg = re.sub(r"^\s*\([^()]*\)\s*", "", args[position]).strip() if position < len(args) else ""
-        if not re.fullmatch(r"[A-Za-z_]\w*", arg):
-            continue
+        arg = held_argument(lines[i], names, position)
         held = f"{arg}->{a['field']}"
-        if any(held in line for line in lines[i + 1:i + 4]):
+        if not arg or any(held in line for line in lines[i + 1:i + 4]):
             continue
-        indent = re.match(r"[ \t]*", lines[i]).group(0)  # type: ignore[union-attr]
-        lines.insert(i + 1, f"{indent}if ({arg} != NULL && {held} != NULL) "
-                            f"{{ {a['releaser']}({held}); {held} = NULL; }}\n")
+        lines.insert(i + 1, release_line(lines[i], arg, a["field"], a["releaser"]))
         hows.append(f"release {held} with {a['releaser']} after the call")
     return "".join(lines), hows[::-1]
 

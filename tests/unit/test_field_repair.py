@@ -125,3 +125,11 @@ def test_the_run_remembers_the_field_release_for_a_later_improvement_adding_a_tw
             "    if (parser2 != NULL && parser2->doc != NULL) { dp_doc_free(parser2->doc);") in code
     assert reapply_field_releases(code, state)[1] == []  # released once
     assert reapply_field_releases(later, _state(tmp_path))[0] == later  # nothing remembered
+
+
+def test_the_held_argument_is_read_past_nested_calls_and_casts() -> None:
+    from fuzzkit.field_release import held_argument
+
+    assert held_argument("  rc = dp_feed(dp_len(a, b), (dp_parser_ptr)p2);", ["dp_feed"], 1) == "p2"
+    assert held_argument("  rc = dp_feed(x, &p2);", ["dp_feed"], 1) == ""  # not a plain variable
+    assert held_argument("  rc = dp_other(x, p2);", ["dp_feed"], 1) == ""
