@@ -20,11 +20,12 @@ SKIP_DIRS = frozenset(
 )
 # Where library sources live besides the top directory (searched recursively).
 SOURCE_DIRS = ("src", "lib", "source", "sources", "library", "libsrc")
-_PRIVATE = re.compile(r"(private|internal|_int$|^config$|compat|_impl$|guts|^test)", re.I)
+_PRIVATE = re.compile(r"(private|internal|[-_]int$|^config$|compat|_impl$|guts|^test)", re.I)
 _FUZZ_ENTRY = re.compile(r"LLVMFuzzerTestOneInput\s*\([^;{)]*\)\s*\{")
 _HEADER_TOKEN = re.compile(r"(?<![\w.+-])([A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*\.h)\b")
 # automake variables of headers that are shipped or built but never installed.
 _NOT_INSTALLED = re.compile(r"^\s*(?:\w+_)?(?:noinst|EXTRA|check)_\w*HEADERS\s*[+:]?=|^\s*noinst_", re.I)
+_ASSIGNMENT = re.compile(r"^\s*(\w+)\s*[+:?]?=")
 _TEMPLATE_SUFFIXES = (".in", ".cmake", ".cmakein", ".meson", ".build")
 
 
@@ -155,19 +156,36 @@ def _install_mentions(root: Path) -> set[str]:
         if path.name == "CMakeLists.txt" or path.name == "meson.build":
             blocks = _cmake_header_blocks(read_text(path))
         elif path.name in ("Makefile", "Makefile.am", "Makefile.in", "GNUmakefile", "makefile"):
-            joined = read_text(path).replace("\\\n", " ")
-            variables = _make_variables(joined)
-            blocks = [
-                _expanded(line, variables) if re.search(r"_HEADERS\s*[+:]?=", line) else line
-                for line in joined.splitlines()
-                if re.search(r"_HEADERS\s*[+:]?=|includedir|INCLUDEDIR|install", line, re.I)
-                and not _NOT_INSTALLED.match(line)
-            ]
+            blocks = _make_header_blocks(read_text(path))
         else:
             continue
         for block in blocks:
             names.update(_HEADER_TOKEN.findall(block))
     return names
+
+
+def _make_header_blocks(text: str) -> list[str]:
+    """The parts of a Makefile that name installed headers.
+
+    An automake ``*_HEADERS`` variable (not ``noinst_``, ``EXTRA_``, ``check_``), and the
+    rule lines that install into ``includedir`` (``for i in $(PUBHDR); do $(INSTALL_DATA)
+    ...``), with ``$(VAR)`` expanded. Any other variable is a list, not an install: a
+    distribution list holding every header and ``install-sh`` names nothing public.
+    """
+    joined = text.replace("\\\n", " ")
+    variables = _make_variables(joined)
+    blocks = []
+    for line in joined.splitlines():
+        assignment = _ASSIGNMENT.match(line)
+        if assignment:
+            # automake's own `HEADERS = $(x_HEADERS) $(noinst_HEADERS)` adds up every kind.
+            if assignment.group(1).upper().endswith("_HEADERS") and not _NOT_INSTALLED.match(line):
+                blocks.append(_expanded(line, variables))
+        elif re.search(r"includedir|install", line, re.I):
+            # A recipe line installs what its variables hold; a rule line's prerequisites
+            # (``install: $(BUILT_SOURCES)``) are only built first.
+            blocks.append(_expanded(line, variables) if line.startswith("\t") else line)
+    return blocks
 
 
 def _make_variables(text: str) -> dict[str, str]:

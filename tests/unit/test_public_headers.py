@@ -76,3 +76,29 @@ def test_include_headers_the_build_does_not_name_are_not_public_when_it_names_ot
     (root / "include" / "codec" / "Makefile.am").write_text("EXTRA_DIST = stream.h\n")
     names = sorted(p.relative_to(root).as_posix() for p in public_headers(root))
     assert names == ["include/codec/stream.h", "include/share/helpers.h"]
+
+
+def _capture_tree(root: Path) -> Path:
+    (root / "cap").mkdir(parents=True)
+    for name in ("capture.h", "cap/cap.h", "cap/filter.h", "cap-int.h", "cap-linux.h", "lexer.h"):
+        (root / name).write_text("int x;\n")
+    (root / "cap.c").write_text("int y;\n")
+    return root
+
+
+def test_a_distribution_list_is_no_install_but_an_install_loop_over_a_variable_is(tmp_path: Path) -> None:
+    """``EXTRA_DIST`` names every header and ``install-sh``; the public ones are installed by a loop."""
+    root = _capture_tree(tmp_path / "capture-1.0")
+    (root / "Makefile.in").write_text(
+        "PUBHDR = \\\n\tcapture.h \\\n\tcap/cap.h \\\n\tcap/filter.h\n"
+        "HDR = $(PUBHDR) \\\n\tcap-int.h \\\n\tlexer.h\n"
+        "EXTRA_DIST = \\\n\tcap-linux.h \\\n\tinstall-sh \\\n\tlexer.h\n"
+        "install: libcap.a\n"
+        "\tfor i in $(PUBHDR); do \\\n\t\t$(INSTALL_DATA) $(srcdir)/$$i \\\n"
+        "\t\t    $(DESTDIR)$(includedir)/$$i; done\n")
+    assert _names(root) == ["cap/cap.h", "cap/filter.h", "capture.h"]
+
+
+def test_a_dash_int_header_is_internal(tmp_path: Path) -> None:
+    root = _capture_tree(tmp_path / "capture-1.0")
+    assert "cap-int.h" not in _names(root)  # nothing installed: those beside the sources, less internal ones
