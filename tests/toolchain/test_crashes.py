@@ -126,3 +126,24 @@ def test_report_parsing_edge_cases() -> None:
     assert not report.in_harness and not report.near_init
     assert report.category == "library" and report.entry_function == ""  # no harness frame
     assert CrashReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+
+
+def test_a_report_the_fuzzer_could_not_symbolize_comes_from_the_input_replayed_alone(
+        make_harness: MakeHarness, tmp_path: Path) -> None:
+    """A harness that used up its descriptors leaves none for the symbolizer's pipe.
+
+    After the first input every descriptor is taken, so the fuzzing process prints bare
+    addresses; the crash input run alone in a fresh process is symbolized, and is placed in
+    the library as it should be.
+    """
+    build = make_harness("fdleak", (
+        "static int runs;\n"
+        "if (++runs > 1) while (open(\"/dev/null\", O_RDONLY) >= 0) {}\n" + OVERFLOW),
+        includes="#include <fcntl.h>")
+    run = _fuzz(build, tmp_path, seconds=30, extra_args=["-seed=1"])
+    assert run.crash is not None and run.crash.kind == "heap-buffer-overflow"
+    assert "external symbolizer" in Path(run.log_path).read_text()  # the fuzzing process could not
+    assert [f.function for f in run.crash.project_frames] == [
+        "sum_bytes", "bug_sum", "LLVMFuzzerTestOneInput"]
+    assert run.crash.category == "library"
+    assert run.crash.reproducer == run.crash_files[0]
