@@ -49,11 +49,13 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     with_object: list[str] = []
     for decl in api:
         ws = _words(decl.name)
-        # `rxfree(rx_t *)`, `listfree(list_t *)`: one word fuses the noun and the verb
+        # `rxfree(rx_t *)`, `listfree(list_t *)`, `freecode(prog_t *)`: one word fuses the noun
+        # and the verb (not `freeze`)
         verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS or (
             w == "put" and i == len(ws) - 1 and len(decl.params) == 1
             and _REFCOUNT_DOC.search(docs.get(decl.name, ""))) or (
-            i == len(ws) - 1 and len(w) > 4 and w.endswith("free") and len(decl.params) == 1)]
+            i == len(ws) - 1 and len(w) > 4 and len(decl.params) == 1
+            and (w.endswith("free") or (w.startswith("free") and not w.startswith("freez"))))]
         pointers = [p for p, canon in zip(decl.params, _canonical_params(decl, function_types), strict=True)
                     if "*" in canon and "(*)" not in canon]
         if verbs and len(pointers) == len(decl.params) == 2 and _base(pointers[0].type) != "void":

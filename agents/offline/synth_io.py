@@ -84,6 +84,10 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
         pl.f.setup.append(f"if ({fp} == NULL) {{ close({dup}); {pl.f.fail()} }}")
         pl.f.cleanup.append(f"if ({fp} != NULL) fclose({fp});")
         pl.f.include("<stdio.h>", "<unistd.h>")
+        if _closes_its_stream(pl, fn):
+            # Opened on the stream and closed by a `close`: the object closes the stream with it.
+            plan.after.append(f"if ({{result}} != NULL) {fp} = NULL;")
+            pl.f.notes.append(f"{fn.name}'s object closes the stream it is given")
         return fp
     if k == "callback":
         if any(_is_allocator(p.name, p.type) for p in fn.params if ckinds.is_function_pointer(p.type)):
@@ -99,6 +103,13 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
         pl.f.setup += [f"{src}.data = data;", f"{src}.size = size;"]
         return f"({decl_cast(r.param.type)})&{src}"
     return "NULL"
+
+
+def _closes_its_stream(pl: Planner, fn: FunctionDecl) -> bool:
+    """``open(FILE *)`` whose object is released by a ``close``: closing it closes the stream too."""
+    key = pl.idx.type_key(fn.return_type)
+    dtor = pl.idx.destructor(key, fn.name) if key and pl.idx.returns_owned(fn) else None
+    return bool(dtor and "close" in pl.idx.verbs(dtor))
 
 
 _ALLOC_NAME = re.compile(r"(malloc|calloc|realloc|alloc|free|dealloc)", re.I)

@@ -137,11 +137,15 @@ def unsized_output(fn: FunctionDecl, p: Param) -> bool:
     """
     if ckinds.is_string(p.type) and _ERROR_TEXT.fullmatch(p.name):
         return True
-    named = re.fullmatch(r"(target|dest|dst|out|output|outbuf|result|res)\w{0,4}", p.name, re.I)
+    named = bool(re.fullmatch(r"(target|dest|dst|out|output|outbuf|result|res)\w{0,4}", p.name, re.I))
+    # An unnamed `char *` beside the input: the header leaves the room it writes to unnamed
+    # (`open(const char *, char *)`, an error buffer); a string from the input there is overrun.
+    named = named or (unnamed(p.name) and ckinds.is_string(p.type) and fn.params[-1] is p)
     inputs = [q.type for q in fn.params if q is not p and ckinds.is_pointer(q.type)
               and ckinds.is_const_target(q.type)]
     data = [t for t in inputs
             if ckinds.is_string(t) or ckinds.is_bytes(t) or ckinds.is_integer(ckinds.pointee(t))]
+    data += [q.type for q in fn.params if q is not p and ckinds.is_file(q.type)]  # a stream it reads
     return bool(named and data)
 
 

@@ -122,8 +122,10 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
         fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or reads_from_io(pl.idx, c)]
         fed.sort(key=lambda c: reader_rank(pl.idx, c, reads_from_io(pl.idx, c)))
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None
-        # The simplest constructor, of the family closest to the caller's name.
-        simplest = sorted(ctors, key=lambda c: (len(c.params), -len(os.path.commonprefix([c.name, near]))))
+        # The simplest constructor, then one that needs no name or text (made up from option
+        # bytes, a device or file name names nothing there), of the family closest to the caller's.
+        simplest = sorted(ctors, key=lambda c: (len(c.params), _needs_text(pl, c),
+                                                -len(os.path.commonprefix([c.name, near]))))
         piecewise = piecewise_ctor(ctors, near) if not feed else None
         readers = share_readers(pl.idx, fed) if share else []
         if readers:
@@ -160,6 +162,11 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
         return obj
     finally:
         pl.making.pop()
+
+
+def _needs_text(pl: Planner, ctor: FunctionDecl) -> bool:
+    """Whether ``ctor`` reads a name, text or a file (which, not fed, reads nothing that means anything)."""
+    return any(r.kind in ("text", "path", "bytes", "file", "fd") for r in roles(ctor, pl.idx))
 
 
 def _produce(pl: Planner, prod: FunctionDecl, key: str) -> Obj:

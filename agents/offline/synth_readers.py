@@ -28,14 +28,21 @@ def reads_from_io(idx: ApiIndex, f: FunctionDecl) -> bool:
     return any(r.kind in _IO_KINDS for r in roles(f, idx))
 
 
-def reader_rank(idx: ApiIndex, ctor: FunctionDecl, io: bool = False) -> tuple[bool, bool, bool, int, str]:
+def reader_rank(idx: ApiIndex, ctor: FunctionDecl,
+                io: bool = False) -> tuple[bool, bool, bool, bool, int, str]:
     """A sort key for constructors fed the payload.
 
-    In memory before files and descriptors, readers (``node_loads``, ``acme_parse``) before
-    value wrappers (``node_string``), then the simplest.
+    Readers in memory (``node_loads``, ``acme_parse``, a buffer with its length) first, then
+    whatever opens a file or a descriptor (it reads what it opens), then value wrappers
+    (``node_string``, a handle made from a device or a name: text with no length, of which it
+    reads nothing), then the simplest.
     """
     reads = bool(set(idx.verbs(ctor.name)) & READ_VERBS)
-    return (io, not reads, "parse" not in ctor.name.lower(), len(ctor.params), ctor.name)
+    rs = roles(ctor, idx)
+    slot = payload_slot(rs)
+    sized = slot is not None and rs[slot].pair is not None
+    return (not (reads or sized or io), io, not reads, "parse" not in ctor.name.lower(),
+            len(ctor.params), ctor.name)
 
 
 def share_readers(idx: ApiIndex, fed: list[FunctionDecl]) -> list[FunctionDecl]:

@@ -295,6 +295,6 @@ def _unnamed_open(s: Scan, i: int) -> str | None:
     if not (set(s.idx.verbs(fn.name)) & {"open", "fopen"}) or (name and not name.startswith("arg")):
         return None
     texts = [j for j, p in enumerate(fn.params) if ckinds.is_string(p.type)]
-    if len(texts) == 2:
+    if len(texts) == 2 and ckinds.is_const_target(fn.params[texts[1]].type):  # a writable one is no mode
         return "path" if i == texts[0] else "mode"
-    return "path" if texts == [i] else None
+    return "path" if i == texts[0] and ckinds.is_const_target(fn.params[i].type) else None
