@@ -230,6 +230,8 @@ def choose_functions(
         streams: Stream struct names (see :func:`archetype`).
     """
     canon = canonical or {}
+    handlers = _callback_shapes(canon)
+    decls = [d for d in decls if _shape(d, canon) not in handlers]
     order = {d.name: i for i, d in enumerate(decls)}
     bonus = _reachable_bonus(decls, canon)
     base = {d.name: score(d, canon, streams) for d in decls}
@@ -252,6 +254,30 @@ def choose_functions(
             break
         chosen.append(rest[0])
     return sorted(chosen, key=lambda d: (-scores[d.name], order[d.name]))
+
+
+_FUNCTION_POINTER = re.compile(r"^(?P<ret>.*?)\s*\(\*\)\s*\((?P<args>.*)\)$")
+
+
+def _norm(ctype: str) -> str:
+    return re.sub(r"\s+", " ", ctype).replace(" *", "*").strip()
+
+
+def _shape(decl: FunctionDecl, canon: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
+    """The function's canonical result and parameter types."""
+    return (_norm(canon.get(decl.return_type, decl.return_type)),
+            tuple(_norm(canon.get(p.type, p.type)) for p in decl.params))
+
+
+def _callback_shapes(canon: Mapping[str, str]) -> set[tuple[str, tuple[str, ...]]]:
+    """The API's callback signatures: a function of one is passed, not called (its user pointer is opaque)."""
+    shapes = set()
+    for canonical in canon.values():
+        m = _FUNCTION_POINTER.match(canonical.strip())
+        if m:
+            args = [a for a in (x.strip() for x in m["args"].split(",")) if a and a != "void"]
+            shapes.add((_norm(m["ret"]), tuple(_norm(a) for a in args)))
+    return shapes
 
 
 def pick_named(decls: list[FunctionDecl], names: list[str]) -> list[FunctionDecl]:

@@ -136,3 +136,15 @@ def test_a_socket_path_is_no_file_to_read_and_feeding_a_reader_takes_data() -> N
     chosen = [d.name for d in choose_functions([connect, feed])]
     assert chosen == ["rdReaderFeed"]
     assert [d.name for d in choose_functions([connect])] == []
+
+
+def test_a_function_shaped_as_a_callback_the_api_takes_is_not_a_target() -> None:
+    """`cap_dump(u_char *user, hdr, bytes)` is a packet handler for `cap_loop`; its `user` is a dumper."""
+    canonical = {"u_char *": "unsigned char *", "const u_char *": "const unsigned char *",
+                 "cap_handler": "void (*)(unsigned char *, const struct cap_hdr *, const unsigned char *)"}
+    dump = _decl("cap_dump", "void", ("", "u_char *"), ("", "const struct cap_hdr *"), ("", "const u_char *"))
+    loop = _decl("cap_loop", "int", ("", "cap_t *"), ("", "int"), ("", "cap_handler"), ("", "u_char *"))
+    parse = _decl("cap_parse_filter", "int", ("text", "const char *"), ("len", "size_t"))
+    assert score(dump, canonical) >= 3  # a writer of bytes, by its words and types
+    chosen = [d.name for d in choose_functions([dump, loop, parse], canonical=canonical)]
+    assert "cap_dump" not in chosen and "cap_parse_filter" in chosen
