@@ -16,7 +16,7 @@ from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import Record, Releaser, _base, _words
 
 RELEASE_VERBS = ("free", "destroy", "delete", "release", "unref", "decref", "deref", "dispose",
-                 "cleanup", "deinit", "fini", "close", "finalize")  # fmt: skip
+                 "cleanup", "deinit", "fini", "close", "finalize", "dealloc", "deallocate")  # fmt: skip
 # `obj_put(obj)` drops a reference when its documentation says so; else "put" stores something.
 _REFCOUNT_DOC = re.compile(r"\b(reference count|refcount|ref count|references?)\b", re.I)
 _FREE_DOC = re.compile(r"\b(free\s*\(\s*\)|with\s+free\b|using\s+free\b|by\s+free\b|call\s+free\b)",

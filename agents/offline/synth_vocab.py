@@ -48,6 +48,8 @@ DESTROY = {
     "term",
     "terminate",
     "destruct",
+    "dealloc",
+    "deallocate",
 }
 # A streaming parser's end call hands back what the fed chunks built (`lib_parser_finish(p)`).
 FINISH = {"finish", "finalize", "finalise"}

@@ -85,3 +85,13 @@ def test_a_stream_given_to_an_object_closed_by_a_close_is_not_closed_again() -> 
                   "void cap_close(cap_t *);\n")
     assert re.search(r"if \((\w+) != NULL\) (fp\w*) = NULL;", code), code
     assert re.search(r"if \(fp\w* != NULL\) fclose\(fp\w*\);", code)  # when the open failed
+
+
+def test_a_dealloc_releases_its_handle() -> None:
+    """`ss_dealloc(ctx)` releases what `ss_create(&ctx, ...)` made: never `free()` on it."""
+    text = ("typedef struct ss_ctx ss_ctx_t;\nint ss_create(ss_ctx_t **session, int profile);\n"
+            "int ss_unprotect(ss_ctx_t *ctx, const void *packet, int len);\n"
+            "int ss_dealloc(ss_ctx_t *session);\n")
+    assert {r.function for r in find_releasers(parse_prototypes(text), {}, [], {})} == {"ss_dealloc"}
+    code = _draft("ss_unprotect", text)
+    assert "ss_dealloc(" in code and "free(" not in code[code.index("LLVMFuzzerTestOneInput"):], code
