@@ -13,6 +13,7 @@ from agents.offline import ckinds, synth_args
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_code import Frag
 from agents.offline.synth_encoded import encode_input, encoder_for
+from agents.offline.synth_inplace import in_place, in_place_slot
 from agents.offline.synth_kinds import Call, build_argument
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_outs import returns_list_node
@@ -190,12 +191,15 @@ class Planner:
         call = Call(self, fn, rs, {}, CallPlan(fn, ""), payload_slot(rs) if payload else None, payload)
         # A parser that reads from its own buffer: the input is staged there, its length given.
         staged = staging_getter(self.idx, fn) if payload and call.main is None else None
+        packet = in_place_slot(rs) if payload and call.main is None and staged is None else None
+        if packet is not None and packet not in bind:
+            in_place(call, packet)
         # Bytes the library takes without a length: what its own encoder wrote, never raw input.
         slot = payload_slot(rs) if call.main is None else call.main
         encoded = encoder_for(self.idx, fn, slot, rs) if slot not in bind and self.depth < 2 else None
         if encoded is not None and slot is not None:
             encode_input(call, slot, *encoded)
-        claims = int(call.main is not None)  # what its objects are built from may not be the input
+        claims = int(call.main is not None or packet is not None)  # its objects are not built from the input
         self.claimed += claims
         try:
             for r in rs:

@@ -95,3 +95,15 @@ def test_a_dealloc_releases_its_handle() -> None:
     assert {r.function for r in find_releasers(parse_prototypes(text), {}, [], {})} == {"ss_dealloc"}
     code = _draft("ss_unprotect", text)
     assert "ss_dealloc(" in code and "free(" not in code[code.index("LLVMFuzzerTestOneInput"):], code
+
+
+def test_a_packet_transformed_in_place_gets_the_input_and_its_length() -> None:
+    """`ss_protect(ctx, void *packet, int *len)` takes no other data: the input is copied in, with room."""
+    text = ("typedef struct ss_ctx ss_ctx_t;\nint ss_create(ss_ctx_t **session, int profile);\n"
+            "int ss_protect(ss_ctx_t *ctx, void *rtp_hdr, int *len_ptr);\n"
+            "int ss_dealloc(ss_ctx_t *session);\n")
+    code = _draft("ss_protect", text)
+    body = code[code.index("LLVMFuzzerTestOneInput"):]
+    assert re.search(r"memcpy\((packet\w*), data, size\);", body), body
+    assert re.search(r"(packet_len\w*) = \(int\)size;", body), body
+    assert re.search(r"ss_protect\(\w+, \(void \*\)packet\w*, &packet_len\w*\)", body), body
