@@ -158,7 +158,8 @@ def measure(path: Path, args: argparse.Namespace, runs: list[Path], scratch: Pat
             print(f"{project}: {side} repeat {r + 1}/{args.repeats} ({len(b.builds)} harnesses, "
                   f"{each[side]} s each)", file=sys.stderr)
             work = scratch / project / f"{side}{r}"
-            run = fuzz_side(b.builds, lib, each[side], args.jobs, args.parallel, work, dicts[side])
+            run = fuzz_side(b.builds, lib, each[side], args.jobs, args.parallel, work, dicts[side],
+                            writable_tmp=side == "base")
             row["budget"][side] = run.budget()
             sides[side]["lines"].append(run.report.lines.percent)
             sides[side]["branches"].append(run.report.branches.percent)

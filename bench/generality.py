@@ -198,7 +198,8 @@ def compare(bench: dict[str, Any], run_dir: Path, work: Path, args: argparse.Nam
             each = split_budget(budget, len(b.builds))
             print(f"{project}: {side} {r + 1}/{args.repeats}: {len(b.builds)} harnesses x {each} s",
                   file=sys.stderr)
-            run = fuzz_side(b.builds, lib, each, 1, args.parallel, work / f"{side}{r}", dicts[side])
+            run = fuzz_side(b.builds, lib, each, 1, args.parallel, work / f"{side}{r}", dicts[side],
+                            writable_tmp=side == "upstream")
             sides[side]["budget"] = run.budget()
             samples[side]["lines"].append(run.report.lines.percent)
             samples[side]["branches"].append(run.report.branches.percent)

@@ -185,16 +185,17 @@ class SideRun:
 
 
 def fuzz_side(builds: list[HarnessBuild], lib: LibraryBuild, seconds_each: int, jobs: int, parallel: int,
-              work: Path, dicts: list[Path | None] | None = None) -> SideRun:
+              work: Path, dicts: list[Path | None] | None = None, writable_tmp: bool = False) -> SideRun:
     """Fuzz each harness ``seconds_each`` from an empty corpus (with ``dicts[i]``, if any);
-    measure what they cover together."""
+    measure what they cover together. ``writable_tmp``: the library's own harnesses, which may
+    write their input to ``/tmp`` (generated ones never may)."""
     extra = [f"-fork={jobs}"] if jobs > 1 else []
     dicts = dicts or [None] * len(builds)
 
     def one(i: int) -> tuple[Path, list[Path]]:
         build = builds[i]
         run = run_fuzzer(Path(str(build.fuzz_binary)), work / f"fuzz{i}", seconds=seconds_each,
-                         dict_path=dicts[i], extra_args=extra)
+                         dict_path=dicts[i], extra_args=extra, writable_tmp=writable_tmp)
         print(f"    {Path(str(build.fuzz_binary)).name}#{i} {seconds_each} s: {run.stats.execs} execs, "
               f"cov {run.stats.cov}, {'crash ' + run.crash.kind if run.crash else 'no crash'}",
               file=sys.stderr)
@@ -202,7 +203,7 @@ def fuzz_side(builds: list[HarnessBuild], lib: LibraryBuild, seconds_each: int, 
 
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         pairs = list(pool.map(one, range(len(builds))))
-    report = union_coverage(pairs, lib, work / "union")
+    report = union_coverage(pairs, lib, work / "union", writable_tmp=writable_tmp)
     return SideRun(report, work / "union" / "union.profdata", [p[0] for p in pairs], seconds_each,
                    len(builds), max(1, jobs), [d.name if d else "" for d in dicts])
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from fuzzkit.errors import ToolchainError
 from fuzzkit.tools import tool
 
+TMP_BYTES = 256 << 20  # the sandbox's /tmp (a tmpfs: memory, charged to its cgroup)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What the dynamic loader, the compiler driver and configure scripts read; not /etc as a whole.
 ETC_FILES = (
@@ -77,7 +78,7 @@ def _base(view: bool) -> list[str]:
             args += ["--ro-bind", path, path]
     for path in ETC_FILES:
         args += ["--ro-bind-try", path, path]
-    return [*args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    return [*args, "--proc", "/proc", "--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
 
 
 def named_paths(cmd: Sequence[str]) -> list[str]:
@@ -114,6 +115,7 @@ def wrap(
     readable: Sequence[str] = (),
     network: bool = False,
     view: bool = True,
+    writable_tmp: bool = False,
 ) -> list[str]:
     """``cmd`` prefixed with the bwrap arguments of the view described in the module doc.
 
@@ -126,6 +128,7 @@ def wrap(
         readable: More files or directories mounted read-only at the same path.
         network: Keep the host's network namespace.
         view: False to see (and write) the host's whole filesystem.
+        writable_tmp: Leave the sandbox's own ``/tmp`` writable (at most :data:`TMP_BYTES`).
     """
     args = ["bwrap", *_base(view)]
     if network:
@@ -141,8 +144,9 @@ def wrap(
         # Parents first, so a writable run directory inside a read-only tree stays writable.
         for path in sorted(mounts, key=lambda p: (p.count("/"), p)):
             args += [mounts[path], path, path]
-        # bwrap's root and /tmp are tmpfs it had to write mount points into; the command may not.
-        args += ["--remount-ro", "/tmp", "--remount-ro", "/"]
+        # bwrap's root and /tmp are tmpfs it had to write mount points into; the command may not
+        # (but for writable_tmp: that /tmp is the sandbox's own, bounded and gone with it).
+        args += [*([] if writable_tmp else ["--remount-ro", "/tmp"]), "--remount-ro", "/"]
     return [*args, "--chdir", cwd, "--", *cmd]
 
 

@@ -122,13 +122,15 @@ def measure_coverage(
 
 
 def replay_inputs(
-    cov_binary: Path, inputs: Sequence[Path], prof_dir: Path, log: Path, timeout_per_input: int = 10
+    cov_binary: Path, inputs: Sequence[Path], prof_dir: Path, log: Path, timeout_per_input: int = 10,
+    writable_tmp: bool = False,
 ) -> int:
     """Replay ``inputs`` through ``cov_binary``, writing ``.profraw`` files into ``prof_dir``.
 
     Directories run in one process (falling back to one process per file if it dies);
     single files (crash files) run one per process so a crash cannot lose other profiles.
-    Paths that do not exist are skipped. Returns how many inputs ran.
+    Paths that do not exist are skipped. Returns how many inputs ran. ``writable_tmp``: see
+    :class:`fuzzkit.sandbox.Limits` (a library's own harness).
 
     Raises:
         ToolchainError: The binary does not exist.
@@ -138,7 +140,7 @@ def replay_inputs(
     prof_dir.mkdir(parents=True, exist_ok=True)
     dirs = [Path(p).resolve() for p in inputs if Path(p).is_dir()]
     files = [Path(p).resolve() for p in inputs if Path(p).is_file()]
-    replay = _Replayer(Path(cov_binary).resolve(), prof_dir, log, timeout_per_input)
+    replay = _Replayer(Path(cov_binary).resolve(), prof_dir, log, timeout_per_input, writable_tmp)
     corpus_files = [f for d in dirs for f in sorted(d.iterdir()) if f.is_file()]
     if not replay.run(dirs, len(corpus_files)):
         for stale in prof_dir.glob("*.profraw"):
@@ -176,8 +178,10 @@ def export_report(profdata: Path, binaries: Sequence[Path], lib: LibraryBuild) -
 
 
 class _Replayer:
-    def __init__(self, binary: Path, prof_dir: Path, log: Path, timeout_per_input: int) -> None:
+    def __init__(self, binary: Path, prof_dir: Path, log: Path, timeout_per_input: int,
+                 writable_tmp: bool = False) -> None:
         self.binary = binary
+        self.writable_tmp = writable_tmp
         self.log = log
         self.timeout_per_input = timeout_per_input
         self.prof_dir = prof_dir
@@ -195,7 +199,8 @@ class _Replayer:
             log_path=self.log,
             wall_timeout=30 + self.timeout_per_input * (count + 1),
             # No ASan here, so RLIMIT_AS works and stops a harness that allocates without bound.
-            limits=Limits(file_size_mb=256, address_space_mb=4096, memory_mb=4096),
+            limits=Limits(file_size_mb=256, address_space_mb=4096, memory_mb=4096,
+                          writable_tmp=self.writable_tmp),
             # Numbered per run: in the sandbox's PID namespace every replay is pid 2, so %p
             # alone would let each run overwrite the last one's profile.
             env={**self.env, "LLVM_PROFILE_FILE": str(self.prof_dir / f"cov-{self.runs}-%p.profraw")},

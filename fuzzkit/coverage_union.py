@@ -24,6 +24,7 @@ def union_coverage(
     lib: LibraryBuild,
     work_dir: Path,
     timeout_per_input: int = 10,
+    writable_tmp: bool = False,
 ) -> CoverageReport:
     """Coverage of ``lib``'s own files over all harnesses together.
 
@@ -34,6 +35,8 @@ def union_coverage(
         lib: The library build every binary links (its ``coverage_files`` are reported).
         work_dir: Scratch directory for profiles and logs (replaced).
         timeout_per_input: Seconds allowed per replayed input.
+        writable_tmp: The harnesses may write ``/tmp`` (a library's own; see
+            :class:`fuzzkit.sandbox.Limits`).
 
     Raises:
         ToolchainError: No harness was given, a binary is missing, or the LLVM tools fail.
@@ -49,7 +52,8 @@ def union_coverage(
     for i, (binary, inputs) in enumerate(cov_binaries_and_inputs):
         binary = Path(binary).resolve()
         here = work_dir / f"h{i}"
-        inputs_run += replay_inputs(binary, inputs, here / "profraw", here / "replay.log", timeout_per_input)
+        inputs_run += replay_inputs(binary, inputs, here / "profraw", here / "replay.log", timeout_per_input,
+                                    writable_tmp)
         raws += sorted((here / "profraw").glob("*.profraw"))
         if binary not in binaries:
             binaries.append(binary)

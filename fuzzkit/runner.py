@@ -142,6 +142,7 @@ def run_fuzzer(
     dict_path: Path | None = None,
     extra_args: Sequence[str] = (),
     harness_name: str = "",
+    writable_tmp: bool = False,
 ) -> FuzzRun:
     """Fuzz ``binary`` for ``seconds`` with new inputs kept in ``work_dir/corpus``.
 
@@ -149,6 +150,7 @@ def run_fuzzer(
     ``work_dir/fuzz.log``. Seed directories are read, never written. ``harness_name``
     (the harness file name) decides :attr:`CrashReport.in_harness`; by default it is the
     binary's name plus ``.c``, matching :func:`fuzzkit.harness.build_harness`.
+    ``writable_tmp``: a library's own harness may write to ``/tmp`` (see :class:`Limits`).
 
     Raises:
         ToolchainError: The binary does not exist.
@@ -171,7 +173,8 @@ def run_fuzzer(
     progress = _Progress()
     grace = timeout_per_input + 15
     # The memory cgroup is a backstop above libFuzzer's own -rss_limit_mb check.
-    limits = Limits(cpu_seconds=int(seconds + grace + 30), memory_mb=int(rss_limit_mb) + 1024)
+    limits = Limits(cpu_seconds=int(seconds + grace + 30), memory_mb=int(rss_limit_mb) + 1024,
+                    writable_tmp=writable_tmp)
     result = run_sandboxed(cmd, cwd=work_dir, log_path=log_path, wall_timeout=seconds + grace,
                            limits=limits, env=fuzz_env(), on_line=progress.on_line)
     text = log_path.read_text(errors="replace")
@@ -182,7 +185,7 @@ def run_fuzzer(
         crash_files = _unit_from_log(text, artifacts)
     if crash is not None and crash_files and not any(f.file for f in crash.frames):
         crash = _symbolized_replay(binary, work_dir, Path(crash_files[0]), log_path, harness_name,
-                                   timeout_per_input, rss_limit_mb) or crash
+                                   timeout_per_input, limits) or crash
     return FuzzRun(
         exit_code=result.exit_code, seconds=result.seconds, timed_out=result.timed_out,
         crashed=crash is not None or bool(crash_files), crash_files=crash_files,
@@ -211,7 +214,7 @@ def _unit_from_log(text: str, artifacts: Path) -> list[str]:
 
 
 def _symbolized_replay(binary: Path, work_dir: Path, unit: Path, log_path: Path, harness_name: str,
-                       timeout_per_input: int, rss_limit_mb: int) -> CrashReport | None:
+                       timeout_per_input: int, limits: Limits) -> CrashReport | None:
     """The crash's report from its input run alone, when the fuzzing process could not symbolize it.
 
     A harness that leaks a descriptor per input leaves none for the symbolizer's pipe by the
@@ -220,10 +223,8 @@ def _symbolized_replay(binary: Path, work_dir: Path, unit: Path, log_path: Path,
     The replay's log is appended to the fuzzing log. None when the input does not crash alone.
     """
     replay_log = work_dir / "replay.log"
-    limits = Limits(cpu_seconds=timeout_per_input + 30, memory_mb=int(rss_limit_mb) + 1024)
-    run_sandboxed([str(binary), f"-timeout={int(timeout_per_input)}", f"-rss_limit_mb={int(rss_limit_mb)}",
-                   str(unit)], cwd=work_dir, log_path=replay_log, wall_timeout=timeout_per_input + 15,
-                  limits=limits, env=fuzz_env())
+    run_sandboxed([str(binary), f"-timeout={int(timeout_per_input)}", str(unit)], cwd=work_dir,
+                  log_path=replay_log, wall_timeout=timeout_per_input + 15, limits=limits, env=fuzz_env())
     text = replay_log.read_text(errors="replace")
     replay_log.unlink()
     # From the input's own run on: the start-up lines before it would read as a crash before

@@ -64,6 +64,10 @@ class Limits:
     address_space_mb: int | None = None
     network: bool = False
     confine_writes: bool = True
+    # A /tmp of the sandbox's own that the command may write (empty, bounded, gone with it): for
+    # a library's own fuzz targets, which may write their input to /tmp before opening it.
+    # Generated harnesses never get it: a write outside their run directory must fail.
+    writable_tmp: bool = False
 
 
 @dataclass
@@ -207,7 +211,7 @@ def _plan(cmd: Sequence[str], cwd: Path, env: dict[str, str], limits: Limits, wr
     if viewed:  # bwrap gives both features (and more) itself
         argv = bwrap.wrap(cmd, cwd=str(cwd), env=env, writable=writable, readable=readable,
                           network=isolation.NETWORK not in features,
-                          view=isolation.WRITES in features)  # fmt: skip
+                          view=isolation.WRITES in features, writable_tmp=limits.writable_tmp)  # fmt: skip
         features = frozenset()
     if watchdog:
         _warn_once("watchdog", "sandbox: no pids cgroup; process count enforced by polling", warnings)

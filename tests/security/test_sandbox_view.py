@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fuzzkit import bwrap, cgroups
-from fuzzkit.sandbox import run_sandboxed
+from fuzzkit.sandbox import Limits, run_sandboxed
 from nodes._prompt_text import crash_for_prompt, for_prompt
 from tests.sandbox_procs import alive
 
@@ -87,3 +87,19 @@ def test_log_text_for_a_prompt_is_redacted_then_capped() -> None:
     )
     assert len(crash["summary"]) <= 2000 and key not in crash["summary"]
     assert key not in crash["frames"][0]["function"] and crash["frames"][0]["line"] == 3 and crash["n"] == 1
+
+
+@pytest.mark.toolchain
+def test_only_a_librarys_own_harness_may_write_its_private_tmp(tmp_path: Path) -> None:
+    """A generated harness's write to /tmp fails; a library's own fuzz target (which writes its
+    input to /tmp before opening it) gets a /tmp of the sandbox's own, and nothing of it is outside."""
+    if reason := bwrap.problem():
+        pytest.skip(f"no private view on this machine: {reason}")
+    probe = f"/tmp/lf-probe-{os.getpid()}"
+    script = f"echo inside > {probe} && cat {probe}"
+    for writable_tmp, expected in ((False, "Read-only file system"), (True, "inside")):
+        log = tmp_path / f"log-{writable_tmp}"
+        run_sandboxed(["/bin/sh", "-c", script], cwd=tmp_path / "run", log_path=log, wall_timeout=20,
+                      limits=Limits(writable_tmp=writable_tmp))
+        assert expected in log.read_text(), log.read_text()
+        assert not Path(probe).exists()
