@@ -180,12 +180,7 @@ def run_fuzzer(
     text = log_path.read_text(errors="replace")
     harness_name = harness_name or _harness_hint(binary)
     crash = _crash_of(text, harness_name, result.limit, rss_limit_mb)
-    crash_files = sorted(str(p) for p in artifacts.iterdir() if p.name.startswith(_ARTIFACT_PREFIXES))
-    if crash is not None and not crash_files:
-        crash_files = _unit_from_log(text, artifacts)
-    if crash is not None and crash_files and not any(f.file for f in crash.frames):
-        crash = _symbolized_replay(binary, work_dir, Path(crash_files[0]), log_path, harness_name,
-                                   timeout_per_input, limits) or crash
+    crash, crash_files = _crash_files(crash, text, binary, work_dir, harness_name, timeout_per_input, limits)
     return FuzzRun(
         exit_code=result.exit_code, seconds=result.seconds, timed_out=result.timed_out,
         crashed=crash is not None or bool(crash_files), crash_files=crash_files,
@@ -193,6 +188,23 @@ def run_fuzzer(
         progress=progress.points, seed_dirs=[str(Path(d).resolve()) for d in seed_dirs],
         limit=result.limit, sandbox_warnings=result.warnings,
     )
+
+
+def _crash_files(crash: CrashReport | None, text: str, binary: Path, work_dir: Path, harness_name: str,
+                 timeout_per_input: int, limits: Limits) -> tuple[CrashReport | None, list[str]]:
+    """The run's report and crash files, repaired when the fuzzing process was out of descriptors.
+
+    A crash file none could be written for is rebuilt from the log; a report with no symbolized
+    frame is replaced by the first file's replay alone.
+    """
+    artifacts = work_dir / "artifacts"
+    crash_files = sorted(str(p) for p in artifacts.iterdir() if p.name.startswith(_ARTIFACT_PREFIXES))
+    if crash is not None and not crash_files:
+        crash_files = _unit_from_log(text, artifacts)
+    if crash is not None and crash_files and not any(f.file for f in crash.frames):
+        crash = _symbolized_replay(binary, work_dir, Path(crash_files[0]), work_dir / "fuzz.log",
+                                   harness_name, timeout_per_input, limits) or crash
+    return crash, crash_files
 
 
 def _unit_from_log(text: str, artifacts: Path) -> list[str]:

@@ -24,6 +24,7 @@ from agents.offline.synth_blocks import identifiers, render_blocks
 from agents.offline.synth_code import Frag, helper_code, indent
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_guide import Guidance, read_guidance
+from agents.offline.synth_library_init import initialize_once
 from agents.offline.synth_plan import Planner, Unsupported
 from agents.offline.synth_release_args import complete_release_calls
 from fuzzkit.api import FunctionDecl
@@ -162,6 +163,7 @@ def _fill(
         pl.configuring.add(key)  # the target itself gives the object its input: no other feeder
     ctx = Ctx(target, idx, pl, [r for r in related if r not in banned])
     FILLERS[archetype](ctx)
+    initialize_once(pl)
     _calls_before(ctx, guide)
     if not pl.fed and not _input_flows(ctx):
         _feed_the_input(ctx)

@@ -170,9 +170,8 @@ class ApiIndex(ApiFinders):
     def out_slot(self, fn: FunctionDecl) -> int | None:
         """The ``T **`` parameter through which a constructor hands out a new object.
 
-        ``codec_create_context(codec_ctx **ctxPtr, unsigned version)`` returns an
-        error code and the object through ``ctxPtr``: the type is opaque (often incomplete),
-        so it can only come from here and never be declared by value.
+        ``codec_create_context(codec_ctx **ctxPtr, unsigned version)`` returns an error code and
+        the object through ``ctxPtr``: an opaque type can only come from there, never by value.
         """
         if self.kind(fn) != "create" or self.type_key(fn.return_type) and self.returns_owned(fn):
             return None
@@ -219,10 +218,12 @@ class ApiIndex(ApiFinders):
         if not ckinds.is_pointer(ret) and (not self.type_key(ret) or ckinds.is_enum_like(ret)):
             return False  # a status code is no object, whatever the documentation says of free()
         handle = self.type_key(ret)
+        inside = [p.name for p in fn.params if handle and self.type_key(p.type) == handle]
+        if any(map(synth_vocab.PARENT_NAMES.fullmatch, inside)):
+            return False  # made into the parent it was given (`load(top, text)`): the parent's
         if handle and self.is_handle(handle):
             # A handle type has a releaser (``handle_types``), const pointer or not; one found
             # inside another of its type (`tree_get(tree, path)`) belongs to that one.
-            inside = any(self.type_key(p.type) == handle for p in fn.params)
             return not (inside and set(self.verbs(fn.name)) & {"get", "find", "lookup"})
         if self.documented_releaser(fn):
             return True  # the header ties a releaser to it: owned, const pointer or not
@@ -277,9 +278,8 @@ class ApiIndex(ApiFinders):
     def _made_from_input(self, fn: FunctionDecl) -> bool:
         """``dec_t *x_idecode(const uint8_t *data, size_t n, opts_t *o)``: a new object from bytes.
 
-        Whatever its verb: it returns a non-const object pointer of a type none of its
-        parameters is (so no pointer into an argument), takes read-only input data or is named
-        first by that type (``x_reader_walker(doc)``), and the API has a destructor for that type.
+        Whatever its verb: a non-const object pointer of a type no parameter is, from read-only data
+        or named first by that type (``x_reader_walker(doc)``), with a destructor for that type.
         """
         key = ckinds.struct_type(fn.return_type)
         if key is None or ckinds.is_const_target(fn.return_type):

@@ -51,6 +51,8 @@ DESTROY = {
     "dealloc",
     "deallocate",
 }
+# A parameter naming the object a call adds what it makes to (`load(top, text)`).
+PARENT_NAMES = re.compile(r"(top|parent|root|tree)(_?node)?", re.I)
 # A streaming parser's end call hands back what the fed chunks built (`lib_parser_finish(p)`).
 FINISH = {"finish", "finalize", "finalise"}
 # A parameter saying the piece passed is the input's last (`is_final`, `terminate`, `eof`); a

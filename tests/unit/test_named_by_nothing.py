@@ -107,3 +107,27 @@ def test_a_packet_transformed_in_place_gets_the_input_and_its_length() -> None:
     assert re.search(r"memcpy\((packet\w*), data, size\);", body), body
     assert re.search(r"(packet_len\w*) = \(int\)size;", body), body
     assert re.search(r"ss_protect\(\w+, \(void \*\)packet\w*, &packet_len\w*\)", body), body
+
+
+def test_a_library_wide_initializer_runs_once_before_anything() -> None:
+    """`ss_init(void)` sets up the whole library (its cipher kernel); `ss_init_policy(&p)` one record."""
+    text = ("typedef struct ss_ctx ss_ctx_t;\nint ss_init(void);\nint ss_init_policy(ss_policy_t *p);\n"
+            "int ss_create(ss_ctx_t **session, int profile);\n"
+            "int ss_unprotect(ss_ctx_t *ctx, const void *packet, int len);\n"
+            "int ss_dealloc(ss_ctx_t *session);\n")
+    body = _draft("ss_unprotect", text)
+    body = body[body.index("LLVMFuzzerTestOneInput"):]
+    once = re.search(r"static int (library_ready\w*) = 0;\s+"
+                     r"if \(!\1\) \{ \1 = 1; \(void\)ss_init\(\); \}", body)
+    assert once and once.start() < body.index("ss_create("), body
+    assert "ss_init_policy" not in body
+
+
+def test_a_node_loaded_into_a_top_node_given_is_the_top_nodes() -> None:
+    """`ml_load_string(top, s, cb)` adds what it reads to `top`: only `top` is deleted."""
+    text = ("typedef struct ml_node_s ml_node_t;\nml_node_t *ml_new_xml(const char *version);\n"
+            "ml_node_t *ml_load_string(ml_node_t *top, const char *s, int (*cb)(ml_node_t *));\n"
+            "void ml_delete(ml_node_t *node);\n")
+    idx = ApiIndex(parse_prototypes(text))
+    assert not idx.returns_owned(idx.by_name["ml_load_string"])
+    assert idx.returns_owned(idx.by_name["ml_new_xml"])
