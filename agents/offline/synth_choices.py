@@ -138,7 +138,7 @@ def _value_set(names: list[str], table: TypeTable) -> tuple[int, ...]:
     return values if len(values) <= 64 else ()
 
 
-def _as_choices(values: tuple[int, ...]) -> tuple[int, ...]:
+def as_choices(values: tuple[int, ...]) -> tuple[int, ...]:
     """A value set as option choices read it: two values would read as a range, so one repeats."""
     return values if len(values) != 2 else (*values, values[-1])
 
@@ -165,7 +165,7 @@ def enum_values(ctype: str) -> tuple[int, ...]:
     members = enum_members(ctype)
     kept = [c for i, c in enumerate(members) if not c.startswith("_") and not (
         i == len(members) - 1 and i and table.constants.get(c) == i and set(name_words(c)) & _COUNTS)]
-    return _as_choices(_value_set(kept or members, table))
+    return as_choices(_value_set(kept or members, table))
 
 
 def _status_group(group: list[str], table: TypeTable) -> bool:
@@ -196,7 +196,7 @@ def _status_choices(param_name: str, function: str, table: TypeTable) -> tuple[i
                      for c in g if c in table.constants})  # fmt: skip
     if len(values) > 64 and values[-1] - values[0] < 65536:
         return (values[0], values[-1])
-    return _as_choices(tuple(values)) if 1 < len(values) <= 64 else None
+    return as_choices(tuple(values)) if 1 < len(values) <= 64 else None
 
 
 def int_choices(param_name: str, function: str) -> tuple[int, int] | tuple[int, ...]:
@@ -206,7 +206,7 @@ def int_choices(param_name: str, function: str) -> tuple[int, int] | tuple[int, 
         return status
     from_header = _constant_choices(param_name, active(), function)
     if from_header is not None:
-        return _as_choices(from_header)
+        return as_choices(from_header)
     for pattern, choice in INT_CHOICES:
         if re.search(pattern, param_name):
             return choice

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from agents.offline import ckinds, synth_io, type_table
 from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_config import settle_fields
 from agents.offline.synth_finders import words
 from agents.offline.synth_instances import draw_documented_fields, fill_fields
 from agents.offline.synth_knowledge import success_test
@@ -35,6 +36,7 @@ def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
     pl.f.include("<string.h>")
     if not hoist:
         fill_fields(pl, key, v)
+        settle_fields(pl, key, v)
     return v
 
 
