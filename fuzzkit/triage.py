@@ -190,6 +190,8 @@ def _hint(
             "expects a NUL-terminated string or a longer buffer, the harness violates its contract "
             "(copy the input into a terminated buffer, or pass the real size)"
         )
+    if kind in OVERFLOWS and t.buffer_origin == "harness" and _past_its_terminator(t, lines):
+        return ""  # read past the NUL of a string the harness terminated: the library's overread
     if kind in OVERFLOWS and t.buffer_origin == "harness":
         return f"the overflowed buffer was allocated by the harness: check the size it gives {entry}"
     if kind == "leak" and t.entry_function and t.buffer_origin == "library":
@@ -220,6 +222,19 @@ def _hint(
             "error or a call that fails for every input"
         )
     return ""
+
+
+# The harness's own helpers that copy text with its NUL (agents.offline.c_helpers): exactly
+# the text and one terminator, so a read just past the region is a read past the NUL.
+TERMINATED_COPIES = ("lf_strndup", "lf_take_str", "lf_wstrndup")
+
+
+def _past_its_terminator(t: Triage, lines: list[str]) -> bool:
+    """A read just past a terminated copy of text the harness made for the call."""
+    if not t.access.startswith("READ") or not t.region.startswith("0 bytes to the right of"):
+        return False
+    made = [f.function for f in stack_after(lines, _ALLOCATED)]
+    return any(name in TERMINATED_COPIES for name in made[:3])
 
 
 def released_inside_a_call(t: Triage) -> bool:
