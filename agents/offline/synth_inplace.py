@@ -13,16 +13,27 @@ from typing import TYPE_CHECKING
 
 from agents.offline import ckinds
 from agents.offline.synth_types import Role, decl_cast, decl_type
+from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
+    from agents.offline.synth_api import ApiIndex
     from agents.offline.synth_kinds import Call
 
 ROOM = 4096  # what a transform may append (trailers, tags, padding)
 
 
-def in_place_slot(rs: list[Role]) -> int | None:
-    """The writable buffer with a length pointer, when the call takes no other data."""
+def in_place_slot(idx: ApiIndex, fn: FunctionDecl, rs: list[Role]) -> int | None:
+    """The writable buffer with a length pointer, when the call takes no other data.
+
+    Not when the API gives the call's object its input some other way, with its length
+    (``set_input(ctx, data, len)``): then the buffer is only where a result goes.
+    """
     if any(r.kind in ("bytes", "blob", "text", "pixels", "cursor", "path", "file", "fd") for r in rs):
+        return None
+    key = idx.first_object(fn)
+    sized = [f for f in (idx.input_feeders(fn, key) if key else [])
+             if any(ckinds.is_integer(p.type) and not ckinds.is_pointer(p.type) for p in f.params[2:])]
+    if sized:  # a pointer alone (`set_user_data(ctx, void *)`) is no input
         return None
     found = [r for r in rs if r.kind == "outbuf" and r.pair is not None and rs[r.pair].kind == "outlen_ptr"]
     return found[0].index if len(found) == 1 else None

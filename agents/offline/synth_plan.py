@@ -191,7 +191,7 @@ class Planner:
         call = Call(self, fn, rs, {}, CallPlan(fn, ""), payload_slot(rs) if payload else None, payload)
         # A parser that reads from its own buffer: the input is staged there, its length given.
         staged = staging_getter(self.idx, fn) if payload and call.main is None else None
-        packet = in_place_slot(rs) if payload and call.main is None and staged is None else None
+        packet = in_place_slot(self.idx, fn, rs) if payload and call.main is None and staged is None else None
         if packet is not None and packet not in bind:
             in_place(call, packet)
         # Bytes the library takes without a length: what its own encoder wrote, never raw input.

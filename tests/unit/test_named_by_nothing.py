@@ -131,3 +131,13 @@ def test_a_node_loaded_into_a_top_node_given_is_the_top_nodes() -> None:
     idx = ApiIndex(parse_prototypes(text))
     assert not idx.returns_owned(idx.by_name["ml_load_string"])
     assert idx.returns_owned(idx.by_name["ml_new_xml"])
+
+
+def test_a_result_buffer_of_an_object_fed_otherwise_is_no_packet() -> None:
+    """With `ss_set_input(ctx, data, len)`, `ss_export(ctx, out, &len)` only writes its result there."""
+    text = ("typedef struct ss_ctx ss_ctx_t;\nint ss_create(ss_ctx_t **session, int profile);\n"
+            "int ss_set_input(ss_ctx_t *ctx, const unsigned char *data, size_t len);\n"
+            "int ss_export(ss_ctx_t *ctx, void *out, int *out_len);\nint ss_dealloc(ss_ctx_t *session);\n")
+    body = _draft("ss_export", text)
+    body = body[body.index("LLVMFuzzerTestOneInput"):]
+    assert "packet" not in body and "ss_set_input(" in body, body
