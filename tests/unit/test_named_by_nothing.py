@@ -25,6 +25,9 @@ cap_t *cap_fopen_offline(FILE *, char *);
 int cap_next_ex(cap_t *, struct cap_pkthdr **, const unsigned char **);
 void cap_close(cap_t *);
 """
+# An invented session library: made through `T **`, released by a `dealloc`.
+SESSION = ("typedef struct ss_ctx ss_ctx_t;\nint ss_create(ss_ctx_t **session, int profile);\n"
+           "int ss_dealloc(ss_ctx_t *session);\n")
 COMPILER = """\
 cap_t *cap_open_dead(int, int);
 int cap_compile(cap_t *, struct cap_program *, const char *, int, unsigned int);
@@ -37,6 +40,11 @@ def _draft(name: str, text: str = CAPTURE) -> str:
     analysis = analyze_function(target, api)
     skeleton = default_skeleton(analysis.archetype)
     return write_harness(target, api, ["cap.h"], analysis.archetype, skeleton).code
+
+
+def _body(name: str, text: str) -> str:
+    code = _draft(name, text)
+    return code[code.index("LLVMFuzzerTestOneInput"):]
 
 
 def _kinds(name: str, text: str = CAPTURE) -> list[str]:
@@ -89,21 +97,15 @@ def test_a_stream_given_to_an_object_closed_by_a_close_is_not_closed_again() -> 
 
 def test_a_dealloc_releases_its_handle() -> None:
     """`ss_dealloc(ctx)` releases what `ss_create(&ctx, ...)` made: never `free()` on it."""
-    text = ("typedef struct ss_ctx ss_ctx_t;\nint ss_create(ss_ctx_t **session, int profile);\n"
-            "int ss_unprotect(ss_ctx_t *ctx, const void *packet, int len);\n"
-            "int ss_dealloc(ss_ctx_t *session);\n")
+    text = SESSION + "int ss_unprotect(ss_ctx_t *ctx, const void *packet, int len);\n"
     assert {r.function for r in find_releasers(parse_prototypes(text), {}, [], {})} == {"ss_dealloc"}
-    code = _draft("ss_unprotect", text)
-    assert "ss_dealloc(" in code and "free(" not in code[code.index("LLVMFuzzerTestOneInput"):], code
+    body = _body("ss_unprotect", text)
+    assert "ss_dealloc(" in body and "free(" not in body, body
 
 
 def test_a_packet_transformed_in_place_gets_the_input_and_its_length() -> None:
     """`ss_protect(ctx, void *packet, int *len)` takes no other data: the input is copied in, with room."""
-    text = ("typedef struct ss_ctx ss_ctx_t;\nint ss_create(ss_ctx_t **session, int profile);\n"
-            "int ss_protect(ss_ctx_t *ctx, void *rtp_hdr, int *len_ptr);\n"
-            "int ss_dealloc(ss_ctx_t *session);\n")
-    code = _draft("ss_protect", text)
-    body = code[code.index("LLVMFuzzerTestOneInput"):]
+    body = _body("ss_protect", SESSION + "int ss_protect(ss_ctx_t *ctx, void *rtp_hdr, int *len_ptr);\n")
     assert re.search(r"memcpy\((packet\w*), data, size\);", body), body
     assert re.search(r"(packet_len\w*) = \(int\)size;", body), body
     assert re.search(r"ss_protect\(\w+, \(void \*\)packet\w*, &packet_len\w*\)", body), body
@@ -111,12 +113,8 @@ def test_a_packet_transformed_in_place_gets_the_input_and_its_length() -> None:
 
 def test_a_library_wide_initializer_runs_once_before_anything() -> None:
     """`ss_init(void)` sets up the whole library (its cipher kernel); `ss_init_policy(&p)` one record."""
-    text = ("typedef struct ss_ctx ss_ctx_t;\nint ss_init(void);\nint ss_init_policy(ss_policy_t *p);\n"
-            "int ss_create(ss_ctx_t **session, int profile);\n"
-            "int ss_unprotect(ss_ctx_t *ctx, const void *packet, int len);\n"
-            "int ss_dealloc(ss_ctx_t *session);\n")
-    body = _draft("ss_unprotect", text)
-    body = body[body.index("LLVMFuzzerTestOneInput"):]
+    body = _body("ss_unprotect", SESSION + "int ss_init(void);\nint ss_init_policy(ss_policy_t *p);\n"
+                 "int ss_unprotect(ss_ctx_t *ctx, const void *packet, int len);\n")
     once = re.search(r"static int (library_ready\w*) = 0;\s+"
                      r"if \(!\1\) \{ \1 = 1; \(void\)ss_init\(\); \}", body)
     assert once and once.start() < body.index("ss_create("), body
@@ -135,9 +133,6 @@ def test_a_node_loaded_into_a_top_node_given_is_the_top_nodes() -> None:
 
 def test_a_result_buffer_of_an_object_fed_otherwise_is_no_packet() -> None:
     """With `ss_set_input(ctx, data, len)`, `ss_export(ctx, out, &len)` only writes its result there."""
-    text = ("typedef struct ss_ctx ss_ctx_t;\nint ss_create(ss_ctx_t **session, int profile);\n"
-            "int ss_set_input(ss_ctx_t *ctx, const unsigned char *data, size_t len);\n"
-            "int ss_export(ss_ctx_t *ctx, void *out, int *out_len);\nint ss_dealloc(ss_ctx_t *session);\n")
-    body = _draft("ss_export", text)
-    body = body[body.index("LLVMFuzzerTestOneInput"):]
+    body = _body("ss_export", SESSION + "int ss_set_input(ss_ctx_t *ctx, const unsigned char *d, size_t n);\n"
+                 "int ss_export(ss_ctx_t *ctx, void *out, int *out_len);\n")
     assert "packet" not in body and "ss_set_input(" in body, body
