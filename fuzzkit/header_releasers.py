@@ -14,6 +14,7 @@ from typing import Any
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import Record, Releaser, _base, _words
+from fuzzkit.release_names import closes_a_part, common_words, whole_first
 
 RELEASE_VERBS = ("free", "destroy", "delete", "release", "unref", "decref", "deref", "dispose",
                  "cleanup", "deinit", "fini", "close", "finalize", "dealloc", "deallocate")  # fmt: skip
@@ -29,6 +30,8 @@ _CALLER_FREES = re.compile(r"\b(?:caller|user|application|you)\b[^.]{0,60}?\bfre
                            r"\b(?:returned|result|buffer|string|it)\b", re.I)
 _FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
 HEAP_NOTE = "the library allocates it"  # read back by the offline engine (agents.offline.type_table)
+_STATUS_OUT = re.compile(r"^(?:(?:const|volatile|unsigned|signed)\s+)*(?:short|int|long|long long|_Bool|"
+                         r"int\d+_t|uint\d+_t)(?:\s+int)?\s*\*$")
 _PREPOSITIONS = {"from", "in", "at", "of", "to", "by", "with", "on", "into", "item", "items"}
 
 
@@ -44,7 +47,7 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     """
     out: list[Releaser] = []
     record_names = {n: r for r in records for n in (r.tag, *r.names) if n}
-    common = _common_words([d.name for d in api])
+    common = common_words([d.name for d in api])
     # `free_error(handle, str)`: releases what its documentation links to it, given the object.
     with_object: list[str] = []
     for decl in api:
@@ -56,8 +59,12 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
             and _REFCOUNT_DOC.search(docs.get(decl.name, ""))) or (
             i == len(ws) - 1 and len(w) > 4 and len(decl.params) == 1
             and (w.endswith("free") or (w.startswith("free") and not w.startswith("freez"))))]
-        pointers = [p for p, canon in zip(decl.params, _canonical_params(decl, function_types), strict=True)
-                    if "*" in canon and "(*)" not in canon]
+        # `close_file(file *f, int *error)`: a pointer to a plain integer is a status handed back,
+        # not a second object released
+        typed = list(zip(decl.params, _canonical_params(decl, function_types), strict=True))
+        pointers = [p for p, canon in typed if "*" in canon and "(*)" not in canon]
+        if len(objects := [p for p, canon in typed if p in pointers and not _STATUS_OUT.match(canon)]) == 1:
+            pointers = objects
         if verbs and len(pointers) == len(decl.params) == 2 and _base(pointers[0].type) != "void":
             with_object.append(decl.name)
         if not verbs or len(pointers) != 1 or set(ws[verbs[0]:]) & _PREPOSITIONS:
@@ -65,7 +72,7 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
         ws = [w for w in ws if w not in common]
         ptype = pointers[0].type
         base = _base(ptype)
-        if base != "void" and not _closes_a_part(ws, base, common):
+        if base != "void" and not closes_a_part(ws, base, common):
             out.append(Releaser(decl.name, ptype, "parameter type"))
             continue
         if base != "void":
@@ -88,7 +95,8 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     own = own_sentences(api, docs)  # what a producer's documentation says of its own result
     out += _linked_by_documentation(api, own, out, with_object)
     out += _paired_by_name(api, with_object, out)
-    return _heap_noted(api, out + _allocated_with(api, own, out))
+    found = _heap_noted(api, out + _allocated_with(api, own, out))
+    return whole_first(found, [d.name for d in api], RELEASE_VERBS)
 
 
 def _heap_noted(api: Sequence[FunctionDecl], found: list[Releaser]) -> list[Releaser]:
@@ -273,26 +281,9 @@ def _allocated_with(api: Sequence[FunctionDecl], docs: Mapping[str, str],
     return out
 
 
-def _closes_a_part(ws: list[str], base: str, common: set[str]) -> bool:
-    """``gen_map_close(gen *g)``: "close" after a noun its type lacks ends a part, not the object."""
-    if "close" not in ws:
-        return False
-    before = ws[: ws.index("close")]
-    return bool(set(before) - set(_words(base)) - common)
-
-
 def _canonical_params(decl: FunctionDecl, function_types: Mapping[str, list[Any]]) -> list[str]:
     """The parameter types with typedefs resolved (``doc_p`` -> ``struct doc *``)."""
     types = function_types.get(decl.name, [])
     if len(types) != len(decl.params):
         return [p.type for p in decl.params]
     return [t.get_canonical().spelling for t in types]
-
-
-def _common_words(names: list[str]) -> set[str]:
-    """Words in more than half of the API's names: the library's prefix, not a type's name."""
-    counts: dict[str, int] = {}
-    for name in names:
-        for w in set(_words(name)):
-            counts[w] = counts.get(w, 0) + 1
-    return {w for w, n in counts.items() if n > max(1, len(names) // 2)}

@@ -21,11 +21,13 @@ from collections.abc import Collection, Mapping
 from fuzzkit.api import FunctionDecl
 from fuzzkit.errors import ToolchainError
 from fuzzkit.param_kinds import INPUT_NAMES, INTEGER, archetype, object_type, spellings
+from fuzzkit.select_io import IO_TYPES, reads_file, reads_through_callback
+from fuzzkit.select_io import words as _words
 
 _PARSE_VERBS = (
     "parse", "load", "read", "decode", "decompress", "uncompress", "scan", "unpack",
     "deserialize", "tokenize", "tokener", "lex", "unescape", "import", "loads", "loadb", "eval",
-    "match", "compile", "minify", "prepare", "feed",
+    "match", "compile", "minify", "prepare", "feed", "slurp",
 )  # fmt: skip
 _WRITE_VERBS = (
     "compress",
@@ -71,12 +73,6 @@ def _is_verb(word: str, verbs: tuple[str, ...]) -> bool:
     return any(re.fullmatch(re.escape(v) + r"(s|d|ed|ing|b|\d+)?", word) for v in verbs)
 
 
-def _words(name: str) -> list[str]:
-    # `ABCDecodeRGBA`-style names: an acronym run ends before a capitalised word.
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
-    return [w for w in spaced.lower().split("_") if w]
-
-
 def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
     """Whether the result tells success from failure.
 
@@ -88,42 +84,23 @@ def _status_return(decl: FunctionDecl, canonical: Mapping[str, str]) -> bool:
                 or object_type(ret, canonical))
 
 
-_FILE_NAME = re.compile(r"(^|_)(path|path_?name|file_?name|fname|file|file_?path)$")  # of lower-case words
-# What a harness cannot hand the input through: a `FILE *`, a callback, a `va_list`.
-_IO_TYPES = re.compile(r"\bFILE\b|\(\*\)|va_list|_IO_FILE")
-
-
-def reads_file(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -> bool:
-    """``int db_open(const char *filename, unsigned flags, db_t *db)``: the input is a file it names.
-
-    A ``char`` string parameter named for a file, a name that reads (open, load, read...), and
-    nothing that is a ``FILE *``, a callback or a ``va_list`` (whose input a harness cannot hand
-    over as a file).
-    """
-    canon = canonical or {}
-    named = any(_FILE_NAME.search("_".join(_words(p.name))) and re.fullmatch(
-        r"(const )?char ?\*( ?const)?", canon.get(p.type, p.type).strip()) for p in decl.params)
-    types = " ".join(t for p in decl.params for t in spellings(p, canon))
-    reads = set(_words(decl.name)) & {"open", "load", "read", "parse", "import", "from", "file"}
-    # (`connect_unix(const char *path)` names a socket, not a file to read)
-    return named and bool(reads) and not _IO_TYPES.search(types)
-
-
 def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
-          streams: Collection[str] = (), from_file: bool = False) -> int:
+          streams: Collection[str] = (), from_file: bool = False, in_memory: Collection[str] = ()) -> int:
     """How promising ``decl`` is as a fuzz target (higher is better; below 0 is skipped).
 
     ``from_file``: the library takes its data only from files it opens by name, so a function
     that reads one (:func:`reads_file`) scores as a buffer entry point and its ``open`` and
-    ``file`` words are no penalty.
+    ``file`` words are no penalty. ``in_memory``: object types an entry point makes from data in
+    memory, so a handle of one is no file handle whatever its name.
     """
     canon = canonical or {}
     words = _words(decl.name)
-    kind = "buffer" if from_file else archetype(decl, canon, streams)
+    served = reads_through_callback(decl, canon)
+    kind = "buffer" if from_file or served else archetype(decl, canon, streams)
     total = {"buffer": 6, "string": 4, "object": 2, "other": 0}[kind]
     # A setter that takes the input bytes and says so (`set_buffer(ctx, data, len)`) is how
     # data gets in; a setter of other bytes (a dictionary, a key) is configuration.
-    feeds = kind == "buffer" and bool(set(words) & _INPUT_NOUNS)
+    feeds = kind == "buffer" and bool(set(words) & _INPUT_NOUNS) or served
     # `open_profile_from_mem(data, size)` opens nothing but that data: it parses it.
     if any(_is_verb(w, _PARSE_VERBS) for w in words) or feeds and "open" in words:
         total += 4
@@ -151,8 +128,10 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
     # Canonical spellings too: a callback behind a typedef is still a callback.
     types = " ".join(t for p in decl.params for t in spellings(p, canon))
     # A file handle of the library's own (a typedef named like `fooFile`) is I/O, like FILE.
-    handles = {w for p in decl.params for ident in re.findall(r"\w+", p.type) for w in _words(ident)}
-    if _IO_TYPES.search(types) or "file" in handles:
+    # (not one an entry point reads from memory: `file *open_reader(void *user, read_fn read)`)
+    handles = {w for p in decl.params if object_type(p.type, canon) not in in_memory
+               for ident in re.findall(r"\w+", p.type) for w in _words(ident)}
+    if (IO_TYPES.search(types) or "file" in handles) and not served:
         total -= 6
     if any(INPUT_NAMES.search(p.name) for p in decl.params) and not from_file:
         total -= 4
@@ -161,6 +140,12 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
     if decl.name.startswith("_"):
         total -= 6  # private by the C convention (a leading underscore), exported or not
     return total
+
+
+def _entry(d: FunctionDecl, canonical: Mapping[str, str], streams: Collection[str] = ()) -> bool:
+    """A data entry point: it takes a buffer or a string (or reads through a callback), and scores well."""
+    fed = archetype(d, canonical, streams) in ("buffer", "string") or reads_through_callback(d, canonical)
+    return fed and score(d, canonical, streams) >= 8
 
 
 def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) -> dict[str, int]:
@@ -172,7 +157,7 @@ def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) ->
     """
     entries: set[str] = set()
     for d in decls:
-        if archetype(d, canonical) in ("buffer", "string") and score(d, canonical) >= 8:
+        if _entry(d, canonical):
             entries.add(object_type(d.params[0].type, canonical))
             entries.add(object_type(d.return_type, canonical))
     entries.discard("")
@@ -180,7 +165,7 @@ def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) ->
     for d in decls:
         first = object_type(d.params[0].type, canonical) if d.params else ""
         kind = archetype(d, canonical)
-        if kind in ("buffer", "string") and score(d, canonical) >= 8:
+        if _entry(d, canonical):
             continue  # an entry point itself: the bonus is for what it needs and feeds
         creates = object_type(d.return_type, canonical) in entries
         # On the context, only what feeds it or does work counts, not its plain accessors.
@@ -200,7 +185,8 @@ def _related(a: str, b: str) -> bool:
     da, db = [w.rstrip("0123456789") for w in wa], [w.rstrip("0123456789") for w in wb]
     if da[: len(db)] == db or db[: len(da)] == da:
         return True  # whole words, so a parser's constructor is no variant of the parse call
-    verbs = (*_PARSE_VERBS, *_WRITE_VERBS)
+    # (`DAcmeOpen`/`DAcmeSlurp`: opening an object and reading all of it are two functions)
+    verbs = (*_PARSE_VERBS, *_WRITE_VERBS, "open")
     same_family = len(wa) > 1 and wa[:-1] == wb[:-1]
     return same_family and not (wa[-1].startswith(verbs) and wb[-1].startswith(verbs))
 
@@ -234,10 +220,10 @@ def choose_functions(
     decls = [d for d in decls if _shape(d, canon) not in handlers]
     order = {d.name: i for i, d in enumerate(decls)}
     bonus = _reachable_bonus(decls, canon)
-    base = {d.name: score(d, canon, streams) for d in decls}
+    made = {object_type(d.return_type, canon) for d in decls if reads_through_callback(d, canon)} - {""}
+    base = {d.name: score(d, canon, streams, in_memory=made) for d in decls}
     # No function takes data in memory: one that reads a file it is given by name is the entry.
-    from_file = not any(archetype(d, canon, streams) in ("buffer", "string") and base[d.name] >= 8
-                        for d in decls)
+    from_file = not any(_entry(d, canon, streams) for d in decls)
     scores = {d.name: (score(d, canon, streams, True) if from_file and reads_file(d, canon) else base[d.name])
               + bonus.get(d.name, 0) + 3 * (d.name in fuzzed) for d in decls}
     ranked = sorted(

@@ -187,6 +187,8 @@ def callback(pl: Planner, ctype: str) -> str:
         f"{t}{'' if t.endswith('*') else ' '}{n}" for t, n in zip(sig.params, names, strict=True)
     )
     body = _BODIES.get(sig.shape, _sink_body)(sig, names)
+    if (field := _user_field(sig)) is not None:  # `read(obj, buf, n)`: the user pointer is obj's
+        body = [b.replace(f"(lf_input_t *){names[0]};", f"(lf_input_t *){names[0]}->{field};") for b in body]
     pl.f.need("input")
     pl.f.include("<string.h>")
     comment = _COMMENTS.get(sig.shape, "/* A callback that does nothing and reports success. */")
@@ -197,6 +199,26 @@ def callback(pl: Planner, ctype: str) -> str:
         + "\n}"
     )
     return name
+
+
+# Best first: the pointer given to the opener is the user's; the library's private state is not it.
+_USER_FIELDS = ("user", "client", "opaque", "cookie", "context|ctx", "data")
+
+
+def _user_field(sig: Callback) -> str | None:
+    """The ``void *`` field of the library object a reader callback gets first, holding the user pointer.
+
+    ``int read(file *f, uint8_t *buf, int n)`` registered by ``file *open(void *user, read, ...)``:
+    the library keeps ``user`` in its object (``f->UserData``) and hands the callback the object.
+    """
+    if sig.shape not in ("reader", "reader_count", "pull") or ckinds.is_bytes(sig.params[0]):
+        return None
+    rec = type_table.active().record(ckinds.base_name(sig.params[0]))
+    if rec is None or rec.opaque or ckinds.pointer_depth(sig.params[0]) != 1:
+        return None
+    untyped = [name for name, ftype in rec.fields if ckinds.strip_const(ftype) == "void *"
+               and not re.search("priv|internal", name, re.I)]
+    return next((name for word in _USER_FIELDS for name in untyped if re.search(word, name, re.I)), None)
 
 
 def _served(names: list[str]) -> list[str]:

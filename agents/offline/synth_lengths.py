@@ -207,3 +207,13 @@ def wide_elements(ctype: str) -> bool:
     """A buffer of integers wider than a byte under a character-like name (``const lib_char32 *``)."""
     unit = ckinds.canonical_base(ctype)
     return unit not in cdecl.BYTE_TYPES and ckinds.is_integer(unit)
+
+
+def counts_array(nxt: Param | None) -> bool:
+    """Whether ``nxt`` counts the array before it: named so, or an unnamed ``size_t``."""
+    if nxt is None or not ckinds.is_integer(nxt.type):
+        return False
+    # `read_short(f, short *ptr, count_t items)`: as many elements as the count says
+    if re.search(r"(items|frames|elements|elems|nmemb|entries|samples)$", nxt.name, re.I):
+        return True
+    return ckinds.is_length(nxt) or (is_len_like(nxt) and ckinds.base_name(nxt.type) == "size_t")

@@ -21,6 +21,9 @@ _WHOLE = re.compile(r"(self|all|deep|recurs|whole|struct|free|segment)", re.I)
 def complete_release_calls(code: str, api: list[FunctionDecl]) -> str:
     """``release(obj)`` -> ``release(obj, 1)`` for releasers with trailing integer flags.
 
+    A releaser whose other parameters are status outs (``close_file(f, int *error)``) gets a
+    compound literal for each (``close_file(f, &(int){0})``).
+
     A releaser that takes the object that made what it frees (``free_error(handle, str)``)
     gets that object: the first argument of the call whose result is released. Only the
     functions the code calls with one argument are looked at.
@@ -29,7 +32,10 @@ def complete_release_calls(code: str, api: list[FunctionDecl]) -> str:
     for fn in api:
         if fn.name not in single or len(fn.params) < 2:
             continue
-        if _with_object(fn):
+        if ckinds.is_pointer(fn.params[0].type) and fn.params[1:] and all(
+                _status_out(p.type) for p in fn.params[1:]):
+            code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]+)\)", partial(_with_status, fn), code)
+        elif _with_object(fn):
             one_arg = partial(_maker_first, code, fn, api)
             code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]+)\)", one_arg, code)
         elif ckinds.is_pointer(fn.params[0].type) and all(
@@ -46,6 +52,18 @@ def _with_flags(fn: FunctionDecl, m: re.Match[str]) -> str:
     whole = "0" if m.group(1).strip().startswith("&") else "1"
     flags = ", ".join(whole if _WHOLE.search(p.name or "") else "0" for p in fn.params[1:])
     return f"{fn.name}({m.group(1)}, {flags})"
+
+
+def _status_out(ctype: str) -> bool:
+    """``int *error``: a writable pointer to one plain integer, where a releaser reports how it went."""
+    return (ckinds.pointer_depth(ctype) == 1 and not ckinds.is_const_target(ctype)
+            and ckinds.is_integer(ckinds.pointee(ctype)) and not ckinds.is_bytes(ctype))
+
+
+def _with_status(fn: FunctionDecl, m: re.Match[str]) -> str:
+    # `close_file(f, int *error)`: a status of its own, written or not (NULL may not be checked)
+    outs = ", ".join(f"&({ckinds.pointee(p.type)}){{0}}" for p in fn.params[1:])
+    return f"{fn.name}({m.group(1)}, {outs})"
 
 
 def _with_object(fn: FunctionDecl) -> bool:

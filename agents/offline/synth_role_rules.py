@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from agents.offline import ckinds, synth_choices, synth_lengths
 from agents.offline.synth_api import ApiIndex
-from agents.offline.synth_lengths import is_len_like, out_direction, unnamed, unsized_output
+from agents.offline.synth_lengths import counts_array, is_len_like, out_direction, unnamed, unsized_output
 from agents.offline.synth_role_objects import object_role, replaced_by_result
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl, Param
@@ -62,8 +62,11 @@ def _callback(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     if not ckinds.is_function_pointer(s.fn.params[i].type):
         return False
     s.put("callback", i)
-    if nxt and ckinds.strip_const(nxt.type) in ("void *", "const void *"):
-        s.put("userdata", i + 1)
+    user = [j for j in (i + 1, i - 1) if 0 <= j < len(s.fn.params)
+            and ckinds.strip_const(s.fn.params[j].type) in ("void *", "const void *")
+            and (j > i or getattr(s.out[j], "pair", None) is None)]
+    if user:  # `set_reader(obj, fn, void *user)`, or `open(void *user, reader_fn fn, int *err)`
+        s.put("userdata", user[0])
     return True
 
 
@@ -222,7 +225,7 @@ def _plain_pointer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bo
     inner = ckinds.pointee(t)
     if ckinds.is_const_target(t) and nxt and is_len_like(nxt):
         s.pair("array", i, "count")
-    elif _counted(nxt) and (ckinds.is_integer(inner) or ckinds.is_float(inner)):
+    elif counts_array(nxt) and (ckinds.is_integer(inner) or ckinds.is_float(inner)):
         # `int *workspace, size_t wscount`: room the library works in, as large as it says.
         s.pair("workspace", i, "count")
     elif ckinds.is_integer(inner) or ckinds.is_float(inner) or ckinds.is_enum_like(inner):
@@ -276,16 +279,6 @@ RULES: tuple[Rule, ...] = (
     _callback, _file, _pointer_handle, _named_string, _strarray, _buffer, _out_ptr, _library_type,
     _plain_pointer, _value,
 )
-
-
-def _counted(nxt: Param | None) -> bool:
-    """Whether ``nxt`` counts the array before it: named so, or an unnamed ``size_t``."""
-    if nxt is None or not ckinds.is_integer(nxt.type):
-        return False
-    # `read_short(f, short *ptr, count_t items)`: as many elements as the count says
-    if re.search(r"(items|frames|elements|elems|nmemb|entries|samples)$", nxt.name, re.I):
-        return True
-    return ckinds.is_length(nxt) or (is_len_like(nxt) and ckinds.base_name(nxt.type) == "size_t")
 
 
 def _unnamed_open(s: Scan, i: int) -> str | None:

@@ -1,0 +1,64 @@
+"""What a releaser's name says it releases: the whole object, or a part of it.
+
+Part of reading header facts (:mod:`fuzzkit.header_releasers`). ``gen_map_close(gen *g)`` ends a
+map inside the generator, not the generator; ``doc_free_saved_parts(doc *d)`` frees the parts a
+document holds, not the document, when ``doc_close(doc *d)`` is the one that does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fuzzkit.header_facts import Releaser, _base, _words
+
+
+def common_words(names: list[str]) -> set[str]:
+    """Words in more than half of the API's names: the library's prefix, not a type's name."""
+    counts: dict[str, int] = {}
+    for name in names:
+        for w in set(_words(name)):
+            counts[w] = counts.get(w, 0) + 1
+    return {w for w, n in counts.items() if n > max(1, len(names) // 2)}
+
+
+def _nouns(words: list[str]) -> list[str]:
+    """A single letter is no noun (``DFooCloseFile``: D for the decoding side of the API)."""
+    return [w for w in words if len(w) > 1]
+
+
+def closes_a_part(ws: list[str], base: str, common: set[str]) -> bool:
+    """``gen_map_close(gen *g)``: "close" after a noun its type lacks ends a part, not the object."""
+    if "close" not in ws:
+        return False
+    before = _nouns(ws[: ws.index("close")])
+    return bool(set(before) - set(_words(base)) - common)
+
+
+def _frees_a_part(function: str, base: str, verbs: Sequence[str], common: set[str]) -> bool:
+    """A release verb followed by a plural the type's name lacks (``free_saved_images(file *)``).
+
+    The things an object holds; ``node_free_list(node *)`` frees nodes from this one on, no part.
+    """
+    ws = _words(function)
+    at = next((i for i, w in enumerate(ws) if w in verbs), None)
+    if at is None:
+        return False
+    extra = set(_nouns(ws[at + 1:])) - set(_words(base)) - common - set(verbs)
+    return any(w.endswith("s") and not w.endswith("ss") for w in extra)
+
+
+def whole_first(found: list[Releaser], api_names: list[str], verbs: Sequence[str]) -> list[Releaser]:
+    """Of the releasers of one type by parameter type, drop those that free a part of it.
+
+    Only when another releaser of that type frees the whole (its name has no noun the type
+    lacks): ``file_free_saved_images(file *)`` goes when ``file_close(file *, int *err)`` is
+    there; alone, it stays the type's releaser.
+    """
+    common = common_words(api_names)
+
+    def part(r: Releaser) -> bool:
+        return r.evidence.startswith("parameter type") and _frees_a_part(
+            r.function, _base(r.releases), verbs, common)
+
+    whole = {_base(r.releases) for r in found if r.evidence.startswith("parameter type") and not part(r)}
+    return [r for r in found if not (part(r) and _base(r.releases) in whole)]
