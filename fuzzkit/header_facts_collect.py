@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,16 +49,18 @@ _SUBJECT = re.compile(r"^\s*(?:If\s+)?([A-Za-z_]\w*)(?:\(\))?\s+(?:\(\)\s+)?(?:w
 
 def collect_facts(
     headers: Sequence[str | Path], include_dirs: Sequence[str | Path] = (),
-    defines: Iterable[str] = (), api: Sequence[FunctionDecl] = (),
+    defines: Iterable[str] = (), api: Sequence[FunctionDecl] = (), helpers: Collection[str] = (),
 ) -> HeaderFacts:  # fmt: skip
     """The typedefs, records, enums, integer macros and release functions behind ``api``.
 
     Types are followed from the API's parameters and results through typedefs, pointers and
     fields (records and typedefs from any header, system headers included, since a library may
-    use another's types); enums and macros come from the library's own headers.
+    use another's types); enums and macros come from the library's own headers. ``helpers``:
+    the names in ``api`` that are the headers' own inline functions (still read as wrappers of
+    the library's functions they call, never as the functions wrapped).
     """
     cindex = cindex_module()
-    collector = _Collector(cindex, [Path(h).resolve() for h in headers], api)
+    collector = _Collector(cindex, [Path(h).resolve() for h in headers], api, helpers)
     defines = list(defines)
     for header in collector.headers:
         tu = parse_translation_unit(cindex, header, include_dirs, defines, detailed=True)
@@ -67,8 +69,10 @@ def collect_facts(
 
 
 class _Collector:
-    def __init__(self, cindex: Any, headers: list[Path], api: Sequence[FunctionDecl]) -> None:
+    def __init__(self, cindex: Any, headers: list[Path], api: Sequence[FunctionDecl],
+                 helpers: Collection[str] = ()) -> None:
         self.ci = cindex
+        self.helpers = set(helpers)
         self.headers = headers
         self.roots = {h.parent for h in headers}
         self.api = list(api)
@@ -78,7 +82,7 @@ class _Collector:
         self.macros: dict[str, tuple[int, str, int]] = {}
         self.docs: dict[str, str] = {}
         self.function_types: dict[str, list[Any]] = {}
-        self.api_names = {d.name for d in api}
+        self.api_names = {d.name for d in api} - self.helpers  # what a wrapper may wrap
         self.wrappers: list[Wrapper] = []
         self.texts: dict[Path, bytes] = {}
         self.variables: dict[str, Any] = {}

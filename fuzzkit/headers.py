@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ def cindex_module() -> Any:
 
 def parse_header(
     header: Path, include_dirs: Sequence[str | Path] = (), defines: Iterable[str] = (),
-    parts: bool = False,
+    parts: bool = False, inline: bool = False,
 ) -> list[FunctionDecl]:  # fmt: skip
     """The non-variadic, non-inline functions declared in ``header`` itself, in order.
 
@@ -45,6 +45,9 @@ def parse_header(
             parts that refuse to be included alone) declares what they declare, to be included
             as ``header``. :func:`parse_headers` asks for them only for names no header
             declares itself.
+        inline: Instead, the static inline functions the header defines itself
+            (``static inline void x_result_init(x_result *r)``): no library symbol, but callable
+            by a harness that includes the header.
 
     Raises:
         ToolchainError: libclang is unavailable or cannot read the header at all.
@@ -53,7 +56,7 @@ def parse_header(
     header = Path(header).resolve()
     tu = parse_translation_unit(cindex, header, include_dirs, defines)
     fatal = [d for d in tu.diagnostics if d.severity >= cindex.Diagnostic.Fatal]
-    decls = _collect(cindex, tu, header, parts)
+    decls = _collect(cindex, tu, header, parts, inline)
     if fatal and not decls:
         raise ToolchainError(
             f"cannot parse {header.name}: {fatal[0].spelling}",
@@ -147,6 +150,26 @@ def parse_headers(
     return list(seen.values())
 
 
+def inline_functions(headers: Iterable[str | Path], include_dirs: Sequence[str | Path] = (),
+                     defines: Iterable[str] = (), known: Collection[str] = ()) -> list[FunctionDecl]:
+    """The static inline functions the headers define, but for ``known`` names (see :func:`parse_header`).
+
+    ``static inline void x_result_destroy(x_result *r)`` is how a caller releases what
+    ``x_next(&r, data, len)`` filled, though the library defines no such symbol.
+    """
+    seen: dict[str, FunctionDecl] = {}
+    defines = list(defines)
+    for header in headers:
+        try:
+            decls = parse_header(Path(header), include_dirs, defines, inline=True)
+        except ToolchainError:
+            continue
+        for decl in decls:
+            if decl.name not in known:
+                seen.setdefault(decl.name, decl)
+    return list(seen.values())
+
+
 def canonical_types(
     headers: Iterable[str | Path],
     include_dirs: Sequence[str | Path] = (),
@@ -186,16 +209,19 @@ def declared_by(cursor: Any, header: Path, parts: bool = False) -> bool:
     return path == header or (parts and path.parent != header.parent and path.is_relative_to(header.parent))
 
 
-def _collect(cindex: Any, tu: Any, header: Path, parts: bool) -> list[FunctionDecl]:
+def _collect(cindex: Any, tu: Any, header: Path, parts: bool, inline: bool = False) -> list[FunctionDecl]:
+    """The header's prototypes of the library's functions, or (``inline``) its static inline ones."""
     kinds = cindex.CursorKind
     found: dict[str, FunctionDecl] = {}
     for cursor in tu.cursor.get_children():
         if cursor.kind != kinds.FUNCTION_DECL or not declared_by(cursor, header, parts):
             continue
-        if cursor.spelling in found or cursor.is_definition():
-            continue  # a definition in a header is a static/inline helper, not API
-        if cursor.storage_class == cindex.StorageClass.STATIC:
-            continue
+        static = cursor.storage_class == cindex.StorageClass.STATIC
+        if inline:  # (bodies are skipped in parsing: a static function in a header is defined there)
+            if not static or cursor.spelling in found or cursor.spelling.startswith("_"):
+                continue  # the helpers a caller may use, defined in the header itself
+        elif cursor.spelling in found or cursor.is_definition() or static:
+            continue  # a definition in a header is a static/inline helper, not the library's
         ftype = cursor.type
         if ftype.kind == cindex.TypeKind.FUNCTIONPROTO and ftype.is_function_variadic():
             continue

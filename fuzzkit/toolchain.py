@@ -8,6 +8,7 @@ the whole graph (routing, memory, reducers, guards) runs in the fast tier withou
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,7 +23,7 @@ from fuzzkit.exports import defined_data, defined_functions, missing_functions
 from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.header_facts_collect import collect_facts
-from fuzzkit.headers import parse_headers
+from fuzzkit.headers import inline_functions, parse_headers
 from fuzzkit.library import LibraryBuild
 from fuzzkit.param_docs import param_facts
 from fuzzkit.runner import FuzzRun, run_fuzzer
@@ -74,6 +75,17 @@ class Toolchain(Protocol):
         """Replay ``inputs`` through the coverage binary and report the library's coverage."""
 
 
+@functools.lru_cache(maxsize=8)
+def _inline_of(headers: tuple[str, ...], include_dirs: tuple[str, ...],
+               defines: tuple[str, ...]) -> tuple[FunctionDecl, ...]:
+    return tuple(inline_functions(headers, include_dirs, defines))
+
+
+def _inline(lib: LibraryBuild) -> tuple[FunctionDecl, ...]:
+    """The static inline functions of the library's headers (read once per build)."""
+    return _inline_of(tuple(map(str, lib.headers)), tuple(map(str, lib.include_dirs)), tuple(lib.defines))
+
+
 class Fuzzkit:
     """The real toolchain: clang with ASan and source coverage, libFuzzer, llvm-cov."""
 
@@ -85,7 +97,9 @@ class Fuzzkit:
         """parse_api, by fuzzkit (see :class:`Toolchain`)."""
         decls = parse_headers(lib.headers, lib.include_dirs, lib.defines)
         defined = defined_functions(lib)  # empty when llvm-nm gives no verdict: keep all
-        return [d for d in decls if not defined or d.name in defined]
+        api = [d for d in decls if not defined or d.name in defined]
+        # The headers' static inline helpers too: a harness may call them (the header defines them).
+        return api + [d for d in _inline(lib) if d.name not in {d.name for d in decls}]
 
     def missing_functions(self, lib: LibraryBuild, names: Sequence[str],
                           project: str) -> dict[str, str]:
@@ -99,7 +113,9 @@ class Fuzzkit:
         parameters documented as taking NULL or as UTF-8 text are read from the headers' and
         sources' comments.
         """
-        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
+        # An inline helper is read as what it is: a wrapper of the functions it calls, if it calls any.
+        helpers = {d.name for d in _inline(lib)}
+        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api, helpers)
         facts.optional, facts.utf8 = param_facts([*lib.headers, *lib.sources], api)
         data = defined_data(lib)  # empty when llvm-nm gives no verdict: keep all
         facts.instances = [i for i in facts.instances if not data or i[0] in data]

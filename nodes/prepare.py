@@ -47,6 +47,9 @@ def prepared_fields(bench: Benchmark, function: str,
     api = tools.parse_api(lib)
     target = next((d for d in api if d.name == spec.name), None) or spec.decl()
     facts = tools.collect_facts(lib, api)
+    # A header's inline wrapper of a library function is reached through the function it wraps.
+    wrappers = {w.caller for w in facts.wrappers}
+    api = [d for d in api if d.name not in wrappers]
     return {
         "project": bench.project, "target": target.to_dict(), "api": [d.to_dict() for d in api],
         "header_facts": facts.to_dict(), "headers": [Path(h).name for h in lib.headers],

@@ -209,3 +209,48 @@ def test_a_releaser_of_what_a_maker_returns_says_the_library_allocates_it(tmp_pa
     evidence = {r.function: r.evidence for r in collect_facts([header], [tmp_path], [], api).releasers}
     assert evidence["ob_buf_free"] == evidence["ob_pix_close"] == f"parameter type; {HEAP_NOTE}"
     assert evidence["cx_free"] == "parameter type"
+
+
+def test_static_inline_helpers_are_read_apart_from_the_librarys_prototypes(tmp_path: Path) -> None:
+    """A result record released by an inline helper: callable, though the library has no such symbol."""
+    from fuzzkit.headers import inline_functions
+
+    header = tmp_path / "mp.h"
+    header.write_text(
+        "#include <stddef.h>\n"
+        "typedef struct mp_zone mp_zone;\n"
+        "typedef struct { mp_zone *zone; int kind; } mp_result;\n"
+        "void mp_zone_free(mp_zone *zone);\n"
+        "int mp_next(mp_result *result, const char *data, size_t len, size_t *off);\n"
+        "static inline void mp_result_init(mp_result *result);\n"
+        "static inline void mp_result_destroy(mp_result *result);\n"
+        "static inline void mp_result_init(mp_result *result) { result->zone = NULL; }\n"
+        "static inline void mp_result_destroy(mp_result *result) {\n"
+        "  if (result->zone) mp_zone_free(result->zone);\n}\n"
+        "static inline int _mp_private(int x) { return x; }\n"
+    )
+    assert [d.name for d in parse_header(header)] == ["mp_zone_free", "mp_next"]
+    helpers = inline_functions([header], known={"mp_result_init"})
+    assert [d.name for d in helpers] == ["mp_result_destroy"]  # once, known names and `_` ones left out
+    assert helpers[0].params == (Param("result", "mp_result *"),)
+
+
+def test_an_inline_helper_in_the_api_is_still_read_as_the_wrapper_it_is(tmp_path: Path) -> None:
+    """`mp_init(c)` wraps `mp_init_internal(c, MP_ABI)`: the engine calls the wrapped function with the
+    constant, so the helper's presence in the API must not hide the wrapper (or count as wrapped)."""
+    from fuzzkit.header_facts_collect import collect_facts
+    from fuzzkit.headers import inline_functions
+
+    header = tmp_path / "mp.h"
+    header.write_text(
+        "#define MP_ABI 0x0203\n"
+        "typedef struct { int level; } mp_cfg;\n"
+        "int mp_init_internal(mp_cfg *c, int abi);\n"
+        "static inline int mp_init(mp_cfg *c) { return mp_init_internal(c, MP_ABI); }\n"
+        "static inline int mp_init_default(mp_cfg *c) { return mp_init(c); }\n"
+    )
+    api = parse_header(header) + inline_functions([header])
+    assert [d.name for d in api] == ["mp_init_internal", "mp_init", "mp_init_default"]
+    facts = collect_facts([header], api=api, helpers={"mp_init", "mp_init_default"})
+    assert {(w.function, w.caller) for w in facts.wrappers} == {("mp_init_internal", "mp_init")}
+    assert collect_facts([header], api=api).wrappers == []  # read as library functions, no wrapper shows
