@@ -27,6 +27,7 @@ from agents.offline.synth_guide import Guidance, read_guidance
 from agents.offline.synth_library_init import initialize_once
 from agents.offline.synth_plan import Planner, Unsupported
 from agents.offline.synth_release_args import complete_release_calls
+from agents.offline.synth_room import feed_the_input
 from fuzzkit.api import FunctionDecl
 
 SLOTS = ("INCLUDES", "GLOBALS", "GUARD", "SETUP", "CALL", "USE", "CLEANUP")
@@ -166,7 +167,7 @@ def _fill(
     initialize_once(pl)
     _calls_before(ctx, guide)
     if not pl.fed and not _input_flows(ctx):
-        _feed_the_input(ctx)
+        feed_the_input(ctx)
     return ctx
 
 
@@ -181,31 +182,6 @@ def _input_flows(ctx: Ctx) -> bool:
     """
     text = "\n".join([*ctx.f.setup, *ctx.f.call, *ctx.f.decls, *ctx.f.hoist])
     return bool(_INPUT_NAMES.search(text))
-
-
-def _feed_the_input(ctx: Ctx) -> None:
-    """Hand the fuzz input to the target's object when no call received it.
-
-    A decoder context made by ``ctx_new(flags)`` decodes nothing until the function that takes
-    the data (``set_buffer(ctx, data, size)``) has been called: a harness without that call
-    exercises only the error path, whatever the fuzzer does.
-    """
-    key = ctx.idx.first_object(ctx.target)
-    obj = next((o for o in ctx.pl.scope if o.type_key == key), None) if key else None
-    if obj is None or not key:
-        return
-    for feeder in ctx.idx.input_feeders(ctx.target, key):
-        if feeder.name in ctx.pl.avoid:
-            continue
-        lines: list[str] = []
-        try:
-            ctx.pl.emit(ctx.pl.plan(feeder, bind={0: obj.expr}), lines)
-        except Unsupported:
-            continue
-        if ctx.pl.fed:
-            ctx.f.setup.extend(lines)
-            ctx.f.notes.append(f"the input reaches {ctx.target.name} through {feeder.name}")
-            return
 
 
 def _calls_before(ctx: Ctx, guide: Guidance) -> None:

@@ -79,3 +79,13 @@ def _default_setter(pl: Planner, rtype: str, field: str) -> str | None:
              and pl.idx.type_key(f.params[0].type) == key and "default" in words(f.name)
              and not ckinds.is_const_target(f.params[0].type)]
     return sorted(found, key=lambda n: (field.lower() not in words(n), len(n)))[0] if found else None
+
+
+def listed(name: str, key: str) -> bool:
+    """A parameter named in the plural (``filters``, ``entries``): an array, not one record.
+
+    Not a record of function pointers (``callbacks``, ``hooks``) nor of settings (``options``).
+    """
+    one = re.search(r"(options|settings|params|args|attrs|prefs|opts|flags|stats|status|ss)$", name, re.I)
+    record = type_table.active().record(key)
+    return bool(re.search(r"[a-z]s$", name)) and not one and not (record and record.functions)

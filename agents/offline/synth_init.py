@@ -7,7 +7,6 @@ at a buffer and feeds it the payload.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from agents.offline import ckinds, synth_io, type_table
@@ -18,7 +17,7 @@ from agents.offline.synth_instances import draw_documented_fields, fill_fields
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
-from agents.offline.synth_vocab import risky
+from agents.offline.synth_vocab import INIT, risky
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
@@ -38,16 +37,6 @@ def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
         fill_fields(pl, key, v)
         settle_fields(pl, key, v)
     return v
-
-
-def listed(name: str, key: str) -> bool:
-    """A parameter named in the plural (``filters``, ``entries``): an array, not one record.
-
-    Not a record of function pointers (``callbacks``, ``hooks``) nor of settings (``options``).
-    """
-    one = re.search(r"(options|settings|params|args|attrs|prefs|opts|flags|stats|status|ss)$", name, re.I)
-    record = type_table.active().record(key)
-    return bool(re.search(r"[a-z]s$", name)) and not one and not (record and record.functions)
 
 
 def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
@@ -85,10 +74,14 @@ def stack_releaser(idx: ApiIndex, key: str, near: str) -> str | None:
 
     A type the library also makes on the heap (``T *t_new(void)``) is released there by a
     function that frees the struct itself (``t_free``): given a stack struct's address, a bad
-    free on every input. Then only one clearing what the struct holds (``t_clear(T *)``) is.
+    free on every input. Then only one clearing what the struct holds (``t_clear(T *)``) is, or
+    the ``destroy`` that undoes an initializer beside that ``free``.
     """
     dtor = idx.destructor(key, near)
-    heap = idx.lifecycle(key).create or dtor in type_table.active().frees_heap  # the Types section says so
+    heap = (life := idx.lifecycle(key)).create or dtor in type_table.active().frees_heap  # Types says so
+    undo = [f for f in life.destroy if idx.last_verb(f, {"destroy"})]
+    if undo and idx.last_verb(near, INIT) and any(idx.last_verb(f, {"free"}) for f in life.destroy):
+        return undo[0]
     if not dtor or not heap or set(words(dtor)) & _CLEARS:
         return dtor
     return next((f.name for f in idx.api if len(f.params) == 1 and ckinds.is_void(f.return_type)
@@ -104,8 +97,8 @@ def filler(pl: Planner, key: str, near: str) -> tuple[FunctionDecl, int] | None:
     ``int db_open(const char *filename, uint32_t flags, db_t *db)``: its one non-const ``db_t *``
     is set up from the file it reads (or the bytes it parses), a status comes back. A function
     that only reads a ``const db_t *`` needs one made so, not a zeroed one (an assertion in
-    the library on every input). Its name says it reads or sets up (``open``, ``load``, ``parse``...):
-    a setter of one field from bytes (``ctx_set_transport_id(ctx, id, len)``) makes no object.
+    the library on every input). Its name says it reads or sets up (``open``, ``load``...): a
+    setter of one field from bytes (``ctx_set_transport_id(ctx, id, len)``) makes no object.
     """
     for f in pl.idx.api:
         ret = f.return_type

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 from agents.offline import ckinds, synth_init
 from agents.offline.synth_api import ApiIndex
+from agents.offline.synth_config import listed
 from agents.offline.synth_fill import fill
 from agents.offline.synth_finders import piecewise_ctor
 from agents.offline.synth_handles import takes_own
-from agents.offline.synth_init import initialize, listed, set_up_by, usable, zeroed, zeroed_array
+from agents.offline.synth_init import initialize, set_up_by, usable, zeroed, zeroed_array
 from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
 from agents.offline.synth_outs import whole_list_releaser
