@@ -59,12 +59,7 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
             and _REFCOUNT_DOC.search(docs.get(decl.name, ""))) or (
             i == len(ws) - 1 and len(w) > 4 and len(decl.params) == 1
             and (w.endswith("free") or (w.startswith("free") and not w.startswith("freez"))))]
-        # `close_file(file *f, int *error)`: a pointer to a plain integer is a status handed back,
-        # not a second object released
-        typed = list(zip(decl.params, _canonical_params(decl, function_types), strict=True))
-        pointers = [p for p, canon in typed if "*" in canon and "(*)" not in canon]
-        if len(objects := [p for p, canon in typed if p in pointers and not _STATUS_OUT.match(canon)]) == 1:
-            pointers = objects
+        pointers = _object_pointers(decl, _canonical_params(decl, function_types))
         if verbs and len(pointers) == len(decl.params) == 2 and _base(pointers[0].type) != "void":
             with_object.append(decl.name)
         if not verbs or len(pointers) != 1 or set(ws[verbs[0]:]) & _PREPOSITIONS:
@@ -97,6 +92,18 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     out += _paired_by_name(api, with_object, out)
     found = _heap_noted(api, out + _allocated_with(api, own, out))
     return whole_first(found, [d.name for d in api], RELEASE_VERBS)
+
+
+def _object_pointers(decl: FunctionDecl, canonical: list[str]) -> list[Any]:
+    """The data pointer parameters; but for the object, ``close_file(file *f, int *error)``'s status out.
+
+    A pointer to a plain integer beside one other pointer is a status handed back, not a second
+    object released.
+    """
+    typed = list(zip(decl.params, canonical, strict=True))
+    pointers = [p for p, canon in typed if "*" in canon and "(*)" not in canon]
+    objects = [p for p, canon in typed if p in pointers and not _STATUS_OUT.match(canon)]
+    return objects if len(objects) == 1 else pointers
 
 
 def _heap_noted(api: Sequence[FunctionDecl], found: list[Releaser]) -> list[Releaser]:

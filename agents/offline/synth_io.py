@@ -209,7 +209,7 @@ def _user_field(sig: Callback) -> str | None:
     """The ``void *`` field of the library object a reader callback gets first, holding the user pointer.
 
     ``int read(file *f, uint8_t *buf, int n)`` registered by ``file *open(void *user, read, ...)``:
-    the library keeps ``user`` in its object (``f->UserData``) and hands the callback the object.
+    the library keeps ``user`` in its object (``f->user_data``) and hands the callback the object.
     """
     if sig.shape not in ("reader", "reader_count", "pull") or ckinds.is_bytes(sig.params[0]):
         return None

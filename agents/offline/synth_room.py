@@ -27,7 +27,7 @@ def _on(idx: ApiIndex, key: str, arity: int) -> list[FunctionDecl]:
     return [f for f in idx.api if len(f.params) == arity and idx.type_key(f.params[0].type) == key]
 
 
-def _sized(f: FunctionDecl, verbs: set[str] | tuple[str, ...]) -> bool:
+def _sized(f: FunctionDecl, verbs: set[str]) -> bool:
     return ckinds.is_integer(f.params[1].type) and bool(set(words(f.name)) & verbs)
 
 
