@@ -126,6 +126,12 @@ def _unwrap(tokens: list[str]) -> list[str]:
             return _unwrap(rest)
     while tokens and (re.fullmatch(r"\w+=.*", tokens[0]) or Path(tokens[0]).name in ("ccache", "env")):
         tokens = tokens[1:]
+    if tokens and Path(tokens[0]).name in ("sh", "bash", "dash"):
+        # `bash build-aux/shave cc /usr/bin/clang -c ...`: a script that quiets the compiler it runs
+        lead = [i for i, t in enumerate(tokens[:5]) if not t.startswith("-")]
+        compilers = [i for i in lead if _COMPILER.match(Path(tokens[i]).name)]
+        if compilers:
+            return tokens[compilers[-1]:]
     return tokens
 
 

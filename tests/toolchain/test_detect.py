@@ -128,6 +128,24 @@ def test_make_dry_run_parsing() -> None:
     assert members == {("/src/proj/lib", "*.o"), ("/src/proj/lib", "api.lo")}  # not the test program
 
 
+def test_dry_run_reads_compiles_through_a_quieting_shell_wrapper() -> None:
+    """Some projects run libtool and the compiler through a script that shortens their output."""
+    top = Path("/src/fy")
+    text = textwrap.dedent("""\
+        make[1]: Entering directory '/src/fy/src'
+        /bin/bash /src/fy/build-aux/shave-libtool '/bin/bash ../libtool'  --tag=CC   --mode=compile \
+          /bin/bash /src/fy/build-aux/shave cc /usr/bin/clang -DHAVE_CONFIG_H -I. -I../include -g -c \
+          -o lib/libfy_la-parse.lo `test -f 'lib/parse.c' || echo './'`lib/parse.c
+        /bin/bash /src/fy/build-aux/shave-libtool '/bin/bash ../libtool' --tag=CC --mode=link \
+          /bin/bash /src/fy/build-aux/shave cc /usr/bin/clang -g -o libfy.la -rpath /usr/lib lib/libfy_la-parse.lo
+        """)
+    commands = parse_make_dry_run(text, top)
+    parse = commands.compiles[Path("/src/fy/src/lib/libfy_la-parse.lo")]
+    assert parse.source == Path("/src/fy/src/lib/parse.c")
+    assert parse.flags == ["-DHAVE_CONFIG_H", "-I/src/fy/src", "-I/src/fy/include"]
+    assert {(str(d), m) for d, m in commands.members} == {("/src/fy/src", "lib/libfy_la-parse.lo")}
+
+
 def test_generated_header_defers_to_the_build_system(tmp_path: Path) -> None:
     root = tmp_path / "gen"
     root.mkdir()
