@@ -84,6 +84,7 @@ class HeaderFacts:
     returns: dict[str, str] = field(default_factory=dict)
     retains: list[str] = field(default_factory=list)
     consumes: list[str] = field(default_factory=list)
+    adopts: list[str] = field(default_factory=list)  # take over a malloc'd buffer argument on success
     inside_only: list[str] = field(default_factory=list)  # valid only inside a library callback
     internal: list[str] = field(default_factory=list)  # documented as the library's own (Doxygen `internal`)
     borrows: list[str] = field(default_factory=list)  # what it hands back stays the library's
@@ -119,6 +120,7 @@ class HeaderFacts:
             returns=dict(data.get("returns", {})),
             retains=list(data.get("retains", [])),
             consumes=list(data.get("consumes", [])),
+            adopts=list(data.get("adopts", [])),
             inside_only=list(data.get("inside_only", [])),
             internal=list(data.get("internal", [])),
             borrows=list(data.get("borrows", [])),
@@ -187,10 +189,12 @@ class HeaderFacts:
         if self.retains:
             out.append("Arguments kept by reference (they must outlive the object):")
             out += [f"- {fn} keeps its pointer arguments (documentation)" for fn in self.retains]
-        if self.consumes:
+        if self.consumes or self.adopts:
             out.append("Ownership (documentation):")
             out += [f"- {fn} takes ownership of its object argument, even when it fails"
                     for fn in self.consumes]
+            out += [f"- {fn} takes over its allocated buffer argument when it succeeds (not freed again)"
+                    for fn in self.adopts]
         if self.inside_only:
             out.append("Valid only inside a callback or method the library calls (documentation):")
             out += [f"- {fn} is called by no harness: only from within the library's callback"

@@ -35,6 +35,10 @@ _KEEPS_DOC = re.compile(r"(survive|outlive|not (be )?copied|must (remain|stay) v
                         r"keeps? a (reference|pointer))", re.I)
 _TAKES_DOC = re.compile(r"(even if (the function |it )?fails|takes? (the )?(responsibility|ownership) "
                         r"(for|of) the)", re.I)
+# "the string is expected to be allocated via malloc(3) and ownership is transferred": a buffer taken over
+_ADOPTS_DOC = re.compile(r"ownership\s+(is|will\s+be)\s+(transferred|passed|given)|(string|buffer|memory)\s+"
+                         r"(will\s+be|is)\s+(automatically\s+)?freed\b", re.I)
+_WRITABLE_BUFFER = re.compile(r"^(?!.*\bconst\b).*\b(char|void)\s*\*")
 # "may only be called from within a call to the xUpdate method": valid inside a callback only.
 _INSIDE_DOC = re.compile(r"(may|must|can|should)\s+only\s+be\s+(used|called|invoked)\s+(from\s+)?"
                          r"(within|inside)\b|only\s+(valid|allowed|meaningful)\s+(from\s+)?(within|inside)\b",
@@ -174,6 +178,8 @@ class _Collector:
         names = {d.name for d in self.api} | {t.name for t in facts.typedefs if "(" in t.canonical}
         facts.consumes = sorted(fn for fn in (d.name for d in self.api)
                                 if _TAKES_DOC.search(self.docs.get(fn, "")))
+        facts.adopts = sorted(d.name for d in self.api if _ADOPTS_DOC.search(self.docs.get(d.name, ""))
+                              and any(_WRITABLE_BUFFER.search(p.type) for p in d.params))
         facts.retains = sorted(fn for fn in names if _KEEPS_DOC.search(self.docs.get(fn, "")))
         facts.inside_only = sorted(d.name for d in self.api if _INSIDE_DOC.search(self.docs.get(d.name, "")))
         facts.borrows = sorted(d.name for d in self.api if _borrowed(self.docs.get(d.name, "")))

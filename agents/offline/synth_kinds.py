@@ -1,8 +1,7 @@
 """One argument builder per parameter role kind: the planner's dispatch table.
 
-:meth:`agents.offline.synth_plan.Planner.plan` reads a function's roles and hands each parameter
-to the builder of its kind (:data:`BUILDERS`); a builder fills ``call.args`` at the parameter's
-index (and its paired length) and writes declarations, setup and cleanup into the plan.
+:meth:`agents.offline.synth_plan.Planner.plan` hands each parameter to the builder of its kind
+(:data:`BUILDERS`), which fills ``call.args`` (and a paired length) and writes into the plan.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from agents.offline.synth_arrays import fixed_array
 from agents.offline.synth_encoded import object_array
 from agents.offline.synth_init import input_long_array
 from agents.offline.synth_io import io_arg
-from agents.offline.synth_knowledge import retained_strings
+from agents.offline.synth_knowledge import retained_strings, success_test
 from agents.offline.synth_lengths import sentinel_length, unnamed, wide_elements
 from agents.offline.synth_objects import build_object
 from agents.offline.synth_outs import release_out
@@ -83,6 +82,12 @@ def _text_or_bytes(c: Call, r: Role) -> None:
             _payload_bytes(c, r)
         else:
             _payload_text(c, r)
+        adopted = c.fn.name in type_table.active().adopts and not c.args[r.index].endswith(")data")
+        if adopted and c.args[r.index].endswith(copy := c.pl.payload_text()):
+            # `set_malloc_string(p, str, len)`: on success the copy is the library's, freed with `p`
+            ret, void = c.fn.return_type, ckinds.is_void(c.fn.return_type)
+            ok = "1" if void else success_test(c.fn.name, ret, "{result}", ckinds.is_bool(ret), False)
+            c.plan.after.append(f"if ({ok}) {copy} = NULL;")
     elif r.kind == "text" and _OPTIONAL_TEXT.search(r.param.name) and r.pair is None:
         c.args[r.index] = "NULL"  # an optional setting (an encoding name): its default
     else:

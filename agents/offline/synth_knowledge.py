@@ -32,7 +32,7 @@ def documented_success(note: str, rc: str, table: TypeTable) -> str | None:
     for const in re.findall(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", note):
         if const in table.constants and re.search(rf"{const.lower()}[^.,;]*\b(on |if )?succe", text):
             return f"{rc} == {const}"
-    if re.search(r"\b1\b[^.]*succe|succe[^.]*\breturns? (@c )?1\b", text):
+    if re.search(r"(?<![-\w])1\b[^.]*succe|succe[^.]*\breturns? (@c )?1\b", text):  # not "-1 if ..."
         return rc
     if re.search(r"\b0\b[^.]*\bon succe|succe[^.]*\breturns? (@c )?0\b|zero on succe", text):
         return f"{rc} == 0"

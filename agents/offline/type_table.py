@@ -1,10 +1,9 @@
 """The prompt's ``## Types`` section read back into a table the C type classifier consults.
 
 A real model reads typedefs, struct fields, constants and release functions from the prompt;
-so does the offline model: :func:`read_types` parses the section
-(:meth:`fuzzkit.header_facts.HeaderFacts.render` writes it) and :func:`using` makes it the
-table that :mod:`agents.offline.cdecl` and the synthesizer consult while one reply is made.
-Without a section the table is empty and only standard C types are known.
+so does the offline model: :func:`read_types` parses the section (:meth:`fuzzkit.header_facts.
+HeaderFacts.render` writes it) and :func:`using` makes it the table :mod:`agents.offline.cdecl`
+and the synthesizer consult while one reply is made; without one, only standard C types are known.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ _SCOPE = re.compile(r"^/\* flags of (?P<fns>.*) \*/$")
 _RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
 _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
 _TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
+_ADOPTS = re.compile(r"^- (?P<fn>\w+) takes over its allocated buffer argument when it succeeds")
 _NULLABLE = re.compile(r"^- (?P<fn>\w+) accepts NULL for (?P<names>\w+(?:, \w+)*)$")
 _INSIDE = re.compile(r"^- (?P<fn>\w+) is called by no harness")  # only from a callback, or internal
 _BORROWS = re.compile(r"^- (?P<fn>\w+) hands back memory the library owns")
@@ -69,6 +69,7 @@ class TypeTable:
     enum_members: dict[str, list[str]] = field(default_factory=dict)
     retains: set[str] = field(default_factory=set)
     consumes: set[str] = field(default_factory=set)
+    adopts: set[str] = field(default_factory=set)  # a malloc'd buffer argument is the library's on success
     inside_only: set[str] = field(default_factory=set)  # documented as valid inside a callback only
     borrows: set[str] = field(default_factory=set)  # documented: what it hands back, the library keeps
     optional: dict[str, set[str]] = field(default_factory=dict)  # parameters documented as taking NULL
@@ -173,6 +174,7 @@ _NOTES = (  # the bullets after the declarations, in the order they are tried
                              HEAP_NOTE in m["why"] and t.frees_heap.add(m["fn"]))),
     (_KEEPS, lambda t, m: t.retains.add(m["fn"])),
     (_TAKES, lambda t, m: t.consumes.add(m["fn"])),
+    (_ADOPTS, lambda t, m: t.adopts.add(m["fn"])),
     (_NULLABLE, lambda t, m: t.optional.__setitem__(m["fn"], set(m["names"].split(", ")))),
     (_INSIDE, lambda t, m: t.inside_only.add(m["fn"])),
     (_BORROWS, lambda t, m: t.borrows.add(m["fn"])),
@@ -242,15 +244,9 @@ def _ranges(body: str) -> tuple[tuple[str, int, int], ...]:
 
 
 def _fields(body: str) -> list[tuple[str, str]]:
-    out = []
-    for part in re.sub(r"/\*.*?\*/", "", body).split(";"):
-        part = part.strip()
-        if not part or "(*" in part:
-            continue
-        match = _FIELD.match(part)
-        if match:
-            out.append((match["name"], re.sub(r"\s+", " ", match["type"]).strip()))
-    return out
+    parts = [p.strip() for p in re.sub(r"/\*.*?\*/", "", body).split(";")]
+    matches = [_FIELD.match(p) for p in parts if p and "(*" not in p]
+    return [(m["name"], re.sub(r"\s+", " ", m["type"]).strip()) for m in matches if m]
 
 
 def releaser_for(type_name: str, producer: str = "") -> str | None:

@@ -137,7 +137,8 @@ def test_dry_run_reads_compiles_through_a_quieting_shell_wrapper() -> None:
           /bin/bash /src/fy/build-aux/shave cc /usr/bin/clang -DHAVE_CONFIG_H -I. -I../include -g -c \
           -o lib/libfy_la-parse.lo `test -f 'lib/parse.c' || echo './'`lib/parse.c
         /bin/bash /src/fy/build-aux/shave-libtool '/bin/bash ../libtool' --tag=CC --mode=link \
-          /bin/bash /src/fy/build-aux/shave cc /usr/bin/clang -g -o libfy.la -rpath /usr/lib lib/libfy_la-parse.lo
+          /bin/bash /src/fy/build-aux/shave cc /usr/bin/clang -g -o libfy.la -rpath /usr/lib \
+          lib/libfy_la-parse.lo
         """)
     commands = parse_make_dry_run(text, top)
     parse = commands.compiles[Path("/src/fy/src/lib/libfy_la-parse.lo")]

@@ -254,3 +254,19 @@ def test_an_inline_helper_in_the_api_is_still_read_as_the_wrapper_it_is(tmp_path
     facts = collect_facts([header], api=api, helpers={"mp_init", "mp_init_default"})
     assert {(w.function, w.caller) for w in facts.wrappers} == {("mp_init_internal", "mp_init")}
     assert collect_facts([header], api=api).wrappers == []  # read as library functions, no wrapper shows
+
+
+def test_a_buffer_documented_as_taken_over_is_listed_with_its_setter(tmp_path: Path) -> None:
+    from fuzzkit.header_facts_collect import collect_facts
+
+    header = tmp_path / "yq.h"
+    header.write_text(
+        "#include <stddef.h>\n"
+        "struct yq_parser;\n"
+        "/** Parse the given malloced string; ownership is transferred to the parser. */\n"
+        "int yq_parser_set_malloc_string(struct yq_parser *p, char *str, size_t len);\n"
+        "/** Parse the given string; it must stay valid. */\n"
+        "int yq_parser_set_string(struct yq_parser *p, const char *str, size_t len);\n"
+    )
+    facts = collect_facts([header], api=parse_header(header))
+    assert facts.adopts == ["yq_parser_set_malloc_string"]  # a const string is never taken over
