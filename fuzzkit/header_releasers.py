@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fuzzkit.api import FunctionDecl
+from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import Record, Releaser, _base, _words
 from fuzzkit.release_names import closes_a_part, common_words, whole_first
 
@@ -91,10 +91,10 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     out += _linked_by_documentation(api, own, out, with_object)
     out += _paired_by_name(api, with_object, out)
     found = _heap_noted(api, out + _allocated_with(api, own, out))
-    return whole_first(found, [d.name for d in api], RELEASE_VERBS)
+    return whole_first(found, common, RELEASE_VERBS)
 
 
-def _object_pointers(decl: FunctionDecl, canonical: list[str]) -> list[Any]:
+def _object_pointers(decl: FunctionDecl, canonical: list[str]) -> list[Param]:
     """The data pointer parameters; but for the object, ``close_file(file *f, int *error)``'s status out.
 
     A pointer to a plain integer beside one other pointer is a status handed back, not a second

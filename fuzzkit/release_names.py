@@ -47,14 +47,13 @@ def _frees_a_part(function: str, base: str, verbs: Sequence[str], common: set[st
     return any(w.endswith("s") and not w.endswith("ss") for w in extra)
 
 
-def whole_first(found: list[Releaser], api_names: list[str], verbs: Sequence[str]) -> list[Releaser]:
+def whole_first(found: list[Releaser], common: set[str], verbs: Sequence[str]) -> list[Releaser]:
     """Of the releasers of one type by parameter type, drop those that free a part of it.
 
     Only when another releaser of that type frees the whole (its name has no noun the type
     lacks): ``file_free_saved_images(file *)`` goes when ``file_close(file *, int *err)`` is
-    there; alone, it stays the type's releaser.
+    there; alone, it stays the type's releaser. ``common``: the API's prefix words (:func:`common_words`).
     """
-    common = common_words(api_names)
 
     def part(r: Releaser) -> bool:
         return r.evidence.startswith("parameter type") and _frees_a_part(

@@ -99,7 +99,8 @@ class Fuzzkit:
         defined = defined_functions(lib)  # empty when llvm-nm gives no verdict: keep all
         api = [d for d in decls if not defined or d.name in defined]
         # The headers' static inline helpers too: a harness may call them (the header defines them).
-        return api + [d for d in _inline(lib) if d.name not in {d.name for d in decls}]
+        declared = {d.name for d in decls}
+        return api + [d for d in _inline(lib) if d.name not in declared]
 
     def missing_functions(self, lib: LibraryBuild, names: Sequence[str],
                           project: str) -> dict[str, str]:

@@ -82,8 +82,8 @@ def _text_or_bytes(c: Call, r: Role) -> None:
             _payload_bytes(c, r)
         else:
             _payload_text(c, r)
-        adopted = c.fn.name in type_table.active().adopts and not c.args[r.index].endswith(")data")
-        if adopted and c.args[r.index].endswith(copy := c.pl.payload_text()):
+        copy = c.args[r.index].rsplit(")", 1)[-1]  # the argument without its cast: `data` or a copy
+        if c.fn.name in type_table.active().adopts and copy != "data":
             # `set_malloc_string(p, str, len)`: on success the copy is the library's, freed with `p`
             ret, void = c.fn.return_type, ckinds.is_void(c.fn.return_type)
             ok = "1" if void else success_test(c.fn.name, ret, "{result}", ckinds.is_bool(ret), False)

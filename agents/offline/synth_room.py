@@ -20,7 +20,7 @@ from fuzzkit.api import FunctionDecl
 _RESERVE = ("reserve", "ensure", "prepare", "grow", "expand")  # best first
 _COMMIT = {"consumed", "commit", "advance", "wrote", "written", "filled", "produced", "added"}
 _ROOM = {"buffer", "buf", "room", "space", "tail", "write", "ptr"}
-_CAPACITY = {"capacity", "room", "space", "available", "avail", "free"}
+_CAPACITY = {"capacity", "room", "space", "available", "avail"}  # not "free": a releaser may return int
 
 
 def _on(idx: ApiIndex, key: str, arity: int) -> list[FunctionDecl]:
