@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fuzzkit.detect_sources import is_program
-from fuzzkit.detect_tree import skipped
+from fuzzkit.detect_tree import read_text, skipped
 from fuzzkit.errors import ToolchainError
 from fuzzkit.sandbox import Limits, run_sandboxed
 from fuzzkit.sandbox_env import step_env
@@ -85,6 +85,23 @@ def configure_args(help_text: str, extra: list[str]) -> list[str]:
         return opt in listed or flip in listed
 
     return [opt for opt in _WANTED if known(opt)] + extra
+
+
+_AM_MAKEFLAGS = re.compile(r"^AM_MAKEFLAGS\s*=(.*)$", re.M)
+
+
+def make_overrides(tree: Path) -> list[str]:
+    """Variables on make's command line for reading an automake build.
+
+    A ``Makefile.am`` with ``AM_MAKEFLAGS = --no-print-directory`` has every sub-make keep
+    quiet about the directory it works in, so ``make -n -w`` cannot tell which directory a
+    compile command's relative source path is in; the same flags without that one are passed.
+    """
+    found = _AM_MAKEFLAGS.search(read_text(tree / "Makefile"))
+    if not found or "--no-print-directory" not in found[1].split():
+        return []
+    kept = [flag for flag in found[1].split() if flag != "--no-print-directory"]
+    return ["AM_MAKEFLAGS=" + " ".join([*kept, "-w"])]
 
 
 @dataclass

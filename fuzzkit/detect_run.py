@@ -97,7 +97,7 @@ def run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> De
     elif not any((tree / n).is_file() for n in ("Makefile", "makefile", "GNUmakefile")):
         raise ToolchainError("no Makefile")
     # For a plain Makefile, configure_args are make arguments (variables or targets).
-    extra = [] if system == "autotools" else [f"CC={env['CC']}", *args]
+    extra = detect_make.make_overrides(tree) if system == "autotools" else [f"CC={env['CC']}", *args]
     make = ["make", "-n", "-w", "-k", *extra]
     dry_run = _dry_run(make, tree, dest / "make-n.log", env)
     commands = detect_make.parse_make_dry_run(dry_run, tree.resolve())

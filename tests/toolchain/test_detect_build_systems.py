@@ -100,6 +100,18 @@ def test_autotools_libtool_project_builds_one_implementation(tmp_path: Path) -> 
 
 
 @NEEDS_AUTOTOOLS
+def test_sub_makes_told_not_to_print_their_directory_still_place_their_sources(tmp_path: Path) -> None:
+    root = tmp_path / "toy-1.0"
+    _autotools_project(root)
+    # The sub-makes say nothing of the directory they work in: `sub.c` alone names no place.
+    am = root / "Makefile.am"
+    am.write_text("AM_MAKEFLAGS = --no-print-directory\n" + am.read_text())
+    found = detect_build(root, cache=tmp_path / "cache")
+    assert found.system == "autotools"
+    assert found.recipe.sources == ["impl_fast.c", "sub/sub.c", "toy.c"]
+
+
+@NEEDS_AUTOTOOLS
 def test_a_tree_set_up_by_its_autogen_script_builds(tmp_path: Path) -> None:
     root = tmp_path / "toy-1.0"
     _autotools_project(root)
