@@ -102,20 +102,34 @@ def _freed_by_the_library(report: dict[str, str], stack_api: list[Any]) -> str:
             "harness released that object once: the library frees state it keeps using.")
 
 
+# A share of libFuzzer's input with its exact length: the input itself, or the skeletons'
+# chunk loop's piece, defined as they define it (never past the input's end).
+_INPUT_SHARES = (
+    ("data", "size", re.compile("")),
+    ("lf_chunk", "lf_chunk_size", re.compile(
+        r"\*\s*lf_chunk\s*=\s*data\s*\+\s*lf_off\s*;[\s\S]*\blf_chunk_size\s*=\s*"
+        r"size\s*-\s*lf_off\s*<\s*lf_chunk_max\s*\?\s*size\s*-\s*lf_off\s*:\s*lf_chunk_max\s*;")),
+)
+
+
 def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
     """Why a read past libFuzzer's input is the library's, or ``""``.
 
-    The harness handed the target the input itself (``data``) as a byte buffer together with
-    its exact size as that buffer's length, and the target read past the end: it read more than
-    it was told there is (a decoder of multi-byte sequences that trusts a lead byte).
+    The harness handed the target the input itself (``data``), or a piece of it from the
+    skeletons' chunk loop, as a byte buffer together with its exact size as that buffer's
+    length, and the target read past the end: it read more than it was told there is (a decoder
+    of multi-byte sequences that trusts a lead byte, a parser resuming a sequence split between
+    two pieces).
     """
     size = re.match(r"(\d+) bytes", report.get("input size", ""))
     if report.get("buffer origin") != "fuzzer-input" or not report.get("access", "").startswith("READ"):
         return ""
     if not size or int(size.group(1)) == 0 or not facts.text("Target function"):
         return ""
-    target = target_function(facts)
-    if report.get("entry function") != target.name:
+    # The call that read past the input: the target's, or a setup call handing it the input.
+    known = [target_function(facts), *parse_prototypes(facts.code("Library functions in the stack"))]
+    target = next((d for d in known if d.name == report.get("entry function")), None)
+    if target is None:
         return ""
     harness = facts.code("Current harness")
     call = re.search(rf"\b{re.escape(target.name)}\s*\(", harness)
@@ -123,11 +137,14 @@ def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
     if call is None or close is None:
         return ""
     args = [uncast(a) for a in split_args(harness[call.end():close])]
-    if "data" not in args or "size" not in args or len(args) != len(target.params):
+    pair = next((p for p in _INPUT_SHARES if p[0] in args and p[1] in args and p[2].search(harness)), None)
+    if pair is None or len(args) != len(target.params):
         return ""
-    param = target.params[args.index("data")]
+    param = target.params[args.index(pair[0])]
     if strip_const(canonical_base(base_name(param.type))) not in BYTE_TYPES or pointer_depth(param.type) != 1:
         return ""
-    return (f"{target.name} was given libFuzzer's input with its exact size ({size.group(1)} bytes) as "
+    given = (f"libFuzzer's input with its exact size ({size.group(1)} bytes)" if pair[0] == "data"
+             else f"a piece of libFuzzer's {size.group(1)}-byte input with that piece's exact size")
+    return (f"{target.name} was given {given} as "
             f"the length of {param.name or 'the buffer'}, and read past its end: it reads more than it "
             "is told the buffer holds.")

@@ -44,12 +44,14 @@ def _crash(entry: str, size: int = 5) -> dict[str, Any]:
                        {"function": "LLVMFuzzerTestOneInput", "file": "harness.c", "line": 4}]}
 
 
-def verdict(call: str, crash: dict[str, Any], target: dict[str, Any] = DECODE, *, tmp: Path) -> str:
+def verdict(call: str, crash: dict[str, Any], target: dict[str, Any] = DECODE, *, tmp: Path,
+            body: str = "(void)CALL;") -> str:
+    """The offline verdict on ``crash`` for the harness making ``call`` (in ``body``)."""
     reproducer = tmp / "crash-input"
     reproducer.write_bytes(b"\xf0" * crash["input_size"])
     crash = {**crash, "reproducer": str(reproducer)}
     state: dict[str, Any] = {"target": target, "api": [DECODE, WIDE], "crash": crash,
-                             "harness_code": HARNESS.replace("CALL", call)}
+                             "harness_code": HARNESS.replace("(void)CALL;", body).replace("CALL", call)}
     model = OfflineChatModel()
     triage = CrashAnalyzer(model).run(CrashAnalyzer.variables(state, ()))
     state["crash_analysis"] = triage.output.model_dump()
@@ -71,3 +73,33 @@ def test_it_stays_misuse_where_the_harness_did_not_say_how_long_the_input_is(tmp
     # bytes measured as elements of four bytes: the harness's mistake
     wide = "ux_from_code_points((const uint32_t *)data, (int)size, (char *)out)"
     assert verdict(wide, _crash("ux_from_code_points"), WIDE, tmp=tmp_path) == "harness_misuse"
+
+
+CHUNKED = """  for (size_t lf_off = 0, lf_round = 0; lf_round < 4096; lf_round++) {
+    const uint8_t *lf_chunk = data + lf_off;
+    size_t lf_chunk_size = SIZE;
+    (void)CALL;
+    lf_off += lf_chunk_size;
+    if (lf_off >= size) break;
+  }"""
+
+
+def test_a_piece_of_the_input_from_the_chunk_loop_with_its_exact_length_is_the_librarys_too(
+        tmp_path: Path) -> None:
+    # A parser resuming a sequence split between two pieces reads before or past the piece.
+    call = "ux_to_code_points(1, (const char *)lf_chunk, (int)lf_chunk_size, out)"
+    exact = CHUNKED.replace("SIZE", "size - lf_off < lf_chunk_max ? size - lf_off : lf_chunk_max")
+    assert verdict(call, _crash("ux_to_code_points"), tmp=tmp_path, body=exact) == "library_bug"
+    # A piece whose length is not clamped to what is left may run past the input: misuse.
+    loose = CHUNKED.replace("SIZE", "lf_chunk_max")
+    assert verdict(call, _crash("ux_to_code_points"), tmp=tmp_path, body=loose) == "harness_misuse"
+
+
+def test_a_setup_call_handed_the_input_with_its_length_reads_past_it_the_librarys_too(tmp_path: Path) -> None:
+    # The target is the wide encoder; the harness first decodes the input with its size.
+    then = "(void)ux_from_code_points(out, 1, NULL)"
+    setup = f"ux_to_code_points(1, (const char *)data, (int)size, out); {then}"
+    assert verdict(setup, _crash("ux_to_code_points"), WIDE, tmp=tmp_path) == "library_bug"
+    # ... and a setup call told a length of its own picking is still the harness's doing.
+    picked = f"ux_to_code_points(1, (const char *)data, 64, out); {then}"
+    assert verdict(picked, _crash("ux_to_code_points"), WIDE, tmp=tmp_path) == "harness_misuse"
