@@ -61,6 +61,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
     pair_ranges(out, ranges)
     _pair_bit_lengths(out)
     _pair_leading_length(out)
+    _pair_leading_counts(out)
     _share_array_length(out)
     mark_pixels(out, idx)
     return [r if r is not None else Role("null", i, params[i]) for i, r in enumerate(out)]
@@ -98,6 +99,41 @@ def _pair_leading_length(out: list[Role | None]) -> None:
         buf, length = bufs[0], lens[0]
         out[buf.index] = Role("bytes", buf.index, buf.param, pair=length.index)
         out[length.index] = Role("len", length.index, length.param, pair=buf.index)
+
+
+# A count named as a number of things (`nb`, `write_nb`, `num`, `n_regs`), right before its array.
+_LEADING_COUNT = re.compile(r"^(?:\w+_)?(?:n|nb|num|count|n_?[a-z]+s|nb_?[a-z]+s?)$", re.I)
+_ARRAY_KINDS = ("text", "out_scalar", "outbuf", "scratch")
+
+
+def _pair_leading_counts(out: list[Role | None]) -> None:
+    """``write_regs(ctx, int addr, int nb, const uint16_t *src)``: a count just before its array.
+
+    The callee reads (or writes) as many elements as the count says; an option value there
+    reads past a short input, a one-value local, or writes past it. An input array of bytes
+    becomes the payload with its size, one of wider numbers a small array the count bounds, and
+    a writable one room as long as the count says.
+    """
+    for i in range(len(out) - 1):
+        count, array = out[i], out[i + 1]
+        if count is None or array is None or count.kind != "int" or count.pair is not None:
+            continue
+        if array.pair is not None or array.kind not in _ARRAY_KINDS:
+            continue
+        if ckinds.pointer_depth(array.param.type) != 1:
+            continue
+        if not (_LEADING_COUNT.match(count.param.name) or ckinds.is_length(count.param)):
+            continue
+        t = array.param.type
+        elem, const = ckinds.pointee(t), ckinds.is_const_target(t)
+        if ckinds.is_bytes(t) or ckinds.is_string(t):
+            kinds = ("bytes", "len") if const else ("outbuf", "outlen")
+        elif ckinds.is_integer(elem) or ckinds.is_float(elem):
+            kinds = ("array", "count") if const else ("workspace", "count")
+        else:
+            continue
+        out[i + 1] = Role(kinds[0], i + 1, array.param, pair=i)
+        out[i] = Role(kinds[1], i, count.param, pair=i + 1)
 
 
 def _share_array_length(out: list[Role | None]) -> None:
