@@ -30,6 +30,7 @@ MAX_ENUM_CONSTANTS = 160
 
 _EXPR = re.compile(r"^[-+~()<>|&\s0-9a-fA-FxXuUlL]+$")
 
+_C_OCTAL = re.compile(r"(?<![\w.])0([0-7]+)\b")  # C's `0170000` is Python's `0o170000`
 _INT_LITERAL = re.compile(r"^\(?\s*(-?\s*(0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*\)?$")
 _KEEPS_DOC = re.compile(r"(survive|outlive|not (be )?copied|must (remain|stay) valid|"
                         r"keeps? a (reference|pointer))", re.I)
@@ -203,10 +204,14 @@ def _int_value(text: str) -> int | None:
     """The value of an integer literal or a constant expression of literals (``(1 << 3)``)."""
     match = _INT_LITERAL.match(text)
     if match:
-        return int(match.group(1).replace(" ", ""), 0)
+        literal = _C_OCTAL.sub(r"0o\1", match.group(1).replace(" ", ""))
+        try:
+            return int(literal, 0)
+        except ValueError:  # `09`: no C literal either
+            return None
     if not _EXPR.match(text) or not re.search(r"\d", text):
         return None
-    cleaned = re.sub(r"(?<=[0-9a-fA-F])[uUlL]+\b", "", text)
+    cleaned = _C_OCTAL.sub(r"0o\1", re.sub(r"(?<=[0-9a-fA-F])[uUlL]+\b", "", text))
     try:
         return _const_eval(ast.parse(cleaned, mode="eval").body)
     except (SyntaxError, ValueError):

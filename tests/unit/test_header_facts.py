@@ -47,6 +47,9 @@ def test_macro_values_are_integer_constant_expressions_and_nothing_else() -> Non
     assert _int_value("(1 << 99999999)") is None  # bounded: never a huge integer
     assert _int_value("abc") is None and _int_value("__import__") is None
     assert _int_value('"text"') is None and _int_value("(x) + 1") is None
+    # C's octal literals (a file-mode mask), alone or in an expression; `09` is no literal
+    assert _int_value("0170000") == 0o170000 and _int_value("(0140000 | 010)") == 0o140010
+    assert _int_value("0") == 0 and _int_value("09") is None and _int_value("1.0") is None
 
 
 def test_a_releaser_taking_its_maker_s_object_is_linked_by_documentation() -> None:
