@@ -8,6 +8,7 @@ exactly those files, sandboxed like every configure step, not for the whole buil
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -58,22 +59,29 @@ def autoreconf(tree: Path, dest: Path, env: dict[str, str]) -> None:
 
 
 def missing_sources(sources: list[Path], extra: list[str], dest: Path, env: dict[str, str],
-                    tree: Path | None = None) -> None:
+                    tree: Path | None = None, objects: dict[Path, Path | None] | None = None) -> None:
     """Have make produce the library sources that ``make -n`` listed but the tree lacks.
 
     Some libraries compile a file the build generates (an amalgamation of all sources, a
     parser made by a generator): ``make -n`` only names it, so make is asked for those files
-    alone, with the generated headers they depend on, not for the whole build.
+    alone, with the generated headers they depend on, not for the whole build. A suffix rule
+    that writes the source and compiles it in one step (``.tcl.o:``) has no rule for the source
+    alone; then make is asked for the objects ``objects`` says those sources compile to.
     """
     missing: dict[Path, list[str]] = {}
     for source in sources:
         if not source.exists():
             missing.setdefault(source.parent, []).append(source.name)
     for directory, names in missing.items():
-        run_step(
-            ["make", *extra, *names], directory, dest / "make-generate.log", env, f"make {' '.join(names)}",
-            tree,
-        )
+        log = dest / "make-generate.log"
+        try:
+            run_step(["make", *extra, *names], directory, log, env, f"make {' '.join(names)}", tree)
+        except ToolchainError:
+            objs = [(objects or {}).get(directory / name) for name in names]
+            if not objs or any(o is None for o in objs):
+                raise
+            targets = [os.path.relpath(o, directory) for o in objs if o is not None]
+            run_step(["make", *extra, *targets], directory, log, env, f"make {' '.join(targets)}", tree)
 
 
 def built_sources(directories: set[Path], extra: list[str], dest: Path, env: dict[str, str],

@@ -232,3 +232,23 @@ def test_assembly_the_c_sources_call_is_built(tmp_path: Path) -> None:
     lib = build_library(root, found.recipe, cache=tmp_path / "cache")
     assert " T asm_decode" in _symbols(lib.fuzz_archive) and " T asm_fast_loop" in _symbols(lib.fuzz_archive)
     assert all(not f.endswith(".S") for f in lib.coverage_files)
+
+
+def test_a_source_written_and_compiled_by_one_suffix_rule_is_made_through_its_object(tmp_path: Path) -> None:
+    # `.tpl.o:` writes `_ext.c` from `ext.tpl` and compiles it in the same recipe: make has no
+    # rule for `_ext.c` alone, so the detector asks for `ext.o`.
+    root = tmp_path / "tpl-1.0"
+    root.mkdir()
+    (root / "tpl.h").write_text("int tpl_parse(const char *s, int n);\nint tpl_ext(int x);\n")
+    (root / "tpl.c").write_text(
+        '#include "tpl.h"\nint tpl_parse(const char *s, int n) { return n ? tpl_ext(s[0]) : 0; }\n'
+    )
+    (root / "ext.tpl").write_text("int tpl_ext(int x) { return x + 1; }\n")
+    (root / "Makefile").write_text(
+        ".SUFFIXES: .tpl\n.tpl.o:\n\tcp $< _$*.c\n\t$(CC) -c -o $@ _$*.c\n"
+        "libtpl.a: tpl.o ext.o\n\tar rcs $@ tpl.o ext.o\n"
+    )
+    found = detect_build(root, system="make", cache=tmp_path / "cache")
+    assert found.recipe.sources == ["_ext.c", "tpl.c"]
+    lib = build_library(Path(found.recipe.root or root), found.recipe, cache=tmp_path / "cache")
+    assert " T tpl_ext" in _symbols(lib.fuzz_archive)
