@@ -126,6 +126,8 @@ def _pair_leading_counts(out: list[Role | None]) -> None:
             continue
         t = array.param.type
         elem, const = ckinds.pointee(t), ckinds.is_const_target(t)
+        if const and OUTPUT_LENGTH.search(count.param.name):
+            continue  # `wrap(ctx, out_len, input, output)`: the output's room, not the input's
         if ckinds.is_bytes(t) or ckinds.is_string(t):
             kinds = ("bytes", "len") if const else ("outbuf", "outlen")
         elif ckinds.is_integer(elem) or ckinds.is_float(elem):
