@@ -229,6 +229,8 @@ class ApiIndex(ApiFinders):
             return True  # the header ties a releaser to it: owned, const pointer or not
         if fn.name in type_table.active().borrows or (ckinds.is_pointer(ret) and ckinds.is_const_target(ret)):
             return False  # documented as the library's, or a const pointer
+        if fn.params and words(fn.name)[-1] in synth_vocab.POINTER_NOUNS and self.type_key(fn.params[0].type):
+            return False  # `buf_alloc_ptr(b)`: where an object keeps its memory, not a new block
         verbs = self.verbs(fn.name)
         if "get" not in verbs and makes_new_text(fn):
             return True
@@ -251,11 +253,9 @@ class ApiIndex(ApiFinders):
         key = ckinds.struct_type(fn.return_type)
         if key is None or ckinds.is_const_target(fn.return_type):
             return False
-        for p in fn.params:
-            if self.type_key(p.type) or ckinds.is_function_pointer(p.type):
-                return False
-            if ckinds.is_pointer(p.type) and not ckinds.is_const_target(p.type):
-                return False
+        if any(self.type_key(p.type) or ckinds.is_function_pointer(p.type)
+               or (ckinds.is_pointer(p.type) and not ckinds.is_const_target(p.type)) for p in fn.params):
+            return False
         return self._destroyed(key)
 
     def documented_releaser(self, fn: FunctionDecl) -> str | None:

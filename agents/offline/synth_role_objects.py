@@ -55,13 +55,15 @@ def object_role(fn: FunctionDecl, fn_words: set[str], idx: ApiIndex, first_key: 
 def replaced_by_result(fn: FunctionDecl, idx: ApiIndex, key: str) -> bool:
     """``str_t str_cat(str_t s, const void *t, size_t n)``: the result is ``s``, maybe moved.
 
-    The object comes first and comes back (non-const, owned), nothing else of its type goes in,
-    and the name neither makes nor copies: like ``realloc``, the call may free the argument, so
-    once it succeeds only the result is used and released (releasing both freed one twice).
+    The object comes first and comes back (non-const, owned), nothing else of its type goes in
+    but read-only (``str_cat_str(s, const str_t t)``), and the name neither makes nor copies:
+    like ``realloc``, the call may free the argument, so once it succeeds only the result is
+    used and released (releasing both freed one twice).
     """
     ret = fn.return_type
+    writable_peer = any(idx.type_key(p.type) == key and not ckinds.is_const_target(p.type)
+                        for p in fn.params[1:])
     return (bool(fn.params) and not ckinds.is_const_target(fn.params[0].type)
-            and not ckinds.is_const_target(ret) and idx.type_key(ret) == key
-            and not any(idx.type_key(p.type) == key for p in fn.params[1:])
+            and not ckinds.is_const_target(ret) and idx.type_key(ret) == key and not writable_peer
             and idx.kind(fn) == "other" and idx.returns_owned(fn)
             and not set(idx.verbs(fn.name)) & {"dup", "copy", "clone", "get", "find"})

@@ -53,6 +53,8 @@ DESTROY = {
 }
 # A parameter naming the object a call adds what it makes to (`load(top, text)`).
 PARENT_NAMES = re.compile(r"(top|parent|root|tree)(_?node)?", re.I)
+# A name ending so (`buf_alloc_ptr(b)`) says where an object keeps its memory: no new block.
+POINTER_NOUNS = frozenset({"ptr", "pointer", "addr", "address"})
 # A streaming parser's end call hands back what the fed chunks built (`lib_parser_finish(p)`).
 FINISH = {"finish", "finalize", "finalise"}
 # A parameter saying the piece passed is the input's last (`is_final`, `terminate`, `eof`); a
