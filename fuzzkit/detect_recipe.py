@@ -7,6 +7,7 @@ import os
 import re
 from pathlib import Path
 
+from fuzzkit.detect_include_order import include_order
 from fuzzkit.detect_tree import public_headers, read_text
 from fuzzkit.errors import ToolchainError
 from fuzzkit.headers import parse_header
@@ -55,6 +56,7 @@ def with_api_headers(tree: Path, recipe: BuildRecipe, extra_roots: list[Path]) -
     chosen = useful or parsed or candidates
     if not chosen:
         raise ToolchainError(f"no public header found under {tree}", HINT)
+    chosen = include_order(chosen, incs, recipe.defines)
     include_dirs = list(recipe.include_dirs)
     for header in chosen:
         rel = _rel(tree, header.parent)

@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.detect import detect_build
+from fuzzkit.detect_include_order import include_order
 from fuzzkit.errors import ToolchainError
 from fuzzkit.headers import deprecated_functions, parse_header, parse_headers
 from fuzzkit.source import SourceSpec, fetch_source
@@ -270,3 +272,22 @@ def test_a_buffer_documented_as_taken_over_is_listed_with_its_setter(tmp_path: P
     )
     facts = collect_facts([header], api=parse_header(header))
     assert facts.adopts == ["yq_parser_set_malloc_string"]  # a const string is never taken over
+
+
+def test_a_header_using_the_main_one_s_types_is_included_after_it(tmp_path: Path) -> None:
+    root = tmp_path / "toolbox-1.0"  # neither header is named after the project
+    root.mkdir()
+    # `tl-events.h` uses `tl_interp` without including `tl.h`: alphabetically first, it breaks
+    # every harness on its first line.
+    (root / "tl.h").write_text("#pragma once\ntypedef struct tl_interp tl_interp;\n"
+                               "int tl_eval(tl_interp *in, const char *script);\n")
+    (root / "tl-events.h").write_text("int tl_events_run(tl_interp *in, int ms);\n")
+    (root / "tl.c").write_text('#include "tl.h"\n'
+                               "int tl_eval(tl_interp *in, const char *s) { return !in || !s; }\n")
+    (root / "tl-events.c").write_text('#include "tl.h"\n#include "tl-events.h"\n'
+                                      "int tl_events_run(tl_interp *in, int ms) { return !in + ms; }\n")
+    events, main = root / "tl-events.h", root / "tl.h"
+    assert include_order([events, main], [root], []) == [main, events]
+    assert include_order([main, events], [root], []) == [main, events]  # the listed order works
+    found = detect_build(root, system="sources", cache=tmp_path / "cache")
+    assert found.recipe.headers == ["tl.h", "tl-events.h"]
