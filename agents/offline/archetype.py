@@ -187,14 +187,17 @@ def _feeds_in_pieces(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> boo
 
     A method-style call (the object first, the bytes after: ``feed(ctx, buf, len)``) does;
     a one-shot call with its options last (``decode(buf, len, &opts)``) or one that returns a
-    new object made from the bytes does not: calling it per piece would decode each piece
-    from scratch, or make (and leak) an object per piece.
+    new object or buffer made from the bytes (or hands it back through a ``T **``) does not:
+    calling it per piece would decode each piece from scratch, or make (and leak) a result per
+    piece.
     """
     first = rs[0] if rs else None
     if first is None or first.kind not in ("object", "handle"):
         return False
     if idx.returns_owned(target) and idx.type_key(target.return_type):
         return False
+    if any(r.kind == "out_ptr" for r in rs):
+        return False  # `decode(session, &dest, &dest_len, src, n)`: a new result per call
     if any(r.kind in ("int", "bool") and (LAST_PIECE.search(r.param.name) or "more" in r.param.name.lower())
            for r in rs):
         return True  # `parse(p, buf, len, is_final)`: made for pieces
