@@ -78,9 +78,9 @@ def missing_sources(sources: list[Path], extra: list[str], dest: Path, env: dict
             run_step(["make", *extra, *names], directory, log, env, f"make {' '.join(names)}", tree)
         except ToolchainError:
             objs = [(objects or {}).get(directory / name) for name in names]
-            if not objs or any(o is None for o in objs):
+            if None in objs:
                 raise
-            targets = [os.path.relpath(o, directory) for o in objs if o is not None]
+            targets = [os.path.relpath(o, directory) for o in objs if o]
             run_step(["make", *extra, *targets], directory, log, env, f"make {' '.join(targets)}", tree)
 
 

@@ -181,7 +181,8 @@ def _parse_compiler(args: list[str], cwd: Path, out: _Commands) -> None:
     if compile_only:
         for source in sources:
             obj = output if output and len(sources) == 1 else Path(source.name).with_suffix(".o").as_posix()
-            out.compiles[(cwd / obj).resolve()] = _Compile(source, flags, (cwd / obj).resolve())
+            written = (cwd / obj).resolve()
+            out.compiles[written] = _Compile(source, flags, written)
     elif output and (_LIBRARY_OUT.search(Path(output).name) or "-shared" in args):
         out.direct += [_Compile(s, flags) for s in sources]
         out.members += [(cwd, name) for name in inputs]
