@@ -35,6 +35,8 @@ class Context:
     request_timeout: float = field(default=120.0, metadata={"description": "Seconds per model call."})
     max_retries: int = field(default=2, metadata={"description": "Retries on 429/5xx/timeouts."})
     fuzz_seconds: int = field(default=60, metadata={"description": "libFuzzer budget per run."})
+    fuzz_seed: int = field(default=0, metadata={
+        "description": "libFuzzer -seed of every run (0: a random one); a fixed seed makes runs comparable."})
     rss_limit_mb: int = field(default=2048, metadata={"description": "libFuzzer -rss_limit_mb."})
     max_fix_rounds: int = field(
         default=5, metadata={"description": "Build/run fix rounds before giving up on a target."}
@@ -175,6 +177,8 @@ class Context:
             raise ValueError(
                 f"model {self.model!r} is not a model spec: use 'offline' or 'openai:<model-name>'"
             )
+        if self.fuzz_seed < 0:
+            raise ValueError(f"fuzz_seed must be 0 (random) or a positive seed, got {self.fuzz_seed}")
         for name in ("fuzz_seconds", "max_fix_rounds", "max_iterations", "plateau_iterations",
                      "max_node_visits", "consolidate_every", "message_token_budget", "max_tool_rounds",
                      "rate_limit_rpm", "rate_limit_tpm"):

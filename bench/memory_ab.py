@@ -115,7 +115,8 @@ def run_mode(benchmarks: list[Path], mode: str, root: Path, args: argparse.Names
     before = bank_digest(bank)
     for bench in benchmarks:
         names = args.functions or [f.name for f in load_benchmark(bench).functions][: args.per_benchmark]
-        ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, memory_config=str(config),
+        ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, fuzz_seed=args.fuzz_seed,
+                      memory_config=str(config),
                       max_iterations=args.max_iterations, memory_mode=mode)
         run_benchmark(RunOptions(bench, names, root / "runs" / bench.stem, ctx, jobs=1))
     if mode == "retrieve-only":
@@ -229,6 +230,9 @@ def main() -> None:
     parser.add_argument("benchmarks", type=Path, nargs="+")
     parser.add_argument("--model", default="offline")
     parser.add_argument("--fuzz-seconds", type=int, default=20)
+    parser.add_argument("--fuzz-seed", type=int, default=1,
+                        help="libFuzzer -seed of every run in every arm (0: random), so the arms differ "
+                             "by their harnesses, not by the fuzzer's luck")
     parser.add_argument("--max-iterations", type=int, default=3)
     parser.add_argument("--per-benchmark", type=int, default=4, help="first N functions of each")
     parser.add_argument("--functions", nargs="*", default=None, help="these functions, in this order")
@@ -241,7 +245,8 @@ def main() -> None:
         run_mode(args.benchmarks, mode, root / mode, args)
     rows = {mode: measure(args.benchmarks, mode, root / mode) for mode in MODES
             if all((root / mode / "runs" / b.stem / "summary.json").is_file() for b in args.benchmarks)}
-    settings = (f"model={args.model} fuzz={args.fuzz_seconds}s iterations={args.max_iterations}"
+    settings = (f"model={args.model} fuzz={args.fuzz_seconds}s seed={args.fuzz_seed} "
+                f"iterations={args.max_iterations}"
                 if args.modes else "re-measured from the run directories")
     print(f"# memory A/B: {[b.name for b in args.benchmarks]} {settings} (runs in {root})")
     print("| mode | running | fix rounds | harness crash rounds | fix + crash | repeated failures "

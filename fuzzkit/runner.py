@@ -143,6 +143,7 @@ def run_fuzzer(
     extra_args: Sequence[str] = (),
     harness_name: str = "",
     writable_tmp: bool = False,
+    seed: int = 0,
 ) -> FuzzRun:
     """Fuzz ``binary`` for ``seconds`` with new inputs kept in ``work_dir/corpus``.
 
@@ -151,6 +152,7 @@ def run_fuzzer(
     (the harness file name) decides :attr:`CrashReport.in_harness`; by default it is the
     binary's name plus ``.c``, matching :func:`fuzzkit.harness.build_harness`.
     ``writable_tmp``: a library's own harness may write to ``/tmp`` (see :class:`Limits`).
+    ``seed``: libFuzzer's ``-seed`` (0: libFuzzer's pick); fixed, a harness meets the same inputs each run.
 
     Raises:
         ToolchainError: The binary does not exist.
@@ -168,7 +170,8 @@ def run_fuzzer(
     options = [f"-max_total_time={int(seconds)}", f"-rss_limit_mb={int(rss_limit_mb)}",
                f"-timeout={int(timeout_per_input)}", f"-artifact_prefix={artifacts}/",
                "-print_final_stats=1", *([f"-max_len={int(max_len)}"] if max_len else []),
-               *([f"-dict={Path(dict_path).resolve()}"] if dict_path else []), *extra_args]
+               *([f"-dict={Path(dict_path).resolve()}"] if dict_path else []),
+               *([f"-seed={int(seed)}"] if seed else []), *extra_args]
     cmd = [str(binary), *options, str(corpus), *(str(Path(d).resolve()) for d in seed_dirs)]
     progress = _Progress()
     grace = timeout_per_input + 15

@@ -70,6 +70,8 @@ def _run_inputs(args: argparse.Namespace) -> list[str]:
         raise InputError(f"--jobs {args.jobs} is below 1; give at least 1 (or leave it out: one per core)")
     if args.fuzz_seconds < 1:
         raise InputError(f"--fuzz-seconds {args.fuzz_seconds} is below 1; give the seconds per fuzzing run")
+    if args.fuzz_seed < 0:
+        raise InputError(f"--fuzz-seed {args.fuzz_seed} is negative; give a seed (0: random)")
     if args.max_iterations < 0:
         raise InputError(f"--max-iterations {args.max_iterations} is negative; give 0 or more")
     if args.out is not None and not args.out.strip():
@@ -88,7 +90,8 @@ def _run_inputs(args: argparse.Namespace) -> list[str]:
 
 def _run(args: argparse.Namespace) -> int:
     functions = _run_inputs(args)
-    ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, memory_mode=args.memory_mode,
+    ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, fuzz_seed=args.fuzz_seed,
+                  memory_mode=args.memory_mode,
                   max_iterations=args.max_iterations, debug=args.debug, base_url=args.base_url,
                   api_key_env=args.api_key_env, memory_config=args.memory_config,
                   fallback="" if args.no_fallback else args.fallback, store=args.store,
@@ -128,6 +131,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--functions", action="append", help="only these functions (comma list)")
     run.add_argument("--model", default="offline", help="offline | openai:<model>")
     run.add_argument("--fuzz-seconds", type=int, default=60, help="libFuzzer budget per run")
+    run.add_argument("--fuzz-seed", type=int, default=0,
+                     help="libFuzzer -seed of every fuzzing run (default 0: a random one per run)")
     run.add_argument("--max-iterations", type=int, default=5, help="optimization iterations")
     run.add_argument("--no-seeds", action="store_true",
                      help="do not run the library's own sample files through each harness")

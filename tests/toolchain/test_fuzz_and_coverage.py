@@ -164,3 +164,27 @@ def test_code_of_an_included_implementation_file_counts_as_the_librarys(
     assert report.function_hits["acme_compile"] == 0
     assert sorted(report.per_file) == ["compile.c", "match.c"]
     assert report.per_file["match.c"]["lines"].covered > 0
+
+
+MAGIC = """\
+if (size >= 4 && data[0] == 'S' && data[1] == 'E' && data[2] == 'E' && data[3] == 'D') abort();
+keep_alive = (void *)(long)lib_ok(data, size);
+"""
+
+
+def test_a_fixed_seed_gives_the_same_run_twice(
+    make_harness: Callable[[str, str], HarnessBuild], tmp_path: Path
+) -> None:
+    # memory_ab compares arms at one libFuzzer seed: the same harness must then meet the same
+    # inputs, so a crash one arm hits and the other misses comes from the harnesses, not luck.
+    build = make_harness("magic", MAGIC)
+    assert build.fuzz_binary
+    runs = [run_fuzzer(Path(build.fuzz_binary), tmp_path / name, seconds=20, seed=seed)
+            for name, seed in (("a", 7), ("b", 7), ("c", 8))]
+    logs = [Path(r.log_path).read_text() for r in runs]
+    assert all(r.crashed for r in runs)
+    assert "Seed: 7" in logs[0] and "Seed: 7" in logs[1] and "Seed: 8" in logs[2]
+    crashes = [Path(r.crash_files[0]).read_bytes() for r in runs]
+    assert crashes[0] == crashes[1] and crashes[0][:4] == b"SEED"
+    execs = [r.stats.execs for r in runs]
+    assert execs[0] == execs[1] != execs[2]  # the same inputs in the same order, then another order
