@@ -69,7 +69,7 @@ def _object_key(decl: FunctionDecl, canonical: Mapping[str, str]) -> tuple[str, 
         return None
     first = canonical_type(decl.params[0].type, canonical)
     base = first.rstrip("*")
-    if first.count("*") != 1 or not base or base in _SCALARS:
+    if first.count("*") != 1 or not base or base in SCALARS:
         return None
     return base, canonical_type(decl.return_type, canonical)
 
@@ -91,7 +91,7 @@ def canonical_type(spelling: str, canonical: Mapping[str, str]) -> str:
     return re.sub(r"\b(const|volatile|restrict|struct|union|enum)\b|\s+", "", resolved)
 
 
-_SCALARS = {"void", "char", "unsignedchar", "signedchar", "short", "unsignedshort", "int", "unsigned",
+SCALARS = {"void", "char", "unsignedchar", "signedchar", "short", "unsignedshort", "int", "unsigned",
             "unsignedint", "long", "unsignedlong", "longlong", "unsignedlonglong", "float", "double",
             "size_t", "ssize_t", "uint8_t", "int8_t", "uint16_t", "int16_t", "uint32_t", "int32_t",
             "uint64_t", "int64_t", "bool", "_Bool"}

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from fuzzkit.api_twins import SCALARS
 from fuzzkit.header_releasers import HEAP_NOTE
 from fuzzkit.header_wrappers import Wrapper, argument_names, call_arguments, fixed_arguments
 
@@ -268,6 +269,10 @@ def releasers_of(type_name: str) -> list[str]:
         # by-value record (depth 0) is released through its address.
         same_depth = _canonical(table, what).count("*") in ((depth,) if depth else (0, 1))
         names = {_bare(what), _bare(_canonical(table, what))}
+        if _bare(_canonical(table, what)) in SCALARS:
+            # A name the library gives a plain C type (`typedef const char *db_path`) releases
+            # only what is made as that type, not every `char *` of the API.
+            names = {_bare(what)}
         if not what.startswith("what ") and same_depth and names & wanted - {""}:
             found.append(fn)
     return found

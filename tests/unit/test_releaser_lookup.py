@@ -105,3 +105,25 @@ def test_of_two_families_constructors_the_target_s_own_family_decides_the_releas
     found = analyze_function(next(f for f in api if f.name == "ml_parse_chunk"), api)
     rule = next(c for c in found.constraints if "released with" in c)
     assert "ml_create_push" in rule and rule.endswith("released with ml_free_ctx"), found.constraints
+
+
+NAMED_STRING_TYPES = """\
+```c
+typedef const char *db_path;
+```
+Release functions:
+- db_free_path releases db_path (parameter type)
+- db_free releases void * (parameter type)
+"""
+
+
+def test_a_releaser_of_a_named_string_type_releases_only_that_type() -> None:
+    """``db_free_path(db_path)`` frees what the library made as a ``db_path``, not every string.
+
+    Its canonical ``const char *`` matched a plain ``char *`` result: the leak repair released a
+    statement's expanded text with the path releaser, which read a header the string never had.
+    """
+    with using(read_types(NAMED_STRING_TYPES)):
+        assert releaser_for("db_path") == "db_free_path"
+        assert releaser_for("char *") is None
+        assert releaser_for("const char *") is None
