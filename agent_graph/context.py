@@ -37,6 +37,8 @@ class Context:
     fuzz_seconds: int = field(default=60, metadata={"description": "libFuzzer budget per run."})
     fuzz_seed: int = field(default=0, metadata={
         "description": "libFuzzer -seed of every run (0: a random one); a fixed seed makes runs comparable."})
+    fuzz_runs: int = field(default=0, metadata={
+        "description": "libFuzzer -runs of every run (0: none; fuzz_seconds ends it)."})
     rss_limit_mb: int = field(default=2048, metadata={"description": "libFuzzer -rss_limit_mb."})
     max_fix_rounds: int = field(
         default=5, metadata={"description": "Build/run fix rounds before giving up on a target."}
@@ -177,8 +179,9 @@ class Context:
             raise ValueError(
                 f"model {self.model!r} is not a model spec: use 'offline' or 'openai:<model-name>'"
             )
-        if self.fuzz_seed < 0:
-            raise ValueError(f"fuzz_seed must be 0 (random) or a positive seed, got {self.fuzz_seed}")
+        for name in ("fuzz_seed", "fuzz_runs"):  # 0: libFuzzer's own default
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be 0 or more, got {getattr(self, name)}")
         for name in ("fuzz_seconds", "max_fix_rounds", "max_iterations", "plateau_iterations",
                      "max_node_visits", "consolidate_every", "message_token_budget", "max_tool_rounds",
                      "rate_limit_rpm", "rate_limit_tpm"):

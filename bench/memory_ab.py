@@ -116,7 +116,7 @@ def run_mode(benchmarks: list[Path], mode: str, root: Path, args: argparse.Names
     for bench in benchmarks:
         names = args.functions or [f.name for f in load_benchmark(bench).functions][: args.per_benchmark]
         ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, fuzz_seed=args.fuzz_seed,
-                      memory_config=str(config),
+                      fuzz_runs=args.fuzz_runs, memory_config=str(config),
                       max_iterations=args.max_iterations, memory_mode=mode)
         run_benchmark(RunOptions(bench, names, root / "runs" / bench.stem, ctx, jobs=1))
     if mode == "retrieve-only":
@@ -233,6 +233,9 @@ def main() -> None:
     parser.add_argument("--fuzz-seed", type=int, default=1,
                         help="libFuzzer -seed of every run in every arm (0: random), so the arms differ "
                              "by their harnesses, not by the fuzzer's luck")
+    parser.add_argument("--fuzz-runs", type=int, default=0,
+                        help="libFuzzer -runs of every run (0: only --fuzz-seconds ends one); with the seed, "
+                             "a harness meets the same inputs in both arms however loaded the machine is")
     parser.add_argument("--max-iterations", type=int, default=3)
     parser.add_argument("--per-benchmark", type=int, default=4, help="first N functions of each")
     parser.add_argument("--functions", nargs="*", default=None, help="these functions, in this order")
@@ -245,7 +248,7 @@ def main() -> None:
         run_mode(args.benchmarks, mode, root / mode, args)
     rows = {mode: measure(args.benchmarks, mode, root / mode) for mode in MODES
             if all((root / mode / "runs" / b.stem / "summary.json").is_file() for b in args.benchmarks)}
-    settings = (f"model={args.model} fuzz={args.fuzz_seconds}s seed={args.fuzz_seed} "
+    settings = (f"model={args.model} fuzz={args.fuzz_seconds}s runs={args.fuzz_runs} seed={args.fuzz_seed} "
                 f"iterations={args.max_iterations}"
                 if args.modes else "re-measured from the run directories")
     print(f"# memory A/B: {[b.name for b in args.benchmarks]} {settings} (runs in {root})")

@@ -131,6 +131,11 @@ def fuzz_env() -> dict[str, str]:
     return env
 
 
+def _flags(**values: object) -> list[str]:
+    """The ``-name=value`` flags of libFuzzer for each value given (none for 0, ``None`` or empty)."""
+    return [f"-{name}={value}" for name, value in values.items() if value]
+
+
 def run_fuzzer(
     binary: Path,
     work_dir: Path,
@@ -144,15 +149,17 @@ def run_fuzzer(
     harness_name: str = "",
     writable_tmp: bool = False,
     seed: int = 0,
+    runs: int = 0,
 ) -> FuzzRun:
     """Fuzz ``binary`` for ``seconds`` with new inputs kept in ``work_dir/corpus``.
 
-    Artifacts go to ``work_dir/artifacts/`` (emptied first), the log to
-    ``work_dir/fuzz.log``. Seed directories are read, never written. ``harness_name``
-    (the harness file name) decides :attr:`CrashReport.in_harness`; by default it is the
-    binary's name plus ``.c``, matching :func:`fuzzkit.harness.build_harness`.
+    Artifacts go to ``work_dir/artifacts/`` (emptied first), the log to ``work_dir/fuzz.log``.
+    Seed directories are read, never written. ``harness_name`` (the harness file name) decides
+    :attr:`CrashReport.in_harness`; by default the binary's name plus ``.c`` (as built by
+    :func:`fuzzkit.harness.build_harness`).
     ``writable_tmp``: a library's own harness may write to ``/tmp`` (see :class:`Limits`).
-    ``seed``: libFuzzer's ``-seed`` (0: libFuzzer's pick); fixed, a harness meets the same inputs each run.
+    ``seed``, ``runs``: libFuzzer's ``-seed`` and ``-runs`` (0: its defaults); with both, a run ends
+    after the same inputs each time (unless ``seconds`` ends it first).
 
     Raises:
         ToolchainError: The binary does not exist.
@@ -161,17 +168,15 @@ def run_fuzzer(
     if not binary.is_file():
         raise ToolchainError(f"fuzz binary {binary} does not exist", "build the harness first")
     work_dir = Path(work_dir).resolve()
-    corpus = work_dir / "corpus"
-    artifacts = work_dir / "artifacts"
+    corpus, artifacts, log_path = work_dir / "corpus", work_dir / "artifacts", work_dir / "fuzz.log"
     corpus.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(artifacts, ignore_errors=True)
     artifacts.mkdir()
-    log_path = work_dir / "fuzz.log"
     options = [f"-max_total_time={int(seconds)}", f"-rss_limit_mb={int(rss_limit_mb)}",
                f"-timeout={int(timeout_per_input)}", f"-artifact_prefix={artifacts}/",
-               "-print_final_stats=1", *([f"-max_len={int(max_len)}"] if max_len else []),
-               *([f"-dict={Path(dict_path).resolve()}"] if dict_path else []),
-               *([f"-seed={int(seed)}"] if seed else []), *extra_args]
+               "-print_final_stats=1", *extra_args,
+               *_flags(max_len=max_len, dict=Path(dict_path).resolve() if dict_path else None,
+                       seed=seed, runs=runs)]
     cmd = [str(binary), *options, str(corpus), *(str(Path(d).resolve()) for d in seed_dirs)]
     progress = _Progress()
     grace = timeout_per_input + 15

@@ -63,10 +63,10 @@ class Toolchain(Protocol):
         """A libFuzzer dictionary of the library's own tokens ("" when it has none)."""
 
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str, dict_path: str = "", seed: int = 0) -> FuzzRun:
+                   harness_name: str, dict_path: str = "", seed: int = 0, runs: int = 0) -> FuzzRun:
         """Fuzz a built harness for ``seconds`` (with ``dict_path``'s tokens); crashes are results.
 
-        ``seed``: libFuzzer's ``-seed`` (0: a random seed of libFuzzer's choosing).
+        ``seed``, ``runs``: libFuzzer's ``-seed`` and ``-runs`` (0: a random seed, no input limit).
         """
 
     def run_inputs(self, binary: Path, inputs: Path, out: Path, *, rss_limit_mb: int,
@@ -145,10 +145,10 @@ class Fuzzkit:
         return str(found or "")
 
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str, dict_path: str = "", seed: int = 0) -> FuzzRun:
+                   harness_name: str, dict_path: str = "", seed: int = 0, runs: int = 0) -> FuzzRun:
         """run_fuzzer, by fuzzkit (see :class:`Toolchain`)."""
         return run_fuzzer(binary, out, seconds=seconds, rss_limit_mb=rss_limit_mb, harness_name=harness_name,
-                          dict_path=Path(dict_path) if dict_path else None, seed=seed)
+                          dict_path=Path(dict_path) if dict_path else None, seed=seed, runs=runs)
 
     def run_inputs(self, binary: Path, inputs: Path, out: Path, *, rss_limit_mb: int,
                    harness_name: str) -> FuzzRun:

@@ -72,6 +72,8 @@ def _run_inputs(args: argparse.Namespace) -> list[str]:
         raise InputError(f"--fuzz-seconds {args.fuzz_seconds} is below 1; give the seconds per fuzzing run")
     if args.fuzz_seed < 0:
         raise InputError(f"--fuzz-seed {args.fuzz_seed} is negative; give a seed (0: random)")
+    if args.fuzz_runs < 0:
+        raise InputError(f"--fuzz-runs {args.fuzz_runs} is negative; give a count of inputs (0: no limit)")
     if args.max_iterations < 0:
         raise InputError(f"--max-iterations {args.max_iterations} is negative; give 0 or more")
     if args.out is not None and not args.out.strip():
@@ -91,6 +93,7 @@ def _run_inputs(args: argparse.Namespace) -> list[str]:
 def _run(args: argparse.Namespace) -> int:
     functions = _run_inputs(args)
     ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, fuzz_seed=args.fuzz_seed,
+                  fuzz_runs=args.fuzz_runs,
                   memory_mode=args.memory_mode,
                   max_iterations=args.max_iterations, debug=args.debug, base_url=args.base_url,
                   api_key_env=args.api_key_env, memory_config=args.memory_config,
@@ -133,6 +136,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--fuzz-seconds", type=int, default=60, help="libFuzzer budget per run")
     run.add_argument("--fuzz-seed", type=int, default=0,
                      help="libFuzzer -seed of every fuzzing run (default 0: a random one per run)")
+    run.add_argument("--fuzz-runs", type=int, default=0,
+                     help="libFuzzer -runs: stop each fuzzing run after this many inputs (default 0: "
+                          "only --fuzz-seconds ends it)")
     run.add_argument("--max-iterations", type=int, default=5, help="optimization iterations")
     run.add_argument("--no-seeds", action="store_true",
                      help="do not run the library's own sample files through each harness")

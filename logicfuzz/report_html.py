@@ -223,8 +223,8 @@ def _target_block(t: Target) -> str:
 def render_html(data: RunData) -> str:
     """The whole report page."""
     ctx = data.settings.get("context") or {}
-    meta = " · ".join(f"{k.replace('_', ' ')} {_e(ctx[k])}" for k in
-                      ("model", "fuzz_seconds", "fuzz_seed", "max_iterations", "memory_mode") if k in ctx)
+    keys = ("model", "fuzz_seconds", "fuzz_seed", "fuzz_runs", "max_iterations", "memory_mode")
+    meta = " · ".join(f"{k.replace('_', ' ')} {_e(ctx[k])}" for k in keys if k in ctx)
     bench = data.settings.get("benchmark")
     bench_html = f"benchmark <code>{_e(bench)}</code> · " if bench else ""
     body = [f"<h1>LogicFuzz report: {_e(data.run_dir.name)}</h1>",

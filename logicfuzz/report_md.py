@@ -53,7 +53,7 @@ SUMMARY_HEAD = ["library", "function", "status", "fix rounds", "iterations", "li
 def _settings_line(data: RunData) -> str:
     ctx = data.settings.get("context") or {}
     parts = [f"benchmark `{data.settings.get('benchmark', '?')}`"] if data.settings else []
-    for key in ("model", "fuzz_seconds", "fuzz_seed", "max_iterations", "memory_mode"):
+    for key in ("model", "fuzz_seconds", "fuzz_seed", "fuzz_runs", "max_iterations", "memory_mode"):
         if key in ctx:
             parts.append(f"{key} `{ctx[key]}`")
     return ", ".join(parts)

@@ -31,7 +31,7 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
     dict_path = (state.get("dict_path") or "") if ctx.dictionary else ""
     fuzz = tools.run_fuzzer(Path(build["fuzz_binary"]), out, seconds=ctx.fuzz_seconds,
                             rss_limit_mb=ctx.rss_limit_mb, harness_name="harness.c", dict_path=dict_path,
-                            seed=ctx.fuzz_seed)
+                            seed=ctx.fuzz_seed, runs=ctx.fuzz_runs)
     inputs = [Path(p) for p in fuzz.replay_inputs()]
     cov = tools.measure_coverage(Path(build["cov_binary"]), inputs, lib, out / "coverage")
     target = state["target"]["name"]

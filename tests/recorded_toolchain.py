@@ -147,9 +147,9 @@ class RecordingToolchain:
         raise AssertionError("a recording has no seed corpus, so it never runs seeds")
 
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str, dict_path: str = "", seed: int = 0) -> FuzzRun:
+                   harness_name: str, dict_path: str = "", seed: int = 0, runs: int = 0) -> FuzzRun:
         run = self.inner.run_fuzzer(binary, out, seconds=seconds, rss_limit_mb=rss_limit_mb,
-                                    harness_name=harness_name, dict_path=dict_path, seed=seed)
+                                    harness_name=harness_name, dict_path=dict_path, seed=seed, runs=runs)
         roots = {**self._roots, str(out): OUT}
         files = _files_under(out, [run.log_path, *run.crash_files], [run.log_path], roots)
         self.cassette["runs"][self._binary_key.get(str(binary)) or _key_beside(binary)] = {
@@ -235,7 +235,7 @@ class ReplayToolchain:
         raise AssertionError("a recording has no seed corpus, so it never runs seeds")
 
     def run_fuzzer(self, binary: Path, out: Path, *, seconds: int, rss_limit_mb: int,
-                   harness_name: str, dict_path: str = "", seed: int = 0) -> FuzzRun:
+                   harness_name: str, dict_path: str = "", seed: int = 0, runs: int = 0) -> FuzzRun:
         key = self._binary_key.get(str(binary)) or _key_beside(binary)
         self.calls.append(("run_fuzzer", key))
         recorded = self._need("runs", key)

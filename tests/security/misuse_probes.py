@@ -99,6 +99,7 @@ PROBES: list[Probe] = [
     _run("--jobs -3", _yaml(bench()), "--jobs", "-3", expect="--jobs -3"),
     _run("--fuzz-seconds 0", _yaml(bench()), "--fuzz-seconds", "0", expect="--fuzz-seconds 0"),
     _run("--fuzz-seed -1", _yaml(bench()), "--fuzz-seed", "-1", expect="--fuzz-seed -1"),
+    _run("--fuzz-runs -1", _yaml(bench()), "--fuzz-runs", "-1", expect="--fuzz-runs -1"),
     Probe("--out is a file", ["run", "b.yaml", "--out", "afile"], "afile is a file",
           {"b.yaml": _yaml(bench()), "afile": "x"}),
     Probe("--out below a file", ["run", "b.yaml", "--out", "afile/run"], "afile/run cannot be created",

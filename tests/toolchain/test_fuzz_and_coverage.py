@@ -188,3 +188,18 @@ def test_a_fixed_seed_gives_the_same_run_twice(
     assert crashes[0] == crashes[1] and crashes[0][:4] == b"SEED"
     execs = [r.stats.execs for r in runs]
     assert execs[0] == execs[1] != execs[2]  # the same inputs in the same order, then another order
+
+
+def test_a_seed_and_a_run_count_repeat_a_run_input_for_input(
+    make_harness: Callable[[str, str], HarnessBuild], tmp_path: Path
+) -> None:
+    # A time budget ends two runs of one seed at different inputs on a loaded machine; a run
+    # count ends them at the same one, so the corpus each kept is the same.
+    build = make_harness("counted", "keep_alive = (void *)(long)lib_ok(data, size);")
+    assert build.fuzz_binary
+    runs = [run_fuzzer(Path(build.fuzz_binary), tmp_path / name, seconds=60, seed=3, runs=5000)
+            for name in ("a", "b")]
+    assert all("Done 5000 runs" in Path(r.log_path).read_text() for r in runs)
+    kept = [sorted(p.read_bytes() for p in Path(r.corpus_dir).iterdir()) for r in runs]
+    assert kept[0] == kept[1] and len(kept[0]) > 1
+    assert all(r.seconds < 30 for r in runs)  # the count ended them, not the 60 s
