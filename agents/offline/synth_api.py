@@ -11,7 +11,7 @@ from collections import Counter
 from functools import cached_property
 from typing import Any
 
-from agents.offline import ckinds, synth_vocab, type_table
+from agents.offline import ckinds, synth_vocab, type_releasers, type_table
 from agents.offline.synth_finders import ApiFinders, makes_new_text, sets_up_decoding, words
 from agents.offline.synth_handles import by_name, handle_name, handle_types
 from agents.offline.synth_types import Lifecycle
@@ -194,14 +194,14 @@ class ApiIndex(ApiFinders):
         """The destructor of ``type_key`` whose stem best matches ``near`` (a creator's name)."""
         if type_key in self.preferred_destroy:
             return self.preferred_destroy[type_key]
-        paired = type_table.producer_releaser(near) if near else None  # the header ties it to the maker
-        options, counted = self.lifecycle(type_key).destroy, self.counted(type_key)
+        paired = type_releasers.producer_releaser(near) if near else None  # the header ties it to the maker
+        counted, fits = self.counted(type_key), lambda o: not near or type_releasers.releases_from(o, near)
+        options = [o for o in self.lifecycle(type_key).destroy if fits(o)]
         # The documented pairing (a counted type drops its reference instead), or the Types section's.
         if paired and paired != "free" and not counted or not options:
-            return paired or type_table.releaser_for(type_key)
-        options = list(dict.fromkeys(options + type_table.releasers_of(type_key)))  # the header's too
+            return paired or type_releasers.releaser_for(type_key, producer=near)
+        options = list(dict.fromkeys(options + [o for o in type_releasers.releasers_of(type_key) if fits(o)]))
         stem, made = self.stem(near), self.last_verb(near, CREATE | INIT) or ""
-
         def score(name: str) -> tuple[int, int, int, int, int, int, str]:
             common = len(os.path.commonprefix([stem, self.stem(name)]))
             verb = self.last_verb(name, DESTROY) or ""
@@ -264,13 +264,13 @@ class ApiIndex(ApiFinders):
         Variants documented once for the group (``decode_rgb`` documented, ``decode_bgr``
         "the same, in another order") share the ownership rule of the documented one.
         """
-        found = type_table.producer_releaser(fn.name)
+        found = type_releasers.producer_releaser(fn.name)
         if found or ckinds.is_const_target(fn.return_type):
             return found
         shape = (fn.return_type, [p.type for p in fn.params])
         for other in self.api:
             if other.name != fn.name and (other.return_type, [p.type for p in other.params]) == shape:
-                found = type_table.producer_releaser(other.name)
+                found = type_releasers.producer_releaser(other.name)
                 if found:
                     return found
         return None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from agents.offline import ckinds, type_table
+from agents.offline import ckinds, type_releasers
 from agents.offline.synth_finders import inverse_of, words
 from agents.offline.synth_knowledge import INVERSES
 from agents.offline.synth_objects import build_object
@@ -92,7 +92,7 @@ def encode_input(c: Call, slot: int, encoder: FunctionDecl, out: int, size: int)
     finally:
         pl.avoid = avoid
     pl.f.setup.append(f"if ({buf} == NULL || {length} == 0) {pl.f.fail()}")
-    releaser = type_table.releaser_for(buf_type, producer=encoder.name) or pl.idx.generic_free() or "free"
+    releaser = type_releasers.releaser_for(buf_type, producer=encoder.name) or pl.idx.generic_free() or "free"
     if releaser == "free":
         pl.f.include("<stdlib.h>")
     pl.f.cleanup.append(f"if ({buf} != NULL) {releaser}({buf});")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from agents.offline import cdecl, ckinds, type_table
+from agents.offline import cdecl, ckinds, type_releasers
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def handle_types(api: Iterable[FunctionDecl], destroys: Callable[[FunctionDecl],
     # prompt's API list may leave it out), but only by documentation: a releaser of the same
     # canonical type (`void free_pattern(uint8_t *)`) does not make every `typedef const
     # uint8_t *str_t` the library hands back a handle.
-    closed |= {handle_name(f.return_type) for f in api if type_table.producer_releaser(f.name)}
+    closed |= {handle_name(f.return_type) for f in api if type_releasers.producer_releaser(f.name)}
     return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from agents.offline import cdecl, ckinds, type_table
+from agents.offline import cdecl, ckinds, type_releasers, type_table
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: s
         return  # `u = f(..., &v)`: a view into the block the call returns, released with it
     # "X releases what f allocates" is about f's result: its out-parameters only when it
     # returns no pointer.
-    releaser = type_table.releaser_for(inner, producer="" if returns_block else fn.name)
+    releaser = type_releasers.releaser_for(inner, producer="" if returns_block else fn.name)
     if releaser is None and fn.name in type_table.active().borrows:
         return  # the header says the library keeps what it hands back
     if releaser is None:
@@ -72,9 +72,9 @@ def whole_list_releaser(fn: FunctionDecl, ptype: str) -> str | None:
     node = cdecl.normalize_type(fn.return_type) == cdecl.normalize_type(inner)
     if ckinds.pointer_depth(ptype) != 2 or ckinds.is_pointer(fn.return_type) and not node:
         return None
-    if type_table.producer_releaser(fn.name) or ckinds.is_bytes(inner) or ckinds.is_string(inner):
+    if type_releasers.producer_releaser(fn.name) or ckinds.is_bytes(inner) or ckinds.is_string(inner):
         return None
-    return next(iter(type_table.releasers_of(ptype)), None)
+    return next(iter(type_releasers.releasers_of(ptype)), None)
 
 
 def returns_list_node(fn: FunctionDecl) -> bool:

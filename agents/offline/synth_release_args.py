@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from agents.offline import ckinds, type_table
+from agents.offline import ckinds, type_releasers, type_table
 from fuzzkit.api import FunctionDecl
 
 _WHOLE = re.compile(r"(self|all|deep|recurs|whole|struct|free|segment)", re.I)
@@ -87,5 +87,5 @@ def _maker_first(code: str, fn: FunctionDecl, api: list[FunctionDecl], m: re.Mat
     # The maker's first argument is no object of the releaser's (`x_new_number(d, text)` and
     # `x_free_attachment(obj, data)`): what it made goes back with the one-argument releaser of its type.
     arity = {f.name: len(f.params) for f in api}
-    other = next((r for r in type_table.releasers_of(maker.return_type) if arity.get(r, 1) == 1), None)
+    other = next((r for r in type_releasers.releasers_of(maker.return_type) if arity.get(r, 1) == 1), None)
     return f"{other}({arg})" if other else m.group(0)

@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from fuzzkit.api_twins import SCALARS
 from fuzzkit.header_releasers import HEAP_NOTE
 from fuzzkit.header_wrappers import Wrapper, argument_names, call_arguments, fixed_arguments
 
@@ -248,53 +247,3 @@ def _fields(body: str) -> list[tuple[str, str]]:
     parts = [p.strip() for p in re.sub(r"/\*.*?\*/", "", body).split(";")]
     matches = [_FIELD.match(p) for p in parts if p and "(*" not in p]
     return [(m["name"], re.sub(r"\s+", " ", m["type"]).strip()) for m in matches if m]
-
-
-def releaser_for(type_name: str, producer: str = "") -> str | None:
-    """The releaser of ``type_name`` (or of what ``producer`` allocates), by canonical spelling."""
-    if producer and (documented := producer_releaser(producer)):
-        return documented  # what the documentation says beats a releaser of the same type
-    return next(iter(releasers_of(type_name)), None)
-
-
-def releasers_of(type_name: str) -> list[str]:
-    """Every function the Types section lists as releasing ``type_name``, its own spelling first."""
-    table = active()
-    wanted = {_bare(type_name), _bare(_canonical(table, type_name))}
-    depth = _canonical(table, type_name).count("*")
-    found = []
-    # A releaser of the very spelling first (`region_t *` before the `struct re *` behind it).
-    for fn, what in sorted(table.releasers, key=lambda r: _bare(r[1]) != _bare(type_name)):
-        # The same pointer depth: a `char **` table's releaser is not a `char *` string's. A
-        # by-value record (depth 0) is released through its address.
-        same_depth = _canonical(table, what).count("*") in ((depth,) if depth else (0, 1))
-        names = {_bare(what), _bare(_canonical(table, what))}
-        if _bare(_canonical(table, what)) in SCALARS:
-            # A name the library gives a plain C type (`typedef const char *db_path`) releases
-            # only what is made as that type, not every `char *` of the API.
-            names = {_bare(what)}
-        if not what.startswith("what ") and same_depth and names & wanted - {""}:
-            found.append(fn)
-    return found
-
-
-def producer_releaser(producer: str) -> str | None:
-    """The function the header documents as releasing what ``producer`` allocates."""
-    wanted = f"what {producer} allocates"
-    return next((fn for fn, what in active().releasers if what == wanted), None)
-
-
-def _bare(spelling: str) -> str:
-    return re.sub(r"\b(const|struct|union)\b|\*|\s+", "", spelling)
-
-
-def _canonical(table: TypeTable, spelling: str) -> str:
-    """The spelling with its base typedef replaced by the canonical type (pointers kept)."""
-    base = re.sub(r"\b(const|struct|union)\b|\*", " ", spelling).split()
-    if not base:
-        return spelling
-    canon = table.canonical.get(base[-1])
-    if canon is None:
-        return spelling
-    return canon + " *" * spelling.count("*")
-

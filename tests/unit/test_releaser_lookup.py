@@ -7,7 +7,8 @@ import re
 
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
-from agents.offline.type_table import read_types, releaser_for, using
+from agents.offline.type_releasers import releaser_for
+from agents.offline.type_table import read_types, using
 
 TYPES = """\
 ```c
@@ -127,3 +128,40 @@ def test_a_releaser_of_a_named_string_type_releases_only_that_type() -> None:
         assert releaser_for("db_path") == "db_free_path"
         assert releaser_for("char *") is None
         assert releaser_for("const char *") is None
+
+
+TIED_TYPES = """\
+```c
+typedef const char *db_path;
+typedef struct db db;
+```
+Release functions:
+- db_free_path releases db_path (parameter type; the library allocates it)
+- db_free_path releases what db_make_path allocates (by documentation)
+- db_close releases db * (parameter type)
+- db_close releases what db_open allocates (by documentation)
+"""
+
+
+def test_a_named_string_releaser_tied_to_its_producers_takes_no_other_result() -> None:
+    """``db_path_of(db)`` hands back the connection's own path: the releaser documented for
+    ``db_make_path``'s results freed it (a bad free on every run). An object's releaser stays
+    the releaser of every result of its type."""
+    with using(read_types(TIED_TYPES)):
+        assert releaser_for("db_path", producer="db_make_path") == "db_free_path"
+        assert releaser_for("db_path", producer="db_path_of") is None
+        assert releaser_for("db_path") == "db_free_path"
+        assert releaser_for("db *", producer="db_dup") == "db_close"
+
+
+def test_the_destructor_of_a_named_string_follows_the_documented_tie() -> None:
+    from agents.offline.synth_api import ApiIndex
+
+    api = parse_prototypes("db_path db_make_path(const char *dir, const char *name);\n"
+                           "db_path db_path_of(db *d);\nvoid db_free_path(db_path p);\n"
+                           "db *db_open(const char *name);\nvoid db_close(db *d);\n")
+    with using(read_types(TIED_TYPES)):
+        idx = ApiIndex(api)
+        key = idx.type_key("db_path")
+        assert key and idx.destructor(key, "db_make_path") == "db_free_path"
+        assert idx.destructor(key, "db_path_of") is None
