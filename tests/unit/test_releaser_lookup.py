@@ -140,6 +140,8 @@ Release functions:
 - db_free_path releases what db_make_path allocates (by documentation)
 - db_close releases db * (parameter type)
 - db_close releases what db_open allocates (by documentation)
+- db_mem_free releases void * (parameter type)
+- db_mem_free releases what db_alloc allocates (by documentation)
 """
 
 
@@ -152,6 +154,7 @@ def test_a_named_string_releaser_tied_to_its_producers_takes_no_other_result() -
         assert releaser_for("db_path", producer="db_path_of") is None
         assert releaser_for("db_path") == "db_free_path"
         assert releaser_for("db *", producer="db_dup") == "db_close"
+        assert releaser_for("void *", producer="db_buffer") == "db_mem_free"  # frees any block
 
 
 def test_the_destructor_of_a_named_string_follows_the_documented_tie() -> None:
