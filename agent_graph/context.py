@@ -179,14 +179,11 @@ class Context:
             raise ValueError(
                 f"model {self.model!r} is not a model spec: use 'offline' or 'openai:<model-name>'"
             )
-        for name in ("fuzz_seed", "fuzz_runs"):  # 0: libFuzzer's own default
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be 0 or more, got {getattr(self, name)}")
-        for name in ("fuzz_seconds", "max_fix_rounds", "max_iterations", "plateau_iterations",
-                     "max_node_visits", "consolidate_every", "message_token_budget", "max_tool_rounds",
-                     "rate_limit_rpm", "rate_limit_tpm"):
-            least = 0 if name in ("max_iterations", "max_tool_rounds", "rate_limit_rpm",
-                                  "rate_limit_tpm") else 1
+        for name in ("fuzz_seconds", "fuzz_seed", "fuzz_runs", "max_fix_rounds", "max_iterations",
+                     "plateau_iterations", "max_node_visits", "consolidate_every", "message_token_budget",
+                     "max_tool_rounds", "rate_limit_rpm", "rate_limit_tpm"):
+            least = 0 if name in ("fuzz_seed", "fuzz_runs", "max_iterations", "max_tool_rounds",
+                                  "rate_limit_rpm", "rate_limit_tpm") else 1
             if getattr(self, name) < least:
                 raise ValueError(f"{name} must be at least {least}, got {getattr(self, name)}")
 

@@ -93,8 +93,7 @@ def _run_inputs(args: argparse.Namespace) -> list[str]:
 def _run(args: argparse.Namespace) -> int:
     functions = _run_inputs(args)
     ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, fuzz_seed=args.fuzz_seed,
-                  fuzz_runs=args.fuzz_runs,
-                  memory_mode=args.memory_mode,
+                  fuzz_runs=args.fuzz_runs, memory_mode=args.memory_mode,
                   max_iterations=args.max_iterations, debug=args.debug, base_url=args.base_url,
                   api_key_env=args.api_key_env, memory_config=args.memory_config,
                   fallback="" if args.no_fallback else args.fallback, store=args.store,

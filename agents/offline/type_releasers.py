@@ -43,11 +43,10 @@ def releasers_of(type_name: str) -> list[str]:
         # The same pointer depth: a `char **` table's releaser is not a `char *` string's. A
         # by-value record (depth 0) is released through its address.
         same_depth = _canonical(table, what).count("*") in ((depth,) if depth else (0, 1))
-        names = {_bare(what), _bare(_canonical(table, what))}
-        if _bare(_canonical(table, what)) in SCALARS:
-            # A name the library gives a plain C type (`typedef const char *db_path`) releases
-            # only what is made as that type, not every `char *` of the API.
-            names = {_bare(what)}
+        # A name the library gives a plain C type (`typedef const char *db_path`) releases only
+        # what is made as that type, not every `char *` of the API.
+        canon = _bare(_canonical(table, what))
+        names = {_bare(what)} if canon in SCALARS else {_bare(what), canon}
         if not what.startswith("what ") and same_depth and names & wanted - {""}:
             found.append(fn)
     return found

@@ -7,6 +7,7 @@ import re
 
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
+from agents.offline.synth_api import ApiIndex
 from agents.offline.type_releasers import releaser_for
 from agents.offline.type_table import read_types, using
 
@@ -158,8 +159,6 @@ def test_a_named_string_releaser_tied_to_its_producers_takes_no_other_result() -
 
 
 def test_the_destructor_of_a_named_string_follows_the_documented_tie() -> None:
-    from agents.offline.synth_api import ApiIndex
-
     api = parse_prototypes("db_path db_make_path(const char *dir, const char *name);\n"
                            "db_path db_path_of(db *d);\nvoid db_free_path(db_path p);\n"
                            "db *db_open(const char *name);\nvoid db_close(db *d);\n")
