@@ -21,6 +21,7 @@ from collections.abc import Collection, Mapping
 from fuzzkit.api import FunctionDecl
 from fuzzkit.errors import ToolchainError
 from fuzzkit.param_kinds import INPUT_NAMES, INTEGER, archetype, object_type, spellings
+from fuzzkit.release_names import common_words
 from fuzzkit.select_io import IO_TYPES, reads_file, reads_through_callback
 from fuzzkit.select_io import words as _words
 
@@ -64,6 +65,11 @@ _INPUT_NOUNS = frozenset(
 )
 
 
+# One word fusing a verb with what it runs on (`ac_dostring`, `ac_loadbuffer`, `execstr`): data goes in.
+_FUSED_ENTRY = re.compile(r"(do|eval|exec|run|load|parse|read|decode|compile)"
+                          r"(string|str|buffer|buf|text|source|src|mem|memory|bytes|data|chunk)")
+
+
 def _is_verb(word: str, verbs: tuple[str, ...]) -> bool:
     """``word`` is one of ``verbs``, inflected (``decoded``, ``loads``, ``decode2``).
 
@@ -102,7 +108,8 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
     # data gets in; a setter of other bytes (a dictionary, a key) is configuration.
     feeds = kind == "buffer" and bool(set(words) & _INPUT_NOUNS) or served
     # `open_profile_from_mem(data, size)` opens nothing but that data: it parses it.
-    if any(_is_verb(w, _PARSE_VERBS) for w in words) or feeds and "open" in words:
+    parses = any(_is_verb(w, _PARSE_VERBS) or _FUSED_ENTRY.fullmatch(w) for w in words)
+    if parses or feeds and "open" in words:
         total += 4
     elif any(_is_verb(w, _WRITE_VERBS) for w in words):
         total += 2
@@ -175,11 +182,12 @@ def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) ->
     return bonus
 
 
-def _related(a: str, b: str) -> bool:
+def _related(a: str, b: str, common: Collection[str] = ()) -> bool:
     """Whether two names are variants of one function.
 
     ``decode``/``decode2`` and ``acme_parse_int64``/``acme_parse_double`` are;
-    different verbs on one object (``acme_parser_parse``/``acme_parser_load``) are not.
+    different verbs on one object (``acme_parser_parse``/``acme_parser_load``) are not, nor two
+    names sharing only the library's prefix (``common``: ``ac_newstate``/``ac_dostring``).
     """
     wa, wb = _words(a), _words(b)
     da, db = [w.rstrip("0123456789") for w in wa], [w.rstrip("0123456789") for w in wb]
@@ -187,7 +195,7 @@ def _related(a: str, b: str) -> bool:
         return True  # whole words, so a parser's constructor is no variant of the parse call
     # (`DAcmeOpen`/`DAcmeSlurp`: opening an object and reading all of it are two functions)
     verbs = (*_PARSE_VERBS, *_WRITE_VERBS, "open")
-    same_family = len(wa) > 1 and wa[:-1] == wb[:-1]
+    same_family = len(wa) > 1 and wa[:-1] == wb[:-1] and not set(wa[:-1]) <= set(common)
     return same_family and not (wa[-1].startswith(verbs) and wb[-1].startswith(verbs))
 
 
@@ -230,9 +238,10 @@ def choose_functions(
         (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
     )
     chosen: list[FunctionDecl] = []
+    common = common_words([d.name for d in decls])
 
     def adjusted(d: FunctionDecl) -> int:
-        return scores[d.name] - 7 * sum(_related(d.name, c.name) for c in chosen)
+        return scores[d.name] - 7 * sum(_related(d.name, c.name, common) for c in chosen)
 
     while len(chosen) < max_functions:
         rest = sorted((d for d in ranked if d not in chosen), key=lambda d: (-adjusted(d), order[d.name]))

@@ -53,7 +53,8 @@ def _fills_bytes(ctype: str) -> bool:
     first argument (the object or the user pointer), a writable byte pointer, then its size.
     """
     m = _FUNCTION_POINTER.match(ctype.strip())
-    if not m:
+    # (`void *(*)(void *ctx, void *ptr, int size)` hands back memory: an allocator, no reader)
+    if not m or "*" in m["ret"]:
         return False
     args = [re.sub(r"\s+", " ", a).strip() for a in m["args"].split(",")]
     return any(_BYTES.match(a) and _COUNT.match(b) for a, b in zip(args[1:], args[2:], strict=False))

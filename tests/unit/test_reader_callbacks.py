@@ -96,3 +96,4 @@ def test_only_a_callback_filling_a_sized_byte_buffer_reads_input() -> None:
     assert not reads_through_callback(decl("int (*)(void *, int, const char *, const char *)"))
     assert not reads_through_callback(decl("int (*)(unsigned int, void *)"))
     assert not reads_through_callback(decl("int (*)(void *, const unsigned char *, int)"))
+    assert not reads_through_callback(decl("void *(*)(void *, void *, int)"))  # a realloc-shaped allocator

@@ -148,3 +148,19 @@ def test_a_function_shaped_as_a_callback_the_api_takes_is_not_a_target() -> None
     assert score(dump, canonical) >= 3  # a writer of bytes, by its words and types
     chosen = [d.name for d in choose_functions([dump, loop, parse], canonical=canonical)]
     assert "cap_dump" not in chosen and "cap_parse_filter" in chosen
+
+
+def test_an_interpreter_runs_its_source_string_and_its_allocator_hook_reads_nothing() -> None:
+    """`ac_newstate(ac_Alloc alloc, void *actx, int flags)`: the hook is `realloc`-shaped, no reader.
+
+    `ac_dostring(S, source)` fuses its verb and its input into one word, and shares nothing with
+    the constructor but the library's prefix, so choosing one does not mark the other a variant.
+    """
+    canonical = {"ac_Alloc": "void *(*)(void *, void *, int)", "ac_State *": "struct ac_State *"}
+    new = _decl("ac_newstate", "ac_State *", ("alloc", "ac_Alloc"), ("actx", "void *"), ("flags", "int"))
+    run = _decl("ac_dostring", "int", ("S", "ac_State *"), ("source", "const char *"))
+    api = [new, run, *(_decl(f"ac_push{n}", "void", ("S", "ac_State *")) for n in ("nil", "null", "true"))]
+    assert score(run, canonical) > score(new, canonical)
+    chosen = [d.name for d in choose_functions(api, canonical=canonical)]
+    assert chosen[0] == "ac_dostring", chosen
+    assert "ac_newstate" not in chosen, chosen
