@@ -15,7 +15,7 @@ from agents.offline import ckinds, synth_vocab, type_releasers, type_table
 from agents.offline.synth_finders import ApiFinders, makes_new_text, sets_up_decoding, words
 from agents.offline.synth_handles import by_name, handle_name, handle_types
 from agents.offline.synth_types import Lifecycle
-from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, FINISH, INIT, PRINT, VERBS, variant_stem
+from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, FINISH, INIT, PRINT, VERBS
 from fuzzkit.api import FunctionDecl
 
 _CONVERSION = re.compile(r"[a-z]2[a-z]|_to_[a-z]", re.I)
@@ -43,6 +43,9 @@ class ApiIndex(ApiFinders):
                 for n in (2, 3):
                     counts[f.name[:n]] += 1
         self._family = sorted((p for p, c in counts.items() if c >= 4), key=len, reverse=True)
+        spelled = [t for f in self.api for t in (f.return_type, *(p.type for p in f.params))]
+        types = {ckinds.struct_type(t) for t in spelled} - {None}  # whose nouns fuse with verbs
+        self._nouns = {w for t in types for w in words(str(t)) if len(w) > 2} - set(self._family)
         # Overrides from guidance ("must be released with X", "initialise with X before Y").
         self.preferred_destroy: dict[str, str] = {}
         self._lifecycles: dict[str, Lifecycle] = {}
@@ -70,14 +73,11 @@ class ApiIndex(ApiFinders):
             if word in VERBS:
                 found.append(word)
                 continue
-            stem = variant_stem(word)
-            if stem:
+            if stem := synth_vocab.variant_stem(word):
                 found.append(stem)
                 continue
-            for prefix in self._family:
-                if word.startswith(prefix) and word[len(prefix) :] in VERBS:
-                    found.append(word[len(prefix) :])
-                    break
+            if fused := synth_vocab.fused_verb(word, self._family, self._nouns):
+                found.append(fused)
         return found
 
     def last_verb(self, name: str, among: set[str] | None = None) -> str | None:

@@ -150,6 +150,19 @@ def variant_stem(word: str) -> str | None:
     return None
 
 
+def fused_verb(word: str, prefixes: list[str], nouns: set[str]) -> str | None:
+    """The verb inside one word: after a library prefix (``xmlfree``) or before a type's noun.
+
+    ``newstate`` and ``freestate`` for an API whose objects are ``ac_State``: a lifecycle verb
+    fused with the name of a type the API passes, so ``newline`` is nothing without a ``line`` type.
+    """
+    for prefix in prefixes:
+        if word.startswith(prefix) and word[len(prefix) :] in VERBS:
+            return word[len(prefix) :]
+    lifecycle = CREATE | INIT | DESTROY
+    return next((v for n in nouns if word.endswith(n) and (v := word[: -len(n)]) in lifecycle), None)
+
+
 def risky(function: str) -> bool:
     """Whether generated code leaves ``function`` alone.
 
