@@ -182,6 +182,12 @@ def _reachable_bonus(decls: list[FunctionDecl], canonical: Mapping[str, str]) ->
     return bonus
 
 
+def _unchecked(decls: list[FunctionDecl]) -> set[str]:
+    """Functions with a checked twin (``x_decompress`` beside ``x_decompress_safe``): for trusted input."""
+    names = {tuple(_words(d.name)) for d in decls}
+    return {d.name for d in decls if any((*_words(d.name), w) in names for w in ("safe", "checked"))}
+
+
 def _related(a: str, b: str, common: Collection[str] = ()) -> bool:
     """Whether two names are variants of one function.
 
@@ -232,8 +238,9 @@ def choose_functions(
     base = {d.name: score(d, canon, streams, in_memory=made) for d in decls}
     # No function takes data in memory: one that reads a file it is given by name is the entry.
     from_file = not any(_entry(d, canon, streams) for d in decls)
+    unchecked = _unchecked(decls)
     scores = {d.name: (score(d, canon, streams, True) if from_file and reads_file(d, canon) else base[d.name])
-              + bonus.get(d.name, 0) + 3 * (d.name in fuzzed) for d in decls}
+              + bonus.get(d.name, 0) + 3 * (d.name in fuzzed) - 8 * (d.name in unchecked) for d in decls}
     ranked = sorted(
         (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
     )

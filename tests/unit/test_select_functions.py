@@ -164,3 +164,12 @@ def test_an_interpreter_runs_its_source_string_and_its_allocator_hook_reads_noth
     chosen = [d.name for d in choose_functions(api, canonical=canonical)]
     assert chosen[0] == "ac_dostring", chosen
     assert "ac_newstate" not in chosen, chosen
+
+
+def test_a_function_with_a_checked_twin_is_left_for_the_twin() -> None:
+    """`zz_unpack` trusts its input (its header says so); `zz_unpack_safe` checks for overruns."""
+    params = (("src", "const unsigned char *"), ("src_len", "size_t"), ("dst", "unsigned char *"),
+              ("dst_len", "size_t *"))
+    fast, safe = _decl("zz_unpack", "int", *params), _decl("zz_unpack_safe", "int", *params)
+    assert [d.name for d in choose_functions([fast, safe])] == ["zz_unpack_safe"]
+    assert [d.name for d in choose_functions([fast])] == ["zz_unpack"]  # no twin: the one there is
