@@ -60,9 +60,8 @@ _ACCESSORS = frozenset("set get is has copy size count type init initialize rese
 _ENOUGH = 3  # a plain object function scores 2: not worth a target on its own
 
 
-_INPUT_NOUNS = frozenset(
-    "buffer buf input data source src text string str mem memory chunk bytes content".split()
-)
+_INPUT_NOUNS = frozenset("buffer buf input data source src text string str mem memory chunk bytes content"
+                         .split())
 
 
 # One word fusing a verb with what it runs on (`ac_dostring`, `ac_loadbuffer`, `execstr`): data goes in.
@@ -127,8 +126,9 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
         skip, suffixes = skip - {"open", "file"}, ("free", "close", "fd")
     if bases & skip or (not feeds and any(w.endswith(suffixes) for w in words)):
         total -= 8
-    # Container plumbing works on a container; `lookup(const char *input, ...)` is a query.
-    if bases & _PLUMBING and decl.params and object_type(decl.params[0].type, canon):
+    # Container plumbing works on a container, as does `obj_defprop(obj, idx, name)` on its slot.
+    slot = any(re.fullmatch(r"i?(idx|index)", p.name, re.I) for p in decl.params[1:])
+    if (bases & _PLUMBING or slot) and decl.params and object_type(decl.params[0].type, canon):
         total -= 4
     if any(w in ("create", "new", "add") for w in words):
         total -= 2

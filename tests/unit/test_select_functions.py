@@ -173,3 +173,12 @@ def test_a_function_with_a_checked_twin_is_left_for_the_twin() -> None:
     fast, safe = _decl("zz_unpack", "int", *params), _decl("zz_unpack_safe", "int", *params)
     assert [d.name for d in choose_functions([fast, safe])] == ["zz_unpack_safe"]
     assert [d.name for d in choose_functions([fast])] == ["zz_unpack"]  # no twin: the one there is
+
+
+def test_a_function_addressing_a_slot_of_its_object_by_index_is_plumbing() -> None:
+    """`ac_defprop(S, idx, name)` works on a value the state holds at `idx`, not on new data."""
+    canonical = {"ac_State *": "struct ac_State *"}
+    state = ("S", "ac_State *")
+    slot = _decl("ac_defprop", "void", state, ("idx", "int"), ("name", "const char *"))
+    named = _decl("ac_defglobal", "void", state, ("name", "const char *"), ("atts", "int"))
+    assert score(slot, canonical) < score(named, canonical)
