@@ -20,7 +20,7 @@ from agents.offline.synth_finders import inverse_of
 from agents.offline.synth_init import choose_init
 from agents.offline.synth_roles import roles
 from agents.offline.synth_types import Role
-from agents.offline.synth_vocab import CONSUME, risky
+from agents.offline.synth_vocab import CONSUME, has_checked_twin, risky
 from fuzzkit.api import FunctionDecl
 
 ARCHETYPES = (
@@ -97,7 +97,7 @@ def related_functions(target: FunctionDecl, idx: ApiIndex, types: list[str]) -> 
     """Functions worth calling on the same objects, most useful first (at most 16)."""
     scored: list[tuple[int, str]] = []
     for f in idx.api:
-        if f.name == target.name or risky(f.name) or not f.params:
+        if f.name == target.name or risky(f.name) or has_checked_twin(f.name, idx.by_name) or not f.params:
             continue
         key = idx.type_key(f.params[0].type)
         if key not in types or idx.kind(f) in ("init", "destroy"):

@@ -7,6 +7,7 @@ functions generated code leaves alone, and naming conventions for handing an obj
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from agents.offline.synth_finders import words
 from agents.offline.type_table import active
@@ -170,6 +171,11 @@ def risky(function: str) -> bool:
     a harness, it reads state that only the library's own call sets up).
     """
     return bool(RISKY.search(function)) or function in active().inside_only
+
+
+def has_checked_twin(name: str, names: Collection[str]) -> bool:
+    """``x_decompress`` beside ``x_decompress_safe``: the unchecked one is for trusted input only."""
+    return any(name + w in names for w in ("_safe", "Safe", "_checked", "Checked"))
 
 
 def names_its_result(name: str, key: str) -> bool:
