@@ -142,7 +142,9 @@ def _unwrap(tokens: list[str]) -> list[str]:
         if token.startswith("--mode="):
             rest = [t for t in tokens[i + 1 :] if not t.startswith("--")]
             return _unwrap(rest)
-    while tokens and (re.fullmatch(r"\w+=.*", tokens[0]) or Path(tokens[0]).name in ("ccache", "env")):
+    # (`$(LIBTOOL) --mode=compile --tag=CC gcc` with LIBTOOL unset reads `mode=compile --tag=CC gcc`)
+    while tokens and (re.fullmatch(r"\w+=.*|--\w[\w-]*(=.*)?", tokens[0])
+                      or Path(tokens[0]).name in ("ccache", "env")):
         tokens = tokens[1:]
     if tokens and Path(tokens[0]).name in ("sh", "bash", "dash"):
         # `bash build-aux/shave cc /usr/bin/clang -c ...`: a script that quiets the compiler it runs

@@ -128,6 +128,20 @@ def test_make_dry_run_parsing() -> None:
     assert members == {("/src/proj/lib", "*.o"), ("/src/proj/lib", "api.lo")}  # not the test program
 
 
+def test_dry_run_reads_compiles_of_a_libtool_variable_left_unset() -> None:
+    """`$(LIBTOOL) --mode=compile --tag=CC $(CC) ...` where only a packaging script sets LIBTOOL."""
+    top = Path("/src/ix")
+    text = textwrap.dedent("""\
+        make[1]: Entering directory '/src/ix/src'
+        mode=compile --tag=CC gcc -std=gnu99 -DIX_LINUX -c ixapi.c -o ixapi.o
+        mode=link --tag=CC gcc -o libix.la ixapi.lo -rpath /usr/lib
+        """)
+    commands = parse_make_dry_run(text, top)
+    api = commands.compiles[Path("/src/ix/src/ixapi.o")]
+    assert api.source == Path("/src/ix/src/ixapi.c") and api.flags == ["-DIX_LINUX"], api
+    assert {m for _, m in commands.members} == {"ixapi.lo"}
+
+
 def test_dry_run_reads_compiles_through_a_quieting_shell_wrapper() -> None:
     """Some projects run libtool and the compiler through a script that shortens their output."""
     top = Path("/src/fy")
