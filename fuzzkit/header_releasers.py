@@ -119,9 +119,9 @@ def _heap_noted(api: Sequence[FunctionDecl], found: list[Releaser]) -> list[Rele
             if r.evidence == "parameter type" and spelled(r.releases) in made else r for r in found]
 
 
-# "This function frees any auxiliary resources that the structure may contain."
-_FREES_HELD = re.compile(
-    r"\b(frees|releases|deallocates)\b[^.;]*\b(resources|memory|buffers|contents)\b", re.I)
+# "This function frees any auxiliary resources that the structure may contain."; "free a bignum".
+_FREES_HELD = re.compile(r"^\s*(?:free|release|deallocate|destroy)s?\b|\b(frees|releases|deallocates)\b"
+                         r"[^.;]*\b(resources|memory|buffers|contents)\b", re.I)
 
 
 def _documented_resets(api: Sequence[FunctionDecl], docs: Mapping[str, str],
@@ -130,15 +130,18 @@ def _documented_resets(api: Sequence[FunctionDecl], docs: Mapping[str, str],
 
     Named without a release verb, it is the releaser of its one parameter's type when that
     type has no releaser by name; a record filled with copies (``x_attrs_set_params(&a, buf,
-    n)``) leaked on every input without it.
-    """
+    n)``) leaked on every input without it. So is ``num_clear(num *)`` beside ``num_init(num *)``."""
     typed = {_base(r.releases) for r in found if r.evidence == "parameter type"}
     out = []
     for decl in api:
         if len(decl.params) != 1 or "*" not in decl.params[0].type or decl.return_type.strip() != "void":
             continue
         base = _base(decl.params[0].type)
-        if base == "void" or base in typed or not _FREES_HELD.search(_affirmed(docs.get(decl.name, ""))):
+        undoes = [w if w != "clear" else "init" for w in _words(decl.name)]
+        paired = "clear" in _words(decl.name) and any(_words(d.name) == undoes and d.params
+                                                     and _base(d.params[0].type) == base for d in api)
+        if base == "void" or base in typed or not (
+                paired or _FREES_HELD.search(_affirmed(docs.get(decl.name, "")))):
             continue
         out.append(Releaser(decl.name, decl.params[0].type, "parameter type, by documentation"))
         typed.add(base)
