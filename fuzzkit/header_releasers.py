@@ -130,7 +130,8 @@ def _documented_resets(api: Sequence[FunctionDecl], docs: Mapping[str, str],
 
     Named without a release verb, it is the releaser of its one parameter's type when that
     type has no releaser by name; a record filled with copies (``x_attrs_set_params(&a, buf,
-    n)``) leaked on every input without it. So is ``num_clear(num *)`` beside ``num_init(num *)``."""
+    n)``) leaked on every input without it. So is ``num_clear(num *)`` beside ``num_init(num *)``.
+    """
     typed = {_base(r.releases) for r in found if r.evidence == "parameter type"}
     out = []
     for decl in api:
