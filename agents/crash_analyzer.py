@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -87,6 +88,17 @@ def stack_api(state: Mapping[str, Any], crash: Mapping[str, Any]) -> str:
     return "\n".join(FunctionDecl.from_dict(api[f]).prototype() for f in shown) or "(none)"
 
 
+def harness_api(state: Mapping[str, Any]) -> str:
+    """Prototypes of the library's public functions the harness calls, in the order it first calls them.
+
+    Whose a leak is depends on every call that handled the leaked object, not only those in its
+    allocation stack (a later ``view(&src, ..., &dst)`` overwrites what ``dst`` held).
+    """
+    api = {d.get("name"): d for d in state.get("api") or []}
+    called = dict.fromkeys(re.findall(r"\b([A-Za-z_]\w*)\s*\(", str(state.get("harness_code") or "")))
+    return "\n".join(FunctionDecl.from_dict(api[f]).prototype() for f in called if f in api) or "(none)"
+
+
 class CrashAnalyzer(Agent[CrashTriage]):
     """Triage from the sanitizer report."""
 
@@ -126,6 +138,7 @@ class CrashFeasibilityAnalyzer(Agent[Feasibility]):
             "crash_triage": f"{report_text(crash)}\n{triage_text}",
             "stack": stack_text(crash),
             "stack_api": stack_api(state, crash),
+            "harness_api": harness_api(state),
             "types": types_section(state),
             "harness": state.get("harness_code", ""),
             "session_memory": memory_section(state, reads),

@@ -41,7 +41,8 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
                      or report.get("location") == "harness")
     if kind == "leak" and not harness_fault:
         why = library_leak(facts.code("Current harness"), facts.text("Stack"),
-                           parse_prototypes(facts.code("Library functions in the stack")))
+                           parse_prototypes(facts.code("Library functions in the stack")),
+                           parse_prototypes(facts.code("Library functions the harness calls")))
         if why:
             return {"feasible": True, "verdict": "library_bug",
                     "reasoning": f"The leak is the library's: {why}.", "fix_hint": ""}, None

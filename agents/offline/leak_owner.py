@@ -11,6 +11,7 @@ error path): a library bug, which no change to the harness can repair.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from agents.offline import cdecl
 from agents.offline.ckinds import base_name, canonical_base, is_pointer, pointee, strip_const
@@ -26,11 +27,12 @@ _PLAIN = cdecl.BYTE_TYPES | cdecl.INT_TYPES | cdecl.FLOAT_TYPES  # plain memory:
 _LITERAL = re.compile(r"^(NULL|0|nullptr|\d[\w.]*|\"(?:[^\"\\]|\\.)*\"|'.*')$")
 
 
-def library_leak(harness: str, stack: str, public: list[FunctionDecl]) -> str:
+def library_leak(harness: str, stack: str, public: list[FunctionDecl],
+                 called: Sequence[FunctionDecl] = ()) -> str:
     """Why the leak is the library's own, or ``""`` when the harness may be at fault.
 
     ``stack`` is the allocation stack, innermost first (``#0 name file:line``); ``public`` the
-    library's functions among its frames.
+    library's functions among its frames; ``called`` those the harness calls.
     """
     chain = _FRAME.findall(stack)
     if "LLVMFuzzerTestOneInput" not in chain[1:]:
@@ -51,10 +53,13 @@ def library_leak(harness: str, stack: str, public: list[FunctionDecl]) -> str:
                                                                            entry.return_type)):
         return ""
     args = split_args(harness[call.end():close])
+    later = {d.name: d for d in called if d.name != entry.name}
     for param, arg in zip(entry.params, args, strict=False):
         name = _object(arg)
         if _handed_back(param.type) and name and not _released(harness, name, pointee(param.type)):
             return ""
+        if _handed_back(param.type) and name and _overwritten(harness[close:], name, later):
+            return ""  # `view(src, ..., &dst)` after `import(&dst, ...)`: dst's blocks are lost by it
     inner = " < ".join(chain[:-1]) or "the allocator"
     return (f"the harness releases every object it gave {entry.name}, and {entry.name} hands nothing "
             f"back; the block was allocated inside the library ({inner}) and lost there")
@@ -88,5 +93,23 @@ def _released(harness: str, name: str, ctype: str) -> bool:
     plain = strip_const(canonical_base(base_name(ctype))) in _PLAIN
     for fn in re.findall(rf"\b(\w+)\s*\(\s*(?:\([^()]*\)\s*)?&?\s*{re.escape(name)}\b", harness):
         if set(words(fn)) & _RELEASE and (fn != "free" or plain):
+            return True
+    return False
+
+
+def _overwritten(after: str, name: str, api: dict[str, FunctionDecl]) -> bool:
+    """Whether a later call takes ``name`` as a writable argument past its first (a destination).
+
+    ``pic_view(&src, x, y, w, h, &dst)`` or ``pic_copy(&src, &dst)`` overwrites what ``dst``
+    held: the blocks an earlier call put there are lost by the harness, not by the library.
+    """
+    for call in re.finditer(r"\b(\w+)\s*\(", after):
+        decl = api.get(call.group(1))
+        close = matching_paren(after, call.end() - 1) if decl else None
+        if decl is None or close is None or set(words(decl.name)) & _RELEASE:
+            continue
+        args = split_args(after[call.end():close])
+        if any(i and _object(arg) == name and _handed_back(param.type)
+               for i, (param, arg) in enumerate(zip(decl.params, args, strict=False))):
             return True
     return False

@@ -27,7 +27,9 @@ API = [READ, _decl("cfgx_setup", "void", ("cfg", "cfgx_t *")),
        _decl("cfgx_new_node", "cfgx_node *", ("cfg", "cfgx_t *"), ("name", "const char *")),
        _decl("cfgx_parse_reply", "int", ("buf", "const unsigned char *"), ("len", "int"),
              ("out", "struct cfgx_reply **")),
-       _decl("cfgx_reply_release", "void", ("reply", "struct cfgx_reply *"))]
+       _decl("cfgx_reply_release", "void", ("reply", "struct cfgx_reply *")),
+       _decl("cfgx_view", "int", ("src", "const cfgx_t *"), ("depth", "int"), ("dst", "cfgx_t *")),
+       _decl("cfgx_equal", "int", ("a", "const cfgx_t *"), ("b", "const cfgx_t *"))]
 HARNESS = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   cfgx_t cfg;
   char *text = NULL;
@@ -97,3 +99,17 @@ def test_an_out_parameter_is_the_harness_until_it_releases_it() -> None:
     assert verdict(OUT_HARNESS.replace("RELEASE", "free(reply);"), leak, parse)[0] == "harness_misuse"
     released = OUT_HARNESS.replace("RELEASE", "cfgx_reply_release(reply);")
     assert verdict(released, leak, parse)[0] == "library_bug"
+
+
+def test_a_later_call_writing_into_the_object_makes_the_leak_the_harness() -> None:
+    """``cfgx_view(&other, 1, &cfg)`` after ``cfgx_read_text(&cfg, ...)`` overwrites what ``cfg``
+    held (a view shares another record's memory): the teardown then releases the view, and the
+    blocks read into ``cfg`` are lost by the harness, not by the library. A read-only later
+    argument (``cfgx_equal(&other, &cfg)``) overwrites nothing."""
+    leak = _leak("tokbuf_grow", "cfgx_lex")
+    call = "  (void)cfgx_read_text(&cfg, (const char *)text);\n"
+    view = "  cfgx_t other;\n  cfgx_setup(&other);\n  (void)cfgx_view(&other, 1, &cfg);\n"
+    viewed = HARNESS.replace(call, call + view)
+    assert verdict(viewed, leak)[0] == "harness_misuse"
+    compared = viewed.replace("cfgx_view(&other, 1, &cfg)", "cfgx_equal(&other, &cfg)")
+    assert verdict(compared, leak)[0] == "library_bug"
