@@ -11,6 +11,7 @@ from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.followups import crashed_followup
 from agents.offline.leak_owner import library_leak, uncast
 from agents.offline.prompt_reader import PromptFacts, target_function
+from agents.offline.synth_finders import words
 from fuzzkit.triage import OVERFLOWS, Triage, released_inside_a_call
 
 Reply = tuple[dict[str, Any], str | None]
@@ -62,6 +63,11 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
                 "reasoning": f"The crash input is {report['input text']}, passed where the documentation "
                              "asks for UTF-8 text: the harness broke the contract, not the library.",
                 "fix_hint": f"check that the text passed to {', '.join(utf8)} is well-formed UTF-8"}, None
+    raised = _unhandled_raise(facts) if kind == "deadly-signal" else ""
+    if raised:
+        return {"feasible": False, "verdict": "harness_misuse", "reasoning": raised,
+                "fix_hint": "set up the library's error handler (a protected call, a try, a panic or "
+                            "error-handler setter) around the calls, or call the protected variant"}, None
     past = _read_past_length(facts, report) if kind in OVERFLOWS else ""
     if past:
         return {"feasible": True, "verdict": "library_bug", "reasoning": past, "fix_hint": ""}, None
@@ -77,6 +83,29 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
     return {"feasible": True, "verdict": "library_bug",
             "reasoning": f"The {kind} happens inside library code reached through its public API "
                          "with input the harness passes as documented.", "fix_hint": ""}, None
+
+
+_STACK_FRAME = re.compile(r"^#\d+ (\S+)", re.M)
+_RAISE_WORDS = {"throw", "raise", "panic", "fatal", "error", "die"}
+
+
+def _unhandled_raise(facts: PromptFacts) -> str:
+    """Why an ``abort()`` is the library's way of raising an error nobody handled, or ``""``.
+
+    ``abort()`` called right from a public function named for raising errors (``x_throw``,
+    ``x_panic``): the library reports errors by jumping to a handler its caller sets up, and
+    aborts when there is none. An assertion (``__assert_fail`` calls ``abort``) stays the library's.
+    """
+    frames = _STACK_FRAME.findall(facts.text("Stack"))
+    public = {d.name for d in parse_prototypes(facts.code("Library functions in the stack"))}
+    if "abort" not in frames[:-1]:
+        return ""
+    raiser = frames[frames.index("abort") + 1]
+    if raiser not in public or not set(words(raiser)) & _RAISE_WORDS:
+        return ""
+    return (f"{raiser}, the library's public way of raising an error, called abort(): the error was "
+            "raised where the harness had set up no handler, which the API requires, not a fault "
+            "of the library")
 
 
 def _freed_by_the_library(report: dict[str, str], stack_api: list[Any]) -> str:
