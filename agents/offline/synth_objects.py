@@ -121,14 +121,14 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
         ctors = [pl.idx.by_name[n] for n in life.create if usable(pl, pl.idx.by_name[n])]
         ctors = [c for c in ctors if not takes_own(pl.idx, c, key)] or ctors
         fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or reads_from_io(pl.idx, c)]
-        fed.sort(key=lambda c: reader_rank(pl.idx, c, reads_from_io(pl.idx, c)))
+        fed.sort(key=lambda c: reader_rank(pl.idx, c, reads_from_io(pl.idx, c), near))
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None
         # The simplest constructor, then one that needs no name or text (made up from option
         # bytes, a device or file name names nothing there), of the family closest to the caller's.
         simplest = sorted(ctors, key=lambda c: (len(c.params), _needs_text(pl, c),
                                                 -len(os.path.commonprefix([c.name, near]))))
         piecewise = piecewise_ctor(ctors, near) if not feed else None
-        readers = share_readers(pl.idx, fed) if share else []
+        readers = share_readers(pl.idx, fed, near) if share else []
         if readers:
             obj = first_built(pl, readers, lambda c: _construct(pl, c, key, payload=False))
             fall_back(pl, obj.var, simplest, readers)

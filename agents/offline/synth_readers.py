@@ -8,6 +8,7 @@ byte says how much, from the input's end), and the target the rest.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from agents.offline.synth_api import ApiIndex
@@ -28,24 +29,26 @@ def reads_from_io(idx: ApiIndex, f: FunctionDecl) -> bool:
     return any(r.kind in _IO_KINDS for r in roles(f, idx))
 
 
-def reader_rank(idx: ApiIndex, ctor: FunctionDecl,
-                io: bool = False) -> tuple[bool, bool, bool, bool, int, str]:
+def reader_rank(idx: ApiIndex, ctor: FunctionDecl, io: bool = False,
+                near: str = "") -> tuple[bool, bool, bool, bool, int, int, str]:
     """A sort key for constructors fed the payload.
 
     Readers in memory (``node_loads``, ``acme_parse``, a buffer with its length) first, then
     whatever opens a file or a descriptor (it reads what it opens), then value wrappers
     (``node_string``, a handle made from a device or a name: text with no length, of which it
-    reads nothing), then the simplest.
+    reads nothing), then the simplest; of equals, the one named most like ``near`` (the call the
+    object is for): ``doc_read_file`` gets its context from ``doc_create_ctxt``, not from the
+    sibling format's ``html_create_ctxt``, whose context it overruns.
     """
     reads = bool(set(idx.verbs(ctor.name)) & READ_VERBS)
     rs = roles(ctor, idx)
     slot = payload_slot(rs)
     sized = slot is not None and rs[slot].pair is not None
     return (not (reads or sized or io), io, not reads, "parse" not in ctor.name.lower(),
-            len(ctor.params), ctor.name)
+            len(ctor.params), -len(os.path.commonprefix([ctor.name, near])) if near else 0, ctor.name)
 
 
-def share_readers(idx: ApiIndex, fed: list[FunctionDecl]) -> list[FunctionDecl]:
+def share_readers(idx: ApiIndex, fed: list[FunctionDecl], near: str = "") -> list[FunctionDecl]:
     """Of the fed constructors, the in-memory readers of a buffer with its length, best first.
 
     ``doc_read_memory(const char *buf, int len, ...)`` qualifies; a value wrapper
@@ -58,7 +61,7 @@ def share_readers(idx: ApiIndex, fed: list[FunctionDecl]) -> list[FunctionDecl]:
         if (slot is not None and rs[slot].pair is not None and not reads_from_io(idx, c)
                 and set(idx.verbs(c.name)) & READ_VERBS):
             found.append(c)
-    return sorted(found, key=lambda c: reader_rank(idx, c))
+    return sorted(found, key=lambda c: reader_rank(idx, c, near=near))
 
 
 _NEEDS_MORE = ("object", "handle", "unsupported", "fd", "path", "file", "callback", "out_ptr")
