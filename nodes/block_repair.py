@@ -185,7 +185,10 @@ def releaser_for(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, Any]]
             return r.function
     made = canonical_type(ret, canonical)
     for r in facts.releasers:  # (a `void *` releaser by parameter type frees anything it is given)
-        if canonical_type(r.releases, canonical) == made and not _CHAR.match(r.releases):
+        # A name the library gives a plain C type (`typedef const char *db_path`) releases only
+        # what is made as that type, not every `char *` of the API.
+        plain_name = _CHAR.match(canonical.get(r.releases.strip(), "")) and r.releases.strip() != base
+        if canonical_type(r.releases, canonical) == made and not _CHAR.match(r.releases) and not plain_name:
             return r.function
     if not any(_CHAR.match(s) for s in spelled):
         return None

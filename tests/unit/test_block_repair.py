@@ -145,3 +145,15 @@ def test_the_run_remembers_the_release_for_a_later_improvement_adding_the_call(t
     escape_again = HARNESS.replace("    if (result2 != NULL) free(result2);\n", "")
     code, again = reapply_releases(escape_again, later)  # type: ignore[arg-type]
     assert again == ["ur_build", "ur_escape"] and "if (result2 != NULL) free((void *)result2);" in code
+
+
+def test_a_releaser_of_a_named_plain_text_type_frees_only_that_type() -> None:
+    """``typedef const char *ur_path`` with ``ur_path_free(ur_path)``: a block's ``char *`` from
+    ``ur_expand`` went to ``ur_path_free`` (an overflow inside it); it goes to the library's free."""
+    facts = HeaderFacts(typedefs=[Typedef("ur_path", "const char *", "const char *")],
+                        releasers=[Releaser("ur_path_free", "ur_path", "parameter type")])
+    own_free = FunctionDecl("ur_free", "void", (Param("p", "void *"),)).to_dict()
+    expand = FunctionDecl("ur_expand", "char *", (Param("s", "const char *"),))
+    assert releaser_for(expand, facts, [own_free]) == "ur_free"
+    made = FunctionDecl("ur_make_path", "ur_path", (Param("s", "const char *"),))
+    assert releaser_for(made, facts, [own_free]) == "ur_path_free"
