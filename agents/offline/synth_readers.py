@@ -45,7 +45,7 @@ def reader_rank(idx: ApiIndex, ctor: FunctionDecl, io: bool = False,
     slot = payload_slot(rs)
     sized = slot is not None and rs[slot].pair is not None
     return (not (reads or sized or io), io, not reads, "parse" not in ctor.name.lower(),
-            len(ctor.params), -len(os.path.commonprefix([ctor.name, near])) if near else 0, ctor.name)
+            len(ctor.params), -len(os.path.commonprefix([ctor.name, near])), ctor.name)
 
 
 def share_readers(idx: ApiIndex, fed: list[FunctionDecl], near: str = "") -> list[FunctionDecl]:
