@@ -27,7 +27,7 @@ from agents.offline.synth_init import initialize
 from agents.offline.synth_knowledge import StreamFields, stream_fields, success_test
 from agents.offline.synth_objects import obtain, producer
 from agents.offline.synth_plan import Obj, Unsupported
-from agents.offline.synth_roles import roles
+from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import stream_drive
 from agents.offline.synth_trip import decode_written
 from agents.offline.synth_types import Role
@@ -252,7 +252,9 @@ def _feed(job: _Job) -> str | None:
 def _call_on_new(job: _Job) -> str | None:
     ctx, pl, fn, first, rs = job.ctx, job.ctx.pl, job.fn, job.first, job.rs
     if first and rs and rs[0].type_key == first and rs[0].kind in ("object", "handle"):
-        open_first(ctx, obtain(pl, first, fn.name))  # close/flush need an open object
+        # A call that reads the input itself gets its object unfed: one a constructor already
+        # read the input into was set up for that constructor's format, not the call's.
+        open_first(ctx, obtain(pl, first, fn.name, feed=payload_slot(rs) is None))  # close/flush need it open
     plan = pl.plan(fn)
     decoded = decode_written(pl, fn, plan, pl.emit(plan, pl.f.call))
     what = f"call {fn.name} on {'a new ' + first if first else 'the input'}"
