@@ -25,6 +25,7 @@ from agents.offline.synth_blocks import (
     render_blocks,
 )
 from agents.offline.synth_code import helper_code
+from agents.offline.synth_io import sets_allocator
 from agents.offline.synth_plan import Obj
 from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.synth_roles import roles
@@ -200,7 +201,7 @@ _ALLOCATOR_WORDS = {"malloc", "realloc", "calloc", "reallocarray"}
 
 def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
     """Functions a block must not call on objects the harness still owns."""
-    if risky(fn.name) or any(r.kind == "unsupported" for r in roles(fn, idx)):
+    if risky(fn.name) or sets_allocator(idx, fn) or any(r.kind == "unsupported" for r in roles(fn, idx)):
         return True
     if has_checked_twin(fn.name, idx.by_name):
         return True  # `x_decompress` beside `x_decompress_safe`: it overruns on untrusted input

@@ -18,6 +18,7 @@ from agents.offline.synth_types import WRITE_WORDS, CallPlan, Role, decl_cast
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
+    from agents.offline.synth_api import ApiIndex
     from agents.offline.synth_plan import Planner
 
 
@@ -115,13 +116,28 @@ def _closes_its_stream(pl: Planner, fn: FunctionDecl) -> bool:
 _ALLOC_NAME = re.compile(r"(malloc|calloc|realloc|alloc|free|dealloc)", re.I)
 
 
+def sets_allocator(idx: ApiIndex, fn: FunctionDecl) -> bool:
+    """Whether ``fn`` installs allocation hooks (``set_hooks(void *(*malloc_fn)(size_t), ...)``).
+
+    Not a constructor given them (NULL there keeps the library's own for that object): a setter
+    changes how every later call allocates and releases, in this input and the next.
+    """
+    if idx.type_key(fn.return_type) and idx.returns_owned(fn):
+        return False
+    return any(ckinds.is_function_pointer(p.type) and _is_allocator(p.name, p.type) for p in fn.params)
+
+
 def _is_allocator(name: str, ctype: str) -> bool:
     """A memory-allocation hook (``void *(*)(size_t, void *)``, or named ``*malloc``/``*free``)."""
     sig = _signature(ctype)
     if _ALLOC_NAME.search(name) or _ALLOC_NAME.search(ckinds.base_name(ctype)):
         return True
-    return bool(sig and ckinds.is_pointer(sig.return_type) and ckinds.is_void(ckinds.pointee(sig.return_type))
-                and sig.params and ckinds.is_integer(sig.params[0]) and "size" in sig.params[0])
+    if sig is None or not sig.params:
+        return False
+    if not (ckinds.is_pointer(sig.return_type) and ckinds.is_void(ckinds.pointee(sig.return_type))):
+        return False
+    first = sig.params[0]  # its type, or its type and name (`size_t n`)
+    return "size" in first and (ckinds.is_integer(first) or ckinds.is_integer(first.rsplit(" ", 1)[0]))
 
 
 def _signature(ctype: str) -> Callback | None:
