@@ -47,8 +47,8 @@ _SKIP_WORDS = frozenset(
     """version free delete destroy cleanup release dispose deinit error strerror errmsg alloc
     malloc realloc calloc allocator hooks callback handler reset bound flags debug init
     initialize end get set is has copy prime tune params pending mark open close fd fdopen
-    file sizeof size count type enable disable""".split()
-)
+    file sizeof size count type enable disable fatal panic abort exit throw""".split()
+)  # `fatal`..`throw`: a function ending the process or unwinding the caller (every input crashes)
 _SKIP_SUFFIXES = ("open", "close", "free", "init", "end", "reset", "file", "fd")
 # Container plumbing: data goes in, but the interesting code (the parser) is elsewhere.
 _PLUMBING = frozenset("detach replace insert append del deln remove put lookup add item".split())

@@ -182,3 +182,15 @@ def test_a_function_addressing_a_slot_of_its_object_by_index_is_plumbing() -> No
     slot = _decl("ac_defprop", "void", state, ("idx", "int"), ("name", "const char *"))
     named = _decl("ac_defglobal", "void", state, ("name", "const char *"), ("atts", "int"))
     assert score(slot, canonical) < score(named, canonical)
+
+
+def test_a_function_that_ends_the_process_is_no_target() -> None:
+    """``acme_fatal(ctx, msg)`` takes a string, but all it does is call the fatal handler (abort):
+    every input crashes its harness, and a harness that avoids it fuzzes nothing."""
+    ctx = ("ctx", "lib_ctx *")
+    enders = [_decl(n, "void", ctx, ("msg", "const char *"))
+              for n in ("acme_fatal_raw", "acme_panic", "acme_abort_with", "acme_throw_msg", "acme_exit_msg")]
+    parse = _decl("acme_parse_text", "int", ctx, ("text", "const char *"))
+    chosen = [d.name for d in choose_functions([*enders, parse], 3, CANONICAL)]
+    assert chosen == ["acme_parse_text"]
+    assert all(score(d, CANONICAL) < 0 for d in enders)
