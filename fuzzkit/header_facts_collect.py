@@ -67,8 +67,9 @@ def collect_facts(
     cindex = cindex_module()
     collector = _Collector(cindex, [Path(h).resolve() for h in headers], api, helpers)
     defines = list(defines)
-    for header in collector.headers:
-        tu = parse_translation_unit(cindex, header, include_dirs, defines, detailed=True)
+    for i, header in enumerate(collector.headers):
+        tu = parse_translation_unit(cindex, header, include_dirs, defines, detailed=True,
+                                    before=collector.headers[:i])
         collector.scan(tu)
     return collector.facts()
 

@@ -28,7 +28,7 @@ def cindex_module() -> Any:
 
 def parse_header(
     header: Path, include_dirs: Sequence[str | Path] = (), defines: Iterable[str] = (),
-    parts: bool = False, inline: bool = False,
+    parts: bool = False, inline: bool = False, before: Sequence[str | Path] = (),
 ) -> list[FunctionDecl]:  # fmt: skip
     """The non-variadic, non-inline functions declared in ``header`` itself, in order.
 
@@ -45,6 +45,7 @@ def parse_header(
             parts that refuse to be included alone) declares what they declare, to be included
             as ``header``. :func:`parse_headers` asks for them only for names no header
             declares itself.
+        before: The headers included ahead of it (see :func:`parse_translation_unit`).
         inline: Instead, the static inline functions the header defines itself
             (``static inline void x_result_init(x_result *r)``): no library symbol, but callable
             by a harness that includes the header.
@@ -54,7 +55,7 @@ def parse_header(
     """
     cindex = cindex_module()
     header = Path(header).resolve()
-    tu = parse_translation_unit(cindex, header, include_dirs, defines)
+    tu = parse_translation_unit(cindex, header, include_dirs, defines, before=before)
     fatal = [d for d in tu.diagnostics if d.severity >= cindex.Diagnostic.Fatal]
     decls = _collect(cindex, tu, header, parts, inline)
     if fatal and not decls:
@@ -67,12 +68,35 @@ def parse_header(
 
 def parse_translation_unit(
     cindex: Any, header: Path, include_dirs: Sequence[str | Path], defines: Iterable[str],
-    detailed: bool = False,
+    detailed: bool = False, before: Sequence[str | Path] = (),
 ) -> Any:  # fmt: skip
-    """``header`` parsed as C with the library's flags; ``detailed`` keeps macros and all comments."""
+    """``header`` parsed as C with the library's flags; ``detailed`` keeps macros and all comments.
+
+    ``before``: the headers a harness includes ahead of this one. A header that uses types it
+    does not declare (``pdu.h`` naming ``lib_pdu *``, declared in a sibling its umbrella
+    includes first) parses alone with each unknown type silently read as ``int``, so it is
+    parsed again after them when alone it names an unknown type.
+    """
+    tu = _parse(cindex, header, include_dirs, defines, detailed, ())
+    others = [Path(h).resolve() for h in before if Path(h).resolve() != header.resolve()]
+    if not others or not _unknown_types(tu):
+        return tu
+    after = _parse(cindex, header, include_dirs, defines, detailed, others)
+    return after if _unknown_types(after) < _unknown_types(tu) else tu
+
+
+def _unknown_types(tu: Any) -> int:
+    return sum(1 for d in tu.diagnostics if d.spelling.startswith("unknown type name "))
+
+
+def _parse(
+    cindex: Any, header: Path, include_dirs: Sequence[str | Path], defines: Iterable[str],
+    detailed: bool, before: Sequence[Path],
+) -> Any:  # fmt: skip
     if not header.is_file():
         raise ToolchainError(f"header {header} does not exist", "check `headers:` in the recipe")
     args = ["-x", "c", "-std=gnu11", *(f"-I{d}" for d in include_dirs), *(f"-D{d}" for d in defines)]
+    args += [a for h in before for a in ("-include", str(h))]
     builtin = resource_include_dir()
     if builtin:
         # Without the compiler's own headers, size_t and friends silently become int.
@@ -138,9 +162,9 @@ def parse_headers(
     seen: dict[str, FunctionDecl] = {}
     defines, headers = list(defines), list(headers)
     for parts in (False, True):
-        for header in headers:
+        for i, header in enumerate(headers):
             try:
-                decls = parse_header(Path(header), include_dirs, defines, parts)
+                decls = parse_header(Path(header), include_dirs, defines, parts, before=headers[:i])
             except ToolchainError:
                 if skip_unparsable or parts:
                     continue
@@ -185,10 +209,11 @@ def canonical_types(
     cindex = cindex_module()
     found: dict[str, str] = {}
     defines = list(defines)
-    for name in headers:
+    headers = list(headers)
+    for i, name in enumerate(headers):
         header = Path(name).resolve()
         try:
-            tu = parse_translation_unit(cindex, header, include_dirs, defines)
+            tu = parse_translation_unit(cindex, header, include_dirs, defines, before=headers[:i])
         except ToolchainError:
             continue
         for cursor in tu.cursor.get_children():

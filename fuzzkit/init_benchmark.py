@@ -113,9 +113,9 @@ def library_api(lib: LibraryBuild, root: Path) -> tuple[list[FunctionDecl], list
     errors: list[str] = []
     unbuilt: list[str] = []
     # What a header declares itself first; then what umbrella headers' parts declare.
-    for header, parts in [(h, p) for p in (False, True) for h in lib.headers]:
+    for i, header, parts in [(i, h, p) for p in (False, True) for i, h in enumerate(lib.headers)]:
         try:
-            decls = parse_header(Path(header), lib.include_dirs, lib.defines, parts)
+            decls = parse_header(Path(header), lib.include_dirs, lib.defines, parts, before=lib.headers[:i])
         except ToolchainError as exc:
             errors.append(exc.message)
             continue
