@@ -36,6 +36,9 @@ _KEEPS_DOC = re.compile(r"(survive|outlive|not (be )?copied|must (remain|stay) v
                         r"keeps? a (reference|pointer))", re.I)
 _TAKES_DOC = re.compile(r"(even if (the function |it )?fails|takes? (the )?(responsibility|ownership) "
                         r"(for|of) the)", re.I)
+# "If NULL, @p body will have been de-allocated": the call releases that argument itself.
+_FREED_PARAM = re.compile(r"(?:[@\\][pa]\s+|@)(\w+)\s+(?:will\s+(?:have\s+been|be)|is|has\s+been)\s+"
+                          r"(?:de-?allocated|freed|released)\b", re.I)
 # "the string is expected to be allocated via malloc(3) and ownership is transferred": a buffer taken over
 _ADOPTS_DOC = re.compile(r"ownership\s+(is|will\s+be)\s+(transferred|passed|given)|(string|buffer|memory)\s+"
                          r"(will\s+be|is)\s+(automatically\s+)?freed\b", re.I)
@@ -178,8 +181,8 @@ class _Collector:
         facts.instances = library_instances(self.variables, reach)
         facts.releasers = find_releasers(self.api, self.docs, facts.records, self.function_types)
         names = {d.name for d in self.api} | {t.name for t in facts.typedefs if "(" in t.canonical}
-        facts.consumes = sorted(fn for fn in (d.name for d in self.api)
-                                if _TAKES_DOC.search(self.docs.get(fn, "")))
+        facts.consumes = sorted(d.name for d in self.api if _TAKES_DOC.search(self.docs.get(d.name, ""))
+                                or _frees_a_param(self.docs.get(d.name, ""), d))
         facts.adopts = sorted(d.name for d in self.api if _ADOPTS_DOC.search(self.docs.get(d.name, ""))
                               and any(_WRITABLE_BUFFER.search(p.type) for p in d.params))
         facts.retains = sorted(fn for fn in names if _KEEPS_DOC.search(self.docs.get(fn, "")))
@@ -271,3 +274,9 @@ def _return_note(comment: str) -> str:
 
 
 _PRONOUNS = ("It", "it", "This", "this", "Returns", "Return")
+
+
+def _frees_a_param(doc: str, decl: FunctionDecl) -> bool:
+    """Whether the documentation says the call frees one of its own arguments (``@p body``)."""
+    names = {p.name for p in decl.params}
+    return any(m.group(1) in names for m in _FREED_PARAM.finditer(doc))

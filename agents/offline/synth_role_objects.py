@@ -25,7 +25,9 @@ def object_role(fn: FunctionDecl, fn_words: set[str], idx: ApiIndex, first_key: 
     if lname in ("dest", "dst", "target", "copy", "clone") and set(verbs) & {"copy", "clone", "dup"}:
         return "out_object"
     if i == 0:
-        return "consumed" if replaced_by_result(fn, idx, key) else "object"
+        # Documented to release it (even on failure) and to hand back one of its type: the result replaces it.
+        given_up = always_consumes(fn.name) and idx.type_key(fn.return_type) == key
+        return "consumed" if given_up or replaced_by_result(fn, idx, key) else "object"
     if lname in ("item", "child", "node") and fn_words & {"detach", "replace", "via", "delete", "remove"}:
         return "child"
     if "reference" in fn_words:
