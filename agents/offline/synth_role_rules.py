@@ -177,7 +177,9 @@ def _buffer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
     return True
 
 
-_SLOT_COUNT = re.compile(r"^(n|num\w*|number_?of\w*|count|\w+_count|n_?[a-z]+s)$", re.I)
+# A count of slots, or their capacity (`max_items`, `cap`): the library fills up to that many.
+_SLOT_COUNT = re.compile(r"^(n|num\w*|number_?of\w*|count|\w+_count|n_?[a-z]+s"
+                         r"|max_?[a-z]\w*|\w+_max|cap|capacity)$", re.I)
 
 
 def _out_ptr(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:

@@ -245,3 +245,21 @@ void acme_tree_free(acme_val v);
     arche = analyze_function(fn, api).archetype
     code = write_harness(fn, api, ["acme.h"], arche, default_skeleton(arche)).code
     assert "acme_tree_parse((const char *)text, (char *)out_buf, (size_t)out_cap);" in code
+
+
+def test_the_capacity_of_a_one_slot_object_array_is_one() -> None:
+    """``acme_io_prepare(ctx, acme_sock *socks[], unsigned max_socks, unsigned *num_socks)``: the
+    library fills up to ``max_socks`` slots; a capacity from the input wrote past the one slot."""
+    from agents.offline.cdecl import parse_prototypes
+    from agents.offline.synth_api import ApiIndex
+    from agents.offline.synth_roles import roles
+
+    api = parse_prototypes("""
+acme_ctx *acme_ctx_new(void);
+void acme_ctx_free(acme_ctx *ctx);
+unsigned acme_io_prepare(acme_ctx *ctx, acme_sock *socks[], unsigned max_socks, unsigned *num_socks);
+int acme_pick(acme_sock **out, unsigned cap);
+""")
+    idx = ApiIndex(api)
+    assert [(r.kind, r.choices) for r in roles(api[2], idx)][1:3] == [("out_ptr", ()), ("int", (1, 1))]
+    assert [(r.kind, r.choices) for r in roles(api[3], idx)] == [("out_ptr", ()), ("int", (1, 1))]
