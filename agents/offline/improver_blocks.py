@@ -31,6 +31,7 @@ from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import stream_drive
 from agents.offline.synth_trip import decode_written
 from agents.offline.synth_types import Role
+from agents.offline.synth_vocab import maker_stem
 from fuzzkit.api import FunctionDecl
 
 
@@ -143,14 +144,21 @@ def _same_family(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
     """Whether ``fn`` belongs with how ``obj`` was made (no encode calls on a decoding stream)."""
     if not obj.origin:
         return True
-    stem = idx.stem(obj.origin)
+    stem = _family(idx, obj.origin)
     life = idx.lifecycle(obj.type_key)
-    stems = {idx.stem(n) for n in life.init + life.create} | {stem}
+    # Constructors of sibling formats (tagCreatePushCtxt, docCreatePushCtxt) name their family
+    # before the verb: a document call on the tag format's context overruns its stacks.
+    stems = {_family(idx, n) for n in life.init + life.create} | {stem}
     # The longest matching family wins: lib_decodeBack* is not lib_decode*'s family. A name
     # that shares as much with the object's own maker as with that family is the maker's.
     best = max((s for s in stems if s and fn.name.startswith(s)), key=len, default="")
     own = len(os.path.commonprefix([fn.name, stem]))
     return best in ("", stem) or len(best) <= own
+
+
+def _family(idx: ApiIndex, name: str) -> str:
+    stem = idx.stem(name)
+    return maker_stem(name) if stem == name else stem
 
 
 def producers(idx: ApiIndex, avoid: set[str], key: str) -> set[str]:

@@ -10,7 +10,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from agents.offline import ckinds, synth_init
+from agents.offline import ckinds, synth_init, synth_readers
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_config import listed
 from agents.offline.synth_fill import fill
@@ -119,7 +119,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
     try:
         life = pl.idx.lifecycle(key)
         ctors = [pl.idx.by_name[n] for n in life.create if usable(pl, pl.idx.by_name[n])]
-        ctors = [c for c in ctors if not takes_own(pl.idx, c, key)] or ctors
+        ctors = synth_readers.own_family([c for c in ctors if not takes_own(pl.idx, c, key)] or ctors, near)
         fed = [c for c in ctors if payload_slot(roles(c, pl.idx)) is not None or reads_from_io(pl.idx, c)]
         fed.sort(key=lambda c: reader_rank(pl.idx, c, reads_from_io(pl.idx, c), near))
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None

@@ -15,6 +15,7 @@ from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_tries import restore, snapshot
 from agents.offline.synth_types import Unsupported
+from agents.offline.synth_vocab import maker_stem
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
@@ -22,6 +23,20 @@ if TYPE_CHECKING:
 
 READ_VERBS = {"parse", "load", "read", "decode", "scan", "deserialize", "unpack", "import"}
 _IO_KINDS = ("fd", "path", "file")
+
+
+def own_family(ctors: list[FunctionDecl], near: str) -> list[FunctionDecl]:
+    """``ctors`` without those of a sibling family when one of the call's own family is there.
+
+    One context type may serve several formats whose constructors name the format before the
+    verb (``tagCreatePushCtxt``, ``docCreatePushCtxt``): ``docParseDocument`` gets a context of its
+    own family, not the tag format's, whose state its parser overruns. Constructors that name no
+    family (``tagReaderForMemory``) stay.
+    """
+    families = {c.name: maker_stem(c.name) for c in ctors}
+    if not near or not any(f != n and near.startswith(f) for n, f in families.items()):
+        return ctors
+    return [c for c in ctors if families[c.name] == c.name or near.startswith(families[c.name])]
 
 
 def reads_from_io(idx: ApiIndex, f: FunctionDecl) -> bool:

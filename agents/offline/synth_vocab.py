@@ -120,6 +120,22 @@ DESTROY_RANK = [
 VERBS = CREATE | INIT | DESTROY | PRODUCE | CONSUME | PRINT | FINISH
 
 
+_MAKER_WORDS = {"create", "new", "alloc", "init", "initialize", "initialise", "make", "setup"}
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def maker_stem(name: str) -> str:
+    """The family a constructor names before its verb (``acmeCreatePushCtxt`` -> ``acme``).
+
+    The verb may sit anywhere in the name (``html_new_reader``, ``tagCreateMemoryCtxt``); a name
+    with none, or that starts with one, is its own family.
+    """
+    for match in _WORD.finditer(name):
+        if match.start() > 0 and match.group().lower() in _MAKER_WORDS:
+            return name[: match.start()]
+    return name
+
+
 _HANDOVER = {"take", "adopt", "give"}
 _SETTERS = {"set", "setn", "append", "insert", "add", "push", "put", "prepend", "replace"}
 
