@@ -25,6 +25,7 @@ from fuzzkit.header_reach import MAX_RECORDS, TypeReach, library_instances
 from fuzzkit.header_releasers import find_releasers
 from fuzzkit.header_wrappers import MAX_WRAPPERS, Wrapper, body_tokens, function_wrapper, macro_wrapper
 from fuzzkit.headers import cindex_module, documented_internal, parse_translation_unit
+from fuzzkit.param_docs import definition_docs
 
 MAX_ENUM_CONSTANTS = 160
 
@@ -58,6 +59,7 @@ _SUBJECT = re.compile(r"^\s*(?:If\s+)?([A-Za-z_]\w*)(?:\(\))?\s+(?:\(\)\s+)?(?:w
 def collect_facts(
     headers: Sequence[str | Path], include_dirs: Sequence[str | Path] = (),
     defines: Iterable[str] = (), api: Sequence[FunctionDecl] = (), helpers: Collection[str] = (),
+    sources: Sequence[str | Path] = (),
 ) -> HeaderFacts:  # fmt: skip
     """The typedefs, records, enums, integer macros and release functions behind ``api``.
 
@@ -65,7 +67,8 @@ def collect_facts(
     fields (records and typedefs from any header, system headers included, since a library may
     use another's types); enums and macros come from the library's own headers. ``helpers``:
     the names in ``api`` that are the headers' own inline functions (still read as wrappers of
-    the library's functions they call, never as the functions wrapped).
+    the library's functions they call, never as the functions wrapped). ``sources``: the
+    library's source files, whose comments document the functions the headers leave undocumented.
     """
     cindex = cindex_module()
     collector = _Collector(cindex, [Path(h).resolve() for h in headers], api, helpers)
@@ -74,6 +77,8 @@ def collect_facts(
         tu = parse_translation_unit(cindex, header, include_dirs, defines, detailed=True,
                                     before=collector.headers[:i])
         collector.scan(tu)
+    undocumented = [d.name for d in api if d.name not in collector.docs]
+    collector.docs.update(definition_docs(sources, undocumented) if sources and undocumented else {})
     return collector.facts()
 
 
@@ -91,6 +96,7 @@ class _Collector:
         self.macros: dict[str, tuple[int, str, int]] = {}
         self.docs: dict[str, str] = {}
         self.function_types: dict[str, list[Any]] = {}
+        self.results: dict[str, str] = {}
         self.api_names = {d.name for d in api} - self.helpers  # what a wrapper may wrap
         self.wrappers: list[Wrapper] = []
         self.texts: dict[Path, bytes] = {}
@@ -127,6 +133,7 @@ class _Collector:
                 self._macro(cur)
             elif kind == kinds.FUNCTION_DECL and self.own(cur):
                 self.function_types.setdefault(cur.spelling, [a.type for a in cur.get_arguments()])
+                self.results.setdefault(cur.spelling, cur.result_type.get_canonical().spelling)
                 if cur.spelling not in self.api_names:
                     self._inline(cur)
                 comment = cur.raw_comment
@@ -179,7 +186,8 @@ class _Collector:
             wrappers=list(self.wrappers),
         )
         facts.instances = library_instances(self.variables, reach)
-        facts.releasers = find_releasers(self.api, self.docs, facts.records, self.function_types)
+        facts.releasers = find_releasers(self.api, self.docs, facts.records, self.function_types,
+                                         self.results)
         names = {d.name for d in self.api} | {t.name for t in facts.typedefs if "(" in t.canonical}
         facts.consumes = sorted(d.name for d in self.api if _TAKES_DOC.search(self.docs.get(d.name, ""))
                                 or _frees_a_param(self.docs.get(d.name, ""), d))

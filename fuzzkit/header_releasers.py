@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.doc_sentences import affirmed, own_sentences
 from fuzzkit.header_facts import Record, Releaser, _base, _words
 from fuzzkit.release_names import closes_a_part, common_words, whole_first
 
@@ -27,7 +28,10 @@ _DEFAULT_ALLOCATOR = re.compile(r"\bmalloc\s*\(\s*\)\s*(?:and|or|/|,)\s*free\s*\
 # "It is the caller's responsibility to free the returned buffer": a returned text or byte buffer
 # with no releaser named goes back to free().
 _CALLER_FREES = re.compile(r"\b(?:caller|user|application|you)\b[^.]{0,60}?\bfree(?:d|ing)?\b[^.]{0,40}?"
-                           r"\b(?:returned|result|buffer|string|it)\b", re.I)
+                           r"\b(?:returned|result|buffer|string|it)\b"
+                           # "Returns a new string (to be freed by the caller)"
+                           r"|\b(?:freed|deallocated|released)\s+by\s+(?:the\s+)?(?:caller|user|application)\b",
+                           re.I)
 _FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
 HEAP_NOTE = "the library allocates it"  # read back by the offline engine (agents.offline.type_table)
 _STATUS_OUT = re.compile(r"^(?:(?:const|volatile|unsigned|signed)\s+)*(?:short|int|long|long long|_Bool|"
@@ -36,7 +40,8 @@ _PREPOSITIONS = {"from", "in", "at", "of", "to", "by", "with", "on", "into", "it
 
 
 def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records: Sequence[Record],
-                   function_types: Mapping[str, list[Any]]) -> list[Releaser]:
+                   function_types: Mapping[str, list[Any]], results: Mapping[str, str] | None = None
+                   ) -> list[Releaser]:
     """The functions that release what the API makes, with the evidence for each.
 
     Args:
@@ -44,6 +49,8 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
         docs: Documentation comments by function name.
         records: The records the API reaches (a ``void *`` releaser is matched to them by name).
         function_types: The libclang argument types of each function by name.
+        results: The canonical result type of each function by name (``tag_char *`` ->
+            ``unsigned char *``), where libclang gave one.
     """
     out: list[Releaser] = []
     record_names = {n: r for r in records for n in (r.tag, *r.names) if n}
@@ -88,7 +95,7 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
             out.append(Releaser(decl.name, ptype, "parameter type"))
     out += _documented_resets(api, docs, out)
     own = own_sentences(api, docs)  # what a producer's documentation says of its own result
-    out += _linked_by_documentation(api, own, out, with_object)
+    out += _linked_by_documentation(api, own, out, with_object, results or {})
     out += _paired_by_name(api, with_object, out)
     found = _heap_noted(api, out + _allocated_with(api, own, out))
     return whole_first(found, common, RELEASE_VERBS)
@@ -142,15 +149,15 @@ def _documented_resets(api: Sequence[FunctionDecl], docs: Mapping[str, str],
         paired = "clear" in _words(decl.name) and any(_words(d.name) == undoes and d.params
                                                      and _base(d.params[0].type) == base for d in api)
         if base == "void" or base in typed or not (
-                paired or _FREES_HELD.search(_affirmed(docs.get(decl.name, "")))):
+                paired or _FREES_HELD.search(affirmed(docs.get(decl.name, "")))):
             continue
         out.append(Releaser(decl.name, decl.params[0].type, "parameter type, by documentation"))
         typed.add(base)
     return out
 
 
-def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str],
-                             found: list[Releaser], with_object: list[str]) -> list[Releaser]:
+def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str], found: list[Releaser],
+                             with_object: list[str], results: Mapping[str, str]) -> list[Releaser]:
     """Producers whose documentation names a releaser (or ``free()``) for what they return."""
     out: list[Releaser] = []
     releasing = [r.function for r in found] + with_object
@@ -158,7 +165,7 @@ def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str
     for decl in api:
         if decl.name in releasing:
             continue  # a releaser's documentation tells what it frees, not what it allocates
-        doc = _affirmed(docs.get(decl.name, ""))
+        doc = affirmed(docs.get(decl.name, ""))
         # "freed when x_close() is called" of a part made from an x: it belongs to the x
         held = {fn for fn, t in closes.items() if _base(decl.return_type) != t
                 and any(_base(p.type) == t for p in decl.params)}
@@ -167,43 +174,17 @@ def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str
         for fn in named[:1]:
             out.append(Releaser(fn, f"what {decl.name} allocates", "by documentation"))
         doc = _DEFAULT_ALLOCATOR.sub("", doc)
-        caller_frees = _returns_buffer(decl) and _CALLER_FREES.search(doc) and not re.search(
-            rf"{_SOURCE}\[?\w+\s*\(", doc, re.I)  # its memory's source named: see _allocated_with
+        result = results.get(decl.name, decl.return_type)
+        caller_frees = (_returns_buffer(result) and _CALLER_FREES.search(doc)
+                        and not re.search(rf"{_SOURCE}\[?\w+\s*\(", doc, re.I))  # see _allocated_with
         if not named and (_FREE_DOC.search(doc) or caller_frees):
             out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
     return out
 
 
-_RESULT_OF = re.compile(r"\breturned\s+by\s+\[?([A-Za-z_]\w*)|\b([A-Za-z_]\w*)\s*\([^()]*\)\]?\s+"
-                        r"(?:interface\s+|function\s+)?(?:returns|will\s+return)\b", re.I)
-
-
-def own_sentences(api: Sequence[FunctionDecl], docs: Mapping[str, str]) -> dict[str, str]:
-    """Each function's documentation without the sentences about what another function returns.
-
-    One comment often documents several prototypes (a parser attaches it to the first): "The
-    string returned by q_text() is the statement's. The string returned by q_text_copy() must be
-    passed to q_free()." The second sentence is about ``q_text_copy`` only; read as ``q_text``'s,
-    it made harnesses free a borrowed string.
-    """
-    names = {d.name for d in api}
-    out: dict[str, str] = {}
-    for name, doc in docs.items():
-        if not any(m.group(1) or m.group(2) for m in _RESULT_OF.finditer(doc)):
-            out[name] = doc
-            continue
-        kept = []
-        for sentence in re.split(r"(?<=[.!?])\s+", doc):
-            about = {m.group(1) or m.group(2) for m in _RESULT_OF.finditer(sentence)} & names
-            if not about or name in about or re.search(rf"\b{re.escape(name)}\b", sentence):
-                kept.append(sentence)
-        out[name] = " ".join(kept)
-    return out
-
-
-def _returns_buffer(decl: FunctionDecl) -> bool:
+def _returns_buffer(result: str) -> bool:
     """A non-const ``char *``, byte or ``void *`` result: memory, not an object of the library's."""
-    ret = re.sub(r"\s+", " ", decl.return_type).strip()
+    ret = re.sub(r"\s+", " ", result).strip()
     return ret.endswith("*") and not ret.startswith("const") and _base(ret) in (
         "char", "unsigned char", "signed char", "uint8_t", "void")
 
@@ -236,30 +217,6 @@ def _paired_by_name(api: Sequence[FunctionDecl], with_object: list[str],
                     and _base(decl.return_type) == _base(rel.params[1].type)):
                 out.append(Releaser(name, what, "by name, given the object it was made in"))
     return out
-
-
-# "You normally do not need to call x_put() on what x_get() returns": a sentence saying not to.
-_NEGATED = re.compile(r"\b(not|don'?t|doesn'?t|never|no need|without)\b", re.I)
-
-
-# "The U and V planes need NOT be passed to img_free(), unlike the returned Y one": what the
-# sentence contrasts with is what the call does apply to.
-_UNLIKE = re.compile(r"\b(?P<call>[A-Za-z_]\w*\s*\(\s*\)).*?,?\s+unlike\s+(?P<other>[^.;!?,]+)", re.I)
-
-
-def _affirmed(doc: str) -> str:
-    """The documentation without its sentences that say not to do something.
-
-    A negated sentence that contrasts with something else ("..., unlike the returned one") keeps
-    the contrast as an affirmed clause: "the returned one: img_free()".
-    """
-    kept = []
-    for sentence in re.split(r"(?<=[.;!?])\s+", doc):
-        if not _NEGATED.search(sentence):
-            kept.append(sentence)
-        elif (m := _UNLIKE.search(sentence)) and not _NEGATED.search(m.group("other")):
-            kept.append(f"{m.group('other').strip()}: {m.group('call')}.")
-    return " ".join(kept)
 
 
 _SOURCE = r"\b(?:obtained|allocated|got|gotten|comes?|taken|memory)\s+(?:from|by|with|using|through|of)\s+"

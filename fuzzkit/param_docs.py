@@ -115,6 +115,22 @@ def _utf8(texts: Iterable[str], api: Sequence[FunctionDecl]) -> dict[str, list[s
     return {fn: names for fn, names in found.items() if names}
 
 
+def definition_docs(files: Iterable[str | Path], names: Collection[str]) -> dict[str, str]:
+    """``{function: comment}``: the comment documenting each of ``names`` where it is defined.
+
+    Read from the library's sources for the functions its headers leave undocumented (gtk-doc
+    style ``name:`` first lines, or the comment right before the definition); the first wins.
+    """
+    wanted = dict.fromkeys(names, ())
+    found: dict[str, str] = {}
+    for text in _read(files):
+        for m in _COMMENT.finditer(text):
+            fn = _documented(m.group(1), text, m.end(), wanted)
+            if fn is not None and fn not in found:
+                found[fn] = m.group(0)
+    return found
+
+
 def _read(files: Iterable[str | Path]) -> Iterable[str]:
     budget = MAX_BYTES
     for path in dict.fromkeys(str(f) for f in files):

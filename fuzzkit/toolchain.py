@@ -114,12 +114,12 @@ class Fuzzkit:
         """collect_facts, by fuzzkit (see :class:`Toolchain`).
 
         The library's variables a header declares are kept only if the build defines them; the
-        parameters documented as taking NULL or as UTF-8 text are read from the headers' and
-        sources' comments.
+        parameters documented as taking NULL or as UTF-8 text, and the documentation of functions
+        the headers leave undocumented, are read from the headers' and sources' comments.
         """
         # An inline helper is read as what it is: a wrapper of the functions it calls, if it calls any.
         helpers = {d.name for d in _inline(lib)}
-        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api, helpers)
+        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api, helpers, lib.sources)
         facts.optional, facts.utf8 = param_facts([*lib.headers, *lib.sources], api)
         data = defined_data(lib)  # empty when llvm-nm gives no verdict: keep all
         facts.instances = [i for i in facts.instances if not data or i[0] in data]
