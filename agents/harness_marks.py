@@ -2,7 +2,37 @@
 
 Each block an improvement adds opens with ``/* LF improve: <its direction> */``: the offline
 engine writes it, the improve prompt asks a model for it, and a crash's line in the harness then
-names the direction that caused it (``nodes.memory_manager.crashed_block``).
+names the direction that caused it (``nodes.memory_manager.crashed_block``). A guard against
+the empty input goes after ``/* @LF:GUARD */`` where the skeleton has one.
 """
 
+from __future__ import annotations
+
+import re
+
 IMPROVE_MARK = "LF improve:"
+
+
+_ENTRY = re.compile(r"LLVMFuzzerTestOneInput\s*\([^)]*\)\s*\{")
+
+
+def guard_empty_input(code: str) -> tuple[str, str | None]:
+    """The harness returning early on an empty input, and a sentence saying so.
+
+    For a crash whose reproducer is empty: the library's precondition (an assertion on a
+    zero length, say) is not what the fuzzer should spend its time on. ``None`` when the
+    harness already has such a guard or no entry point to put it in.
+    """
+    if re.search(r"\bif\s*\(\s*(size\s*==\s*0|size\s*<\s*[1-9]\d*|!\s*size)\s*\)\s*return\b", code):
+        return code, None
+    marker = code.find("/* @LF:GUARD */")
+    if marker >= 0:
+        at = code.index("\n", marker) + 1
+    else:
+        entry = _ENTRY.search(code)
+        if entry is None:
+            return code, None
+        at = entry.end()
+        at = code.index("\n", at) + 1 if "\n" in code[at:] else at
+    guard = "  if (size == 0) return 0; /* LF fix: the library fails on an empty input */\n"
+    return code[:at] + guard + code[at:], "return early on an empty input (the crash input is empty)"

@@ -5,15 +5,17 @@ harness's own frame in a misuse crash lies in one of them, the next version is t
 without that block (its direction is recorded as Failed); the other blocks, which may be what
 the improvement gains, are built and measured. Only when the crash is outside every block, or
 the block is the change's last one, does the whole improvement go back to the best version.
+A crash on the empty input keeps every block: the harness returns early on it instead.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from agent_graph.state import FuzzState, counter
-from agents.harness_marks import IMPROVE_MARK
+from agents.harness_marks import IMPROVE_MARK, guard_empty_input
 from fuzzkit.api import FunctionDecl
 from fuzzkit.api_twins import twins
 from fuzzkit.header_facts import HeaderFacts
@@ -59,6 +61,30 @@ def without_block(code: str, mark_index: int) -> str | None:
     lines = code.splitlines(keepends=True)
     end = block_end(lines, mark_index)
     return None if end is None else "".join(lines[:mark_index] + lines[end + 1:])
+
+
+def guard_empty_crash(state: FuzzState) -> dict[str, Any] | None:
+    """The next version returning early on the empty input, when that is what crashed a block.
+
+    A block's call failing on zero bytes (an assertion on the length) says nothing of the call on
+    any other input: the block stays, and the fuzzer spends no time on the one empty input. None
+    when the reproducer is not empty, is gone, or the harness already returns on it.
+    """
+    if not crashed_mark(state)[0]:
+        return None
+    path = (state.get("crash") or {}).get("reproducer")
+    try:
+        empty = bool(path) and Path(str(path)).stat().st_size == 0
+    except OSError:
+        empty = False
+    guarded, how = guard_empty_input(state.get("harness_code") or "") if empty else ("", None)
+    if how is None:
+        return None
+    version = counter(state, "harness_versions") + 1
+    change = {**(state.get("last_change") or {}), "version": version,
+              "from_version": state.get("harness_version")}
+    return {"harness_code": guarded, "harness_version": version, "last_change": change, "fix_rounds": 0,
+            "counters": {"harness_versions": 1}}
 
 
 def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:

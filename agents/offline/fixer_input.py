@@ -65,31 +65,6 @@ def _feeder_call(feeder: FunctionDecl, obj: str) -> str | None:
     return f"{feeder.name}({', '.join(args)});" if fed else None
 
 
-_ENTRY = re.compile(r"LLVMFuzzerTestOneInput\s*\([^)]*\)\s*\{")
-
-
-def guard_empty_input(code: str) -> tuple[str, str | None]:
-    """The harness returning early on an empty input, and a sentence saying so.
-
-    For a crash whose reproducer is empty: the library's precondition (an assertion on a
-    zero length, say) is not what the fuzzer should spend its time on. ``None`` when the
-    harness already has such a guard or no entry point to put it in.
-    """
-    if re.search(r"\bif\s*\(\s*(size\s*==\s*0|size\s*<\s*[1-9]\d*|!\s*size)\s*\)\s*return\b", code):
-        return code, None
-    marker = code.find("/* @LF:GUARD */")
-    if marker >= 0:
-        at = code.index("\n", marker) + 1
-    else:
-        entry = _ENTRY.search(code)
-        if entry is None:
-            return code, None
-        at = entry.end()
-        at = code.index("\n", at) + 1 if "\n" in code[at:] else at
-    guard = "  if (size == 0) return 0; /* LF fix: the library fails on an empty input */\n"
-    return code[:at] + guard + code[at:], "return early on an empty input (the crash input is empty)"
-
-
 _NOT_UTF8 = re.compile(r"^input text: not valid UTF-8", re.M)
 _UTF8_PARAMS = re.compile(r"^documented utf-8 parameters: (.+)$", re.M)
 _CAST = re.compile(r"^\(\s*(?:const\s+)?\w+(?:\s+const)?\s*\*+\s*\)\s*")

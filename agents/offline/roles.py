@@ -6,12 +6,13 @@ import json
 import re
 from typing import Any
 
+from agents.harness_marks import guard_empty_input
 from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototype, parse_prototypes
 from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
 from agents.offline.fixer_free import drop_unowned_free, keep_input_owned
-from agents.offline.fixer_input import feed_input, guard_empty_input, guard_utf8_text
+from agents.offline.fixer_input import feed_input, guard_utf8_text
 from agents.offline.fixer_leak import release_results
 from agents.offline.followups import without_crashed_followup
 from agents.offline.improver import Improvement, improve_harness

@@ -103,3 +103,30 @@ def test_the_crashed_calls_twins_in_the_same_change_go_with_it(tmp_path: Path) -
     pair = TWINS.replace("  /* LF improve: call ed_to_text on result */\n  if (obj != NULL) {\n"
                          "    ed_print(ed_to_text(obj));\n  }\n", "")
     assert revert_failed({**crashed, "harness_code": pair}, Context())["harness_version"] == 1  # type: ignore[arg-type]
+
+
+def test_a_crash_on_the_empty_input_keeps_every_block_and_guards_it(tmp_path: Path) -> None:
+    empty = tmp_path / "crash-empty"
+    empty.write_bytes(b"")
+    crashed = _state(tmp_path, 11)
+    crashed["crash"] = {**crashed["crash"], "reproducer": str(empty)}
+    update = revert_failed(crashed, Context())  # type: ignore[arg-type]
+    code = update["harness_code"]
+    assert "if (size == 0) return 0;" in code, code
+    assert "ed_copy_content" in code and "ed_dump(doc, &out);" in code  # no block dropped
+    assert update["harness_version"] == 3
+    assert "improvement.empty_input_guarded" in (tmp_path / "events.jsonl").read_text()
+    guarded = {**crashed, **update, "crash": {**crashed["crash"], "version": 3}, "harness_version": 3,
+               "run": {"version": 3, "crashed": True, "usable": False}}
+    again = revert_failed(guarded, Context())  # type: ignore[arg-type]
+    assert "ed_copy_content" not in again["harness_code"]  # guarded already: the block goes
+
+
+def test_a_crash_on_a_nonempty_input_still_drops_the_block(tmp_path: Path) -> None:
+    some = tmp_path / "crash-some"
+    some.write_bytes(b"x")
+    crashed = _state(tmp_path, 11)
+    crashed["crash"] = {**crashed["crash"], "reproducer": str(some)}
+    update = revert_failed(crashed, Context())  # type: ignore[arg-type]
+    assert "ed_copy_content" not in update["harness_code"]
+    assert "if (size == 0)" not in update["harness_code"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agents.crash_analyzer import report_text
 from agents.enhancer import Enhancer
-from agents.offline.fixer_input import guard_empty_input
+from agents.harness_marks import guard_empty_input
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.roles import enhance
 from fuzzkit.api import FunctionDecl, Param
