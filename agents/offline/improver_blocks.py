@@ -157,8 +157,9 @@ def _same_family(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
 
 
 def _family(idx: ApiIndex, name: str) -> str:
-    stem = idx.stem(name)
-    return maker_stem(name) if stem == name else stem
+    """The name before its first constructor verb (``tagCreatePushParserCtxt`` -> ``tag``), else its stem."""
+    family = maker_stem(name)
+    return family if family != name else idx.stem(name)
 
 
 def producers(idx: ApiIndex, avoid: set[str], key: str) -> set[str]:

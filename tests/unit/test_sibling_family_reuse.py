@@ -1,12 +1,13 @@
 """An improvement block reuses the harness's object only for calls of the family that made it.
 
 One context type serves three formats, each with constructors that name the format before the
-verb (``tagCreatePushCtxt``, ``docCreatePushCtxt``, ``mlNewCtxt``). A context the tag format's push
-constructor made is a tag context: ``docParseChunk`` on it runs the document format's parser on
-state it does not expect (an overflow inside the library, judged misuse, one crash round). The
-block calls it on a new object instead; a call of the tag family still reuses the harness's
-context, and so does a function of no family the constructors name. A new object for the
-document call comes from the document format's constructor, not the tag format's memory reader.
+verb (``tagCreatePushParserCtxt``, ``docCreatePushParserCtxt``, ``mlNewCtxt``). A context the tag
+format's push constructor made is a tag context: ``docParseChunk`` on it runs the document
+format's parser on state it does not expect (an overflow inside the library, judged misuse, one
+crash round). The block calls it on a new object instead; a call of the tag family still reuses
+the harness's context, and so does a function of no family the constructors name. A new object
+for the document call comes from the document format's constructor, not the tag format's memory
+reader.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ HEADER = """
 typedef struct mlCtxt mlCtxt;
 typedef mlCtxt *mlCtxtPtr;
 mlCtxtPtr mlNewCtxt(void);
-mlCtxtPtr tagCreatePushCtxt(const char *chunk, int size, const char *filename);
-mlCtxtPtr docCreatePushCtxt(const char *chunk, int size, const char *filename);
+mlCtxtPtr tagCreatePushParserCtxt(const char *chunk, int size, const char *filename);
+mlCtxtPtr docCreatePushParserCtxt(const char *chunk, int size, const char *filename);
 void mlFreeCtxt(mlCtxtPtr ctxt);
 int tagParseChunk(mlCtxtPtr ctxt, const char *chunk, int size, int terminate);
 int docParseChunk(mlCtxtPtr ctxt, const char *chunk, int size, int terminate);
@@ -33,7 +34,8 @@ int rootCountNodes(mlCtxtPtr ctxt);
 
 def _reusable(function: str) -> bool:
     idx = ApiIndex(parse_prototypes(HEADER))
-    obj = Obj(type_key=str(idx.type_key("mlCtxtPtr")), expr="ctxt", var="ctxt", origin="tagCreatePushCtxt")
+    obj = Obj(type_key=str(idx.type_key("mlCtxtPtr")), expr="ctxt", var="ctxt",
+              origin="tagCreatePushParserCtxt")
     return reusable(idx, obj, idx.by_name[function])
 
 
@@ -63,5 +65,5 @@ def test_a_new_object_for_a_sibling_formats_call_comes_from_that_family() -> Non
     made = one_block(idx, idx.by_name["docParseDocument"], [], set(), set(), 1)
     assert made is not None
     code = "\n".join(made[0].lines)
-    assert "docCreatePushCtxt(" in code, code
+    assert "docCreatePushParserCtxt(" in code, code
     assert "tagCreate" not in code, code
