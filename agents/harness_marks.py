@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from fuzzkit.input_flow import EMPTY_GUARD
+
 IMPROVE_MARK = "LF improve:"
 
 
@@ -23,7 +25,7 @@ def guard_empty_input(code: str) -> tuple[str, str | None]:
     zero length, say) is not what the fuzzer should spend its time on. ``None`` when the
     harness already has such a guard or no entry point to put it in.
     """
-    if re.search(r"\bif\s*\(\s*(size\s*==\s*0|size\s*<\s*[1-9]\d*|!\s*size)\s*\)\s*return\b", code):
+    if EMPTY_GUARD.search(code):
         return code, None
     marker = code.find("/* @LF:GUARD */")
     if marker >= 0:

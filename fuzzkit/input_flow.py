@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from fuzzkit.api import FunctionDecl
 
 INPUT_PROBLEM = "no library call receives the fuzz input"
+# The harness returns before any call on the empty input (``if (size == 0) return 0;``).
+EMPTY_GUARD = re.compile(r"\bif\s*\(\s*(size\s*==\s*0|size\s*<\s*[1-9]\d*|!\s*size)\s*\)\s*return\b")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')

@@ -188,7 +188,8 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
     guarded = guard_empty_crash(state)
     if guarded is not None:
         log_event(state, "improvement.empty_input_guarded", version=state.get("harness_version"),
-                  next_version=guarded["harness_version"])
+                  next_version=guarded["harness_version"],
+                  function=(state.get("crash") or {}).get("entry_function") or "")
         return guarded
     dropped = drop_crashed_block(state)
     if dropped is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agents.harness_marks import guard_empty_input
 from agents.offline import type_table
 from agents.offline.experience import shown_lessons
 from agents.offline.fixer_core import FixerBase
@@ -30,6 +31,7 @@ from long_term_memory.experience.lessons import (
     LessonScope,
     avoid_fits,
     callees_in,
+    calls,
     parse_action,
     parse_scope,
     scope_matches,
@@ -125,6 +127,14 @@ def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
     for lesson in lessons:
         if lesson.action is None or lesson.action.verb == "avoid_call":
             continue  # a call to leave out is the improver's choice (see avoided_calls)
+        if lesson.action.verb == "guard_empty_input":  # wherever the harness calls it
+            called = calls(code, lesson.action.args["function"])
+            guarded, how = guard_empty_input(code) if called else (code, None)
+            if how:
+                code = guarded
+                notes.append(f"applied [{lesson.item_id}] {lesson.action.render()}: return early on "
+                             f"an empty input, which {lesson.action.args['function']} fails on")
+            continue
         if lesson.action.verb == "release_field":
             code, hows = release_field_after_calls(code, lesson.action, target, api)
             if hows:

@@ -14,6 +14,9 @@ import re
 from typing import Any
 
 from agents.offline.cdecl import parse_prototype
+from agents.offline.lesson_guards import THROUGH as _THROUGH
+from agents.offline.lesson_guards import empty_input_items
+from agents.offline.lesson_guards import item as _item
 from agents.offline.synth_finders import words
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.lessons import name_family, shape_of, type_name
@@ -26,7 +29,6 @@ _OPAQUE = re.compile(r"declare \w+ as ((?:(?:struct|union) )?[A-Za-z_]\w*) \* [^
 _RENAME = re.compile(r"replace (\w+) with (\w+) \(clang's fix-it\)")
 _CRASH = re.compile(r"^- \[crash\] ([\w-]+)(?: at| in|:)", re.M)
 _IMPROVE = re.compile(r"^- \[harness\] v(\d+) by enhancer\.improve\b.*\(adds calls to ([\w, ]+)\)\s*$")
-_THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
 _ALLOCATED = re.compile(r"^- \[crash\] leak at \S+ through (\w+) \(allocated in (\w+)\)", re.M)
 _REPAIRED = re.compile(
     r"^- \[repair\] v\d+ leaked what (\w+) returned \(([^)]*)\): v\d+ releases it with (\w+)", re.M)
@@ -55,12 +57,6 @@ def _declared_type(code: str, var: str) -> str:
     """The named type of ``T *var`` as the harness declares it ('' when not found)."""
     found = re.search(rf"(?:\b(?:struct|union|enum)\s+)?\b([A-Za-z_]\w*)\s*\*+\s*{re.escape(var)}\b", code)
     return found.group(1) if found else ""
-
-
-def _item(title: str, description: str, content: str, scope: dict[str, str], failure: str,
-          action: str) -> dict[str, Any]:
-    return {"title": title[:120], "description": description[:400], "content": content[:2000],
-            "scope": {k: v for k, v in scope.items() if v}, "failure": failure, "action": action}
 
 
 def _release_items(trajectory: str, code: str) -> list[dict[str, Any]]:
@@ -287,4 +283,4 @@ def actionable_items(prototype: str, trajectory: str, code: str) -> list[dict[st
     return [*_release_items(trajectory, code), *_repaired_items(trajectory),
             *_repaired_field_items(trajectory), *_field_release_items(trajectory, code),
             *_feed_items(trajectory, target),
-            *_compile_items(trajectory, target), *_avoid_items(trajectory)]
+            *_compile_items(trajectory, target), *empty_input_items(trajectory), *_avoid_items(trajectory)]

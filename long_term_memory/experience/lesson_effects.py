@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fuzzkit.api import FunctionDecl
+from fuzzkit.input_flow import EMPTY_GUARD
 from long_term_memory.experience.lessons import (
     RELEASE_NAME,
     Action,
@@ -44,6 +45,8 @@ def effect_present(action: Action | None, code: str, target: FunctionDecl | None
     if action.verb == "hold_by_pointer":
         return (re.search(rf"\b{re.escape(a['type'])}\s*\*", code) is not None
                 and by_value(code, a["type"]) is None)
+    if action.verb == "guard_empty_input":
+        return calls(code, a["function"]) and EMPTY_GUARD.search(code) is not None
     if action.verb == "avoid_call":
         return target is not None and target.name != a["function"] and not calls(code, a["function"])
     if action.verb == "keep_struct_tag":

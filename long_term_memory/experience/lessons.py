@@ -13,6 +13,8 @@ small vocabulary the offline engine applies to a harness with its own repair fun
 - ``release_field(function=F, holder=T, field=X, releaser=R)``: a call of ``F`` (or of a function
   with its signature) on a ``T`` leaves what it made in the object's field ``X``: release it with
   ``R`` after the call;
+- ``guard_empty_input(F)``: a call of ``F`` fails on the empty input (an assertion on the
+  length): a harness that calls ``F`` returns early on zero bytes;
 - ``avoid_call(F)``: tried and failed: an improvement that added a call of ``F`` crashed by
   misusing it and was dropped; do not add ``F`` to another harness of the library, nor a
   function with ``F``'s signature whose name shares a word with it (its family by shape).
@@ -41,6 +43,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "apply_fixit": ("old", "new"),
     "hold_by_pointer": ("type",),
     "avoid_call": ("function",),
+    "guard_empty_input": ("function",),
     "release_field": ("function", "holder", "field", "releaser"),
 }
 SHAPES = ("out_param", "returns_pointer", "object_param", "buffer_input")
@@ -205,6 +208,8 @@ def lesson_fits(lesson: Mapping[str, Any], target: FunctionDecl | None,
     action = parse_action(lesson.get("action"))
     if action is not None and action.verb == "avoid_call":
         return avoid_fits(action.args["function"], scope, target, api)
+    if action is not None and action.verb == "guard_empty_input":  # any harness that may call it
+        return action.args["function"] in {f.name for f in api} or scope_matches(scope, target)
     if action is not None and action.verb == "release_field":  # the library's own function and releaser
         names = {f.name for f in api}
         return action.args["function"] in names and action.args["releaser"] in names | {"free"}

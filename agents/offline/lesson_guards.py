@@ -1,0 +1,51 @@
+"""Lessons about the input a library call cannot take, and the item shape every lesson shares.
+
+A call that fails on the empty input (an assertion on the length, a read of a first byte that is
+not there) is kept, and the harness returns early on zero bytes: the block repair
+(:mod:`nodes.block_drop`) and the fixer both do that after the crash. The lesson says so up front
+for the next harness of the library that calls the function: ``guard_empty_input(F)``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
+_EMPTY_REPAIR = re.compile(r"^- \[repair\] v\d+ crashed on the empty input through (\w+)", re.M)
+_DROPPED = re.compile(r"^- \[revert\] v\d+ did not run cleanly: dropped its block 'call (\w+)", re.M)
+_EMPTY_FIX = re.compile(r"^- \[harness\] v\d+ by enhancer\.fix: .*\breturn early on an empty input\b")
+
+
+def item(title: str, description: str, content: str, scope: dict[str, str], failure: str,
+         action: str) -> dict[str, Any]:
+    """One actionable item: what it applies to, the failure it prevents, the change to make."""
+    return {"title": title[:120], "description": description[:400], "content": content[:2000],
+            "scope": {k: v for k, v in scope.items() if v}, "failure": failure, "action": action}
+
+
+def empty_input_items(trajectory: str) -> list[dict[str, Any]]:
+    """``guard_empty_input(F)`` for each call that crashed on the empty input and, guarded, ran.
+
+    The fixer's guard counts when the next run of the harness did not crash; a block's guard,
+    unless the block was dropped after all.
+    """
+    dropped = set(_DROPPED.findall(trajectory))
+    found = [f for f in _EMPTY_REPAIR.findall(trajectory) if f not in dropped]
+    crash = pending = ""
+    for line in trajectory.splitlines():
+        if m := THROUGH.match(line):
+            crash = m.group(2)
+        elif _EMPTY_FIX.match(line) and crash:
+            pending = crash
+        elif line.startswith("- [run] ") and pending:
+            found += [] if " crashed" in line else [pending]
+            pending = ""
+    return [item(
+        f"{function} fails on the empty input: return early on it",
+        f"Harnesses of the library that call {function}.",
+        f"A harness called {function}; the fuzz run crashed inside it on the empty input (zero "
+        f"bytes), which the library does not check for. Returning early on the empty input kept "
+        f"the call: a harness that calls {function} returns before any call when size is 0.",
+        {"name": function}, f"empty-input@{function}", f"guard_empty_input({function})",
+    ) for function in dict.fromkeys(found)]
