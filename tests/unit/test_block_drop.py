@@ -105,11 +105,16 @@ def test_the_crashed_calls_twins_in_the_same_change_go_with_it(tmp_path: Path) -
     assert revert_failed({**crashed, "harness_code": pair}, Context())["harness_version"] == 1  # type: ignore[arg-type]
 
 
-def test_a_crash_on_the_empty_input_keeps_every_block_and_guards_it(tmp_path: Path) -> None:
-    empty = tmp_path / "crash-empty"
-    empty.write_bytes(b"")
+def _crashed_on(tmp_path: Path, reproducer: bytes) -> dict[str, Any]:
+    path = tmp_path / "crash-input"
+    path.write_bytes(reproducer)
     crashed = _state(tmp_path, 11)
-    crashed["crash"] = {**crashed["crash"], "reproducer": str(empty)}
+    crashed["crash"] = {**crashed["crash"], "reproducer": str(path)}
+    return crashed
+
+
+def test_a_crash_on_the_empty_input_keeps_every_block_and_guards_it(tmp_path: Path) -> None:
+    crashed = _crashed_on(tmp_path, b"")
     update = revert_failed(crashed, Context())  # type: ignore[arg-type]
     code = update["harness_code"]
     assert "if (size == 0) return 0;" in code, code
@@ -123,10 +128,6 @@ def test_a_crash_on_the_empty_input_keeps_every_block_and_guards_it(tmp_path: Pa
 
 
 def test_a_crash_on_a_nonempty_input_still_drops_the_block(tmp_path: Path) -> None:
-    some = tmp_path / "crash-some"
-    some.write_bytes(b"x")
-    crashed = _state(tmp_path, 11)
-    crashed["crash"] = {**crashed["crash"], "reproducer": str(some)}
-    update = revert_failed(crashed, Context())  # type: ignore[arg-type]
+    update = revert_failed(_crashed_on(tmp_path, b"x"), Context())  # type: ignore[arg-type]
     assert "ed_copy_content" not in update["harness_code"]
     assert "if (size == 0)" not in update["harness_code"]
