@@ -67,12 +67,15 @@ def guard_empty_crash(state: FuzzState) -> dict[str, Any] | None:
     """The next version returning early on the empty input, when that is what crashed a block.
 
     A block's call failing on zero bytes (an assertion on the length) says nothing of the call on
-    any other input: the block stays, and the fuzzer spends no time on the one empty input. None
-    when the reproducer is not empty, is gone, or the harness already returns on it.
+    any other input: the block stays, and the fuzzer spends no time on the one empty input. The
+    fuzzer runs the empty input first, so an empty reproducer alone does not say the length was the
+    cause: only a failed assertion, or a bad access just past the input's zero-byte buffer, does.
+    None otherwise, when the reproducer is not empty or gone, or the harness returns on it already.
     """
-    if not crashed_mark(state)[0]:
+    crash = state.get("crash") or {}
+    if not crashed_mark(state)[0] or not _length_cause(crash):
         return None
-    path = (state.get("crash") or {}).get("reproducer")
+    path = crash.get("reproducer")
     try:
         empty = bool(path) and Path(str(path)).stat().st_size == 0
     except OSError:
@@ -85,6 +88,15 @@ def guard_empty_crash(state: FuzzState) -> dict[str, Any] | None:
               "from_version": state.get("harness_version")}
     return {"harness_code": guarded, "harness_version": version, "last_change": change, "fix_rounds": 0,
             "counters": {"harness_versions": 1}}
+
+
+_ASSERTS = {"__assert_fail", "__assert_fail_base", "__assert_rtn", "_assert", "__assert"}
+
+
+def _length_cause(crash: dict[str, Any]) -> bool:
+    """A failed assertion, or an access just past a zero-byte region (the empty input's buffer)."""
+    frames = {str(f.get("function") or "") for f in crash.get("frames") or []}
+    return bool(frames & _ASSERTS) or "0-byte region" in str(crash.get("region") or "")
 
 
 def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:

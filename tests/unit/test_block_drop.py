@@ -109,7 +109,8 @@ def _crashed_on(tmp_path: Path, reproducer: bytes) -> dict[str, Any]:
     path = tmp_path / "crash-input"
     path.write_bytes(reproducer)
     crashed = _state(tmp_path, 11)
-    crashed["crash"] = {**crashed["crash"], "reproducer": str(path)}
+    frames = [{"function": "__assert_fail", "file": "assert.c", "line": 1}, *crashed["crash"]["frames"]]
+    crashed["crash"] = {**crashed["crash"], "reproducer": str(path), "frames": frames}
     return crashed
 
 
@@ -131,3 +132,14 @@ def test_a_crash_on_a_nonempty_input_still_drops_the_block(tmp_path: Path) -> No
     update = revert_failed(_crashed_on(tmp_path, b"x"), Context())  # type: ignore[arg-type]
     assert "ed_copy_content" not in update["harness_code"]
     assert "if (size == 0)" not in update["harness_code"]
+
+
+def test_a_crash_on_the_empty_input_with_no_length_cause_drops_the_block(tmp_path: Path) -> None:
+    """The fuzzer runs the empty input first: a call that overflows on every input crashes there too."""
+    crashed = _crashed_on(tmp_path, b"")
+    crashed["crash"]["frames"] = crashed["crash"]["frames"][1:]  # no assertion, no zero-byte region
+    update = revert_failed(crashed, Context())  # type: ignore[arg-type]
+    assert "ed_copy_content" not in update["harness_code"]
+    assert "if (size == 0)" not in update["harness_code"]
+    crashed["crash"]["region"] = "0 bytes to the right of 0-byte region [0x602000000010,0x602000000010)"
+    assert "if (size == 0)" in revert_failed(crashed, Context())["harness_code"]  # type: ignore[arg-type]
