@@ -5,17 +5,15 @@ harness's own frame in a misuse crash lies in one of them, the next version is t
 without that block (its direction is recorded as Failed); the other blocks, which may be what
 the improvement gains, are built and measured. Only when the crash is outside every block, or
 the block is the change's last one, does the whole improvement go back to the best version.
-A crash on the empty input keeps every block: the harness returns early on it instead.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from agent_graph.state import FuzzState, counter
-from agents.harness_marks import IMPROVE_MARK, guard_empty_input
+from agents.harness_marks import IMPROVE_MARK
 from fuzzkit.api import FunctionDecl
 from fuzzkit.api_twins import twins
 from fuzzkit.header_facts import HeaderFacts
@@ -61,42 +59,6 @@ def without_block(code: str, mark_index: int) -> str | None:
     lines = code.splitlines(keepends=True)
     end = block_end(lines, mark_index)
     return None if end is None else "".join(lines[:mark_index] + lines[end + 1:])
-
-
-def guard_empty_crash(state: FuzzState) -> dict[str, Any] | None:
-    """The next version returning early on the empty input, when that is what crashed a block.
-
-    A block's call failing on zero bytes (an assertion on the length) says nothing of the call on
-    any other input: the block stays, and the fuzzer spends no time on the one empty input. The
-    fuzzer runs the empty input first, so an empty reproducer alone does not say the length was the
-    cause: only a failed assertion, or a bad access just past the input's zero-byte buffer, does.
-    None otherwise, when the reproducer is not empty or gone, or the harness returns on it already.
-    """
-    crash = state.get("crash") or {}
-    if not crashed_mark(state)[0] or not _length_cause(crash):
-        return None
-    path = crash.get("reproducer")
-    try:
-        empty = bool(path) and Path(str(path)).stat().st_size == 0
-    except OSError:
-        empty = False
-    guarded, how = guard_empty_input(state.get("harness_code") or "") if empty else ("", None)
-    if how is None:
-        return None
-    version = counter(state, "harness_versions") + 1
-    change = {**(state.get("last_change") or {}), "version": version,
-              "from_version": state.get("harness_version")}
-    return {"harness_code": guarded, "harness_version": version, "last_change": change, "fix_rounds": 0,
-            "counters": {"harness_versions": 1}}
-
-
-_ASSERTS = {"__assert_fail", "__assert_fail_base", "__assert_rtn", "_assert", "__assert"}
-
-
-def _length_cause(crash: dict[str, Any]) -> bool:
-    """A failed assertion, or an access just past a zero-byte region (the empty input's buffer)."""
-    frames = {str(f.get("function") or "") for f in crash.get("frames") or []}
-    return bool(frames & _ASSERTS) or "0-byte region" in str(crash.get("region") or "")
 
 
 def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:

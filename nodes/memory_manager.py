@@ -33,7 +33,7 @@ from long_term_memory.experience.models import ITEM_ID
 from nodes._common import ctx_of, log_event
 from nodes._experience import finalize_experience
 from nodes._llm import call_agent
-from nodes.block_drop import crashed_mark, drop_crashed_block, guard_empty_crash
+from nodes.block_drop import crashed_mark, drop_crashed_block
 from nodes.block_repair import release_leaked_result, remembered_releases
 from nodes.field_repair import release_left_in_field, remembered_fields
 
@@ -173,8 +173,7 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
     """An improvement that could not be made to build or run: count it and go back to best.
 
     A crash inside one of several blocks the improvement added drops only that block; a leak of
-    what a block's call returned is first repaired by releasing it (:mod:`nodes.block_repair`),
-    and a crash on the empty input by returning early on it.
+    what a block's call returned is first repaired by releasing it (:mod:`nodes.block_repair`).
     """
     best = state["best"]
     repaired = release_leaked_result(state) or release_left_in_field(state)
@@ -185,12 +184,6 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
         update["extras"] = (remembered_fields(state, released) if "field" in released
                             else remembered_releases(state, released))
         return update
-    guarded = guard_empty_crash(state)
-    if guarded is not None:
-        log_event(state, "improvement.empty_input_guarded", version=state.get("harness_version"),
-                  next_version=guarded["harness_version"],
-                  function=(state.get("crash") or {}).get("entry_function") or "")
-        return guarded
     dropped = drop_crashed_block(state)
     if dropped is not None:
         update, direction = dropped

@@ -1,9 +1,9 @@
 """Lessons about the input a library call cannot take, and the item shape every lesson shares.
 
 A call that fails on the empty input (an assertion on the length, a read of a first byte that is
-not there) is kept, and the harness returns early on zero bytes: the block repair
-(:mod:`nodes.block_drop`) and the fixer both do that after the crash. The lesson says so up front
-for the next harness of the library that calls the function: ``guard_empty_input(F)``.
+not there) is kept, and the harness returns early on zero bytes: the fixer does that after a crash
+whose reproducer is empty. When the next run then ran, the lesson says so up front for the next
+harness of the library that calls the function: ``guard_empty_input(F)``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import re
 from typing import Any
 
 THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
-_EMPTY_REPAIR = re.compile(r"^- \[repair\] v\d+ crashed on the empty input through (\w+)", re.M)
-_DROPPED = re.compile(r"^- \[revert\] v\d+ did not run cleanly: dropped its block 'call (\w+)", re.M)
 _EMPTY_FIX = re.compile(r"^- \[harness\] v\d+ by enhancer\.fix: .*\breturn early on an empty input\b")
 
 
@@ -27,11 +25,10 @@ def item(title: str, description: str, content: str, scope: dict[str, str], fail
 def empty_input_items(trajectory: str) -> list[dict[str, Any]]:
     """``guard_empty_input(F)`` for each call that crashed on the empty input and, guarded, ran.
 
-    The fixer's guard counts when the next run of the harness did not crash; a block's guard,
-    unless the block was dropped after all.
+    The fixer's guard counts only when the next run of the harness did not crash: the fuzzer runs
+    the empty input first, so a call that fails on every input crashes there too.
     """
-    dropped = set(_DROPPED.findall(trajectory))
-    found = [f for f in _EMPTY_REPAIR.findall(trajectory) if f not in dropped]
+    found: list[str] = []
     crash = pending = ""
     for line in trajectory.splitlines():
         if m := THROUGH.match(line):

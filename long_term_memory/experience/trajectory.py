@@ -133,17 +133,13 @@ def _build_errors(work_dir: Path, version: Any, limit: int = 2) -> str:
 
 
 def _repair_step(event: Mapping[str, Any]) -> Step | None:
-    """A block an improvement kept and repaired: a leaked result released, or an empty input guarded.
+    """A leaked result an improvement's block kept and released (``improvement.block_repaired``).
 
-    ``improvement.block_repaired`` and ``improvement.empty_input_guarded``. Listed at the end of
-    the trajectory, where a long one keeps its steps: the extractor makes each into a lesson that
-    makes the repair up front.
+    Listed at the end of the trajectory, where a long one keeps its steps: the extractor makes
+    each into a lesson that releases such results up front.
     """
     data = event.get("data") or {}
     function, releaser = data.get("function"), data.get("releaser")
-    if event.get("type") == "improvement.empty_input_guarded" and function:
-        return "repair", (f"v{data.get('version')} crashed on the empty input through {function}: "
-                          f"v{data.get('next_version')} returns early on it")
     if event.get("type") != "improvement.block_repaired" or not (function and releaser):
         return None
     if data.get("field"):

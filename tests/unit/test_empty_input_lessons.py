@@ -1,10 +1,12 @@
-"""A call that crashed on the empty input, kept with a guard, teaches the next harness the guard.
+"""A call that crashed on the empty input, guarded by the fixer, teaches the next harness the guard.
 
 An invented API: ``ww_append(ww_dec *dec, const uint8_t *data, size_t size)`` asserts when given
-zero bytes. An improvement of one target added it and crashed on the empty input; the block stayed
-and the harness returned early on that input. The lesson (``guard_empty_input(ww_append)``) puts the
-guard into the next harness of the library that calls ``ww_append``, before it crashes, and the
-lesson counts as used only where the measured harness calls it behind the guard.
+zero bytes. One target's harness crashed in it on the empty input; the fixer made the harness
+return early on zero bytes and the next run ran. The lesson (``guard_empty_input(ww_append)``)
+puts the guard into the next harness of the library that calls ``ww_append``, before it crashes,
+and counts as used only where the measured harness calls it behind the guard. A guard after which
+the harness crashed again teaches nothing: the fuzzer runs the empty input first, so a call that
+fails on every input crashes there too.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from agents.offline.lesson_apply import ActionableLesson, apply_lessons
 from agents.offline.lesson_extract import actionable_items
 from long_term_memory.experience.lesson_effects import effect_present
 from long_term_memory.experience.lessons import lesson_fits, parse_action, parse_scope
-from long_term_memory.experience.trajectory import _repair_step
 
 API = parse_prototypes("""
 ww_dec *ww_new(void);
@@ -36,29 +37,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 """
-
-
-def _trajectory(*extra: str) -> str:
-    event = {"type": "improvement.empty_input_guarded",
-             "data": {"version": 2, "next_version": 3, "function": "ww_append"}}
-    step = _repair_step(event)
-    assert step is not None
-    return "\n".join(["- [harness] v2 by enhancer.improve: call ww_append on a new ww_dec "
-                      "(adds calls to ww_append)", "- [crash] deadly-signal at library through ww_append",
-                      *extra, f"- [{step[0]}] {step[1]}"])
-
-
-def test_the_kept_guarded_block_becomes_a_guard_lesson() -> None:
-    items = actionable_items("int ww_decode(const uint8_t *data, size_t size);", _trajectory(), "")
-    assert [(i["action"], i["scope"], i["failure"]) for i in items] == [
-        ("guard_empty_input(ww_append)", {"name": "ww_append"}, "empty-input@ww_append")]
-
-
-def test_a_block_dropped_after_all_teaches_no_guard() -> None:
-    dropped = ("- [revert] v3 did not run cleanly: dropped its block 'call ww_append on a new ww_dec' "
-               "(v4 has the others)")
-    items = actionable_items("int ww_decode(const uint8_t *data, size_t size);", _trajectory(dropped), "")
-    assert all(i["action"] != "guard_empty_input(ww_append)" for i in items), items
 
 
 def test_the_fixers_guard_counts_only_when_the_next_run_ran() -> None:
