@@ -48,9 +48,9 @@ def resolve(ctype: str) -> str:
         under = table.typedefs.get(core, "")
         if under in table.typedefs and _hides_pointer(table, under):
             pass  # `typedef node_p doc_p;`: an alias of a pointer typedef, followed
-        # `typedef struct s *handle_t` names an opaque handle: it stays the library's name for
-        # it; `typedef node_t *node_p` and `typedef void *ptr_t` are only spellings.
-        elif "*" not in under or "(*)" in under or re.match(r"(const\s+)?(struct|union)\b", under):
+        # `typedef struct s *handle_t` names a handle (it stays the library's name for it);
+        # `typedef node_t *node_p`, `void *ptr_t`, a pointer to a record to fill: spellings.
+        elif "*" not in under or "(*)" in under or table.names_handle(core, under):
             break
         prefix = "const " if text.startswith("const ") else ""
         stars = strip_const(text).count("*")
@@ -65,7 +65,7 @@ def _hides_pointer(table: type_table.TypeTable, name: str) -> bool:
         if under in table.typedefs:
             name = under
             continue
-        return "*" in under and "(*)" not in under and not re.match(r"(const\s+)?(struct|union)\b", under)
+        return "*" in under and "(*)" not in under and not table.names_handle(name, under)
     return False
 
 

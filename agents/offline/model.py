@@ -19,6 +19,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent_graph.memory.tokens import count_text_tokens
 from agents.offline import crash_roles, experience, local_memory, roles
+from agents.offline.cdecl import parse_prototypes
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.type_table import read_types, using
 from agents.offline.type_tags import with_tags
@@ -68,7 +69,7 @@ class OfflineChatModel(BaseChatModel):
             text = reply_text({"error": f"offline model has no skill for role {facts.role!r}"})
         else:
             # Typedefs, records and constants of the library come from the prompt itself.
-            with using(read_types(facts.text("Types"))):
+            with using(read_types(facts.text("Types"), parse_prototypes(facts.code("Library API")))):
                 payload, code = handler(facts)
                 code = with_tags(code) if code else code
             text = reply_text(payload, code)

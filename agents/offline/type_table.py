@@ -9,11 +9,12 @@ and the synthesizer consult while one reply is made; without one, only standard 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from fuzzkit.api import FunctionDecl
 from fuzzkit.header_releasers import HEAP_NOTE
 from fuzzkit.header_wrappers import Wrapper, argument_names, call_arguments, fixed_arguments
 
@@ -80,6 +81,7 @@ class TypeTable:
     fixed_args: dict[str, dict[int, str]] = field(default_factory=dict)
     arg_names: dict[str, dict[int, str]] = field(default_factory=dict)  # from the header's wrappers
     instances: list[tuple[str, str]] = field(default_factory=list)  # (name, type) the library defines
+    handed_out: frozenset[str] | None = None  # type names the API returns or writes out (None: unknown)
     key: int = 0
 
     def record(self, name: str) -> Record | None:
@@ -89,6 +91,19 @@ class TypeTable:
         if found is None and name in self.canonical:
             return self.records.get(re.sub(r"^(struct|union)\s+", "", self.canonical[name]))
         return found
+
+    def names_handle(self, name: str, under: str) -> bool:
+        """Whether typedef ``name`` of ``under`` (``struct s *``) is a handle, not a spelling.
+
+        A pointer to a record whose fields are listed and that no function hands out
+        (``typedef struct img *img_p``, ``struct img { ... }``) is the caller's record to fill.
+        """
+        if not re.match(r"(const\s+)?(struct|union)\b", under):
+            return False
+        if self.handed_out is None or name in self.handed_out:
+            return True
+        rec = self.record(under.replace("*", "").strip())
+        return rec is None or rec.opaque or not rec.fields
 
     def tag_only(self, name: str) -> str | None:
         """``struct x`` for a record ``x`` that has no typedef of that name (needs its tag)."""
@@ -115,9 +130,12 @@ def using(table: TypeTable) -> Iterator[TypeTable]:
         _ACTIVE.reset(token)
 
 
-def read_types(text: str) -> TypeTable:
-    """Parse a ``## Types`` section body (fenced C, then ``Release functions`` bullets)."""
-    table = TypeTable()
+def read_types(text: str, api: Iterable[FunctionDecl] | None = None) -> TypeTable:
+    """Parse a ``## Types`` section body (fenced C, then ``Release functions`` bullets).
+
+    ``api``: the prompt's prototypes, whose result and out-parameter types are handed out.
+    """
+    table = TypeTable(handed_out=_handed_out(api))
     group: list[str] = []
     scoped: frozenset[str] = frozenset()
     wrappers: list[Wrapper] = []
@@ -165,8 +183,19 @@ def read_types(text: str) -> TypeTable:
         table.groups.append(group)
     table.fixed_args = fixed_arguments(wrappers)
     table.arg_names = argument_names(wrappers)
-    table.key = hash(text)
+    table.key = hash((text, table.handed_out))
     return table
+
+
+def _handed_out(api: Iterable[FunctionDecl] | None) -> frozenset[str] | None:
+    """The type names functions return (``img_p``) or write through ``img_p *``."""
+    fns = list(api or ())
+    if not fns:
+        return None
+    types = [f.return_type for f in fns] + [
+        p.type.rsplit("*", 1)[0] for f in fns for p in f.params if p.type.rstrip().endswith("*")
+    ]
+    return frozenset(re.sub(r"\b(const|struct|union)\b|\*", " ", t).strip() for t in types)
 
 
 _NOTES = (  # the bullets after the declarations, in the order they are tried
