@@ -41,7 +41,7 @@ def _type_words(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) 
     return out
 
 
-_TAG = re.compile(r"\b(const|struct|union|enum|volatile)\b")
+_TAG = re.compile(r"\b(const|struct|union|enum|volatile|restrict|__restrict|__restrict__)\b")  # no type words
 _RELEASE = {"free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit", "fini",
             "close", "finalize", "finish", "end"}
 _CREATE = {"new", "create", "alloc", "open", "init", "make", "ctor"}

@@ -121,3 +121,19 @@ def test_the_targets_own_header_ranks_before_names_merely_close_to_it() -> None:
     ranked = [d.name for d in ranked_api(state)]
     assert ranked[1:3] == ["kv_build_uri", "kv_normalize_uri_path"]
     assert {"kv_build_uri", "kv_normalize_uri_path"} <= {d.name for d in relevant_api(state)}
+
+
+def test_a_restrict_spelling_of_a_type_is_that_type() -> None:
+    """``typedef kv_doc *restrict kv_docrp`` is ``kv_doc *``: its maker is shown for a target taking it.
+
+    The qualifier was read as the type's word, so no function of the target's type looked related
+    to one returning the plain spelling, and the constructor was left out of the prompt.
+    """
+    target = FunctionDecl("kv_read_head", "void", (Param("doc", "kv_docrp"), Param("n", "int")))
+    facts = HeaderFacts(typedefs=[*FACTS.typedefs, Typedef("kv_docrp", "kv_doc *restrict",
+                                                           "struct kv_doc *restrict")])
+    users = [FunctionDecl(f"kv_doc_use{i:03d}", "int", (Param("doc", "kv_docrp"), Param("x", "int")))
+             for i in range(MAX_API)]
+    api = [*FILLER, *users, CREATE, target, RELEASE]
+    state = {"target": target.to_dict(), "api": [d.to_dict() for d in api], "header_facts": facts.to_dict()}
+    assert {"kv_doc_new", "kv_doc_free"} <= {d.name for d in relevant_api(state)}
