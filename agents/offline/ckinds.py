@@ -54,7 +54,7 @@ def resolve(ctype: str) -> str:
             break
         prefix = "const " if text.startswith("const ") else ""
         stars = strip_const(text).count("*")
-        text = normalize_type(prefix + under + " *" * stars)
+        text = normalize_type(prefix + table.spelling(core, under) + " *" * stars)
     return text
 
 

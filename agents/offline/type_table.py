@@ -105,6 +105,16 @@ class TypeTable:
         rec = self.record(under.replace("*", "").strip())
         return rec is None or rec.opaque or not rec.fields
 
+    def spelling(self, name: str, under: str) -> str:
+        """What typedef ``name`` stands for; ``img *`` for a tagless record's pointer.
+
+        ``typedef struct { ... } img, *img_p``: the section gives ``struct img *`` with ``/* img * */``.
+        """
+        canon = self.canonical.get(name, "")
+        if not re.match(r"(const\s+)?(struct|union)\b", under) or "*" not in canon:
+            return under
+        return under if re.search(r"\b(struct|union)\b", canon) else canon
+
     def tag_only(self, name: str) -> str | None:
         """``struct x`` for a record ``x`` that has no typedef of that name (needs its tag)."""
         rec = self.records.get(name)
@@ -183,6 +193,10 @@ def read_types(text: str, api: Iterable[FunctionDecl] | None = None) -> TypeTabl
         table.groups.append(group)
     table.fixed_args = fixed_arguments(wrappers)
     table.arg_names = argument_names(wrappers)
+    for name, under in list(table.typedefs.items()):  # a tagless record's name: `/* img * */`
+        if table.spelling(name, under) != under:
+            tagless = table.canonical[name].replace("*", "").strip()
+            table.typedefs.setdefault(tagless, under.replace("*", "").strip())
     table.key = hash((text, table.handed_out))
     return table
 
