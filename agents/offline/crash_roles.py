@@ -92,16 +92,21 @@ _RAISE_WORDS = {"throw", "raise", "panic", "fatal", "error", "die"}
 def _unhandled_raise(facts: PromptFacts) -> str:
     """Why an ``abort()`` is the library's way of raising an error nobody handled, or ``""``.
 
-    ``abort()`` called right from a public function named for raising errors (``x_throw``,
-    ``x_panic``): the library reports errors by jumping to a handler its caller sets up, and
-    aborts when there is none. An assertion (``__assert_fail`` calls ``abort``) stays the library's.
+    ``abort()`` called from a public function named for raising errors (``x_throw``,
+    ``x_panic``), right away or through its default handler: the library reports errors by
+    jumping to a handler its caller sets up, and aborts when there is none. An assertion
+    (``__assert_fail`` calls ``abort``) stays the library's.
     """
     frames = _STACK_FRAME.findall(facts.text("Stack"))
     public = {d.name for d in parse_prototypes(facts.code("Library functions in the stack"))}
     if "abort" not in frames[:-1]:
         return ""
-    raiser = frames[frames.index("abort") + 1]
-    if raiser not in public or not set(words(raiser)) & _RAISE_WORDS:
+    # The raiser may reach abort through its default handler (`x_error` -> `x_default_error`
+    # -> `x_longjmp` -> abort): the nearest frames up to an assertion's own are looked at.
+    above = frames[frames.index("abort") + 1:][:4]
+    above = above[: next((i for i, f in enumerate(above) if f.startswith("__")), len(above))]
+    raiser = next((f for f in above if f in public and set(words(f)) & _RAISE_WORDS), "")
+    if not raiser:
         return ""
     return (f"{raiser}, the library's public way of raising an error, called abort(): the error was "
             "raised where the harness had set up no handler, which the API requires, not a fault "

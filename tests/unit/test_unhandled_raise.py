@@ -19,7 +19,9 @@ from fuzzkit.api import FunctionDecl, Param
 LOAD = FunctionDecl("qjs_loadtext", "void", [Param("J", "qjs_State *"), Param("name", "const char *"),
                                                Param("src", "const char *")]).to_dict()
 API = [LOAD, FunctionDecl("qjs_throw", "void", [Param("J", "qjs_State *")]).to_dict(),
-       FunctionDecl("qjs_newstate", "qjs_State *", [Param("flags", "int")]).to_dict()]
+       FunctionDecl("qjs_newstate", "qjs_State *", [Param("flags", "int")]).to_dict(),
+       FunctionDecl("qjs_error", "void", [Param("J", "qjs_State *"), Param("msg", "const char *")]).to_dict(),
+       FunctionDecl("qjs_longjmp", "void", [Param("J", "qjs_State *"), Param("val", "int")]).to_dict()]
 HARNESS = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   qjs_State *J = qjs_newstate(0);
   char *text = lf_strndup(data, size);
@@ -60,3 +62,8 @@ def test_an_assertion_failing_inside_the_library_stays_a_library_bug() -> None:
     assert verdict(_abort("__assert_fail", "qjs_parse")) == "library_bug"
     # an abort from an internal function (not the API's raiser) is the library's too
     assert verdict(_abort("qjs_fatal_internal", "qjs_parse")) == "library_bug"
+
+
+def test_an_abort_reached_through_the_raisers_default_handler_is_the_harness_missing_a_handler() -> None:
+    # `qjs_error` -> its static default handler -> `qjs_longjmp`, which aborts with no jump buffer set
+    assert verdict(_abort("qjs_longjmp", "qjs_default_error", "qjs_error", "qjs_parse")) == "harness_misuse"
