@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,6 @@ from fuzzkit.header_reach import MAX_RECORDS, TypeReach, library_instances
 from fuzzkit.header_releasers import find_releasers
 from fuzzkit.header_wrappers import MAX_WRAPPERS, Wrapper, body_tokens, function_wrapper, macro_wrapper
 from fuzzkit.headers import cindex_module, documented_internal, parse_translation_unit
-from fuzzkit.param_docs import definition_docs
 
 MAX_ENUM_CONSTANTS = 160
 
@@ -59,7 +58,7 @@ _SUBJECT = re.compile(r"^\s*(?:If\s+)?([A-Za-z_]\w*)(?:\(\))?\s+(?:\(\)\s+)?(?:w
 def collect_facts(
     headers: Sequence[str | Path], include_dirs: Sequence[str | Path] = (),
     defines: Iterable[str] = (), api: Sequence[FunctionDecl] = (), helpers: Collection[str] = (),
-    sources: Sequence[str | Path] = (),
+    docs: Mapping[str, str] | None = None,
 ) -> HeaderFacts:  # fmt: skip
     """The typedefs, records, enums, integer macros and release functions behind ``api``.
 
@@ -67,8 +66,9 @@ def collect_facts(
     fields (records and typedefs from any header, system headers included, since a library may
     use another's types); enums and macros come from the library's own headers. ``helpers``:
     the names in ``api`` that are the headers' own inline functions (still read as wrappers of
-    the library's functions they call, never as the functions wrapped). ``sources``: the
-    library's source files, whose comments document the functions the headers leave undocumented.
+    the library's functions they call, never as the functions wrapped). ``docs``: documentation
+    found elsewhere (the comment at each definition in the sources, :func:`fuzzkit.param_docs.
+    definition_docs`), used for the functions the headers leave undocumented.
     """
     cindex = cindex_module()
     collector = _Collector(cindex, [Path(h).resolve() for h in headers], api, helpers)
@@ -77,8 +77,8 @@ def collect_facts(
         tu = parse_translation_unit(cindex, header, include_dirs, defines, detailed=True,
                                     before=collector.headers[:i])
         collector.scan(tu)
-    undocumented = [d.name for d in api if d.name not in collector.docs]
-    collector.docs.update(definition_docs(sources, undocumented) if sources and undocumented else {})
+    for name, doc in (docs or {}).items():
+        collector.docs.setdefault(name, doc)
     return collector.facts()
 
 

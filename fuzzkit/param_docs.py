@@ -43,10 +43,13 @@ _NOT_NULL = re.compile(r"\b(?:must|should|may|can|cannot)\s*not\s+be\s+NULL\b|\b
 
 
 def param_facts(files: Iterable[str | Path], api: Sequence[FunctionDecl]
-                ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """:func:`optional_params` and :func:`utf8_params` of ``api``, the files read once."""
+                ) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str]]:
+    """:func:`optional_params`, :func:`utf8_params` and :func:`definition_docs` of ``api``.
+
+    The files are read once.
+    """
     texts = list(_read(files))
-    return _optional(texts, api), _utf8(texts, api)
+    return _optional(texts, api), _utf8(texts, api), _definition_docs(texts, [d.name for d in api])
 
 
 def optional_params(files: Iterable[str | Path], api: Sequence[FunctionDecl]) -> dict[str, list[str]]:
@@ -118,12 +121,17 @@ def _utf8(texts: Iterable[str], api: Sequence[FunctionDecl]) -> dict[str, list[s
 def definition_docs(files: Iterable[str | Path], names: Collection[str]) -> dict[str, str]:
     """``{function: comment}``: the comment documenting each of ``names`` where it is defined.
 
-    Read from the library's sources for the functions its headers leave undocumented (gtk-doc
-    style ``name:`` first lines, or the comment right before the definition); the first wins.
+    Read from the library's sources (gtk-doc style ``name:`` first lines, or the comment right
+    before the definition); the first wins. :func:`fuzzkit.header_facts_collect.collect_facts`
+    uses it where the headers leave a function undocumented.
     """
+    return _definition_docs(_read(files), names)
+
+
+def _definition_docs(texts: Iterable[str], names: Collection[str]) -> dict[str, str]:
     wanted = dict.fromkeys(names, ())
     found: dict[str, str] = {}
-    for text in _read(files):
+    for text in texts:
         for m in _COMMENT.finditer(text):
             fn = _documented(m.group(1), text, m.end(), wanted)
             if fn is not None and fn not in found:

@@ -119,8 +119,9 @@ class Fuzzkit:
         """
         # An inline helper is read as what it is: a wrapper of the functions it calls, if it calls any.
         helpers = {d.name for d in _inline(lib)}
-        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api, helpers, lib.sources)
-        facts.optional, facts.utf8 = param_facts([*lib.headers, *lib.sources], api)
+        optional, utf8, docs = param_facts([*lib.headers, *lib.sources], api)  # every file read once
+        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api, helpers, docs)
+        facts.optional, facts.utf8 = optional, utf8
         data = defined_data(lib)  # empty when llvm-nm gives no verdict: keep all
         facts.instances = [i for i in facts.instances if not data or i[0] in data]
         return facts

@@ -56,8 +56,8 @@ def _facts(tmp_path: Path, with_sources: bool) -> str:
     (tmp_path / "tag.h").write_text(HEADER)
     (tmp_path / "ref.c").write_text(SOURCE)
     api = parse_prototypes(HEADER)
-    sources = [tmp_path / "ref.c"] if with_sources else []
-    facts = collect_facts([tmp_path / "tag.h"], [tmp_path], api=api, sources=sources)
+    docs = definition_docs([tmp_path / "ref.c"], [d.name for d in api]) if with_sources else {}
+    facts = collect_facts([tmp_path / "tag.h"], [tmp_path], api=api, docs=docs)
     return "\n".join(facts.render().splitlines()[1:])
 
 

@@ -51,7 +51,7 @@ def test_parameters_documented_as_utf8_by_their_type_or_their_own_description(tm
     (tmp_path / "gl.h").write_text(HEADER)
     assert utf8_params([tmp_path / "gl.h"], API) == {"gl_label": ["input"], "gl_compile": ["pattern"]}
     files = [tmp_path / "gl.h"]
-    assert param_facts(files, API) == (optional_params(files, API), utf8_params(files, API))  # one read
+    assert param_facts(files, API)[:2] == (optional_params(files, API), utf8_params(files, API))  # one read
     (tmp_path / "plain.h").write_text(HEADER.replace("UTF-8", "Latin-1"))
     assert utf8_params([tmp_path / "plain.h"], API) == {}
 
