@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
     """A zero-filled struct of type ``key`` on the stack."""
-    if pl.strict_release and ckinds.is_opaque(key):
-        raise Unsupported(f"{key} is opaque: it cannot be declared by value")  # optional code only
+    if pl.strict_release and (ckinds.is_opaque(key) or type_table.active().unlisted(key)):
+        raise Unsupported(f"{key} may be opaque: it cannot be declared by value")  # optional code only
     v = pl.f.name(base)
     target = pl.f.hoist if hoist else pl.f.decls
     target.append(f"{key} {v};")

@@ -92,6 +92,11 @@ class TypeTable:
             return self.records.get(re.sub(r"^(struct|union)\s+", "", self.canonical[name]))
         return found
 
+    def unlisted(self, name: str) -> bool:
+        """Whether ``name`` is a typedef of a record the section does not list (it may be opaque)."""
+        record_type = re.fullmatch(r"(struct|union) \w+", self.canonical.get(name, ""))
+        return bool(record_type) and self.record(name) is None
+
     def names_handle(self, name: str, under: str) -> bool:
         """Whether typedef ``name`` of ``under`` (``struct s *``) is a handle, not a spelling.
 
