@@ -84,6 +84,46 @@ def missing_sources(sources: list[Path], extra: list[str], dest: Path, env: dict
             run_step(["make", *extra, *targets], directory, log, env, f"make {' '.join(targets)}", tree)
 
 
+_QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+\.h)"', re.M)
+
+
+def absent_includes(source: Path, flags: list[str]) -> list[str]:
+    """The headers ``source`` includes in quotes that neither its directory nor an ``-I`` has yet."""
+    try:
+        text = source.read_text(errors="replace")
+    except OSError:
+        return []
+    dirs = [source.parent] + [Path(f[2:]) if Path(f[2:]).is_absolute() else source.parent / f[2:]
+                              for f in flags if f.startswith("-I") and len(f) > 2]
+    return [n for n in dict.fromkeys(_QUOTED_INCLUDE.findall(text))
+            if "/" not in n and not any((d / n).exists() for d in dirs)]
+
+
+def generated_includes(compiles: list[tuple[Path, list[str]]], extra: list[str], dest: Path,
+                       env: dict[str, str], tree: Path | None = None) -> None:
+    """Have make produce the headers library sources include that no directory has yet.
+
+    A Makefile can generate a header with a program of its own (a table of curve constants
+    written by a helper built first) without listing it in ``BUILT_SOURCES``; ``make -n``
+    only names the program's steps. Each such header is asked for in its source's directory,
+    best effort: a name a conditional ``#include`` guards may have no rule, and the trial build
+    decides whether detection worked.
+    """
+    wanted: dict[Path, list[str]] = {}
+    for source, flags in compiles:
+        for name in absent_includes(source, flags):
+            if name not in wanted.setdefault(source.parent, []):
+                wanted[source.parent].append(name)
+    for directory, names in wanted.items():
+        if not (directory / "Makefile").is_file():
+            continue
+        try:
+            run_step(["make", "-k", *extra, *names], directory, dest / "make-headers.log", env,
+                     f"make {' '.join(names[:5])}", tree)
+        except ToolchainError:
+            pass
+
+
 def built_sources(directories: set[Path], extra: list[str], dest: Path, env: dict[str, str],
                   tree: Path | None = None) -> None:
     """Make each directory's automake ``BUILT_SOURCES`` (files the build makes before compiling).

@@ -18,6 +18,7 @@ from fuzzkit.tools import tool
 _CACHE_LIB = re.compile(
     r"^\w*_LIBRAR(?:Y|IES)(?:_RELEASE)?:FILEPATH=(?P<path>/\S+\.(?:so|a)(?:\.[\d.]+)?)$", re.M)
 _MAKE_LIBS = re.compile(r"^\w*LIBS\s*=\s*(?P<flags>.*)$", re.M)
+_MAKE_INCLUDE = re.compile(r"^-?include\s+(?P<files>[^$\n]+)$", re.M)
 
 
 def cmake_link_flags(build_dir: Path) -> list[str]:
@@ -30,11 +31,18 @@ def cmake_link_flags(build_dir: Path) -> list[str]:
 
 
 def make_link_flags(tree: Path) -> list[str]:
-    """``-l`` flags of the ``LIBS``-style variables of the generated top-level Makefile."""
+    """``-l`` flags of the ``LIBS``-style variables of the generated top-level Makefile.
+
+    The files it includes by a plain name count too: a configure step may write the variables
+    into one of them (``include config.make``) rather than into the Makefile itself.
+    """
     makefile = tree / "Makefile"
     if not makefile.is_file():
         return []
-    flags = [f for m in _MAKE_LIBS.finditer(makefile.read_text(errors="replace"))
+    text = makefile.read_text(errors="replace")
+    included = [tree / n for m in _MAKE_INCLUDE.finditer(text) for n in m["files"].split()]
+    text += "".join("\n" + f.read_text(errors="replace") for f in included if f.is_file())
+    flags = [f for m in _MAKE_LIBS.finditer(text)
              for f in m["flags"].split() if re.fullmatch(r"-l[\w+.-]+", f)]
     return _resolving(list(dict.fromkeys(flags)))
 

@@ -105,6 +105,7 @@ def run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> De
     detect_generate.built_sources({e.source.parent for e in entries}, extra, dest, env, tree)
     detect_generate.missing_sources([e.source for e in entries], extra, dest, env, tree,
                                     {e.source: e.obj for e in entries})
+    detect_generate.generated_includes([(e.source, e.flags) for e in entries], extra, dest, env, tree)
     recipe = from_compiles(tree, [(e.source, e.flags) for e in entries], None)
     return Detection(system, recipe.model_copy(update={"ldflags": make_link_flags(tree)}))
 

@@ -39,6 +39,10 @@ include_HEADERS = toy.h
 BUILT_SOURCES = toy_gen.h
 toy_gen.h:
 	echo '#define TOY_ONE 1' > $@
+# A header made by a rule of its own, listed nowhere a dry run would show (a table a helper
+# program writes): asked for by name because a library source includes it.
+toy_table.h:
+	echo '#define TOY_ZERO 0' > $@
 """
 
 
@@ -77,7 +81,9 @@ def _autotools_project(root: Path) -> None:
         "noinst_LIBRARIES = libcheck.a\nlibcheck_a_SOURCES = check.c\n"
     )
     (root / "tests" / "check.c").write_text("int toy_check(int x);\nint toy_check(int x) { return !x; }\n")
-    (root / "impl_fast.c").write_text('#include "toy.h"\nint toy_sum(int a, int b) { return a + b; }\n')
+    (root / "impl_fast.c").write_text(
+        '#include "toy.h"\n#include "toy_table.h"\nint toy_sum(int a, int b) { return a + b + TOY_ZERO; }\n'
+    )
     (root / "impl_slow.c").write_text(
         '#include "toy.h"\nint toy_sum(int a, int b) { while (b--) a++; return a; }\n'
     )
@@ -153,6 +159,8 @@ def test_configure_options_come_from_help_not_the_script_text() -> None:
     ]  # fmt: skip
     hand_written = "usage: configure [--static] [--64] [--prefix=PREFIX]\n"
     assert configure_args(hand_written, []) == ["--static"]
+    # The recipe compiles C, which the sanitizers see; hand-written assembly they would not.
+    assert configure_args("  --disable-assembler     Disable assembler code\n", []) == ["--disable-assembler"]
 
 
 TOY_H_IN = """\
@@ -265,6 +273,10 @@ def test_system_libraries_come_from_what_the_build_system_found(tmp_path: Path) 
 
     (tmp_path / "Makefile").write_text("LIBS = -lm -lno_such_library_here\nZ_LIBS = -lpthread\nCC = cc\n")
     assert make_link_flags(tmp_path) == ["-lm", "-lpthread"]
+    # A configure step may write the variables into a file the Makefile includes.
+    (tmp_path / "config.make").write_text("HOOK_LIBS = -ldl\n")
+    (tmp_path / "Makefile").write_text("include config.make\nLIBS = -lm\n")
+    assert make_link_flags(tmp_path) == ["-lm", "-ldl"]
     libm = next(p for p in Path("/usr/lib").rglob("libm.so*") if p.is_file() or p.is_symlink())
     (tmp_path / "CMakeCache.txt").write_text(
         f"M_LIBRARY:FILEPATH={libm}\nLZMA_LIBRARY:FILEPATH=LZMA_LIBRARY-NOTFOUND\nX:STRING=1\n")
