@@ -227,16 +227,30 @@ def _in_test_dir(source: Path, tree: Path) -> bool:
     return any(part.lower() in _TEST_DIRS for part in source.relative_to(tree).parts[:-1])
 
 
+def _member_entries(commands: _Commands, directory: Path, member: str) -> list[_Compile]:
+    """The compiles whose object is archived as ``member`` (a path or a glob, from ``directory``).
+
+    A compile without ``-o`` writes its object into the current directory, and some Makefiles
+    then move it beside its source (``cc -c src/a.c; mv a.o src/a.o``), which ``make -n``
+    shows but this reader does not follow: a member matching no object by path is taken to
+    be the one compile whose object has the member's file name, when exactly one has it.
+    """
+    pattern = str((directory / member).resolve()) if not Path(member).is_absolute() else member
+    wanted = Path(pattern).with_suffix(".lo")
+    found = [e for obj, e in commands.compiles.items()
+             if obj.with_suffix(".lo") == wanted or fnmatch.fnmatch(str(obj), pattern)]
+    if found or any(c in member for c in "*?["):
+        return found
+    named = [e for obj, e in commands.compiles.items() if obj.with_suffix(".lo").name == wanted.name]
+    return named if len(named) == 1 else []
+
+
 def library_compiles(commands: _Commands, tree: Path) -> list[_Compile]:
     """The compile entries of the library's own sources (see the module docstring)."""
     chosen: dict[Path, _Compile] = {}
     for directory, member in commands.members:
-        pattern = str((directory / member).resolve()) if not Path(member).is_absolute() else member
-        for obj, entry in commands.compiles.items():
-            if obj.with_suffix(".lo") == Path(pattern).with_suffix(".lo") or fnmatch.fnmatch(
-                str(obj), pattern
-            ):
-                chosen.setdefault(entry.source, entry)
+        for entry in _member_entries(commands, directory, member):
+            chosen.setdefault(entry.source, entry)
     for entry in commands.direct:
         chosen.setdefault(entry.source, entry)
     # A test suite's helper library (`noinst_LIBRARIES` in tests/) is archived too.
