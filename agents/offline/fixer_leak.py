@@ -133,3 +133,19 @@ def _releaser(idx: ApiIndex, ctype: str, producer: str) -> str:
     if dtor:
         return dtor
     return idx.generic_free() or "free"
+
+
+def release_held_fields(code: str, added: list[str], held: set[str], idx: ApiIndex) -> str:
+    """Release, before returning, what an added call leaves in the fields of a record the harness holds.
+
+    ``held``: the variables of the harness's own records (passed as ``&var``).
+
+    A decode call given the harness's own ``&config`` (zeroed where it is declared, at the top)
+    hands back an output buffer in ``config.output``; the block cannot release it, since the
+    harness's record outlives the block, so the release goes where the harness releases its own.
+    """
+    for name in dict.fromkeys(added):
+        fn = idx.by_name.get(name)
+        if fn is not None and any(e[1:].split(".")[0] in held for e, _ in field_releases(code, fn, idx)):
+            code, _ = release_results(code, fn, idx.api, fields_only=True)
+    return code

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from agents.offline import ckinds
 from agents.offline.analysis import with_target
 from agents.offline.fixer_edit import add_include
+from agents.offline.fixer_leak import release_held_fields
 from agents.offline.improver_blocks import mark_consumed, one_block, written_by_target
 from agents.offline.improver_steps import made_stepper
 from agents.offline.synth_api import ApiIndex, words
@@ -78,7 +79,10 @@ def improve_harness(
     if not blocks:
         return Improvement(code)
     made = _insert(code, entry, at, blocks)
-    return Improvement(complete_release_calls(made.code, idx.api), made.directions, made.added_calls)
+    zeroed = {o.var for o in scope if o.expr == f"&{o.var}" and f"memset(&{o.var}, 0," in code}
+    done = release_held_fields(made.code, made.added_calls, zeroed, idx)
+    return Improvement(complete_release_calls(done, idx.api), made.directions, made.added_calls)
+
 
 
 def _insertion_point(code: str, body_start: int, target: str) -> int:
