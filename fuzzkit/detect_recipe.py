@@ -37,7 +37,8 @@ def fingerprint(root: Path) -> str:
 
 def with_api_headers(tree: Path, recipe: BuildRecipe, extra_roots: list[Path]) -> BuildRecipe:
     """Keep public headers declaring functions the sources define; add their include dirs."""
-    candidates = [tree / h for h in recipe.headers] or public_headers(tree, extra_roots)
+    candidates = [tree / h for h in recipe.headers] or public_headers(
+        tree, extra_roots, [tree / d for d in recipe.include_dirs])
     incs = [str((tree / d).resolve()) for d in recipe.include_dirs]
     incs = list(dict.fromkeys([*incs, *(str(h.parent) for h in candidates)]))
     code = "\n".join(read_text(p) for g in recipe.sources for p in tree.glob(g))

@@ -17,7 +17,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from fuzzkit.detect_tree import candidate_sources, generated_headers, public_headers, read_text
+from fuzzkit.detect_tree import candidate_sources, generated_headers, public_headers, read_text, walk
 from fuzzkit.errors import ToolchainError
 from fuzzkit.library import BuildRecipe
 from fuzzkit.tools import tool
@@ -88,6 +88,36 @@ def _include_dirs(root: Path, sources: list[Path]) -> list[str]:
         if rel not in dirs:
             dirs.append(rel)
     return dirs
+
+
+def _header_dirs(root: Path, failed: list[str], incs: list[str]) -> list[str]:
+    """Directories of the tree (outside tests, docs, examples) holding headers the compiles missed.
+
+    A library may keep its headers in a folder of their own (``src/headers``, ``inc``) that no
+    source sits in; each missing name is looked up there, the shallowest match first.
+    """
+    names = {Path(m).name for err in failed for m in _MISSING.findall(err) if "/" not in m}
+    found: list[str] = []
+    for header in sorted(walk(root, (".h",)), key=lambda h: (len(h.parts), h.as_posix())):
+        rel = header.parent.relative_to(root).as_posix()
+        if header.name in names and rel not in incs and rel not in found:
+            found.append(rel)
+            names.discard(header.name)
+    return found
+
+
+def _compile_finding_headers(
+    root: Path, sources: list[Path], incs: list[str], defines: list[str]
+) -> dict[Path, tuple[str, set[str]]]:
+    """:func:`_compile_all`, adding to ``incs`` the tree's folders that hold headers a compile missed."""
+    results = _compile_all(root, sources, incs, defines)
+    for _ in range(2):  # a header found may include another, elsewhere
+        more = _header_dirs(root, [err for err, _ in results.values() if err], incs)
+        if not more:
+            break
+        incs += more
+        results = {**results, **_compile_all(root, [s for s, (e, _) in results.items() if e], incs, defines)}
+    return results
 
 
 def _compile_all(
@@ -161,7 +191,7 @@ def detect_sources(root: Path) -> tuple[BuildRecipe, list[str]]:
         raise ToolchainError(reason)
     incs = _include_dirs(root, sources)
     defines: list[str] = []
-    results = _compile_all(root, sources, incs, defines)
+    results = _compile_finding_headers(root, sources, incs, defines)
     failing = [s for s, (err, _) in results.items() if err]
     harvested = harvested_defines(root) if failing else []
     if harvested:
@@ -197,7 +227,8 @@ def detect_sources(root: Path) -> tuple[BuildRecipe, list[str]]:
             sources=[s.relative_to(root).as_posix() for s in kept],
             include_dirs=incs,
             defines=defines,
-            headers=[h.relative_to(root).as_posix() for h in public_headers(root)],
+            headers=[h.relative_to(root).as_posix()
+                     for h in public_headers(root, (), [root / d for d in incs])],
         ),
         notes,
     )

@@ -221,14 +221,17 @@ def _cmake_header_blocks(text: str) -> list[str]:
     return blocks
 
 
-def public_headers(root: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:
+def public_headers(
+    root: Path, extra_roots: Iterable[Path] = (), include_dirs: Iterable[Path] = ()
+) -> list[Path]:
     """The library's public headers, most likely first.
 
     A header is public when the build files install it (CMake ``install``/``*_HEADERS``
     variables, automake ``include_HEADERS``, Makefile install or ``includedir`` lines) or
     it sits in a top-level ``include/`` directory none of whose headers the build files name
     (where they name some, the others are helpers it does not install); failing both, every header next to the
-    library sources is. Headers named like private ones (``*_private.h``, ``*internal*``,
+    library sources or in an in-tree include directory below the top (``include_dirs``: a
+    ``src/headers`` the compiles use) is. Headers named like private ones (``*_private.h``, ``*internal*``,
     ``config.h``) are dropped unless nothing else is left. ``extra_roots`` (a build
     directory) are searched for generated headers too.
     """
@@ -241,7 +244,8 @@ def public_headers(root: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:
     chosen = [p for p in headers if p.name in mentioned or (p in under_include and not named)]
     if not chosen:
         source_dirs = {p.parent for p in candidate_sources(root)}
-        chosen = [p for p in headers if p.parent in source_dirs]
+        source_dirs |= {d.resolve() for d in include_dirs if d.resolve() != root.resolve()}
+        chosen = [p for p in headers if p.parent in source_dirs or p.parent.resolve() in source_dirs]
     public = [p for p in chosen if not _PRIVATE.search(p.stem)] or chosen
     by_name: dict[str, Path] = {}
     for path in public:

@@ -266,3 +266,25 @@ def test_a_source_written_and_compiled_by_one_suffix_rule_is_made_through_its_ob
     assert found.recipe.sources == ["_ext.c", "tpl.c"]
     lib = build_library(Path(found.recipe.root or root), found.recipe, cache=tmp_path / "cache")
     assert " T tpl_ext" in _symbols(lib.fuzz_archive)
+
+
+def test_headers_in_a_folder_of_their_own_are_found_for_the_plain_sources(tmp_path: Path) -> None:
+    """Sources under src/ including headers kept in src/headers (a folder no source sits in)."""
+    root = tmp_path / "qux-1.0"
+    (root / "src" / "headers").mkdir(parents=True)
+    (root / "src" / "ciphers").mkdir()
+    (root / "src" / "headers" / "qux.h").write_text(
+        '#include "qux_private.h"\nint qux_sum(const unsigned char *d, int n);\nint qux_rot(int x);\n')
+    (root / "src" / "headers" / "qux_private.h").write_text("#define QUX_ONE 1\n")
+    (root / "src" / "qux.c").write_text(
+        '#include "qux.h"\nint qux_sum(const unsigned char *d, int n) { return n ? d[0] + QUX_ONE : 0; }\n')
+    (root / "src" / "ciphers" / "rot.c").write_text(
+        '#include "qux.h"\nint qux_rot(int x) { return x + QUX_ONE; }\n')
+    (root / "version.c").write_text('#include "qux.h"\nint qux_version(void) { return QUX_ONE; }\n')
+    (root / "src" / "headers" / "qux.h").write_text(
+        (root / "src" / "headers" / "qux.h").read_text() + "int qux_version(void);\n")
+    found = detect_build(root, cache=tmp_path / "cache")
+    assert found.system == "sources"
+    assert "src/headers" in found.recipe.include_dirs
+    assert sorted(found.recipe.sources) == ["src/ciphers/rot.c", "src/qux.c", "version.c"], found.notes
+    assert found.recipe.headers == ["src/headers/qux.h"]
