@@ -288,3 +288,22 @@ def test_headers_in_a_folder_of_their_own_are_found_for_the_plain_sources(tmp_pa
     assert "src/headers" in found.recipe.include_dirs
     assert sorted(found.recipe.sources) == ["src/ciphers/rot.c", "src/qux.c", "version.c"], found.notes
     assert found.recipe.headers == ["src/headers/qux.h"]
+
+
+def test_an_umbrella_header_comes_with_the_parts_that_need_it(tmp_path: Path) -> None:
+    """qux_hash.h uses qux_cipher.h's type without including it; only qux.h includes both."""
+    root = tmp_path / "qux-2.0"
+    (root / "src" / "headers").mkdir(parents=True)
+    (root / "src" / "headers" / "qux.h").write_text('#include "qux_cipher.h"\n#include "qux_hash.h"\n')
+    (root / "src" / "headers" / "qux_cipher.h").write_text(
+        "typedef struct { int rounds; } qux_key;\nint qux_setup(qux_key *key, int rounds);\n")
+    (root / "src" / "headers" / "qux_hash.h").write_text(
+        "int qux_hash(qux_key *key, const unsigned char *d, int n);\n")
+    (root / "src" / "qux.c").write_text(
+        '#include "qux.h"\nint qux_setup(qux_key *key, int rounds) { key->rounds = rounds; return 0; }\n'
+        "int qux_hash(qux_key *key, const unsigned char *d, int n) { return n ? d[0] + key->rounds : 0; }\n")
+    (root / "version.c").write_text('#include "qux.h"\nint qux_version(void) { return 2; }\n')
+    found = detect_build(root, cache=tmp_path / "cache")
+    assert found.recipe.headers[0] == "src/headers/qux.h", found.recipe.headers
+    assert set(found.recipe.headers) == {"src/headers/qux.h", "src/headers/qux_cipher.h",
+                                         "src/headers/qux_hash.h"}
