@@ -57,7 +57,7 @@ def with_api_headers(tree: Path, recipe: BuildRecipe, extra_roots: list[Path]) -
     chosen = useful or parsed or candidates
     if not chosen:
         raise ToolchainError(f"no public header found under {tree}", HINT)
-    chosen = include_order([*umbrellas(parsed, chosen), *chosen], incs, recipe.defines)
+    chosen = include_order([*umbrellas(chosen), *chosen], incs, recipe.defines)
     include_dirs = list(recipe.include_dirs)
     for header in chosen:
         rel = _rel(tree, header.parent)
@@ -71,15 +71,15 @@ def with_api_headers(tree: Path, recipe: BuildRecipe, extra_roots: list[Path]) -
 _QUOTED = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', re.M)
 
 
-def umbrellas(parsed: list[Path], chosen: list[Path]) -> list[Path]:
-    """Headers that declare no function themselves but include two or more of ``chosen``.
+def umbrellas(chosen: list[Path]) -> list[Path]:
+    """Headers beside ``chosen`` that include two or more of them (an umbrella).
 
     A library whose parts need each other's types (``lib_hash.h`` uses ``lib_cipher.h``'s) is
     meant to be included through its umbrella (``lib.h``); without it the parts do not compile.
     """
     names = {h.name for h in chosen}
-    return [h for h in parsed if h not in chosen
-            and len(names & {Path(i).name for i in _QUOTED.findall(read_text(h))}) >= 2]
+    beside = sorted({h for d in {c.parent for c in chosen} for h in d.glob("*.h")} - set(chosen))
+    return [h for h in beside if len(names & {Path(i).name for i in _QUOTED.findall(read_text(h))}) >= 2]
 
 
 # `#define foo_parse PREFIX_SUFFIX(foo_parse_)`: the header renames a function with a macro
