@@ -94,6 +94,9 @@ def _build_section(system: str, recipe: dict[str, Any], headers: list[str]) -> d
     return section | {"headers": headers}
 
 
+_INCLUDED = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', re.M)
+
+
 def library_api(lib: LibraryBuild, root: Path) -> tuple[list[FunctionDecl], list[str], list[str]]:
     """The API: functions the headers declare and the archive defines; the headers; the unbuilt.
 
@@ -134,7 +137,24 @@ def library_api(lib: LibraryBuild, root: Path) -> tuple[list[FunctionDecl], list
             f"the library defines{why}",
             "name the right headers in the YAML's `build: {headers: [...]}`",
         )
-    return api, kept, unbuilt
+    return api, _with_umbrellas(lib.headers, kept, root), unbuilt
+
+
+def _with_umbrellas(headers: list[str], kept: list[str], root: Path) -> list[str]:
+    """``kept``, after the detected headers that declare nothing themselves but include them.
+
+    A part (``lib_hash.h``) may need the types of another part that only the umbrella
+    (``lib.h``) includes first; without the umbrella the harness does not compile.
+    """
+    names = {Path(k).name for k in kept}
+    front = []
+    for header in headers:
+        path = Path(header).resolve()
+        rel = path.relative_to(root.resolve()).as_posix() if path.is_relative_to(root.resolve()) else header
+        included = {Path(i).name for i in _INCLUDED.findall(read_text(path))}
+        if rel not in kept and len(names & included) >= 2:
+            front.append(rel)
+    return [*front, *kept]
 
 
 def _detection(root: Path, build: dict[str, Any] | None, cache: Path | None) -> Detection:

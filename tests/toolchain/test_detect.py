@@ -307,3 +307,8 @@ def test_an_umbrella_header_comes_with_the_parts_that_need_it(tmp_path: Path) ->
     assert found.recipe.headers[0] == "src/headers/qux.h", found.recipe.headers
     assert set(found.recipe.headers) == {"src/headers/qux.h", "src/headers/qux_cipher.h",
                                          "src/headers/qux_hash.h"}
+    # init-benchmark keeps it too, though it declares no function of its own
+    from fuzzkit.init_benchmark import make_benchmark
+
+    bench = make_benchmark({"path": str(root)}, cache=tmp_path / "cache")
+    assert bench["build"].get("headers", found.recipe.headers)[0] == "src/headers/qux.h", bench["build"]
