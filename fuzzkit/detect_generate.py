@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from fuzzkit.detect_make import run_step
+from fuzzkit.detect_tree import read_text
 from fuzzkit.errors import ToolchainError
 
 _PRINT_MAKEFILE = ".logicfuzz-print.mk"
@@ -89,10 +90,7 @@ _QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+\.h)"', re.M)
 
 def absent_includes(source: Path, flags: list[str]) -> list[str]:
     """The headers ``source`` includes in quotes that neither its directory nor an ``-I`` has yet."""
-    try:
-        text = source.read_text(errors="replace")
-    except OSError:
-        return []
+    text = read_text(source)
     dirs = [source.parent] + [Path(f[2:]) if Path(f[2:]).is_absolute() else source.parent / f[2:]
                               for f in flags if f.startswith("-I") and len(f) > 2]
     return [n for n in dict.fromkeys(_QUOTED_INCLUDE.findall(text))

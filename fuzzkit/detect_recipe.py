@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from fuzzkit.detect_include_order import include_order
-from fuzzkit.detect_tree import public_headers, read_text
+from fuzzkit.detect_tree import INCLUDE, public_headers, read_text
 from fuzzkit.errors import ToolchainError
 from fuzzkit.headers import parse_header
 from fuzzkit.library import BuildRecipe
@@ -68,9 +68,6 @@ def with_api_headers(tree: Path, recipe: BuildRecipe, extra_roots: list[Path]) -
     )
 
 
-_QUOTED = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', re.M)
-
-
 def umbrellas(chosen: list[Path]) -> list[Path]:
     """Headers beside ``chosen`` that include two or more of them (an umbrella).
 
@@ -79,7 +76,7 @@ def umbrellas(chosen: list[Path]) -> list[Path]:
     """
     names = {h.name for h in chosen}
     beside = sorted({h for d in {c.parent for c in chosen} for h in d.glob("*.h")} - set(chosen))
-    return [h for h in beside if len(names & {Path(i).name for i in _QUOTED.findall(read_text(h))}) >= 2]
+    return [h for h in beside if len(names & {Path(i).name for i in INCLUDE.findall(read_text(h))}) >= 2]
 
 
 # `#define foo_parse PREFIX_SUFFIX(foo_parse_)`: the header renames a function with a macro

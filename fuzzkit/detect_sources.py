@@ -17,13 +17,13 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from fuzzkit.detect_tree import INCLUDE as _INCLUDE
 from fuzzkit.detect_tree import candidate_sources, generated_headers, public_headers, read_text, walk
 from fuzzkit.errors import ToolchainError
 from fuzzkit.library import BuildRecipe
 from fuzzkit.tools import tool
 
 _MISSING = re.compile(r"fatal error: '([^']+)' file not found")
-_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 _INCLUDE_C = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+\.c)[>"]', re.M)
 # An include guarded by the configure step's own switch is optional by design.
 _CONDITIONAL_INCLUDE = re.compile(

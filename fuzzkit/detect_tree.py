@@ -21,6 +21,7 @@ SKIP_DIRS = frozenset(
 # Where library sources live besides the top directory (searched recursively).
 SOURCE_DIRS = ("src", "lib", "source", "sources", "library", "libsrc")
 _PRIVATE = re.compile(r"(private|internal|[-_]int$|^config$|compat|_impl$|guts|^test)", re.I)
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)  # the name an #include names
 _FUZZ_ENTRY = re.compile(r"LLVMFuzzerTestOneInput\s*\([^;{)]*\)\s*\{")
 _HEADER_TOKEN = re.compile(r"(?<![\w.+-])([A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*\.h)\b")
 # automake variables of headers that are shipped or built but never installed.
@@ -243,9 +244,9 @@ def public_headers(
     named = any(p.name in mentioned for p in under_include)
     chosen = [p for p in headers if p.name in mentioned or (p in under_include and not named)]
     if not chosen:
-        source_dirs = {p.parent for p in candidate_sources(root)}
+        source_dirs = {p.parent.resolve() for p in candidate_sources(root)}
         source_dirs |= {d.resolve() for d in include_dirs if d.resolve() != root.resolve()}
-        chosen = [p for p in headers if p.parent in source_dirs or p.parent.resolve() in source_dirs]
+        chosen = [p for p in headers if p.parent.resolve() in source_dirs]
     public = [p for p in chosen if not _PRIVATE.search(p.stem)] or chosen
     by_name: dict[str, Path] = {}
     for path in public:

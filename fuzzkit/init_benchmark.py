@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.detect import BuildSpec, detect_build, resolve_recipe
-from fuzzkit.detect_recipe import HINT
+from fuzzkit.detect_recipe import HINT, umbrellas
 from fuzzkit.detect_run import Detection
 from fuzzkit.detect_tree import fuzz_harnesses, project_dir, read_text
 from fuzzkit.errors import ToolchainError
@@ -94,9 +94,6 @@ def _build_section(system: str, recipe: dict[str, Any], headers: list[str]) -> d
     return section | {"headers": headers}
 
 
-_INCLUDED = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', re.M)
-
-
 def library_api(lib: LibraryBuild, root: Path) -> tuple[list[FunctionDecl], list[str], list[str]]:
     """The API: functions the headers declare and the archive defines; the headers; the unbuilt.
 
@@ -137,23 +134,16 @@ def library_api(lib: LibraryBuild, root: Path) -> tuple[list[FunctionDecl], list
             f"the library defines{why}",
             "name the right headers in the YAML's `build: {headers: [...]}`",
         )
-    return api, _with_umbrellas(lib.headers, kept, root), unbuilt
+    return api, _with_umbrellas(kept, root), unbuilt
 
 
-def _with_umbrellas(headers: list[str], kept: list[str], root: Path) -> list[str]:
-    """``kept``, after the detected headers that declare nothing themselves but include them.
+def _with_umbrellas(kept: list[str], root: Path) -> list[str]:
+    """``kept``, after the umbrellas beside them (:func:`fuzzkit.detect_recipe.umbrellas`).
 
-    A part (``lib_hash.h``) may need the types of another part that only the umbrella
-    (``lib.h``) includes first; without the umbrella the harness does not compile.
+    An umbrella declares no function itself, so the API pass would drop it; the parts may need it.
     """
-    names = {Path(k).name for k in kept}
-    front = []
-    for header in headers:
-        path = Path(header).resolve()
-        rel = path.relative_to(root.resolve()).as_posix() if path.is_relative_to(root.resolve()) else header
-        included = {Path(i).name for i in _INCLUDED.findall(read_text(path))}
-        if rel not in kept and len(names & included) >= 2:
-            front.append(rel)
+    front = [u.relative_to(root.resolve()).as_posix() if u.is_relative_to(root.resolve()) else str(u)
+             for u in umbrellas([(root / k).resolve() for k in kept])]
     return [*front, *kept]
 
 

@@ -84,7 +84,6 @@ def improve_harness(
     return Improvement(complete_release_calls(done, idx.api), made.directions, made.added_calls)
 
 
-
 def _insertion_point(code: str, body_start: int, target: str) -> int:
     use = re.search(r"^[ \t]*/\* @LF:USE \*/[ \t]*$", code[body_start:], re.M)
     if use:

@@ -10,22 +10,11 @@ release: on an early jump the field would be garbage.
 
 from __future__ import annotations
 
-from agents.offline.cdecl import parse_prototypes
 from agents.offline.improver import improve_harness
 from agents.offline.type_table import read_types, using
+from tests.unit.test_actionable_lessons import ACME as API
+from tests.unit.test_actionable_lessons import ACME_TYPES as TYPES
 
-API = parse_prototypes("""
-int acme_init_config(acme_config *config);
-int acme_decode(const uint8_t *data, size_t size, acme_config *config);
-acme_idec *acme_idecode(const uint8_t *data, size_t size, acme_config *config);
-int acme_idec_area(const acme_idec *idec, int *width);
-void acme_idec_delete(acme_idec *idec);
-void acme_free_buffer(acme_buffer *buffer);
-""")
-TYPES = ("```c\ntypedef struct acme_config acme_config;\ntypedef struct acme_buffer acme_buffer;\n"
-         "typedef struct acme_idec acme_idec;\nstruct acme_buffer { uint8_t *rgba; size_t size; };\n"
-         "struct acme_config { int flags; acme_buffer output; };\n```\nRelease functions:\n"
-         "- acme_free_buffer releases acme_buffer * (parameter type)\n")
 HARNESS = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   acme_config config;
   memset(&config, 0, sizeof config);
