@@ -165,11 +165,10 @@ def run_fuzzer(
     text = log_path.read_text(errors="replace")
     harness_name = harness_name or _harness_hint(binary)
     crash = _crash_of(text, harness_name, result.limit, rss_limit_mb)
-    crash, crash_files = replayed_crash(crash, text, binary, work_dir, harness_name, timeout_per_input,
-                                        limits)
+    crash, files = replayed_crash(crash, text, binary, work_dir, harness_name, timeout_per_input, limits)
     return FuzzRun(
         exit_code=result.exit_code, seconds=result.seconds, timed_out=result.timed_out,
-        crashed=crash is not None or bool(crash_files), crash_files=crash_files,
+        crashed=crash is not None or bool(files), crash_files=files,
         corpus_dir=str(corpus), log_path=str(log_path), stats=parse_fuzz_stats(text), crash=crash,
         progress=progress.points, seed_dirs=[str(Path(d).resolve()) for d in seed_dirs],
         limit=result.limit, sandbox_warnings=result.warnings,
