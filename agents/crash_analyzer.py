@@ -65,6 +65,7 @@ def report_text(crash: Mapping[str, Any]) -> str:
         f"misuse hint: {crash.get('misuse_hint', '')}",
         *([f"released first inside: {crash['freed_first_in']}"] if crash.get("freed_first_in") else []),
         *([f"allocated inside: {crash['allocated_in']}"] if crash.get("allocated_in") else []),
+        *([f"failed assertion: {crash['assertion']}"] if crash.get("assertion") else []),
         *_input_size(crash.get("reproducer")),
         *([f"input text: {crash['input_text']}"] if crash.get("input_text") else []),
         *([f"documented utf-8 parameters: {crash['utf8_arguments']}"] if crash.get("utf8_arguments") else []),

@@ -17,6 +17,8 @@ _ERROR = re.compile(r"^==\d+==\s*ERROR: (?P<tool>\w+): (?P<what>.*)$")
 _SUMMARY = re.compile(r"^SUMMARY: (?P<tool>\w+): (?P<what>.*)$")
 _UNIT = re.compile(r"Test unit written to (?P<path>\S+)")
 _KIND_ALIASES = {"out-of-memory": "oom", "allocator": "oom"}
+# glibc's message before abort(): "prog: file.c:56: void f(size_t): Assertion `n % 16 == 0' failed."
+_ASSERTION = re.compile(r": Assertion `(?P<cond>.*)' failed\.\s*$", re.M)
 
 
 @dataclass
@@ -31,6 +33,7 @@ class CrashReport:
     ``category`` and the fields after it come from :func:`fuzzkit.triage.triage`: where
     the fault lies (``timeout``, ``oom``, ``leak``, ``near-init``, ``harness``, ``library``,
     ``unknown``) and the evidence for calling it a harness misuse.
+    ``assertion`` is the condition of the failed ``assert`` that aborted the run, if one did.
     """
 
     kind: str
@@ -50,6 +53,7 @@ class CrashReport:
     misuse_hint: str = ""
     freed_first_in: str = ""
     allocated_in: str = ""
+    assertion: str = ""
 
     @property
     def project_frames(self) -> list[Frame]:
@@ -143,7 +147,14 @@ def parse_sanitizer_report(text: str, harness_name: str = "") -> CrashReport | N
         reproducer=units[-1] if units else None,
         excerpt=_excerpt(lines, start, summary_idx),
         **found.__dict__,
+        assertion=_assertion(kind, before),
     )
+
+
+def _assertion(kind: str, before: str) -> str:
+    """The condition of the ``assert`` whose failure the report is about (the last one printed)."""
+    found = _ASSERTION.findall(before[-4000:]) if kind == "deadly-signal" else []
+    return found[-1] if found else ""
 
 
 def _kind(tool: str, what: str) -> str:

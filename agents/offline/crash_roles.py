@@ -68,6 +68,11 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
         return {"feasible": False, "verdict": "harness_misuse", "reasoning": raised,
                 "fix_hint": "set up the library's error handler (a protected call, a try, a panic or "
                             "error-handler setter) around the calls, or call the protected variant"}, None
+    broken = _broken_precondition(facts, report) if kind == "deadly-signal" else ""
+    if broken:
+        return {"feasible": False, "verdict": "harness_misuse", "reasoning": broken,
+                "fix_hint": f"call {report['entry function']} only with arguments for which "
+                            f"`{report['failed assertion']}` holds"}, None
     past = _read_past_length(facts, report) if kind in OVERFLOWS else ""
     if past:
         return {"feasible": True, "verdict": "library_bug", "reasoning": past, "fix_hint": ""}, None
@@ -111,6 +116,37 @@ def _unhandled_raise(facts: PromptFacts) -> str:
     return (f"{raiser}, the library's public way of raising an error, called abort(): the error was "
             "raised where the harness had set up no handler, which the API requires, not a fault "
             "of the library")
+
+
+_FRAME = re.compile(r"^#\d+ (\S+) (\S*?)(?::\d+)?$", re.M)
+
+
+def _broken_precondition(facts: PromptFacts, report: dict[str, str]) -> str:
+    """Why a failed assertion is the harness's broken precondition, or ``""``.
+
+    The assertion is in the body of the public function the harness called itself (the frame
+    right above ``__assert_fail``, right below the harness's), and its condition is on that
+    function's parameters: the function states what it accepts, and the harness passed
+    something else. An assertion deeper in the library, or on its own state, stays the library's.
+    """
+    cond, entry = report.get("failed assertion", ""), report.get("entry function", "")
+    frames = _FRAME.findall(facts.text("Stack"))
+    names = [f for f, _file in frames]
+    stack_api = parse_prototypes(facts.code("Library functions in the stack"))
+    decl = next((d for d in stack_api if d.name == entry), None)
+    if not cond or decl is None or entry not in names[1:-1]:
+        return ""
+    at = names.index(entry)
+    harness = {file for f, file in frames if f == "LLVMFuzzerTestOneInput"}
+    if not names[at - 1].startswith("__assert") or frames[at + 1][1] not in harness:
+        return ""
+    named = [p.name for p in decl.params if p.name and re.search(rf"(?<![.>\w]){p.name}\b", cond)]
+    if not named:
+        return ""
+    return (f"The assertion `{cond}` failed in {entry}'s own body, called straight from the harness, "
+            f"and it is on {entry}'s parameter{'s' * (len(named) > 1)} {', '.join(named)}: it states "
+            f"what {entry} accepts, and the harness passed something else (its precondition, not a "
+            "library fault).")
 
 
 def _freed_by_the_library(report: dict[str, str], stack_api: list[Any]) -> str:

@@ -45,7 +45,7 @@ def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl],
         if line is None:
             continue
         how = f"hand the fuzz input to {target.name}'s object with {feeder.name} before the call"
-        return _before(code, call.start(), line), how
+        return insert_before(code, call.start(), line), how
     return code, None
 
 
@@ -100,16 +100,18 @@ def guard_utf8_text(code: str, triage: str, api: list[FunctionDecl]) -> tuple[st
             checks.append(f"({var} != NULL && !lf_utf8_ok((const char *){var}, {size}))")
         if checks:
             leave = "goto lf_cleanup;" if re.search(r"^\s*lf_cleanup\s*:", code, re.M) else "return 0;"
-            return _with_utf8_helper(_before(code, call.start(), f"if ({' || '.join(checks)}) {leave}")), (
+            guarded = insert_before(code, call.start(), f"if ({' || '.join(checks)}) {leave}")
+            return _with_utf8_helper(guarded), (
                 f"pass {fn} only well-formed UTF-8 (documented), as the crash input is not")
     return code, None
 
 
-def _before(code: str, pos: int, line: str) -> str:
+def insert_before(code: str, pos: int, line: str) -> str:
+    """``code`` with ``line`` (one or more lines) on its own before the statement at ``pos``."""
     start, _end = statement_span(code, pos)
     lead = len(code[start:]) - len(code[start:].lstrip())
     indent = code[start:start + lead].split("\n")[-1]
-    return code[: start + lead] + line + "\n" + indent + code[start + lead:]
+    return code[: start + lead] + line.replace("\n", "\n" + indent) + "\n" + indent + code[start + lead:]
 
 
 def _with_utf8_helper(code: str) -> str:

@@ -14,6 +14,7 @@ from agents.offline.fixer import fix_harness
 from agents.offline.fixer_free import drop_unowned_free, keep_input_owned
 from agents.offline.fixer_input import feed_input, guard_utf8_text
 from agents.offline.fixer_leak import release_results
+from agents.offline.fixer_precondition import guard_precondition
 from agents.offline.followups import without_crashed_followup
 from agents.offline.improver import Improvement, improve_harness
 from agents.offline.lesson_apply import (
@@ -181,9 +182,10 @@ def enhance(facts: PromptFacts) -> Reply:
         released, added = release_results(harness, culprit, api, releasers_of(lessons, culprit))
         if added:
             return {"fixes": added, "unresolved": []}, released
-    checked, how = guard_utf8_text(harness, triage, api)
-    if how:
-        return {"fixes": [how], "unresolved": []}, checked
+    for guard in (guard_utf8_text, guard_precondition):
+        checked, how = guard(harness, triage, api)
+        if how:
+            return {"fixes": [how], "unresolved": []}, checked
     for repair in (drop_unowned_free, keep_input_owned):
         kept, how = repair(harness, triage)
         if how:
