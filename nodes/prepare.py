@@ -12,6 +12,7 @@ from agent_graph.context import Context
 from agent_graph.memory.session_memory import empty_session_memory
 from agent_graph.state import FuzzState
 from fuzzkit.api import FunctionDecl
+from fuzzkit.header_includes import harness_headers
 from fuzzkit.inputs import InputError
 from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import Toolchain, toolchain_named
@@ -52,7 +53,7 @@ def prepared_fields(bench: Benchmark, function: str,
     api = [d for d in api if d.name not in wrappers]
     return {
         "project": bench.project, "target": target.to_dict(), "api": [d.to_dict() for d in api],
-        "header_facts": facts.to_dict(), "headers": [Path(h).name for h in lib.headers],
+        "header_facts": facts.to_dict(), "headers": harness_headers(lib.headers),
         "library": lib.to_dict(), "seed_dir": tools.seed_corpus(lib),
         "dict_path": tools.fuzz_dictionary(lib),
     }

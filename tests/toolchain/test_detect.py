@@ -9,8 +9,10 @@ import pytest
 from fuzzkit.detect import BuildSpec, detect_build, resolve_recipe
 from fuzzkit.detect_make import parse_make_dry_run
 from fuzzkit.errors import ToolchainError
+from fuzzkit.header_includes import harness_headers
 from fuzzkit.library import build_library
 from fuzzkit.source import SourceSpec, fetch_source
+from fuzzkit.tools import tool
 
 pytestmark = pytest.mark.toolchain
 
@@ -312,3 +314,17 @@ def test_an_umbrella_header_comes_with_the_parts_that_need_it(tmp_path: Path) ->
 
     bench = make_benchmark({"path": str(root)}, cache=tmp_path / "cache")
     assert bench["build"].get("headers", found.recipe.headers)[0] == "src/headers/qux.h", bench["build"]
+    # The harness includes the umbrella alone: its parts have no include guard, and a harness
+    # including them as well redefines their types.
+    headers = [root / h for h in found.recipe.headers]
+    lib = build_library(fetch_source(SourceSpec(path=str(root))), found.recipe, cache=tmp_path / "cache")
+    assert harness_headers(headers) == ["qux.h"]
+
+    def compiles(names: list[str]) -> bool:
+        source = tmp_path / "h.c"
+        source.write_text("".join(f'#include "{n}"\n' for n in names) + "int main(void) { return 0; }\n")
+        flags = [f"-I{d}" for d in lib.include_dirs]
+        return subprocess.run([tool("clang"), "-fsyntax-only", *flags, str(source)],
+                              capture_output=True).returncode == 0
+
+    assert compiles(harness_headers(headers)) and not compiles([h.name for h in headers])
