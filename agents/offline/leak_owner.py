@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from agents.offline import cdecl
+from agents.offline import cdecl, type_table
 from agents.offline.ckinds import base_name, canonical_base, is_pointer, pointee, strip_const
 from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.synth_finders import words
@@ -66,11 +66,23 @@ def library_leak(harness: str, stack: str, public: list[FunctionDecl],
 
 
 def _handed_back(ctype: str) -> bool:
-    """A pointer the library may fill or own: not a read-only view (``const T *``) of a value."""
+    """A pointer the library may fill or own: not a read-only view (``const T *``) of a value.
+
+    A parameter of an array typedef (``typedef num_struct num_t[1];``, passed as ``num_t x``) is
+    a pointer to the caller's record too, and the call may fill that record's fields.
+    """
+    if _array_typedef(ctype):
+        return not ctype.strip().startswith("const ")
     if not is_pointer(ctype):
         return False
     inner = pointee(ctype)
     return not (inner.startswith("const ") and not is_pointer(inner))
+
+
+def _array_typedef(ctype: str) -> bool:
+    """A typedef the Types section gives as an array (``typedef num_struct num_t[1];``)."""
+    canon = type_table.active().canonical.get(strip_const(ctype), "")
+    return "*" not in ctype and bool(re.search(r"\[\s*\w*\s*\]$", canon))
 
 
 def _object(arg: str) -> str:
