@@ -194,6 +194,8 @@ def _feeds_in_pieces(target: FunctionDecl, idx: ApiIndex, rs: list[Role]) -> boo
     first = rs[0] if rs else None
     if first is None or first.kind not in ("object", "handle"):
         return False
+    if not any(r.kind == "bytes" and r.pair is not None for r in rs):
+        return False  # `decode(st, byte *frame, ...)` takes no length: it reads a whole frame
     if idx.returns_owned(target) and idx.type_key(target.return_type):
         return False
     if any(r.kind == "out_ptr" for r in rs):

@@ -95,7 +95,7 @@ def _text_or_bytes(c: Call, r: Role) -> None:
 
 
 def _payload_bytes(c: Call, r: Role) -> None:
-    buf, pair = c.pl.payload_bytes(r.param.type), c.pair_kind(r)
+    buf, pair = c.pl.payload_bytes(r.param.type, sized=r.pair is not None), c.pair_kind(r)
     c.args[r.index] = f"{c.cast(r)}{buf}"
     if pair == "end_ptr":
         c.set_pair(r, f"{c.cast(r)}{buf} + size")

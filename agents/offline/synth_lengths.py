@@ -122,10 +122,29 @@ def out_direction(fn: FunctionDecl, p: Param) -> bool:
         return True  # a destination, or room for the library's error message
     if re.search(r"^(in|input|src|source)$", p.name, re.I):
         return False
+    bare = bare_data(fn)
+    if p in bare:
+        return p is not bare[0]
     lowered = fn.name.lower()
     if any(v in lowered for v in ("gets", "fread", "output")) or "get" in words(fn.name):
         return True  # lib_getName(obj, char *buf): a getter's buffer is filled for the caller
     return not (set(words(fn.name)) | {lowered}) & IN_VERBS
+
+
+def bare_data(fn: FunctionDecl) -> list[Param]:
+    """The data pointers of ``fn`` when there are two or more, all unnamed and none ``const``.
+
+    ``decode(st, byte *, sample *)``, ``encode(st, sample *, byte *)``: a header that names no
+    parameter and never writes ``const`` still lists the input first, the output after it.
+    """
+    data = [q for q in fn.params if ckinds.pointer_depth(q.type) == 1 and _data(q.type)]
+    bare = len(data) >= 2 and all(unnamed(q.name) and not ckinds.is_const_target(q.type) for q in data)
+    return data if bare else []
+
+
+def _data(ctype: str) -> bool:
+    """A pointer to bytes, characters or numbers."""
+    return ckinds.is_bytes(ctype) or ckinds.is_string(ctype) or ckinds.is_integer(ckinds.pointee(ctype))
 
 
 def unsized_output(fn: FunctionDecl, p: Param) -> bool:
@@ -188,11 +207,30 @@ def position_then_length(nxt: Param | None, nxt2: Param | None) -> bool:
             and is_len_like(nxt2) and not ckinds.is_pointer(nxt2.type))
 
 
+_NARROW = frozenset({"short", "unsigned short", "short int", "unsigned short int", "signed short",
+                     "int16_t", "uint16_t", "int8_t", "uint8_t", "char", "signed char", "unsigned char"})
+
+
+def unnamed_array(fn: FunctionDecl, p: Param) -> bool:
+    """An unnamed writable pointer to narrow integers beside another data buffer: samples, not a value.
+
+    ``decode(st, byte *, sample_t *)`` writes a frame of samples where a pointer to one value
+    would take a single one; a ``short`` is never a count or a status handed back.
+    """
+    if not unnamed(p.name) or ckinds.is_const_target(p.type) or ckinds.pointer_depth(p.type) != 1:
+        return False
+    if ckinds.canonical_base(ckinds.pointee(p.type)) not in _NARROW - cdecl.BYTE_TYPES:
+        return False
+    return any(q is not p and ckinds.pointer_depth(q.type) == 1 and _data(q.type) for q in fn.params)
+
+
 def length_pointer_after(p: Param, nxt: Param | None) -> bool:
     """Whether ``nxt``, a pointer to an integer after the buffer ``p``, holds ``p``'s length.
 
     Its name says so, or it has none: ``parse_int(const char *buf, int64_t *retval)`` takes a
     NUL-terminated string and hands its value back. A ``zName`` is NUL-terminated by its name.
+    An unnamed pointer to a type narrower than ``int`` (``sample_t *``, a ``short``) is an array
+    of its own (``decode(st, byte *frame, sample_t *pcm)``), never a length.
     """
     if nxt is None or not ckinds.is_pointer(nxt.type) or ckinds.is_bytes(nxt.type):
         return False
@@ -200,7 +238,9 @@ def length_pointer_after(p: Param, nxt: Param | None) -> bool:
         return False
     if ckinds.is_const_target(p.type) and ckinds.is_string(p.type) and re.match(r"z[A-Z]", p.name):
         return False
-    return bool(cdecl.LENGTH_NAME.search(nxt.name)) or unnamed(nxt.name)
+    if cdecl.LENGTH_NAME.search(nxt.name):
+        return True
+    return unnamed(nxt.name) and ckinds.canonical_base(ckinds.pointee(nxt.type)) not in _NARROW
 
 
 def wide_elements(ctype: str) -> bool:

@@ -22,6 +22,9 @@ from agents.offline.synth_staging import stage_input, staging_getter
 from agents.offline.synth_types import EXPANDS, MAX_OUT, SHRINKS, CallPlan, Obj, Role, Unsupported, decl_type
 from fuzzkit.api import FunctionDecl
 
+# Room after a copy of the input handed to a call that reads a fixed amount it is never told.
+UNSIZED_ROOM = 65536
+
 
 class Planner:
     """Builds arguments and objects for calls into one library."""
@@ -95,13 +98,24 @@ class Planner:
             self.f.cleanup.append(f"free({v});")
         return self._copies[helper]
 
-    def payload_bytes(self, ctype: str) -> str:
+    def payload_bytes(self, ctype: str, sized: bool = True) -> str:
         """The payload for a buffer parameter of ``ctype``: ``data``, or a writable copy.
 
         libFuzzer's input is const: a buffer the function may write into (an output buffer,
-        a buffer edited in place) gets a copy, or the library overwrites the input.
+        a buffer edited in place) gets a copy, or the library overwrites the input. A writable
+        buffer the call takes no length for (``decode(st, byte *frame, sample *pcm)`` reads a
+        frame of its own fixed size) gets a zeroed copy with :data:`UNSIZED_ROOM` bytes after it.
         """
         writable = ckinds.is_pointer(ctype) and not ckinds.is_const_target(ctype)
+        if writable and not sized:
+            if "padded" not in self._copies:
+                v = self._copies["padded"] = self.var("uint8_t *", "frame", "NULL")
+                self.f.setup.append(f"{v} = (uint8_t *)calloc(1, size + {UNSIZED_ROOM});")
+                self.f.setup.append(f"if ({v} == NULL) {self.f.fail()}")
+                self.f.setup.append(f"if (size > 0) memcpy({v}, data, size);")
+                self.f.cleanup.append(f"free({v});")
+                self.f.include("<stdlib.h>", "<string.h>")
+            return self._copies["padded"]
         return self.payload_text() if writable else "data"
 
     def key_text(self, base: str, max_len: int = 16, share: bool = False, optional: bool = False) -> str:

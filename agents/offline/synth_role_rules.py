@@ -164,6 +164,8 @@ def _buffer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
             s.pair("outbuf", i, "outlen")
         if nxt2 and ckinds.is_integer(nxt2.type) and re.search(r"(nitems|nmemb|count)", nxt2.name):
             s.put("unit", i + 2, pair=i)
+    elif next(iter(synth_lengths.bare_data(s.fn)), None) is p:
+        s.put("bytes", i)  # the input of a header that never writes `const`
     elif not const and unsized_output(s.fn, p):
         # `unescape(const char *str, int len, char *target)`: the library writes up to
         # about the input's length into it; a short string there overflows.
@@ -230,6 +232,8 @@ def _plain_pointer(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bo
     elif counts_array(nxt) and (ckinds.is_integer(inner) or ckinds.is_float(inner)):
         # `int *workspace, size_t wscount`: room the library works in, as large as it says.
         s.pair("workspace", i, "count")
+    elif synth_lengths.unnamed_array(s.fn, s.fn.params[i]):
+        s.put("outbuf" if out_direction(s.fn, s.fn.params[i]) else "bytes", i)
     elif ckinds.is_integer(inner) or ckinds.is_float(inner) or ckinds.is_enum_like(inner):
         s.put("out_scalar", i)
     else:
