@@ -89,6 +89,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 """
 
 
+def _library(tmp_path: Path, cache: Path) -> tuple[LibraryBuild, list[FunctionDecl]]:
+    lib = tiny_library(tmp_path / "bk", "bk", HEADER, SOURCE, cache)
+    return lib, parse_header(Path(lib.headers[0]), lib.include_dirs, lib.defines)
+
+
 def _crash(code: str, lib: LibraryBuild, work: Path) -> CrashReport | None:
     work.mkdir(parents=True)
     (work / "harness.c").write_text(code)
@@ -110,8 +115,7 @@ def _verdict(crash: CrashReport, code: str, api: list[FunctionDecl]) -> dict[str
 def test_the_harness_breaking_an_asserted_precondition_is_repaired_by_checking_it(
     tmp_path: Path, cache: Path
 ) -> None:
-    lib = tiny_library(tmp_path / "bk", "bk", HEADER, SOURCE, cache)
-    api = parse_header(Path(lib.headers[0]), lib.include_dirs, lib.defines)
+    lib, api = _library(tmp_path, cache)
 
     crash = _crash(ENCRYPT, lib, tmp_path / "v1")
     assert crash is not None and crash.kind == "deadly-signal", "the odd-sized input never aborted"
@@ -136,8 +140,7 @@ def test_the_harness_breaking_an_asserted_precondition_is_repaired_by_checking_i
 def test_an_assertion_on_the_librarys_own_state_deeper_down_stays_a_library_bug(
     tmp_path: Path, cache: Path
 ) -> None:
-    lib = tiny_library(tmp_path / "bk", "bk", HEADER, SOURCE, cache)
-    api = parse_header(Path(lib.headers[0]), lib.include_dirs, lib.defines)
+    lib, api = _library(tmp_path, cache)
     crash = _crash(DIGEST, lib, tmp_path / "d1")
     assert crash is not None and crash.assertion == "state != 0x2a2a2a2au", crash
     assert _verdict(crash, DIGEST, [api[1], api[0]])["verdict"] == "library_bug"
