@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from agents.offline import cdecl, ckinds
 from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.fixer_input import insert_before
 from fuzzkit.api import FunctionDecl
@@ -30,33 +31,77 @@ _C_WORDS = frozenset(
 
 
 def guard_precondition(code: str, triage: str, api: list[FunctionDecl]) -> tuple[str, str | None]:
-    """The harness with the failed assertion's condition checked before the call, or ``(code, None)``."""
+    """The harness with the failed assertion's condition made to hold, or ``(code, None)``.
+
+    A bound on one length parameter (``length <= MAX``, ``!(length % BLOCK)``) is met by
+    clamping or rounding the argument down, so the call still happens on most inputs; any other
+    condition is checked before the call, which the input skips when it does not hold.
+    """
     cond, entry = _ASSERTION.search(triage), _ENTRY.search(triage)
     decl = next((d for d in api if entry and d.name == entry.group(1)), None)
     call = re.search(rf"\b{re.escape(decl.name)}\s*\(", code) if decl else None
     close = matching_paren(code, call.end() - 1) if call else None
     if cond is None or decl is None or call is None or close is None:
         return code, None
-    args = split_args(code[call.end():close])
-    if len(args) != len(decl.params):
+    args = [a.strip() for a in split_args(code[call.end():close])]
+    mark = f"/* {decl.name}'s precondition: {cond.group(1)} */"
+    if len(args) != len(decl.params) or mark in code:
         return code, None
-    check = _on_arguments(cond.group(1), decl, [a.strip() for a in args], {d.name for d in api})
+    names = {d.name for d in api}
+    bounded = _bounded(code, call.start(), close, cond.group(1), decl, args, names, mark)
+    if bounded:
+        return bounded, (f"pass {decl.name} an argument that meets its asserted precondition "
+                         f"`{cond.group(1)}` (the failed assertion was on it)")
+    check = _on_arguments(cond.group(1), decl, args, names)
     if check is None:
         return code, None
     test, macros = check
-    leave = "goto lf_cleanup;" if re.search(r"^\s*lf_cleanup\s*:", code, re.M) else "return 0;"
-    line = f"if (!({test})) {leave} /* {decl.name}'s precondition: {cond.group(1)} */"
-    if line in code:
-        return code, None
-    if macros:
-        line = f"#if {' && '.join(f'defined({m})' for m in macros)}\n{line}\n#endif"
+    line = _under(macros, f"if (!({test})) {_exit(code, call.start())} {mark}")
     return insert_before(code, call.start(), line), (
         f"call {decl.name} only when its asserted precondition `{cond.group(1)}` holds for the "
         "harness's arguments (the failed assertion was on them)")
 
 
+def _bounded(code: str, at: int, close: int, cond: str, decl: FunctionDecl, args: list[str],
+             api: set[str], mark: str) -> str | None:
+    """The harness with the one length argument ``cond`` bounds clamped or rounded down, or None."""
+    for i, p in enumerate(decl.params):
+        if not p.name or not ckinds.is_integer(p.type) or ckinds.is_pointer(p.type):
+            continue
+        n = re.escape(p.name)
+        most = re.fullmatch(rf"\s*{n}\s*<=\s*(?P<e>.+?)\s*|\s*(?P<e2>.+?)\s*>=\s*{n}\s*", cond)
+        whole = re.fullmatch(rf"\s*!\s*\(\s*{n}\s*%\s*(?P<e>.+?)\s*\)\s*"
+                             rf"|\s*\(?\s*{n}\s*%\s*(?P<e2>.+?)\s*\)?\s*==\s*0\s*", cond)
+        found = most or whole
+        bound = found and (found.group("e") or found.group("e2"))
+        checked = _on_arguments(bound, decl, args, api, need_param=False) if bound else None
+        if found is None or checked is None or re.search(rf"\b{n}\b", bound or ""):
+            continue
+        limit, macros = checked
+        var, ctype = f"lf_arg{i}", cdecl.normalize_type(p.type)
+        fit = f"if ({var} > ({limit})) {var} = ({limit});" if most else f"{var} -= {var} % ({limit});"
+        lines = f"{ctype} {var} = ({ctype})({args[i]}); {mark}\n{_under(macros, fit)}"
+        passed = [var if k == i else a for k, a in enumerate(args)]
+        edited = code[:code.index("(", at) + 1] + ", ".join(passed) + code[close:]
+        return insert_before(edited, at, lines)
+    return None
+
+
+def _under(macros: list[str], line: str) -> str:
+    """``line`` under ``#if defined(...)`` of the macros it names."""
+    return f"#if {' && '.join(f'defined({m})' for m in macros)}\n{line}\n#endif" if macros else line
+
+
+def _exit(code: str, at: int) -> str:
+    """How the harness leaves the input at ``at``: its nearest failure jump still ahead, or returns."""
+    for label in reversed(re.findall(r"\bgoto\s+(\w+)\s*;", code[:at])):
+        if re.search(rf"^\s*{label}\s*:", code[at:], re.M):
+            return f"goto {label};"
+    return "goto lf_cleanup;" if re.search(r"^\s*lf_cleanup\s*:", code[at:], re.M) else "return 0;"
+
+
 def _on_arguments(cond: str, decl: FunctionDecl, args: list[str],
-                  api: set[str]) -> tuple[str, list[str]] | None:
+                  api: set[str], need_param: bool = True) -> tuple[str, list[str]] | None:
     """``cond`` with the parameters replaced by the arguments, and the macros it needs; None if unsafe."""
     params = {p.name: f"({a})" for p, a in zip(decl.params, args, strict=True) if p.name}
     macros: list[str] = []
@@ -74,6 +119,6 @@ def _on_arguments(cond: str, decl: FunctionDecl, args: list[str],
             macros += [name] if name not in macros else []
         else:
             return None  # a name only the library's source knows
-    if not used or '"' in cond or "'" in cond:
+    if (need_param and not used) or '"' in cond or "'" in cond:
         return None
     return "".join(out) + cond[at:], macros

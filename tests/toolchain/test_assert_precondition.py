@@ -127,9 +127,23 @@ def test_the_harness_breaking_an_asserted_precondition_is_repaired_by_checking_i
     triage = report_text(crash.to_dict()) + "\nstack:\n" + stack_text(crash.to_dict())
     fixed, how = guard_precondition(ENCRYPT, triage, api)
     assert how and "bk_encrypt" in how
-    assert "#if defined(BK_BLOCK_SIZE)" in fixed and "if (!(!(((size_t)size) % BK_BLOCK_SIZE)))" in fixed
+    # the length is rounded down to whole blocks (the call still happens on most inputs)
+    assert "size_t lf_arg1 = (size_t)((size_t)size);" in fixed
+    assert "bk_encrypt(&ctx, lf_arg1, out, data)" in fixed
+    assert "#if defined(BK_BLOCK_SIZE)\n  lf_arg1 -= lf_arg1 % (BK_BLOCK_SIZE);\n  #endif" in fixed, fixed
     assert _crash(fixed, lib, tmp_path / "v2") is None
     assert guard_precondition(fixed, triage, api) == (fixed, None)  # once
+
+    # An upper bound clamps; any other condition is checked, and the input left by the
+    # block's own exit when it does not hold.
+    most = triage.replace("!(length % BK_BLOCK_SIZE)", "length <= BK_BLOCK_SIZE")
+    clamped = guard_precondition(ENCRYPT, most, api)[0]
+    assert "if (lf_arg1 > (BK_BLOCK_SIZE)) lf_arg1 = (BK_BLOCK_SIZE);" in clamped
+    other = triage.replace("!(length % BK_BLOCK_SIZE)", "length > 0 && dst != src")
+    in_block = ENCRYPT.replace("  bk_encrypt(", "  {\n  if (size > 9) goto lf_skip;\n  bk_encrypt(").replace(
+        "  lf_cleanup: ;", "  lf_skip: ;\n  }\n  lf_cleanup: ;")
+    checked, how = guard_precondition(in_block, other, api)
+    assert how and "if (!(((size_t)size) > 0 && (out) != (data))) goto lf_skip;" in checked, checked
 
     # A name only the library's source knows is never copied into the harness (a macro is
     # tested with #if defined, so one private to the source leaves the check out).
