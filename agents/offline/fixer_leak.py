@@ -10,7 +10,7 @@ the API's destructor for that type, else the API's one ``void *`` release functi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from agents.offline import ckinds, type_releasers, type_table
 from agents.offline.fixer_edit import split_args
@@ -34,12 +34,15 @@ def _calls(code: str, name: str) -> Iterator[tuple[re.Match[str], list[str]]]:
 
 def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
                     releasers: Mapping[str, str] | None = None,
-                    fields_only: bool = False) -> tuple[str, list[str]]:
+                    fields_only: bool = False, allocators: Sequence[str] = ()) -> tuple[str, list[str]]:
     """The harness with the target's results released before it returns, and what was added.
 
     ``releasers`` maps a type name to the function a lesson says releases it; it wins over
     what the header and the API suggest. ``fields_only``: only the buffers a call leaves in the
     fields of a record passed by pointer (the record outlives any block the call sits in).
+    ``allocators``: the functions of the leak's allocation stack; a result whose type has no
+    releaser of its own goes back through the release function paired with one of them by name
+    (:func:`paired_releaser`) before the API's generic one or ``free``.
     """
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     owned: list[tuple[str, str]] = []  # (variable, the type it points at)
@@ -58,7 +61,8 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
         release_call = rf"\b{RELEASE_NAME}\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(var)}\s*\)"
         if re.search(release_call, code, re.I):
             continue  # released already
-        releaser = (releasers or {}).get(type_name(ctype)) or _releaser(idx, ctype, target.name)
+        releaser = ((releasers or {}).get(type_name(ctype))
+                    or _releaser(idx, ctype, target.name, paired_releaser(allocators, idx.api)))
         lines.append(f"if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}")
         added.append(f"release {var} (from {target.name}) with {releaser} before returning")
     for expr, releaser in field_releases(code, target, idx):
@@ -124,7 +128,7 @@ def releaser_of(api: list[FunctionDecl], ctype: str, producer: FunctionDecl) -> 
     return _releaser(ApiIndex(api if producer in api else [*api, producer]), ctype, producer.name)
 
 
-def _releaser(idx: ApiIndex, ctype: str, producer: str) -> str:
+def _releaser(idx: ApiIndex, ctype: str, producer: str, paired: str | None = None) -> str:
     found = type_releasers.releaser_for(ctype, producer=producer)
     if found:
         return found
@@ -132,7 +136,34 @@ def _releaser(idx: ApiIndex, ctype: str, producer: str) -> str:
     dtor = idx.destructor(key, producer) if key else None
     if dtor:
         return dtor
-    return idx.generic_free() or "free"
+    return paired or idx.generic_free() or "free"
+
+
+_ALLOC_VERBS = ("malloc", "calloc", "alloc", "new", "create", "make")
+_FREE_VERBS = ("free", "release", "destroy", "delete", "dealloc", "unref")
+
+
+def paired_releaser(allocators: Sequence[str], api: Sequence[FunctionDecl]) -> str | None:
+    """The API's one-pointer release function named as an allocator of the stack, verb swapped.
+
+    A library's reply records may come from an internal ``lib_malloc_data`` that hides a header
+    before the record, so only ``lib_free_data(void *)`` releases them (``free`` is a bad-free);
+    the header ties the releaser to no type, but the leak's allocation stack names its allocator.
+    The innermost allocator with such a partner wins.
+    """
+    releases = {f.name: f for f in api if len(f.params) == 1 and ckinds.is_pointer(f.params[0].type)}
+    for frame in allocators:
+        for verb in _ALLOC_VERBS:
+            # `lib_malloc_data` or `libMallocData`: the verb as a whole word of the name.
+            spots = [*re.finditer(rf"(?<![A-Za-z]){verb}(?![a-z])", frame),
+                     *re.finditer(rf"(?<![A-Z]){verb.capitalize()}(?![a-z])", frame)]
+            for match in spots:
+                for free in _FREE_VERBS:
+                    spelled = free.capitalize() if frame[match.start()].isupper() else free
+                    name = frame[:match.start()] + spelled + frame[match.end():]
+                    if name in releases:
+                        return name
+    return None
 
 
 def release_held_fields(code: str, added: list[str], held: set[str], idx: ApiIndex) -> str:

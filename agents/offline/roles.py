@@ -178,8 +178,7 @@ def enhance(facts: PromptFacts) -> Reply:
     problem = facts.text("Problem")
     triage = facts.text("Crash triage")
     if re.search(r"LeakSanitizer|detected memory leaks|\bleak\b", triage):
-        culprit = _leak_culprit(triage, api, target)
-        released, added = release_results(harness, culprit, api, releasers_of(lessons, culprit))
+        released, added = _release_leaked(harness, triage, api, target, lessons)
         if added:
             return {"fixes": added, "unresolved": []}, released
     for guard in (guard_utf8_text, guard_precondition):
@@ -207,14 +206,33 @@ def enhance(facts: PromptFacts) -> Reply:
     return {"fixes": [], "unresolved": [f"no repair known for: {problem}"]}, harness
 
 
+def _release_leaked(harness: str, triage: str, api: list[FunctionDecl], target: FunctionDecl,
+                    lessons: list[ActionableLesson]) -> tuple[str, list[str]]:
+    """The harness releasing what leaked, through the releaser a lesson, the header or its allocator names."""
+    culprit = _leak_culprit(triage, api, target)
+    return release_results(harness, culprit, api, releasers_of(lessons, culprit),
+                           allocators=_allocators(triage, culprit.name))
+
+
 def _leak_culprit(triage: str, api: list[FunctionDecl], target: FunctionDecl) -> FunctionDecl:
     """Who allocated what leaked: the triage's entry function, else the frame above the harness."""
-    frames = re.search(r"signature:\s*\S*?@(\S+)", triage)
-    chain = frames.group(1).split("<") if frames else []
+    chain = _chain(triage)
     entry = chain.index("LLVMFuzzerTestOneInput") if "LLVMFuzzerTestOneInput" in chain[1:] else 0
     entry_line = re.search(r"^entry function:\s*(\w+)", triage, re.M)
     caller = entry_line.group(1) if entry_line else chain[entry - 1] if entry else ""
     return {f.name: f for f in api}.get(caller) or target
+
+
+def _allocators(triage: str, culprit: str) -> list[str]:
+    """The functions of the leak's allocation stack inside ``culprit``, innermost first."""
+    chain = _chain(triage)
+    return chain[:chain.index(culprit)] if culprit in chain else chain
+
+
+def _chain(triage: str) -> list[str]:
+    """The functions of the crash signature's stack, innermost first."""
+    frames = re.search(r"signature:\s*\S*?@(\S+)", triage)
+    return frames.group(1).split("<") if frames else []
 
 
 def advise_coverage(facts: PromptFacts) -> Reply:
