@@ -7,8 +7,10 @@ document holds, not the document, when ``doc_close(doc *d)`` is the one that doe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import Releaser, _base, _words
 
 
@@ -61,3 +63,30 @@ def whole_first(found: list[Releaser], common: set[str], verbs: Sequence[str]) -
 
     whole = {_base(r.releases) for r in found if r.evidence.startswith("parameter type") and not part(r)}
     return [r for r in found if not (part(r) and _base(r.releases) in whole)]
+
+
+_ALLOC_VERBS = ("malloc", "calloc", "alloc", "new", "create", "make")
+_FREE_VERBS = ("free", "release", "destroy", "delete", "dealloc", "unref")
+
+
+def paired_releaser(allocators: Sequence[str], api: Sequence[FunctionDecl]) -> str | None:
+    """The API's one-pointer release function named as an allocator of the stack, verb swapped.
+
+    A library's reply records may come from an internal ``lib_malloc_data`` that hides a header
+    before the record, so only ``lib_free_data(void *)`` releases them (``free`` is a bad-free);
+    the header ties the releaser to no type, but the leak's allocation stack names its allocator.
+    The innermost allocator with such a partner wins.
+    """
+    releases = {f.name: f for f in api if len(f.params) == 1 and "*" in f.params[0].type}
+    for frame in allocators:
+        for verb in _ALLOC_VERBS:
+            # `lib_malloc_data` or `libMallocData`: the verb as a whole word of the name.
+            spots = [*re.finditer(rf"(?<![A-Za-z]){verb}(?![a-z])", frame),
+                     *re.finditer(rf"(?<![A-Z]){verb.capitalize()}(?![a-z])", frame)]
+            for match in spots:
+                for free in _FREE_VERBS:
+                    spelled = free.capitalize() if frame[match.start()].isupper() else free
+                    name = frame[:match.start()] + spelled + frame[match.end():]
+                    if name in releases:
+                        return name
+    return None

@@ -19,6 +19,7 @@ from agent_graph.state import FuzzState, counter
 from fuzzkit.api import FunctionDecl
 from fuzzkit.api_twins import canonical_type
 from fuzzkit.header_facts import HeaderFacts
+from fuzzkit.release_names import paired_releaser
 from long_term_memory.experience.lessons import RELEASE_NAME
 from nodes.block_drop import MARK, block_end, crashed_mark
 
@@ -53,6 +54,11 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
     callee, facts = decls.get(called), HeaderFacts.from_dict(state.get("header_facts"))
     releaser = releaser_for(callee, facts, api) if callee is not None else None
     lines = (state.get("harness_code") or "").splitlines(keepends=True)
+    if callee is not None and releaser is None:  # a record handed back through `T **`
+        paired = paired_releaser(frames[:frames.index(called)], list(decls.values()))
+        if paired and _release_out_in_block(lines, index, callee, paired):
+            return (repaired_version(state, lines, [direction]), direction,
+                    {"function": callee.name, "type": callee.return_type.strip(), "releaser": paired})
     if callee is None or releaser is None:
         return None
     siblings = sibling_blocks(state, lines, index)
@@ -161,6 +167,28 @@ def _release_in_block(lines: list[str], mark: int, fns: list[FunctionDecl],
                           f" /* LeakSanitizer: {fn.name}'s result is the caller's */\n")
         return True
     return False
+
+
+def _release_out_in_block(lines: list[str], mark: int, fn: FunctionDecl, releaser: str) -> bool:
+    """Whether the block marked on ``mark`` now releases what its call of ``fn`` wrote through ``&var``.
+
+    The record a ``T **`` parameter hands back is released at the block's end with ``releaser``
+    (the function the leak's allocation stack pairs with its allocator), unless the block does.
+    """
+    end = block_end(lines, mark)
+    call = re.search(rf"\b{re.escape(fn.name)}\s*\(([^;]*)\)\s*;", "".join(lines[mark:end or mark]))
+    if end is None or call is None:
+        return False
+    outs = {i for i, p in enumerate(fn.params) if p.type.count("*") == 2 and "const" not in p.type}
+    args = [a.strip() for a in call.group(1).split(",")]
+    var = next((m.group(1) for i, a in enumerate(args) if i in outs
+                and (m := re.fullmatch(r"(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)", a))), None)
+    if var is None or _released("".join(lines[mark:end]), var):
+        return False
+    indent = re.match(r"[ \t]*", lines[end]).group(0) + "  "  # type: ignore[union-attr]
+    lines.insert(end, f"{indent}if ({var} != NULL) {releaser}((void *){var});"
+                      f" /* LeakSanitizer: what {fn.name} hands back is the caller's */\n")
+    return True
 
 
 def _released(block: str, var: str) -> bool:

@@ -16,6 +16,7 @@ from agents.offline import ckinds, type_releasers, type_table
 from agents.offline.fixer_edit import split_args
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
+from fuzzkit.release_names import paired_releaser
 from long_term_memory.experience.lessons import RELEASE_NAME, type_name
 
 _ADDRESS = re.compile(r"\s*(?:\([^()]*\)\s*)?&\s*([A-Za-z_]\w*)\s*")  # `&v`, `(T *)&v`
@@ -137,33 +138,6 @@ def _releaser(idx: ApiIndex, ctype: str, producer: str, paired: str | None = Non
     if dtor:
         return dtor
     return paired or idx.generic_free() or "free"
-
-
-_ALLOC_VERBS = ("malloc", "calloc", "alloc", "new", "create", "make")
-_FREE_VERBS = ("free", "release", "destroy", "delete", "dealloc", "unref")
-
-
-def paired_releaser(allocators: Sequence[str], api: Sequence[FunctionDecl]) -> str | None:
-    """The API's one-pointer release function named as an allocator of the stack, verb swapped.
-
-    A library's reply records may come from an internal ``lib_malloc_data`` that hides a header
-    before the record, so only ``lib_free_data(void *)`` releases them (``free`` is a bad-free);
-    the header ties the releaser to no type, but the leak's allocation stack names its allocator.
-    The innermost allocator with such a partner wins.
-    """
-    releases = {f.name: f for f in api if len(f.params) == 1 and ckinds.is_pointer(f.params[0].type)}
-    for frame in allocators:
-        for verb in _ALLOC_VERBS:
-            # `lib_malloc_data` or `libMallocData`: the verb as a whole word of the name.
-            spots = [*re.finditer(rf"(?<![A-Za-z]){verb}(?![a-z])", frame),
-                     *re.finditer(rf"(?<![A-Z]){verb.capitalize()}(?![a-z])", frame)]
-            for match in spots:
-                for free in _FREE_VERBS:
-                    spelled = free.capitalize() if frame[match.start()].isupper() else free
-                    name = frame[:match.start()] + spelled + frame[match.end():]
-                    if name in releases:
-                        return name
-    return None
 
 
 def release_held_fields(code: str, added: list[str], held: set[str], idx: ApiIndex) -> str:
