@@ -81,6 +81,25 @@ def _is_string(param: Param, canonical: Mapping[str, str]) -> bool:
     return spelled == "const char *" or (spelled != canon and bool(_STRING.match(canon)))
 
 
+def names_other_input(param: Param, canonical: Mapping[str, str] | None = None) -> bool:
+    """Whether the name says the parameter is a path, file, descriptor or format string, not the data.
+
+    ``fmt``, ``format`` and ``mode`` say so only of text (``const char *fmt``, ``fopen``'s
+    ``mode``): an integer of that name picks a pixel format or an enum value
+    (``decode_image(ctx, out, len, int fmt, int flags)`` is a decoder, not a printf).
+    """
+    if not INPUT_NAMES.search(param.name):
+        return False
+    text = _char_pointer(param, canonical or {})
+    return text or not re.fullmatch(r"fmt|format|mode", param.name, re.I)
+
+
+def _char_pointer(param: Param, canonical: Mapping[str, str]) -> bool:
+    """``char *`` or ``const char *`` (a typedef of one included)."""
+    canon = spellings(param, canonical)[1]
+    return bool(re.fullmatch(r"(const )?(unsigned |signed )?char \*", canon) or _is_string(param, canonical))
+
+
 def _is_length(param: Param) -> bool:
     """An integer right after a data pointer is its length unless named otherwise (``nArg``)."""
     return not param.name or bool(_LENGTH_NAMES.search(param.name) or _SIZE_TYPE.match(param.type))

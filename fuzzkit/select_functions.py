@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.errors import ToolchainError
-from fuzzkit.param_kinds import INPUT_NAMES, INTEGER, archetype, object_type, spellings
+from fuzzkit.param_kinds import INTEGER, archetype, names_other_input, object_type, spellings
 from fuzzkit.release_names import common_words
 from fuzzkit.select_io import IO_TYPES, reads_file, reads_through_callback
 from fuzzkit.select_io import words as _words
@@ -140,7 +140,7 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
                for ident in re.findall(r"\w+", p.type) for w in _words(ident)}
     if (IO_TYPES.search(types) or "file" in handles) and not served:
         total -= 6
-    if any(INPUT_NAMES.search(p.name) for p in decl.params) and not from_file:
+    if any(names_other_input(p, canon) for p in decl.params) and not from_file:
         total -= 4
     if not decl.params:
         total -= 5

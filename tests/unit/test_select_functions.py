@@ -194,3 +194,22 @@ def test_a_function_that_ends_the_process_is_no_target() -> None:
     chosen = [d.name for d in choose_functions([*enders, parse], 3, CANONICAL)]
     assert chosen == ["acme_parse_text"]
     assert all(score(d, CANONICAL) < 0 for d in enders)
+
+
+def test_an_integer_named_fmt_is_a_pixel_format_not_a_printf_format() -> None:
+    """``decode_image(ctx, out, len, int fmt, int flags)`` ranks with its row-wise twin, not below it.
+
+    Before, the name ``fmt`` cost it the penalty for a format string, so an invented image
+    library's whole-image decoder ranked under the row decoder and was never chosen.
+    """
+    whole = _decl("pq_decode_image", "int", ("ctx", "pq_ctx *"), ("out", "void *"), ("len", "size_t"),
+                  ("fmt", "int"), ("flags", "int"))
+    row = _decl("pq_decode_row", "int", ("ctx", "pq_ctx *"), ("out", "void *"), ("len", "size_t"))
+    feed = _decl("pq_set_png_buffer", "int", ("ctx", "pq_ctx *"), ("buf", "const void *"), ("size", "size_t"))
+    printf = _decl("pq_log_printf", "int", ("ctx", "pq_ctx *"), ("fmt", "const char *"),
+                   ("data", "const char *"), ("n", "size_t"))
+    assert score(whole) == score(row)
+    assert score(printf) < score(_decl("pq_log_text", "int", ("ctx", "pq_ctx *"), ("data", "const char *"),
+                                       ("n", "size_t")))
+    chosen = [d.name for d in choose_functions([feed, whole, row])]
+    assert chosen.index("pq_decode_image") < chosen.index("pq_decode_row")  # header order breaks the tie
