@@ -13,7 +13,7 @@ from typing import Any
 
 from agents.offline import ckinds, synth_vocab, type_releasers, type_table
 from agents.offline.synth_finders import ApiFinders, makes_new_text, sets_up_decoding, words
-from agents.offline.synth_handles import by_name, handle_name, handle_types
+from agents.offline.synth_handles import by_name, handle_name, handle_types, out_slot
 from agents.offline.synth_types import Lifecycle
 from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, FINISH, INIT, PRINT, VERBS
 from fuzzkit.api import FunctionDecl
@@ -117,7 +117,8 @@ class ApiIndex(ApiFinders):
     @cached_property
     def handle_types(self) -> set[str]:
         """Named non-scalar types passed by value that a function returns and another closes."""
-        return handle_types(self.api, lambda f: self.kind(f) == "destroy")
+        return handle_types(self.api, lambda f: self.kind(f) == "destroy",
+                            lambda f: self.kind(f) in ("create", "init"))
 
     def is_handle(self, type_key: str) -> bool:
         """Whether the type is an opaque handle passed by value (``lib_file``)."""
@@ -173,17 +174,10 @@ class ApiIndex(ApiFinders):
         ``codec_create_context(codec_ctx **ctxPtr, unsigned version)`` returns an error code and
         the object through ``ctxPtr``: an opaque type can only come from there, never by value.
         """
-        if self.kind(fn) != "create" or self.type_key(fn.return_type) and self.returns_owned(fn):
+        kind = self.kind(fn)
+        if kind not in ("create", "init") or self.type_key(fn.return_type) and self.returns_owned(fn):
             return None
-        slots = [
-            i
-            for i, p in enumerate(fn.params)
-            if ckinds.pointer_depth(p.type) == 2
-            and not ckinds.is_function_pointer(p.type)
-            and not ckinds.is_const_target(p.type)
-            and ckinds.is_struct_pointer(ckinds.pointee(p.type))
-        ]
-        return slots[0] if len(slots) == 1 else None
+        return out_slot(fn, kind, self.is_handle)
 
     def out_created(self, fn: FunctionDecl) -> str | None:
         """The type a constructor hands out through its ``T **`` parameter, if it does."""

@@ -9,10 +9,11 @@ reads what its constructor laid out after it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from agents.offline import cdecl, ckinds, type_releasers
+from agents.offline import cdecl, ckinds, type_releasers, type_table
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
@@ -33,8 +34,16 @@ def handle_name(ctype: str) -> str:
     return ckinds.strip_const(ctype) if ckinds.is_pointer(ctype) else ckinds.base_name(ctype)
 
 
-def handle_types(api: Iterable[FunctionDecl], destroys: Callable[[FunctionDecl], bool]) -> set[str]:
-    """Types spelled by name that a function returns and another (or the header) releases."""
+def handle_types(
+    api: Iterable[FunctionDecl],
+    destroys: Callable[[FunctionDecl], bool],
+    makes: Callable[[FunctionDecl], bool] = lambda f: False,
+) -> set[str]:
+    """Types spelled by name that a function returns and another (or the header) releases.
+
+    A handle hiding a record pointer that a constructor writes out (``int lib_init(lib_chan
+    *out)``) counts as returned: its functions need one made there, not a zeroed (NULL) value.
+    """
     api = list(api)
     returned = {
         handle_name(f.return_type)
@@ -48,6 +57,8 @@ def handle_types(api: Iterable[FunctionDecl], destroys: Callable[[FunctionDecl],
         # of pointer typedefs, only strings: a byte buffer type is how input data comes in
         and (not ckinds.is_pointer(f.return_type) or ckinds.is_string(f.return_type))
     }
+    returned |= {handle_name(ckinds.pointee(p.type)) for f in api if makes(f) for p in f.params[:1]
+                 if out_handle(p.type)}
     # A handle is closed by someone (lib_close(lib_file)); a plain value struct is not, and
     # neither is an error code a predicate reads (lib_is_error(lib_error_code_t)).
     closed = {handle_name(f.params[0].type) for f in api
@@ -58,6 +69,35 @@ def handle_types(api: Iterable[FunctionDecl], destroys: Callable[[FunctionDecl],
     # uint8_t *str_t` the library hands back a handle.
     closed |= {handle_name(f.return_type) for f in api if type_releasers.producer_releaser(f.name)}
     return {t for t in returned if t not in cdecl.INT_TYPES and t in closed}
+
+
+def out_handle(ctype: str) -> bool:
+    """Whether ``ctype`` is a writable pointer to a handle hiding a record pointer (``lib_chan *``)."""
+    if ckinds.pointer_depth(ctype) != 1 or ckinds.is_const_target(ctype):
+        return False
+    inner = ckinds.pointee(ctype)
+    canon = type_table.active().canonical.get(ckinds.strip_const(inner), "")
+    return by_name(inner) and bool(re.fullmatch(r"(const )?(struct|union) \w+ ?\*", canon))
+
+
+def out_slot(fn: FunctionDecl, kind: str, is_handle: Callable[[str], bool]) -> int | None:
+    """The parameter a create- or init-kind function writes its new object through.
+
+    A handle hiding a record pointer comes out through ``H *`` (``lib_init(lib_chan *out)``),
+    from either kind; an opaque record through the one ``T **`` of a constructor.
+    """
+    first = fn.params[0].type if fn.params else ""
+    if out_handle(first) and is_handle(handle_name(ckinds.pointee(first))):
+        return 0
+    slots = [
+        i
+        for i, p in enumerate(fn.params)
+        if ckinds.pointer_depth(p.type) == 2
+        and not ckinds.is_function_pointer(p.type)
+        and not ckinds.is_const_target(p.type)
+        and ckinds.is_struct_pointer(ckinds.pointee(p.type))
+    ]
+    return slots[0] if len(slots) == 1 and kind == "create" else None
 
 
 def takes_own(idx: ApiIndex, fn: FunctionDecl, key: str) -> bool:

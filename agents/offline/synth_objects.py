@@ -214,7 +214,7 @@ def _construct_out(pl: Planner, ctor: FunctionDecl, key: str, slot: int, payload
     failure, and so does a failing status: many such functions hand the object back even when
     they fail (to carry the error), and it may only be released then, not used.
     """
-    var = pl.var(f"{key} *", object_name(key), "NULL")
+    var = pl.var(key if pl.idx.is_handle(key) else f"{key} *", object_name(key), "NULL")
     plan = pl.plan(ctor, bind={slot: f"&{var}"}, payload=payload)
     rc = pl.emit(plan, pl.f.setup)
     ret = ctor.return_type
