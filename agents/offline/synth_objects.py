@@ -19,7 +19,7 @@ from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, set_up_by, usable, zeroed, zeroed_array
 from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
-from agents.offline.synth_outs import whole_list_releaser
+from agents.offline.synth_outs import whole_list_releaser, written_out
 from agents.offline.synth_readers import fall_back, reader_rank, reads_from_io, share_readers, values_only
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_staging import staging_getter
@@ -41,11 +41,7 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
     if r.kind == "child":
         return _child(pl, fn, key, args, plan)
     if r.kind == "out_object":
-        v = zeroed(pl, key, r.param.name, hoist=True)
-        dtor = synth_init.stack_releaser(pl.idx, key, fn.name)
-        if dtor:
-            plan.after.append(f"{dtor}(&{v});")
-        return f"&{v}"
+        return written_out(pl, key, r.param.name, fn.name, plan.after)
     if r.kind == "fresh":
         return fresh(pl, key, fn.name, small=True).expr
     if r.kind == "consumed":

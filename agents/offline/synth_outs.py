@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from agents.offline import cdecl, ckinds, type_releasers, type_table
+from agents.offline.synth_init import stack_releaser, zeroed
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
@@ -58,6 +59,23 @@ def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: s
     if releaser == "free":
         pl.f.include("<stdlib.h>")
     pl.f.cleanup.append(f"if ({v} != NULL) {releaser}({v});")
+
+
+def written_out(pl: Planner, key: str, name: str, callee: str, after: list[str]) -> str:
+    """A caller's ``key`` the callee writes its result into, released after the call.
+
+    A record is zeroed and released by address; a handle hiding a record pointer is a NULL
+    handle the callee makes (``lib_dup(lib_chan *dest, lib_chan src)``), destroyed if it did.
+    """
+    if pl.idx.is_handle(key):
+        v = pl.var(key, name, "NULL", hoist=True)
+        if dtor := pl.idx.destructor(key, callee):
+            after.append(f"if ({v} != NULL) {dtor}({v});")
+        return f"&{v}"
+    v = zeroed(pl, key, name, hoist=True)
+    if dtor := stack_releaser(pl.idx, key, callee):
+        after.append(f"{dtor}(&{v});")
+    return f"&{v}"
 
 
 def whole_list_releaser(fn: FunctionDecl, ptype: str) -> str | None:
