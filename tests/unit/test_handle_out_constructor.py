@@ -58,6 +58,19 @@ def _made_and_destroyed(code: str) -> None:
     assert "kd_channel channel;" not in code, code
 
 
+def _improved(call: str) -> tuple[str, str]:
+    """The parser's harness with an improvement block calling ``call``, and that block."""
+    decls = parse_prototypes(API)
+    target = next(d for d in decls if d.name == "kd_parse_reply")
+    with using(read_types(TYPES)):
+        arche = analyze_function(target, decls).archetype
+        code = write_harness(target, decls, ["kd.h"], arche, default_skeleton(arche)).code
+        improved = improve_harness(code, target, decls, [call])
+    assert improved.added_calls, improved.directions
+    block = improved.code[improved.code.index("LF improve"):]
+    return improved.code, block
+
+
 def test_the_target_gets_a_channel_from_its_constructor() -> None:
     code = _draft("kd_set_sortlist")
     _made_and_destroyed(code)
@@ -66,31 +79,17 @@ def test_the_target_gets_a_channel_from_its_constructor() -> None:
 
 
 def test_an_improvement_block_makes_its_own_channel() -> None:
-    decls = parse_prototypes(API)
-    target = next(d for d in decls if d.name == "kd_parse_reply")
-    with using(read_types(TYPES)):
-        arche = analyze_function(target, decls).archetype
-        code = write_harness(target, decls, ["kd.h"], arche, default_skeleton(arche)).code
-        improved = improve_harness(code, target, decls, ["kd_process_fd"])
-    assert improved.added_calls, improved.directions
-    block = improved.code[improved.code.index("LF improve"):]
+    _, block = _improved("kd_process_fd")
     _made_and_destroyed(block)
     assert re.search(r"kd_process_fd\(kd_\w+, ", block), block
 
 
 def test_a_handle_written_out_by_another_call_is_destroyed() -> None:
     """``kd_dup(&dest, src)`` writes a second channel out; it leaked on every input before."""
-    decls = parse_prototypes(API)
-    target = next(d for d in decls if d.name == "kd_parse_reply")
-    with using(read_types(TYPES)):
-        arche = analyze_function(target, decls).archetype
-        code = write_harness(target, decls, ["kd.h"], arche, default_skeleton(arche)).code
-        improved = improve_harness(code, target, decls, ["kd_dup"])
-    assert improved.added_calls, improved.directions
-    block = improved.code[improved.code.index("LF improve"):]
+    code, block = _improved("kd_dup")
     dup = re.search(r"kd_dup\(&(\w+), (\w+)\)", block)
     assert dup, block
     dest, src = dup.groups()
-    assert re.search(rf"\bkd_channel {dest} = NULL;", improved.code), improved.code
+    assert re.search(rf"\bkd_channel {dest} = NULL;", code), code
     assert re.search(rf"kd_destroy\({dest}\);", block[dup.end():]), block
     assert re.search(rf"kd_destroy\({src}\);", block[dup.end():]), block
