@@ -10,6 +10,8 @@ reservation never becomes an overflow in the harness.
 
 from __future__ import annotations
 
+import re
+
 from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_ctx import Ctx
@@ -63,21 +65,49 @@ def feed_the_input(ctx: Ctx) -> None:
     """
     key = ctx.idx.first_object(ctx.target)
     obj = next((o for o in ctx.pl.scope if o.type_key == key), None) if key else None
+    made = ctx.idx.type_key(ctx.target.return_type)
+    if obj is None and made and ctx.idx.returns_owned(ctx.target):
+        _feed_the_result(ctx, made)
+        return
     if obj is None or not key:
         return
     for feeder in ctx.idx.input_feeders(ctx.target, key):
-        if feeder.name in ctx.pl.avoid:
-            continue
-        lines: list[str] = []
-        try:
-            ctx.pl.emit(ctx.pl.plan(feeder, bind={0: obj.expr}), lines)
-        except Unsupported:
-            continue
-        if ctx.pl.fed:
-            ctx.f.setup.extend(lines)
+        if _fed(ctx, feeder, obj.expr, ctx.f.setup):
             ctx.f.notes.append(f"the input reaches {ctx.target.name} through {feeder.name}")
             return
     if room := room_lines(ctx.idx, key, obj.expr, ctx.f.fail()):  # no function takes the bytes
         ctx.f.include("<string.h>")
         ctx.f.setup.extend(room)
         ctx.f.notes.append(f"the input is copied into the room {ctx.target.name}'s object reserves")
+
+
+def _feed_the_result(ctx: Ctx, key: str) -> None:
+    """Hand the input to the object a constructor target made (``ctx_new2(alloc, flags)``).
+
+    Its uses after the call read what the object was given; one with no input reads nothing.
+    """
+    call = re.compile(rf"^(\w+) = (?:\([^()]*\))?{re.escape(ctx.target.name)}\(")
+    var = next((m.group(1) for line in ctx.f.call if (m := call.match(line))), None)
+    if var is None:
+        return
+    ctx.f.taken |= ctx.taken  # names the blocks after the call declare
+    for feeder in ctx.idx.input_feeders(ctx.target, key):
+        lines: list[str] = []
+        if _fed(ctx, feeder, var, lines):
+            ctx.use[:0] = [f"if ({var} != NULL) {{", *(f"  {ln}" for ln in lines), "}"]
+            ctx.f.notes.append(f"the input reaches what {ctx.target.name} made through {feeder.name}")
+            return
+
+
+def _fed(ctx: Ctx, feeder: FunctionDecl, obj: str, into: list[str]) -> bool:
+    """Whether the call of ``feeder`` on ``obj`` handed it the input (its lines go to ``into``)."""
+    if feeder.name in ctx.pl.avoid:
+        return False
+    lines: list[str] = []
+    try:
+        ctx.pl.emit(ctx.pl.plan(feeder, bind={0: obj}), lines)
+    except Unsupported:
+        return False
+    if ctx.pl.fed:
+        into.extend(lines)
+    return ctx.pl.fed
