@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from agents.offline import ckinds, synth_init, synth_readers
+from agents.offline.synth_alloc import allocator_suite
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_config import listed
 from agents.offline.synth_fill import fill
@@ -65,7 +66,7 @@ def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], p
     if r.kind == "object" and not pl.idx.lifecycle(key).create and (own := library_object(pl, key)):
         return own
     if r.kind == "object" and (r.index > 0 or pl.idx.kind(fn) == "create") and is_allocator_suite(key):
-        return "NULL"  # the library's own allocator (what `init_alloc_funcs(&a)` fills is not)
+        return allocator_suite(pl, key, r.param.name)
     if (
         r.kind == "object"
         and pl.idx.lifecycle(key).create == []

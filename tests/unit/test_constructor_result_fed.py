@@ -5,7 +5,9 @@ An image decoder's second constructor takes an allocator and flags
 through ``pq_set_buffer(ctx, buf, size)``. The harness called the constructor, then size and
 header getters on a context that had never been given any input: it ran, and the fuzzer
 explored nothing (0.1% of the library's lines). The input is handed to what the target made,
-before the uses after the call.
+before the uses after the call. And the constructor, given NULL for its allocator suite,
+returned no context at all: a suite whose function fields have the C library's own types is
+filled with ``malloc``, ``realloc``, ``calloc`` and ``free``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ from fuzzkit.input_flow import input_reaches_api
 
 API = """
 typedef struct pq_ctx pq_ctx;
-struct pq_alloc { void *(*malloc_fn)(size_t size); void (*free_fn)(void *ptr); };
+typedef void * pq_m_fn(size_t);
+typedef void * pq_r_fn(void *, size_t);
+typedef void * pq_c_fn(size_t, size_t);
+typedef void pq_f_fn(void *);
+struct pq_alloc { pq_m_fn *malloc_fn; pq_r_fn *realloc_fn; pq_c_fn *calloc_fn; pq_f_fn *free_fn; };
 pq_ctx *pq_ctx_new(int flags);
 pq_ctx *pq_ctx_new2(struct pq_alloc *alloc, int flags);
 void pq_ctx_free(pq_ctx *ctx);
@@ -33,17 +39,22 @@ int pq_get_width(pq_ctx *ctx, unsigned *width);
 
 TYPES = """```c
 typedef struct pq_ctx pq_ctx;
-struct pq_alloc { void *(*malloc_fn)(size_t); void (*free_fn)(void *); };
+typedef unsigned long size_t;
+typedef void * pq_m_fn(size_t);
+typedef void * pq_r_fn(void *, size_t);
+typedef void * pq_c_fn(size_t, size_t);
+typedef void pq_f_fn(void *);
+struct pq_alloc { pq_m_fn *malloc_fn; pq_r_fn *realloc_fn; pq_c_fn *calloc_fn; pq_f_fn *free_fn; };
 ```
 Release functions:
 - pq_ctx_free releases pq_ctx * (parameter type)
 """
 
 
-def _draft() -> str:
-    decls = parse_prototypes(API)
+def _draft(api: str = API, types: str = TYPES) -> str:
+    decls = parse_prototypes(api)
     target = next(d for d in decls if d.name == "pq_ctx_new2")
-    with using(read_types(TYPES)):
+    with using(read_types(types)):
         arche = analyze_function(target, decls).archetype
         return write_harness(target, decls, ["pq.h"], arche, default_skeleton(arche)).code
 
@@ -65,3 +76,24 @@ def test_the_harness_compiles_without_shadowed_names(tmp_path: Path) -> None:
            str(tmp_path / "harness.c")]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_suite_of_c_library_shaped_functions_is_filled() -> None:
+    code = _draft()
+    made = re.search(r"= pq_ctx_new2\(&(\w+), ", code)
+    assert made, code
+    for field, fn in [("malloc_fn", "malloc"), ("realloc_fn", "realloc"), ("calloc_fn", "calloc"),
+                      ("free_fn", "free")]:
+        assert f"{made.group(1)}.{field} = {fn};" in code, code
+
+
+def test_a_suite_taking_a_user_pointer_stays_null() -> None:
+    """``zalloc(opaque, items, size)`` is no ``calloc``: the library's defaults, through NULL."""
+    odd = ("typedef void * pq_m_fn(void *, size_t);\n"
+           "typedef void pq_f_fn(void *, void *);\n"
+           "struct pq_alloc { pq_m_fn *malloc_fn; pq_f_fn *free_fn; void *opaque; };")
+    api = re.sub(r"typedef void \* pq_m_fn.*?};", lambda _m: odd, API, flags=re.S)
+    types = re.sub(r"typedef void \* pq_m_fn.*?};", lambda _m: odd, TYPES, flags=re.S)
+    assert "opaque" in api and "opaque" in types
+    code = _draft(api, types)
+    assert "pq_ctx_new2(NULL, " in code, code
