@@ -157,20 +157,33 @@ def _takes_data(decl: FunctionDecl) -> bool:
 def feeder_exists(target: FunctionDecl, api: Iterable[FunctionDecl]) -> bool:
     """Whether the input should reach the target's object through another function.
 
-    True when the target takes no buffer itself but its first object parameter's type has a
-    function that takes one (``set_buffer(ctx, buf, len)``): the case where forgetting that
-    call leaves the fuzzer with nothing to explore.
+    True when the target takes no buffer itself but its first object parameter's type, or the
+    type of the object it makes (``ctx_new2(alloc, flags)``), has a function that takes one
+    (``set_buffer(ctx, buf, len)``): the case where forgetting that call leaves the fuzzer
+    with nothing to explore.
     """
     if _takes_data(target):
         return False
-    return bool(feeders_of(target, api))
+    api = list(api)
+    return bool(feeders_of(target, api) or feeders_of(target, api, made_type(target)))
 
 
-def feeders_of(target: FunctionDecl, api: Iterable[FunctionDecl]) -> list[FunctionDecl]:
-    """Functions shaped ``f(T *obj, const bytes *data[, size])`` for the target's object type."""
-    obj = next((_base(p.type) for p in target.params
-                if "*" in p.type and not _DATA_TYPE.search(_base(p.type))), None)
+def made_type(target: FunctionDecl) -> str:
+    """The object type a function returns a pointer to (``codec_ctx *codec_new(int)``), else ""."""
+    ret = target.return_type
+    return _base(ret) if "*" in ret and not _DATA_TYPE.search(_base(ret)) else ""
+
+
+def feeders_of(target: FunctionDecl, api: Iterable[FunctionDecl],
+               obj: str | None = None) -> list[FunctionDecl]:
+    """Functions shaped ``f(T *obj, const bytes *data[, size])``.
+
+    ``T`` is ``obj`` where given, else the type of the target's first object parameter.
+    """
     if obj is None:
+        obj = next((_base(p.type) for p in target.params
+                    if "*" in p.type and not _DATA_TYPE.search(_base(p.type))), None)
+    if not obj:
         return []
     return [f for f in api if f.name != target.name and 2 <= len(f.params) <= 3
             and _base(f.params[0].type) == obj and "*" in f.params[0].type and _takes_data(f)

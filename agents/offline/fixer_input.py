@@ -27,8 +27,10 @@ def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl],
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     key = idx.first_object(target)
     call = re.search(rf"\b{re.escape(target.name)}\s*\(", code)
-    if key is None or call is None:
+    if call is None:
         return code, None
+    if key is None or not idx.input_feeders(target, key):
+        return _feed_the_result(code, idx, target, via)
     slot = next((i for i, p in enumerate(target.params) if idx.type_key(p.type) == key), 0)
     depth, pos = 1, call.end()
     while pos < len(code) and depth:
@@ -46,6 +48,29 @@ def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl],
             continue
         how = f"hand the fuzz input to {target.name}'s object with {feeder.name} before the call"
         return insert_before(code, call.start(), line), how
+    return code, None
+
+
+def _feed_the_result(code: str, idx: ApiIndex, target: FunctionDecl, via: str) -> tuple[str, str | None]:
+    """A constructor target's object handed the input right after the call made it.
+
+    ``ctx = ctx_new2(alloc, flags)`` makes a context that reads nothing until the function
+    taking the data is called on it; the uses after the call then see the input.
+    """
+    made = idx.type_key(target.return_type)
+    assigned = re.search(rf"\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?{re.escape(target.name)}\s*\(", code)
+    if not made or assigned is None or not idx.returns_owned(target):
+        return code, None
+    feeders = idx.input_feeders(target, made)
+    for feeder in sorted(feeders, key=lambda f: f.name != via):
+        line = _feeder_call(feeder, assigned.group(1))
+        if line is None:
+            continue
+        _start, end = statement_span(code, assigned.start())
+        head = code[:assigned.start()].split("\n")[-1]
+        indent = head[:len(head) - len(head.lstrip())]
+        fed = code[:end] + f"\n{indent}if ({assigned.group(1)} != NULL) {line}" + code[end:]
+        return fed, f"hand the fuzz input to what {target.name} made with {feeder.name} right after the call"
     return code, None
 
 

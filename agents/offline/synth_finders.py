@@ -15,7 +15,7 @@ from agents.offline import ckinds
 from agents.offline.synth_knowledge import INVERSE_PREFIXES, INVERSES, stream_fields
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_releasers import RELEASE_VERBS
-from fuzzkit.input_flow import feeders_of
+from fuzzkit.input_flow import feeders_of, made_type
 
 if TYPE_CHECKING:
     from agents.offline.synth_api import ApiIndex
@@ -29,8 +29,7 @@ def words(name: str) -> list[str]:
     return [p.lower() for p in parts if not p.isdigit()]
 
 
-# Words of a function that turns text into new text (`uri_escape(const char *)`): what it returns
-# is allocated for the caller, unless the caller passed a buffer it could write into.
+# Words of a function turning text into new text (`uri_escape(const char *)`), allocated for the caller.
 NEW_TEXT = {"escape", "unescape", "quote", "unquote", "canonicalize", "normalize", "concat", "join"}
 
 
@@ -151,11 +150,12 @@ class ApiFinders:
     def input_feeders(self, target: FunctionDecl, type_key: str) -> list[FunctionDecl]:
         """:meth:`feeders` by name, then those the input-flow gate knows by shape alone.
 
-        The drafting and the repair use this one list, so a harness the gate
-        (:mod:`fuzzkit.input_flow`) rejects can be repaired the way the gate expects.
+        Drafting and repair share this list: what :mod:`fuzzkit.input_flow` rejects is repaired its way.
         """
-        named = self.feeders(type_key)
-        found = [*named, *(f for f in feeders_of(target, self.api) if f not in named)]
+        found = list(self.feeders(type_key))
+        shaped = [*feeders_of(target, self.api), *feeders_of(target, self.api, made_type(target))]
+        found += [f for i, f in enumerate(shaped) if f not in found and f not in shaped[:i]
+                  and self.type_key(f.params[0].type) == type_key]
         # The same shape through the Types section (a handle typedef hides its `*`).
         found += [f for f in self.api if f not in found and f.name != target.name
                   and 2 <= len(f.params) <= 3 and self.type_key(f.params[0].type) == type_key

@@ -181,3 +181,41 @@ lf_cleanup: ;
     # A scalar handed alongside the input stays a scalar: a length is not the input.
     scalar = UNFED.replace("  codec_decode(", "  size_t n = size;\n  lf_note(data, n);\n  codec_decode(")
     assert "n" not in tainted_names(scalar) and not input_reaches_api(scalar, NAMES)
+
+
+CTOR_API = parse_prototypes("""
+struct pix_alloc { int unused; };
+pix_ctx *pix_ctx_new2(struct pix_alloc *alloc, int flags);
+int pix_set_buffer(pix_ctx *ctx, const void *buf, size_t size);
+int pix_decode(pix_ctx *ctx, void *out, size_t len, int fmt);
+void pix_ctx_free(pix_ctx *ctx);
+""")
+
+UNFED_CTOR = """\
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  int flags = size ? data[0] : 0;
+  pix_ctx *ctx = pix_ctx_new2(NULL, flags);
+  uint8_t out[64];
+  if (ctx == NULL) return 0;
+  pix_decode(ctx, out, sizeof out, 0);
+  pix_ctx_free(ctx);
+  return 0;
+}
+"""
+
+
+def test_a_constructor_target_whose_object_is_never_fed_is_gated_and_repaired() -> None:
+    """``ctx_new2(alloc, flags)`` takes no bytes; what it makes gets them from ``set_buffer``."""
+    from fuzzkit.input_flow import feeder_exists
+
+    by = {f.name: f for f in CTOR_API if f.name}
+    target = by["pix_ctx_new2"]
+    names = [f.name for f in CTOR_API]
+    assert feeder_exists(target, CTOR_API)
+    assert not feeder_exists(target, [f for f in CTOR_API if f.name != "pix_set_buffer"])
+    assert not input_reaches_api(UNFED_CTOR, names)
+    fixed, how = feed_input(UNFED_CTOR, target, CTOR_API)
+    assert how and "pix_set_buffer" in how, fixed
+    assert ("pix_ctx *ctx = pix_ctx_new2(NULL, flags);\n"
+            "  if (ctx != NULL) pix_set_buffer(ctx, (const void *)data, (size_t)size);\n") in fixed
+    assert input_reaches_api(fixed, names)
