@@ -44,6 +44,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Literal
@@ -53,7 +54,7 @@ from pydantic import BaseModel, ConfigDict
 from fuzzkit.detect_recipe import HINT, fingerprint, with_api_headers
 from fuzzkit.detect_run import Detection, run_detector
 from fuzzkit.detect_tree import walk
-from fuzzkit.errors import ToolchainError
+from fuzzkit.errors import BUILD_CAUSE, ToolchainError
 from fuzzkit.library import BuildRecipe, LibraryBuild, LinkError, build_library, check_links
 from fuzzkit.paths import cache_dir, file_lock
 from fuzzkit.source import SourceSpec, fetch_source
@@ -97,13 +98,25 @@ class BuildSpec(BaseModel):
         return self.sources is not None and not self.auto and self.system is None
 
 
+_MISSING = re.compile(r"Could NOT find|No package '[^']+' found|Package '[^']+'.* not found|"
+                      r"configure: error: .*(?:not found|missing|required|cannot find)", re.I)
+DEPENDENCY_HINT = ("a build dependency is missing: install the -dev package the error names, or, for a "
+                   "Debian source package, all of them with `apt-get build-dep PACKAGE`; then run again")
+
+
 def _first_lines(message: str, keep: int = 3) -> str:
     """A failed detector's reason, short enough to list beside the others.
 
-    The first line says what failed, the last ones why (a build tool's last words).
+    The first line says what failed; then the build tool's own error, where one is printed
+    (the ``Could NOT find ...`` of a CMake error block), else its last words.
     """
     lines = message.strip().splitlines()
-    shown = lines if len(lines) <= keep + 1 else [lines[0], "...", *lines[-keep:]]
+    cause = next((i for i, line in enumerate(lines[1:], 1) if BUILD_CAUSE.search(line)), None)
+    if cause is not None:
+        start = cause + 1 if lines[cause].lstrip().startswith("CMake Error at") else cause
+        shown = [lines[0], "...", *lines[start:start + keep]]
+    else:
+        shown = lines if len(lines) <= keep + 1 else [lines[0], "...", *lines[-keep:]]
     return "\n    ".join(shown)
 
 
@@ -173,7 +186,9 @@ def detect_build(
             marker.write_text(json.dumps(found.to_dict(), indent=1))
             return found
         shutil.rmtree(dest, ignore_errors=True)
-    raise ToolchainError(f"cannot work out how to build {root}:\n  " + "\n  ".join(reasons), HINT)
+    missing = any(_MISSING.search(reason) for reason in reasons)
+    raise ToolchainError(f"cannot work out how to build {root}:\n  " + "\n  ".join(reasons),
+                         f"{DEPENDENCY_HINT}; or {HINT}" if missing else HINT)
 
 
 _GENERATED = (".y", ".l", ".yy", ".ll")  # parser and scanner sources a build step turns into C

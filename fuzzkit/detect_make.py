@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fuzzkit.detect_sources import is_program
 from fuzzkit.detect_tree import read_text, skipped
-from fuzzkit.errors import ToolchainError
+from fuzzkit.errors import ToolchainError, build_failure
 from fuzzkit.sandbox import Limits, run_sandboxed
 from fuzzkit.sandbox_env import step_env
 from fuzzkit.tools import tool
@@ -52,8 +52,7 @@ def run_step(cmd: list[str], cwd: Path, log: Path, env: dict[str, str], what: st
     )  # fmt: skip
     output = log.read_text(errors="replace")
     if result.exit_code != 0 or result.timed_out:
-        tail = "\n".join(output.strip().splitlines()[-15:])
-        raise ToolchainError(f"{what} failed (exit {result.exit_code}):\n{tail}")
+        raise ToolchainError(f"{what} failed (exit {result.exit_code}):\n{build_failure(output)}")
     return output
 
 

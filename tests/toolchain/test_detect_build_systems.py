@@ -332,3 +332,27 @@ def test_a_test_helper_library_under_regress_is_not_the_library(tmp_path: Path) 
         found = detect_build(root, system, cache=tmp_path / "cache")
         assert "lib/rtoy.c" in found.recipe.sources
         assert not [s for s in found.recipe.sources if "regress" in s], (system, found.recipe.sources)
+
+
+def test_a_missing_build_dependency_is_named_with_what_to_do(tmp_path: Path) -> None:
+    """CMake's own "Could NOT find" line reaches the user, with the dependency hint.
+
+    Its error block comes before a long call stack and CMake's closing lines, which were all a
+    failed detection used to show ("Configuring incomplete, errors occurred!").
+    """
+    root = tmp_path / "deptoy-1.0"
+    root.mkdir()
+    (root / "toy.c").write_text('#include "zzdep.h"\nint toy_decode(const char *t) { return t[0]; }\n')
+    (root / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(deptoy C)\n"
+        "find_path(ZZDEP_INCLUDE_DIR zzdep.h)\n"
+        "include(FindPackageHandleStandardArgs)\n"
+        "find_package_handle_standard_args(ZZDEP REQUIRED_VARS ZZDEP_INCLUDE_DIR)\n"
+        "if(NOT ZZDEP_FOUND)\n  message(FATAL_ERROR \"zzdep is required\")\nendif()\n"
+        + "".join(f'message(STATUS "after {i}")\n' for i in range(20))
+        + "add_library(deptoy toy.c)\n"
+    )
+    with pytest.raises(ToolchainError) as err:
+        detect_build(root, system="cmake", cache=tmp_path / "cache")
+    assert "Could NOT find ZZDEP" in err.value.message, err.value.message
+    assert "apt-get build-dep" in err.value.hint
