@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from fuzzkit.detect_include_order import include_order
-from fuzzkit.detect_tree import INCLUDE, public_headers, read_text
+from fuzzkit.detect_tree import INCLUDE, PRIVATE_NAME, public_headers, read_text
 from fuzzkit.errors import ToolchainError
 from fuzzkit.headers import parse_header
 from fuzzkit.library import BuildRecipe
@@ -75,8 +75,16 @@ def umbrellas(chosen: list[Path]) -> list[Path]:
     meant to be included through its umbrella (``lib.h``); without it the parts do not compile.
     """
     names = {h.name for h in chosen}
+
+    def parts_of(header: Path) -> set[str]:
+        return names & {Path(i).name for i in INCLUDE.findall(read_text(header))} - {header.name}
+
+    if any(len(parts_of(h)) >= 2 for h in chosen):
+        return []  # the library's own umbrella is among them; the others (`common.h`) are internals
     beside = sorted({h for d in {c.parent for c in chosen} for h in d.glob("*.h")} - set(chosen))
-    return [h for h in beside if len(names & {Path(i).name for i in INCLUDE.findall(read_text(h))}) >= 2]
+    found = {h: len(parts_of(h)) for h in beside if len(parts_of(h)) >= 2 and not PRIVATE_NAME.search(h.stem)}
+    # The one including the most parts: internals (`common.h`) include a few parts each too.
+    return [h for h, n in found.items() if n == max(found.values())]
 
 
 # `#define foo_parse PREFIX_SUFFIX(foo_parse_)`: the header renames a function with a macro

@@ -20,7 +20,7 @@ SKIP_DIRS = frozenset(
 )
 # Where library sources live besides the top directory (searched recursively).
 SOURCE_DIRS = ("src", "lib", "source", "sources", "library", "libsrc")
-_PRIVATE = re.compile(r"(private|internal|[-_]int$|^config$|compat|_impl$|guts|^test)", re.I)
+PRIVATE_NAME = re.compile(r"(private|internal|[-_]int$|^config$|compat|_impl$|guts|^test)", re.I)
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)  # the name an #include names
 _FUZZ_ENTRY = re.compile(r"LLVMFuzzerTestOneInput\s*\([^;{)]*\)\s*\{")
 _HEADER_TOKEN = re.compile(r"(?<![\w.+-])([A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*\.h)\b")
@@ -218,7 +218,7 @@ def _cmake_header_blocks(text: str) -> list[str]:
     blocks = installed + re.findall(r"PUBLIC_HEADER\s*\"?([^)\"]*)", text)
     if not any(_HEADER_TOKEN.search(b) for b in blocks):
         blocks += [body for var, body in variables.items()
-                   if re.search(r"HEADER|HDR|PUBLIC|INCLUDE", var, re.I) and not _PRIVATE.search(var)]
+                   if re.search(r"HEADER|HDR|PUBLIC|INCLUDE", var, re.I) and not PRIVATE_NAME.search(var)]
     return blocks
 
 
@@ -247,7 +247,7 @@ def public_headers(
         source_dirs = {p.parent.resolve() for p in candidate_sources(root)}
         source_dirs |= {d.resolve() for d in include_dirs if d.resolve() != root.resolve()}
         chosen = [p for p in headers if p.parent.resolve() in source_dirs]
-    public = [p for p in chosen if not _PRIVATE.search(p.stem)] or chosen
+    public = [p for p in chosen if not PRIVATE_NAME.search(p.stem)] or chosen
     by_name: dict[str, Path] = {}
     for path in public:
         by_name.setdefault(path.name, path)  # a copy in the build directory adds nothing

@@ -328,3 +328,43 @@ def test_an_umbrella_header_comes_with_the_parts_that_need_it(tmp_path: Path) ->
                               capture_output=True).returncode == 0
 
     assert compiles(harness_headers(headers)) and not compiles([h.name for h in headers])
+
+
+def test_internal_headers_that_include_the_public_ones_are_not_umbrellas(tmp_path: Path) -> None:
+    """The build installs yak.h (which includes the three parts) and the parts; yak_common.h and
+    yak_parser_internal.h sit beside them and include two parts each, as internals do."""
+    root = tmp_path / "yak-1.0"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "yak_tree.h").write_text(
+        "#ifndef YAK_TREE_H\n#define YAK_TREE_H\nstruct yak_node { int kind; };\n"
+        "int yak_node_kind(const struct yak_node *n);\n#endif\n")
+    (root / "src" / "yak_print.h").write_text(
+        '#ifndef YAK_PRINT_H\n#define YAK_PRINT_H\n#include "yak_tree.h"\n'
+        "int yak_print(const struct yak_node *n, char *buf, int len);\n#endif\n")
+    (root / "src" / "yak_parse.h").write_text(
+        '#ifndef YAK_PARSE_H\n#define YAK_PARSE_H\n#include "yak_tree.h"\n'
+        "int yak_parse(const char *text, struct yak_node **out);\n#endif\n")
+    (root / "src" / "yak.h").write_text(
+        '#include "yak_tree.h"\n#include "yak_parse.h"\n#include "yak_print.h"\n')
+    internal = '#include "yak_tree.h"\n#include "yak_parse.h"\nint yak_{0}_step(struct yak_node *n);\n'
+    (root / "src" / "yak_common.h").write_text(internal.format("common"))
+    (root / "src" / "yak_parser_internal.h").write_text(internal.format("parser"))
+    (root / "src" / "yak.c").write_text(
+        '#include <stdlib.h>\n#include "yak_common.h"\n#include "yak_parser_internal.h"\n'
+        "int yak_common_step(struct yak_node *n) { return n->kind; }\n"
+        "int yak_parser_step(struct yak_node *n) { return n->kind + 1; }\n"
+        "int yak_node_kind(const struct yak_node *n) { return n->kind; }\n"
+        "int yak_print(const struct yak_node *n, char *b, int l) { return l > 0 ? n->kind : 0; }\n"
+        "int yak_parse(const char *t, struct yak_node **out) {\n"
+        "  *out = calloc(1, sizeof **out); (*out)->kind = t[0]; return 0; }\n")
+    (root / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(yak C)\nadd_library(yak src/yak.c)\n"
+        "set(headers src/yak.h src/yak_tree.h src/yak_parse.h src/yak_print.h)\n"
+        "install(FILES ${headers} DESTINATION include/yak)\n")
+    from fuzzkit.init_benchmark import make_benchmark
+
+    found = detect_build(root, cache=tmp_path / "cache")
+    bench = make_benchmark({"path": str(root)}, cache=tmp_path / "cache")
+    for headers in (found.recipe.headers, bench["build"].get("headers", found.recipe.headers)):
+        assert "src/yak_common.h" not in headers and "src/yak_parser_internal.h" not in headers, headers
+        assert {"src/yak_parse.h", "src/yak_print.h"} <= set(headers), headers
