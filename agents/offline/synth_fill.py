@@ -83,3 +83,43 @@ def unfilled(idx: ApiIndex, obj: Obj, target: FunctionDecl | None = None) -> boo
     if not found or obj.filled or obj.origin in found:
         return False
     return target is None or target.name not in found
+
+
+COMPILE_WORDS = {"compile"}
+
+
+def compilers(idx: ApiIndex, key: str) -> list[tuple[FunctionDecl, int]]:
+    """``(f, slot)`` of the functions that compile text into a ``key`` object, simplest first.
+
+    ``pat_compile(const char *pattern, int len, struct pat_buf *buf, char *err)``: named for
+    compiling, it takes text or bytes and a non-const ``key`` pointer it fills, and returns a
+    status (one returning a new object, ``ctx_compile(ctx, expr)``, makes that, not ``key``).
+    """
+    found = []
+    for f in idx.api:
+        if not set(words(f.name)) & COMPILE_WORDS or ckinds.is_pointer(f.return_type):
+            continue
+        rs = roles(f, idx)
+        slot = next((r.index for r in rs if r.kind == "object" and r.type_key == key
+                     and ckinds.is_pointer(r.param.type) and not ckinds.is_const_target(r.param.type)), None)
+        if slot is not None and payload_slot(rs) is not None:
+            found.append((f, slot))
+    return sorted(found, key=lambda fs: (len(fs[0].params), fs[0].name))
+
+
+def compile_into(pl: Planner, obj: Obj, near: str, payload: bool) -> bool:
+    """Compile text into ``obj``, a pattern buffer its constructor made empty; whether it was.
+
+    A search on a buffer nothing compiled follows a NULL program. The text is the input
+    (``payload``), else a share of it (the target takes the input as its subject). Nothing
+    when ``near`` compiles itself or every compiler is to be avoided.
+    """
+    found = [(f, s) for f, s in compilers(pl.idx, obj.type_key) if f.name not in pl.avoid]
+    if not found or near in {f.name for f, _ in compilers(pl.idx, obj.type_key)}:
+        return False
+    fn, slot = found[0]
+    rc = pl.emit(pl.plan(fn, bind={slot: obj.expr}, payload=payload), pl.f.setup)
+    if rc is not None:
+        ok = success_test(fn.name, fn.return_type, rc, ckinds.is_bool(fn.return_type), False)
+        pl.f.setup.append(f"if (!({ok})) {pl.f.fail()}")
+    return True
