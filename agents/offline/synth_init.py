@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from agents.offline import ckinds, synth_io, type_table
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_config import settle_fields
+from agents.offline.synth_fill import fillers
 from agents.offline.synth_finders import words
 from agents.offline.synth_instances import draw_documented_fields, fill_fields
 from agents.offline.synth_knowledge import success_test
@@ -60,7 +61,9 @@ def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
         pl.f.taken.add(ready)
         pl.f.decls.append(f"int {ready} = 0;")
         ok = success_test(fn.name, ret, "{result}", ckinds.is_bool(ret), False)
-        plan.after.append(f"if ({ok}) {ready} = 1;")
+        # A search fills its zeroed container on a mismatch too (a region resized, then no match).
+        searched = any(f.name == fn.name for f in fillers(pl.idx, key))
+        plan.after.append(f"{ready} = 1;" if searched else f"if ({ok}) {ready} = 1;")
         pl.f.cleanup.append(f"if ({ready}) {dtor}(&{v});")
     return v
 

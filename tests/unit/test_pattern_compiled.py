@@ -70,3 +70,11 @@ def test_the_harness_compiles(tmp_path: Path) -> None:
     cmd = ["clang", "-fsyntax-only", "-Wall", "-Werror", f"-I{tmp_path}", str(tmp_path / "harness.c")]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_container_a_search_filled_is_released_whatever_the_search_returned() -> None:
+    """A mismatch returns -1 after the search resized the registers: they leaked at each miss."""
+    code = _draft("pk_match")
+    assert re.search(r"pk_match\([^;]*&regs\);\n(?:.*\n)*?\s*regs_ready = 1;", code), code
+    assert "if (result >= 0) regs_ready = 1;" not in code, code
+    assert "if (regs_ready) pk_free_regs(&regs);" in code, code
