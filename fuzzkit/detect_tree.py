@@ -233,7 +233,7 @@ def public_headers(
     (where they name some, the others are helpers it does not install); failing both, every header next to the
     library sources or in an in-tree include directory below the top (``include_dirs``: a
     ``src/headers`` the compiles use) is. Headers named like private ones (``*_private.h``, ``*internal*``,
-    ``config.h``) are dropped unless nothing else is left. ``extra_roots`` (a build
+    ``config.h``) are dropped unless installed by name or nothing else is left. ``extra_roots`` (a build
     directory) are searched for generated headers too.
     """
     headers = [p for r in (root, *extra_roots) for p in walk(r, (".h",)) if p.is_file()]
@@ -247,7 +247,8 @@ def public_headers(
         source_dirs = {p.parent.resolve() for p in candidate_sources(root)}
         source_dirs |= {d.resolve() for d in include_dirs if d.resolve() != root.resolve()}
         chosen = [p for p in headers if p.parent.resolve() in source_dirs]
-    public = [p for p in chosen if not PRIVATE_NAME.search(p.stem)] or chosen
+    # (one the build installs by name is public, whatever its name: `parserInternals.h`)
+    public = [p for p in chosen if p.name in mentioned or not PRIVATE_NAME.search(p.stem)] or chosen
     by_name: dict[str, Path] = {}
     for path in public:
         by_name.setdefault(path.name, path)  # a copy in the build directory adds nothing

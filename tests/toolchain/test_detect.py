@@ -332,7 +332,8 @@ def test_an_umbrella_header_comes_with_the_parts_that_need_it(tmp_path: Path) ->
 
 def test_internal_headers_that_include_the_public_ones_are_not_umbrellas(tmp_path: Path) -> None:
     """The build installs yak.h (which includes the three parts) and the parts; yak_common.h and
-    yak_parser_internal.h sit beside them and include two parts each, as internals do."""
+    yak_parser_internal.h sit beside them and include two parts each, as internals do; the
+    installed yakInternals.h is public, whatever its name."""
     root = tmp_path / "yak-1.0"
     (root / "src").mkdir(parents=True)
     (root / "src" / "yak_tree.h").write_text(
@@ -346,6 +347,9 @@ def test_internal_headers_that_include_the_public_ones_are_not_umbrellas(tmp_pat
         "int yak_parse(const char *text, struct yak_node **out);\n#endif\n")
     (root / "src" / "yak.h").write_text(
         '#include "yak_tree.h"\n#include "yak_parse.h"\n#include "yak_print.h"\n')
+    # Named like an internal header, but installed: public (its function too).
+    (root / "src" / "yakInternals.h").write_text(
+        '#include "yak_tree.h"\nint yak_node_reset(struct yak_node *n);\n')
     internal = '#include "yak_tree.h"\n#include "yak_parse.h"\nint yak_{0}_step(struct yak_node *n);\n'
     (root / "src" / "yak_common.h").write_text(internal.format("common"))
     (root / "src" / "yak_parser_internal.h").write_text(internal.format("parser"))
@@ -354,12 +358,13 @@ def test_internal_headers_that_include_the_public_ones_are_not_umbrellas(tmp_pat
         "int yak_common_step(struct yak_node *n) { return n->kind; }\n"
         "int yak_parser_step(struct yak_node *n) { return n->kind + 1; }\n"
         "int yak_node_kind(const struct yak_node *n) { return n->kind; }\n"
+        "int yak_node_reset(struct yak_node *n) { n->kind = 0; return 0; }\n"
         "int yak_print(const struct yak_node *n, char *b, int l) { return l > 0 ? n->kind : 0; }\n"
         "int yak_parse(const char *t, struct yak_node **out) {\n"
         "  *out = calloc(1, sizeof **out); (*out)->kind = t[0]; return 0; }\n")
     (root / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.10)\nproject(yak C)\nadd_library(yak src/yak.c)\n"
-        "set(headers src/yak.h src/yak_tree.h src/yak_parse.h src/yak_print.h)\n"
+        "set(headers src/yak.h src/yak_tree.h src/yak_parse.h src/yak_print.h src/yakInternals.h)\n"
         "install(FILES ${headers} DESTINATION include/yak)\n")
     from fuzzkit.init_benchmark import make_benchmark
 
@@ -367,4 +372,4 @@ def test_internal_headers_that_include_the_public_ones_are_not_umbrellas(tmp_pat
     bench = make_benchmark({"path": str(root)}, cache=tmp_path / "cache")
     for headers in (found.recipe.headers, bench["build"].get("headers", found.recipe.headers)):
         assert "src/yak_common.h" not in headers and "src/yak_parser_internal.h" not in headers, headers
-        assert {"src/yak_parse.h", "src/yak_print.h"} <= set(headers), headers
+        assert {"src/yak_parse.h", "src/yak_print.h", "src/yakInternals.h"} <= set(headers), headers
