@@ -124,7 +124,9 @@ class TypeReach:
                     self.type(f.type)
 
 
-MAX_INSTANCES, MAX_PER_TYPE = 32, 8
+# A text library may define a table per encoding (ASCII, ISO-8859-x, UTF-8/16/32, EUC, ...): the
+# fuzzer chooses among all of them, or the harness never reaches the multibyte code.
+MAX_INSTANCES, MAX_PER_TYPE = 48, 24
 
 
 def library_instances(variables: dict[str, Any], reach: TypeReach) -> list[tuple[str, str]]:

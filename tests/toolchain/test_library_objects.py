@@ -114,3 +114,15 @@ def test_a_search_over_a_pointer_range_with_a_library_encoding_runs(
     assert "rq_get_tag_start" not in code, code  # a getter is no initializer
     assert "rq_re *" in code, code  # opaque: held through a pointer
     assert_runs_clean(code, rq_lib, tmp_path)
+
+
+def test_twenty_encoding_tables_are_all_offered(tmp_path: Path, cache: Path) -> None:
+    """A library defining a table per encoding: the Types section listed only its first eight
+    (all single-byte ones in header order), so no harness ever reached a multibyte encoding."""
+    names = [f"rq_enc{i}" for i in range(20)]
+    header = RQ_HEADER.replace("extern const rq_encoding rq_never_built;\n",
+                               "".join(f"extern const rq_encoding {n};\n" for n in names))
+    source = RQ_SOURCE + "".join(f'const rq_encoding {n} = {{utf8_len, "{n}"}};\n' for n in names)
+    facts = header_facts(tiny_library(tmp_path, "rq", header, source, cache))
+    text = facts.render()
+    assert all(f"- extern const rq_encoding {n};" in text for n in names), text
