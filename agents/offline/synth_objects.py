@@ -6,7 +6,6 @@ a zeroed struct, fill one with a producer, or borrow a child.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING
 
@@ -122,8 +121,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
         prod = producer(pl.idx, pl.avoid, out_key=key) if feed else None
         # The simplest constructor, then one that needs no name or text (made up from option
         # bytes, a device or file name names nothing there), of the family closest to the caller's.
-        simplest = sorted(ctors, key=lambda c: (len(c.params), _needs_text(pl, c),
-                                                -len(os.path.commonprefix([c.name, near]))))
+        simplest = sorted(ctors, key=lambda c: synth_readers.simplicity(pl.idx, c, key, near))
         piecewise = piecewise_ctor(ctors, near) if not feed else None
         readers = share_readers(pl.idx, fed, near) if share else []
         if readers:
@@ -161,11 +159,6 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
         return obj
     finally:
         pl.making.pop()
-
-
-def _needs_text(pl: Planner, ctor: FunctionDecl) -> bool:
-    """Whether ``ctor`` reads a name, text or a file (which, not fed, reads nothing that means anything)."""
-    return any(r.kind in ("text", "path", "bytes", "file", "fd") for r in roles(ctor, pl.idx))
 
 
 def _produce(pl: Planner, prod: FunctionDecl, key: str) -> Obj:

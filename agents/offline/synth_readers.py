@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_tries import restore, snapshot
@@ -109,3 +110,18 @@ def fall_back(pl: Planner, var: str, ctors: list[FunctionDecl], readers: list[Fu
     made = pl.f.setup[start:]  # what its arguments need goes before it
     del pl.f.setup[start:]
     pl.f.setup[at:at] = [*made, f"if ({var} == NULL) {var} = {plan.text};"]
+
+
+def simplicity(idx: ApiIndex, ctor: FunctionDecl, key: str, near: str) -> tuple[bool, int, bool, int]:
+    """How plain a constructor of ``key`` is (lower first), for one made without the input.
+
+    First whether it reads another object of the library through a const pointer
+    (``ext_create_context(const struct ext_instance *ext, ctx **out)``: a zeroed one of those
+    crashes it, where ``ctx_new(dir, options, ctx **out)`` needs nothing), then the parameter
+    count, whether it reads a name or text, and the family closest to the caller's.
+    """
+    rs = roles(ctor, idx)
+    reads_object = any(r.kind == "object" and r.type_key not in (None, key)
+                       and ckinds.is_const_target(r.param.type) for r in rs)
+    text = any(r.kind in ("text", "path", "bytes", "file", "fd") for r in rs)
+    return (reads_object, len(ctor.params), text, -len(os.path.commonprefix([ctor.name, near])))
