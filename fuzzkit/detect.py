@@ -51,10 +51,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from fuzzkit.detect_make import BUILD_CAUSE
 from fuzzkit.detect_recipe import HINT, fingerprint, with_api_headers
 from fuzzkit.detect_run import Detection, run_detector
 from fuzzkit.detect_tree import walk
-from fuzzkit.errors import BUILD_CAUSE, ToolchainError
+from fuzzkit.errors import ToolchainError
 from fuzzkit.library import BuildRecipe, LibraryBuild, LinkError, build_library, check_links
 from fuzzkit.paths import cache_dir, file_lock
 from fuzzkit.source import SourceSpec, fetch_source

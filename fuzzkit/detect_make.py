@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fuzzkit.detect_sources import is_program
 from fuzzkit.detect_tree import read_text, skipped
-from fuzzkit.errors import ToolchainError, build_failure
+from fuzzkit.errors import ToolchainError
 from fuzzkit.sandbox import Limits, run_sandboxed
 from fuzzkit.sandbox_env import step_env
 from fuzzkit.tools import tool
@@ -32,6 +32,21 @@ _LIBRARY_OUT = re.compile(r"(^lib.*\.(a|la)$)|\.so(\.\d+)*$|\.dylib$")
 _ENTERING = re.compile(r"^make(?:\[\d+\])?: Entering directory [`'](.*)'$")
 _SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".S")  # .S: preprocessed assembly
 _KEPT_FLAGS = re.compile(r"^(-pthread|-f(?:no-)?(?:signed-char|unsigned-char|strict-aliasing))$")
+
+
+# A build tool's own statement of what stopped it (CMake puts its text on the lines after).
+BUILD_CAUSE = re.compile(r"CMake Error|Could NOT find|configure: error:|\berror:|"
+                         r"Package '[^']+'.* not found", re.I)
+
+
+def build_failure(output: str, keep: int = 15) -> str:
+    """A failed build step's last ``keep`` lines, after its first error where that came earlier."""
+    lines = output.strip().splitlines()
+    tail = lines[-keep:]
+    first = next((i for i, line in enumerate(lines) if BUILD_CAUSE.search(line)), len(lines))
+    if first < len(lines) - keep:
+        tail = [*lines[first:first + 4], "...", *tail]
+    return "\n".join(tail)
 
 
 def run_step(cmd: list[str], cwd: Path, log: Path, env: dict[str, str], what: str,

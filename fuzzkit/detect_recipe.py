@@ -82,9 +82,10 @@ def umbrellas(chosen: list[Path]) -> list[Path]:
     if any(len(parts_of(h)) >= 2 for h in chosen):
         return []  # the library's own umbrella is among them; the others (`common.h`) are internals
     beside = sorted({h for d in {c.parent for c in chosen} for h in d.glob("*.h")} - set(chosen))
-    found = {h: len(parts_of(h)) for h in beside if len(parts_of(h)) >= 2 and not PRIVATE_NAME.search(h.stem)}
+    found = {h: n for h in beside if not PRIVATE_NAME.search(h.stem) and (n := len(parts_of(h))) >= 2}
     # The one including the most parts: internals (`common.h`) include a few parts each too.
-    return [h for h, n in found.items() if n == max(found.values())]
+    most = max(found.values(), default=0)
+    return [h for h, n in found.items() if n == most]
 
 
 # `#define foo_parse PREFIX_SUFFIX(foo_parse_)`: the header renames a function with a macro

@@ -107,6 +107,17 @@ def compilers(idx: ApiIndex, key: str) -> list[tuple[FunctionDecl, int]]:
     return sorted(found, key=lambda fs: (len(fs[0].params), fs[0].name))
 
 
+def prepare_made(pl: Planner, obj: Obj, near: str, feed: bool, fed_first: bool) -> bool:
+    """Ready an object a constructor made for ``near``; whether a search filled it (:func:`fill`).
+
+    A pattern buffer made empty is compiled first (:func:`compile_into`), unless the
+    constructor already read the input into it (``fed_first``).
+    """
+    if not fed_first:
+        compile_into(pl, obj, near, payload=feed)
+    return fill(pl, obj, near, payload=feed and not fed_first)
+
+
 def compile_into(pl: Planner, obj: Obj, near: str, payload: bool) -> bool:
     """Compile text into ``obj``, a pattern buffer its constructor made empty; whether it was.
 
@@ -114,10 +125,11 @@ def compile_into(pl: Planner, obj: Obj, near: str, payload: bool) -> bool:
     (``payload``), else a share of it (the target takes the input as its subject). Nothing
     when ``near`` compiles itself or every compiler is to be avoided.
     """
-    found = [(f, s) for f, s in compilers(pl.idx, obj.type_key) if f.name not in pl.avoid]
-    if not found or near in {f.name for f, _ in compilers(pl.idx, obj.type_key)}:
+    found = compilers(pl.idx, obj.type_key)
+    usable = [(f, s) for f, s in found if f.name not in pl.avoid]
+    if not usable or near in {f.name for f, _ in found}:
         return False
-    fn, slot = found[0]
+    fn, slot = usable[0]
     rc = pl.emit(pl.plan(fn, bind={slot: obj.expr}, payload=payload), pl.f.setup)
     if rc is not None:
         ok = success_test(fn.name, fn.return_type, rc, ckinds.is_bool(fn.return_type), False)

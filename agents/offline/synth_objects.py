@@ -13,7 +13,7 @@ from agents.offline import ckinds, synth_init, synth_readers
 from agents.offline.synth_alloc import allocator_suite
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_config import listed
-from agents.offline.synth_fill import compile_into, fill
+from agents.offline.synth_fill import prepare_made
 from agents.offline.synth_finders import piecewise_ctor
 from agents.offline.synth_handles import takes_own
 from agents.offline.synth_init import initialize, set_up_by, usable, zeroed, zeroed_array
@@ -153,8 +153,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
             obj = synth_init.filled_or_zeroed(pl, key, near, feed)
         if obj.origin in life.create and obj.expr != "NULL":  # a result container: filled first
             fed_first = bool(readers) or bool(fed) and obj.origin == fed[0].name
-            _ = fed_first or compile_into(pl, obj, near, payload=feed)  # an empty pattern buffer
-            obj.filled = fill(pl, obj, near, payload=feed and not fed_first)
+            obj.filled = prepare_made(pl, obj, near, feed, fed_first)
         pl.scope.append(obj)
         return obj
     finally:
