@@ -20,6 +20,7 @@ __all__ = ["fuzz_env", "replayed_crash"]
 
 _BASE64 = re.compile(r"^Base64: ([A-Za-z0-9+/=]*)$", re.MULTILINE)
 _ARTIFACT_PREFIXES = ("crash-", "leak-", "timeout-", "oom-")
+_TAIL_LINES = 12
 _ASAN_DEFAULTS = "detect_leaks=1:symbolize=1:abort_on_error=0:handle_abort=0"
 
 
@@ -104,11 +105,28 @@ def _symbolized_replay(binary: Path, work_dir: Path, unit: Path, log_path: Path,
     # fuzzing began (near init), which the fuzzing run has already ruled out or not.
     ran = text.find(f"Running: {unit}")
     crash = parse_sanitizer_report(text[ran:] if ran >= 0 else text, harness_name=harness_name)
-    if crash is None or not any(f.file for f in crash.frames) or (slow_unwind and not crash.project_frames):
-        return None
     why = ("its allocation stack stopped before any project frame" if slow_unwind
            else "the fuzzing process could not symbolize its report")
+    failed = _unusable(crash, slow_unwind)
     with log_path.open("a") as log:
+        if failed or crash is None:
+            # Said in the log, so a report left as the fuzzing run wrote it can be told apart from
+            # one never replayed; the last lines show what the lone run did instead.
+            tail = "\n".join(text.splitlines()[-_TAIL_LINES:])
+            log.write(f"\n==== LogicFuzz: the crash input replayed alone ({why}) gave {failed}; "
+                      f"the fuzzing run's report is kept ====\n{tail}\n")
+            return None
         log.write(f"\n==== LogicFuzz: the crash input replayed alone ({why}) ====\n" + text)
     crash.reproducer = crash.reproducer or str(unit)
     return crash
+
+
+def _unusable(crash: CrashReport | None, slow_unwind: bool) -> str:
+    """Why a replay's report cannot replace the fuzzing run's ('' when it can)."""
+    if crash is None:
+        return "no sanitizer report"
+    if not any(f.file for f in crash.frames):
+        return "no symbolized frame"
+    if slow_unwind and not crash.project_frames:
+        return "still no project frame"
+    return ""
