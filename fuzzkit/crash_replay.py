@@ -7,6 +7,7 @@ import binascii
 import hashlib
 import os
 import re
+import shutil
 from functools import partial
 from pathlib import Path
 
@@ -60,7 +61,9 @@ def replayed_crash(crash: CrashReport | None, text: str, binary: Path, work_dir:
     if not any(f.file for f in crash.frames):
         crash = replay() or crash
     if crash.kind == "leak" and not crash.project_frames:
-        crash = replay(slow_unwind=True) or crash
+        # A lone run checks for leaks only at exit; the corpus form checks right after the input,
+        # as the fuzzing run that found it did.
+        crash = replay(slow_unwind=True) or replay(slow_unwind=True, as_corpus=True) or crash
     return crash, crash_files
 
 
@@ -84,29 +87,37 @@ def _unit_from_log(text: str, artifacts: Path) -> list[str]:
 
 def _symbolized_replay(binary: Path, work_dir: Path, unit: Path, log_path: Path, harness_name: str,
                        timeout_per_input: int, limits: Limits,
-                       slow_unwind: bool = False) -> CrashReport | None:
+                       slow_unwind: bool = False, as_corpus: bool = False) -> CrashReport | None:
     """The crash's report from its input run alone, when the fuzzing process could not symbolize it.
 
     A harness that leaks a descriptor per input leaves none for the symbolizer's pipe by the
     time it crashes ("Can't create a socket pair", errno 24): every frame is a bare address,
     and the crash cannot be placed in the harness or the library. A fresh process has them.
     The replay's log is appended to the fuzzing log. None when the input does not crash alone,
-    or (``slow_unwind``) when its report still has no project frame.
+    or (``slow_unwind``) when its report still has no project frame. ``as_corpus``: the input is
+    run as a one-file corpus (``-runs=0 DIR``), where libFuzzer looks for a leak after each input.
     """
     replay_log = work_dir / "replay.log"
     env = fuzz_env()
     if slow_unwind:
         env["ASAN_OPTIONS"] = f"{env['ASAN_OPTIONS']}:fast_unwind_on_malloc=0"
-    run_sandboxed([str(binary), f"-timeout={int(timeout_per_input)}", str(unit)], cwd=work_dir,
+    target = str(unit)
+    if as_corpus:
+        corpus = work_dir / "replay-corpus"
+        shutil.rmtree(corpus, ignore_errors=True)
+        corpus.mkdir()
+        target = str(shutil.copy(unit, corpus))
+    args = ["-runs=0", str(Path(target).parent)] if as_corpus else [target]
+    run_sandboxed([str(binary), f"-timeout={int(timeout_per_input)}", *args], cwd=work_dir,
                   log_path=replay_log, wall_timeout=timeout_per_input + 15, limits=limits, env=env)
     text = replay_log.read_text(errors="replace")
     replay_log.unlink()
     # From the input's own run on: the start-up lines before it would read as a crash before
     # fuzzing began (near init), which the fuzzing run has already ruled out or not.
-    ran = text.find(f"Running: {unit}")
+    ran = -1 if as_corpus else text.find(f"Running: {unit}")
     crash = parse_sanitizer_report(text[ran:] if ran >= 0 else text, harness_name=harness_name)
     why = ("its allocation stack stopped before any project frame" if slow_unwind
-           else "the fuzzing process could not symbolize its report")
+           else "the fuzzing process could not symbolize its report") + (", as a corpus" if as_corpus else "")
     failed = _unusable(crash, slow_unwind)
     with log_path.open("a") as log:
         if failed or crash is None:

@@ -14,14 +14,17 @@ The dependency here is one function built the way such libraries are (``-fomit-f
 from __future__ import annotations
 
 import platform
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from fuzzkit.crash_replay import _symbolized_replay
 from fuzzkit.harness import build_harness
 from fuzzkit.library import BuildRecipe, build_library
 from fuzzkit.runner import run_fuzzer
+from fuzzkit.sandbox import Limits
 from fuzzkit.source import SourceSpec, fetch_source
 
 pytestmark = [pytest.mark.toolchain,
@@ -82,9 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 """
 
 
-def test_a_leak_cut_short_by_a_dependency_is_replayed_with_its_whole_stack(
-    tmp_path: Path, cache: Path
-) -> None:
+def _qn_harness(tmp_path: Path, cache: Path) -> Path:
+    """The harness above, built against the library linking the frame-pointer-less dependency."""
     dep = tmp_path / "dep"
     dep.mkdir()
     (dep / "dep.c").write_text(DEP)
@@ -101,8 +103,14 @@ def test_a_leak_cut_short_by_a_dependency_is_replayed_with_its_whole_stack(
     (tmp_path / "harness.c").write_text(HARNESS)
     built = build_harness(tmp_path / "harness.c", lib, tmp_path / "out")
     assert built.ok, built.log
+    return Path(str(built.fuzz_binary))
 
-    run = run_fuzzer(Path(str(built.fuzz_binary)), tmp_path / "run", seconds=20, seed=1, runs=2000)
+
+def test_a_leak_cut_short_by_a_dependency_is_replayed_with_its_whole_stack(
+    tmp_path: Path, cache: Path
+) -> None:
+    binary = _qn_harness(tmp_path, cache)
+    run = run_fuzzer(binary, tmp_path / "run", seconds=20, seed=1, runs=2000)
 
     assert run.crash is not None and run.crash.kind == "leak", Path(run.log_path).read_text()[-3000:]
     functions = [f.function for f in run.crash.frames]
@@ -111,10 +119,31 @@ def test_a_leak_cut_short_by_a_dependency_is_replayed_with_its_whole_stack(
     log = Path(run.log_path).read_text()
     first = log[: log.index("SUMMARY:")]
     assert "qn_read" not in first and "dep_alloc" in first
-    assert "allocation stack stopped before any project frame) ====" in log, log[-4000:]
+    replayed = re.search(r"allocation stack stopped before any project frame(, as a corpus)?\) ====", log)
+    assert replayed, log[-4000:]
     # The plain replay came first and, its stack cut as short, was said to be of no use.
     assert "gave no symbolized frame" in log
     order = [functions.index(f) for f in ("dep_alloc", "qn_read", "LLVMFuzzerTestOneInput")]
     assert order == sorted(order)
     assert [f.function for f in run.crash.project_frames][:1] == ["qn_read"]
     assert run.crash.entry_function == "qn_read"
+
+
+def test_the_corpus_form_of_the_replay_finds_the_leak_right_after_the_input(
+    tmp_path: Path, cache: Path
+) -> None:
+    # The fallback when a lone run's exit-time check finds nothing: one input as a corpus, where
+    # libFuzzer checks for leaks after each input, with the slow unwinder.
+    binary = _qn_harness(tmp_path, cache)
+    work = tmp_path / "replay"
+    work.mkdir()
+    unit = tmp_path / "unit"
+    unit.write_bytes(b"12345")
+    log = work / "fuzz.log"
+
+    crash = _symbolized_replay(binary, work, unit, log, "harness.c", 10, Limits(),
+                               slow_unwind=True, as_corpus=True)
+
+    assert crash is not None and crash.kind == "leak", log.read_text()[-3000:]
+    assert [f.function for f in crash.project_frames][:1] == ["qn_read"]
+    assert "as a corpus) ====" in log.read_text()
