@@ -101,15 +101,16 @@ def _symbolized_replay(binary: Path, work_dir: Path, unit: Path, log_path: Path,
     env = fuzz_env()
     if slow_unwind:
         env["ASAN_OPTIONS"] = f"{env['ASAN_OPTIONS']}:fast_unwind_on_malloc=0"
-    target = str(unit)
-    if as_corpus:
-        corpus = work_dir / "replay-corpus"
+    corpus = work_dir / "replay-corpus"  # the input alone, and what libFuzzer writes of it
+    args = [f"-artifact_prefix={corpus}/", "-runs=0", str(corpus)] if as_corpus else [str(unit)]
+    try:
+        if as_corpus:
+            corpus.mkdir(exist_ok=True)
+            shutil.copy(unit, corpus)
+        run_sandboxed([str(binary), f"-timeout={int(timeout_per_input)}", *args], cwd=work_dir,
+                      log_path=replay_log, wall_timeout=timeout_per_input + 15, limits=limits, env=env)
+    finally:
         shutil.rmtree(corpus, ignore_errors=True)
-        corpus.mkdir()
-        target = str(shutil.copy(unit, corpus))
-    args = ["-runs=0", str(Path(target).parent)] if as_corpus else [target]
-    run_sandboxed([str(binary), f"-timeout={int(timeout_per_input)}", *args], cwd=work_dir,
-                  log_path=replay_log, wall_timeout=timeout_per_input + 15, limits=limits, env=env)
     text = replay_log.read_text(errors="replace")
     replay_log.unlink()
     # From the input's own run on: the start-up lines before it would read as a crash before
@@ -120,7 +121,7 @@ def _symbolized_replay(binary: Path, work_dir: Path, unit: Path, log_path: Path,
            else "the fuzzing process could not symbolize its report") + (", as a corpus" if as_corpus else "")
     failed = _unusable(crash, slow_unwind)
     with log_path.open("a") as log:
-        if failed or crash is None:
+        if crash is None or failed:
             # Said in the log, so a report left as the fuzzing run wrote it can be told apart from
             # one never replayed; the last lines show what the lone run did instead.
             tail = "\n".join(text.splitlines()[-_TAIL_LINES:])

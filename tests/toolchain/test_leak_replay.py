@@ -147,3 +147,4 @@ def test_the_corpus_form_of_the_replay_finds_the_leak_right_after_the_input(
     assert crash is not None and crash.kind == "leak", log.read_text()[-3000:]
     assert [f.function for f in crash.project_frames][:1] == ["qn_read"]
     assert "as a corpus) ====" in log.read_text()
+    assert sorted(p.name for p in work.iterdir()) == ["fuzz.log"]  # no corpus or artifact left
