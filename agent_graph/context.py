@@ -80,6 +80,12 @@ class Context:
         metadata={"description": "Fuzz with a dictionary of the string literals of the library's "
                                  "own sources (its keywords, tags and magic numbers)."},
     )
+    usage: bool = field(
+        default=True,
+        metadata={"description": "Read how the library's own tests, examples, tools and "
+                                 "documentation use its API (never its fuzz harnesses) and put "
+                                 "it in the prompts as snippets and protocols."},
+    )
     memory_mode: str = field(
         default="",
         metadata={"description": "Experience memory: baseline | retrieve-extract | retrieve-only "

@@ -54,6 +54,7 @@ class FuzzInput(TypedDict, total=False):
     target: dict[str, Any]
     api: list[dict[str, Any]]
     header_facts: dict[str, Any]
+    library_usage: dict[str, Any]  # fuzzkit.usage_models.TargetUsage: the library's own use of the API
     headers: list[str]
     library: dict[str, Any]
     project: str

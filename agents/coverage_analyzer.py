@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from agents.base import Agent
 from agents.sections import api_prototypes, coverage_summary, memory_section, target_decl, types_section
+from agents.usage_section import usage_section
 
 
 class Strategy(BaseModel):
@@ -45,6 +46,7 @@ class CoverageAnalyzer(Agent[CoverageAdvice]):
             "target_prototype": target_decl(state).prototype(),
             "api_prototypes": api_prototypes(state),
             "types": types_section(state),
+            "usage": usage_section(state),
             "harness": harness,
             "coverage_summary": coverage_summary((state.get("run") or {}).get("coverage") or {}),
             "uncovered_functions": uncovered,

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from agents.base import Agent
 from agents.sections import memory_section, target_decl, types_section
+from agents.usage_section import usage_section
 from fuzzkit.api import FunctionDecl
 
 
@@ -141,6 +142,7 @@ class CrashFeasibilityAnalyzer(Agent[Feasibility]):
             "stack_api": stack_api(state, crash),
             "harness_api": harness_api(state),
             "types": types_section(state),
+            "usage": usage_section(state),
             "harness": state.get("harness_code", ""),
             "session_memory": memory_section(state, reads),
         }

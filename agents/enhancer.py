@@ -20,6 +20,7 @@ from agents.sections import (
     types_section,
 )
 from agents.stepper_api import steppers_for
+from agents.usage_section import usage_section
 from long_term_memory.experience.matts import refinement_section
 
 
@@ -51,6 +52,7 @@ class Enhancer(Agent[EnhancerReply]):
             "include_lines": include_lines(state),
             "api_prototypes": api_prototypes(state, lesson_api(state, experience)),
             "types": types_section(state),
+            "usage": usage_section(state),
             "harness": state.get("harness_code", ""),
             "problem": problem,
             "compile_errors": compile_errors or "(none)",
@@ -76,6 +78,7 @@ class Enhancer(Agent[EnhancerReply]):
             "include_lines": include_lines(state),
             "api_prototypes": api_prototypes(state, [*steps, *lesson_api(state, experience)]),
             "types": types_section(state),
+            "usage": usage_section(state),
             "harness": state.get("harness_code", ""),
             "coverage_summary": coverage_summary((state.get("run") or {}).get("coverage") or {}),
             "uncovered_functions": uncovered,

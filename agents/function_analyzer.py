@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from agents.base import Agent
 from agents.sections import api_prototypes, memory_section, target_decl, types_section
+from agents.usage_section import usage_section
 
 
 class FunctionAnalysis(BaseModel):
@@ -39,6 +40,7 @@ class FunctionAnalyzer(Agent[FunctionAnalysis]):
             "headers": ", ".join(state.get("headers") or []),
             "api_prototypes": api_prototypes(state),
             "types": types_section(state),
+            "usage": usage_section(state),
             "archetype_catalog": catalog,
             "knowledge_hits": knowledge_hits,
             "session_memory": memory_section(state, reads),

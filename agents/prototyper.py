@@ -17,6 +17,7 @@ from agents.sections import (
     target_decl,
     types_section,
 )
+from agents.usage_section import usage_section
 from long_term_memory.experience.matts import refinement_section
 
 
@@ -52,6 +53,7 @@ class Prototyper(Agent[PrototypeReply]):
             "include_lines": include_lines(state),
             "api_prototypes": api_prototypes(state, lesson_api(state, experience)),
             "types": types_section(state),
+            "usage": usage_section(state),
             "archetype": archetype,
             "archetype_description": description,
             "skeleton": skeleton,

@@ -28,6 +28,8 @@ from fuzzkit.library import LibraryBuild
 from fuzzkit.param_docs import param_facts
 from fuzzkit.runner import FuzzRun, run_fuzzer
 from fuzzkit.seeds import seed_corpus
+from fuzzkit.usage_index import usage_index
+from fuzzkit.usage_models import UsageIndex
 
 DEFAULT = "fuzzkit"
 
@@ -52,6 +54,9 @@ class Toolchain(Protocol):
 
     def collect_facts(self, lib: LibraryBuild, api: Sequence[FunctionDecl]) -> HeaderFacts:
         """The header facts (typedefs, records, enums, status macros, releasers) behind ``api``."""
+
+    def usage_index(self, lib: LibraryBuild, api: Sequence[FunctionDecl], facts: HeaderFacts) -> UsageIndex:
+        """How the library's own tests, examples, tools and docs call ``api`` (never its fuzz harnesses)."""
 
     def build_harness(self, source: Path, lib: LibraryBuild, out: Path) -> HarnessBuild:
         """Compile and link a harness in its fuzzing and coverage flavours."""
@@ -125,6 +130,11 @@ class Fuzzkit:
         data = defined_data(lib)  # empty when llvm-nm gives no verdict: keep all
         facts.instances = [i for i in facts.instances if not data or i[0] in data]
         return facts
+
+    def usage_index(self, lib: LibraryBuild, api: Sequence[FunctionDecl], facts: HeaderFacts) -> UsageIndex:
+        """usage_index, by fuzzkit (see :class:`Toolchain`): the header's constants class arguments."""
+        constants = [c for e in facts.enums for c, _v in e.constants] + [m.name for m in facts.macros]
+        return usage_index(lib, api, constants)
 
     def build_harness(self, source: Path, lib: LibraryBuild, out: Path) -> HarnessBuild:
         """build_harness, by fuzzkit (see :class:`Toolchain`)."""

@@ -98,7 +98,8 @@ def _run(args: argparse.Namespace) -> int:
                   api_key_env=args.api_key_env, memory_config=args.memory_config,
                   fallback="" if args.no_fallback else args.fallback, store=args.store,
                   rate_limit_rpm=args.rate_limit_rpm, rate_limit_tpm=args.rate_limit_tpm,
-                  seeds=not args.no_seeds, dictionary=not args.no_dict)
+                  seeds=not args.no_seeds, dictionary=not args.no_dict,
+                  usage=not args.no_usage)
     if ctx.store:  # a bad or unreachable database stops here, in one line, before any work
         connect(ctx.store).close()
     get_chat_model(ctx)  # a missing key or unknown provider stops here, before any work
@@ -141,6 +142,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--max-iterations", type=int, default=5, help="optimization iterations")
     run.add_argument("--no-seeds", action="store_true",
                      help="do not run the library's own sample files through each harness")
+    run.add_argument("--no-usage", action="store_true",
+                     help="do not read how the library's own tests, examples and tools use its API")
     run.add_argument("--no-dict", action="store_true",
                      help="fuzz without the dictionary of the library's own string literals")
     run.add_argument("--memory-mode", default="", choices=MEMORY_MODES,

@@ -35,10 +35,10 @@ if TYPE_CHECKING:
     from long_term_memory.experience.matts import AttemptSpec
 
 
-def prepared_input(bench: Benchmark, function: str, work_dir: Path) -> dict[str, Any]:
-    """Graph input with the library built and the API parsed."""
+def prepared_input(bench: Benchmark, function: str, work_dir: Path, usage: bool = True) -> dict[str, Any]:
+    """Graph input with the library built and the API parsed (``usage``: and its own usage read)."""
     return {"benchmark": bench.path, "function": function, "work_dir": str(work_dir),
-            **prepared_fields(bench, function)}
+            **prepared_fields(bench, function, usage=usage)}
 
 
 def target_dir(out: Path, project: str, function: str) -> Path:
@@ -68,7 +68,7 @@ def _run_graph(bench: Benchmark, function: str, wdir: Path, run_dir: Path, ctx: 
             return dict(snapshot.values)
         payload = None
         if not snapshot.tasks:
-            payload = {**prepared_input(bench, function, wdir), "run_dir": str(run_dir)}
+            payload = {**prepared_input(bench, function, wdir, ctx.usage), "run_dir": str(run_dir)}
         # Stopped with the input's or prepare's writes saved but not their checkpoint.
         before_seed = bool(snapshot.tasks) and not snapshot.next and {
             t.name for t in snapshot.tasks} <= {"__start__", "prepare"}

@@ -16,6 +16,8 @@ from fuzzkit.header_includes import harness_headers
 from fuzzkit.inputs import InputError
 from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import Toolchain, toolchain_named
+from fuzzkit.usage_models import TargetUsage
+from fuzzkit.usage_protocols import target_usage
 from long_term_memory.embeddings import DEFAULT_EMBEDDING_MODEL
 from long_term_memory.retrieval import RetrieverHandle
 from nodes._common import ctx_of, log_event, visit
@@ -33,8 +35,11 @@ def api_of(lib: LibraryBuild, toolchain: Toolchain | None = None) -> list[Functi
 
 
 def prepared_fields(bench: Benchmark, function: str,
-                    toolchain: Toolchain | None = None) -> dict[str, Any]:
+                    toolchain: Toolchain | None = None, usage: bool = True) -> dict[str, Any]:
     """Target, API, header facts, headers and library of one benchmark function (built, parsed).
+
+    ``usage``: also how the library's own tests, examples and tools use the target's API
+    (:mod:`fuzzkit.usage_protocols`); off, the prompts carry no usage section.
 
     Raises:
         InputError: The built library does not define the function.
@@ -51,11 +56,13 @@ def prepared_fields(bench: Benchmark, function: str,
     # A header's inline wrapper of a library function is reached through the function it wraps.
     wrappers = {w.caller for w in facts.wrappers}
     api = [d for d in api if d.name not in wrappers]
+    seen = target_usage(tools.usage_index(lib, api, facts), target, api) if usage else TargetUsage()
     return {
         "project": bench.project, "target": target.to_dict(), "api": [d.to_dict() for d in api],
         "header_facts": facts.to_dict(), "headers": harness_headers(lib.headers),
         "library": lib.to_dict(), "seed_dir": tools.seed_corpus(lib),
         "dict_path": tools.fuzz_dictionary(lib),
+        "library_usage": seen.model_dump(mode="json", exclude_defaults=True),
     }
 
 
@@ -70,7 +77,7 @@ def prepare_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
                 "or a prepared `target`, `api`, `headers` and `library`"
             )
         bench = load_benchmark(state["benchmark"])
-        update.update(prepared_fields(bench, state["function"], toolchain_named(ctx.toolchain)))
+        update.update(prepared_fields(bench, state["function"], toolchain_named(ctx.toolchain), ctx.usage))
         if not state.get("work_dir"):
             update["work_dir"] = str(Path("results") / "adhoc" / bench.project / state["function"])
     update.setdefault("project", state.get("project", ""))

@@ -25,6 +25,7 @@ from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import FuzzRun
 from fuzzkit.toolchain import Fuzzkit, Toolchain
+from fuzzkit.usage_models import UsageIndex
 
 OUT = "{out}"
 RECORD = ("LOGICFUZZ_RECORD_CASSETTE=tests/graph/cassettes/kv.json "
@@ -127,6 +128,11 @@ class RecordingToolchain:
         self.cassette["facts"] = self._keep(facts.to_dict())
         return facts
 
+    def usage_index(self, lib: LibraryBuild, api: Sequence[FunctionDecl], facts: HeaderFacts) -> UsageIndex:
+        index = self.inner.usage_index(lib, api, facts)
+        self.cassette["usage"] = index.model_dump(mode="json")
+        return index
+
     def build_harness(self, source: Path, lib: LibraryBuild, out: Path) -> HarnessBuild:
         result = self.inner.build_harness(source, lib, out)
         key = source_key(source.read_text(encoding="utf-8"))
@@ -214,6 +220,10 @@ class ReplayToolchain:
 
     def collect_facts(self, lib: LibraryBuild, api: Sequence[FunctionDecl]) -> HeaderFacts:
         return HeaderFacts.from_dict(self.cassette.get("facts"))
+
+    def usage_index(self, lib: LibraryBuild, api: Sequence[FunctionDecl], facts: HeaderFacts) -> UsageIndex:
+        # Cassettes recorded before the usage index hold none: the run sees an empty index.
+        return UsageIndex.model_validate(self.cassette.get("usage") or {})
 
     def build_harness(self, source: Path, lib: LibraryBuild, out: Path) -> HarnessBuild:
         key = source_key(source.read_text(encoding="utf-8"))

@@ -30,7 +30,10 @@ from agents.offline.lesson_apply import (
 from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, bullets, identifiers, target_function
 from agents.offline.synth import HarnessDraft, write_harness
+from agents.offline.usage import usage_draft, usage_releasers
 from agents.sections import ELSEWHERE_HEADING
+from agents.usage_section import HEADING as USAGE_HEADING
+from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import INPUT_PROBLEM
 from long_term_memory.experience.lessons import calls
@@ -118,12 +121,20 @@ def prototype(facts: PromptFacts) -> Reply:
     api = _api(facts)
     lessons = actionable_lessons(facts)
 
+    usage = read_usage(facts.sections.get(USAGE_HEADING, ""))
+
     def draft_without(avoid: list[str]) -> HarnessDraft:
         return write_harness(
             target, api, _headers(facts), archetype, facts.code("Skeleton"), constraints=constraints,
             known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True), avoid=avoid,
+            releasers=usage_releasers(usage),
         )
 
+    replayed = usage_draft(usage, target, api, _headers(facts), facts.code("Skeleton"))
+    if replayed is not None:
+        code, notes, called = replayed
+        code, applied = apply_lessons(code, target, api, lessons)
+        return {"notes": [*notes, *applied, *cited], "functions_called": called}, code
     draft, left_out = draft_without([]), []
     # A helper call a fitting `avoid_call` lesson says crashed another harness: drafted again
     # without it, kept only if the new draft still reaches the target without it.

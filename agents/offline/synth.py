@@ -85,6 +85,7 @@ def write_harness(
     known_fixes: list[str] | tuple[str, ...] = (),
     avoid: list[str] | tuple[str, ...] = (),
     related: list[str] | None = None,
+    releasers: dict[str, str] | None = None,
 ) -> HarnessDraft:
     """Write a libFuzzer harness for ``target`` by filling ``skeleton``.
 
@@ -98,6 +99,7 @@ def write_harness(
         known_fixes: Fixes recorded in session memory, applied before any compile.
         avoid: API functions the harness must not call.
         related: Functions worth calling on the result (default: from the analysis).
+        releasers: Object type -> the function the library's own code releases it with.
     """
     api = with_target(target, api)
     notes: list[str] = []
@@ -117,10 +119,10 @@ def write_harness(
     banned = set(avoid) | guide.avoid
     banned.discard(target.name)
     try:
-        ctx = _fill(target, api, archetype, skeleton, guide, banned, related)
+        ctx = _fill(target, api, archetype, skeleton, guide, banned, related, releasers or {})
     except Unsupported as exc:
         notes.append(f"{archetype} pattern not possible ({exc}); plain call used")
-        ctx = _fill(target, api, "stateless_parser", skeleton, guide, banned, related)
+        ctx = _fill(target, api, "stateless_parser", skeleton, guide, banned, related, releasers or {})
     code = _render(ctx, skeleton, headers, guide)
     for old, new in guide.renames.items():
         code = re.sub(rf"\b{re.escape(old)}\b", new, code)
@@ -143,10 +145,15 @@ def _fill(
     guide: Guidance,
     banned: set[str],
     related: list[str],
+    releasers: dict[str, str],
 ) -> Ctx:
     idx = ApiIndex(api)
     for name in guide.release:
         idx.prefer(name)
+    for ctype, name in releasers.items():  # the library's own code releases these so
+        key = idx.type_key(ctype)
+        if key and name in idx.by_name:
+            idx.preferred_destroy[key] = name
     for first, _then in guide.before:
         idx.prefer(first)
     frag = Frag()
@@ -239,7 +246,7 @@ def _render(ctx: Ctx, skeleton: str, headers: list[str], guide: Guidance) -> str
     }
     code = skeleton
     for slot in SLOTS:
-        code = _fill_slot(code, slot, parts[slot])
+        code = fill_slot(code, slot, parts[slot])
     if ctx.blocks:
         pad = _slot_indent(code, "USE")
         text = render_blocks(ctx.blocks, pad, declare_cursor=True)
@@ -258,7 +265,8 @@ def _slot_indent(code: str, slot: str) -> str:
     return m.group(1) if m else ""
 
 
-def _fill_slot(code: str, slot: str, lines: list[str]) -> str:
+def fill_slot(code: str, slot: str, lines: list[str]) -> str:
+    """``code`` with ``lines`` placed after the marker of ``slot`` (indented like it)."""
     m = re.search(rf"^([ \t]*){re.escape(marker(slot))}[ \t]*$", code, re.M)
     if m is None or not lines:
         return code

@@ -1,0 +1,87 @@
+"""The library's own usage, as the offline model follows it.
+
+The prompt's ``## Usage in the library's own code`` section carries a fenced YAML block rendered
+from :class:`fuzzkit.usage_models.UsageFacts`; it is read back with the same model
+(:func:`agents.usage_section.read_usage`), never from the sentences around it.
+
+- :func:`usage_draft`: a first draft that makes, configures, feeds, calls and releases as the
+  library's own code does (None when the usage is incomplete or absent).
+- :func:`usage_releasers`: per object type, the function the library's own code releases it with.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline.libc import LIBC
+from agents.offline.synth import SLOTS, default_skeleton, fill_slot, marker
+from agents.offline.usage.draft import MAX_INPUT, UsageDraft
+from agents.usage_section import read_usage
+from fuzzkit.api import FunctionDecl
+from fuzzkit.usage_models import UsageFacts, type_key
+
+__all__ = ["read_usage", "usage_draft", "usage_releasers"]
+
+
+def usage_releasers(facts: UsageFacts) -> dict[str, str]:
+    """``type -> releaser`` for every object type the library's own code releases."""
+    return {type_key(o.type): o.release for o in facts.objects if o.release}
+
+
+def usage_draft(
+    facts: UsageFacts, target: FunctionDecl, api: list[FunctionDecl], headers: list[str], skeleton: str = ""
+) -> tuple[str, list[str], list[str]] | None:
+    """``(code, notes, calls)`` of a harness replaying the target's usage, or None.
+
+    None when the library's own code never calls the target, or when replaying it would
+    write a name the harness cannot have (a test's own helper, a file the test opens).
+    """
+    protocol = facts.target(target.name)
+    if protocol is None or not protocol.complete:
+        return None
+    before = next((i for i, s in enumerate(protocol.sequence) if s.call == target.name), 0)
+    if before == 0:
+        return None  # nothing to set up: the synthesizer feeds a plain call at least as well
+    draft = UsageDraft(target, protocol, facts, {d.name: d for d in [*api, target]})
+    draft.write()
+    if not draft.call:
+        return None
+    globals_ = [*protocol.types, *(cb.source for cb in protocol.callbacks if cb.source)]
+    callbacks = {cb.name for cb in protocol.callbacks if cb.source}
+    types = {m for t in protocol.types for m in re.findall(r"\b(?:struct|union|enum)\s+(\w+)", t)}
+    types |= {m for t in protocol.types for m in re.findall(r"(\w+)\s*;\s*$", t)}
+    body = "\n".join([*draft.decls, *draft.setup, *draft.call, *draft.use, *draft.cleanup])
+    unknown = draft.unknown_names(body, callbacks, types)
+    if unknown or any(cb.passed_to and not cb.source for cb in protocol.callbacks):
+        return None
+    libc = {LIBC[n] for n in re.findall(r"\b\w+\b", body + "\n".join(globals_)) if n in LIBC}
+    code = _render(draft, globals_, [*sorted(libc), *headers], skeleton)
+    notes = [
+        f"follows {protocol.seen_in} ({protocol.origin}): " + " -> ".join(s.call for s in protocol.sequence),
+        *draft.notes,
+    ]
+    calls = list(dict.fromkeys(s.call for s in protocol.sequence))
+    return code, notes, calls
+
+
+def _render(draft: UsageDraft, globals_: list[str], headers: list[str], skeleton: str) -> str:
+    usable = skeleton and "LLVMFuzzerTestOneInput" in skeleton and all(marker(s) in skeleton for s in SLOTS)
+    code = skeleton if usable else default_skeleton("stateless_parser")
+    includes = [
+        "#include <stdlib.h>",
+        "#include <string.h>",
+        *(f"#include {h}" if h.startswith("<") else f'#include "{h.rsplit("/", 1)[-1]}"' for h in headers),
+    ]
+    includes = list(dict.fromkeys(includes))
+    parts = {
+        "INCLUDES": includes,
+        "GLOBALS": ["\n\n".join(globals_)] if globals_ else [],
+        "GUARD": [f"if (size > {MAX_INPUT}u) return 0;"],
+        "SETUP": [*draft.decls, *draft.setup],
+        "CALL": draft.call,
+        "USE": draft.use,
+        "CLEANUP": ["lf_cleanup: ;", *draft.cleanup],
+    }
+    for slot in SLOTS:
+        code = fill_slot(code, slot, parts[slot])
+    return code

@@ -1,0 +1,339 @@
+"""A first draft written the way the library's own code uses the target.
+
+The prompt's usage block (:class:`fuzzkit.usage_models.TargetProtocol`) holds the calls around
+the target in the shortest usage function that makes its objects itself: an opener writing a
+handle through ``&h`` with its constants, an error manager set up before reading, a stream
+given callbacks over a memory buffer, the exact function that releases each object. The draft
+replays that sequence with the fuzz input in place of the usage's data: every argument the
+usage code passes as data becomes a NUL-terminated heap copy of the input (cast to the
+parameter's type), every size becomes ``size``, constants stay as written. Objects the sequence
+makes are released at the end with the function the library's code releases them with, and
+only if they were made (a failed make jumps to the cleanup).
+
+The draft is used only when complete: every name it writes is a variable it declares, an API
+function, a constant of the headers, a callback or type the usage file defines, or the C
+library's. Otherwise the synthesizer writes the harness (with the protocols' releasers).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agents.offline.libc import LIBC
+from agents.offline.type_table import active
+from fuzzkit.api import FunctionDecl
+from fuzzkit.usage_models import Arg, Step, TargetProtocol, UsageFacts, type_key
+from fuzzkit.vocabulary import has_verb
+
+MAX_INPUT = 1 << 20
+LOOP_BOUND = 4096
+_IDENT = re.compile(r"(?<![.\w>])(?<!->)([A-Za-z_]\w*)\b")
+_C_WORDS = frozenset(
+    """if else while for do return sizeof struct union enum const unsigned signed char short int
+    long float double void static volatile break continue goto NULL size_t uint8_t data size""".split()
+)
+_BYTE_ELEMENT = re.compile(r"\b(char|uint8_t|int8_t|u_char|unsigned char)\b")
+
+
+@dataclass
+class UsageDraft:
+    """One harness body replayed from a usage sequence (see the module doc)."""
+
+    target: FunctionDecl
+    protocol: TargetProtocol
+    facts: UsageFacts
+    api: dict[str, FunctionDecl]
+    decls: list[str] = field(default_factory=list)
+    setup: list[str] = field(default_factory=list)
+    call: list[str] = field(default_factory=list)
+    use: list[str] = field(default_factory=list)
+    cleanup: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    missing: set[str] = field(default_factory=set)
+    _made: dict[str, str] = field(default_factory=dict)  # object variable -> its "made" flag
+    _flags: set[str] = field(default_factory=set)
+    _results: set[str] = field(default_factory=set)  # variables a call of the sequence stores into
+    _kept: int = 0
+    _data_vars: set[str] = field(default_factory=set)
+    _size_vars: set[str] = field(default_factory=set)
+
+    # ----- arguments -----
+    def _param_type(self, fn: str, i: int) -> str:
+        decl = self.api.get(fn)
+        return decl.params[i].type if decl and i < len(decl.params) else ""
+
+    def arg_text(self, fn: str, i: int, arg: Arg) -> str:
+        """The argument as the harness passes it: the input for data, ``size`` for a size."""
+        if arg.var in self._results:
+            return arg.text  # what an earlier call returned (a printed string), not the input
+        if arg.kind == "data":
+            self._data_vars.add(arg.var)
+            ptype = self._param_type(fn, i) or "const char *"
+            return f"({ptype})lf_buf"
+        if arg.kind == "size":
+            self._size_vars.add(arg.var)
+            return "size"
+        return self.substitute(arg.text)
+
+    def substitute(self, text: str) -> str:
+        """``text`` with the usage's data and size variables replaced by the input's."""
+
+        def swap(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name in self._data_vars:
+                return "lf_buf"
+            if name in self._size_vars:
+                return "size"
+            return name
+
+        return _IDENT.sub(swap, text)
+
+    def call_text(self, step: Step) -> str:
+        """``fn(args)`` as the harness writes it."""
+        return f"{step.call}({', '.join(self.arg_text(step.call, i, a) for i, a in enumerate(step.args))})"
+
+    # ----- the sequence -----
+    def nested(self, steps: list[Step]) -> set[int]:
+        """Steps whose call another step makes inside its arguments (``create(std_error(&e))``)."""
+        out = set()
+        for i, s in enumerate(steps):
+            for later in steps[i + 1 :]:
+                if any(re.search(rf"\b{re.escape(s.call)}\s*\(", a.text) for a in later.args):
+                    out.add(i)
+        return out
+
+    def releases(self, steps: list[Step]) -> dict[int, str]:
+        """The index of each object's final release among ``steps`` -> the object variable."""
+        out: dict[int, str] = {}
+        objects = {a.var for s in steps for a in s.args if a.kind == "object" and a.var}
+        objects |= {s.result for s in steps if s.result in self.protocol.variables}
+        for var in objects:
+            on = [i for i, s in enumerate(steps) if any(a.var == var for a in s.args)]
+            if (
+                on
+                and (has_verb(steps[on[-1]].call, "release") or steps[on[-1]].call == "free")
+                and steps[on[-1]].call != self.target.name
+            ):
+                out[on[-1]] = var
+        return out
+
+    def write(self) -> None:
+        """Fill the parts from the protocol's sequence."""
+        steps = self.protocol.sequence
+        skip = self.nested(steps)
+        released = self.releases(steps)
+        self._results = {s.result for s in steps if s.result in self.protocol.variables}
+        for a in (a for s in steps for a in s.args):
+            if a.var in self._results:
+                continue
+            if a.kind == "data":
+                self._data_vars.add(a.var)
+            elif a.kind == "size":
+                self._size_vars.add(a.var)
+        self.declare()
+        phase = "setup"
+        for i, step in enumerate(steps):
+            if i in skip:
+                continue
+            if i in released:
+                self.release(released[i], self.call_text(step))
+                continue
+            if step.call == self.target.name and phase == "setup":
+                phase = "call"
+                self.emit(step, self.call, target=True)
+                phase = "use"
+                continue
+            self.emit(step, self.setup if phase == "setup" else self.use)
+        self.release_rest()
+
+    def declare(self) -> None:
+        """Declarations of the sequence's variables (data and size ones become the input)."""
+        # First, so that initializers naming the input (`struct mem m = { lf_buf, size }`) see it.
+        self.decls += [
+            "uint8_t *lf_buf = (uint8_t *)malloc(size + 1);",
+            "if (lf_buf == NULL) return 0;",
+            "if (size) memcpy(lf_buf, data, size);",
+            "lf_buf[size] = 0;",
+        ]
+        self.cleanup.append("free(lf_buf);")
+        self._input_variables()
+        for var, ctype in self.protocol.variables.items():
+            if var in self._data_vars or var in self._size_vars:
+                continue
+            init = self.protocol.inits.get(var, "")
+            if init and re.search(r"\b\w+\s*\(", init) and not init.lstrip().startswith("{"):
+                init = ""  # a call: the sequence makes it
+            self.decls.append(declaration(ctype, var, self.substitute(init) if init else ""))
+
+    def _input_variables(self) -> None:
+        """Bytes and their length only initializers use (``struct mem m = { data, size }``): the input."""
+        in_calls = {a.var for s in self.protocol.sequence for a in s.args if a.var}
+        inits = " ".join(self.protocol.inits.values())
+        for var, ctype in self.protocol.variables.items():
+            if (
+                var in in_calls
+                or var in self.protocol.inits
+                or not re.search(rf"\b{re.escape(var)}\b", inits)
+            ):
+                continue
+            if _BYTE_ELEMENT.search(ctype) and ("*" in ctype or "[" in ctype):
+                self._data_vars.add(var)
+            elif re.search(r"(?i)(len|size|count|bytes)", var) and "*" not in ctype:
+                self._size_vars.add(var)
+
+    def emit(self, step: Step, out: list[str], target: bool = False) -> None:
+        """One call with its result and its check, the way the usage makes it."""
+        text = self.call_text(step)
+        if not step.result:
+            step = self._keep_result(step)
+        lhs = (
+            f"{step.result} = "
+            if step.result
+            and step.result in self.protocol.variables
+            or "." in step.result
+            or "->" in step.result
+            else ""
+        )
+        check = self.substitute(step.check) if step.check else ""
+        inline = bool(check) and re.search(rf"\b{re.escape(step.call)}\s*\(", check) is not None
+        if step.loop and check:
+            body = check if inline else f"({lhs}{text}, {check})"
+            out.append(
+                f"for (int lf_i = 0; lf_i < {LOOP_BOUND} && ({self._inline(step, body)}); lf_i++) {{ }}"
+            )
+        elif inline and not target:
+            out.append(f"if ({self._inline(step, check)}) goto lf_cleanup;")
+        else:
+            out.append(f"{lhs}{text};")
+            if check and not target and self._failure_check(step, check):
+                out.append(f"if ({check}) goto lf_cleanup;")
+        self._mark_made(step, out)
+
+    def _keep_result(self, step: Step) -> Step:
+        """A dropped result the library's code releases elsewhere: kept, so the cleanup releases it."""
+        decl = self.api.get(step.call)
+        obj = self.facts.object(decl.return_type) if decl else None
+        if decl is None or obj is None or not obj.release or "*" not in decl.return_type:
+            return step
+        self._kept += 1
+        var = f"lf_result{self._kept}"
+        self.protocol.variables[var] = obj.type
+        self.decls.append(declaration(obj.type, var, "NULL"))
+        return step.model_copy(update={"result": var})
+
+    def _inline(self, step: Step, check: str) -> str:
+        """A check that contains the call, with the call's arguments as the harness passes them."""
+        original = f"{step.call}({', '.join(a.text for a in step.args)})"
+        return (
+            check.replace(self.substitute(original), self.call_text(step))
+            if original in step.check
+            else check
+        )
+
+    def _failure_check(self, step: Step, check: str) -> bool:
+        """Whether ``check`` tests the result for failure (so the code leaves when it holds)."""
+        return bool(step.result) and re.search(rf"\b{re.escape(step.result)}\b", check) is not None
+
+    def _mark_made(self, step: Step, out: list[str]) -> None:
+        made = [
+            a.var
+            for a in step.args
+            if a.kind == "object"
+            and a.address
+            and a.var in self.protocol.variables
+            and "*" not in self.protocol.variables[a.var]
+            and self._is_handle(a.var)
+        ]
+        if step.result in self.protocol.variables and self._is_object(step.result):
+            made.append(step.result)
+        for var in made:
+            if var not in self._made:
+                flag = f"lf_made_{var}"
+                self._made[var] = flag
+                self._flags.add(flag)
+                self.decls.append(f"int {flag} = 0;")
+                out.append(f"{flag} = 1;")
+
+    def _is_object(self, var: str) -> bool:
+        ctype = self.protocol.variables.get(var, "")
+        return self.facts.object(ctype) is not None
+
+    def _is_handle(self, var: str) -> bool:
+        """A value the API makes through ``&var`` (an opener's handle), not a struct it fills."""
+        ctype = self.protocol.variables.get(var, "")
+        obj = self.facts.object(ctype)
+        return obj is not None and bool(obj.release) and not ctype.startswith(("struct ", "union "))
+
+    def release(self, var: str, text: str) -> None:
+        """The release of ``var`` in the cleanup, only if the sequence made it."""
+        flag = self._made.get(var)
+        ptr = "*" in self.protocol.variables.get(var, "")
+        cond = " && ".join([c for c in (flag, f"{var} != NULL" if ptr else "") if c])
+        self.cleanup.insert(0, f"if ({cond}) {text};" if cond else f"{text};")
+        self._made.pop(var, None)
+
+    def release_rest(self) -> None:
+        """Objects the sequence made and never released: the protocol's releaser."""
+        for var in list(self._made):
+            obj = self.facts.object(self.protocol.variables.get(var, ""))
+            if obj and obj.release:
+                self.release(var, f"{obj.release}({var})")
+                self.notes.append(f"{var} is released with {obj.release}, as the library's own code does")
+
+    # ----- completeness -----
+    def unknown_names(self, text: str, callbacks: set[str], types: set[str]) -> set[str]:
+        """Names in ``text`` that nothing the draft declares or includes defines."""
+        known = set(self.protocol.variables) | set(self.api) | set(active().constants) | set(LIBC) | _C_WORDS
+        known |= callbacks | types | {"lf_buf", "lf_i", "lf_cleanup", *self._flags}
+        known |= set(active().typedefs) | {r for r in active().records}
+        names = {m.group(1) for m in _IDENT.finditer(text)}
+        return {n for n in names if n not in known and not n.isupper()}
+
+
+def declaration(ctype: str, var: str, init: str) -> str:
+    """``ctype var = init;`` (arrays keep their size; values without an initializer are zeroed)."""
+    base, _, dims = ctype.partition("[")
+    name = f"{var}[{dims}" if dims else var
+    base = base.strip()
+    sep = "" if base.endswith("*") else " "
+    if init:
+        return f"{base}{sep}{name} = {init};"
+    if dims or not ("*" in base or _is_scalar(base)):
+        return (
+            f"{base}{sep}{name}; memset(&{var}, 0, sizeof {var});"
+            if not dims
+            else f"{base}{sep}{name}; memset({var}, 0, sizeof {var});"
+        )
+    return f"{base}{sep}{name} = 0;"
+
+
+def _is_scalar(ctype: str) -> bool:
+    table = active()
+    canon = table.canonical.get(type_key(ctype), "") if hasattr(table, "canonical") else ""
+    words = set(f"{ctype} {canon}".split())
+    return bool(
+        words
+        & {
+            "int",
+            "long",
+            "short",
+            "char",
+            "unsigned",
+            "signed",
+            "size_t",
+            "float",
+            "double",
+            "uint8_t",
+            "uint16_t",
+            "uint32_t",
+            "uint64_t",
+            "int8_t",
+            "int16_t",
+            "int32_t",
+            "int64_t",
+            "enum",
+            "_Bool",
+            "bool",
+        }
+    )

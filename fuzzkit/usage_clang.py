@@ -1,0 +1,278 @@
+"""Reading usage code with libclang: the calls of API functions, in the order they run.
+
+Each function defined in the file is walked with its parents known, so a call's result can be
+traced to the variable (or field) it is stored in and to the ``if`` that checks it. Arguments
+keep their text as written (macros unexpanded: ``ACME_READ | ACME_STRICT``); what each one is
+(a constant, a variable, a callback defined in the file) is read from the tree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from fuzzkit.headers import cindex_module
+from fuzzkit.tools import resource_include_dir
+from fuzzkit.usage_models import Arg, CallSite, UsageFunction
+from fuzzkit.usage_sources import UsageSource
+
+_WRAPPERS = ("UNEXPOSED_EXPR", "PAREN_EXPR", "CSTYLE_CAST_EXPR")
+
+
+def clang_functions(
+    src: UsageSource,
+    names: set[str],
+    known: set[str],
+    include_dirs: Sequence[str],
+    defines: Sequence[str],
+    root: Path,
+) -> list[UsageFunction]:
+    """The functions of ``src`` that call the API, read with libclang (empty if it cannot)."""
+    from fuzzkit.usage_index import cut_source
+
+    ci = cindex_module()
+    assert src.path is not None
+    cxx = src.path.suffix.lower() != ".c"
+    args = [
+        "-x",
+        "c++" if cxx else "c",
+        "-std=gnu++17" if cxx else "-std=gnu11",
+        f"-I{src.path.parent}",
+        f"-I{root}",
+        *(f"-I{d}" for d in include_dirs),
+        *(f"-D{d}" for d in defines),
+        "-Wno-everything",
+    ]
+    builtin = resource_include_dir()
+    if builtin:
+        args.append(f"-I{builtin}")
+    tu = ci.Index.create().parse(str(src.path), args=args, options=ci.TranslationUnit.PARSE_INCOMPLETE)
+    data = src.path.read_bytes()
+    main_file = str(src.path)
+    defs = {c.spelling: c for c in _top_functions(tu.cursor, main_file)}
+    local_types = _local_types(tu.cursor, main_file, data)
+    enum_consts = known | {
+        c.spelling for c in tu.cursor.walk_preorder() if c.kind.name == "ENUM_CONSTANT_DECL"
+    }
+    out = []
+    for name, fn in defs.items():
+        reader = _Reader(names, enum_consts, set(defs), data)
+        reader.walk(fn, [])
+        if not reader.calls:
+            continue
+        text = data[fn.extent.start.offset : fn.extent.end.offset].decode(errors="replace")
+        callbacks = {
+            cb: cut_source(
+                data[defs[cb].extent.start.offset : defs[cb].extent.end.offset].decode(errors="replace")
+            )
+            for cb in reader.callbacks
+            if cb in defs
+        }
+        used = " ".join([*reader.variables.values(), *callbacks.values()])
+        types = {t: d for t, d in local_types.items() if re.search(rf"\b{re.escape(t)}\b", used)}
+        out.append(
+            UsageFunction(
+                file=src.rel,
+                name=name,
+                origin=src.origin,
+                calls=reader.calls,
+                variables=reader.variables,
+                inits=reader.inits,
+                types=types,
+                callbacks=callbacks,
+                assigned=reader.assigned,
+                source=cut_source(text),
+                lines=fn.extent.end.line - fn.extent.start.line + 1,
+                parsed_by="libclang",
+            )
+        )
+    return out
+
+
+def _local_types(cursor: Any, main_file: str, data: bytes) -> dict[str, str]:
+    """Records, enums and typedefs the file itself defines, by name, with their text."""
+    found: dict[str, str] = {}
+    for c in cursor.get_children():
+        if (
+            c.kind.name in ("STRUCT_DECL", "UNION_DECL", "ENUM_DECL", "TYPEDEF_DECL")
+            and c.spelling
+            and c.location.file
+            and c.location.file.name == main_file
+            and (c.kind.name == "TYPEDEF_DECL" or c.is_definition())
+        ):
+            text = data[c.extent.start.offset : c.extent.end.offset].decode(errors="replace")
+            found.setdefault(c.spelling, text + ";")
+    return found
+
+
+def _top_functions(cursor: Any, main_file: str) -> Iterator[Any]:
+    for c in cursor.get_children():
+        if (
+            c.kind.name in ("FUNCTION_DECL", "CXX_METHOD")
+            and c.is_definition()
+            and c.location.file
+            and c.location.file.name == main_file
+        ):
+            yield c
+        elif c.kind.name in ("NAMESPACE", "LINKAGE_SPEC", "UNEXPOSED_DECL"):
+            yield from _top_functions(c, main_file)
+
+
+class _Reader:
+    """Walks one function definition, collecting its API calls in evaluation order."""
+
+    def __init__(self, names: set[str], constants: set[str], defined: set[str], data: bytes) -> None:
+        self.names, self.constants, self.defined, self.data = names, constants, defined, data
+        self.calls: list[CallSite] = []
+        self.variables: dict[str, str] = {}
+        self.assigned: dict[str, list[str]] = {}
+        self.callbacks: set[str] = set()
+        self.inits: dict[str, str] = {}
+        self._pending: list[tuple[int, CallSite]] = []
+
+    def text(self, c: Any) -> str:
+        from fuzzkit.usage_index import join_tokens
+
+        return join_tokens([t.spelling for t in c.get_tokens()])
+
+    def walk(self, node: Any, parents: list[Any]) -> None:
+        kind = node.kind.name
+        if kind in ("VAR_DECL", "PARM_DECL") and node.spelling:
+            self.variables.setdefault(node.spelling, node.type.spelling)
+            toks = [t.spelling for t in node.get_tokens()]
+            if kind == "VAR_DECL" and "=" in toks:
+                from fuzzkit.usage_index import join_tokens
+
+                self.inits.setdefault(node.spelling, join_tokens(toks[toks.index("=") + 1 :]).rstrip(";"))
+        elif kind == "DECL_REF_EXPR" and node.spelling in self.defined and not _is_callee(node, parents):
+            holder = _holder(self, parents)
+            if holder:
+                self.assigned.setdefault(holder, []).append(node.spelling)
+                self.callbacks.add(node.spelling)
+        children = list(node.get_children())
+        for child in children:
+            self.walk(child, [*parents, node])
+        if kind == "CALL_EXPR" and (node.spelling in self.names or node.spelling == "free"):
+            self.calls.append(self._site(node, parents))
+        if kind == "COMPOUND_STMT":
+            self._checks_after(children)
+
+    def _site(self, node: Any, parents: list[Any]) -> CallSite:
+        from fuzzkit.usage_index import call_site
+
+        args = [self._arg(a) for a in node.get_arguments()]
+        result, check, loop = "", "", False
+        chain = [p for p in parents if p.kind.name not in _WRAPPERS]
+        parent = chain[-1] if chain else None
+        if parent is not None and parent.kind.name == "VAR_DECL":
+            result = parent.spelling
+        elif parent is not None and parent.kind.name == "BINARY_OPERATOR":
+            lhs = next(iter(parent.get_children()), None)
+            if (
+                lhs is not None
+                and _operator(parent, lhs) == "="
+                and lhs.extent.end.offset <= node.extent.start.offset
+            ):
+                result = self.text(lhs)
+        path = [*parents, node]
+        for k in range(len(path) - 2, -1, -1):
+            name = path[k].kind.name
+            if name in ("IF_STMT", "WHILE_STMT"):
+                cond = next(iter(path[k].get_children()), None)
+                if cond is not None and cond == path[k + 1]:
+                    check, loop = self.text(cond), name == "WHILE_STMT"
+                break
+            if name.endswith("_STMT") and name != "DECL_STMT":
+                break
+        site = call_site(node.spelling, args, result, check, node.location.line, loop)
+        for a in site.args:
+            if a.kind == "callback":
+                self.callbacks.add(a.text)
+        return site
+
+    def _arg(self, a: Any) -> Arg:
+        from fuzzkit.usage_index import constant_arg
+
+        core = a
+        while core.kind.name in _WRAPPERS:
+            inner = list(core.get_children())
+            if len(inner) != 1:
+                break
+            core = inner[0]
+        text = self.text(a)
+        toks = [t.spelling for t in a.get_tokens()]
+        kind = core.kind.name
+        if kind == "STRING_LITERAL":
+            return Arg(text=text, kind="string")
+        if text in ("NULL", "0", "nullptr", "(void *)0"):
+            return Arg(text=text, kind="null")
+        if kind == "DECL_REF_EXPR" and core.referenced is not None:
+            ref = core.referenced.kind.name
+            if ref == "FUNCTION_DECL" and core.spelling in self.defined:
+                return Arg(text=text, kind="callback")
+            if ref in ("VAR_DECL", "PARM_DECL"):
+                return Arg(text=text, var=core.spelling, kind="variable")
+        if kind == "UNARY_OPERATOR" and toks[:1] == ["&"] and len(toks) == 2:
+            return Arg(text=text, var=toks[1], address=True, kind="variable")
+        consts = constant_arg(toks, self.constants)
+        if consts is not None and toks:
+            return Arg(text=text, kind="constant", constants=consts)
+        refs = [
+            c.spelling
+            for c in a.walk_preorder()
+            if c.kind.name == "DECL_REF_EXPR"
+            and c.referenced is not None
+            and c.referenced.kind.name in ("VAR_DECL", "PARM_DECL")
+        ]
+        return Arg(text=text, var=refs[0] if len(set(refs)) == 1 else "")
+
+    def _checks_after(self, stmts: list[Any]) -> None:
+        """A result stored in ``v`` and tested by the next statement's ``if``: that is its check."""
+        for i, stmt in enumerate(stmts[:-1]):
+            nxt = stmts[i + 1]
+            if nxt.kind.name != "IF_STMT":
+                continue
+            inside = [c for c in self.calls if stmt.extent.start.line <= c.line <= stmt.extent.end.line]
+            cond = next(iter(nxt.get_children()), None)
+            if cond is None:
+                continue
+            cond_text = self.text(cond)
+            for c in inside:
+                if c.result_var and not c.check and re.search(rf"\b{re.escape(c.result_var)}\b", cond_text):
+                    c.check = cond_text
+
+
+def _is_callee(node: Any, parents: list[Any]) -> bool:
+    chain = [p for p in parents if p.kind.name not in _WRAPPERS]
+    return (
+        bool(chain)
+        and chain[-1].kind.name == "CALL_EXPR"
+        and next(iter(chain[-1].get_children()), None) is not None
+        and node.extent.start.offset == chain[-1].extent.start.offset
+    )
+
+
+def _holder(reader: _Reader, parents: list[Any]) -> str:
+    """The variable a function name is stored in (an initializer or a field assignment)."""
+    for p in reversed(parents):
+        name = p.kind.name
+        if name == "VAR_DECL":
+            return str(p.spelling)
+        if name == "BINARY_OPERATOR":
+            lhs = next(iter(p.get_children()), None)
+            if lhs is not None:
+                return re.split(r"\.|->|\[", reader.text(lhs))[0].strip("&* ")
+        if name == "CALL_EXPR":
+            return str(p.spelling)  # passed straight to a call
+        if name.endswith("_STMT") and name != "DECL_STMT":
+            return ""
+    return ""
+
+
+def _operator(op: Any, lhs: Any) -> str:
+    for t in op.get_tokens():
+        if t.extent.start.offset >= lhs.extent.end.offset:
+            return str(t.spelling)
+    return ""

@@ -1,0 +1,292 @@
+"""Protocols from the usage index: how the library's own code makes, feeds and releases things.
+
+For one target: the calls around it in the shortest usage function that makes its objects
+itself (a def-use slice: the calls on the variables the target call uses, transitively, before
+it; the calls on its objects after it), and per object type every usage function's evidence of
+how such an object is made (a constructor's result, or an opener writing it through ``&v``),
+configured (calls on it whose other arguments are constants), fed (calls giving it data, its
+size or callbacks) and released (the last call the code makes on it, by a release verb or
+``free``). Plain data in, plain data out (:mod:`fuzzkit.usage_models`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from fuzzkit.api import FunctionDecl
+from fuzzkit.usage_index import api_type_names, base_names
+from fuzzkit.usage_models import (
+    Callback,
+    CallSite,
+    ObjectProtocol,
+    Step,
+    TargetProtocol,
+    TargetUsage,
+    UsageFacts,
+    UsageFunction,
+    UsageIndex,
+    UsageSnippet,
+    type_key,
+)
+from fuzzkit.vocabulary import has_verb
+
+MAX_SNIPPETS = 4
+SNIPPET_CHARS = 6000  # about 1,500 tokens of code for a real model
+MAX_STEPS = 16
+MAX_OBJECTS = 6
+# Examples and tools show the common use; tests also probe edge cases (NULL, empty input).
+_ORIGIN_RANK = {"example": 0, "tool": 1, "test": 2, "doc": 3, "bench": 4, "other": 5}
+_FED = ("data", "size", "callback")
+
+
+def _step(c: CallSite) -> Step:
+    return Step(call=c.function, args=c.args, result=c.result, check=c.check, loop=c.loop)
+
+
+def _objects_of(c: CallSite) -> set[str]:
+    return {a.var for a in c.args if a.kind == "object" and a.var}
+
+
+def _vars_of(c: CallSite) -> set[str]:
+    return {a.var for a in c.args if a.var} | ({c.result_var} if c.result_var else set())
+
+
+def target_slice(fn: UsageFunction, target: str) -> tuple[list[CallSite], bool] | None:
+    """The calls of ``fn`` around its first call of ``target``, and whether it makes its objects.
+
+    Before the call: every call on a variable the slice uses, transitively; after it: the
+    calls on the slice's objects (follow-ups and releases).
+    """
+    k = next((i for i, c in enumerate(fn.calls) if c.function == target), None)
+    if k is None:
+        return None
+    call = fn.calls[k]
+    wanted = _vars_of(call)
+    before: list[CallSite] = []
+    for c in reversed(fn.calls[:k]):
+        if _vars_of(c) & wanted:
+            before.insert(0, c)
+            wanted |= _objects_of(c) | ({c.result_var} if c.result_var else set())
+    objects = {a.var for c in [*before, call] for a in c.args if a.kind == "object" and a.var}
+    objects |= {call.result_var} if call.result_var else set()
+    after = [c for c in fn.calls[k + 1 :] if _vars_of(c) & objects]
+    made = {c.result_var for c in before if c.result_var} | {
+        a.var for c in before for a in c.args if a.address and a.var
+    }
+    complete = all(
+        v in made or v in fn.inits or not _is_pointer(fn.variables.get(v, "*"))
+        for v in objects - ({call.result_var} if call.result_var else set())
+    )
+    steps = [*before, call, *after]
+    return steps[:MAX_STEPS], complete
+
+
+def fed(fn: UsageFunction, steps: list[CallSite]) -> bool:
+    """Whether data reaches the slice: data, its size, a callback or a variable holding callbacks."""
+    results = {c.result_var for c in steps if c.result_var}
+    return any((a.kind in _FED or a.var in fn.assigned) and a.var not in results
+               for c in steps for a in c.args)
+
+
+def _is_pointer(ctype: str) -> bool:
+    return "*" in ctype
+
+
+def target_protocol(index: UsageIndex, target: str) -> TargetProtocol | None:
+    """The usage sequence around ``target`` in the best usage function (see :func:`target_slice`)."""
+    best: tuple[tuple[bool, bool, int, int, int], UsageFunction, list[CallSite]] | None = None
+    for fn in index.calling(target):
+        found = target_slice(fn, target)
+        if found is None:
+            continue
+        steps, complete = found
+        if not fed(fn, steps):
+            continue  # the input never reaches it there (a literal, or nothing at all)
+        call = next(c for c in steps if c.function == target)
+        edge = any(a.kind == "null" for a in call.args)  # a test of the NULL case
+        key = (edge, not complete, _ORIGIN_RANK.get(fn.origin, 5), len(steps), fn.lines)
+        if best is None or key < best[0]:
+            best = (key, fn, steps)
+    if best is None:
+        return None
+    key, fn, steps = best
+    used = {v for c in steps for v in _vars_of(c)}
+    # A variable's initializer may name others (`struct mem m = { data, size, 0 }`).
+    for v in list(used):
+        init = fn.inits.get(v, "")
+        used |= {w for w in fn.variables if w in init.replace("(", " ").replace(",", " ").split()}
+    variables = {v: fn.variables[v] for v in fn.variables if v in used}
+    inits = {v: fn.inits[v] for v in variables if v in fn.inits}
+    callbacks = [
+        Callback(name=cb, passed_to=holder, source=fn.callbacks.get(cb, ""))
+        for holder, cbs in fn.assigned.items()
+        if holder in used or holder in {c.function for c in steps}
+        for cb in cbs
+    ]
+    callbacks += [
+        Callback(name=a.text, passed_to=c.function, source=fn.callbacks.get(a.text, ""))
+        for c in steps
+        for a in c.args
+        if a.kind == "callback" and all(cb.name != a.text for cb in callbacks)
+    ]
+    text = " ".join([*variables.values(), *(cb.source for cb in callbacks)])
+    types = [d for t, d in fn.types.items() if t in text.replace("*", " ").split() or f"struct {t}" in text]
+    return TargetProtocol(
+        function=target,
+        seen_in=f"{fn.file}:{fn.name}",
+        origin=fn.origin,
+        complete=not key[1],
+        sequence=[_step(c) for c in steps],
+        variables=variables,
+        inits=inits,
+        types=types,
+        callbacks=callbacks,
+    )
+
+
+def object_protocols(index: UsageIndex, types: Sequence[str], api_types: set[str]) -> list[ObjectProtocol]:
+    """How the library's own code handles objects of each of ``types`` (those it handles at all)."""
+    out = []
+    for ctype in types:
+        want = type_key(ctype)
+        makes: Counter[str] = Counter()
+        steps: dict[str, Step] = {}
+        configure: Counter[str] = Counter()
+        feed: Counter[str] = Counter()
+        release: Counter[str] = Counter()
+        uses = 0
+        declared = False
+        for fn in index.functions:
+            for var, vtype in fn.variables.items():
+                if type_key(vtype) != want or not base_names(vtype) & api_types:
+                    continue
+                calls = [c for c in fn.calls if var in _vars_of(c)]
+                if not calls:
+                    continue
+                uses += 1
+                declared |= "*" not in vtype and not any(c.result_var == var for c in calls)
+                _tally(var, calls, makes, configure, feed, release, steps)
+        if uses == 0:
+            continue
+        out.append(
+            ObjectProtocol(
+                type=ctype,
+                declared=declared,
+                make=[steps[k] for k, _n in makes.most_common(2)],
+                configure=[steps[k] for k, _n in configure.most_common(4)],
+                feed=[steps[k] for k, _n in feed.most_common(2)],
+                release=release.most_common(1)[0][0] if release else "",
+                uses=uses,
+            )
+        )
+    return out
+
+
+def _tally(
+    var: str,
+    calls: list[CallSite],
+    makes: Counter[str],
+    configure: Counter[str],
+    feed: Counter[str],
+    release: Counter[str],
+    steps: dict[str, Step],
+) -> None:
+    """Count one usage function's make, configure, feed and release calls on ``var``."""
+    made_at = next(
+        (
+            i
+            for i, c in enumerate(calls)
+            if c.result_var == var
+            and c.result == var
+            or any(a.var == var and a.address for a in c.args)
+            and not _objects_of(c) - {var}
+        ),
+        None,
+    )
+    if made_at is not None:
+        key = _signature(calls[made_at])
+        makes[key] += 1
+        steps.setdefault(key, _step(calls[made_at]))
+    fed = False
+    for c in calls[(made_at + 1 if made_at is not None else 0) :]:
+        others = [a for a in c.args if a.var != var]
+        key = _signature(c)
+        if any(a.kind in _FED for a in others) and not fed:
+            feed[key] += 1
+            steps.setdefault(key, _step(c))
+            fed = True
+        elif (
+            others
+            and all(a.kind in ("constant", "string", "null") for a in others)
+            and not fed
+            and not has_verb(c.function, "release")
+        ):
+            configure[key] += 1
+            steps.setdefault(key, _step(c))
+    last = calls[-1]
+    if (made_at is None or made_at < len(calls) - 1) and (
+        has_verb(last.function, "release") or last.function == "free"
+    ):
+        release[last.function] += 1
+
+
+def _signature(c: CallSite) -> str:
+    return (
+        c.function
+        + "("
+        + ", ".join(a.kind if a.kind in ("object", "data", "size") else a.text for a in c.args)
+        + ")"
+    )
+
+
+def snippets(index: UsageIndex, target: str, types: Sequence[str]) -> list[UsageSnippet]:
+    """The usage functions worth showing as code: those calling the target, shortest first.
+
+    When none calls it, those holding one of its object types. At most :data:`MAX_SNIPPETS`
+    and :data:`SNIPPET_CHARS` in all.
+    """
+    calling = sorted(index.calling(target), key=lambda f: (f.lines, _ORIGIN_RANK.get(f.origin, 5)))
+    if not calling:
+        keys = {type_key(t) for t in types}
+        calling = sorted(
+            (f for f in index.functions if any(type_key(v) in keys for v in f.variables.values())),
+            key=lambda f: (f.lines, _ORIGIN_RANK.get(f.origin, 5)),
+        )
+    out: list[UsageSnippet] = []
+    used = 0
+    for fn in calling:
+        if len(out) >= MAX_SNIPPETS or used + len(fn.source) > SNIPPET_CHARS and out:
+            break
+        out.append(UsageSnippet(seen_in=f"{fn.file}:{fn.name}", origin=fn.origin, code=fn.source))
+        used += len(fn.source)
+    return out
+
+
+def target_usage(index: UsageIndex, target: FunctionDecl, api: Sequence[FunctionDecl]) -> TargetUsage:
+    """What the prompt of ``target`` carries of the library's own usage (empty when none)."""
+    if not index.functions:
+        return TargetUsage()
+    api_types = api_type_names(api)
+    protocol = target_protocol(index, target.name)
+    types: list[str] = []
+    for t in [*(p.type for p in target.params), target.return_type]:
+        if base_names(t) & api_types and type_key(t) not in {type_key(x) for x in types}:
+            types.append(t)
+    if protocol is not None:
+        for t in protocol.variables.values():
+            if base_names(t) & api_types and type_key(t) not in {type_key(x) for x in types}:
+                types.append(t)
+    objects = object_protocols(index, _declared_spellings(index, types), api_types)[:MAX_OBJECTS]
+    facts = UsageFacts(objects=objects, targets=[protocol] if protocol else [])
+    return TargetUsage(facts=facts, snippets=snippets(index, target.name, types))
+
+
+def _declared_spellings(index: UsageIndex, types: Sequence[str]) -> list[str]:
+    """Each type as the library's code declares its variables (``const doc *`` -> ``doc *``)."""
+    out: list[str] = []
+    for t in types:
+        key = type_key(t)
+        if key not in {type_key(x) for x in out}:
+            out.append(key)
+    return out

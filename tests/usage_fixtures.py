@@ -1,0 +1,268 @@
+"""Invented C libraries whose API rules are written only in their own tests and examples.
+
+Each is a source tree (``{relative path: text}``) with a library source, its header, usage code
+(a test, an example or a tool) that follows the rule, and a fuzz harness that must never be read
+(it calls the target with a rule the usage does not show). The four shapes are the ones that
+defeat a harness writer reading prototypes alone: a handle only an opener makes, an error
+manager set up before reading, input only through read callbacks, and an object whose obvious
+releaser frees only one of its parts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+OPENER = {
+    "hnd.h": """\
+#include <stddef.h>
+typedef int hnd_t;
+enum hnd_mode { HND_READ = 1, HND_WRITE = 2 };
+enum hnd_fmt { HND_FMT_RAW = 0, HND_FMT_PACKED = 7 };
+/* Opens a decoder: the handle is written to *out. */
+int hnd_open(enum hnd_mode mode, enum hnd_fmt fmt, hnd_t *out);
+/* Decodes a buffer with an open handle; returns the number of records. */
+int hnd_decode(hnd_t h, const unsigned char *data, size_t size);
+int hnd_close(hnd_t h);
+""",
+    "hnd.c": """\
+#include <stdlib.h>
+#include <string.h>
+#include "hnd.h"
+struct slot { int mode; int fmt; unsigned char *scratch; };
+static struct slot *slots[8];
+int hnd_open(enum hnd_mode mode, enum hnd_fmt fmt, hnd_t *out) {
+  for (int i = 1; i < 8; i++) {
+    if (!slots[i]) {
+      slots[i] = calloc(1, sizeof(struct slot));
+      slots[i]->mode = mode; slots[i]->fmt = fmt; slots[i]->scratch = malloc(64);
+      *out = i;
+      return 0;
+    }
+  }
+  return -1;
+}
+int hnd_decode(hnd_t h, const unsigned char *data, size_t size) {
+  struct slot *s = slots[h];            /* a handle never opened is no slot */
+  int records = 0;
+  if (s->mode != HND_READ) return -1;
+  for (size_t i = 0; i + 1 < size; i += 2) {
+    if (s->fmt == HND_FMT_PACKED && data[i] == 'R') { s->scratch[records % 64] = data[i + 1]; records++; }
+  }
+  return records;
+}
+int hnd_close(hnd_t h) {
+  if (h <= 0 || h >= 8 || !slots[h]) return -1;
+  free(slots[h]->scratch); free(slots[h]); slots[h] = NULL;
+  return 0;
+}
+""",
+    "tests/test_decode.c": """\
+#include <stdio.h>
+#include "hnd.h"
+int main(void) {
+  static const unsigned char buf[] = "R1R2R3";
+  hnd_t h;
+  if (hnd_open(HND_READ, HND_FMT_PACKED, &h) != 0) {
+    fprintf(stderr, "open failed\\n");
+    return 1;
+  }
+  int n = hnd_decode(h, buf, sizeof buf - 1);
+  hnd_close(h);
+  return n == 3 ? 0 : 1;
+}
+""",
+    "fuzz/decode_fuzzer.c": """\
+#include <stdint.h>
+#include "hnd.h"
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  hnd_t h;
+  if (hnd_open(HND_READ, HND_FMT_RAW, &h) == 0) { hnd_decode(h, data, size); hnd_close(h); }
+  return 0;
+}
+""",
+}
+
+ERROR_MANAGER = {
+    "em.h": """\
+#include <stddef.h>
+struct em_err { void (*on_error)(struct em_err *err, int code); int last; };
+typedef struct em_dec em_dec;
+/* Fills an error manager with the default handlers and returns it. */
+struct em_err *em_std_error(struct em_err *err);
+em_dec *em_create(struct em_err *err);
+int em_set_source(em_dec *d, const unsigned char *buf, size_t len);
+/* Reads the header from the decoder's source. */
+int em_read_header(em_dec *d);
+void em_destroy(em_dec *d);
+""",
+    "em.c": """\
+#include <stdlib.h>
+#include "em.h"
+struct em_dec { struct em_err *err; const unsigned char *buf; size_t len; int width; };
+static void em_default(struct em_err *err, int code) { err->last = code; }
+struct em_err *em_std_error(struct em_err *err) { err->on_error = em_default; err->last = 0; return err; }
+em_dec *em_create(struct em_err *err) {
+  em_dec *d = calloc(1, sizeof *d);
+  if (d) d->err = err;
+  return d;
+}
+int em_set_source(em_dec *d, const unsigned char *buf, size_t len) { d->buf = buf; d->len = len; return 0; }
+int em_read_header(em_dec *d) {
+  if (d->len < 4) { d->err->on_error(d->err, 1); return -1; }   /* the handler is called */
+  if (d->buf[0] != 'E' || d->buf[1] != 'M') { d->err->on_error(d->err, 2); return -1; }
+  d->width = d->buf[2] * 256 + d->buf[3];
+  return d->width;
+}
+void em_destroy(em_dec *d) { free(d); }
+""",
+    "examples/read_header.c": """\
+#include <stdio.h>
+#include "em.h"
+int main(int argc, char **argv) {
+  static unsigned char buf[4096];
+  FILE *f = fopen(argv[1], "rb");
+  size_t len = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  struct em_err jerr;
+  em_dec *d = em_create(em_std_error(&jerr));
+  if (d == NULL) return 1;
+  em_set_source(d, buf, len);
+  int width = em_read_header(d);
+  printf("%d\\n", width);
+  em_destroy(d);
+  return 0;
+}
+""",
+}
+
+CALLBACK_STREAM = {
+    "cbs.h": """\
+#include <stddef.h>
+typedef struct cbs_io {
+  size_t (*read)(void *user, void *buf, size_t n);
+  int (*seek)(void *user, long offset);
+  long (*tell)(void *user);
+} cbs_io;
+typedef struct cbs_file cbs_file;
+/* Opens a stream read through the callbacks of io. */
+cbs_file *cbs_open(const cbs_io *io, void *user);
+/* Reads up to n samples of the next frame; 0 at the end. */
+int cbs_read_frame(cbs_file *f, short *out, size_t n);
+void cbs_close(cbs_file *f);
+""",
+    "cbs.c": """\
+#include <stdlib.h>
+#include "cbs.h"
+struct cbs_file { const cbs_io *io; void *user; int frames; };
+cbs_file *cbs_open(const cbs_io *io, void *user) {
+  cbs_file *f = calloc(1, sizeof *f);
+  if (f) { f->io = io; f->user = user; }
+  return f;
+}
+int cbs_read_frame(cbs_file *f, short *out, size_t n) {
+  unsigned char head[2];
+  if (f->io->read(f->user, head, 2) != 2) return 0;    /* every read goes through the callback */
+  size_t count = head[1] < n ? head[1] : n;
+  if (head[0] != 'F') return 0;
+  for (size_t i = 0; i < count; i++) {
+    unsigned char s[2];
+    if (f->io->read(f->user, s, 2) != 2) return (int)i;
+    out[i] = (short)(s[0] | s[1] << 8);
+  }
+  f->frames++;
+  return (int)count;
+}
+void cbs_close(cbs_file *f) { free(f); }
+""",
+    "examples/memory_stream.c": """\
+#include <string.h>
+#include "cbs.h"
+struct membuf { const unsigned char *data; size_t size; size_t pos; };
+static size_t mem_read(void *user, void *buf, size_t n) {
+  struct membuf *m = user;
+  if (n > m->size - m->pos) n = m->size - m->pos;
+  memcpy(buf, m->data + m->pos, n);
+  m->pos += n;
+  return n;
+}
+static int mem_seek(void *user, long offset) {
+  struct membuf *m = user;
+  if (offset < 0 || (size_t)offset > m->size) return -1;
+  m->pos = (size_t)offset;
+  return 0;
+}
+static long mem_tell(void *user) { return (long)((struct membuf *)user)->pos; }
+int decode_all(const unsigned char *data, size_t size) {
+  struct membuf m = { data, size, 0 };
+  cbs_io io = { mem_read, mem_seek, mem_tell };
+  short pcm[64];
+  int total = 0, got;
+  cbs_file *f = cbs_open(&io, &m);
+  if (!f) return -1;
+  while ((got = cbs_read_frame(f, pcm, 64)) > 0) total += got;
+  cbs_close(f);
+  return total;
+}
+""",
+}
+
+PARTIAL_RELEASER = {
+    "pr.h": """\
+#include <stddef.h>
+typedef struct pr_obj pr_obj;
+/* Parses text into a new object. */
+pr_obj *pr_parse(const char *text, size_t len);
+int pr_count(const pr_obj *o);
+/* Frees the items an object holds (it stays usable, empty). */
+void pr_free(pr_obj *o);
+/* Disposes of an object and everything it holds. */
+void pr_dispose(pr_obj *o);
+""",
+    "pr.c": """\
+#include <stdlib.h>
+#include <string.h>
+#include "pr.h"
+struct pr_obj { char **items; int n; };
+pr_obj *pr_parse(const char *text, size_t len) {
+  pr_obj *o = calloc(1, sizeof *o);
+  if (!o) return NULL;
+  o->items = calloc(len + 1, sizeof(char *));
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] == ',') { o->items[o->n] = malloc(4); o->n++; }
+  }
+  return o;
+}
+int pr_count(const pr_obj *o) { return o->n; }
+void pr_free(pr_obj *o) {
+  for (int i = 0; i < o->n; i++) free(o->items[i]);
+  o->n = 0;
+}
+void pr_dispose(pr_obj *o) { pr_free(o); free(o->items); free(o); }
+""",
+    "tools/prcount.c": """\
+#include <stdio.h>
+#include <string.h>
+#include "pr.h"
+int main(int argc, char **argv) {
+  if (argc < 2) return 2;
+  pr_obj *o = pr_parse(argv[1], strlen(argv[1]));
+  if (o == NULL) return 1;
+  printf("%d\\n", pr_count(o));
+  pr_free(o);
+  printf("%d\\n", pr_count(o));
+  pr_dispose(o);
+  return 0;
+}
+""",
+}
+
+LIBRARIES = {"hnd": OPENER, "em": ERROR_MANAGER, "cbs": CALLBACK_STREAM, "pr": PARTIAL_RELEASER}
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write ``files`` under ``root`` and return it."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
