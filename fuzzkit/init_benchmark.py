@@ -88,11 +88,13 @@ def _function_entry(decl: FunctionDecl) -> dict[str, Any]:
     }
 
 
-def _build_section(system: str, recipe: dict[str, Any], headers: list[str]) -> dict[str, Any]:
+def _build_section(system: str, recipe: dict[str, Any], headers: list[str],
+                   added: list[str]) -> dict[str, Any]:
     if system != "sources":
         # Configured in a private copy of the tree and detected again at run time; the
-        # headers are named only when the built archive narrowed the detected list.
-        section: dict[str, Any] = {"system": system}
+        # headers are named only when the built archive narrowed the detected list, the
+        # options when configure needed one for a missing component (fuzzkit.detect_options).
+        section: dict[str, Any] = {"system": system} | ({"configure_args": added} if added else {})
         return section | ({"headers": headers} if headers != recipe.get("headers") else {})
     section = {k: recipe[k] for k in ("sources", "include_dirs", "defines") if recipe.get(k)}
     return section | {"headers": headers}
@@ -250,7 +252,8 @@ def make_benchmark(
     if build is not None:
         bench["build"] = build  # the caller's section wins, as written
     else:
-        bench["build"] = _build_section(detection.system, detection.recipe.model_dump(), api_headers)
+        bench["build"] = _build_section(detection.system, detection.recipe.model_dump(), api_headers,
+                                        detection.added_args)
     bench["upstream_harnesses"] = harnesses
     bench["functions"] = [_function_entry(d) for d in chosen]
     return bench
