@@ -3,8 +3,9 @@
 Per library (a Debian source package name, or a path to a benchmark YAML; ``LIB:fn1,fn2``
 names the functions instead of init-benchmark's own choice):
 
-1. ``logicfuzz init-benchmark --apt LIB [--functions ...]`` writes ``OUT/LIB/benchmark.yaml``
-   (a YAML path is used as it is);
+1. ``logicfuzz init-benchmark --apt LIB --ignore-fuzz-harnesses [--functions ...]`` writes
+   ``OUT/LIB/benchmark.yaml`` (a YAML path is used as it is); the flag keeps the choice of
+   functions from reading the library's own fuzz harnesses, the yardstick of step 3;
 2. ``logicfuzz run`` on it into ``OUT/LIB/run`` (``--fuzz-seconds``, ``--max-iterations``,
    ``--jobs`` and every ``--run-arg`` are passed through) from an empty experience bank of its
    own (``OUT/LIB/bank``; ``--shared-bank`` uses the machine's), or ``--logicfuzz-run [LIB=]DIR``
@@ -65,6 +66,8 @@ from harness_compare import (  # noqa: E402
 )
 
 REPO = Path(__file__).resolve().parents[1]
+# The LogicFuzz side never learns from the yardstick it is measured against.
+IGNORE_FUZZ_HARNESSES = "--ignore-fuzz-harnesses"
 
 
 class StageError(Exception):
@@ -98,10 +101,11 @@ def benchmark_of(lib: Library, work: Path) -> Path:
             if named.name and candidate.is_file():
                 return candidate
     out = work / "benchmark.yaml"
-    if out.is_file() and out.stat().st_size:
-        return out  # an earlier sitting into the same --out wrote it
+    if out.is_file() and IGNORE_FUZZ_HARNESSES in out.read_text(errors="replace").partition("\n")[0]:
+        return out  # an earlier sitting into the same --out wrote it (one that read the harnesses is redone)
     funcs = ["--functions", ",".join(lib.functions)] if lib.functions else []
-    rc, said = _cli(["init-benchmark", "--apt", lib.name, *funcs], work / "init-benchmark.log", out)
+    rc, said = _cli(["init-benchmark", "--apt", lib.name, IGNORE_FUZZ_HARNESSES, *funcs],
+                    work / "init-benchmark.log", out)
     if rc != 0:
         out.unlink(missing_ok=True)
         raise StageError("init-benchmark", said)

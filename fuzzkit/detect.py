@@ -30,6 +30,10 @@ Detectors (``system``), tried in this order for ``auto``:
 4. ``make``: a plain Makefile, read through ``make -n CC=clang``; ``configure_args`` are
    extra make arguments (variables such as ``USE_FOO=1``, or targets).
 
+When ``./configure`` or CMake stops on something missing, it is run once more with the option
+its ``--help`` (or the CMake cache and ``option()`` list) names for it (:mod:`fuzzkit.detect_options`);
+the detection's ``added_args`` and notes say which, and init-benchmark writes it into ``configure_args``.
+
 Configure steps run sandboxed (no network, writes confined) in a private copy of the tree
 in the cache, never in the shared source tree: some CMake projects rename files in
 their source directory, and autotools writes ``config.h`` next to the sources. The result
@@ -146,8 +150,8 @@ def _linking(root: Path, found: Detection, work: Path, cache: Path | None) -> De
             if not drop or _size(base, left_out) * 3 > _size(base, found.recipe.sources):
                 raise
             kept = current.recipe.model_copy(update={"sources": [s for s in sources if s not in drop]})
-            current = Detection(current.system, kept, [*current.notes, f"left out {', '.join(drop)}: "
-                                f"they need symbols nothing here provides ({exc.message})"])
+            note = f"left out {', '.join(drop)}: they need symbols nothing here provides ({exc.message})"
+            current = Detection(current.system, kept, [*current.notes, note], current.added_args)
     check_links(build_library(root, current.recipe, cache=cache), work)
     return current
 
@@ -169,7 +173,8 @@ def detect_build(
         marker = dest / "detection.json"
         if marker.is_file():
             data = json.loads(marker.read_text())
-            return Detection(data["system"], BuildRecipe(**data["recipe"]), data["notes"])
+            return Detection(data["system"], BuildRecipe(**data["recipe"]), data["notes"],
+                             data.get("added_args", []))
         shutil.rmtree(dest, ignore_errors=True)  # a half-finished detection by a dead process
         dest.mkdir(parents=True)
         reasons: list[str] = []

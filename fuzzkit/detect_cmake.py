@@ -24,11 +24,16 @@ from fuzzkit.tools import tool
 
 BUILD_DIR = ".logicfuzz-build"
 _LIBRARY_TYPES = {"STATIC_LIBRARY", "SHARED_LIBRARY", "OBJECT_LIBRARY", "MODULE_LIBRARY"}
+# Static, tests off, compile commands out: set on every configure, never a retry's choice.
+FIXED_ARGS = ("-DBUILD_SHARED_LIBS=OFF", "-DCMAKE_BUILD_TYPE=Debug", "-DBUILD_TESTING=OFF",
+              "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON")
 _SKIP_TARGET = re.compile(r"(^|[_-])(tests?|examples?|fuzz\w*|bench\w*|demo|samples?)([_-]|$)", re.I)
 
 
-def cmake_configure(tree: Path, extra: list[str]) -> Path:
+def cmake_configure(tree: Path, extra: list[str], append: bool = False) -> Path:
     """Run CMake's configure step in ``tree`` (a private copy) and return the build dir.
+
+    ``append``: add to the configure log (a second try, in the same build dir) instead of replacing it.
 
     Raises:
         ToolchainError: cmake is missing or the configure step fails.
@@ -40,11 +45,10 @@ def cmake_configure(tree: Path, extra: list[str]) -> Path:
     cmd = [
         "cmake", "-S", ".", "-B", BUILD_DIR, "-G", "Unix Makefiles",
         f"-DCMAKE_C_COMPILER={tool('clang')}", f"-DCMAKE_CXX_COMPILER={tool('clang++')}",
-        "-DBUILD_SHARED_LIBS=OFF", "-DCMAKE_BUILD_TYPE=Debug", "-DBUILD_TESTING=OFF",
-        "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", *extra,
+        *FIXED_ARGS, *extra,
     ]  # fmt: skip
     try:
-        run_step(cmd, tree, tree.parent / "configure.log", build_env(), "cmake configure")
+        run_step(cmd, tree, tree.parent / "configure.log", build_env(), "cmake configure", append=append)
     except FileNotFoundError as exc:
         raise ToolchainError(
             "cmake is not installed", "install cmake, or write the `build:` section"

@@ -50,22 +50,25 @@ def build_failure(output: str, keep: int = 15) -> str:
 
 
 def run_step(cmd: list[str], cwd: Path, log: Path, env: dict[str, str], what: str,
-             tree: Path | None = None) -> str:
+             tree: Path | None = None, append: bool = False) -> str:
     """Run a configure/make step sandboxed (no network, writes only under ``cwd``); its output.
 
     ``tree``: the project's whole tree, for a step run in one of its subdirectories (make
     there reads ``../Makefile``, ``../config.h`` and ``../aclocal.m4``, and may write beside
     them); it is then what the step sees and may write, instead of ``cwd`` alone.
+    ``append``: add to ``log`` (a second try) instead of replacing it; the output returned
+    and shown on failure is still this run's alone.
 
     Raises:
         ToolchainError: The step failed or took over 15 minutes.
     """
+    start = log.stat().st_size if append and log.is_file() else 0
     result = run_sandboxed(
         cmd, cwd=cwd, log_path=log, wall_timeout=900, env=env,
         limits=Limits(cpu_seconds=1800, processes=512, file_size_mb=2048),
-        writable=[tree] if tree is not None else (),
+        writable=[tree] if tree is not None else (), append=append,
     )  # fmt: skip
-    output = log.read_text(errors="replace")
+    output = log.read_bytes()[start:].decode(errors="replace")
     if result.exit_code != 0 or result.timed_out:
         raise ToolchainError(f"{what} failed (exit {result.exit_code}):\n{build_failure(output)}")
     return output

@@ -13,6 +13,7 @@ from typing import Any
 
 from fuzzkit import detect_cmake, detect_generate, detect_make
 from fuzzkit.detect_links import cmake_link_flags, make_link_flags
+from fuzzkit.detect_options import Retry, autoconf_retry, cmake_retry, with_retry
 from fuzzkit.detect_recipe import from_compiles, with_api_headers
 from fuzzkit.detect_sources import detect_sources
 from fuzzkit.detect_tree import project_dir
@@ -22,15 +23,29 @@ from fuzzkit.library import BuildRecipe
 
 @dataclass
 class Detection:
-    """What detection found: the build system used, the recipe, and notes for the user."""
+    """What detection found: the build system used, the recipe, and notes for the user.
+
+    ``added_args``: configure options detection added to the caller's (the one its configure
+    step needed for a missing component, :mod:`fuzzkit.detect_options`).
+    """
 
     system: str
     recipe: BuildRecipe
     notes: list[str] = field(default_factory=list)
+    added_args: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"system": self.system, "recipe": self.recipe.model_dump(), "notes": self.notes}
+        return {"system": self.system, "recipe": self.recipe.model_dump(), "notes": self.notes,
+                "added_args": self.added_args}
+
+    def retried(self, retry: Retry | None, what: str) -> Detection:
+        """This detection, noting the option ``what`` needed on a second try (if it did)."""
+        if retry is None:
+            return self
+        note = (f"{what} stopped on a missing {retry.missing} ({retry.cause}); it passed with "
+                f"{retry.option}, which {retry.source} lists")
+        return Detection(self.system, self.recipe, [*self.notes, note], [*self.added_args, retry.option])
 
 
 def _prefixed(recipe: BuildRecipe, prefix: str) -> BuildRecipe:
@@ -74,27 +89,20 @@ def run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> De
     if system == "cmake":
         if not (tree / "CMakeLists.txt").is_file():
             raise ToolchainError("no CMakeLists.txt")
-        build = detect_cmake.cmake_configure(tree, args)
+        build = tree / detect_cmake.BUILD_DIR
+        retry = with_retry(lambda extra, append: detect_cmake.cmake_configure(tree, [*args, *extra], append),
+                           tree.parent / "configure.log", "cmake configure",
+                           lambda output: cmake_retry(output, tree, build, [*detect_cmake.FIXED_ARGS, *args]))
         targets = detect_cmake.library_targets(build)
         compiles = detect_cmake.cmake_compiles(tree, targets)
         detect_cmake.generate_sources(tree, build, targets, compiles)
         recipe = from_compiles(tree, compiles, build)
-        return Detection(system, recipe.model_copy(update={"ldflags": cmake_link_flags(build)}))
+        found = Detection(system, recipe.model_copy(update={"ldflags": cmake_link_flags(build)}))
+        return found.retried(retry, "cmake configure")
     env = detect_make.build_env()
-    if system == "autotools":
-        if not (tree / "configure").is_file():
-            detect_generate.autoreconf(tree, dest, env)
-        help_log = dest / "configure-help.log"
-        try:
-            usage = detect_make.run_step(["sh", "./configure", "--help"], tree, help_log, env, "--help")
-        except ToolchainError:
-            # A hand-written script may exit non-zero after printing its usage.
-            usage = help_log.read_text(errors="replace") if help_log.is_file() else ""
-        options = detect_make.configure_args(usage, args)
-        detect_make.run_step(
-            ["sh", "./configure", *options], tree, dest / "configure.log", env, "./configure"
-        )
-    elif not any((tree / n).is_file() for n in ("Makefile", "makefile", "GNUmakefile")):
+    retry = _configure(tree, dest, env, args) if system == "autotools" else None
+    makefiles = ("Makefile", "makefile", "GNUmakefile")
+    if system != "autotools" and not any((tree / n).is_file() for n in makefiles):
         raise ToolchainError("no Makefile")
     # For a plain Makefile, configure_args are make arguments (variables or targets).
     extra = detect_make.make_overrides(tree) if system == "autotools" else [f"CC={env['CC']}", *args]
@@ -107,7 +115,32 @@ def run_detector(system: str, src_root: Path, dest: Path, args: list[str]) -> De
                                     {e.source: e.obj for e in entries})
     detect_generate.generated_includes([(e.source, e.flags) for e in entries], extra, dest, env, tree)
     recipe = from_compiles(tree, [(e.source, e.flags) for e in entries], None)
-    return Detection(system, recipe.model_copy(update={"ldflags": make_link_flags(tree)}))
+    found = Detection(system, recipe.model_copy(update={"ldflags": make_link_flags(tree)}))
+    return found.retried(retry, "./configure")
+
+
+def _configure(tree: Path, dest: Path, env: dict[str, str], args: list[str]) -> Retry | None:
+    """Run ``./configure`` with the options its ``--help`` lists; once more with one naming what it missed.
+
+    Returns:
+        The retry the script needed (:mod:`fuzzkit.detect_options`), or None.
+    """
+    if not (tree / "configure").is_file():
+        detect_generate.autoreconf(tree, dest, env)
+    help_log = dest / "configure-help.log"
+    try:
+        usage = detect_make.run_step(["sh", "./configure", "--help"], tree, help_log, env, "--help")
+    except ToolchainError:
+        # A hand-written script may exit non-zero after printing its usage.
+        usage = help_log.read_text(errors="replace") if help_log.is_file() else ""
+    options = detect_make.configure_args(usage, args)
+    log = dest / "configure.log"
+
+    def step(extra: list[str], append: bool) -> str:
+        return detect_make.run_step(["sh", "./configure", *options, *extra], tree, log, env, "./configure",
+                                    append=append)
+
+    return with_retry(step, log, "./configure", lambda output: autoconf_retry(output, usage, options))
 
 
 def _dry_run(make: list[str], tree: Path, log: Path, env: dict[str, str]) -> str:

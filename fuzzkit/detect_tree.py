@@ -81,6 +81,20 @@ def fuzz_harnesses(root: Path) -> list[str]:
     return found
 
 
+def in_fuzz_folder(rel: Path) -> bool:
+    """Whether a path relative to the source root lies in a fuzzing folder (``fuzz/``, ``oss-fuzz/``...).
+
+    Any directory whose name contains ``fuzz`` counts (``fuzzing``, ``libfuzzer-driver``), a
+    wider net than :data:`SKIP_DIRS`: such a folder holds the yardstick or its helpers.
+    """
+    return any("fuzz" in part.lower() for part in rel.parts[:-1])
+
+
+def mentions_fuzz_entry(path: Path) -> bool:
+    """Whether a file defines, declares or calls ``LLVMFuzzerTestOneInput`` (a fuzz harness's)."""
+    return "LLVMFuzzerTestOneInput" in read_text(path)
+
+
 def harness_helpers(harness: Path) -> list[Path]:
     """Helper sources next to an upstream harness that it needs.
 

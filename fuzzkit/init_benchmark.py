@@ -9,7 +9,10 @@ marks deprecated (often for being unsafe on untrusted input, like ``acme_decode_
 and variants whose name says they skip validation (``acme_string_nocheck``).
 Fuzz harnesses shipped with the source (files defining ``LLVMFuzzerTestOneInput``) become
 ``upstream_harnesses``, the coverage yardstick, and the first one ``target_path`` and
-``target_name`` as in oss-fuzz-gen.
+``target_name`` as in oss-fuzz-gen. What they call ranks higher, unless
+``ignore_fuzz_harnesses`` (a benchmark comparison, where LogicFuzz must not read the
+yardstick): then the choice reads no file that mentions ``LLVMFuzzerTestOneInput`` or lies in
+a fuzzing folder; the harnesses are only listed.
 
 Header parser: libclang (the PyPI ``libclang`` wheel, via :mod:`fuzzkit.headers`). It runs
 the real C preprocessor and parser, so export macros (``ACME_PUBLIC(acme_t *)``,
@@ -23,6 +26,7 @@ headers, is handled by :func:`fuzzkit.tools.resource_include_dir`.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -33,7 +37,7 @@ from fuzzkit.api import FunctionDecl
 from fuzzkit.detect import BuildSpec, detect_build, resolve_recipe
 from fuzzkit.detect_recipe import HINT, umbrellas
 from fuzzkit.detect_run import Detection
-from fuzzkit.detect_tree import fuzz_harnesses, project_dir, read_text
+from fuzzkit.detect_tree import fuzz_harnesses, in_fuzz_folder, mentions_fuzz_entry, project_dir, read_text
 from fuzzkit.errors import ToolchainError
 from fuzzkit.exports import defined_functions
 from fuzzkit.header_facts import blob_types, stream_types
@@ -84,11 +88,13 @@ def _function_entry(decl: FunctionDecl) -> dict[str, Any]:
     }
 
 
-def _build_section(system: str, recipe: dict[str, Any], headers: list[str]) -> dict[str, Any]:
+def _build_section(system: str, recipe: dict[str, Any], headers: list[str],
+                   added: list[str]) -> dict[str, Any]:
     if system != "sources":
         # Configured in a private copy of the tree and detected again at run time; the
-        # headers are named only when the built archive narrowed the detected list.
-        section: dict[str, Any] = {"system": system}
+        # headers are named only when the built archive narrowed the detected list, the
+        # options when configure needed one for a missing component (fuzzkit.detect_options).
+        section: dict[str, Any] = {"system": system} | ({"configure_args": added} if added else {})
         return section | ({"headers": headers} if headers != recipe.get("headers") else {})
     section = {k: recipe[k] for k in ("sources", "include_dirs", "defines") if recipe.get(k)}
     return section | {"headers": headers}
@@ -158,16 +164,37 @@ def _detection(root: Path, build: dict[str, Any] | None, cache: Path | None) -> 
     return Detection(given.system or "given", resolve_recipe(root, given, cache))
 
 
-def _upstream_harnesses(root: Path) -> tuple[list[str], set[str]]:
-    """The fuzz harnesses the library ships (paths from the source root), and what they call.
-
-    What the library's own fuzz harnesses call is what its authors found worth fuzzing.
-    """
+def _upstream_harnesses(root: Path) -> list[str]:
+    """The fuzz harnesses the library ships (paths from the source root)."""
     project = project_dir(root)
     prefix = project.relative_to(root).as_posix()
-    harnesses = [h if prefix == "." else f"{prefix}/{h}" for h in fuzz_harnesses(project)]
-    fuzzed = {n for h in harnesses for n in re.findall(r"\b(\w+)\s*\(", read_text(root / h))}
-    return harnesses, fuzzed
+    return [h if prefix == "." else f"{prefix}/{h}" for h in fuzz_harnesses(project)]
+
+
+def fuzzed_functions(root: Path, harnesses: list[str], ignore_fuzz_harnesses: bool = False) -> set[str]:
+    """What the library's own fuzz harnesses call: its authors found it worth fuzzing (a rank bonus).
+
+    With ``ignore_fuzz_harnesses`` nothing, and no harness is read: a comparison against those
+    harnesses must not let the choice learn from them.
+    """
+    if ignore_fuzz_harnesses:
+        return set()
+    return {n for h in harnesses for n in re.findall(r"\b(\w+)\s*\(", read_text(root / h))}
+
+
+def without_fuzz_files(lib: LibraryBuild, *trees: Path) -> LibraryBuild:
+    """``lib`` without the headers a fuzzing folder holds or that mention ``LLVMFuzzerTestOneInput``.
+
+    Folders are judged by the path inside the tree the header is in (``trees``: the configured
+    copy, the source root), never by the machine's directories above it.
+    """
+    bases = [t.resolve() for t in trees]
+
+    def yardstick(header: Path) -> bool:
+        base = next((b for b in bases if header.is_relative_to(b)), None)
+        return (base is not None and in_fuzz_folder(header.relative_to(base))) or mentions_fuzz_entry(header)
+
+    return dataclasses.replace(lib, headers=[h for h in lib.headers if not yardstick(Path(h).resolve())])
 
 
 def make_benchmark(
@@ -176,6 +203,7 @@ def make_benchmark(
     max_functions: int = 8,
     cache: Path | None = None,
     build: dict[str, Any] | None = None,
+    ignore_fuzz_harnesses: bool = False,
 ) -> dict[str, Any]:
     """The benchmark YAML (as a dict) for a library, with a default or named function set.
 
@@ -186,6 +214,8 @@ def make_benchmark(
         cache: Cache root (defaults to :func:`fuzzkit.paths.cache_dir`).
         build: A ``build:`` section to use instead of detection's (any form of
             :class:`fuzzkit.detect.BuildSpec`); it goes into the YAML as given.
+        ignore_fuzz_harnesses: Choose without reading the library's fuzz harnesses (no rank
+            bonus for what they call) or any header in a fuzzing folder; they are still listed.
 
     Raises:
         ToolchainError: The source cannot be fetched or built, or a named function is
@@ -195,7 +225,10 @@ def make_benchmark(
     root = fetch_source(spec, cache)
     detection = _detection(root, build, cache)
     lib = build_library(root, detection.recipe, cache=cache)
-    api, api_headers, unbuilt = library_api(lib, Path(detection.recipe.root or root))
+    harnesses = _upstream_harnesses(root)
+    tree = Path(detection.recipe.root or root)
+    lib = without_fuzz_files(lib, tree, root) if ignore_fuzz_harnesses else lib
+    api, api_headers, unbuilt = library_api(lib, tree)
     not_built = [n for n in functions or () if n in unbuilt]
     if not_built:
         raise ToolchainError(_unbuilt_note(not_built, detection), HINT)
@@ -204,17 +237,12 @@ def make_benchmark(
     }
     canonical = canonical_types(lib.headers, lib.include_dirs, lib.defines)
     preferred_api = [d for d in api if d.name not in deprecated and not skips_validation(d.name)]
-    harnesses, fuzzed = _upstream_harnesses(root)
-    chosen = pick_named(api, functions) if functions else None
-    if chosen is None:
-        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
-        # A harness calling the header's inline wrapper (or macro) fuzzes the function it wraps.
-        fuzzed |= {w.function for w in facts.wrappers if w.caller in fuzzed}
-        chosen = choose_functions(preferred_api, max_functions, canonical, fuzzed,
-                                  stream_types(facts) | blob_types(facts))
-        if not chosen:
-            raise ToolchainError(_nothing_chosen(api, api_headers)
-                                 + (f"; {_unbuilt_note(unbuilt, detection)}" if unbuilt else ""))
+    fuzzed = set() if functions else fuzzed_functions(root, harnesses, ignore_fuzz_harnesses)
+    chosen = pick_named(api, functions) if functions else _default_choice(
+        lib, api, preferred_api, canonical, fuzzed, max_functions)
+    if not chosen:
+        raise ToolchainError(_nothing_chosen(api, api_headers)
+                             + (f"; {_unbuilt_note(unbuilt, detection)}" if unbuilt else ""))
     preferred = sorted(harnesses, key=lambda h: (not h.endswith(".c"), h))
     bench: dict[str, Any] = {"project": project_name(spec, root), "language": "c"}
     if preferred:
@@ -224,10 +252,21 @@ def make_benchmark(
     if build is not None:
         bench["build"] = build  # the caller's section wins, as written
     else:
-        bench["build"] = _build_section(detection.system, detection.recipe.model_dump(), api_headers)
+        bench["build"] = _build_section(detection.system, detection.recipe.model_dump(), api_headers,
+                                        detection.added_args)
     bench["upstream_harnesses"] = harnesses
     bench["functions"] = [_function_entry(d) for d in chosen]
     return bench
+
+
+def _default_choice(lib: LibraryBuild, api: list[FunctionDecl], preferred_api: list[FunctionDecl],
+                    canonical: dict[str, str], fuzzed: set[str], max_functions: int) -> list[FunctionDecl]:
+    """The default targets (:func:`fuzzkit.select_functions.choose_functions`) with the headers' facts."""
+    facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
+    # A harness calling the header's inline wrapper (or macro) fuzzes the function it wraps.
+    fuzzed = fuzzed | {w.function for w in facts.wrappers if w.caller in fuzzed}
+    return choose_functions(preferred_api, max_functions, canonical, fuzzed,
+                            stream_types(facts) | blob_types(facts))
 
 
 def _nothing_chosen(api: list[FunctionDecl], headers: list[str]) -> str:

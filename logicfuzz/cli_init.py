@@ -43,7 +43,8 @@ def _init_benchmark(args: argparse.Namespace) -> int:
         build = load_yaml_text(args.build, "--build", max_bytes=64 << 10) if args.build else None
         if build is not None and not isinstance(build, dict):
             raise ValueError(f"--build takes a YAML mapping such as '{{system: cmake}}', not {args.build!r}")
-        bench = make_benchmark(source, [n.strip() for n in names] or None, args.max_functions, build=build)
+        bench = make_benchmark(source, [n.strip() for n in names] or None, args.max_functions, build=build,
+                               ignore_fuzz_harnesses=args.ignore_fuzz_harnesses)
     except YamlLimitError as exc:
         print(f"error: {exc}; write a mapping such as '{{system: cmake}}'", file=sys.stderr)
         return 2
@@ -55,6 +56,8 @@ def _init_benchmark(args: argparse.Namespace) -> int:
         shown.append(f"--max-functions {args.max_functions}")
     if args.build:
         shown.append(f"--build '{args.build}'")
+    if args.ignore_fuzz_harnesses:
+        shown.append("--ignore-fuzz-harnesses")
     sys.stdout.write(render_yaml(bench, " ".join(shown)))
     return 0
 
@@ -79,5 +82,9 @@ def add_init_benchmark_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--build", metavar="YAML",
                    help="a build section that wins over detection, e.g. '{system: cmake, "
                    "configure_args: [-DWITH_X=OFF]}' (forms: fuzzkit/detect.py)")
+    p.add_argument("--ignore-fuzz-harnesses", action="store_true",
+                   help="choose the functions without reading the library's own fuzz harnesses or "
+                   "anything in a fuzzing folder (no rank bonus for what they call); for comparisons "
+                   "against those harnesses. They are still listed as upstream_harnesses")
     p.set_defaults(func=_init_benchmark)
     return p

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzzkit.detect import detect_build
+from fuzzkit.detect import cache_name, detect_build, resolve_recipe
 from fuzzkit.detect_make import configure_args
 from fuzzkit.errors import ToolchainError
 from fuzzkit.headers import canonical_types, parse_header
@@ -356,3 +356,90 @@ def test_a_missing_build_dependency_is_named_with_what_to_do(tmp_path: Path) -> 
         detect_build(root, system="cmake", cache=tmp_path / "cache")
     assert "Could NOT find ZZDEP" in err.value.message, err.value.message
     assert "apt-get build-dep" in err.value.hint
+
+
+TOY_PARSE_H = "#include <stddef.h>\nint toy_parse(const unsigned char *data, size_t size);\n"
+FOO_CONFIGURE = """\
+#!/bin/sh
+# Hand-written. The upstream tree bundles libfoo in third_party/; this source leaves it out.
+external=no
+for arg in "$@"; do
+  case "$arg" in
+    --help) cat <<'EOF'
+Usage: ./configure [OPTION]...
+  --prefix=PREFIX          install under PREFIX
+  --disable-docs           do not build the manual
+  --with-external-libfoo   use the system's libfoo, not the copy in third_party/libfoo
+EOF
+      exit 0 ;;
+    --with-external-libfoo) external=yes ;;
+  esac
+done
+if [ "$external" = no ] && [ ! -f third_party/libfoo/foo.c ]; then
+  echo "checking for the bundled libfoo... no"
+  echo "configure: error: the bundled libfoo sources are not present" >&2
+  exit 1
+fi
+EXTERNAL_CHECK
+echo '#define TOY_CONFIGURED 1' > config.h
+printf 'libtoy.a: toy.o\\n\\t$(AR) rcs $@ toy.o\\n' > Makefile
+printf 'toy.o: toy.c config.h\\n\\t$(CC) -c -o $@ toy.c\\n' >> Makefile
+"""
+
+
+def _bundled_part_project(root: Path, external_check: str = "") -> None:
+    root.mkdir(parents=True)
+    (root / "configure").write_text(FOO_CONFIGURE.replace("EXTERNAL_CHECK", external_check))
+    (root / "toy.h").write_text(TOY_PARSE_H)
+    (root / "toy.c").write_text(  # config.h comes from configure: the plain sources do not build
+        '#include "config.h"\n#include "toy.h"\n'
+        "int toy_parse(const unsigned char *d, size_t n) { return n ? d[0] + TOY_CONFIGURED : 0; }\n")
+
+
+def test_configure_stopping_on_a_missing_bundled_part_is_retried_with_the_option_its_help_lists(
+        tmp_path: Path) -> None:
+    root = tmp_path / "bundled-1.0"
+    _bundled_part_project(root)
+    cache = tmp_path / "cache"
+    found = detect_build(root, cache=cache)
+    assert found.system == "autotools" and found.recipe.sources == ["toy.c"]
+    assert found.added_args == ["--with-external-libfoo"]
+    assert any("missing libfoo" in n and "--with-external-libfoo" in n for n in found.notes), found.notes
+    log = (cache / "detect" / cache_name(root.resolve(), "auto", []) / "configure.log").read_text()
+    assert "bundled libfoo sources are not present" in log
+    assert "trying once more with --with-external-libfoo, which ./configure --help lists" in log
+    # The benchmark YAML names the option, so a run configures with it straight away.
+    bench = make_benchmark({"path": str(root)}, cache=cache)
+    assert bench["build"] == {"system": "autotools", "configure_args": ["--with-external-libfoo"]}
+    assert resolve_recipe(root, bench["build"], cache).sources == ["toy.c"]
+
+
+def test_a_retry_that_fails_too_says_which_option_it_tried(tmp_path: Path) -> None:
+    root = tmp_path / "bundled-1.0"
+    _bundled_part_project(root, 'echo "configure: error: libfoo.h not found on this system" >&2; exit 1')
+    with pytest.raises(ToolchainError) as err:
+        detect_build(root, system="autotools", cache=tmp_path / "cache")
+    message = err.value.message
+    assert "tried again with --with-external-libfoo (which ./configure --help lists for it)" in message
+    assert "failed too" in message and "libfoo.h not found on this system" in message
+    # What configure stopped on first stays in the message too.
+    assert "bundled libfoo sources are not present" in message
+
+
+def test_cmake_stopping_on_a_missing_bundled_part_is_retried_with_the_option_it_declares(
+        tmp_path: Path) -> None:
+    root = tmp_path / "cbundled-1.0"
+    root.mkdir()
+    (root / "toy.h").write_text(TOY_PARSE_H)
+    (root / "toy.c").write_text('#include "toy.h"\n'
+                                "int toy_parse(const unsigned char *d, size_t n) { return n ? d[0] : 0; }\n")
+    (root / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.10)\nproject(cbundled C)\n"
+        'option(ENABLE_DOCS "build the manual" ON)\n'
+        'option(USE_SYSTEM_LIBFOO "use the system libfoo, not third_party/libfoo" OFF)\n'
+        "if(NOT USE_SYSTEM_LIBFOO AND NOT EXISTS ${CMAKE_SOURCE_DIR}/third_party/libfoo/foo.c)\n"
+        '  message(FATAL_ERROR "the bundled libfoo sources are not present")\nendif()\n'
+        "add_library(cbundled toy.c)\n")
+    found = detect_build(root, system="cmake", cache=tmp_path / "cache")
+    assert found.system == "cmake" and found.added_args == ["-DUSE_SYSTEM_LIBFOO=ON"]
+    assert any("-DUSE_SYSTEM_LIBFOO=ON" in n for n in found.notes)

@@ -147,3 +147,30 @@ def test_an_api_with_no_data_entry_point_is_a_clear_error_not_an_empty_list(
     assert "error: vtab_parse_text is declared but not built" in err.err and "hint:" in err.err
     # naming them still works
     assert _cli(["init-benchmark", "--path", str(lib), "--functions", "vtab_create_reader"]) == 0
+
+
+def test_ignore_fuzz_harnesses_drops_their_rank_bonus_and_still_lists_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOGICFUZZ_CACHE_DIR", str(tmp_path / "cache"))
+    lib = tmp_path / "duo-0.1"
+    (lib / "fuzz").mkdir(parents=True)
+    (lib / "duo.h").write_text("#include <stddef.h>\nint duo_parse(const char *data, size_t size);\n"
+                               "int duo_encode(const unsigned char *data, size_t size);\n")
+    (lib / "duo.c").write_text('#include "duo.h"\n'
+                               "int duo_parse(const char *d, size_t n) { return n ? d[0] : 0; }\n"
+                               "int duo_encode(const unsigned char *d, size_t n) { return n ? d[0] : 1; }\n")
+    # The library's own harness calls only the encoder (the parser ranks higher on its own).
+    (lib / "fuzz" / "duo_fuzzer.c").write_text(
+        '#include <stdint.h>\n#include "../duo.h"\n'
+        "int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {\n"
+        "  return duo_encode(data, size) & 0;\n}\n")
+    assert _cli(["init-benchmark", "--path", str(lib), "--max-functions", "1"]) == 0
+    data = yaml.safe_load(capsys.readouterr().out)
+    assert [f["name"] for f in data["functions"]] == ["duo_encode"]  # the harness's bonus
+    assert _cli(["init-benchmark", "--path", str(lib), "--max-functions=1", "--ignore-fuzz-harnesses"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].endswith("--ignore-fuzz-harnesses")  # the header says how it was made
+    data = yaml.safe_load(out)
+    assert [f["name"] for f in data["functions"]] == ["duo_parse"]
+    assert data["upstream_harnesses"] == ["fuzz/duo_fuzzer.c"]  # the yardstick is still named
