@@ -49,8 +49,9 @@ def effect_present(action: Action | None, code: str, target: FunctionDecl | None
         return calls(code, a["function"]) and EMPTY_GUARD.search(code) is not None
     if action.verb == "avoid_call":
         return target is not None and target.name != a["function"] and not calls(code, a["function"])
-    if action.verb == "keep_struct_tag":
-        return re.search(rf"\b(?:struct|union|enum)\s+{re.escape(a['tag'])}\b", code) is not None
+    if action.verb == "keep_struct_tag":  # its own keyword (any, for an entry without a kind)
+        return re.search(rf"\b{a.get('kind') or '(?:struct|union|enum)'}\s+{re.escape(a['tag'])}\b",
+                         code) is not None
     return (re.search(rf"\b{re.escape(a['new'])}\b", code) is not None
             and re.search(rf"\b{re.escape(a['old'])}\b", code) is None)
 
