@@ -56,6 +56,32 @@ def effect_present(action: Action | None, code: str, target: FunctionDecl | None
             and re.search(rf"\b{re.escape(a['old'])}\b", code) is None)
 
 
+def written_names(action: Action) -> tuple[str, ...]:
+    """The names the action's change writes into a harness (where a compile error it caused points).
+
+    An ``avoid_call`` writes nothing, and an empty-input guard writes no name of the library.
+    """
+    a = action.args
+    return {"keep_struct_tag": (a.get("tag", ""),), "hold_by_pointer": (a.get("type", ""),),
+            "apply_fixit": (a.get("new", ""),), "release_out_param": (a.get("releaser", ""),),
+            "release_field": (a.get("releaser", ""),),
+            "feed_input_via": (a.get("function", ""),)}.get(action.verb, ())
+
+
+def breaks_build(action: Action | None, code: str, error_lines: Iterable[int],
+                 target: FunctionDecl | None = None) -> bool:
+    """Whether a failed build failed on the action's change.
+
+    The change is in ``code`` (:func:`effect_present`) and a line the compiler rejected
+    (``error_lines``, 1-based, in the harness) writes a name the change writes.
+    """
+    if action is None or not effect_present(action, code, target):
+        return False
+    names = [re.compile(rf"\b{re.escape(n)}\b") for n in written_names(action) if n]
+    lines = code.splitlines()
+    return any(0 < n <= len(lines) and any(p.search(lines[n - 1]) for p in names) for n in set(error_lines))
+
+
 def result_variables(code: str, function: FunctionDecl) -> set[str]:
     """The variables calls of ``function`` hand results back in.
 
