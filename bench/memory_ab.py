@@ -1,9 +1,12 @@
-"""Experience memory A/B: the same sequence of targets in baseline, retrieve+extract and retrieve-only mode.
+"""Experience memory A/B: the same sequence of targets with and without the experience memory.
 
-Baseline and retrieve-extract each start from an empty experience bank (their own bank
-directory) and run the functions one after another (jobs=1), so later targets can retrieve what
-earlier ones left; retrieve-only then runs the same sequence over the bank retrieve-extract left
-and checks that every bank file is byte-identical afterwards. Prints per mode: targets reaching a
+Each arm starts from an empty experience bank it checks (its own directory under ``--out``; a
+reused ``--out`` is refused unless ``--restart`` empties the arm first) and runs the functions one
+after another, so later targets can retrieve what earlier ones left. Retrieve-only runs each
+target over the bank retrieve-extract had before that same target (never a lesson of a later
+target) and checks that it never writes; the learning-curve arm runs the sequence twice, its
+second pass reading only what its first pass learned (see :mod:`bench.memory_ab_arms`).
+Prints per arm: targets reaching a
 running harness, fix rounds, harness-caused crash rounds (crashes judged harness misuse),
 repeated failures (a failure signature — compile-error class, kind and frame of a crash judged
 misuse (a library bug found is no failure), input not
@@ -21,17 +24,17 @@ another library than the one it was used on (cross-library transfer).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from agent_graph.benchmark import load_benchmark
-from agent_graph.context import Context
-from logicfuzz.runner import RunOptions, run_benchmark
+if not __package__:  # run as a script: the checkout it is in comes first on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.memory_ab_arms import MODES, ArmError, plan_of, rows_of, run_arm  # noqa: E402
 
 _QUOTED = re.compile(r"'[^']*'")
 
@@ -91,41 +94,6 @@ def failure_signatures(work: Path) -> tuple[list[str], int]:
     return sigs, misuse
 
 
-MODES = ("baseline", "retrieve-extract", "retrieve-only")
-
-
-def bank_digest(bank: Path) -> dict[str, str]:
-    """``{relative path: sha256}`` of every experience-bank file under ``bank``."""
-    files = sorted(bank.rglob("*")) if bank.is_dir() else []
-    return {str(f.relative_to(bank)): hashlib.sha256(f.read_bytes()).hexdigest()
-            for f in files if f.is_file() and not f.name.endswith(".lock")}
-
-
-def run_mode(benchmarks: list[Path], mode: str, root: Path, args: argparse.Namespace) -> None:
-    """Run every benchmark's functions in sequence in ``mode``.
-
-    Baseline and retrieve-extract start from an empty bank (their own bank directory, set in a
-    memory config file; library builds stay in the shared cache); retrieve-only reads the bank
-    retrieve-extract left and records whether any bank file changed.
-    """
-    bank = (root.parent / "retrieve-extract" / "bank") if mode == "retrieve-only" else root / "bank"
-    root.mkdir(parents=True, exist_ok=True)
-    config = root / "memory.yaml"
-    config.write_text(f"bank:\n  directory: {json.dumps(str(bank.resolve()))}\n", encoding="utf-8")
-    before = bank_digest(bank)
-    for bench in benchmarks:
-        names = args.functions or [f.name for f in load_benchmark(bench).functions][: args.per_benchmark]
-        ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, fuzz_seed=args.fuzz_seed,
-                      fuzz_runs=args.fuzz_runs, memory_config=str(config),
-                      max_iterations=args.max_iterations, memory_mode=mode)
-        run_benchmark(RunOptions(bench, names, root / "runs" / bench.stem, ctx, jobs=1))
-    if mode == "retrieve-only":
-        after = bank_digest(bank)
-        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-        (root / "bank_check.json").write_text(json.dumps(
-            {"files": len(before), "identical": not changed, "changed": changed}), encoding="utf-8")
-
-
 def _lesson_sources(bank: Path) -> dict[str, dict[str, str]]:
     """``{item id: {task, action}}`` of every item in the bank files under ``bank``."""
     out: dict[str, dict[str, str]] = {}
@@ -138,8 +106,11 @@ def _lesson_sources(bank: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-def measure(benchmarks: list[Path], mode: str, root: Path) -> dict[str, Any]:
-    """The row of one mode, read from its run directories (so a mode can be re-measured)."""
+def measure(benchmarks: list[Path], mode: str, root: Path, learned: Path | None = None) -> dict[str, Any]:
+    """The row of one arm, read from its run directories (so an arm can be re-measured).
+
+    ``learned`` is the bank its shown items were learned in (retrieve-extract's by default).
+    """
     records: list[dict[str, Any]] = []
     union: list[float] = []
     per_library: list[dict[str, Any]] = []
@@ -169,7 +140,8 @@ def measure(benchmarks: list[Path], mode: str, root: Path) -> dict[str, Any]:
     ok = [r for r in records if not r.get("error")]
     used = [(r, m) for r in ok for m in (r.get("memory_used") or {}).get("experience", [])]
     check = root / "bank_check.json"
-    sources = _lesson_sources(root.parent / "retrieve-extract" / "bank")
+    learned = learned or root.parent / "retrieve-extract" / "bank"
+    sources = _lesson_sources(learned)
     return {
         "crash_rounds": crash_rounds,
         "repeated": repeated,
@@ -190,6 +162,7 @@ def measure(benchmarks: list[Path], mode: str, root: Path) -> dict[str, Any]:
         "used_by": [(r, m) for r, m in used if m.get("used")],
         "bank": json.loads(check.read_text(encoding="utf-8")) if check.is_file() else None,
         "per_library": per_library,
+        "learned": str(learned),
     }
 
 
@@ -213,9 +186,10 @@ def transfers(rows: dict[str, dict[str, Any]], root: Path) -> list[str]:
     Only items with an action count: their change is in the measured harness. An item without
     one counts as used when a reply cites it, which shows nothing across libraries.
     """
-    sources = _lesson_sources(root / "retrieve-extract" / "bank")
+    default = _lesson_sources(root / "retrieve-extract" / "bank")
     lines = []
     for mode, row in rows.items():
+        sources = _lesson_sources(Path(row["learned"])) if row.get("learned") else default
         for record, item in row.get("used_by", []):
             src = sources.get(item.get("id", ""), {})
             if src.get("action") and src["task"].split("/")[0] != str(record.get("project")):
@@ -225,7 +199,8 @@ def transfers(rows: dict[str, dict[str, Any]], root: Path) -> list[str]:
     return lines
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (``argv``, else the process's)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("benchmarks", type=Path, nargs="+")
     parser.add_argument("--model", default="offline")
@@ -240,18 +215,15 @@ def main() -> None:
     parser.add_argument("--per-benchmark", type=int, default=4, help="first N functions of each")
     parser.add_argument("--functions", nargs="*", default=None, help="these functions, in this order")
     parser.add_argument("--modes", nargs="*", choices=MODES, default=list(MODES),
-                        help="run these modes (the others are re-measured from --out if present)")
+                        help="run these arms (the others are re-measured from --out if present)")
     parser.add_argument("--out", type=Path, default=None)
-    args = parser.parse_args()
-    root = args.out or Path(tempfile.mkdtemp(prefix="memory-ab-"))
-    for mode in args.modes:
-        run_mode(args.benchmarks, mode, root / mode, args)
-    rows = {mode: measure(args.benchmarks, mode, root / mode) for mode in MODES
-            if all((root / mode / "runs" / b.stem / "summary.json").is_file() for b in args.benchmarks)}
-    settings = (f"model={args.model} fuzz={args.fuzz_seconds}s runs={args.fuzz_runs} seed={args.fuzz_seed} "
-                f"iterations={args.max_iterations}"
-                if args.modes else "re-measured from the run directories")
-    print(f"# memory A/B: {[b.name for b in args.benchmarks]} {settings} (runs in {root})")
+    parser.add_argument("--restart", action="store_true",
+                        help="empty the directory (runs and bank) of each arm run that --out already holds")
+    return parser.parse_args(argv)
+
+
+def print_table(rows: dict[str, dict[str, Any]]) -> None:
+    """One line per arm (and per pass of the learning curve)."""
     print("| mode | running | fix rounds | harness crash rounds | fix + crash | repeated failures "
           "(of them, got past before) | model calls | prompt tokens | mean line cov | union line cov | "
           "items shown | used | applied | bank files unchanged |")
@@ -263,6 +235,26 @@ def main() -> None:
               f"{r['fix_rounds'] + r['crash_rounds']} | {r['repeated']} ({r['repeated_known']}) | "
               f"{r['model_calls']} | {r['prompt_tokens']} | {r['mean_lines']:.1f}% | "
               f"{r['union_lines']:.1f}% | {r['shown']} | {r['used']} | {r['applied']} | {same} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the requested arms in order, then print every arm ``--out`` holds."""
+    args = parse_args(argv)
+    root = args.out or Path(tempfile.mkdtemp(prefix="memory-ab-"))
+    plan = plan_of(args.benchmarks, args.functions, args.per_benchmark) if args.modes else []
+    try:
+        for mode in [m for m in MODES if m in args.modes]:  # retrieve-only reads what retrieve-extract left
+            run_arm(mode, plan, root, args)
+    except ArmError as exc:
+        sys.exit(f"memory_ab: {exc}")
+    rows = {name: measure(args.benchmarks, name, where, learned)
+            for name, (where, learned) in rows_of(root).items()
+            if all((where / "runs" / b.stem / "summary.json").is_file() for b in args.benchmarks)}
+    settings = (f"model={args.model} fuzz={args.fuzz_seconds}s runs={args.fuzz_runs} seed={args.fuzz_seed} "
+                f"iterations={args.max_iterations}"
+                if args.modes else "re-measured from the run directories")
+    print(f"# memory A/B: {[b.name for b in args.benchmarks]} {settings} (runs in {root})")
+    print_table(rows)
     if len(args.benchmarks) > 1 and rows:
         print_per_library(rows)
     lines = transfers(rows, root)

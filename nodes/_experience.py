@@ -56,6 +56,7 @@ from long_term_memory.experience.matts import refinement_extraction_prompt
 from long_term_memory.experience.stores import shared_bank, uses_store
 from long_term_memory.shared_store import connect
 from nodes._common import ctx_of, log_event, work_dir
+from nodes._lesson_failures import broke_build
 from nodes._llm import call_agent
 
 
@@ -128,6 +129,10 @@ def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict
     matches = _bank(ctx).search(target_query(state, problem), exclude_task_id=task_id_of(state),
                                 events=events, target=target, callees=callees, api=api)
     shown, rejected = Gatekeeper(config_of(ctx)).screen(matches, target, callees, api)
+    broke = set(broke_build(state))
+    rejected += [{"item_id": i.item_id, "reason": "its change broke this target's build"}
+                 for i in shown if i.item_id in broke]
+    shown = [i for i in shown if i.item_id not in broke]  # never applied again in this target
     events.emit("memory.inject", task_id=task_id_of(state), shown=[i.item_id for i in shown],
                 rejected=rejected)
     past = (state.get("extras") or {}).get("experience") or {}

@@ -27,6 +27,7 @@ from fuzzkit.field_release import held_argument, release_line
 from fuzzkit.input_flow import input_reaches_api
 from long_term_memory.experience.lesson_effects import by_value, results_released
 from long_term_memory.experience.lessons import (
+    TAG_KINDS,
     Action,
     LessonScope,
     avoid_fits,
@@ -36,6 +37,7 @@ from long_term_memory.experience.lessons import (
     parse_scope,
     scope_matches,
     shape_types,
+    tag_kind,
     type_name,
 )
 
@@ -63,6 +65,7 @@ def actionable_lessons(facts: PromptFacts) -> list[ActionableLesson]:
         fields = dict(_FIELD.findall(lesson.text))
         action = parse_action(fields.get("Action"))
         if action is not None:
+            action = tag_kind(action, lesson.text)  # an entry stored before the kind was recorded
             scope = parse_scope(fields.get("Scope", ""))
             out.append(ActionableLesson(lesson.item_id, lesson.title, scope, action))
     return out
@@ -248,7 +251,7 @@ def apply_action(code: str, action: Action, target: FunctionDecl,
         changed, how = feed_input(code, target, api, via=a["function"])
         return (changed, how or "") if how and a["function"] in how else (code, "")
     if action.verb == "keep_struct_tag":
-        return _tag(code, a["tag"])
+        return _tag(code, a["tag"], a.get("kind", ""))
     if action.verb == "hold_by_pointer":
         return _by_pointer(code, a["type"], api)
     old, new = a["old"], a["new"]
@@ -274,12 +277,21 @@ def _by_pointer(code: str, ctype: str, api: list[FunctionDecl]) -> tuple[str, st
     return code, "; ".join(dict.fromkeys(hows))
 
 
-def _tag(code: str, tag: str) -> tuple[str, str]:
-    """``struct tag`` wherever ``tag`` is used bare as a type (declaration, cast, sizeof)."""
+def _tag(code: str, tag: str, kind: str) -> tuple[str, str]:
+    """``kind tag`` wherever ``tag`` is used bare as a type (declaration, cast, sizeof).
+
+    A tag written with another keyword is given its own (C has one namespace for the tags of
+    structs, unions and enums, so ``tag`` is only ever one of them). Without a kind (an entry
+    stored before it was recorded, whose text does not say it) nothing is written.
+    """
+    if kind not in TAG_KINDS:
+        return code, ""
     bare = re.compile(rf"(?<![\w.>])(?<!struct )(?<!union )(?<!enum )\b{re.escape(tag)}\b"
                       rf"(?=\s*(?:\*|\)|[A-Za-z_]))")
-    changed = bare.sub(f"struct {tag}", code)
-    return changed, f"write struct {tag} (it is a struct tag, not a typedef)" if changed != code else ""
+    changed = bare.sub(f"{kind} {tag}", code)
+    other = "|".join(k for k in TAG_KINDS if k != kind)
+    changed = re.sub(rf"\b(?:{other})(\s+){re.escape(tag)}\b", rf"{kind}\1{tag}", changed)
+    return changed, (f"write {kind} {tag} (it is a {kind} tag, not a typedef)" if changed != code else "")
 
 
 def _type_names(api: list[FunctionDecl]) -> set[str]:

@@ -186,7 +186,7 @@ def _compile_items(trajectory: str, target: FunctionDecl | None) -> list[dict[st
             f"Any harness that declares a {tag}.",
             f"The build failed with \"must use '{kind}' tag to refer to type '{tag}'\": the header "
             f"declares {kind} {tag} without a typedef. Write `{kind} {tag}` in declarations, casts, sizeof.",
-            {"type": tag}, "compile:must-use-tag", f"keep_struct_tag({tag})",
+            {"type": tag}, "compile:must-use-tag", f"keep_struct_tag(tag={tag}, kind={kind})",
         ))
     family = name_family(target.name) if target else ""
     for ctype in dict.fromkeys(_OPAQUE.findall(trajectory)) if family else ():

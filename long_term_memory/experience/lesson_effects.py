@@ -49,10 +49,37 @@ def effect_present(action: Action | None, code: str, target: FunctionDecl | None
         return calls(code, a["function"]) and EMPTY_GUARD.search(code) is not None
     if action.verb == "avoid_call":
         return target is not None and target.name != a["function"] and not calls(code, a["function"])
-    if action.verb == "keep_struct_tag":
-        return re.search(rf"\b(?:struct|union|enum)\s+{re.escape(a['tag'])}\b", code) is not None
+    if action.verb == "keep_struct_tag":  # its own keyword (any, for an entry without a kind)
+        return re.search(rf"\b{a.get('kind') or '(?:struct|union|enum)'}\s+{re.escape(a['tag'])}\b",
+                         code) is not None
     return (re.search(rf"\b{re.escape(a['new'])}\b", code) is not None
             and re.search(rf"\b{re.escape(a['old'])}\b", code) is None)
+
+
+def written_names(action: Action) -> tuple[str, ...]:
+    """The names the action's change writes into a harness (where a compile error it caused points).
+
+    An ``avoid_call`` writes nothing, and an empty-input guard writes no name of the library.
+    """
+    a = action.args
+    return {"keep_struct_tag": (a.get("tag", ""),), "hold_by_pointer": (a.get("type", ""),),
+            "apply_fixit": (a.get("new", ""),), "release_out_param": (a.get("releaser", ""),),
+            "release_field": (a.get("releaser", ""),),
+            "feed_input_via": (a.get("function", ""),)}.get(action.verb, ())
+
+
+def breaks_build(action: Action | None, code: str, error_lines: Iterable[int],
+                 target: FunctionDecl | None = None) -> bool:
+    """Whether a failed build failed on the action's change.
+
+    The change is in ``code`` (:func:`effect_present`) and a line the compiler rejected
+    (``error_lines``, 1-based, in the harness) writes a name the change writes.
+    """
+    if action is None or not effect_present(action, code, target):
+        return False
+    names = [re.compile(rf"\b{re.escape(n)}\b") for n in written_names(action) if n]
+    lines = code.splitlines()
+    return any(0 < n <= len(lines) and any(p.search(lines[n - 1]) for p in names) for n in set(error_lines))
 
 
 def result_variables(code: str, function: FunctionDecl) -> set[str]:

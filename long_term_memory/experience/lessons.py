@@ -7,7 +7,9 @@ small vocabulary the offline engine applies to a harness with its own repair fun
 
 - ``release_out_param(type=T, releaser=R)``: release what the target hands back as ``T`` with ``R``;
 - ``feed_input_via(F)``: hand the fuzz input to the target's object with ``F`` before the call;
-- ``keep_struct_tag(X)``: write ``struct X``, never bare ``X``;
+- ``keep_struct_tag(tag=X, kind=K)``: write ``K X`` (``K`` is ``struct``, ``union`` or ``enum``,
+  the tag's own kind), never bare ``X``; an entry stored before the kind was recorded
+  (``keep_struct_tag(X)``) takes it from its own text, and without one it is never applied;
 - ``apply_fixit(old=A, new=B)``: the name ``A`` is spelled ``B``;
 - ``hold_by_pointer(type=T)``: ``T`` is opaque: hold it through a ``T *``, never by value;
 - ``release_field(function=F, holder=T, field=X, releaser=R)``: a call of ``F`` (or of a function
@@ -39,13 +41,16 @@ from fuzzkit.api import FunctionDecl
 ACTIONS: dict[str, tuple[str, ...]] = {
     "release_out_param": ("type", "releaser"),
     "feed_input_via": ("function",),
-    "keep_struct_tag": ("tag",),
+    "keep_struct_tag": ("tag", "kind"),
     "apply_fixit": ("old", "new"),
     "hold_by_pointer": ("type",),
     "avoid_call": ("function",),
     "guard_empty_input": ("function",),
     "release_field": ("function", "holder", "field", "releaser"),
 }
+# Arguments a verb may go without (entries stored before the argument existed).
+OPTIONAL: dict[str, tuple[str, ...]] = {"keep_struct_tag": ("kind",)}
+TAG_KINDS = ("struct", "union", "enum")
 SHAPES = ("out_param", "returns_pointer", "object_param", "buffer_input")
 MAX_FAILURE = 160
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -88,9 +93,27 @@ def parse_action(text: Any) -> Action | None:
     for i, part in enumerate(parts):
         key, sep, value = part.partition("=")
         key, value = (key.strip(), value.strip().strip("`'\"")) if sep else (keys[min(i, len(keys) - 1)], key)
-        if key in keys and _IDENT.fullmatch(value):
+        if key in keys and _IDENT.fullmatch(value) and (key != "kind" or value in TAG_KINDS):
             args.setdefault(key, value)
-    return Action(match.group(1), args) if all(k in args for k in keys) else None
+    required = [k for k in keys if k not in OPTIONAL.get(match.group(1), ())]
+    return Action(match.group(1), args) if all(k in args for k in required) else None
+
+
+def tag_kind(action: Action, text: str = "") -> Action:
+    """A ``keep_struct_tag`` action with its tag's kind, read from the lesson's ``text`` when unset.
+
+    Entries stored before the kind was recorded say it in their own words (``X is a union tag``,
+    ``write `enum X```): that kind is taken when the text names exactly one. Otherwise the
+    action stays without a kind, and nothing applies it (a wrong keyword is a compile error).
+    Any other action comes back unchanged.
+    """
+    if action.verb != "keep_struct_tag" or "kind" in action.args:
+        return action
+    tag = re.escape(action.args["tag"])
+    said = set(re.findall(rf"\b{tag} is an? (struct|union|enum) tag\b", text))
+    said |= set(re.findall(rf"\b(struct|union|enum)\s+{tag}\b", text))
+    said |= set(re.findall(rf"must use '(struct|union|enum)' tag to refer to type '{tag}'", text))
+    return Action(action.verb, {**action.args, "kind": said.pop()}) if len(said) == 1 else action
 
 
 class LessonScope(BaseModel):
@@ -254,5 +277,6 @@ def lesson_fields(item: Mapping[str, Any]) -> dict[str, Any]:
         out["failure"] = str(item["failure"])[:MAX_FAILURE]
     action = parse_action(item.get("action"))
     if action:
-        out["action"] = action.render()
+        text = " ".join(str(item.get(k) or "") for k in ("title", "description", "content"))
+        out["action"] = tag_kind(action, text).render()
     return out
