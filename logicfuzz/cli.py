@@ -30,6 +30,7 @@ from logicfuzz.cli_progress import RunProgress
 from logicfuzz.cli_report import add_report_command
 from logicfuzz.executor_open import EXECUTORS
 from logicfuzz.executor_ray import preflight
+from logicfuzz.results import crash_cell
 from logicfuzz.runner import RunOptions, planned_targets, run_benchmark
 from long_term_memory.shared_store import connect
 from nodes._experience import config_of, preflight_bank
@@ -52,10 +53,9 @@ def summary_table(summary: dict[str, Any]) -> Table:
             table.add_row(r["function"], "", "", "", "", "", "", "", "", "", f"error: {escape(r['error'])}")
             continue
         cov = r.get("coverage") or {}
-        crash = r.get("crash") or {}
         table.add_row(
             r["function"], r.get("archetype") or "", "yes" if r["compiles"] else "no",
-            "yes" if r["runs"] else "no", crash.get("kind") or "", _pct(cov.get("lines")),
+            "yes" if r["runs"] else "no", escape(crash_cell(r)), _pct(cov.get("lines")),
             _pct(cov.get("branches")), str(r["iterations"]), str(r["fix_rounds"]),
             str(r["model_calls"]) + (f" ({sum(r['fallbacks'].values())} fallback)"
                                      if r.get("fallbacks") else ""),
