@@ -107,3 +107,4 @@ def test_the_cli_table_says_repaired(tmp_path: Path) -> None:
     console.print(summary_table(summary))
     text = console.export_text()
     assert "none; v3 heap-use-after-free was harness misuse, repaired" in text
+    assert "crashing (library bugs): 0; harness-misuse crashes repaired: 1; findings: 0" in text
