@@ -25,7 +25,7 @@ from fuzzkit.inputs import InputError, check_function_name
 from fuzzkit.paths import writable_dir
 from logicfuzz.executor_open import open_executor
 from logicfuzz.executors import TargetExecutor, TargetJob
-from logicfuzz.findings import write_findings
+from logicfuzz.findings import candidates, write_findings
 from logicfuzz.results import summarize
 from logicfuzz.target_run import prepared_input, run_target, target_dir
 from nodes.prepare import library_for
@@ -182,8 +182,11 @@ def findings_of(plan: list[tuple[Benchmark, list[str]]], records: dict[str, dict
     A toolchain failure while replaying or minimizing is one entry with an ``error`` (the run's
     results stand; a rerun with the same ``--out`` writes the findings again).
     """
+    recs = list(records.values())
+    wanted = {c.project for c in candidates(recs)}  # only these libraries need their source named
+    sources = {b.project: _source_line(b) for b, _ in plan if b.project in wanted}
     try:
-        entries = write_findings(out, list(records.values()), {b.project: _source_line(b) for b, _ in plan})
+        entries = write_findings(out, recs, sources)
     except ToolchainError as exc:
         return [{"error": f"findings not written: {exc}"}]
     keys = ("id", "project", "kind", "top_frame", "targets", "reproducer_bytes", "unclear", "folder")
