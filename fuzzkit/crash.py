@@ -11,7 +11,8 @@ from typing import Any
 from fuzzkit.frames import BUILD_ID, Frame, read_stack
 from fuzzkit.triage import is_harness_frame, triage
 
-__all__ = ["CrashGroup", "CrashReport", "Frame", "dedupe_crashes", "parse_sanitizer_report"]
+__all__ = ["CrashGroup", "CrashReport", "Frame", "dedupe_crashes", "library_frames", "library_signature",
+           "parse_sanitizer_report"]
 
 _ERROR = re.compile(r"^==\d+==\s*ERROR: (?P<tool>\w+): (?P<what>.*)$")
 _SUMMARY = re.compile(r"^SUMMARY: (?P<tool>\w+): (?P<what>.*)$")
@@ -102,6 +103,23 @@ def dedupe_crashes(reports: Iterable[CrashReport | dict[str, Any]]) -> list[Cras
     return list(groups.values())
 
 
+def library_frames(report: CrashReport, harness_name: str = "") -> list[Frame]:
+    """The report's project frames outside the harness (innermost first): the library's own code."""
+    return [f for f in report.project_frames if not is_harness_frame(f, PurePath(harness_name).name)]
+
+
+def library_signature(report: CrashReport, harness_name: str = "", depth: int = 2) -> str:
+    """The kind plus the innermost ``depth`` library frames: one bug reached from different harnesses.
+
+    :attr:`CrashReport.signature` counts the harness's own frames too, and its third frame is
+    often the API function each target's harness calls, so the same fault found through two
+    entry points differs there; this one leaves the harness out and stops at the faulting
+    function and its caller. With no library frame it is the report's own signature.
+    """
+    frames = library_frames(report, harness_name)
+    return _signature(report.kind, frames, depth) if frames else report.signature
+
+
 def parse_sanitizer_report(text: str, harness_name: str = "") -> CrashReport | None:
     """Find the first sanitizer/libFuzzer error in ``text`` and describe it.
 
@@ -172,13 +190,13 @@ def _kind(tool: str, what: str) -> str:
     return _KIND_ALIASES.get(word, word)
 
 
-def _signature(kind: str, project: list[Frame]) -> str:
+def _signature(kind: str, project: list[Frame], depth: int = 3) -> str:
     names: list[str] = []
     for frame in project:
-        # Recursion would fill all three slots with one function; collapse repeats.
+        # Recursion would fill all the slots with one function; collapse repeats.
         if not names or names[-1] != frame.function:
             names.append(frame.function)
-        if len(names) == 3:
+        if len(names) == depth:
             break
     return kind + ("@" + "<".join(names) if names else "")
 

@@ -24,12 +24,14 @@ from agents.llm import ModelConfigError, get_chat_model
 from fuzzkit.errors import ToolchainError
 from fuzzkit.inputs import InputError, check_function_name
 from fuzzkit.paths import cache_dir
+from logicfuzz.cli_findings import add_findings_command
 from logicfuzz.cli_init import add_init_benchmark_command
 from logicfuzz.cli_memory import add_memory_commands
 from logicfuzz.cli_progress import RunProgress
 from logicfuzz.cli_report import add_report_command
 from logicfuzz.executor_open import EXECUTORS
 from logicfuzz.executor_ray import preflight
+from logicfuzz.results import crash_cell
 from logicfuzz.runner import RunOptions, planned_targets, run_benchmark
 from long_term_memory.shared_store import connect
 from nodes._experience import config_of, preflight_bank
@@ -52,16 +54,27 @@ def summary_table(summary: dict[str, Any]) -> Table:
             table.add_row(r["function"], "", "", "", "", "", "", "", "", "", f"error: {escape(r['error'])}")
             continue
         cov = r.get("coverage") or {}
-        crash = r.get("crash") or {}
         table.add_row(
             r["function"], r.get("archetype") or "", "yes" if r["compiles"] else "no",
-            "yes" if r["runs"] else "no", crash.get("kind") or "", _pct(cov.get("lines")),
+            "yes" if r["runs"] else "no", escape(crash_cell(r)), _pct(cov.get("lines")),
             _pct(cov.get("branches")), str(r["iterations"]), str(r["fix_rounds"]),
             str(r["model_calls"]) + (f" ({sum(r['fallbacks'].values())} fallback)"
                                      if r.get("fallbacks") else ""),
             r.get("termination_reason", "")[:40],
         )
+    table.caption = escape(_caption(summary))
     return table
+
+
+def _caption(summary: dict[str, Any]) -> str:
+    """Library bugs, repaired misuse crashes and where the findings are."""
+    found = summary.get("findings") or []
+    bugs = [f for f in found if f.get("id") and not f.get("unclear")]
+    text = (f"crashing (library bugs): {summary.get('crashing', 0)}; harness-misuse crashes repaired: "
+            f"{summary.get('crashes_repaired', 0)}; findings: {len(bugs)}")
+    if len(bugs) < len(found):
+        text += f" (+{len(found) - len(bugs)} unclear or not written)"
+    return text + (f": logicfuzz findings {summary['run_dir']}" if found else "")
 
 
 def _run_inputs(args: argparse.Namespace) -> list[str]:
@@ -174,6 +187,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--ray-address", default="", metavar="HOST:PORT",
                      help="Ray cluster for --executor ray (default: RAY_ADDRESS, else a local Ray)")
     add_report_command(sub)
+    add_findings_command(sub)
     add_memory_commands(sub)
     add_init_benchmark_command(sub)
     return p

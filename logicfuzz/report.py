@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from logicfuzz.results import LIBRARY_BUG, crash_outcome
+
 METRICS = ("lines", "branches", "functions")
 _STATUS_LINE = re.compile(r"^#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+)", re.M)
 
@@ -74,10 +76,10 @@ class Target:
 
     @property
     def status(self) -> str:
-        """One word: error, crash, runs, builds or no-build."""
+        """One word: error, crash (a library bug only), runs, builds or no-build."""
         if self.error:
             return "error"
-        if self.record.get("crashes"):
+        if crash_outcome(self.record) == LIBRARY_BUG:
             return "crash"
         if self.record.get("runs"):
             return "runs"
@@ -129,7 +131,8 @@ class RunData:
             "targets": len(recs),
             "building": sum(bool(r.get("compiles")) for r in recs),
             "running": sum(bool(r.get("runs")) for r in recs),
-            "crashing": sum(bool(r.get("crashes")) for r in recs),
+            "crashing": sum(crash_outcome(r) == LIBRARY_BUG for r in recs),
+            "repaired": sum(crash_outcome(r) == "repaired" for r in recs),
             "errors": sum(bool(r.get("error")) for r in recs),
             "model_calls": sum(int(r.get("model_calls") or 0) for r in recs),
             "tokens": sum(int(r.get("prompt_tokens") or 0) + int(r.get("completion_tokens") or 0)
@@ -280,10 +283,15 @@ def fmt_delta(value: float | None, base: float | None) -> str:
 
 
 def crash_line(rec: dict[str, Any]) -> str:
-    """``kind: summary (verdict)`` or ``""``."""
+    """``kind: summary (library bug)``, ``repaired: v3 kind: summary (harness misuse)`` or ``""``."""
     crash = rec.get("crash") or {}
-    if not crash:
+    outcome = crash_outcome(rec)
+    if not outcome:
         return ""
-    verdict = crash.get("verdict") or ("feasible" if crash.get("feasible") else "")
     text = f"{crash.get('kind') or 'crash'}: {crash.get('summary') or crash.get('signature') or ''}"
-    return text.strip().rstrip(":") + (f" ({verdict})" if verdict else "")
+    text = text.strip().rstrip(":")
+    if outcome == "repaired":
+        version = f"v{crash['version']} " if crash.get("version") is not None else ""
+        return f"repaired: {version}{text} (harness misuse)"
+    return text + {LIBRARY_BUG: " (library bug)", "misuse": " (harness misuse, not repaired)",
+                   "unclear": " (unclear)"}[outcome]

@@ -6,8 +6,9 @@ from html import escape
 from typing import Any
 
 from logicfuzz.report import METRICS, RunData, Target, crash_line, fmt_delta, fmt_pct
-from logicfuzz.report_md import SUMMARY_HEAD, calls_cell
+from logicfuzz.report_md import CRASH_KEYS, CRASH_TITLES, SUMMARY_HEAD, calls_cell
 from logicfuzz.report_plots import CHART_CSS, Reference, bar_chart, color, line_chart
+from logicfuzz.results import crash_outcome
 
 CSS = """
 :root { color-scheme: light; }
@@ -80,11 +81,12 @@ def _delta_span(value: float | None, base: float) -> str:
 
 def _crash_td(rec: dict[str, Any]) -> str:
     crash = rec.get("crash") or {}
-    if not crash:
+    outcome = crash_outcome(rec)
+    if not outcome:
         return "-"
-    verdict = crash.get("verdict") or ""
-    return (f'<span title="{_e(crash_line(rec))}">{_e(crash.get("kind") or "crash")}</span>'
-            + (f'<span class="sub">{_e(verdict)}</span>' if verdict else ""))
+    shown = "repaired" if outcome == "repaired" else crash.get("kind") or "crash"
+    return (f'<span title="{_e(crash_line(rec))}">{_e(shown)}</span>'
+            f'<span class="sub">{_e(outcome.replace("_", " "))}</span>')
 
 
 def _yes_no(value: Any) -> str:
@@ -111,7 +113,8 @@ def _summary_table(data: RunData) -> str:
 def _cards(data: RunData) -> str:
     t = data.totals()
     items = [("targets", t["targets"]), ("build", t["building"]), ("run", t["running"]),
-             ("crash", t["crashing"]), ("errors", t["errors"]), ("model calls", t["model_calls"]),
+             ("crash (library bug)", t["crashing"]), ("misuse repaired", t["repaired"]),
+             ("errors", t["errors"]), ("model calls", t["model_calls"]),
              ("tokens", f"{t['tokens']:,}")]
     return '<div class="cards">' + "".join(
         f'<div class="card"><div class="n">{_e(v)}</div><div class="k">{_e(k)}</div></div>'
@@ -211,8 +214,8 @@ def _target_block(t: Target) -> str:
              f'<div class="pair">{_coverage_table(t)}{_usage_table(r)}</div>']
     crash = r.get("crash") or {}
     if crash:
-        keys = ("kind", "signature", "summary", "verdict", "feasible", "reproducer")
-        parts.append("<h4>Crash triage</h4>" + _table(list(keys), [[_yes_no(crash.get(k)) for k in keys]]))
+        parts.append(f"<h4>{_e(CRASH_TITLES[crash_outcome(r)])}</h4>"
+                     + _table(list(CRASH_KEYS), [[_yes_no(crash.get(k)) for k in CRASH_KEYS]]))
     parts.append(_memory_lines(r))
     if t.harness:
         parts.append(f"<details><summary>harness.c ({len(t.harness.splitlines())} lines)</summary>"

@@ -5,6 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from logicfuzz.report import METRICS, RunData, Target, crash_line, fmt_delta, fmt_pct
+from logicfuzz.results import crash_outcome
+
+CRASH_KEYS = ("kind", "signature", "summary", "verdict", "feasible", "version", "reproducer")
+CRASH_TITLES = {"library_bug": "Crash: library bug",
+                "repaired": "Crash repaired (harness misuse of a version the run dropped)",
+                "misuse": "Crash: harness misuse, not repaired", "unclear": "Crash: unclear"}
 
 
 def _cell(value: Any) -> str:
@@ -83,11 +89,8 @@ def _target_section(t: Target) -> list[str]:
         out += [f"Line coverage per iteration: {steps}.", ""]
     if r.get("crash"):
         c = r["crash"]
-        out += ["**Crash**", ""] + _table(["kind", "signature", "summary", "verdict", "feasible",
-                                             "reproducer"],
-                                            [[c.get(k) or "-" for k in ("kind", "signature", "summary",
-                                                                         "verdict", "feasible",
-                                                                         "reproducer")]]) + [""]
+        out += [f"**{CRASH_TITLES[crash_outcome(r)]}**", ""] + _table(
+            list(CRASH_KEYS), [[c.get(k) if c.get(k) is not None else "-" for k in CRASH_KEYS]]) + [""]
     usage = r.get("usage") or {}
     if usage:
         out += ["**Model calls**", ""] + _table(
@@ -110,7 +113,8 @@ def render_markdown(data: RunData) -> str:
     out = [f"# LogicFuzz report: {data.run_dir.name}", "", f"Generated {data.generated}. "
            + _settings_line(data), "",
            f"{totals['targets']} targets: {totals['building']} build, {totals['running']} run, "
-           f"{totals['crashing']} crash, {totals['errors']} failed with an error; "
+           f"{totals['crashing']} crash on a library bug, {totals['repaired']} repaired a harness-misuse "
+           f"crash, {totals['errors']} failed with an error; "
            f"{totals['model_calls']} model calls, {totals['tokens']} tokens.", ""]
     if data.union_line():
         out += [f"**{data.union_line()}**", ""]

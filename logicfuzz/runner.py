@@ -25,6 +25,7 @@ from fuzzkit.inputs import InputError, check_function_name
 from fuzzkit.paths import writable_dir
 from logicfuzz.executor_open import open_executor
 from logicfuzz.executors import TargetExecutor, TargetJob
+from logicfuzz.findings import candidates, write_findings
 from logicfuzz.results import summarize
 from logicfuzz.target_run import prepared_input, run_target, target_dir
 from nodes.prepare import library_for
@@ -103,12 +104,14 @@ def run_benchmark(options: RunOptions, progress: Progress | None = None) -> dict
     if jobs:
         records.update(_dispatch(open_executor(options.executor, n_jobs, options.ray_address), jobs,
                                  progress and (lambda key, step, rec: progress(shown(key), step, rec))))
-    summaries = [_summarize(bench, [records[f"{bench.project}/{n}"] for n in names], out, several)
-                 for bench, names in plan]
+    found = findings_of(plan, records, out)
+    summaries = [_summarize(bench, [records[f"{bench.project}/{n}"] for n in names], out, several,
+                            found) for bench, names in plan]
     if not several:
         return summaries[0]
     summary = {"run_dir": str(out), "project": ", ".join(b.project for b, _ in plan),
-               **summarize([r for s in summaries for r in s["results"]]), "benchmarks": summaries}
+               **summarize([r for s in summaries for r in s["results"]]), "benchmarks": summaries,
+               "findings": found}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
 
@@ -161,13 +164,44 @@ def _dispatch(executor: TargetExecutor, jobs: list[TargetJob],
     return records
 
 
-def _summarize(bench: Benchmark, ordered: list[dict[str, Any]], out: Path, several: bool) -> dict[str, Any]:
+def _summarize(bench: Benchmark, ordered: list[dict[str, Any]], out: Path, several: bool,
+               found: list[dict[str, Any]]) -> dict[str, Any]:
     """One benchmark's summary, written to ``summary.json`` (``<project>/summary.json`` if several)."""
     summary = {"run_dir": str(out), "project": bench.project, **summarize(ordered)}
     summary["union_coverage"] = union_of(bench, ordered, out)
+    summary["findings"] = [f for f in found if f.get("project") in (bench.project, None)]
     path = target_dir(out, bench.project, "summary.json") if several else out / "summary.json"
     path.write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def findings_of(plan: list[tuple[Benchmark, list[str]]], records: dict[str, dict[str, Any]],
+                out: Path) -> list[dict[str, Any]]:
+    """Write ``out/findings/`` (:mod:`logicfuzz.findings`); the summary's short entry of each.
+
+    A toolchain failure while replaying or minimizing is one entry with an ``error`` (the run's
+    results stand; a rerun with the same ``--out`` writes the findings again).
+    """
+    recs = list(records.values())
+    wanted = {c.project for c in candidates(recs)}  # only these libraries need their source named
+    sources = {b.project: _source_line(b) for b, _ in plan if b.project in wanted}
+    try:
+        entries = write_findings(out, recs, sources)
+    except ToolchainError as exc:
+        return [{"error": f"findings not written: {exc}"}]
+    keys = ("id", "project", "kind", "top_frame", "targets", "reproducer_bytes", "unclear", "folder")
+    return [{k: e.get(k) for k in keys} for e in entries]
+
+
+def _source_line(bench: Benchmark) -> str:
+    """Where the library came from, for a bug report: ``apt cjson version 1.7.15-1, tree cjson-1.7.15``."""
+    spec = bench.source
+    kind = next(k for k in ("apt", "git", "tarball", "path") if getattr(spec, k))
+    text = f"{kind} {getattr(spec, kind)}" + (f" version {spec.version}" if spec.version else "")
+    try:
+        return f"{text}, tree {Path(library_for(bench).root).name}"
+    except ToolchainError:
+        return text
 
 
 def _not_defined(bench: Benchmark, functions: list[str]) -> dict[str, str]:

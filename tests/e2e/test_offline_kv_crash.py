@@ -42,3 +42,9 @@ def test_library_bug_is_reported_with_its_reproducer(kv_benchmark: Path, tmp_pat
     binary = reproducer.parents[2] / "harness"  # v<N>/run/artifacts/crash-* -> v<N>/harness
     replay = subprocess.run([str(binary), str(reproducer)], capture_output=True, text=True, timeout=60)
     assert replay.returncode != 0 and "heap-buffer-overflow" in replay.stderr
+    # The run ends with the bug as a finding: its own folder, listed in the summary.
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["crashing"] == 1 and [f["targets"] for f in summary["findings"]] == [["kv/kv_check"]]
+    folder = out / summary["findings"][0]["folder"]
+    assert (folder / "reproducer").read_bytes().startswith(b"!!")
+    assert "kv_check" in (folder / "report.md").read_text().splitlines()[0]

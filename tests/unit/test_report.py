@@ -48,7 +48,7 @@ def record(function: str, **over: Any) -> dict[str, Any]:
 
 CRASH = {"kind": "heap-buffer-overflow", "signature": "parse_string cJSON.c:812",
          "summary": "READ of size 1 past a 4-byte buffer", "reproducer": "crash-0a1b",
-         "verdict": "harness bug", "feasible": False}
+         "verdict": "library_bug", "feasible": True}
 
 
 def write_run(root: Path, *, baseline: bool = True, experience: bool = True) -> Path:
@@ -57,7 +57,7 @@ def write_run(root: Path, *, baseline: bool = True, experience: bool = True) -> 
     records = [
         record("cJSON_Parse"),
         record("cJSON_ParseWithLength", crashes=True, crash=CRASH, best_version=1, iterations=0,
-               termination_reason="crash found: heap-buffer-overflow (harness bug)",
+               termination_reason="real crash found in library code",
                coverage_history=[{"iteration": 0, "version": 1, "lines": 25.0, "branches": 15.0}],
                coverage_over_time=[[0.2, 30, 31], [2.0, 150, 190], [4.5, 210, 300]],
                coverage={"lines": cov(250, 1000), "branches": cov(150, 1000), "functions": cov(20, 80)}),
@@ -111,8 +111,8 @@ def test_load_run_reads_every_target_in_run_order(tmp_path: Path) -> None:
     assert [t.function for t in data.targets] == ["cJSON_Parse", "cJSON_ParseWithLength",
                                                   "cJSON_Minify", "cJSON_Duplicate"]
     assert [t.status for t in data.targets] == ["runs", "crash", "builds", "error"]
-    assert data.totals() == {"targets": 4, "building": 3, "running": 2, "crashing": 1, "errors": 1,
-                             "model_calls": 15, "tokens": 31200}
+    assert data.totals() == {"targets": 4, "building": 3, "running": 2, "crashing": 1, "repaired": 0,
+                             "errors": 1, "model_calls": 15, "tokens": 31200}
     parse, length, minify, dup = data.targets
     assert parse.baseline == {"lines": 37.3, "branches": 28.0} and "upstream" in parse.baseline_label
     assert length.baseline == {"lines": 30.0} and length.baseline_label.startswith("naive harness")
@@ -170,13 +170,14 @@ def test_markdown_holds_the_tables(tmp_path: Path) -> None:
     assert "42.0% (base 37.3%, +4.7)" in row and "| runs |" in row
     length = next(line for line in md.splitlines() if line.startswith("| cjson | cJSON_ParseWithLength |"))
     assert "25.0% (base 30.0%, -5.0)" in length
-    assert "heap-buffer-overflow: READ of size 1 past a 4-byte buffer (harness bug)" in length
+    assert "heap-buffer-overflow: READ of size 1 past a 4-byte buffer (library bug)" in length
     assert "| prototyper | 2 | 4100 | 700 |" in md
     assert "mem-7 free what cJSON_Parse returns (0.71)" in md
     assert "Line coverage per iteration: 0: 30.5%, 1: 42.0%, 2: 41.6%." in md
     assert "Coverage: lines 420/1000 (42.0% (base 37.3%, +4.7)), branches 300/1000" in md
     assert "**Error:** function_analyzer: model call failed" in md
-    assert "4 targets: 3 build, 2 run, 1 crash, 1 failed with an error; 15 model calls, 31200 tokens." in md
+    assert ("4 targets: 3 build, 2 run, 1 crash on a library bug, 0 repaired a harness-misuse crash, "
+            "1 failed with an error; 15 model calls, 31200 tokens.") in md
     assert ("**All harnesses together: 56.0% lines, 51.2% branches; baseline 37.3% lines, 28.0% branches "
             "(1.50x lines)**") in md
 
