@@ -110,7 +110,8 @@ def build_script(lib: LibraryBuild, project: str, harnesses: Sequence[str], gene
     root = Path(lib.root).resolve()
     sources = [_relative(s, root, "source") for s in lib.sources]
     cxx = any(s.endswith(CXX_SUFFIXES) for s in [*sources, *harnesses])
-    lines = ["#!/bin/bash -eu", *(f"# {n}" for n in note.splitlines()),
+    lines = ["#!/bin/bash -eu", "set -eu  # also when run as `bash build.sh`",
+             *(f"# {n}" for n in note.splitlines()),
              f"# Expects the library's source at $SRC/{project}; builds each harness into $OUT.",
              ': "${SRC:?set SRC to the directory holding ' + project + '/}"',
              ': "${OUT:?set OUT to the directory for the fuzzers}"',
