@@ -9,8 +9,9 @@ root, so the script works wherever the source is.
 
 A detected build (CMake, configure) may compile a configured copy of the tree holding files
 the source does not ship (``config.h``). :func:`generated_files` finds them (among the
-sources, the public headers and the files directly in each include directory) so the export
-can carry them; the script then builds from a copy of the source with them laid over it.
+sources, the public headers and the C files and headers directly in each include directory)
+so the export can carry them; the script then builds from a copy of the source with them
+laid over it.
 """
 
 from __future__ import annotations
@@ -21,18 +22,33 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from fuzzkit.detect_tree import project_dir
 from fuzzkit.errors import ToolchainError
 from fuzzkit.library import LibraryBuild
 
 CXX_SUFFIXES = (".cc", ".cpp", ".cxx")
+# What a source may #include from an include directory (a configure step leaves logs and
+# Makefiles there too, which the build never reads).
+_INCLUDED_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".inc", ".inl", ".def", ".c", *CXX_SUFFIXES}
 _SYSTEM_LIB = re.compile(r"^/(?:usr/)?lib\S*/lib(?P<name>[\w+.-]+?)\.(?:so(?:\.[\d.]+)?|a)$")
 _HINT = ("export from a run whose library builds from its own source tree (a `build:` recipe "
          "with paths relative to the source root)")
 
 
+def source_counterpart(lib: LibraryBuild, source_root: Path) -> Path:
+    """The directory of the fetched source that the build's root is (a configured copy is of it).
+
+    Detection configures a copy of the project's directory: the source root, or its one
+    subdirectory holding the build files (:func:`fuzzkit.detect_tree.project_dir`).
+    """
+    source_root = Path(source_root).resolve()
+    return source_root if Path(lib.root).resolve() == source_root else project_dir(source_root)
+
+
 def generated_files(lib: LibraryBuild, source_root: Path) -> list[str]:
     """Paths (relative to the build root) of files the build reads that the source lacks or changes.
 
+    ``source_root`` is the build root's counterpart in the source (:func:`source_counterpart`).
     Empty when the build compiles the source tree itself.
     """
     root, source_root = Path(lib.root).resolve(), Path(source_root).resolve()
@@ -41,7 +57,7 @@ def generated_files(lib: LibraryBuild, source_root: Path) -> list[str]:
     candidates = [Path(p) for p in [*lib.sources, *lib.headers]]
     for directory in map(Path, lib.include_dirs):
         if directory.is_dir() and directory.resolve().is_relative_to(root):
-            candidates += [p for p in directory.iterdir() if p.is_file()]
+            candidates += [p for p in directory.iterdir() if p.is_file() and p.suffix in _INCLUDED_SUFFIXES]
     found = []
     for path in dict.fromkeys(p.resolve() for p in candidates):
         if not path.is_relative_to(root):
@@ -98,11 +114,12 @@ def link_flags(lib: LibraryBuild) -> list[str]:
 
 
 def build_script(lib: LibraryBuild, project: str, harnesses: Sequence[str], generated: bool,
-                 note: str = "") -> str:
+                 note: str = "", subdir: str = ".") -> str:
     """The ``build.sh`` text for ``harnesses`` (file names beside the script, e.g. ``x_fuzzer.c``).
 
     ``generated``: the export carries a ``generated/`` folder to lay over a copy of the source.
-    ``note``: comment lines saying where the script comes from.
+    ``note``: comment lines saying where the script comes from. ``subdir``: the build root's
+    place in ``$SRC/<project>`` (a project kept in a subdirectory of its source).
 
     Raises:
         ToolchainError: A source or include directory lies outside the build root.
@@ -122,7 +139,7 @@ def build_script(lib: LibraryBuild, project: str, harnesses: Sequence[str], gene
              'if [ -z "${WORK:-}" ]; then WORK="$(mktemp -d)"; fi',
              f'BUILD="$WORK/logicfuzz-{project}"',
              'rm -rf "$BUILD" && mkdir -p "$BUILD/obj" "$OUT"',
-             f'LIB_SRC="$SRC/{project}"']
+             f'LIB_SRC="$SRC/{project}"' + (f"/{shlex.quote(subdir)}" if subdir != "." else "")]
     if generated:
         lines += ["# Files the library's configure step generated, laid over a copy of the source.",
                   'mkdir -p "$BUILD/src" && cp -a "$LIB_SRC/." "$BUILD/src/"',

@@ -24,7 +24,7 @@ from typing import Any
 from agent_graph.benchmark import Benchmark, load_benchmark
 from fuzzkit.coverage_lines import Line, greedy_cover, harness_lines
 from fuzzkit.errors import ToolchainError
-from fuzzkit.export_build import build_script, generated_files
+from fuzzkit.export_build import build_script, generated_files, source_counterpart
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import merge_corpus
 from fuzzkit.source import fetch_source
@@ -111,11 +111,11 @@ def export_run(run_dir: Path, to: Path, project: str = "", benchmark: Path | Non
         dictionary = _dictionary(run_dir, lib)
         exported = [_write_harness(candidates[i], added, lib, to, work / "merge" / candidates[i].function,
                                    dictionary, minimize) for i, added in chosen]
-    generated = _write_generated(lib, bench, to)
+    generated, subdir = _write_generated(lib, bench, to)
     note = f"Written by `logicfuzz export` from the run {run_dir.name} ({len(exported)} harnesses)."
     script = to / "build.sh"
     script.write_text(build_script(lib, bench.project, [f"{h.name}.c" for h in exported], bool(generated),
-                                   note), encoding="utf-8")
+                                   note, subdir), encoding="utf-8")
     script.chmod(0o755)
     (to / "project.yaml").write_text("language: c\n", encoding="utf-8")
     picked = {candidates[i].function for i, _ in chosen}
@@ -204,15 +204,19 @@ def _write_harness(c: Candidate, added: int, lib: LibraryBuild, to: Path, work: 
                            dictionary is not None)
 
 
-def _write_generated(lib: LibraryBuild, bench: Benchmark, to: Path) -> list[str]:
-    """Copy the files the build generated (absent from the source) into ``to/generated``."""
+def _write_generated(lib: LibraryBuild, bench: Benchmark, to: Path) -> tuple[list[str], str]:
+    """Copy the files the build generated (absent from the source) into ``to/generated``.
+
+    Returns them and the build root's place in the source (``.``, or the project's subdirectory).
+    """
     try:
         source_root = fetch_source(bench.source)
     except ToolchainError as exc:
         raise ExportError(f"the source of {bench.project} is not available: {exc.message}", exc.hint) from exc
-    generated = generated_files(lib, source_root)
+    counterpart = source_counterpart(lib, source_root)
+    generated = generated_files(lib, counterpart)
     for rel in generated:
         dest = to / "generated" / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(lib.root) / rel, dest)
-    return generated
+    return generated, counterpart.relative_to(source_root.resolve()).as_posix()

@@ -10,7 +10,7 @@ import pytest
 
 from fuzzkit.coverage_lines import greedy_cover, parse_lcov
 from fuzzkit.errors import ToolchainError
-from fuzzkit.export_build import build_script, compile_flags, generated_files, link_flags
+from fuzzkit.export_build import build_script, compile_flags, generated_files, link_flags, source_counterpart
 from fuzzkit.library import LibraryBuild
 from logicfuzz.cli import main
 
@@ -88,8 +88,23 @@ def test_generated_files_are_those_the_source_lacks_or_changes(tmp_path: Path) -
     (configured / "src" / "t.c").write_text("int t(void) { return 1; }\n")  # rewritten by it
     lib = _lib(configured, include_dirs=[str(configured / "include")], sources=[str(configured / "src/t.c")],
                headers=[str(configured / "include" / "t.h")])
+    (configured / "include" / "config.log").write_text("CC=clang\n")  # never read by the build
     assert generated_files(lib, source) == ["include/config.h", "src/t.c"]
     assert generated_files(_lib(source), source) == []
+
+
+def test_a_project_in_a_subdirectory_builds_from_there(tmp_path: Path) -> None:
+    source, configured = tmp_path / "pkg-1.0", tmp_path / "cache" / "proj"  # a copy of pkg-1.0/proj
+    (source / "proj").mkdir(parents=True)
+    (source / "proj" / "t.c").write_text("int t;\n")
+    (source / "debian").mkdir()
+    configured.mkdir(parents=True)
+    (configured / "t.c").write_text("int t;\n")
+    lib = _lib(configured, include_dirs=[str(configured)], sources=[str(configured / "t.c")], cflags=[])
+    assert source_counterpart(lib, source) == (source / "proj").resolve()
+    assert source_counterpart(_lib(source), source) == source.resolve()
+    script = build_script(lib, "pkg", ["a_fuzzer.c"], generated=False, subdir="proj")
+    assert 'LIB_SRC="$SRC/pkg"/proj\n' in script and "  t.c\n" in script
 
 
 def test_export_says_what_is_wrong_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
