@@ -197,9 +197,10 @@ def _write_harness(c: Candidate, added: int, lib: LibraryBuild, to: Path, work: 
         # libFuzzer keeps its own features (edges, counters); keep its choice only if no line is lost.
         if harness_lines(c.cov_binary, [merged], lib, work / "lines") >= c.lines:
             seeds, minimized = sorted(f for f in merged.iterdir() if f.is_file()), True
-    with zipfile.ZipFile(to / f"{name}_seed_corpus.zip", "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in seeds:
-            archive.write(path, path.name)
+    if seeds:  # an empty corpus (nothing beyond the empty input was new) ships no zip
+        with zipfile.ZipFile(to / f"{name}_seed_corpus.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in seeds:
+                archive.write(path, path.name)
     return ExportedHarness(name, c.function, len(c.lines), added, len(seeds), len(corpus_inputs), minimized,
                            dictionary is not None)
 

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fuzzkit.coverage_lines import greedy_cover, parse_lcov
 from fuzzkit.errors import ToolchainError
@@ -118,3 +119,22 @@ def test_export_says_what_is_wrong_and_exits_2(tmp_path: Path, capsys: pytest.Ca
     assert main(["export", str(run), "--to", str(full)]) == 2
     assert "not an empty directory" in capsys.readouterr().err
     assert (full / "keep.txt").read_text() == "x"
+
+
+def test_a_run_over_several_projects_needs_project(tmp_path: Path, kv_benchmark: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "kv2.yaml"
+    other.write_text(yaml.safe_dump({**yaml.safe_load(kv_benchmark.read_text()), "project": "kv2"}))
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"benchmark_files": [str(kv_benchmark), str(other)]}))
+    assert main(["export", str(run), "--to", str(tmp_path / "a")]) == 2
+    assert "several projects (kv, kv2)" in capsys.readouterr().err
+    assert main(["export", str(run), "--to", str(tmp_path / "b"), "--project", "zlib"]) == 2
+    assert "the run has kv, kv2" in capsys.readouterr().err
+    # The right project, but no target of it ran: said so, not a traceback.
+    assert main(["export", str(run), "--to", str(tmp_path / "c"), "--project", "kv2"]) == 2
+    assert "no target of kv2" in capsys.readouterr().err
+    (run / "run.json").write_text(json.dumps({"benchmarks": ["gone/kv.yaml"]}))
+    assert main(["export", str(run), "--to", str(tmp_path / "d")]) == 2
+    assert "--benchmark" in capsys.readouterr().err
