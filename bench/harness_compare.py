@@ -17,7 +17,6 @@ Harnesses of one side may be fuzzed several at a time; the accounting is per har
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any
 import yaml
 
 from fuzzkit.coverage import CoverageReport
+from fuzzkit.coverage_lines import covered_lines as lines_in_profile
 from fuzzkit.coverage_union import union_coverage
 from fuzzkit.detect_tree import harness_helpers
 from fuzzkit.dictionary import shipped_dictionary
@@ -35,7 +35,6 @@ from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.harness_variants import harness_variants
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import run_fuzzer
-from fuzzkit.tools import tool
 
 
 def load_bench(path: Path) -> dict[str, Any]:
@@ -210,22 +209,7 @@ def fuzz_side(builds: list[HarnessBuild], lib: LibraryBuild, seconds_each: int, 
 
 def covered_lines(run: SideRun, lib: LibraryBuild) -> set[tuple[str, int]]:
     """(file, line) of every library line the side executed (``llvm-cov export -format=lcov``)."""
-    objects = [str(run.cov_binaries[0])] + [a for b in run.cov_binaries[1:] for a in ("-object", str(b))]
-    proc = subprocess.run(
-        [tool("llvm-cov"), "export", "-format=lcov", "-skip-expansions", f"-instr-profile={run.profdata}",
-         *objects, *lib.coverage_files],
-        capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
-    if proc.returncode != 0:
-        raise ToolchainError(f"llvm-cov export -format=lcov failed: {proc.stderr.strip()[-300:]}")
-    wanted, current, lines = set(lib.coverage_files), "", set()
-    for line in proc.stdout.splitlines():
-        if line.startswith("SF:"):
-            current = line[3:]
-        elif line.startswith("DA:") and current in wanted:
-            number, count = line[3:].split(",")[:2]
-            if int(count) > 0:
-                lines.add((current, int(number)))
-    return lines
+    return lines_in_profile(run.profdata, run.cov_binaries, lib)
 
 
 def line_diff(logicfuzz: set[tuple[str, int]], upstream: set[tuple[str, int]], library_lines: int

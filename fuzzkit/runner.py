@@ -175,6 +175,38 @@ def run_fuzzer(
     )
 
 
+def merge_corpus(binary: Path, inputs: Sequence[Path], work_dir: Path, timeout_per_input: int = 10,
+                 rss_limit_mb: int = 2048) -> Path:
+    """The subset of ``inputs`` that keeps all their coverage features (libFuzzer's ``-merge=1``).
+
+    The kept inputs are copied into ``work_dir/merged`` (replaced), which is returned; the log
+    is ``work_dir/merge.log``. ``inputs`` (corpus directories) are only read.
+
+    Raises:
+        ToolchainError: The binary is missing, or the merge did not finish cleanly.
+    """
+    binary = Path(binary).resolve()
+    if not binary.is_file():
+        raise ToolchainError(f"fuzz binary {binary} does not exist", "build the harness first")
+    work_dir = Path(work_dir).resolve()
+    merged, log_path = work_dir / "merged", work_dir / "merge.log"
+    shutil.rmtree(merged, ignore_errors=True)
+    merged.mkdir(parents=True)
+    count = sum(1 for d in inputs if Path(d).is_dir() for f in Path(d).iterdir() if f.is_file())
+    cmd = [str(binary), "-merge=1", f"-merge_control_file={work_dir / 'merge.control'}",
+           f"-timeout={int(timeout_per_input)}", f"-rss_limit_mb={int(rss_limit_mb)}", str(merged),
+           *(str(Path(d).resolve()) for d in inputs)]
+    wall = 60 + timeout_per_input * count
+    result = run_sandboxed(cmd, cwd=work_dir, log_path=log_path, wall_timeout=wall,
+                           limits=Limits(cpu_seconds=wall + 30, memory_mb=int(rss_limit_mb) + 1024),
+                           env=fuzz_env())
+    if result.exit_code != 0 or result.timed_out:
+        raise ToolchainError(f"libFuzzer -merge=1 with {binary.name} failed (exit {result.exit_code}"
+                             f"{', timed out' if result.timed_out else ''}); see {log_path}",
+                             "export the corpus as the run left it (--no-minimize)")
+    return merged
+
+
 class _Progress:
     """(seconds since start, cov, ft) of each libFuzzer status line, timed as it arrives."""
 

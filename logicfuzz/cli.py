@@ -24,6 +24,7 @@ from agents.llm import ModelConfigError, get_chat_model
 from fuzzkit.errors import ToolchainError
 from fuzzkit.inputs import InputError, check_function_name
 from fuzzkit.paths import cache_dir
+from logicfuzz.cli_export import add_export_command
 from logicfuzz.cli_findings import add_findings_command
 from logicfuzz.cli_init import add_init_benchmark_command
 from logicfuzz.cli_memory import add_memory_commands
@@ -190,6 +191,7 @@ def parser() -> argparse.ArgumentParser:
     add_findings_command(sub)
     add_memory_commands(sub)
     add_init_benchmark_command(sub)
+    add_export_command(sub)
     return p
 
 

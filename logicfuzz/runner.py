@@ -84,6 +84,7 @@ def run_benchmark(options: RunOptions, progress: Progress | None = None) -> dict
     missing = {bench.project: _not_defined(bench, names) for bench, names in plan}
     (out / "run.json").write_text(json.dumps({
         "benchmark": str(plan[0][0].path), "benchmarks": [str(b.path) for b, _ in plan],
+        "benchmark_files": [str(Path(b.path).resolve()) for b, _ in plan],
         "functions": [n for _, names in plan for n in names], "executor": options.executor,
         "context": ctx_data}, indent=1))
     records: dict[str, dict[str, Any]] = {}
