@@ -25,6 +25,7 @@ import hashlib
 import json
 import re
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ from typing import Any
 from agent_graph.benchmark import load_benchmark
 from agent_graph.context import Context
 from logicfuzz.runner import RunOptions, run_benchmark
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 _QUOTED = re.compile(r"'[^']*'")
 
@@ -242,12 +246,19 @@ def main() -> None:
     parser.add_argument("--modes", nargs="*", choices=MODES, default=list(MODES),
                         help="run these modes (the others are re-measured from --out if present)")
     parser.add_argument("--out", type=Path, default=None)
+    add_markdown_option(parser)
     args = parser.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="memory-ab-"))
     for mode in args.modes:
         run_mode(args.benchmarks, mode, root / mode, args)
     rows = {mode: measure(args.benchmarks, mode, root / mode) for mode in MODES
             if all((root / mode / "runs" / b.stem / "summary.json").is_file() for b in args.benchmarks)}
+    with markdown_copy(args.markdown, "Experience memory A/B"):
+        print_tables(args, rows, root)
+
+
+def print_tables(args: argparse.Namespace, rows: dict[str, dict[str, Any]], root: Path) -> None:
+    """The totals per mode, each library's rows, and any cross-library transfer."""
     settings = (f"model={args.model} fuzz={args.fuzz_seconds}s runs={args.fuzz_runs} seed={args.fuzz_seed} "
                 f"iterations={args.max_iterations}"
                 if args.modes else "re-measured from the run directories")
