@@ -20,13 +20,23 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.integration.test_experience_concurrency import WORKER  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--writes", type=int, default=30)
+    add_markdown_option(parser)
     args = parser.parse_args()
+    with markdown_copy(args.markdown, "Opening one new bank from many writers at once", fenced=True):
+        return stress(args)
+
+
+def stress(args: argparse.Namespace) -> int:
+    """Rounds of writers opening one new bank at once; the failed opens."""
     failures = 0
     for _ in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="logicfuzz-bank-stress-") as directory:

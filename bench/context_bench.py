@@ -16,12 +16,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from agent_graph.context import Context
 from logicfuzz.runner import RunOptions, run_benchmark
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 
 def calls_of(run_dir: Path) -> list[int]:
@@ -69,11 +73,19 @@ def main() -> None:
     parser.add_argument("--keep-last", type=int, default=4)
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
+    add_markdown_option(parser)
     args = parser.parse_args()
     functions = [f for f in args.functions.split(",") if f]
     root = args.out or Path(tempfile.mkdtemp(prefix="context-bench-"))
     rows = {name: measure(args.benchmark, functions, root / f"arm{n}", args, arm)
             for n, (name, arm) in enumerate(ARMS.items())}
+    with markdown_copy(args.markdown, "Context bench: history compression"):
+        print_table(args, functions, rows, root)
+
+
+def print_table(args: argparse.Namespace, functions: list[str], rows: dict[str, dict[str, Any]],
+                root: Path) -> None:
+    """One row per arm."""
     base = rows["full history"]["total"] or 1
     print(f"# context bench: {args.benchmark} {functions or 'all'} model={args.model} "
           f"fuzz={args.fuzz_seconds}s iterations={args.max_iterations} (runs in {root})")

@@ -62,6 +62,7 @@ from harness_compare import (  # noqa: E402
     split_budget,
     upstream_sources,
 )
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_BENCHMARKS = [REPO / "benchmarks" / f"{name}.yaml" for name in ("cjson", "libyaml", "zlib")]
@@ -249,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-write-baseline", dest="write_baseline", action="store_false",
                    help="do not add the baseline to each run's baseline.json (read by `logicfuzz report`)")
     p.add_argument("--out", type=Path, help="keep work files and write results.json here")
+    add_markdown_option(p)
     args = p.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="coverage-vs-upstream-") as tmp:
@@ -261,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{path}: {exc}", file=sys.stderr)
         if args.out:
             (args.out / "results.json").write_text(json.dumps(rows, indent=1))
-    print_table(rows, args)
+    with markdown_copy(args.markdown, "Coverage vs the upstream or naive harness", fenced=True):
+        print_table(rows, args)
     return 1 if any("error" in r for r in rows) else 0
 
 

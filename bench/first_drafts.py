@@ -22,9 +22,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 from agent_graph.benchmark import load_benchmark  # noqa: E402
 from agent_graph.builder import build_graph  # noqa: E402
@@ -53,11 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path, help="directory for the drafts")
     parser.add_argument("--compare", type=Path, help="drafts written earlier, to compare with")
     parser.add_argument("--diff", action="store_true", help="print a unified diff of each change")
+    add_markdown_option(parser)
     args = parser.parse_args(argv)
     missing = [b for b in args.benchmarks if not Path(b).is_file()]
     if missing or (args.compare and not args.compare.is_dir()):
         print(f"error: no such file or directory: {(missing or [args.compare])[0]}", file=sys.stderr)
         return 2
+    with markdown_copy(args.markdown, "First drafts compared", fenced=True):
+        return write_drafts(args)
+
+
+def write_drafts(args: argparse.Namespace) -> int:
+    """Write every target's first draft under --out and print how it compares with --compare."""
     failed = same = changed = new = 0
     for path in args.benchmarks:
         bench = load_benchmark(path)

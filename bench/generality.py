@@ -64,6 +64,7 @@ from harness_compare import (  # noqa: E402
     split_budget,
     upstream_sources,
 )
+from results_markdown import markdown_copy  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 # The LogicFuzz side never learns from the yardstick it is measured against.
@@ -276,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         write_json(args.json, list(rows.values()), args)  # kept even if a later library hangs
     if not args.libraries:
         write_json(args.json, list(rows.values()), args)
-    print(markdown(list(rows.values())))
+    with markdown_copy(args.markdown, "LogicFuzz vs the libraries' own fuzz harnesses at equal CPU"):
+        print(markdown(list(rows.values())))
     print(f"\nJSON: {args.json}", file=sys.stderr)
     return 1 if any(rows[lib.key].get("error") for lib in args.libraries) else 0
 

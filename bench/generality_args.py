@@ -6,9 +6,13 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from results_markdown import add_markdown_option  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -113,6 +117,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, help="results file (default OUT/generality.json)")
     p.add_argument("--merge", nargs="+", type=Path, default=[], metavar="JSON",
                    help="join the rows of earlier sittings' generality.json files into the table")
+    add_markdown_option(p)
     args = p.parse_args(argv)
     for name in ("fuzz_seconds", "max_iterations", "seconds", "repeats", "parallel"):
         if getattr(args, name) < 1:

@@ -32,6 +32,9 @@ from tests.security import (  # noqa: E402 - the corpora live with the tests tha
     secrets_corpus,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+
 CORPORA: dict[str, Callable[[], dict[str, Any]]] = {
     "harnesses": hostile_harnesses.measure,
     "replies": hostile_replies.measure,
@@ -65,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--only", help=f"comma list of {', '.join(CORPORA)}")
     parser.add_argument("--json", action="store_true", help="print every corpus's details as JSON")
+    add_markdown_option(parser)
     args = parser.parse_args(argv)
     names = [n for n in (args.only or ",".join(CORPORA)).split(",") if n]
     unknown = [n for n in names if n not in CORPORA]
@@ -73,12 +77,13 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     results: dict[str, Any] = {}
-    print(f"{'corpus':<10} {'tried':<62} {'result':<48} seconds")
-    for name in names:
-        started = time.monotonic()
-        results[name] = CORPORA[name]()
-        tried, outcome = row(name, results[name])
-        print(f"{name:<10} {tried:<62} {outcome:<48} {time.monotonic() - started:.0f}", flush=True)
+    with markdown_copy(args.markdown, "Hostile inputs", fenced=True):
+        print(f"{'corpus':<10} {'tried':<62} {'result':<48} seconds")
+        for name in names:
+            started = time.monotonic()
+            results[name] = CORPORA[name]()
+            tried, outcome = row(name, results[name])
+            print(f"{name:<10} {tried:<62} {outcome:<48} {time.monotonic() - started:.0f}", flush=True)
     if args.json:
         print(json.dumps(results, indent=1, default=str))
     bad = sum(int(results[n].get(k) or 0) for n in results for k in ("escaped", "crashed", "traceback"))

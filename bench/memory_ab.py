@@ -36,6 +36,9 @@ if not __package__:  # run as a script: the checkout it is in comes first on the
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.memory_ab_arms import MODES, ArmError, plan_of, rows_of, run_arm  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+
 _QUOTED = re.compile(r"'[^']*'")
 
 
@@ -219,6 +222,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--restart", action="store_true",
                         help="empty the directory (runs and bank) of each arm run that --out already holds")
+    add_markdown_option(parser)
     return parser.parse_args(argv)
 
 
@@ -253,13 +257,14 @@ def main(argv: list[str] | None = None) -> None:
     settings = (f"model={args.model} fuzz={args.fuzz_seconds}s runs={args.fuzz_runs} seed={args.fuzz_seed} "
                 f"iterations={args.max_iterations}"
                 if args.modes else "re-measured from the run directories")
-    print(f"# memory A/B: {[b.name for b in args.benchmarks]} {settings} (runs in {root})")
-    print_table(rows)
-    if len(args.benchmarks) > 1 and rows:
-        print_per_library(rows)
-    lines = transfers(rows, root)
-    print("\ncross-library transfer (an item with an action learned on one library, applied on another):")
-    print("\n".join(lines) if lines else "- none in this sequence")
+    with markdown_copy(args.markdown, "Experience memory A/B"):
+        print(f"# memory A/B: {[b.name for b in args.benchmarks]} {settings} (runs in {root})")
+        print_table(rows)
+        if len(args.benchmarks) > 1 and rows:
+            print_per_library(rows)
+        lines = transfers(rows, root)
+        print("\ncross-library transfer (an item with an action learned on one library, applied on another):")
+        print("\n".join(lines) if lines else "- none in this sequence")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,6 +33,9 @@ from long_term_memory.experience.model_guard import PROBE_TEXT
 from long_term_memory.experience.models import MemoryItem, MemoryRecord
 from long_term_memory.experience.record_log import RecordLog
 from long_term_memory.experience.vector_file import VectorFile, VectorMeta
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 DIM = 384
 
@@ -195,7 +199,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--open-items", type=int, default=100000)
     parser.add_argument("--writes", type=int, default=300)
+    add_markdown_option(parser)
     args = parser.parse_args()
+    with markdown_copy(args.markdown, "Experience bank: retrieval, open and write", fenced=True):
+        measure_all(args)
+
+
+def measure_all(args: argparse.Namespace) -> None:
+    """Retrieval latency per size, opening a big bank, write throughput."""
     config = ExperienceConfig.load()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; FAISS single-threaded; "
           f"index.exact_max_items={config.index.exact_max_items}, index.rerank={config.index.rerank}")

@@ -35,6 +35,9 @@ from agents.llm import forget_rejections  # noqa: E402
 from agents.local_model import LocalModelError, LocalModelServer, smollm2_gguf  # noqa: E402
 from logicfuzz.runner import RunOptions, run_benchmark  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+
 LOCAL_KEY = "LOGICFUZZ_LOCAL_MODEL_KEY"
 
 
@@ -87,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--api-key-env", default="OPENAI_API_KEY")
     parser.add_argument("--no-local", action="store_true", help="skip the local SmolLM2 arms")
     parser.add_argument("--out", type=Path, default=None)
+    add_markdown_option(parser)
     args = parser.parse_args(argv)
     functions = [f for f in args.functions.split(",") if f]
     root = args.out or Path(tempfile.mkdtemp(prefix="model-compare-"))
@@ -111,6 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if server is not None:
             server.stop()
+    with markdown_copy(args.markdown, "Model compare: offline engine vs real models"):
+        print_table(args, functions, rows, root)
+    return 0
+
+
+def print_table(args: argparse.Namespace, functions: list[str], rows: dict[str, dict[str, Any]],
+                root: Path) -> None:
+    """One row per arm."""
     print(f"# model compare: {args.benchmark.name} {functions} fuzz={args.fuzz_seconds}s "
           f"iterations={args.max_iterations} max_output_tokens={args.max_output_tokens} (runs in {root})")
     print("| model | running | errors | union lines | union branches | model calls | fallbacks | "
@@ -120,7 +132,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {label} | {r['running']}/{r['targets']} | {r['errors']} | {r['lines']:.1f}% | "
               f"{r['branches']:.1f}% | "
               f"{r['calls']} | {r['fallbacks']} | {r['prompt']} | {r['completion']} | {r['seconds']:.0f} |")
-    return 0
 
 
 if __name__ == "__main__":

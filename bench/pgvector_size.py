@@ -30,6 +30,9 @@ from long_term_memory.experience import (  # noqa: E402
 )
 from long_term_memory.experience.stores import open_bank  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+
 
 def measure(url: str, items: int, queries: int) -> list[str]:
     """Table rows (markdown) for a bank of ``items`` items in the database at ``url``."""
@@ -72,6 +75,7 @@ def main() -> None:
     p.add_argument("--items", type=int, default=25000)
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--store", default="", help="an empty PostgreSQL database (default: a throwaway server)")
+    add_markdown_option(p)
     args = p.parse_args()
     server = None
     if not args.store:
@@ -84,9 +88,10 @@ def main() -> None:
     finally:
         if server:
             server.stop()
-    print(f"bank of {args.items} items (hashing-256), {args.queries} searches\n")
-    print("| step | open ms | search p50 ms | search p95 ms |\n|---|---|---|---|")
-    print("\n".join(rows))
+    with markdown_copy(args.markdown, "Experience bank size: local index vs pgvector"):
+        print(f"bank of {args.items} items (hashing-256), {args.queries} searches\n")
+        print("| step | open ms | search p50 ms | search p95 ms |\n|---|---|---|---|")
+        print("\n".join(rows))
 
 
 if __name__ == "__main__":

@@ -45,6 +45,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.g
 from logicfuzz.executor_open import open_executor  # noqa: E402
 from logicfuzz.executors import TargetJob  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+
 
 def simulated_target(job: TargetJob) -> dict[str, Any]:
     """A target whose build and fuzz runs sleep; logs the real events and writes result.json."""
@@ -234,6 +237,7 @@ def main() -> None:
     p.add_argument("--executors", default="local,ray", help='"" measures the bank only')
     p.add_argument("--store", default="", help="PostgreSQL URL for the bank part (default: a throwaway one)")
     p.add_argument("--bank-writes", type=int, default=100, help="records per writer (0: skip the bank part)")
+    add_markdown_option(p)
     args = p.parse_args()
     rows = []
     with TemporaryDirectory(prefix="lf-scale-") as tmp:
@@ -241,7 +245,9 @@ def main() -> None:
             for workers in (int(w) for w in args.workers.split(",")):
                 rows.append(measure(kind, workers, args, Path(tmp)))
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    print_tables(rows, _bank(args), args)
+    bank = _bank(args)
+    with markdown_copy(args.markdown, "Scale: executors and the shared experience bank"):
+        print_tables(rows, bank, args)
 
 
 if __name__ == "__main__":
