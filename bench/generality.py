@@ -113,13 +113,19 @@ def benchmark_of(lib: Library, work: Path) -> Path:
     return out
 
 
-def logicfuzz_run(lib: Library, yaml_path: Path, work: Path, args: argparse.Namespace) -> Path:
+# What each arm adds to `logicfuzz run`: the default engine, or the engine without the usage index.
+ARM_FLAGS = {"usage": [], "no-usage": ["--no-usage"]}
+
+
+def logicfuzz_run(lib: Library, yaml_path: Path, work: Path, args: argparse.Namespace,
+                  arm: str = "usage") -> Path:
     """The run directory: the reused one, or a new ``logicfuzz run`` (resumed if unfinished)."""
-    if lib.run_dir:
+    if lib.run_dir and arm == "usage":
         return lib.run_dir
     out = work / "run"
     cmd = ["run", str(yaml_path), "--out", str(out), "--fuzz-seconds", str(args.fuzz_seconds),
-           "--max-iterations", str(args.max_iterations), "--quiet", *args.run_arg]  # fmt: skip
+           "--max-iterations", str(args.max_iterations), "--quiet", *ARM_FLAGS[arm],
+           *args.run_arg]  # fmt: skip
     if args.jobs:
         cmd += ["--jobs", str(args.jobs)]
     if lib.functions and lib.yaml:
@@ -230,17 +236,24 @@ def compare(bench: dict[str, Any], run_dir: Path, work: Path, args: argparse.Nam
     return row
 
 
-def measure(lib: Library, args: argparse.Namespace) -> dict[str, Any]:
-    """One library's row; a failing step gives a row with ``error`` and ``stage``."""
-    work = args.out / lib.key
+def measure(lib: Library, args: argparse.Namespace, arm: str = "usage") -> dict[str, Any]:
+    """One library's row for one arm; a failing step gives a row with ``error`` and ``stage``.
+
+    Every arm runs the same benchmark YAML (the same functions): the usage arm's, in
+    ``OUT/LIB``; another arm works in ``OUT/LIB/ARM``.
+    """
+    base = args.out / lib.key
+    work = base if arm == "usage" else base / arm
     work.mkdir(parents=True, exist_ok=True)
-    row: dict[str, Any] = {"library": lib.key, "functions_requested": lib.functions}
+    row: dict[str, Any] = {"library": lib.key if arm == "usage" else f"{lib.key} ({arm})", "arm": arm,
+                           "functions_requested": lib.functions}
     stage = "benchmark"
     try:
-        yaml_path = benchmark_of(lib, work)
+        base.mkdir(parents=True, exist_ok=True)
+        yaml_path = benchmark_of(lib, base)
         bench = load_bench(yaml_path)
         stage = "logicfuzz run"
-        run_dir = logicfuzz_run(lib, yaml_path, work, args)
+        run_dir = logicfuzz_run(lib, yaml_path, work, args, arm)
         row.update(benchmark=str(yaml_path), project=bench["project"], run_dir=str(run_dir))
         row.update(run_stats(run_dir, bench["project"], bench))
         stage = "comparison"
@@ -273,14 +286,16 @@ def main(argv: list[str] | None = None) -> int:
     for merged in args.merge:  # later sittings win for a library measured twice
         rows.update({r["library"]: r for r in json.loads(merged.read_text())["rows"]})
     for lib in args.libraries:
-        rows[lib.key] = measure(lib, args)
-        write_json(args.json, list(rows.values()), args)  # kept even if a later library hangs
+        for arm in args.arms:  # side by side: the same functions, the same budget per side
+            row = measure(lib, args, arm)
+            rows[row["library"]] = row
+            write_json(args.json, list(rows.values()), args)  # kept even if a later library hangs
     if not args.libraries:
         write_json(args.json, list(rows.values()), args)
     with markdown_copy(args.markdown, "LogicFuzz vs the libraries' own fuzz harnesses at equal CPU"):
         print(markdown(list(rows.values())))
     print(f"\nJSON: {args.json}", file=sys.stderr)
-    return 1 if any(rows[lib.key].get("error") for lib in args.libraries) else 0
+    return 1 if any(r.get("error") for r in rows.values()) else 0
 
 
 if __name__ == "__main__":

@@ -21,6 +21,18 @@ class UsageError(Exception):
     """Bad command line: the message says what was wrong and what to do (exit 2)."""
 
 
+ARMS = ("usage", "no-usage")  # the run flags of each arm: ARM_FLAGS in generality.py
+
+
+def arms_of(text: str) -> list[str]:
+    """The ``--arms`` list, each checked."""
+    arms = [a.strip() for a in text.split(",") if a.strip()]
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown or not arms:
+        raise UsageError(f"--arms {','.join(unknown) or '(empty)'}: each arm is one of {', '.join(ARMS)}")
+    return arms
+
+
 @dataclass
 class Library:
     """One library to measure, as named on the command line."""
@@ -83,6 +95,14 @@ def attach_runs(libraries: list[Library], runs: list[str]) -> None:
         match[0].run_dir = path.resolve()
 
 
+def _run_options(p: argparse.ArgumentParser) -> None:
+    """What to measure: the libraries, reused runs, the arms."""
+    p.add_argument("libraries", nargs="*", metavar="LIB[:fn1,fn2]",
+                   help="Debian source package or benchmark YAML, optionally with the functions to use")
+    p.add_argument("--logicfuzz-run", action="append", default=[], metavar="[LIB=]DIR",
+                   help="reuse this `logicfuzz run --out` directory for LIB instead of running again")
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parsed and checked arguments; ``libraries`` holds :class:`Library` items.
 
@@ -91,10 +111,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """
     p = _Parser(prog="generality.py", description="LogicFuzz vs each library's own fuzz harnesses "
                 "at equal fuzzing CPU.")
-    p.add_argument("libraries", nargs="*", metavar="LIB[:fn1,fn2]",
-                   help="Debian source package or benchmark YAML, optionally with the functions to use")
-    p.add_argument("--logicfuzz-run", action="append", default=[], metavar="[LIB=]DIR",
-                   help="reuse this `logicfuzz run --out` directory for LIB instead of running again")
+    _run_options(p)
     p.add_argument("--fuzz-seconds", type=int, default=30, help="logicfuzz run --fuzz-seconds (default 30)")
     p.add_argument("--max-iterations", type=int, default=3, help="logicfuzz run --max-iterations (default 3)")
     p.add_argument("--jobs", type=int, help="logicfuzz run --jobs (default: its own)")
@@ -113,6 +130,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "(LogicFuzz's for both sides), none")
     p.add_argument("--parallel", type=int, default=os.cpu_count() or 1,
                    help="harnesses of one side fuzzed at once (wall time only; default: cores)")
+    p.add_argument("--arms", default="usage", metavar="ARM[,ARM]",
+                   help="LogicFuzz arms, side by side on the same functions: usage (the default engine) and "
+                        "no-usage (logicfuzz run --no-usage: without the library's own tests and examples)")
     p.add_argument("--out", type=Path, help="work directory (default results/generality-<time>)")
     p.add_argument("--json", type=Path, help="results file (default OUT/generality.json)")
     p.add_argument("--merge", nargs="+", type=Path, default=[], metavar="JSON",
@@ -137,6 +157,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if len(set(keys)) != len(keys):
         raise UsageError(f"a library is named twice ({', '.join(keys)}): give each once")
     attach_runs(args.libraries, args.logicfuzz_run)
+    args.arms = arms_of(args.arms)
     args.out = (args.out or REPO / "results" / time.strftime("generality-%Y%m%d-%H%M%S")).resolve()
     args.json = (args.json or args.out / "generality.json").resolve()
     return args

@@ -68,17 +68,20 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The table, a summary row, and one note per library whose upstream set gave no number."""
-    s = summarize(rows)
+    """The table, a summary row per arm, and one note per library whose upstream set gave no number."""
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row_cells(r)) + " |" for r in rows]
-    total = [
-        f"**total ({s['libraries']} libraries)**", f"{s['functions_running']}/{s['functions_total']}",
-        str(s["fix_rounds"]), str(s["misuse_crash_rounds"]), f"{s['compared']} compared", "-", "-", "-",
-        f"**{s['ratio_lines_at_least_1']}/{s['compared']} with ratio >= 1.0**", "-", "-",
-        f"{s['ratio_branches_at_least_1']}/{s['compared']} >= 1.0", "-",
-    ]  # fmt: skip
-    lines.append("| " + " | ".join(total) + " |")
+    arms = list(dict.fromkeys(r.get("arm", "usage") for r in rows))
+    for arm in arms:
+        s = summarize([r for r in rows if r.get("arm", "usage") == arm])
+        name = f"total ({s['libraries']} libraries)" + (f", {arm}" if len(arms) > 1 else "")
+        total = [
+            f"**{name}**", f"{s['functions_running']}/{s['functions_total']}",
+            str(s["fix_rounds"]), str(s["misuse_crash_rounds"]), f"{s['compared']} compared", "-", "-", "-",
+            f"**{s['ratio_lines_at_least_1']}/{s['compared']} with ratio >= 1.0**", "-", "-",
+            f"{s['ratio_branches_at_least_1']}/{s['compared']} >= 1.0", "-",
+        ]  # fmt: skip
+        lines.append("| " + " | ".join(total) + " |")
     notes = []
     for r in rows:
         up = r.get("upstream") or {}

@@ -44,8 +44,9 @@ from fuzzkit.header_facts import blob_types, stream_types
 from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
 from fuzzkit.library import LibraryBuild, build_library
-from fuzzkit.select_functions import choose_functions, pick_named
+from fuzzkit.select_functions import choose_functions, pick_named, usage_bonus
 from fuzzkit.source import SourceSpec, fetch_source
+from fuzzkit.usage_index import usage_index
 
 _NO_CHECK = re.compile(r"^(no_?check|unchecked|no_?verify|no_?validate|unsafe)$", re.I)
 
@@ -265,8 +266,12 @@ def _default_choice(lib: LibraryBuild, api: list[FunctionDecl], preferred_api: l
     facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api)
     # A harness calling the header's inline wrapper (or macro) fuzzes the function it wraps.
     fuzzed = fuzzed | {w.function for w in facts.wrappers if w.caller in fuzzed}
+    constants = [c for e in facts.enums for c, _v in e.constants] + [m.name for m in facts.macros]
+    index = usage_index(lib, api, constants)  # the library's own tests and tools, never its fuzz harnesses
+    used = usage_bonus((c.function, any(a.kind in ("data", "size", "callback") for a in c.args))
+                       for f in index.functions for c in f.calls)
     return choose_functions(preferred_api, max_functions, canonical, fuzzed,
-                            stream_types(facts) | blob_types(facts))
+                            stream_types(facts) | blob_types(facts), used)
 
 
 def _nothing_chosen(api: list[FunctionDecl], headers: list[str]) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.errors import ToolchainError
@@ -211,6 +211,7 @@ def choose_functions(
     canonical: Mapping[str, str] | None = None,
     fuzzed: Collection[str] = (),
     streams: Collection[str] = (),
+    used: Mapping[str, int] | None = None,
 ) -> list[FunctionDecl]:
     """A varied, promising default set of at most ``max_functions`` targets, best first.
 
@@ -228,7 +229,10 @@ def choose_functions(
         fuzzed: Functions the library's own fuzz harnesses call: its authors found them
             worth fuzzing, so they rank higher (+3).
         streams: Stream struct names (see :func:`archetype`).
+        used: Functions the library's own tests, examples and tools call, with their bonus
+            (:func:`usage_bonus`: data entry points +2, others +1).
     """
+    used = used or {}
     canon = canonical or {}
     handlers = _callback_shapes(canon)
     decls = [d for d in decls if _shape(d, canon) not in handlers]
@@ -240,7 +244,8 @@ def choose_functions(
     from_file = not any(_entry(d, canon, streams) for d in decls)
     unchecked = _unchecked(decls)
     scores = {d.name: (score(d, canon, streams, True) if from_file and reads_file(d, canon) else base[d.name])
-              + bonus.get(d.name, 0) + 3 * (d.name in fuzzed) - 8 * (d.name in unchecked) for d in decls}
+              + bonus.get(d.name, 0) + 3 * (d.name in fuzzed) + used.get(d.name, 0)
+              - 8 * (d.name in unchecked) for d in decls}
     ranked = sorted(
         (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
     )
@@ -298,3 +303,15 @@ def pick_named(decls: list[FunctionDecl], names: list[str]) -> list[FunctionDecl
             "name functions declared in the library's public headers and defined in the library",
         )
     return [by_name[n] for n in names]
+
+
+def usage_bonus(calls: Iterable[tuple[str, bool]]) -> dict[str, int]:
+    """Rank bonus from the library's own usage: ``(function, given data)`` per call seen.
+
+    A function the library's own code hands data to (a buffer, its size, a callback) is an
+    entry point its authors use: +2; one it only calls: +1.
+    """
+    out: dict[str, int] = {}
+    for name, fed in calls:
+        out[name] = max(out.get(name, 0), 2 if fed else 1)
+    return out

@@ -17,6 +17,7 @@ from fuzzkit.headers import cindex_module
 from fuzzkit.tools import resource_include_dir
 from fuzzkit.usage_models import Arg, CallSite, UsageFunction
 from fuzzkit.usage_sources import UsageSource
+from fuzzkit.usage_text import call_site, constant_arg, cut_source, join_tokens
 
 _WRAPPERS = ("UNEXPOSED_EXPR", "PAREN_EXPR", "CSTYLE_CAST_EXPR")
 
@@ -30,24 +31,9 @@ def clang_functions(
     root: Path,
 ) -> list[UsageFunction]:
     """The functions of ``src`` that call the API, read with libclang (empty if it cannot)."""
-    from fuzzkit.usage_index import cut_source
-
     ci = cindex_module()
     assert src.path is not None
-    cxx = src.path.suffix.lower() != ".c"
-    args = [
-        "-x",
-        "c++" if cxx else "c",
-        "-std=gnu++17" if cxx else "-std=gnu11",
-        f"-I{src.path.parent}",
-        f"-I{root}",
-        *(f"-I{d}" for d in include_dirs),
-        *(f"-D{d}" for d in defines),
-        "-Wno-everything",
-    ]
-    builtin = resource_include_dir()
-    if builtin:
-        args.append(f"-I{builtin}")
+    args = _parse_args(src.path, root, include_dirs, defines)
     tu = ci.Index.create().parse(str(src.path), args=args, options=ci.TranslationUnit.PARSE_INCOMPLETE)
     data = src.path.read_bytes()
     main_file = str(src.path)
@@ -89,6 +75,18 @@ def clang_functions(
             )
         )
     return out
+
+
+def _parse_args(path: Path, root: Path, include_dirs: Sequence[str], defines: Sequence[str]) -> list[str]:
+    """The flags a usage file parses with: the build's, its own folder's and the compiler's headers."""
+    cxx = path.suffix.lower() != ".c"
+    args = ["-x", "c++" if cxx else "c", "-std=gnu++17" if cxx else "-std=gnu11",
+            f"-I{path.parent}", f"-I{root}", *(f"-I{d}" for d in include_dirs),
+            *(f"-D{d}" for d in defines), "-Wno-everything"]
+    builtin = resource_include_dir()
+    if builtin:
+        args.append(f"-I{builtin}")
+    return args
 
 
 def _local_types(cursor: Any, main_file: str, data: bytes) -> dict[str, str]:
@@ -133,8 +131,6 @@ class _Reader:
         self._pending: list[tuple[int, CallSite]] = []
 
     def text(self, c: Any) -> str:
-        from fuzzkit.usage_index import join_tokens
-
         return join_tokens([t.spelling for t in c.get_tokens()])
 
     def walk(self, node: Any, parents: list[Any]) -> None:
@@ -143,8 +139,6 @@ class _Reader:
             self.variables.setdefault(node.spelling, node.type.spelling)
             toks = [t.spelling for t in node.get_tokens()]
             if kind == "VAR_DECL" and "=" in toks:
-                from fuzzkit.usage_index import join_tokens
-
                 self.inits.setdefault(node.spelling, join_tokens(toks[toks.index("=") + 1 :]).rstrip(";"))
         elif kind == "DECL_REF_EXPR" and node.spelling in self.defined and not _is_callee(node, parents):
             holder = _holder(self, parents)
@@ -160,8 +154,6 @@ class _Reader:
             self._checks_after(children)
 
     def _site(self, node: Any, parents: list[Any]) -> CallSite:
-        from fuzzkit.usage_index import call_site
-
         args = [self._arg(a) for a in node.get_arguments()]
         result, check, loop = "", "", False
         chain = [p for p in parents if p.kind.name not in _WRAPPERS]
@@ -193,8 +185,6 @@ class _Reader:
         return site
 
     def _arg(self, a: Any) -> Arg:
-        from fuzzkit.usage_index import constant_arg
-
         core = a
         while core.kind.name in _WRAPPERS:
             inner = list(core.get_children())

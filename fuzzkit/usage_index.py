@@ -19,15 +19,12 @@ from typing import Any
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.paths import file_lock
+from fuzzkit.usage_clang import clang_functions
 from fuzzkit.usage_lexical import lexical_functions
-from fuzzkit.usage_models import INDEX_VERSION, Arg, CallSite, UsageFunction, UsageIndex
+from fuzzkit.usage_models import INDEX_VERSION, Arg, UsageFunction, UsageIndex
 from fuzzkit.usage_sources import UsageSource, usage_sources
 
-MAX_SOURCE = 80  # lines of a usage function kept for snippets
 MAX_CLANG_BYTES = 400_000  # bigger files are read lexically (a generated test of every function)
-_CONSTANT_TOKEN = re.compile(
-    r"^(?:[A-Z_][A-Z0-9_]*|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[|+\-()<>~&*]|<<|>>|sizeof)$"
-)
 _SIZE_NAME = re.compile(r"(?i)(len|size|count|length|bytes|nbytes|^n$|^sz$)")
 _BYTES_TYPE = re.compile(
     r"\b(char|uint8_t|int8_t|u_char|unsigned char|void|[A-Za-z_]*byte[A-Za-z_]*)\b.*(\*|\[)"
@@ -80,44 +77,6 @@ def classify(arg: Arg, variables: dict[str, str], api_types: set[str]) -> Arg:
     return arg
 
 
-def constant_arg(tokens: Sequence[str], known: set[str]) -> list[str] | None:
-    """The constants an argument combines, if it is made of constants only (else None)."""
-    names: list[str] = []
-    for tok in tokens:
-        if tok in known:
-            names.append(tok)
-        elif not _CONSTANT_TOKEN.match(tok):
-            return None
-        elif re.match(r"^[A-Z_][A-Z0-9_]*$", tok):
-            names.append(tok)
-    return names
-
-
-_UNARY_AFTER = frozenset(
-    {"(", ",", "=", "|", "+", "-", "return", "[", "!", "?", ":", "&&", "||", "==", "!=", "<", ">", "{"}
-)
-
-
-def join_tokens(tokens: Sequence[str]) -> str:
-    """C tokens back into text, spaced the way people write it (``f(&x, A | B)``)."""
-    text, seen = "", list[str]()
-    for tok in tokens:
-        if seen:
-            prev, before = seen[-1], (seen[-2] if len(seen) > 1 else "")
-            unary = prev in ("&", "*", "-", "!", "~") and (before == "" or before in _UNARY_AFTER)
-            glue = (
-                tok in (")", "]", ",", ";", ".", "->", "[")
-                or prev in ("(", "[", ".", "->")
-                or (tok == "(" and bool(re.match(r"[A-Za-z_]\w*$", prev)) and prev != "return")
-                or unary
-            )
-            if not glue:
-                text += " "
-        text += tok
-        seen.append(tok)
-    return text
-
-
 def build_index(
     root: Path,
     api: Sequence[FunctionDecl],
@@ -155,8 +114,6 @@ def _read_source(
     found: list[UsageFunction] = []
     if src.path is not None and len(src.text) <= MAX_CLANG_BYTES:
         try:
-            from fuzzkit.usage_clang import clang_functions
-
             found = clang_functions(src, names, known, include_dirs, defines, root)
         except Exception:  # noqa: BLE001 - libclang failing on one file: read it lexically
             found = []
@@ -196,27 +153,3 @@ def usage_index(lib: Any, api: Sequence[FunctionDecl], constants: Iterable[str] 
         tmp.write_text(json.dumps(index.model_dump(mode="json")))
         tmp.replace(dest)
     return index
-
-
-def cut_source(text: str) -> str:
-    """A function's text, cut at :data:`MAX_SOURCE` lines."""
-    lines = text.splitlines()
-    if len(lines) <= MAX_SOURCE:
-        return text
-    return "\n".join(lines[:MAX_SOURCE] + ["    /* ... */"])
-
-
-def call_site(
-    function: str, args: list[Arg], result: str = "", check: str = "", line: int = 0, loop: bool = False
-) -> CallSite:
-    """A :class:`CallSite`, the variable behind ``result`` filled in."""
-    base = re.match(r"^\(*\s*\**\s*([A-Za-z_]\w*)", result)
-    return CallSite(
-        function=function,
-        args=args,
-        result=result,
-        result_var=base.group(1) if base else "",
-        check=check,
-        line=line,
-        loop=loop and bool(check),
-    )

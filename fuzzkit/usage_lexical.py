@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from fuzzkit.usage_models import Arg, CallSite, UsageFunction
 from fuzzkit.usage_sources import UsageSource
+from fuzzkit.usage_text import call_site, constant_arg, cut_source, join_tokens
 
 _TOKEN = re.compile(
     r"""(?P<skip>/\*.*?\*/|//[^\n]*|^[ \t]*\#(?:[^\n]*\\\n)*[^\n]*)"""
@@ -80,8 +81,6 @@ def _bodies(toks: list[tuple[str, int]]) -> list[tuple[str, int, int]]:
 
 def lexical_functions(src: UsageSource, names: set[str], known: set[str]) -> list[UsageFunction]:
     """The functions of ``src`` (or the block as one) with their API calls, read from tokens."""
-    from fuzzkit.usage_index import cut_source
-
     toks = tokens(src.text)
     lines = src.text.splitlines()
     bodies = _bodies(toks) or [("(snippet)", 0, len(toks) - 1)]
@@ -114,8 +113,6 @@ def lexical_functions(src: UsageSource, names: set[str], known: set[str]) -> lis
 def _function(
     body: list[tuple[str, int]], names: set[str], known: set[str], defined: set[str]
 ) -> UsageFunction:
-    from fuzzkit.usage_index import call_site, constant_arg, join_tokens
-
     calls: list[CallSite] = []
     variables: dict[str, str] = {}
     assigned: dict[str, list[str]] = {}
@@ -183,8 +180,6 @@ def _arg(part: list[str], known: set[str], defined: set[str], join, constant_arg
 
 def _lvalue(body: list[tuple[str, int]], eq: int) -> str:
     """The text assigned to at ``body[eq] == '='`` (``h``, ``obj->err``, ``cfg.mode``, ``v[2]``)."""
-    from fuzzkit.usage_index import join_tokens
-
     parts: list[str] = []
     j = eq - 1
     while j >= 0:
@@ -214,8 +209,6 @@ def _lvalue(body: list[tuple[str, int]], eq: int) -> str:
 
 def _condition(body: list[tuple[str, int]], i: int) -> tuple[str, bool]:
     """The condition of the ``if``/``while`` the call at ``i`` sits in, and whether it loops."""
-    from fuzzkit.usage_index import join_tokens
-
     depth = 0
     for j in range(i - 1, -1, -1):
         tok = body[j][0]
@@ -235,8 +228,6 @@ def _condition(body: list[tuple[str, int]], i: int) -> tuple[str, bool]:
 
 def _declaration(body: list[tuple[str, int]], i: int) -> tuple[str, str] | None:
     """``(type, name)`` when a declaration starts at ``i`` (``struct s *x = ...;``, ``acme_h h;``)."""
-    from fuzzkit.usage_index import join_tokens
-
     if i > 0 and (
         body[i - 1][0] not in (";", "{", "}", ")", "(", ",") or i > 1 and body[i - 2][0] == "sizeof"
     ):

@@ -37,7 +37,7 @@ def ranked(kind: str) -> tuple[str, ...]:
 
 
 def name_words(name: str) -> list[str]:
-    """The lower-case words of a C name (``xmlFreeDoc`` -> ``xml``, ``free``, ``doc``)."""
+    """The lower-case words of a C name (``acmeFreeDoc`` -> ``acme``, ``free``, ``doc``)."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
     return [w.lower() for w in re.split(r"[_\W]+", spaced) if w]
 

@@ -195,7 +195,7 @@ def findings_of(plan: list[tuple[Benchmark, list[str]]], records: dict[str, dict
 
 
 def _source_line(bench: Benchmark) -> str:
-    """Where the library came from, for a bug report: ``apt cjson version 1.7.15-1, tree cjson-1.7.15``."""
+    """Where the library came from, for a bug report: ``apt acme version 1.2-1, tree acme-1.2``."""
     spec = bench.source
     kind = next(k for k in ("apt", "git", "tarball", "path") if getattr(spec, k))
     text = f"{kind} {getattr(spec, kind)}" + (f" version {spec.version}" if spec.version else "")

@@ -12,6 +12,9 @@ from agents.offline.followups import crashed_followup
 from agents.offline.leak_owner import library_leak, uncast
 from agents.offline.prompt_reader import PromptFacts, target_function
 from agents.offline.synth_finders import words
+from agents.offline.usage import usage_releasers
+from agents.usage_section import HEADING as USAGE_HEADING
+from agents.usage_section import read_usage
 from fuzzkit.triage import OVERFLOWS, Triage, released_inside_a_call
 
 Reply = tuple[dict[str, Any], str | None]
@@ -43,7 +46,8 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
     if kind == "leak" and not harness_fault:
         why = library_leak(facts.code("Current harness"), facts.text("Stack"),
                            parse_prototypes(facts.code("Library functions in the stack")),
-                           parse_prototypes(facts.code("Library functions the harness calls")))
+                           parse_prototypes(facts.code("Library functions the harness calls")),
+                           usage_releasers(read_usage(facts.sections.get(USAGE_HEADING, ""))))
         if why:
             return {"feasible": True, "verdict": "library_bug",
                     "reasoning": f"The leak is the library's: {why}.", "fix_hint": ""}, None

@@ -11,13 +11,14 @@ error path): a library bug, which no change to the harness can repair.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from agents.offline import cdecl, type_table
 from agents.offline.ckinds import base_name, canonical_base, is_pointer, pointee, strip_const
 from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.synth_finders import words
 from fuzzkit.api import FunctionDecl
+from fuzzkit.usage_models import type_key
 
 _FRAME = re.compile(r"^#\d+\s+(\w+)", re.M)
 _CASTS = re.compile(r"^(\(\s*[\w\s*]+\)\s*)+")
@@ -28,12 +29,16 @@ _LITERAL = re.compile(r"^(NULL|0|nullptr|\d[\w.]*|\"(?:[^\"\\]|\\.)*\"|'.*')$")
 
 
 def library_leak(harness: str, stack: str, public: list[FunctionDecl],
-                 called: Sequence[FunctionDecl] = ()) -> str:
+                 called: Sequence[FunctionDecl] = (), releasers: Mapping[str, str] | None = None) -> str:
     """Why the leak is the library's own, or ``""`` when the harness may be at fault.
 
     ``stack`` is the allocation stack, innermost first (``#0 name file:line``); ``public`` the
-    library's functions among its frames; ``called`` those the harness calls.
+    library's functions among its frames; ``called`` those the harness calls. ``releasers``:
+    object type -> the function the library's own code releases it with (the usage index); an
+    object the harness released with another function (one that frees only a part of it) was
+    not released, so the leak is the harness's.
     """
+    owners = dict(releasers or {})
     chain = _FRAME.findall(stack)
     if "LLVMFuzzerTestOneInput" not in chain[1:]:
         return ""
@@ -50,13 +55,13 @@ def library_leak(harness: str, stack: str, public: list[FunctionDecl],
     if call is None or close is None:
         return ""
     if _handed_back(entry.return_type) and not (call.group(1) and _released(harness, call.group(1),
-                                                                           entry.return_type)):
+                                                                           entry.return_type, owners)):
         return ""
     args = split_args(harness[call.end():close])
     later = {d.name: d for d in called if d.name != entry.name}
     for param, arg in zip(entry.params, args, strict=False):
         name = _object(arg)
-        if _handed_back(param.type) and name and not _released(harness, name, pointee(param.type)):
+        if _handed_back(param.type) and name and not _released(harness, name, pointee(param.type), owners):
             return ""
         if _handed_back(param.type) and name and _overwritten(harness[close:], name, later):
             return ""  # `view(src, ..., &dst)` after `import(&dst, ...)`: dst's blocks are lost by it
@@ -98,10 +103,18 @@ def uncast(arg: str) -> str:
     return _CASTS.sub("", arg.strip())
 
 
-def _released(harness: str, name: str, ctype: str) -> bool:
-    """Whether a releaser takes ``name`` (or ``&name``); plain ``free`` only for plain memory."""
+def _released(harness: str, name: str, ctype: str, owners: Mapping[str, str] | None = None) -> bool:
+    """Whether a releaser takes ``name`` (or ``&name``); plain ``free`` only for plain memory.
+
+    When the library's own code releases ``ctype`` objects with one function (``owners``), only
+    that function releases it.
+    """
     if name == "?":
         return False
+    own = (owners or {}).get(type_key(ctype))
+    if own:
+        call = rf"\b{re.escape(own)}\s*\(\s*(?:\([^()]*\)\s*)?&?\s*{re.escape(name)}\b"
+        return re.search(call, harness) is not None
     plain = strip_const(canonical_base(base_name(ctype))) in _PLAIN
     for fn in re.findall(rf"\b(\w+)\s*\(\s*(?:\([^()]*\)\s*)?&?\s*{re.escape(name)}\b", harness):
         if set(words(fn)) & _RELEASE and (fn != "free" or plain):

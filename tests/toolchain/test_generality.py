@@ -141,6 +141,7 @@ def test_a_failing_library_is_reported_and_the_next_goes_on(
     (["{kv}", "{kvnone}", "--logicfuzz-run", "{run}"], "say which one"),
     (["missing/thing.yaml"], "does not exist"),
     (["{kv}", "--budget", "0"], "--budget"),
+    (["{kv}", "--arms", "usage,sometimes"], "--arms sometimes"),
 ])
 def test_bad_arguments_give_one_line_and_exit_2(
         argv: list[str], said: str, benches: dict[str, Path], run_dir: Path, tmp_path: Path,

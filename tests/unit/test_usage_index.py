@@ -1,0 +1,140 @@
+"""The usage index: which files it reads, what it records, and the facts block it travels in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.offline.leak_owner import library_leak
+from agents.offline.usage import usage_releasers
+from agents.usage_section import read_usage, usage_section
+from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.facts_block import FactsBlockError, read_facts, render_facts
+from fuzzkit.usage_index import build_index
+from fuzzkit.usage_models import ObjectProtocol, UsageFacts
+from fuzzkit.usage_protocols import target_usage
+from fuzzkit.usage_sources import doc_blocks, usage_sources
+from tests.usage_fixtures import OPENER, PARTIAL_RELEASER, write_tree
+
+HND_API = [
+    FunctionDecl("hnd_open", "int", (Param("mode", "enum hnd_mode"), Param("fmt", "enum hnd_fmt"),
+                                     Param("out", "hnd_t *"))),
+    FunctionDecl("hnd_decode", "int", (Param("h", "hnd_t"), Param("data", "const unsigned char *"),
+                                       Param("size", "size_t"))),
+    FunctionDecl("hnd_close", "int", (Param("h", "hnd_t"),)),
+]
+
+
+def test_a_facts_block_reads_back_into_the_same_model() -> None:
+    facts = UsageFacts(objects=[ObjectProtocol(type="acme_doc *", release="acme_doc_free", uses=3)])
+    text = "Some words a person reads.\n" + render_facts("usage", facts) + "\nMore words."
+    assert read_facts(text, "usage", UsageFacts) == facts
+    assert read_facts(text, "header", UsageFacts) is None  # another kind: not this block
+    assert read_facts("no block at all", "usage", UsageFacts) is None
+
+
+def test_a_facts_block_that_does_not_fit_its_model_is_an_error() -> None:
+    bad = "```yaml\n# facts: usage v1\nobjects:\n- type: x\n  colour: red\n```"
+    with pytest.raises(FactsBlockError, match="does not fit UsageFacts"):
+        read_facts(bad, "usage", UsageFacts)
+    with pytest.raises(FactsBlockError, match="version 9"):
+        read_facts("```yaml\n# facts: usage v9\n{}\n```", "usage", UsageFacts)
+
+
+def test_rewording_the_summary_changes_nothing_the_engine_reads(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, OPENER)
+    index = build_index(root, HND_API, [str(root)], [], [str(root / "hnd.c")])
+    state = {"library_usage": target_usage(index, HND_API[1], HND_API).model_dump(mode="json")}
+    section = usage_section(state)
+    reworded = section.replace("made by", "constructed through").replace("released by", "freed via")
+    assert read_usage(reworded) == read_usage(section) != UsageFacts()
+
+
+def test_the_yardstick_is_never_read(tmp_path: Path) -> None:
+    files = dict(OPENER)
+    files["tests/fuzz_like_test.c"] = "int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n);\n"
+    files["oss-fuzz/helper.c"] = "void helper(void) { hnd_decode(0, 0, 0); }\n"
+    root = write_tree(tmp_path, files)
+    sources, left_out = usage_sources(root, [root / "hnd.c"])
+    read = {s.rel for s in sources}
+    assert read == {"tests/test_decode.c"}
+    assert set(left_out) == {"fuzz/decode_fuzzer.c", "tests/fuzz_like_test.c", "oss-fuzz/helper.c"}
+
+
+def test_only_a_fuzz_harness_calling_the_target_gives_no_usage(tmp_path: Path) -> None:
+    files = {k: v for k, v in OPENER.items() if not k.startswith("tests/")}
+    root = write_tree(tmp_path, files)
+    index = build_index(root, HND_API, [str(root)], [], [str(root / "hnd.c")])
+    assert index.functions == [] and index.left_out == ["fuzz/decode_fuzzer.c"]
+    usage = target_usage(index, HND_API[1], HND_API)
+    assert usage.facts == UsageFacts() and usage.snippets == []
+    assert usage_section({"library_usage": usage.model_dump(mode="json")}) == ""
+
+
+def test_documentation_blocks_are_read_lexically(tmp_path: Path) -> None:
+    files = {k: v for k, v in OPENER.items() if not k.startswith("tests/")}
+    files["README.md"] = (
+        "# hnd\n\nDecode a buffer:\n\n```c\nhnd_t h;\nif (hnd_open(HND_READ, HND_FMT_PACKED, &h) != 0)\n"
+        "    return -1;\nn = hnd_decode(h, buf, len);\nhnd_close(h);\n```\n")
+    files["doc/hnd.3"] = ".TH HND 3\n.SH EXAMPLES\n.nf\nhnd_close(h);\n.fi\n.SH SEE ALSO\n"
+    root = write_tree(tmp_path, files)
+    index = build_index(root, HND_API, [str(root)], [], [str(root / "hnd.c")])
+    snippet = next(f for f in index.functions if f.file == "README.md#1")
+    assert snippet.parsed_by == "lexical" and snippet.origin == "doc"
+    opened = snippet.calls[0]
+    assert opened.function == "hnd_open" and opened.check.startswith("hnd_open(")
+    assert [a.kind for a in opened.args] == ["constant", "constant", "object"] and opened.args[2].address
+    decoded = snippet.calls[1]
+    assert decoded.result == "n" and [a.kind for a in decoded.args][2] == "size"
+    assert any(f.file == "doc/hnd.3#1" for f in index.functions)
+
+
+def test_doxygen_and_man_page_blocks() -> None:
+    header = "/**\n * Example:\n * @code\n * acme_t *a = acme_new();\n * acme_free(a);\n * @endcode\n */\n"
+    assert doc_blocks(header, ".h") == ["acme_t *a = acme_new();\nacme_free(a);"]
+    man = ".SH EXAMPLE\n.EX\nacme_open(\\fIpath\\fP, ACME_RDONLY);\n.EE\n.SH NOTES\nx(y)\n"
+    assert doc_blocks(man, ".3") == ["acme_open(path, ACME_RDONLY);"]
+
+
+def test_a_leak_released_with_a_partial_releaser_is_the_harness_s(tmp_path: Path) -> None:
+    api = [FunctionDecl("pr_parse", "pr_obj *", (Param("text", "const char *"), Param("len", "size_t"))),
+           FunctionDecl("pr_free", "void", (Param("o", "pr_obj *"),)),
+           FunctionDecl("pr_dispose", "void", (Param("o", "pr_obj *"),))]
+    root = write_tree(tmp_path, PARTIAL_RELEASER)
+    index = build_index(root, api, [str(root)], [], [str(root / "pr.c")])
+    facts = target_usage(index, api[0], api).facts
+    assert usage_releasers(facts) == {"pr_obj *": "pr_dispose"}
+    harness = ("int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {\n"
+               "  pr_obj *o = pr_parse((const char *)data, size);\n  if (o) pr_free(o);\n  return 0;\n}\n")
+    stack = "#0 calloc\n#1 pr_parse pr.c:7\n#2 LLVMFuzzerTestOneInput harness.c:2\n"
+    # Without the usage, pr_free looks like o's releaser, so the leak looks like the library's.
+    assert library_leak(harness, stack, api, api)
+    assert library_leak(harness, stack, api, api, usage_releasers(facts)) == ""
+
+
+def test_init_benchmark_ranks_the_entry_points_the_library_s_own_code_feeds() -> None:
+    from fuzzkit.select_functions import choose_functions, usage_bonus
+
+    decls = [FunctionDecl("zz_scan_text", "int", (Param("text", "const char *"), Param("len", "size_t"))),
+             FunctionDecl("zz_read_blob", "int", (Param("blob", "const char *"), Param("len", "size_t")))]
+    assert [d.name for d in choose_functions(decls, 1)] == ["zz_scan_text"]  # header order breaks the tie
+    used = usage_bonus([("zz_read_blob", True), ("zz_scan_text", False)])
+    assert used == {"zz_read_blob": 2, "zz_scan_text": 1}
+    assert [d.name for d in choose_functions(decls, 1, used=used)] == ["zz_read_blob"]
+
+
+def test_the_generality_table_totals_each_arm_apart() -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from generality_table import markdown
+
+    def row(name: str, arm: str, running: int) -> dict:
+        return {"library": name, "arm": arm, "functions_running": running, "functions_total": 4,
+                "logicfuzz": {"lines": 10.0, "harnesses": running}, "upstream": {"lines": 10.0, "status": "ok"},
+                "ratio_lines": 1.0}
+
+    text = markdown([row("zz", "usage", 4), row("zz (no-usage)", "no-usage", 1)])
+    assert "| **total (1 libraries), usage** | 4/4 |" in text
+    assert "| **total (1 libraries), no-usage** | 1/4 |" in text
