@@ -87,7 +87,8 @@ def in_fuzz_folder(rel: Path) -> bool:
     Any directory whose name contains ``fuzz`` counts (``fuzzing``, ``libfuzzer-driver``), a
     wider net than :data:`SKIP_DIRS`: such a folder holds the yardstick or its helpers.
     """
-    return any("fuzz" in part.lower() for part in rel.parts[:-1])
+    # LogicFuzz's own build folder (`.logicfuzz-build`) in a configured copy is no fuzzing folder.
+    return any("fuzz" in part.lower().replace("logicfuzz", "") for part in rel.parts[:-1])
 
 
 def mentions_fuzz_entry(path: Path) -> bool:

@@ -229,8 +229,8 @@ def choose_functions(
         fuzzed: Functions the library's own fuzz harnesses call: its authors found them
             worth fuzzing, so they rank higher (+3).
         streams: Stream struct names (see :func:`archetype`).
-        used: Functions the library's own tests, examples and tools call, with their bonus
-            (:func:`usage_bonus`: data entry points +2, others +1).
+        used: Functions the library's own tests, examples and tools hand data to, with their
+            bonus (:func:`usage_bonus`).
     """
     used = used or {}
     canon = canonical or {}
@@ -309,9 +309,7 @@ def usage_bonus(calls: Iterable[tuple[str, bool]]) -> dict[str, int]:
     """Rank bonus from the library's own usage: ``(function, given data)`` per call seen.
 
     A function the library's own code hands data to (a buffer, its size, a callback) is an
-    entry point its authors use: +2; one it only calls: +1.
+    entry point its authors use: +2. Merely being called earns nothing: a test suite calls
+    every setter and getter once, which says nothing about what is worth fuzzing.
     """
-    out: dict[str, int] = {}
-    for name, fed in calls:
-        out[name] = max(out.get(name, 0), 2 if fed else 1)
-    return out
+    return {name: 2 for name, fed in calls if fed}

@@ -19,6 +19,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from fuzzkit.detect_tree import in_fuzz_folder
 from fuzzkit.usage_models import Origin
 
 CODE_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx"})
@@ -41,7 +42,6 @@ _ORIGINS: tuple[tuple[Origin, frozenset[str]], ...] = (
     ("tool", frozenset("tool tools util utils utilities programs progs apps app bin cli cmd".split())),
     ("doc", frozenset("doc docs documentation manual man".split())),
 )
-_FUZZ_PART = re.compile(r"fuzz", re.I)
 _HARNESS = "LLVMFuzzerTestOneInput"
 _MAIN = re.compile(r"\bmain\s*\(")
 
@@ -71,7 +71,7 @@ def origin_of(rel: Path) -> Origin | None:
 
 def is_yardstick(rel: Path, text: str) -> bool:
     """A fuzz harness or anything in a fuzzing folder: never read."""
-    return any(_FUZZ_PART.search(p) for p in rel.parts[:-1]) or _HARNESS in text
+    return in_fuzz_folder(rel) or _HARNESS in text
 
 
 def _walk(root: Path) -> list[Path]:

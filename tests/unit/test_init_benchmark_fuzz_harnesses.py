@@ -93,6 +93,8 @@ def test_headers_in_a_fuzzing_folder_or_naming_the_fuzz_entry_are_left_out(tmp_p
     assert kept.headers == [str(root / "acme.h")] and lib.headers == [str(h) for h in headers]
     assert in_fuzz_folder(Path("oss-fuzz/projects/x.h")) and in_fuzz_folder(Path("tests/Fuzzing/x.h"))
     assert not in_fuzz_folder(Path("src/fuzzy_match.h"))  # a file's own name is no folder
+    # LogicFuzz's own build folder in a configured copy holds generated public headers, no harness.
+    assert not in_fuzz_folder(Path(".logicfuzz-build/lib.h"))
 
 
 def _constants(tree: ast.Module) -> dict[str, object]:
