@@ -15,6 +15,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from fuzzkit.facts_block import render_facts
 from fuzzkit.header_wrappers import Wrapper
 
 _FUNCTION_TYPE = re.compile(r"^([^()]*?)\s*\(([^()]*)\)$")
@@ -63,13 +66,30 @@ class Macro:
     not_for: tuple[str, ...] = ()  # its own comment: "not for f()"
 
 
-@dataclass(frozen=True)
-class Releaser:
-    """A function that releases objects of ``releases``, and how that was worked out."""
+class Releaser(BaseModel):
+    """A function that releases objects of ``releases``, and how that was worked out.
+
+    ``heap``: an API function makes such objects (``T *t_new(void)``), so the releaser frees the
+    struct itself and must never be given one on the caller's stack.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     function: str
     releases: str
     evidence: str
+    heap: bool = False
+
+
+class ReleaserFacts(BaseModel):
+    """The release functions as they travel in the prompt (:data:`RELEASERS_KIND` facts block)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    releasers: list[Releaser] = Field(default_factory=list)
+
+
+RELEASERS_KIND = "releasers"  # the kind of the ``## Types`` section's facts block
 
 
 @dataclass
@@ -99,7 +119,9 @@ class HeaderFacts:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return asdict(self)
+        data = asdict(self)
+        data["releasers"] = [r.model_dump() for r in self.releasers]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> HeaderFacts:
@@ -116,7 +138,7 @@ class HeaderFacts:
             macros=[Macro(m["name"], m["value"], m["group"], tuple(m.get("scope", ())),
                           tuple(m.get("only", ())), tuple(m.get("not_for", ())))
                     for m in data.get("macros", [])],
-            releasers=[Releaser(**r) for r in data.get("releasers", [])],
+            releasers=[Releaser.model_validate(r) for r in data.get("releasers", [])],
             returns=dict(data.get("returns", {})),
             retains=list(data.get("retains", [])),
             consumes=list(data.get("consumes", [])),
@@ -132,7 +154,7 @@ class HeaderFacts:
         )
 
     def render(self) -> str:
-        """The ``## Types`` section body: C declarations in a fence, then release and return notes."""
+        """The ``## Types`` section body: C declarations in a fence, releasers as data, then notes."""
         lines: list[str] = []
         for t in self.typedefs:
             fn_type = _FUNCTION_TYPE.match(t.underlying) or _FUNCTION_TYPE.match(t.canonical)
@@ -184,8 +206,9 @@ class HeaderFacts:
                        "to its type):")
             out += [f"- extern {_field_decl(name, ctype)};" for name, ctype in self.instances]
         if self.releasers:
-            out.append("Release functions:")
-            out += [f"- {r.function} releases {r.releases} ({r.evidence})" for r in self.releasers]
+            names = ", ".join(dict.fromkeys(r.function for r in self.releasers))
+            out.append(f"Release functions: {names} (what each releases and why, as data):")
+            out.append(render_facts(RELEASERS_KIND, ReleaserFacts(releasers=self.releasers)))
         if self.retains:
             out.append("Arguments kept by reference (they must outlive the object):")
             out += [f"- {fn} keeps its pointer arguments (documentation)" for fn in self.retains]

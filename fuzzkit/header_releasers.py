@@ -33,7 +33,6 @@ _CALLER_FREES = re.compile(r"\b(?:caller|user|application|you)\b[^.]{0,60}?\bfre
                            r"|\b(?:freed|deallocated|released)\s+by\s+(?:the\s+)?(?:caller|user|application)\b",
                            re.I)
 _FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
-HEAP_NOTE = "the library allocates it"  # read back by the offline engine (agents.offline.type_table)
 _STATUS_OUT = re.compile(r"^(?:(?:const|volatile|unsigned|signed)\s+)*(?:short|int|long|long long|_Bool|"
                          r"int\d+_t|uint\d+_t)(?:\s+int)?\s*\*$")
 _PREPOSITIONS = {"from", "in", "at", "of", "to", "by", "with", "on", "into", "item", "items"}
@@ -75,7 +74,7 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
         ptype = pointers[0].type
         base = _base(ptype)
         if base != "void" and not closes_a_part(ws, base, common):
-            out.append(Releaser(decl.name, ptype, "parameter type"))
+            out.append(Releaser(function=decl.name, releases=ptype, evidence="parameter type"))
             continue
         if base != "void":
             continue
@@ -90,9 +89,9 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
                        and re.search(rf"\b{re.escape(d.name)}\b", doc)]
         for target in dict.fromkeys(named + documented):
             evidence = "by name" if target in named else "by documentation"
-            out.append(Releaser(decl.name, target, evidence))
+            out.append(Releaser(function=decl.name, releases=target, evidence=evidence))
         if not named and not documented:
-            out.append(Releaser(decl.name, ptype, "parameter type"))
+            out.append(Releaser(function=decl.name, releases=ptype, evidence="parameter type"))
     out += _documented_resets(api, docs, out)
     own = own_sentences(api, docs)  # what a producer's documentation says of its own result
     out += _linked_by_documentation(api, own, out, with_object, results or {})
@@ -122,7 +121,7 @@ def _heap_noted(api: Sequence[FunctionDecl], found: list[Releaser]) -> list[Rele
         return re.sub(r"\b(const|volatile)\b|\s+", "", ctype)
 
     made = {spelled(d.return_type) for d in api if set(_words(d.name)) & _MAKE_VERBS}
-    return [Releaser(r.function, r.releases, f"{r.evidence}; {HEAP_NOTE}")
+    return [r.model_copy(update={"heap": True})
             if r.evidence == "parameter type" and spelled(r.releases) in made else r for r in found]
 
 
@@ -151,7 +150,8 @@ def _documented_resets(api: Sequence[FunctionDecl], docs: Mapping[str, str],
         if base == "void" or base in typed or not (
                 paired or _FREES_HELD.search(affirmed(docs.get(decl.name, "")))):
             continue
-        out.append(Releaser(decl.name, decl.params[0].type, "parameter type, by documentation"))
+        out.append(Releaser(function=decl.name, releases=decl.params[0].type,
+                            evidence="parameter type, by documentation"))
         typed.add(base)
     return out
 
@@ -172,13 +172,15 @@ def _linked_by_documentation(api: Sequence[FunctionDecl], docs: Mapping[str, str
         named = [fn for fn in dict.fromkeys(releasing)
                  if fn != decl.name and fn not in held and re.search(rf"\b{re.escape(fn)}\b", doc)]
         for fn in named[:1]:
-            out.append(Releaser(fn, f"what {decl.name} allocates", "by documentation"))
+            out.append(Releaser(function=fn, releases=f"what {decl.name} allocates",
+                                evidence="by documentation"))
         doc = _DEFAULT_ALLOCATOR.sub("", doc)
         result = results.get(decl.name, decl.return_type)
         caller_frees = (_returns_buffer(result) and _CALLER_FREES.search(doc)
                         and not re.search(rf"{_SOURCE}\[?\w+\s*\(", doc, re.I))  # see _allocated_with
         if not named and (_FREE_DOC.search(doc) or caller_frees):
-            out.append(Releaser("free", f"what {decl.name} allocates", "by documentation"))
+            out.append(Releaser(function="free", releases=f"what {decl.name} allocates",
+                                evidence="by documentation"))
     return out
 
 
@@ -215,7 +217,8 @@ def _paired_by_name(api: Sequence[FunctionDecl], with_object: list[str],
             if (named and decl.params
                     and what not in linked and _base(decl.params[0].type) == _base(rel.params[0].type)
                     and _base(decl.return_type) == _base(rel.params[1].type)):
-                out.append(Releaser(name, what, "by name, given the object it was made in"))
+                out.append(Releaser(function=name, releases=what,
+                                    evidence="by name, given the object it was made in"))
     return out
 
 
@@ -244,7 +247,8 @@ def _allocated_with(api: Sequence[FunctionDecl], docs: Mapping[str, str],
             # named as where the memory comes from, not in passing ("might be freed by calls
             # to x_dump()" of a string the library keeps)
             if alloc != decl.name and re.search(rf"{_SOURCE}\[?{re.escape(alloc)}\d*\b", doc, re.I):
-                out.append(Releaser(releaser, f"what {decl.name} allocates", "by documentation"))
+                out.append(Releaser(function=releaser, releases=f"what {decl.name} allocates",
+                                    evidence="by documentation"))
                 break
     return out
 

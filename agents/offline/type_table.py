@@ -15,7 +15,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from fuzzkit.api import FunctionDecl
-from fuzzkit.header_releasers import HEAP_NOTE
+from fuzzkit.facts_block import read_facts
+from fuzzkit.header_facts import RELEASERS_KIND, ReleaserFacts
 from fuzzkit.header_wrappers import Wrapper, argument_names, call_arguments, fixed_arguments
 
 _TYPEDEF = re.compile(r"^typedef (?P<under>.+?)\s*\b(?P<name>[A-Za-z_]\w*);(?:\s*/\* (?P<canon>.*) \*/)?$")
@@ -28,7 +29,6 @@ _ENUM = re.compile(r"^(?:enum (?P<name>\w+) \{(?P<body>.*)\};"
 _DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)"
                      r"(?:  /\* (?P<note>only|not for) (?P<fns>.*) \*/)?$")
 _SCOPE = re.compile(r"^/\* flags of (?P<fns>.*) \*/$")
-_RELEASE = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
 _KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
 _TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
 _ADOPTS = re.compile(r"^- (?P<fn>\w+) takes over its allocated buffer argument when it succeeds")
@@ -146,16 +146,19 @@ def using(table: TypeTable) -> Iterator[TypeTable]:
 
 
 def read_types(text: str, api: Iterable[FunctionDecl] | None = None) -> TypeTable:
-    """Parse a ``## Types`` section body (fenced C, then ``Release functions`` bullets).
+    """Parse a ``## Types`` section body (fenced C, the releasers' facts block, then notes).
 
     ``api``: the prompt's prototypes, whose result and out-parameter types are handed out.
+
+    Raises:
+        FactsBlockError: The releasers' facts block does not fit its model.
     """
     table = TypeTable(handed_out=_handed_out(api))
+    _read_releasers(table, text)
     group: list[str] = []
     scoped: frozenset[str] = frozenset()
     wrappers: list[Wrapper] = []
-    for raw in text.splitlines():
-        line = raw.strip()
+    for line in _plain_lines(text):
         if not line or line.startswith("```"):
             if group:
                 table.groups.append(group)
@@ -198,12 +201,32 @@ def read_types(text: str, api: Iterable[FunctionDecl] | None = None) -> TypeTabl
         table.groups.append(group)
     table.fixed_args = fixed_arguments(wrappers)
     table.arg_names = argument_names(wrappers)
-    for name, under in list(table.typedefs.items()):  # a tagless record's name: `/* img * */`
+    _name_tagless_records(table)
+    table.key = hash((text, table.handed_out))
+    return table
+
+
+def _plain_lines(text: str) -> Iterator[str]:
+    """The stripped lines of ``text``, but for the inside of fenced YAML facts blocks (read as data).
+
+    A facts block's line (``- function: f``) would otherwise read as a note (``- f: text``).
+    """
+    in_data = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if in_data:
+            in_data = not line.startswith("```")
+            continue
+        in_data = line.startswith("```yaml")
+        yield line  # its opening fence still ends a group of constants
+
+
+def _name_tagless_records(table: TypeTable) -> None:
+    """A tagless record's name from its pointer typedef's canonical type (``/* img * */``)."""
+    for name, under in list(table.typedefs.items()):
         if table.spelling(name, under) != under:
             tagless = table.canonical[name].replace("*", "").strip()
             table.typedefs.setdefault(tagless, under.replace("*", "").strip())
-    table.key = hash((text, table.handed_out))
-    return table
 
 
 def _handed_out(api: Iterable[FunctionDecl] | None) -> frozenset[str] | None:
@@ -217,9 +240,16 @@ def _handed_out(api: Iterable[FunctionDecl] | None) -> frozenset[str] | None:
     return frozenset(re.sub(r"\b(const|struct|union)\b|\*", " ", t).strip() for t in types)
 
 
+def _read_releasers(table: TypeTable, text: str) -> None:
+    """The release functions of the section's facts block (:class:`fuzzkit.header_facts.ReleaserFacts`)."""
+    facts = read_facts(text, RELEASERS_KIND, ReleaserFacts) or ReleaserFacts()
+    for r in facts.releasers:
+        table.releasers.append((r.function, r.releases.strip()))
+        if r.heap:
+            table.frees_heap.add(r.function)
+
+
 _NOTES = (  # the bullets after the declarations, in the order they are tried
-    (_RELEASE, lambda t, m: (t.releasers.append((m["fn"], m["what"].strip())),
-                             HEAP_NOTE in m["why"] and t.frees_heap.add(m["fn"]))),
     (_KEEPS, lambda t, m: t.retains.add(m["fn"])),
     (_TAKES, lambda t, m: t.consumes.add(m["fn"])),
     (_ADOPTS, lambda t, m: t.adopts.add(m["fn"])),

@@ -197,7 +197,6 @@ def test_a_releaser_of_what_a_maker_returns_says_the_library_allocates_it(tmp_pa
     (a pointer typedef, the same spelling on both sides): the note keeps a stack struct from them;
     ``cx_free`` clears a context only ever initialized in place, so it gets no note."""
     from fuzzkit.header_facts_collect import collect_facts
-    from fuzzkit.header_releasers import HEAP_NOTE
 
     header = tmp_path / "ob.h"
     header.write_text(
@@ -208,9 +207,9 @@ def test_a_releaser_of_what_a_maker_returns_says_the_library_allocates_it(tmp_pa
         "void cx_init(cx_ctx_t *cx);\nvoid cx_free(cx_ctx_t *cx);\n"
     )
     api = parse_header(header, [tmp_path])
-    evidence = {r.function: r.evidence for r in collect_facts([header], [tmp_path], [], api).releasers}
-    assert evidence["ob_buf_free"] == evidence["ob_pix_close"] == f"parameter type; {HEAP_NOTE}"
-    assert evidence["cx_free"] == "parameter type"
+    found = {r.function: (r.evidence, r.heap) for r in collect_facts([header], [tmp_path], [], api).releasers}
+    assert found["ob_buf_free"] == found["ob_pix_close"] == ("parameter type", True)
+    assert found["cx_free"] == ("parameter type", False)
 
 
 def test_static_inline_helpers_are_read_apart_from_the_librarys_prototypes(tmp_path: Path) -> None:

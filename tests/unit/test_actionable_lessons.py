@@ -24,6 +24,7 @@ from long_term_memory.experience.lessons import (
 from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.models import MemoryItem
 from prompts import render
+from tests.types_text import render_types
 
 API = parse_prototypes("""
 int qq_parse(const uint8_t *data, size_t size, struct qq_doc **out);
@@ -271,10 +272,11 @@ int acme_idec_area(const acme_idec *idec, int *width);
 void acme_idec_delete(acme_idec *idec);
 void acme_free_buffer(acme_buffer *buffer);
 """)
-ACME_TYPES = ("```c\ntypedef struct acme_config acme_config;\ntypedef struct acme_buffer acme_buffer;\n"
-              "typedef struct acme_idec acme_idec;\nstruct acme_buffer { uint8_t *rgba; size_t size; };\n"
-              "struct acme_config { int flags; acme_buffer output; };\n```\nRelease functions:\n"
-              "- acme_free_buffer releases acme_buffer * (parameter type)\n")
+ACME_TYPES = render_types(
+    "```c\ntypedef struct acme_config acme_config;\ntypedef struct acme_buffer acme_buffer;\n"
+    "typedef struct acme_idec acme_idec;\nstruct acme_buffer { uint8_t *rgba; size_t size; };\n"
+    "struct acme_config { int flags; acme_buffer output; };\n```\nRelease functions:\n"
+    "- acme_free_buffer releases acme_buffer * (parameter type)\n")
 
 
 def test_a_field_release_lesson_fits_a_harness_that_calls_its_family_and_reaches_the_added_call() -> None:

@@ -95,14 +95,15 @@ def test_a_leak_from_elsewhere_or_of_a_released_result_drops_the_block(tmp_path:
 
 def test_the_releaser_is_the_headers_then_the_librarys_own_free_then_free() -> None:
     documented = HeaderFacts(typedefs=FACTS.typedefs, releasers=[
-        Releaser("ur_string_release", "what ur_build allocates", "documentation")])
+        Releaser(function="ur_string_release", releases="what ur_build allocates", evidence="documentation")])
     assert releaser_for(BUILD, documented, []) == "ur_string_release"
     own_free = FunctionDecl("ur_free", "void", (Param("p", "void *"),)).to_dict()
     other = FunctionDecl("ur_mem_free", "void", (Param("p", "void *"),)).to_dict()
     assert releaser_for(BUILD, FACTS, [other, own_free]) == "ur_free"
     assert releaser_for(BUILD, FACTS, [other]) == "free"
     node = FunctionDecl("ur_build_node", "ur_node *", ())
-    by_type = HeaderFacts(releasers=[Releaser("ur_node_free", "ur_node *", "parameter type")])
+    by_type = HeaderFacts(releasers=[Releaser(function="ur_node_free", releases="ur_node *",
+                                              evidence="parameter type")])
     assert releaser_for(node, by_type, []) == "ur_node_free"
     assert releaser_for(node, FACTS, []) is None  # an object nothing in the header releases
 
@@ -151,7 +152,8 @@ def test_a_releaser_of_a_named_plain_text_type_frees_only_that_type() -> None:
     """``typedef const char *ur_path`` with ``ur_path_free(ur_path)``: a block's ``char *`` from
     ``ur_expand`` went to ``ur_path_free`` (an overflow inside it); it goes to the library's free."""
     facts = HeaderFacts(typedefs=[Typedef("ur_path", "const char *", "const char *")],
-                        releasers=[Releaser("ur_path_free", "ur_path", "parameter type")])
+                        releasers=[Releaser(function="ur_path_free", releases="ur_path",
+                                            evidence="parameter type")])
     own_free = FunctionDecl("ur_free", "void", (Param("p", "void *"),)).to_dict()
     expand = FunctionDecl("ur_expand", "char *", (Param("s", "const char *"),))
     assert releaser_for(expand, facts, [own_free]) == "ur_free"

@@ -15,6 +15,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.header_releasers import find_releasers
 
 API = """
@@ -55,8 +56,7 @@ def test_the_harness_clears_what_the_initializer_set_up() -> None:
     target = next(d for d in decls if d.name == "qn_read_text")
     found = find_releasers(decls, {}, [], {})
     struct = API.split("\n", 2)[2].split("qn_err qn_init")[0]
-    types = f"```c\n{struct}```\nRelease functions:\n" + "".join(
-        f"- {r.function} releases {r.releases} ({r.evidence})\n" for r in found)
+    types = f"```c\n{struct}```\n" + HeaderFacts(releasers=found).render()
     with using(read_types(types)):
         arche = analyze_function(target, decls).archetype
         code = write_harness(target, decls, ["qn.h"], arche, default_skeleton(arche)).code

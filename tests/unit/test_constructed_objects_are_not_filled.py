@@ -11,6 +11,7 @@ from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_roles import roles
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 typedef struct sx_state sx_state;
@@ -25,7 +26,7 @@ sx_input *sx_input_create_mem(const char *mem, int size, int enc);
 void sx_input_free(sx_input *in);
 void sx_dtd_free(sx_dtd *d);
 """
-TYPES = """```c
+TYPES = render_types("""```c
 struct sx_state { int flags; };
 struct sx_input { const char *content; int size; };
 struct sx_event { int type; int start; };
@@ -33,7 +34,7 @@ struct sx_event { int type; int start; };
 Release functions:
 - sx_input_free releases sx_input * (parameter type)
 - sx_dtd_free releases sx_dtd * (parameter type)
-"""
+""")
 
 
 def test_a_constructed_type_is_no_out_record_but_a_plain_event_struct_is() -> None:

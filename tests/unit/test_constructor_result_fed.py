@@ -21,6 +21,7 @@ from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
 from fuzzkit.input_flow import input_reaches_api
+from tests.types_text import render_types
 
 API = """
 typedef struct pq_ctx pq_ctx;
@@ -37,7 +38,7 @@ int pq_decoded_size(pq_ctx *ctx, int fmt, size_t *len);
 int pq_get_width(pq_ctx *ctx, unsigned *width);
 """
 
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct pq_ctx pq_ctx;
 typedef unsigned long size_t;
 typedef void * pq_m_fn(size_t);
@@ -48,7 +49,7 @@ struct pq_alloc { pq_m_fn *malloc_fn; pq_r_fn *realloc_fn; pq_c_fn *calloc_fn; p
 ```
 Release functions:
 - pq_ctx_free releases pq_ctx * (parameter type)
-"""
+""")
 
 
 def _draft(api: str = API, types: str = TYPES) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl, Param
+from tests.types_text import render_types
 
 LOG = Param("log", "lg_log_t *")
 NEW = FunctionDecl("lg_log_new", "lg_log_t *", (), "lg.h")
@@ -26,7 +27,8 @@ def test_a_counted_type_drops_its_reference_though_the_header_pairs_its_maker_wi
     from agents.offline import type_table
 
     # "\\see lg_log_free" under lg_log_new: the header's facts pair the maker with the free
-    types = "Release functions:\n- lg_log_free releases what lg_log_new allocates (by documentation)"
+    types = render_types("Release functions:\n"
+                         "- lg_log_free releases what lg_log_new allocates (by documentation)")
     with type_table.using(type_table.read_types(types)):
         assert ApiIndex([NEW, FREE, UNREF]).destructor("lg_log_t", "lg_log_new") == "lg_log_free"
         assert ApiIndex([NEW, FREE, UNREF, REF]).destructor("lg_log_t", "lg_log_new") == "lg_log_unref"

@@ -12,6 +12,7 @@ from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_roles import roles
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 typedef struct asn_ctx asn_ctx;
@@ -23,13 +24,13 @@ int asn_take_all(unsigned char **out, size_t *out_len);
 int asn_join(const char **names, size_t len);
 int asn_dup_all(char **out, size_t len);
 """
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct asn_ctx asn_ctx;
 struct asn_ctx { int version; int depth; };
 ```
 Release functions:
 - asn_free releases asn_ctx * (parameter type)
-"""
+""")
 
 
 def _draft(name: str) -> str:

@@ -47,7 +47,7 @@ FACTS = HeaderFacts(
               Typedef("dp_doc", "struct _dp_doc", "struct _dp_doc"),
               Typedef("dp_doc_ptr", "dp_doc *", "struct _dp_doc *")],
     records=[Record("struct", "_dp_parser", ("dp_parser",), (("depth", "int"), ("doc", "dp_doc *")), False)],
-    releasers=[Releaser("dp_doc_free", "dp_doc_ptr", "parameter type")])
+    releasers=[Releaser(function="dp_doc_free", releases="dp_doc_ptr", evidence="parameter type")])
 BEST = {"version": 1, "code": "int LLVMFuzzerTestOneInput(void) { return 0; }", "lines_percent": 5.0,
         "build": {"version": 1, "ok": True}, "run": {"version": 1, "usable": True}}
 

@@ -13,6 +13,7 @@ import re
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 acme_mem *acme_get_default_mem_allocator(void);
@@ -20,7 +21,7 @@ acme_node *acme_node_new_with_mem(int type, acme_mem *mem);
 void acme_node_free(acme_node *node);
 """
 
-TYPES = """\
+TYPES = render_types("""\
 ```c
 typedef struct acme_mem acme_mem;
 typedef struct acme_node acme_node;
@@ -29,7 +30,7 @@ struct acme_node;
 ```
 Release functions:
 - acme_node_free releases acme_node * (parameter type)
-"""
+""")
 
 
 def _draft(api_text: str) -> str:

@@ -16,6 +16,7 @@ from agents.offline.cdecl import parse_prototypes
 from agents.offline.improver import improve_harness
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 typedef struct kd_chandata *kd_channel;
@@ -29,7 +30,7 @@ int kd_parse_reply(const unsigned char *abuf, int alen, struct kd_reply **out);
 void kd_free_data(void *dataptr);
 """
 
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct kd_chandata *kd_channel;
 struct kd_chandata;  /* opaque: only pointers, made by the API */
 struct kd_reply { struct kd_reply *next; char *host; unsigned short port; };
@@ -37,7 +38,7 @@ struct kd_reply { struct kd_reply *next; char *host; unsigned short port; };
 Release functions:
 - kd_destroy releases kd_channel (parameter type)
 - kd_free_data releases void * (parameter type)
-"""
+""")
 
 
 def _draft(name: str) -> str:

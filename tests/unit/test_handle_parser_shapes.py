@@ -19,6 +19,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 typedef struct jq_handle_t *jq_handle;
@@ -45,7 +46,7 @@ jq_val jq_tree_get(jq_val parent, const char **path, int type);
 void jq_tree_free(jq_val v);
 """
 
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct jq_handle_t *jq_handle;
 typedef struct jq_val_s *jq_val;
 typedef void *(*jq_malloc_func)(void *, size_t);
@@ -63,7 +64,7 @@ Release functions:
 - jq_tree_free releases jq_val (parameter type)
 - jq_gen_free releases jq_gen (parameter type)
 - jq_free_error releases what jq_get_error allocates (by documentation)
-"""
+""")
 
 
 def _draft(name: str) -> str:

@@ -17,7 +17,8 @@ FACTS = HeaderFacts(
              Record("struct", "acme_ctx", (), (), True)],
     enums=[Enum("acme_status", (("ACME_STATUS_ERROR", 0), ("ACME_STATUS_OK", 1)))],
     macros=[Macro("ACME_OK", 0, 1), Macro("ACME_EINVAL", -2, 1), Macro("ACME_FINISH", 4, 2)],
-    releasers=[Releaser("acme_free_reply", "what acme_parse_reply allocates", "by documentation")],
+    releasers=[Releaser(function="acme_free_reply", releases="what acme_parse_reply allocates",
+                        evidence="by documentation")],
     returns={"acme_parse": "Returns 1 on success, 0 on error."},
     retains=["acme_set_name"], consumes=["acme_emit"], inside_only=["acme_visit_depth"],
     borrows=["acme_next_row"],
@@ -63,7 +64,8 @@ def test_a_releaser_taking_its_maker_s_object_is_linked_by_documentation() -> No
     docs = {"acme_get_error": "Returns a string which should be freed with acme_free_error.",
             "acme_free_error": "Free an error returned from acme_get_error."}
     found = find_releasers(api, docs, [], {})
-    assert Releaser("acme_free_error", "what acme_get_error allocates", "by documentation") in found
+    assert Releaser(function="acme_free_error", releases="what acme_get_error allocates",
+                    evidence="by documentation") in found
     # Its own documentation names what it frees, not something it allocates.
     assert not [r for r in found if r.releases == "what acme_free_error allocates"]
 
@@ -79,7 +81,8 @@ def test_a_returned_buffer_the_caller_must_free_goes_back_to_free() -> None:
     says = "Returns a NUL-terminated string. It is the caller's responsibility to free the returned buffer."
     docs = {"acme_to_html": says, "acme_parse": says, "acme_name": says}
     found = find_releasers(api, docs, [], {})
-    assert Releaser("free", "what acme_to_html allocates", "by documentation") in found
+    assert Releaser(function="free", releases="what acme_to_html allocates",
+                    evidence="by documentation") in found
     # Only memory: an object of the library's, or a const string, is not given to free().
     assert [r.releases for r in found] == ["what acme_to_html allocates"]
     # Memory whose source the documentation names goes back through that source's releaser.

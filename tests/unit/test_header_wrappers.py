@@ -15,6 +15,7 @@ from fuzzkit.header_wrappers import (
     function_wrapper,
     macro_wrapper,
 )
+from tests.types_text import render_types
 
 HEADER = """\
 int qz_cfg_init_internal(qz_cfg *cfg, int preset, float quality, int version);
@@ -93,8 +94,8 @@ def test_a_documented_releaser_frees_the_result_of_its_producer_and_of_same_shap
     from agents.offline.synth_blocks import call_block
 
     decls = parse_prototypes(RELEASED)
-    table = read_types("Release functions:\n"
-                       "- qz_free releases what qz_decode_rgb allocates (by documentation)\n")
+    table = read_types(render_types("Release functions:\n"
+                                    "- qz_free releases what qz_decode_rgb allocates (by documentation)\n"))
     bgr = next(d for d in decls if d.name == "qz_decode_bgr")
     with using(table):
         idx = ApiIndex(decls)
@@ -119,8 +120,8 @@ def test_out_pointers_of_the_returned_block_s_type_are_views_into_it() -> None:
         "void qz_free(void *p);\n"
         "unsigned char *qz_decode_yuv(const unsigned char *data, size_t size, int *width, int *height,"
         " unsigned char **u, unsigned char **v);\n")
-    table = read_types("Release functions:\n"
-                       "- qz_free releases what qz_decode_yuv allocates (by documentation)\n")
+    table = read_types(render_types("Release functions:\n"
+                                    "- qz_free releases what qz_decode_yuv allocates (by documentation)\n"))
     yuv = next(d for d in decls if d.name == "qz_decode_yuv")
     with using(table):
         code = write_harness(yuv, decls, ["qz.h"], "stateless_parser",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.fixer_input import feed_input
 from fuzzkit.input_flow import input_reaches_api, tainted_names
+from tests.types_text import render_types
 
 API = parse_prototypes("""
 codec_ctx *codec_ctx_new(int flags);
@@ -85,9 +86,9 @@ char *rr_escape(const char *s);
   return 0;
 }
 """
-    types = ("```c\nstruct rr_reply { int ttl; };\n```\nRelease functions:\n"
-             "- rr_free_data releases what rr_parse_reply allocates (by documentation)\n"
-             "- free releases what rr_escape allocates (by documentation)\n")
+    types = render_types("```c\nstruct rr_reply { int ttl; };\n```\nRelease functions:\n"
+                         "- rr_free_data releases what rr_parse_reply allocates (by documentation)\n"
+                         "- free releases what rr_escape allocates (by documentation)\n")
     target = next(f for f in api if f.name == "rr_parse_reply")
     with using(read_types(types)):
         fixed, added = release_results(code, target, api)
@@ -128,10 +129,11 @@ int acme_init_config(acme_config *config);
 int acme_decode(const uint8_t *data, size_t size, acme_config *config);
 void acme_free_buffer(acme_buffer *buffer);
 """)
-    types = ("```c\ntypedef struct acme_config acme_config;\ntypedef struct acme_buffer acme_buffer;\n"
-             "struct acme_buffer { uint8_t *rgba; size_t size; };\n"
-             "struct acme_config { int flags; acme_buffer output; };\n```\nRelease functions:\n"
-             "- acme_free_buffer releases acme_buffer * (parameter type)\n")
+    types = render_types(
+        "```c\ntypedef struct acme_config acme_config;\ntypedef struct acme_buffer acme_buffer;\n"
+        "struct acme_buffer { uint8_t *rgba; size_t size; };\n"
+        "struct acme_config { int flags; acme_buffer output; };\n```\nRelease functions:\n"
+        "- acme_free_buffer releases acme_buffer * (parameter type)\n")
     code = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   acme_config config;
   acme_init_config(&config);

@@ -12,6 +12,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 typedef struct kv_item kv_item;
@@ -20,14 +21,14 @@ void kv_item_free(kv_item *item);
 void kv_list_free(kv_item **head);
 int kv_count(const kv_item *head);
 """
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct kv_item kv_item;
 struct kv_item { char *key; char *value; struct kv_item *next; };
 ```
 Release functions:
 - kv_item_free releases kv_item * (parameter type)
 - kv_list_free releases kv_item ** (parameter type)
-"""
+""")
 
 
 def _draft(name: str, api: str = API) -> str:

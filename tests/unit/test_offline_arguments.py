@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agents.offline.synth_choices import DEFAULT_INT, int_choices
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 TYPES = (
     "```c\n#define ACME_OK 0\n#define ACME_ENOMEM -1\n\n"
@@ -141,7 +142,7 @@ int acme_log(int n, char **out);
     assert ", count, (const char **)strings);" in code
 
 
-NAME_TYPES = (
+NAME_TYPES = render_types(
     "```c\ntypedef const char *acme_name;\n```\nRelease functions:\n"
     "- acme_name_free releases what acme_name_make allocates (by documentation)\n"
 )
@@ -190,8 +191,9 @@ def test_a_byte_string_typedef_released_by_a_same_type_releaser_is_still_the_inp
     from agents.offline.cdecl import parse_prototypes
     from agents.offline.synth import default_skeleton, write_harness
 
-    types = ("```c\ntypedef const unsigned char *acme_sptr;\ntypedef struct acme_md acme_md;\n```\n"
-             "Release functions:\n- acme_pattern_free releases unsigned char * (parameter type)\n")
+    types = render_types("```c\ntypedef const unsigned char *acme_sptr;\ntypedef struct acme_md acme_md;\n"
+                         "```\nRelease functions:\n"
+                         "- acme_pattern_free releases unsigned char * (parameter type)\n")
     with using(read_types(types)):
         api = parse_prototypes("""
 acme_md *acme_md_create(unsigned int n);

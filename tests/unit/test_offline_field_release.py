@@ -11,6 +11,7 @@ from agents.offline.cdecl import parse_prototypes
 from agents.offline.improver import improve_harness
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """\
 int dec_init_config(dec_config *config);
@@ -20,7 +21,7 @@ void dec_free(void *ptr);
 void dec_free_buffer(dec_buffer *buffer);
 """
 
-TYPES = """\
+RAW_TYPES = """\
 ```c
 typedef struct dec_buffer dec_buffer;
 typedef struct dec_config dec_config;
@@ -30,6 +31,7 @@ struct dec_config { int use_threads; dec_buffer output; };
 Release functions:
 - dec_free_buffer releases dec_buffer * (parameter type)
 """
+TYPES = render_types(RAW_TYPES)
 
 
 def _draft(api_text: str, types: str) -> str:
@@ -49,7 +51,7 @@ def test_the_decoders_output_field_is_released_in_the_first_draft() -> None:
 
 def test_a_record_with_its_own_release_function_frees_its_fields_itself() -> None:
     code = _draft(API + "void dec_config_free(dec_config *config);\n",
-                  TYPES + "- dec_config_free releases dec_config * (parameter type)\n")
+                  render_types(RAW_TYPES + "- dec_config_free releases dec_config * (parameter type)\n"))
     assert "dec_config_free(" in code, code
     assert not re.search(r"dec_free_buffer\(&\w+\.output\)", code), code
 

@@ -10,6 +10,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """\
 int px_config_init_internal(px_config *, px_preset, float, int);
@@ -21,7 +22,7 @@ size_t px_encode_rgb(const uint8_t *rgb, int width, int height, int stride, uint
 void px_free(void *ptr);
 """
 
-TYPES = """\
+TYPES = render_types("""\
 ```c
 typedef struct px_config px_config;
 typedef struct px_picture px_picture;
@@ -37,7 +38,7 @@ Release functions:
 Calls in the header's own wrappers (pass the same fixed arguments):
 - px_config_init_internal(config, PX_PRESET_DEFAULT, 75.f, 3) in px_config_init(config)
 - px_config_init_internal(config, preset, quality, 3) in px_config_preset(config, preset, quality)
-"""  # noqa: E501
+""")  # noqa: E501
 
 
 def _draft(name: str) -> str:

@@ -11,6 +11,7 @@ from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.synth_api import ApiIndex
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 STORE = """\
 int kv_open(const char *filename, kv_store **ppDb);
@@ -24,7 +25,7 @@ kv_stmt *kv_next_stmt(kv_store *pDb, kv_stmt *pStmt);
 int kv_db_readonly(kv_store *db, const char *zDbName);
 """  # noqa: E501
 
-TYPES = """\
+RAW_TYPES = """\
 ```c
 typedef struct kv_store kv_store;
 typedef struct kv_stmt kv_stmt;
@@ -36,6 +37,7 @@ struct kv_backup;
 Release functions:
 - kv_finalize releases kv_stmt * (parameter type)
 """
+TYPES = render_types(RAW_TYPES)
 
 
 def _draft(name: str) -> str:
@@ -81,7 +83,7 @@ def test_an_opaque_type_is_never_declared_by_value() -> None:
 def test_a_returned_buffer_is_released_by_the_documented_releaser() -> None:
     api_text = STORE + "unsigned char *kv_serialize(kv_store *db, const char *zSchema, long *piSize);\n"
     api_text += "void kv_mem_debug_free(void *p);\nvoid kv_free(void *p);\n"
-    types = TYPES + "- kv_free releases what kv_serialize allocates (by documentation)\n"
+    types = render_types(RAW_TYPES + "- kv_free releases what kv_serialize allocates (by documentation)\n")
     with using(read_types(types)):
         api = parse_prototypes(api_text)
         target = next(d for d in api if d.name == "kv_serialize")

@@ -19,6 +19,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 struct pk_pattern { unsigned char *program; int used; };
@@ -30,13 +31,13 @@ void pk_free_pattern(struct pk_pattern *buf);
 void pk_free_regs(struct pk_regs *regs);
 """
 
-TYPES = """```c
+TYPES = render_types("""```c
 struct pk_pattern { unsigned char *program; int used; };
 struct pk_regs { int num; int *beg; int *end; };
 ```
 Release functions:
 - pk_free_pattern releases struct pk_pattern * (parameter type)
-"""
+""")
 
 
 def _draft(target_name: str) -> str:

@@ -12,6 +12,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 struct ya_ctx;
@@ -25,13 +26,13 @@ int ya_parse_data_mem(const struct ya_ctx *ctx, const char *data, int format, un
 void ya_free_all(struct ya_node *node);
 """
 
-TYPES = """```c
+TYPES = render_types("""```c
 struct ya_ext_instance { void *parent; const char *argument; void *compiled; };
 ```
 Release functions:
 - ya_ctx_destroy releases struct ya_ctx * (parameter type)
 - ya_free_all releases struct ya_node * (parameter type)
-"""
+""")
 
 
 def test_the_context_comes_from_the_constructor_needing_no_other_object() -> None:

@@ -12,6 +12,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 typedef struct mk_ctx_s *mk_ctx_p;
@@ -25,13 +26,13 @@ int mk_parse_document(mk_ctx_p ctx);
 void mk_free_ctx(mk_ctx_p ctx);
 """
 
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct mk_ctx_s *mk_ctx_p;
 struct mk_ctx_s;  /* opaque: only pointers, made by the API */
 ```
 Release functions:
 - mk_free_ctx releases mk_ctx_p (parameter type)
-"""
+""")
 
 
 def _draft(name: str) -> str:

@@ -17,6 +17,7 @@ from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
 from fuzzkit.header_releasers import find_releasers
 from fuzzkit.select_functions import choose_functions
+from tests.types_text import render_types
 
 API = """
 typedef unsigned char PkByte;
@@ -32,7 +33,7 @@ int DPkCloseFile(PkFile *PkFile, int *ErrorCode);
 void PkFreeSavedFrames(PkFile *PkFile);
 const char *PkErrorString(int ErrorCode);
 """
-TYPES = """```c
+TYPES = render_types("""```c
 typedef unsigned char PkByte;
 typedef int (*PkReadFn)(PkFile *, PkByte *, int);
 typedef struct PkFile PkFile;
@@ -41,7 +42,7 @@ struct PkFile { int SWidth; int SHeight; int ImageCount; void *UserData; void *P
 Release functions:
 - EPkCloseFile releases PkFile * (parameter type)
 - DPkCloseFile releases PkFile * (parameter type)
-"""
+""")
 CANONICAL = {"PkByte *": "unsigned char *", "PkFile *": "struct PkFile *",
              "PkReadFn": "int (*)(struct PkFile *, unsigned char *, int)"}
 

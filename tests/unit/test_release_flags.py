@@ -12,6 +12,7 @@ from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 typedef struct kx_regs kx_region;
@@ -21,14 +22,14 @@ void kx_region_free(kx_region *region, int free_self);
 int kx_fill(kx_region *region, const unsigned char *s, size_t n);
 """
 
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct kx_regs kx_region;
 struct kx_regs { int allocated; int num_regs; int *beg; int *end; };
 ```
 Release functions:
 - kx_free_regs releases struct kx_regs * (parameter type)
 - kx_region_free releases kx_region * (parameter type)
-"""
+""")
 
 
 def test_the_region_is_released_whole_by_the_releaser_of_its_own_spelling() -> None:

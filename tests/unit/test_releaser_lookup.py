@@ -10,8 +10,9 @@ from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.synth_api import ApiIndex
 from agents.offline.type_releasers import releaser_for
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
-TYPES = """\
+TYPES = render_types("""\
 ```c
 typedef struct db db;
 ```
@@ -21,7 +22,7 @@ Release functions:
 - db_close releases db * (parameter type)
 - db_free releases what db_exec allocates (by documentation)
 - db_free_table releases what db_get_table allocates (by documentation)
-"""
+""")
 
 API = """\
 int db_open(const char *filename, db **ppDb);
@@ -57,7 +58,7 @@ def test_an_error_message_out_parameter_is_released_by_its_documented_releaser()
     assert not re.search(r"db_free_table\(errmsg", code), code
 
 
-IMG_TYPES = """\
+IMG_TYPES = render_types("""\
 ```c
 typedef struct img img;
 ```
@@ -65,7 +66,7 @@ Release functions:
 - img_cleanup releases img * (parameter type)
 - img_close releases img * (parameter type)
 - img_free_directory releases img * (parameter type)
-"""
+""")
 
 
 def test_what_undoes_an_open_is_its_close_though_the_api_list_left_it_out() -> None:
@@ -109,14 +110,14 @@ def test_of_two_families_constructors_the_target_s_own_family_decides_the_releas
     assert "ml_create_push" in rule and rule.endswith("released with ml_free_ctx"), found.constraints
 
 
-NAMED_STRING_TYPES = """\
+NAMED_STRING_TYPES = render_types("""\
 ```c
 typedef const char *db_path;
 ```
 Release functions:
 - db_free_path releases db_path (parameter type)
 - db_free releases void * (parameter type)
-"""
+""")
 
 
 def test_a_releaser_of_a_named_string_type_releases_only_that_type() -> None:
@@ -131,7 +132,7 @@ def test_a_releaser_of_a_named_string_type_releases_only_that_type() -> None:
         assert releaser_for("const char *") is None
 
 
-TIED_TYPES = """\
+TIED_TYPES = render_types("""\
 ```c
 typedef const char *db_path;
 typedef struct db db;
@@ -143,7 +144,7 @@ Release functions:
 - db_close releases what db_open allocates (by documentation)
 - db_mem_free releases void * (parameter type)
 - db_mem_free releases what db_alloc allocates (by documentation)
-"""
+""")
 
 
 def test_a_named_string_releaser_tied_to_its_producers_takes_no_other_result() -> None:

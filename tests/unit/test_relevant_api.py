@@ -5,6 +5,7 @@ from __future__ import annotations
 from agents.sections import MAX_API, ranked_api, relevant_api, types_section
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts, Releaser, Typedef
+from tests.types_text import released
 
 # An invented library: documents have two typedef spellings (`kv_doc_p` and the HTML
 # flavour's `kv_hdoc_p`), and more functions than a prompt shows.
@@ -21,8 +22,9 @@ FACTS = HeaderFacts(
               Typedef("kv_hdoc_p", "kv_doc_p", "struct kv_doc *"),
               Typedef("kv_doc", "struct kv_doc", "struct kv_doc"),
               Typedef("kv_char", "unsigned char", "unsigned char")],
-    releasers=[Releaser("kv_doc_free", "kv_doc_p", "parameter type")]
-    + [Releaser(f"kv_aaa_filler{i:03d}", "kv_char *", "parameter type") for i in range(3)],
+    releasers=[Releaser(function="kv_doc_free", releases="kv_doc_p", evidence="parameter type")]
+    + [Releaser(function=f"kv_aaa_filler{i:03d}", releases="kv_char *", evidence="parameter type")
+       for i in range(3)],
 )
 
 
@@ -47,7 +49,7 @@ def test_without_the_typedef_facts_the_spellings_stay_apart() -> None:
 
 def test_the_types_section_lists_releasers_of_shown_functions_only() -> None:
     text = types_section(_state())
-    assert "kv_doc_free releases kv_doc_p" in text
+    assert ("kv_doc_free", "kv_doc_p") in released(text)
     assert "kv_aaa_filler000" not in text
 
 
@@ -71,15 +73,17 @@ def test_a_one_argument_releaser_of_a_type_a_shown_function_uses_is_listed() -> 
     whole = FunctionDecl("kv_zz_region_free", "void", (Param("r", "kv_region *"), Param("free_self", "int")))
     facts = HeaderFacts(
         typedefs=[*FACTS.typedefs, Typedef("kv_region", "struct kv_regs", "struct kv_regs")],
-        releasers=[*FACTS.releasers, Releaser("kv_zz_free_regs", "struct kv_regs *", "parameter type"),
-                   Releaser("kv_zz_region_free", "kv_region *", "parameter type")])
+        releasers=[*FACTS.releasers,
+                   Releaser(function="kv_zz_free_regs", releases="struct kv_regs *",
+                            evidence="parameter type"),
+                   Releaser(function="kv_zz_region_free", releases="kv_region *", evidence="parameter type")])
     api = [*FILLER, *USERS, CREATE, OPEN, TARGET, RELEASE, scan, contents, whole]
     state = {"target": TARGET.to_dict(), "api": [d.to_dict() for d in api],
              "header_facts": facts.to_dict()}
     shown = {d.name for d in relevant_api(state)}
     assert "kv_doc_scan" in shown and not {"kv_zz_free_regs", "kv_zz_region_free"} & shown
     text = types_section(state)
-    assert "kv_zz_free_regs releases struct kv_regs *" in text
+    assert ("kv_zz_free_regs", "struct kv_regs *") in released(text)
     # Not shown and taking more than the object: its prototype would be needed to call it.
     assert "kv_zz_region_free" not in text
 

@@ -14,6 +14,7 @@ from agents.offline import type_table
 from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
+from tests.types_text import render_types
 
 API = parse_prototypes("""
 gs gs_catlen(gs s, const void *t, size_t len);
@@ -27,7 +28,8 @@ gs gs_join(char **argv, int argc, char *sep);
 gs gs_join_gs(gs *argv, int argc, const char *sep, size_t seplen);
 """)
 BY = {f.name: f for f in API}
-TYPES = "typedef char *gs; /* char * */\nRelease functions:\n- gs_free releases gs (parameter type)"
+TYPES = render_types("typedef char *gs; /* char * */\nRelease functions:\n"
+                     "- gs_free releases gs (parameter type)")
 
 
 def draft(name: str) -> str:

@@ -16,6 +16,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 typedef struct mq_unpacker { char *buffer; size_t used; size_t free; } mq_unpacker;
@@ -35,7 +36,7 @@ mq_return mq_unpacker_next(mq_unpacker *mpac, mq_unpacked *pac);
 void mq_unpacked_init(mq_unpacked *result);
 void mq_unpacked_destroy(mq_unpacked *result);
 """
-TYPES = """```c
+TYPES = render_types("""```c
 struct mq_unpacker { char *buffer; size_t used; size_t free; };
 struct mq_unpacked { void *zone; int data; };
 typedef enum { MQ_SUCCESS = 2, MQ_EXTRA = 1, MQ_CONTINUE = 0, MQ_PARSE_ERROR = -1 } mq_return;
@@ -45,7 +46,7 @@ Release functions:
 - mq_unpacker_free releases mq_unpacker * (parameter type; the library allocates it)
 - mq_unpacker_reset_zone releases mq_unpacker * (parameter type; the library allocates it)
 - mq_unpacked_destroy releases mq_unpacked * (parameter type)
-"""
+""")
 
 
 def _body(name: str, api: str = API) -> str:

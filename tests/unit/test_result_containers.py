@@ -12,6 +12,7 @@ from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_fill import fillers
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 typedef struct rx_code rx_code;
@@ -36,7 +37,7 @@ int rx_substitute(const rx_code *code, const unsigned char *subject, size_t leng
 rx_code *rx_search_group(rx_code *code, rx_match_data *match_data, const unsigned char *name);
 int rx_exec_into(rx_code *code, rx_match_data *match_data, const unsigned char *subject);
 """
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct rx_code rx_code;
 typedef struct rx_match_data rx_match_data;
 typedef struct rx_context rx_context;
@@ -45,7 +46,7 @@ Release functions:
 - rx_code_free releases rx_code * (parameter type)
 - rx_context_free releases rx_context * (parameter type)
 - rx_match_data_free releases rx_match_data * (parameter type)
-"""
+""")
 
 
 def _draft(name: str, uncovered: list[str] | None = None) -> str:

@@ -11,6 +11,7 @@ from agents.offline.improver import improve_harness
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.synth_trip import fresh_output
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 IMAGE = """\
 size_t AcmeEncodeRGB(const uint8_t *rgb, int width, int height, int stride, float quality, uint8_t **output);
@@ -18,10 +19,10 @@ uint8_t *AcmeDecodeRGB(const uint8_t *data, size_t data_size, int *width, int *h
 int AcmeGetInfo(const uint8_t *data, size_t data_size, int *width, int *height);
 void AcmeFree(void *ptr);
 """
-IMAGE_TYPES = """Release functions:
+IMAGE_TYPES = render_types("""Release functions:
 - AcmeFree releases what AcmeEncodeRGB allocates (by documentation)
 - AcmeFree releases what AcmeDecodeRGB allocates (by documentation)
-"""
+""")
 
 CODEC = """\
 int b64_encode(const uint8_t *src, size_t src_len, char **dst, size_t *dst_len);

@@ -15,6 +15,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 int ss_init(void);
@@ -24,7 +25,7 @@ void ss_crypto_set_rtcp_default(ss_crypto_t *p);
 int ss_unprotect(ss_ctx_t *ctx, void *packet, int *len);
 int ss_dealloc(ss_ctx_t *session);
 """
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct ss_ctx ss_ctx_t;
 struct ss_ctx;  /* opaque: only pointers, made by the API */
 typedef enum ss_kind ss_kind_t;
@@ -38,7 +39,7 @@ struct ss_policy { ss_stream_t ssrc; ss_crypto_t rtp; ss_crypto_t rtcp; unsigned
 ```
 Release functions:
 - ss_dealloc releases ss_ctx_t * (parameter type)
-"""
+""")
 
 
 def _draft() -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_init import stack_releaser
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.header_facts import HeaderFacts, Releaser
 
 BUF = Param("buf", "ob_buf_t *")
 CX = Param("cx", "cx_ctx_t *")
@@ -44,9 +45,10 @@ def test_the_types_section_tells_a_releaser_of_what_the_library_allocates() -> N
     """The prompt's API may leave the makers out (a large library); the Types section's note does not."""
     from agents.offline import type_table
 
-    note = f"- ob_buf_free releases ob_buf_t * (parameter type; {type_table.HEAP_NOTE})"
-    table = type_table.read_types(note)
+    freed = Releaser(function="ob_buf_free", releases="ob_buf_t *", evidence="parameter type", heap=True)
+    table = type_table.read_types(HeaderFacts(releasers=[freed]).render())
     with type_table.using(table):
         assert stack_releaser(ApiIndex([RENDER, FREE]), "ob_buf_t", "ob_render") is None
-    with type_table.using(type_table.read_types("- ob_buf_free releases ob_buf_t * (parameter type)")):
+    plain = freed.model_copy(update={"heap": False})
+    with type_table.using(type_table.read_types(HeaderFacts(releasers=[plain]).render())):
         assert stack_releaser(ApiIndex([RENDER, FREE]), "ob_buf_t", "ob_render") == "ob_buf_free"

@@ -16,6 +16,7 @@ from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.synth_api import ApiIndex
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = parse_prototypes("""
 typedef unsigned long size_t;
@@ -25,14 +26,14 @@ qs_ret qs_auto_decoder(qs_stream *strm, uint64_t memlimit, uint32_t flags);
 qs_ret qs_raw_buffer_decode(const unsigned char *in, size_t *in_pos, size_t in_size, unsigned char *out, size_t *out_pos, size_t out_size);
 qs_ret qs_easy_encoder(qs_stream *strm, uint32_t preset, int check);
 """)
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct { const uint8_t *next_in; size_t avail_in; uint64_t total_in; uint8_t *next_out; size_t avail_out; uint64_t total_out; } qs_stream;
 typedef enum { QS_OK = 0, QS_STREAM_END = 1, QS_DATA_ERROR = 9 } qs_ret;
 typedef enum { QS_RUN = 0, QS_FINISH = 3 } qs_action;
 ```
 Release functions:
 - qs_end releases qs_stream * (parameter type)
-"""
+""")
 
 
 def test_the_stream_is_set_up_to_decode_fed_in_chunks_and_ended() -> None:

@@ -27,7 +27,8 @@ void *txAllocPtr(tx s);
 void tx_free(void *ptr);
 """)
 TYPES = HeaderFacts(typedefs=[Typedef("tx", "char *", "char *")],
-                    releasers=[Releaser("txfree", "tx", "by parameter type")]).render()
+                    releasers=[Releaser(function="txfree", releases="tx", evidence="by parameter type")]
+                    ).render()
 
 
 def _body(name: str) -> str:

@@ -10,13 +10,14 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
-TYPES = """```c
+TYPES = render_types("""```c
 typedef struct { int re_magic; size_t re_nsub; void *re_code; } re_t;
 ```
 Release functions:
 - re_free releases re_t * (parameter type)
-"""
+""")
 API = """int re_compile(re_t *preg, const char *pattern, int cflags);
 void re_free(re_t *preg);
 """
