@@ -30,7 +30,7 @@ from agents.offline.lesson_apply import (
 from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, bullets, identifiers, target_function
 from agents.offline.synth import HarnessDraft, write_harness
-from agents.offline.usage import usage_draft, usage_releasers
+from agents.offline.usage import made_as_usage, release_as_usage, usage_draft, usage_releasers
 from agents.sections import ELSEWHERE_HEADING
 from agents.usage_section import HEADING as USAGE_HEADING
 from agents.usage_section import read_usage
@@ -185,10 +185,20 @@ def enhance(facts: PromptFacts) -> Reply:
         fixed = fix_harness(harness, errors, api, _headers(facts), known_fixes=known + guidance)
         code, applied = apply_lessons(fixed.code, target, api, lessons)
         return {"fixes": [*fixed.fixes, *applied, *cited], "unresolved": fixed.unresolved}, code
+    return _repair_crash(harness, facts, target, api, lessons)
+
+
+def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: list[FunctionDecl],
+                  lessons: list[ActionableLesson]) -> Reply:
+    """A crash judged harness misuse: the first repair its triage calls for, else a revert."""
+    usage = read_usage(facts.sections.get(USAGE_HEADING, ""))
     last_good = facts.code("Last working harness")
     problem = facts.text("Problem")
     triage = facts.text("Crash triage")
     if re.search(r"LeakSanitizer|detected memory leaks|\bleak\b", triage):
+        released, added = release_as_usage(harness, usage)
+        if added:
+            return {"fixes": added, "unresolved": []}, released
         released, added = _release_leaked(harness, triage, api, target, lessons)
         if added:
             return {"fixes": added, "unresolved": []}, released
@@ -211,6 +221,14 @@ def enhance(facts: PromptFacts) -> Reply:
         guarded, how = guard_empty_input(harness)
         if how:
             return {"fixes": [how], "unresolved": []}, guarded
+    if not made_as_usage(harness, usage, target):
+        # A crash in a harness that sets the target up otherwise than the library's own code
+        # does (a zeroed handle, no error manager): start again from that code.
+        replayed = usage_draft(usage, target, api, _headers(facts), facts.code("Skeleton"))
+        if replayed is not None:
+            code, notes, _called = replayed
+            return {"fixes": [f"made as the library's own code makes it: {'; '.join(notes)}"],
+                    "unresolved": []}, code
     if last_good:
         return {"fixes": [f"revert to the last working harness ({problem})"],
                 "unresolved": []}, last_good

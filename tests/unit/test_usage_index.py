@@ -132,9 +132,31 @@ def test_the_generality_table_totals_each_arm_apart() -> None:
 
     def row(name: str, arm: str, running: int) -> dict:
         return {"library": name, "arm": arm, "functions_running": running, "functions_total": 4,
-                "logicfuzz": {"lines": 10.0, "harnesses": running}, "upstream": {"lines": 10.0, "status": "ok"},
+                "logicfuzz": {"lines": 10.0, "harnesses": running},
+                "upstream": {"lines": 10.0, "status": "ok"},
                 "ratio_lines": 1.0}
 
     text = markdown([row("zz", "usage", 4), row("zz (no-usage)", "no-usage", 1)])
     assert "| **total (1 libraries), usage** | 4/4 |" in text
     assert "| **total (1 libraries), no-usage** | 1/4 |" in text
+
+
+def test_a_leak_repair_swaps_the_partial_releaser_for_the_library_s(tmp_path: Path) -> None:
+    from agents.offline.usage import release_as_usage
+
+    facts = UsageFacts(objects=[ObjectProtocol(type="pr_obj *", release="pr_dispose", uses=1)])
+    harness = "  pr_obj *o = pr_parse(text, size);\n  pr_count(o);\n  if (o != NULL) pr_free(o);\n"
+    fixed, notes = release_as_usage(harness, facts)
+    assert "pr_dispose(o)" in fixed and "pr_free(o)" not in fixed and "not pr_free" in notes[0]
+    assert release_as_usage(fixed, facts) == (fixed, [])  # already the library's releaser
+
+
+def test_a_harness_that_skips_the_usage_s_setup_is_made_again(tmp_path: Path) -> None:
+    from agents.offline.usage import made_as_usage
+
+    root = write_tree(tmp_path, OPENER)
+    index = build_index(root, HND_API, [str(root)], [], [str(root / "hnd.c")])
+    facts = target_usage(index, HND_API[1], HND_API).facts
+    zeroed = "hnd_t h = 0;\nhnd_decode(h, data, size);\n"
+    assert not made_as_usage(zeroed, facts, HND_API[1])
+    assert made_as_usage("hnd_open(HND_READ, HND_FMT_PACKED, &h);\n" + zeroed, facts, HND_API[1])

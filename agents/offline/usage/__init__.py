@@ -7,6 +7,7 @@ from :class:`fuzzkit.usage_models.UsageFacts`; it is read back with the same mod
 - :func:`usage_draft`: a first draft that makes, configures, feeds, calls and releases as the
   library's own code does (None when the usage is incomplete or absent).
 - :func:`usage_releasers`: per object type, the function the library's own code releases it with.
+- :func:`release_as_usage`, :func:`made_as_usage`: repairs of leaks and crashes that follow it.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import re
 from agents.offline.libc import LIBC
 from agents.offline.synth import SLOTS, default_skeleton, fill_slot, marker
 from agents.offline.usage.draft import MAX_INPUT, UsageDraft
+from agents.offline.usage.repair import made_as_usage, release_as_usage
 from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
 from fuzzkit.usage_models import UsageFacts, type_key
 
-__all__ = ["read_usage", "usage_draft", "usage_releasers"]
+__all__ = ["made_as_usage", "read_usage", "release_as_usage", "usage_draft", "usage_releasers"]
 
 
 def usage_releasers(facts: UsageFacts) -> dict[str, str]:
