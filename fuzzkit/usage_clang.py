@@ -66,6 +66,7 @@ def clang_functions(
                 calls=reader.calls,
                 variables=reader.variables,
                 inits=reader.inits,
+                params=[a.spelling for a in fn.get_arguments() if a.spelling],
                 types=types,
                 callbacks=callbacks,
                 assigned=reader.assigned,

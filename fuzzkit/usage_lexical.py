@@ -116,10 +116,16 @@ def _function(
     calls: list[CallSite] = []
     variables: dict[str, str] = {}
     assigned: dict[str, list[str]] = {}
+    # A definition's tokens start at its name: the declarations up to the body are its parameters.
+    defines = len(body) > 1 and body[1][0] == "("
+    opening = next((i for i, (t, _l) in enumerate(body) if t == "{"), 0) if defines else 0
+    params: list[str] = []
     for i, (tok, line) in enumerate(body):
         decl = _declaration(body, i)
         if decl:
             variables.setdefault(decl[1], decl[0])
+            if i < opening:
+                params.append(decl[1])
         if (
             tok in defined
             and i > 0
@@ -140,7 +146,7 @@ def _function(
         result = _lvalue(body, i - 1) if i > 0 and body[i - 1][0] == "=" else ""
         check, loop = _condition(body, i)
         calls.append(call_site(tok, args, result, check, line, loop))
-    return UsageFunction(file="", name="", calls=calls, variables=variables, assigned=assigned)
+    return UsageFunction(file="", name="", calls=calls, variables=variables, params=params, assigned=assigned)
 
 
 def _split_args(toks: list[tuple[str, int]]) -> list[list[str]]:

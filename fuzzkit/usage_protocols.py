@@ -74,12 +74,20 @@ def target_slice(fn: UsageFunction, target: str) -> tuple[list[CallSite], bool] 
     made = {c.result_var for c in before if c.result_var} | {
         a.var for c in before for a in c.args if a.address and a.var
     }
-    complete = all(
+    # A parameter's value (a key id, flags, a handle) is known only to the function's caller.
+    unknown = {a.var for c in steps_of(before, call) for a in c.args
+               if a.var in fn.params and a.kind not in ("data", "size") and a.var not in made}
+    complete = not unknown and all(
         v in made or v in fn.inits or not _is_pointer(fn.variables.get(v, "*"))
         for v in objects - ({call.result_var} if call.result_var else set())
     )
     steps = [*before, call, *after]
     return steps[:MAX_STEPS], complete
+
+
+def steps_of(before: list[CallSite], call: CallSite) -> list[CallSite]:
+    """The calls up to and including the target's."""
+    return [*before, call]
 
 
 def fed(fn: UsageFunction, steps: list[CallSite]) -> bool:

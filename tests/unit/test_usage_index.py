@@ -160,3 +160,16 @@ def test_a_harness_that_skips_the_usage_s_setup_is_made_again(tmp_path: Path) ->
     zeroed = "hnd_t h = 0;\nhnd_decode(h, data, size);\n"
     assert not made_as_usage(zeroed, facts, HND_API[1])
     assert made_as_usage("hnd_open(HND_READ, HND_FMT_PACKED, &h);\n" + zeroed, facts, HND_API[1])
+
+
+def test_a_value_only_the_caller_knows_makes_the_sequence_incomplete(tmp_path: Path) -> None:
+    files = {k: v for k, v in OPENER.items() if not k.startswith("tests/")}
+    files["examples/decode.c"] = (
+        '#include "hnd.h"\nint decode_with(hnd_t h, const unsigned char *buf, size_t len) {\n'
+        "  hnd_t mine;\n  if (hnd_open(HND_READ, HND_FMT_PACKED, &mine) != 0) return -1;\n"
+        "  hnd_close(mine);\n  return hnd_decode(h, buf, len);\n}\n")
+    root = write_tree(tmp_path, files)
+    index = build_index(root, HND_API, [str(root)], [], [str(root / "hnd.c")])
+    assert index.functions[0].params == ["h", "buf", "len"]
+    protocol = target_usage(index, HND_API[1], HND_API).facts.target("hnd_decode")
+    assert protocol is not None and not protocol.complete  # h comes from decode_with's caller
