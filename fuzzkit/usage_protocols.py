@@ -81,8 +81,8 @@ def target_slice(fn: UsageFunction, target: str) -> tuple[list[CallSite], bool] 
         v in made or v in fn.inits or not _is_pointer(fn.variables.get(v, "*"))
         for v in objects - ({call.result_var} if call.result_var else set())
     )
-    steps = [*before, call, *after]
-    return steps[:MAX_STEPS], complete
+    half = MAX_STEPS // 2  # the target stays, with the calls nearest to it on each side
+    return [*before[-half:], call, *after[:half]], complete
 
 
 def steps_of(before: list[CallSite], call: CallSite) -> list[CallSite]:

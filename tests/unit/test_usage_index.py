@@ -173,3 +173,16 @@ def test_a_value_only_the_caller_knows_makes_the_sequence_incomplete(tmp_path: P
     assert index.functions[0].params == ["h", "buf", "len"]
     protocol = target_usage(index, HND_API[1], HND_API).facts.target("hnd_decode")
     assert protocol is not None and not protocol.complete  # h comes from decode_with's caller
+
+
+def test_a_long_usage_keeps_the_target_and_the_calls_nearest_to_it(tmp_path: Path) -> None:
+    from fuzzkit.usage_models import Arg, CallSite, UsageFunction
+    from fuzzkit.usage_protocols import MAX_STEPS, target_slice
+
+    h = Arg(text="h", kind="object", var="h")
+    calls = [CallSite(function=f"set{i}", args=[h]) for i in range(30)]
+    calls.insert(25, CallSite(function="hnd_decode", args=[h, Arg(text="buf", kind="data", var="buf")]))
+    fn = UsageFunction(file="t.c", name="t", calls=calls, variables={"h": "hnd_t", "buf": "char *"})
+    steps, _complete = target_slice(fn, "hnd_decode")
+    assert len(steps) <= MAX_STEPS + 1 and any(s.function == "hnd_decode" for s in steps)
+    assert steps[0].function == "set17" and steps[-1].function == "set29"
