@@ -8,7 +8,7 @@ from typing import Any
 from agents.offline.cdecl import BYTE_TYPES, parse_prototypes
 from agents.offline.ckinds import base_name, canonical_base, pointer_depth, strip_const
 from agents.offline.fixer_edit import matching_paren, split_args
-from agents.offline.followups import crashed_followup
+from agents.offline.followups import crashed_followup, followup_arguments_allowed
 from agents.offline.leak_owner import library_leak, uncast
 from agents.offline.prompt_reader import PromptFacts, target_function
 from agents.offline.synth_finders import words
@@ -16,6 +16,7 @@ from agents.offline.usage import usage_releasers
 from agents.usage_section import HEADING as USAGE_HEADING
 from agents.usage_section import read_usage
 from fuzzkit.triage import OVERFLOWS, Triage, released_inside_a_call
+from fuzzkit.vocabulary import has_verb
 
 Reply = tuple[dict[str, Any], str | None]
 
@@ -81,10 +82,7 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
     if past:
         return {"feasible": True, "verdict": "library_bug", "reasoning": past, "fix_hint": ""}, None
     if followup and not harness_fault:
-        return {"feasible": False, "verdict": "harness_misuse",
-                "reasoning": f"The {kind} is in {followup}, a follow-up the harness calls after the "
-                             "target with arguments it picked, not in the target's own work.",
-                "fix_hint": f"leave out the follow-up call to {followup}"}, None
+        return _followup_verdict(facts, kind, followup)
     if harness_fault:
         return {"feasible": False, "verdict": "harness_misuse",
                 "reasoning": f"The {kind} originates in harness code, not in the library.",
@@ -92,6 +90,29 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
     return {"feasible": True, "verdict": "library_bug",
             "reasoning": f"The {kind} happens inside library code reached through its public API "
                          "with input the harness passes as documented.", "fix_hint": ""}, None
+
+
+def _followup_verdict(facts: PromptFacts, kind: str, followup: str) -> Reply:
+    """A crash in a follow-up after the target: the library's when every argument is one it allows.
+
+    An object the library handed back, a stream, the input, constants: the harness made nothing
+    up, so the crash is in the library's own work, unless the follow-up is a release or the
+    memory was freed by a release the harness made (its own ownership error). A number picked from
+    the option bytes may break the call's preconditions: misuse, and the follow-up is left out.
+    """
+    called = {d.name for d in parse_prototypes(facts.code("Library functions the harness calls"))}
+    allowed = followup_arguments_allowed(facts.code("Current harness"), facts.text("Stack"), followup, called)
+    first = _report(facts).get("released first inside", "")
+    if has_verb(followup, "release") or (kind in ("heap-use-after-free", "double-free")
+                                         and (not first or has_verb(first, "release"))):
+        allowed = ""  # a release the harness made, or memory its own release freed: its ownership error
+    if allowed:
+        return {"feasible": True, "verdict": "library_bug",
+                "reasoning": f"The {kind} is inside {followup}: {allowed}.", "fix_hint": ""}, None
+    return {"feasible": False, "verdict": "harness_misuse",
+            "reasoning": f"The {kind} is in {followup}, a follow-up the harness calls after the "
+                         "target with arguments it picked, not in the target's own work.",
+            "fix_hint": f"leave out the follow-up call to {followup}"}, None
 
 
 _STACK_FRAME = re.compile(r"^#\d+ (\S+)", re.M)

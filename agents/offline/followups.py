@@ -74,3 +74,66 @@ def without_crashed_followup(harness: str, stack: str, target: str) -> tuple[str
         return None
     return dropped, (f"left out the follow-up call to {followup}, which crashed after the target "
                      "with arguments the harness picked")
+
+
+_STREAM_MAKERS = ("fopen", "tmpfile", "fmemopen", "open_memstream", "fdopen")
+_INPUT_NAMES = re.compile(r"^\(?\s*(?:\([^()]*\)\s*)?(data|size|lf_buf|text|lf_chunk|lf_chunk_size)\s*\)?$")
+
+
+def followup_arguments_allowed(harness: str, stack: str, name: str, made_by_api: set[str]) -> str:
+    """Why every argument of the crashed follow-up ``name`` is one the API allows, or ``""``.
+
+    Allowed: an object an API call returned to the harness (``made_by_api``: the names of the
+    library's functions), a stream the C library opened, the standard streams, the fuzz input
+    and its size, and constants. Not allowed: a number taken from the option bytes (an index,
+    a length) that the function may require to be in range, or anything else the harness made
+    up. A crash in a follow-up whose arguments are all allowed is the library's.
+    """
+    frames = [(int(n), fn, int(line)) for n, fn, line in _FRAME.findall(stack)]
+    entry = next((line for _n, fn, line in frames if fn == "LLVMFuzzerTestOneInput"), None)
+    lines = harness.splitlines()
+    if entry is None or entry > len(lines):
+        return ""
+    line = lines[entry - 1]
+    call = re.search(rf"\b{re.escape(name)}\s*\(", line)
+    if call is None:
+        return ""
+    depth, end = 0, len(line)
+    for i in range(call.end() - 1, len(line)):
+        depth += line[i] == "("
+        depth -= line[i] == ")"
+        if depth == 0:
+            end = i
+            break
+    args = [a.strip() for a in _split(line[call.end():end])]
+    for arg in args:
+        if not _allowed(arg, harness, made_by_api):
+            return ""
+    return (f"{name} was called on what the library itself handed back and on the input, with no "
+            "value the harness made up")
+
+
+def _split(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [p for p in [*parts, cur] if p.strip()]
+
+
+def _allowed(arg: str, harness: str, made_by_api: set[str]) -> bool:
+    bare = re.sub(r"^\((?:const\s+)?[\w\s*]+\)\s*", "", arg).strip()
+    if re.fullmatch(r"-?\d+[uUlL]*|[A-Z_][A-Z0-9_]*|NULL|stdout|stderr|sizeof\s*\(?[\w\s*]+\)?", bare):
+        return True
+    if _INPUT_NAMES.match(bare):
+        return True
+    var = re.fullmatch(r"&?\s*([A-Za-z_]\w*)", bare)
+    if var is None:
+        return False
+    assigned = re.findall(rf"\b{re.escape(var.group(1))}\s*=\s*(?:\([^()]*\)\s*)?(\w+)\s*\(", harness)
+    return bool(assigned) and all(fn in made_by_api or fn in _STREAM_MAKERS for fn in assigned)
