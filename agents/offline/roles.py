@@ -30,7 +30,13 @@ from agents.offline.lesson_apply import (
 from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, bullets, identifiers, target_function
 from agents.offline.synth import HarnessDraft, write_harness
-from agents.offline.usage import made_as_usage, release_as_usage, usage_draft, usage_releasers
+from agents.offline.usage import (
+    made_as_usage,
+    release_as_usage,
+    usage_draft,
+    usage_followups,
+    usage_releasers,
+)
 from agents.sections import ELSEWHERE_HEADING
 from agents.usage_section import HEADING as USAGE_HEADING
 from agents.usage_section import read_usage
@@ -168,7 +174,9 @@ def enhance(facts: PromptFacts) -> Reply:
         avoid = {lesson.item_id for lesson in lessons if lesson.action and lesson.action.verb == "avoid_call"}
         shown = [lesson for lesson in applicable(facts, set(uncovered)) if lesson.item_id not in avoid]
         named = {n for lesson in shown for n in identifiers(lesson.title + " " + lesson.text)}
-        uncovered.sort(key=lambda n: n not in named)
+        # What the library's own code calls after the target comes first, then what lessons name.
+        after = usage_followups(read_usage(facts.sections.get(USAGE_HEADING, "")), target_function(facts))
+        uncovered.sort(key=lambda n: (n not in after, n not in named))
         result, left_out = _improve(harness, target_function(facts), api, uncovered, facts, lessons)
         cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in shown
                  if named & set(result.added_calls)]

@@ -186,3 +186,16 @@ def test_a_long_usage_keeps_the_target_and_the_calls_nearest_to_it(tmp_path: Pat
     steps, _complete = target_slice(fn, "hnd_decode")
     assert len(steps) <= MAX_STEPS + 1 and any(s.function == "hnd_decode" for s in steps)
     assert steps[0].function == "set17" and steps[-1].function == "set29"
+
+
+def test_the_calls_after_the_target_are_the_improver_s_first_choice(tmp_path: Path) -> None:
+    from agents.offline.usage import usage_followups
+
+    api = [FunctionDecl("pr_parse", "pr_obj *", (Param("text", "const char *"), Param("len", "size_t"))),
+           FunctionDecl("pr_count", "int", (Param("o", "const pr_obj *"),)),
+           FunctionDecl("pr_free", "void", (Param("o", "pr_obj *"),)),
+           FunctionDecl("pr_dispose", "void", (Param("o", "pr_obj *"),))]
+    root = write_tree(tmp_path, PARTIAL_RELEASER)
+    index = build_index(root, api, [str(root)], [], [str(root / "pr.c")])
+    facts = target_usage(index, api[0], api).facts
+    assert usage_followups(facts, api[0]) == ["pr_count", "pr_count"]  # never a release

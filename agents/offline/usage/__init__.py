@@ -21,13 +21,25 @@ from agents.offline.usage.repair import made_as_usage, release_as_usage
 from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
 from fuzzkit.usage_models import UsageFacts, type_key
+from fuzzkit.vocabulary import has_verb
 
-__all__ = ["made_as_usage", "read_usage", "release_as_usage", "usage_draft", "usage_releasers"]
+__all__ = ["made_as_usage", "read_usage", "release_as_usage", "usage_draft", "usage_followups",
+           "usage_releasers"]
 
 
 def usage_releasers(facts: UsageFacts) -> dict[str, str]:
     """``type -> releaser`` for every object type the library's own code releases."""
     return {type_key(o.type): o.release for o in facts.objects if o.release}
+
+
+def usage_followups(facts: UsageFacts, target: FunctionDecl) -> list[str]:
+    """The calls the library's own code makes after the target on what it holds (not its releases)."""
+    protocol = facts.target(target.name)
+    if protocol is None:
+        return []
+    at = next((i for i, s in enumerate(protocol.sequence) if s.call == target.name), len(protocol.sequence))
+    return [s.call for s in protocol.sequence[at + 1:]
+            if s.call != target.name and not has_verb(s.call, "release") and s.call != "free"]
 
 
 def usage_draft(
