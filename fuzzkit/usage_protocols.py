@@ -181,7 +181,7 @@ def object_protocols(index: UsageIndex, types: Sequence[str], api_types: set[str
             ObjectProtocol(
                 type=ctype,
                 declared=declared,
-                make=[steps[k] for k, _n in makes.most_common(2)],
+                make=[steps[k] for k in _best_makes(makes, steps)],
                 configure=[steps[k] for k, _n in configure.most_common(4)],
                 feed=[steps[k] for k, _n in feed.most_common(2)],
                 release=release.most_common(1)[0][0] if release else "",
@@ -189,6 +189,13 @@ def object_protocols(index: UsageIndex, types: Sequence[str], api_types: set[str
             )
         )
     return out
+
+
+def _best_makes(makes: Counter[str], steps: dict[str, Step]) -> list[str]:
+    """The two makes to show: those needing no other object first, then the most used."""
+    def others(key: str) -> int:
+        return sum(a.kind == "object" and not a.address for a in steps[key].args)
+    return sorted(makes, key=lambda k: (others(k), -makes[k], k))[:2]
 
 
 def _tally(
@@ -279,15 +286,20 @@ def target_usage(index: UsageIndex, target: FunctionDecl, api: Sequence[Function
     protocol = target_protocol(index, target.name)
     types: list[str] = []
     for t in [*(p.type for p in target.params), target.return_type]:
-        if base_names(t) & api_types and type_key(t) not in {type_key(x) for x in types}:
+        if _object_type(t, api_types) and type_key(t) not in {type_key(x) for x in types}:
             types.append(t)
     if protocol is not None:
         for t in protocol.variables.values():
-            if base_names(t) & api_types and type_key(t) not in {type_key(x) for x in types}:
+            if _object_type(t, api_types) and type_key(t) not in {type_key(x) for x in types}:
                 types.append(t)
     objects = object_protocols(index, _declared_spellings(index, types), api_types)[:MAX_OBJECTS]
     facts = UsageFacts(objects=objects, targets=[protocol] if protocol else [])
     return TargetUsage(facts=facts, snippets=snippets(index, target.name, types))
+
+
+def _object_type(ctype: str, api_types: set[str]) -> bool:
+    """A type of the API's own that is no enum (an enum is a value, not an object)."""
+    return bool(base_names(ctype) & api_types) and not ctype.lstrip().startswith("enum ")
 
 
 def _declared_spellings(index: UsageIndex, types: Sequence[str]) -> list[str]:
