@@ -36,6 +36,7 @@ from fuzzkit.harness_variants import harness_variants
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import run_fuzzer
 from fuzzkit.tools import tool
+from fuzzkit.upstream_build import defining_sources, harness_plan, undefined_symbols
 
 
 def load_bench(path: Path) -> dict[str, Any]:
@@ -95,14 +96,16 @@ def _helpers(harness: Path, lib: LibraryBuild) -> list[Path]:
 def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) -> BuiltSide:
     """Build every harness with LogicFuzz's flags (fuzz and coverage flavours).
 
-    Upstream harnesses get the helper sources beside them (:func:`harness_helpers`); C++
-    ones are compiled with clang++ by :func:`build_harness`. A harness that does not build
-    is recorded in ``failures`` (first compiler errors), not raised.
+    Upstream harnesses are built as the library's build files build them
+    (:func:`build_upstream`); C++ ones are compiled with clang++ by :func:`build_harness`. A
+    harness that does not build is recorded in ``failures`` (first compiler errors), not raised.
     """
     side = BuiltSide()
     for i, source in enumerate(sources):
-        helpers = _helpers(source, lib) if kind == "upstream" else []
-        build = build_harness(source, lib, work / f"build{i}", extra_sources=helpers)
+        if kind == "upstream":
+            build, helpers, flags = build_upstream(source, lib, work / f"build{i}")
+        else:
+            build, helpers, flags = build_harness(source, lib, work / f"build{i}"), [], []
         label = source.name if kind == "upstream" else f"{source.parent.name}/{source.name}"
         if build.ok and build.fuzz_binary and build.cov_binary:
             side.builds.append(build)
@@ -110,7 +113,7 @@ def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) ->
             side.sources.append(source)
             continue
         errors = "; ".join(d.render() for d in build.errors[:3]) or build.log.strip()[-300:]
-        variants = (_variant_builds(source, lib, work / f"build{i}-variants", helpers)
+        variants = (_variant_builds(source, lib, work / f"build{i}-variants", helpers, flags)
                     if kind == "upstream" else [])
         if not variants:
             side.failures[label] = errors
@@ -121,8 +124,59 @@ def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) ->
     return side
 
 
-def _variant_builds(source: Path, lib: LibraryBuild, work: Path,
-                    helpers: list[Path]) -> list[tuple[str, HarnessBuild]]:
+def _in_tree(source: Path, tree: Path) -> Path | None:
+    """``source``'s copy in ``tree`` (the tree LogicFuzz's build compiled), found by its path's tail."""
+    parts = source.resolve().parts
+    for start in range(1, len(parts)):
+        candidate = tree.joinpath(*parts[start:])
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def build_upstream(source: Path, lib: LibraryBuild, work: Path) -> tuple[HarnessBuild, list[Path], list[str]]:
+    """One of the library's own harnesses built as its build files build it, linking ``lib``.
+
+    First the way the build target that compiles it does (:func:`harness_plan`: the target's
+    other sources, include directories and definitions, companion in-tree libraries), then,
+    if no target declares it or that fails, with the helper sources beside it that it calls
+    (:func:`_helpers`). Each try adds, when the link names undefined symbols, the library-side
+    sources defining them (:func:`_linking_companions`). Returns the build (the last try's
+    when none builds) and the helpers and flags it used.
+    """
+    tree = Path(lib.root)
+    inside = _in_tree(source, tree)
+    plan = harness_plan(inside, tree, lib.sources) if inside else None
+    tries = [(plan.helpers, plan.flags)] if plan else []
+    tries.append((_helpers(source, lib), []))
+    result: tuple[HarnessBuild, list[Path], list[str]] | None = None
+    for k, (helpers, flags) in enumerate(tries):
+        build, used = _linking_companions(source, lib, work / f"try{k}", helpers, flags)
+        result = (build, used, flags)
+        if build.ok:
+            break
+    assert result is not None
+    return result
+
+
+def _linking_companions(source: Path, lib: LibraryBuild, work: Path, helpers: list[Path],
+                        flags: list[str], rounds: int = 3) -> tuple[HarnessBuild, list[Path]]:
+    """Build; while the link names undefined symbols some library-side source defines, add it."""
+    directories = [Path(s).parent for s in lib.sources]
+    helpers = list(helpers)
+    for _ in range(rounds):
+        build = build_harness(source, lib, work, extra_flags=tuple(flags), extra_sources=helpers)
+        missing = [] if build.ok else undefined_symbols(build.log)
+        exclude = {Path(s).resolve() for s in lib.sources} | {h.resolve() for h in helpers}
+        found = defining_sources(missing, directories, exclude) if missing else []
+        if not found:
+            break
+        helpers += found
+    return build, helpers
+
+
+def _variant_builds(source: Path, lib: LibraryBuild, work: Path, helpers: list[Path],
+                    flags: list[str]) -> list[tuple[str, HarnessBuild]]:
     """The builds of a harness with the definitions each of its build-system targets sets.
 
     A harness that needs ``-DVARIANT=...`` (its ``#error`` says so) is built once per target
@@ -133,8 +187,9 @@ def _variant_builds(source: Path, lib: LibraryBuild, work: Path,
     except (ToolchainError, OSError):
         return []
     out = []
-    for k, (name, flags) in enumerate(variants):
-        build = build_harness(source, lib, work / f"v{k}", extra_flags=tuple(flags), extra_sources=helpers)
+    for k, (name, defines) in enumerate(variants):
+        build = build_harness(source, lib, work / f"v{k}", extra_flags=(*flags, *defines),
+                              extra_sources=helpers)
         if build.ok and build.fuzz_binary and build.cov_binary:
             out.append((name, build))
     return out
