@@ -36,7 +36,7 @@ from fuzzkit.harness_variants import harness_variants
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import run_fuzzer
 from fuzzkit.tools import tool
-from fuzzkit.upstream_build import defining_sources, harness_plan, undefined_symbols
+from fuzzkit.upstream_build import defining_sources, harness_plans, undefined_symbols
 
 
 def load_bench(path: Path) -> dict[str, Any]:
@@ -97,31 +97,31 @@ def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) ->
     """Build every harness with LogicFuzz's flags (fuzz and coverage flavours).
 
     Upstream harnesses are built as the library's build files build them
-    (:func:`build_upstream`); C++ ones are compiled with clang++ by :func:`build_harness`. A
+    (:func:`upstream_builds`), once per build target when several compile one harness with
+    different definitions; C++ ones are compiled with clang++ by :func:`build_harness`. A
     harness that does not build is recorded in ``failures`` (first compiler errors), not raised.
     """
     side = BuiltSide()
     for i, source in enumerate(sources):
         if kind == "upstream":
-            build, helpers, flags = build_upstream(source, lib, work / f"build{i}")
+            label = source.name
+            builds, failed = upstream_builds(source, lib, work / f"build{i}")
         else:
-            build, helpers, flags = build_harness(source, lib, work / f"build{i}"), [], []
-        label = source.name if kind == "upstream" else f"{source.parent.name}/{source.name}"
-        if build.ok and build.fuzz_binary and build.cov_binary:
+            label = f"{source.parent.name}/{source.name}"
+            failed = build_harness(source, lib, work / f"build{i}")
+            builds = [("", failed)] if _built(failed) else []
+        if not builds:
+            errors = "; ".join(d.render() for d in failed.errors[:3])
+            side.failures[label] = errors or failed.log.strip()[-300:]
+        for name, build in builds:
             side.builds.append(build)
-            side.names.append(label)
-            side.sources.append(source)
-            continue
-        errors = "; ".join(d.render() for d in build.errors[:3]) or build.log.strip()[-300:]
-        variants = (_variant_builds(source, lib, work / f"build{i}-variants", helpers, flags)
-                    if kind == "upstream" else [])
-        if not variants:
-            side.failures[label] = errors
-        for name, variant in variants:
-            side.builds.append(variant)
-            side.names.append(f"{label}[{name}]")
+            side.names.append(f"{label}[{name}]" if name else label)
             side.sources.append(source)
     return side
+
+
+def _built(build: HarnessBuild) -> bool:
+    return bool(build.ok and build.fuzz_binary and build.cov_binary)
 
 
 def _in_tree(source: Path, tree: Path) -> Path | None:
@@ -134,29 +134,33 @@ def _in_tree(source: Path, tree: Path) -> Path | None:
     return None
 
 
-def build_upstream(source: Path, lib: LibraryBuild, work: Path) -> tuple[HarnessBuild, list[Path], list[str]]:
+def upstream_builds(source: Path, lib: LibraryBuild, work: Path
+                    ) -> tuple[list[tuple[str, HarnessBuild]], HarnessBuild]:
     """One of the library's own harnesses built as its build files build it, linking ``lib``.
 
-    First the way the build target that compiles it does (:func:`harness_plan`: the target's
-    other sources, include directories and definitions, companion in-tree libraries), then,
-    if no target declares it or that fails, with the helper sources beside it that it calls
-    (:func:`_helpers`). Each try adds, when the link names undefined symbols, the library-side
-    sources defining them (:func:`_linking_companions`). Returns the build (the last try's
-    when none builds) and the helpers and flags it used.
+    First as each build target that compiles it (:func:`harness_plans`: the target's other
+    sources, include directories and definitions, companion in-tree libraries), named after
+    the target when there are several; then, if no target declares it or none builds, with
+    the helper sources beside it that it calls (:func:`_helpers`), and last once per target
+    of its CMake project (:func:`_variant_builds`). Each build adds, when the link names
+    undefined symbols, the library-side sources defining them (:func:`_linking_companions`).
+    Returns the (variant name, build) pairs that built and the last build tried.
     """
     tree = Path(lib.root)
     inside = _in_tree(source, tree)
-    plan = harness_plan(inside, tree, lib.sources) if inside else None
-    tries = [(plan.helpers, plan.flags)] if plan else []
-    tries.append((_helpers(source, lib), []))
-    result: tuple[HarnessBuild, list[Path], list[str]] | None = None
-    for k, (helpers, flags) in enumerate(tries):
-        build, used = _linking_companions(source, lib, work / f"try{k}", helpers, flags)
-        result = (build, used, flags)
-        if build.ok:
-            break
-    assert result is not None
-    return result
+    plans = harness_plans(inside, tree, lib.sources) if inside else []
+    built, last = [], None
+    for k, plan in enumerate(plans):
+        last, _ = _linking_companions(source, lib, work / f"target{k}", plan.helpers, plan.flags)
+        if _built(last):
+            built.append((plan.target if len(plans) > 1 else "", last))
+    if built:
+        return built, built[-1][1]
+    helpers = _helpers(source, lib)
+    last, helpers = _linking_companions(source, lib, work / "beside", helpers, [])
+    if _built(last):
+        return [("", last)], last
+    return _variant_builds(source, lib, work / "variants", helpers), last
 
 
 def _linking_companions(source: Path, lib: LibraryBuild, work: Path, helpers: list[Path],
@@ -175,22 +179,22 @@ def _linking_companions(source: Path, lib: LibraryBuild, work: Path, helpers: li
     return build, helpers
 
 
-def _variant_builds(source: Path, lib: LibraryBuild, work: Path, helpers: list[Path],
-                    flags: list[str]) -> list[tuple[str, HarnessBuild]]:
+def _variant_builds(source: Path, lib: LibraryBuild, work: Path,
+                    helpers: list[Path]) -> list[tuple[str, HarnessBuild]]:
     """The builds of a harness with the definitions each of its build-system targets sets.
 
     A harness that needs ``-DVARIANT=...`` (its ``#error`` says so) is built once per target
-    the library's own CMake project makes from it; the variants that build are returned.
+    the library's own CMake project makes from it (read from a configured copy, where the
+    text of the build files did not say); the variants that build are returned.
     """
     try:
         variants = harness_variants(source, work / "cmake")
     except (ToolchainError, OSError):
         return []
     out = []
-    for k, (name, defines) in enumerate(variants):
-        build = build_harness(source, lib, work / f"v{k}", extra_flags=(*flags, *defines),
-                              extra_sources=helpers)
-        if build.ok and build.fuzz_binary and build.cov_binary:
+    for k, (name, flags) in enumerate(variants):
+        build = build_harness(source, lib, work / f"v{k}", extra_flags=tuple(flags), extra_sources=helpers)
+        if _built(build):
             out.append((name, build))
     return out
 

@@ -52,8 +52,11 @@ def _in_library(target: BuildTarget, library_sources: set[Path]) -> bool:
     return any(s in library_sources for s in target.sources)
 
 
-def harness_plan(harness: Path, tree: Path, library_sources: list[str]) -> HarnessPlan | None:
-    """The plan of the program target of ``tree``'s build files that compiles ``harness``, if any.
+def harness_plans(harness: Path, tree: Path, library_sources: list[str]) -> list[HarnessPlan]:
+    """The plan of each program target of ``tree``'s build files that compiles ``harness``.
+
+    Several targets may compile one harness, each with its own definitions (one per input
+    encoding); none is an empty list.
 
     Args:
         harness: The harness, as a path inside ``tree``.
@@ -62,28 +65,27 @@ def harness_plan(harness: Path, tree: Path, library_sources: list[str]) -> Harne
     """
     harness = harness.resolve()
     declared = [t for f in build_files(tree) for t in read_targets(f, tree)]
-    programs = [t for t in declared if t.kind == "program" and harness in t.sources]
-    if not programs:
-        return None
-    program = programs[0]
     by_name = {t.name: t for t in declared if t.kind == "library"}
     in_library = {Path(s).resolve() for s in library_sources}
-    plan = HarnessPlan(program.name)
-    _add(plan, program, harness)
-    seen: set[str] = set()
-    pending = list(program.links)
-    while pending:
-        link = pending.pop(0)
-        if link in seen:
-            continue
-        seen.add(link)
-        archive = link.endswith((".la", ".a"))
-        library = by_name.get(link) or (owning_library(Path(link), tree) if archive else None)
-        if library is None or _in_library(library, in_library):
-            continue
-        _add(plan, library, harness)
-        pending += library.links
-    return plan
+    plans = []
+    for program in (t for t in declared if t.kind == "program" and harness in t.sources):
+        plan = HarnessPlan(program.name)
+        _add(plan, program, harness)
+        seen: set[str] = set()
+        pending = list(program.links)
+        while pending:
+            link = pending.pop(0)
+            if link in seen:
+                continue
+            seen.add(link)
+            archive = link.endswith((".la", ".a"))
+            library = by_name.get(link) or (owning_library(Path(link), tree) if archive else None)
+            if library is None or _in_library(library, in_library):
+                continue
+            _add(plan, library, harness)
+            pending += library.links
+        plans.append(plan)
+    return plans
 
 
 def _add(plan: HarnessPlan, target: BuildTarget, harness: Path) -> None:

@@ -114,3 +114,17 @@ def test_each_harness_builds_as_its_fuzz_target_and_runs(build_files: dict[str, 
         ran = subprocess.run([build.fuzz_binary, "-runs=100"], capture_output=True, text=True, timeout=120)
         assert ran.returncode == 0, ran.stderr[-2000:]
         assert "Done 100 runs" in ran.stderr
+
+
+def test_one_harness_of_several_targets_is_built_once_per_target(tmp_path: Path, cache: Path) -> None:
+    variant = ("#include <stddef.h>\n#include <stdint.h>\n#include \"tally.h\"\n"
+               "#ifndef TALLY_CHAR\n#error \"TALLY_CHAR was not provided to this fuzz target\"\n#endif\n"
+               f"{ENTRY} {{ return tally_count(data, size, TALLY_CHAR) * 0; }}\n")
+    lists = ("project(tally C)\nadd_library(tally STATIC tally.c)\nforeach(c 97 98)\n"
+             "  add_executable(tally_char_${c} fuzz/tally_char_fuzzer.c)\n"
+             "  target_compile_definitions(tally_char_${c} PRIVATE TALLY_CHAR=${c})\nendforeach()\n")
+    lib = _tally(tmp_path / "tally", {"CMakeLists.txt": lists, "fuzz/tally_char_fuzzer.c": variant}, cache)
+    compare = load_bench_script("harness_compare")
+    side = compare.build_side("upstream", [tmp_path / "tally" / "fuzz" / "tally_char_fuzzer.c"], lib,
+                              tmp_path / "up")
+    assert side.names == ["tally_char_fuzzer.c[tally_char_97]", "tally_char_fuzzer.c[tally_char_98]"]

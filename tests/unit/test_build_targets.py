@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuzzkit.build_targets import automake_targets, canonical, cmake_targets, owning_library
-from fuzzkit.upstream_build import defining_sources, harness_plan, undefined_symbols
+from fuzzkit.upstream_build import defining_sources, harness_plans, undefined_symbols
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -68,10 +68,10 @@ def test_plan_takes_helpers_and_companions_but_not_the_library_or_a_driver(tmp_p
         "fuzz/g.c": "int LLVMFuzzerTestOneInput(const char *d, long n) { return 1; }\n",
         "fuzz/helper.c": "int help(void) { return 2; }\n",
         "fuzz/standalone.c": "int main(int argc, char **argv) { return 0; }\n"})
-    plan = harness_plan(tmp_path / "fuzz" / "f.c", tmp_path, [str(tmp_path / "acme.c")])
-    assert plan is not None and plan.target == "f_fuzz"
+    (plan,) = harness_plans(tmp_path / "fuzz" / "f.c", tmp_path, [str(tmp_path / "acme.c")])
+    assert plan.target == "f_fuzz"
     assert plan.helpers == [tmp_path / "fuzz" / "helper.c", tmp_path / "wrap" / "wrap.cc"]
-    assert harness_plan(tmp_path / "acme.c", tmp_path, []) is None  # no program compiles it
+    assert harness_plans(tmp_path / "acme.c", tmp_path, []) == []  # no program compiles it
 
 
 def test_undefined_symbols_and_the_sources_defining_them(tmp_path: Path) -> None:
