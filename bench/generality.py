@@ -1,7 +1,9 @@
 """Generality: LogicFuzz on libraries nobody tuned it for, against each library's own fuzz harnesses.
 
-Per library (a Debian source package name, or a path to a benchmark YAML; ``LIB:fn1,fn2``
-names the functions instead of init-benchmark's own choice):
+Per library (a Debian source package name, ``NAME=VERSION`` for one upload, or a path to a
+benchmark YAML; ``LIB:fn1,fn2`` names the functions instead of init-benchmark's own choice;
+``@FILE`` reads libraries from a list file, one a line, and ``--devset`` is
+``@bench/devset.txt``, the development set):
 
 1. ``logicfuzz init-benchmark --apt LIB [--functions ...]`` writes ``OUT/LIB/benchmark.yaml``
    (a YAML path is used as it is);
@@ -34,6 +36,7 @@ several sittings into one table. Exit codes: 0 every library measured, 1 some li
 
     python bench/generality.py lz4 jansson:json_loads,json_dumps --fuzz-seconds 30 --out results/gen
     python bench/generality.py benchmarks/cjson.yaml --logicfuzz-run results/cjson-run
+    python bench/generality.py @bench/devset.txt --fuzz-seconds 10 --max-iterations 1 --seconds 15
 """
 
 from __future__ import annotations
