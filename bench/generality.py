@@ -221,8 +221,9 @@ def compare(bench: dict[str, Any], run_dir: Path, work: Path, args: argparse.Nam
                     else "partly builds" if up["failures"] else "ok")
     row: dict[str, Any] = {"logicfuzz": sides["logicfuzz"], "upstream": up, "budget_per_side": budget}
     for metric in ("lines", "branches"):
-        a, b = sides["logicfuzz"].get(metric), up.get(metric)
-        row[f"ratio_{metric}"] = round(a / b, 3) if a is not None and b else None
+        mine_value, their_value = sides["logicfuzz"].get(metric), up.get(metric)
+        row[f"ratio_{metric}"] = (round(mine_value / their_value, 3)
+                                  if mine_value is not None and their_value else None)
     if diffs:
         row["line_diff"] = {k: statistics.median(d[k] for d in diffs) for k in diffs[0]}
     return row

@@ -11,10 +11,12 @@ source. All of them link the same library build, and every one builds and runs.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
 from fuzzkit.source import SourceSpec, fetch_source
@@ -128,3 +130,21 @@ def test_one_harness_of_several_targets_is_built_once_per_target(tmp_path: Path,
     side = compare.build_side("upstream", [tmp_path / "tally" / "fuzz" / "tally_char_fuzzer.c"], lib,
                               tmp_path / "up")
     assert side.names == ["tally_char_fuzzer.c[tally_char_97]", "tally_char_fuzzer.c[tally_char_98]"]
+
+
+def test_yardstick_counts_what_builds_and_runs(tmp_path: Path, cache: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "tally"
+    _tally(root, AUTOMAKE, cache)
+    (root / "fuzz" / "tally_broken_fuzzer.c").write_text(f"#include <stdint.h>\n{ENTRY} {{ return nope; }}\n")
+    bench = {"project": "tally", "language": "c", "source": {"path": str(root)},
+             "build": {"sources": ["tally.c"], "headers": ["tally.h"]},
+             "upstream_harnesses": [*HARNESSES, "fuzz/tally_broken_fuzzer.c"]}
+    (tmp_path / "tally.yaml").write_text(yaml.safe_dump(bench))
+    module = load_bench_script("yardstick")
+    assert module.main([str(tmp_path / "tally.yaml"), "--runs", "50", "--out", str(tmp_path / "out")]) == 1
+    (row,) = json.loads((tmp_path / "out" / "yardstick.json").read_text())["rows"]
+    assert (len(row["listed"]), len(row["built"]), len(row["running"])) == (5, 4, 4)
+    assert list(row["failures"]) == ["tally_broken_fuzzer.c"]
+    assert "nope" in row["failures"]["tally_broken_fuzzer.c"]
+    assert "| tally | 5 | 4 | 4 |" in capsys.readouterr().out
