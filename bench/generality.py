@@ -14,7 +14,10 @@ benchmark YAML; ``LIB:fn1,fn2`` names the functions instead of init-benchmark's 
 3. the comparison at equal total fuzzing CPU (``harness_compare``): LogicFuzz's final harnesses
    (the best ``harness.c`` of each target that reached a running harness) and the library's own
    harness set (``upstream_harnesses``: the files of the Debian source defining
-   ``LLVMFuzzerTestOneInput``, C++ ones built with clang++) each get ``--budget`` CPU-seconds
+   ``LLVMFuzzerTestOneInput``, built as the library's Makefile.am or CMakeLists.txt fuzz
+   target builds them, with the helper sources and companion in-tree libraries it links, C++
+   ones with clang++, all linking the same library build; ``bench/yardstick.py`` checks that
+   set alone) each get ``--budget`` CPU-seconds
    (default ``--seconds`` x the larger harness count of the two sides), split evenly over the
    side's harnesses, each fuzzed from an empty corpus. ``--dict own`` (the default) fuzzes each
    side with the dictionary it comes with: LogicFuzz's harnesses with the one ``logicfuzz run``
