@@ -1,7 +1,9 @@
 """Generality: LogicFuzz on libraries nobody tuned it for, against each library's own fuzz harnesses.
 
-Per library (a Debian source package name, or a path to a benchmark YAML; ``LIB:fn1,fn2``
-names the functions instead of init-benchmark's own choice):
+Per library (a Debian source package name, ``NAME=VERSION`` for one upload, or a path to a
+benchmark YAML; ``LIB:fn1,fn2`` names the functions instead of init-benchmark's own choice;
+``@FILE`` reads libraries from a list file, one a line, and ``--devset`` is
+``@bench/devset.txt``, the development set):
 
 1. ``logicfuzz init-benchmark --apt LIB --ignore-fuzz-harnesses [--functions ...]`` writes
    ``OUT/LIB/benchmark.yaml`` (a YAML path is used as it is); the flag keeps the choice of
@@ -13,7 +15,10 @@ names the functions instead of init-benchmark's own choice):
 3. the comparison at equal total fuzzing CPU (``harness_compare``): LogicFuzz's final harnesses
    (the best ``harness.c`` of each target that reached a running harness) and the library's own
    harness set (``upstream_harnesses``: the files of the Debian source defining
-   ``LLVMFuzzerTestOneInput``, C++ ones built with clang++) each get ``--budget`` CPU-seconds
+   ``LLVMFuzzerTestOneInput``, built as the library's Makefile.am or CMakeLists.txt fuzz
+   target builds them, with the helper sources and companion in-tree libraries it links, C++
+   ones with clang++, all linking the same library build; ``bench/yardstick.py`` checks that
+   set alone) each get ``--budget`` CPU-seconds
    (default ``--seconds`` x the larger harness count of the two sides), split evenly over the
    side's harnesses, each fuzzed from an empty corpus. ``--dict own`` (the default) fuzzes each
    side with the dictionary it comes with: LogicFuzz's harnesses with the one ``logicfuzz run``
@@ -35,6 +40,7 @@ several sittings into one table. Exit codes: 0 every library measured, 1 some li
 
     python bench/generality.py lz4 jansson:json_loads,json_dumps --fuzz-seconds 30 --out results/gen
     python bench/generality.py benchmarks/cjson.yaml --logicfuzz-run results/cjson-run
+    python bench/generality.py @bench/devset.txt --fuzz-seconds 10 --max-iterations 1 --seconds 15
 """
 
 from __future__ import annotations
@@ -229,8 +235,9 @@ def compare(bench: dict[str, Any], run_dir: Path, work: Path, args: argparse.Nam
                     else "partly builds" if up["failures"] else "ok")
     row: dict[str, Any] = {"logicfuzz": sides["logicfuzz"], "upstream": up, "budget_per_side": budget}
     for metric in ("lines", "branches"):
-        a, b = sides["logicfuzz"].get(metric), up.get(metric)
-        row[f"ratio_{metric}"] = round(a / b, 3) if a is not None and b else None
+        mine_value, their_value = sides["logicfuzz"].get(metric), up.get(metric)
+        row[f"ratio_{metric}"] = (round(mine_value / their_value, 3)
+                                  if mine_value is not None and their_value else None)
     if diffs:
         row["line_diff"] = {k: statistics.median(d[k] for d in diffs) for k in diffs[0]}
     return row

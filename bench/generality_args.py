@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -59,9 +60,38 @@ def _is_apt_source(name: str) -> bool:
     return "Package:" in out
 
 
+DEVSET = REPO / "bench" / "devset.txt"
+_FUNCTION_LIST = re.compile(r"\s*[A-Za-z_]\w*\s*(,\s*[A-Za-z_]\w*\s*)*,?\s*")
+
+
+def list_file(path: Path) -> list[str]:
+    """The libraries a list file names: one a line, ``#`` comments and blank lines left out."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read the library list {path}: {exc.strerror or exc}; "
+                         "give an existing file (one library a line), e.g. @bench/devset.txt") from None
+    return [w for line in lines for w in line.split("#", 1)[0].split()]
+
+
+def expand_lists(argv: list[str]) -> list[str]:
+    """``@FILE`` arguments replaced by the libraries the file lists; ``--devset`` by the development set."""
+    out: list[str] = []
+    for arg in argv:
+        if arg == "--devset":
+            out += list_file(DEVSET)
+        elif arg.startswith("@") and len(arg) > 1:
+            out += list_file(Path(arg[1:]))
+        else:
+            out.append(arg)
+    return out
+
+
 def library_of(spec: str) -> Library:
-    """``NAME``, ``NAME:fn1,fn2``, ``PATH.yaml`` or ``PATH.yaml:fn1,fn2`` as a :class:`Library`."""
-    target, _, funcs = spec.partition(":")
+    """``NAME``, ``NAME=VERSION``, ``PATH.yaml``, each optionally ``:fn1,fn2``, as a :class:`Library`."""
+    target, _, funcs = spec.rpartition(":")
+    if not target or not _FUNCTION_LIST.fullmatch(funcs):  # a Debian version may hold an epoch `1:`
+        target, funcs = spec, ""
     functions = [f.strip() for f in funcs.split(",") if f.strip()]
     if not target:
         raise UsageError(f"library {spec!r} has no name: give a Debian source package or a benchmark YAML")
@@ -71,10 +101,11 @@ def library_of(spec: str) -> Library:
             raise UsageError(f"benchmark YAML {target} does not exist: "
                              "give an existing file or a package name")
         return Library(key=path.stem, name=target, yaml=path.resolve(), functions=functions)
-    if not _is_apt_source(target):
-        raise UsageError(f"unknown library {target!r}: apt knows no source package of that name "
+    package = target.partition("=")[0]  # NAME=VERSION pins an upload; the key is the name
+    if not _is_apt_source(package):
+        raise UsageError(f"unknown library {package!r}: apt knows no source package of that name "
                          "(check `apt-cache showsrc NAME`, or give a benchmark YAML path)")
-    return Library(key=target, name=target, functions=functions)
+    return Library(key=package, name=target, functions=functions)
 
 
 def attach_runs(libraries: list[Library], runs: list[str]) -> None:
@@ -98,7 +129,10 @@ def attach_runs(libraries: list[Library], runs: list[str]) -> None:
 def _run_options(p: argparse.ArgumentParser) -> None:
     """What to measure: the libraries, reused runs, the arms."""
     p.add_argument("libraries", nargs="*", metavar="LIB[:fn1,fn2]",
-                   help="Debian source package or benchmark YAML, optionally with the functions to use")
+                   help="Debian source package (NAME or NAME=VERSION) or benchmark YAML, optionally "
+                        "with the functions to use; @FILE reads them from a list file, one a line")
+    p.add_argument("--devset", action="store_true",
+                   help="measure the development set too (the libraries of bench/devset.txt)")
     p.add_argument("--logicfuzz-run", action="append", default=[], metavar="[LIB=]DIR",
                    help="reuse this `logicfuzz run --out` directory for LIB instead of running again")
 
@@ -138,7 +172,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--merge", nargs="+", type=Path, default=[], metavar="JSON",
                    help="join the rows of earlier sittings' generality.json files into the table")
     add_markdown_option(p)
-    args = p.parse_args(argv)
+    args = p.parse_args(expand_lists(sys.argv[1:] if argv is None else list(argv)))
     for name in ("fuzz_seconds", "max_iterations", "seconds", "repeats", "parallel"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")

@@ -35,6 +35,7 @@ from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.harness_variants import harness_variants
 from fuzzkit.library import LibraryBuild
 from fuzzkit.runner import run_fuzzer
+from fuzzkit.upstream_build import defining_sources, harness_plans, undefined_symbols
 
 
 def load_bench(path: Path) -> dict[str, Any]:
@@ -94,30 +95,87 @@ def _helpers(harness: Path, lib: LibraryBuild) -> list[Path]:
 def build_side(kind: str, sources: list[Path], lib: LibraryBuild, work: Path) -> BuiltSide:
     """Build every harness with LogicFuzz's flags (fuzz and coverage flavours).
 
-    Upstream harnesses get the helper sources beside them (:func:`harness_helpers`); C++
-    ones are compiled with clang++ by :func:`build_harness`. A harness that does not build
-    is recorded in ``failures`` (first compiler errors), not raised.
+    Upstream harnesses are built as the library's build files build them
+    (:func:`upstream_builds`), once per build target when several compile one harness with
+    different definitions; C++ ones are compiled with clang++ by :func:`build_harness`. A
+    harness that does not build is recorded in ``failures`` (first compiler errors), not raised.
     """
     side = BuiltSide()
     for i, source in enumerate(sources):
-        helpers = _helpers(source, lib) if kind == "upstream" else []
-        build = build_harness(source, lib, work / f"build{i}", extra_sources=helpers)
-        label = source.name if kind == "upstream" else f"{source.parent.name}/{source.name}"
-        if build.ok and build.fuzz_binary and build.cov_binary:
+        if kind == "upstream":
+            label = source.name
+            builds, failed = upstream_builds(source, lib, work / f"build{i}")
+        else:
+            label = f"{source.parent.name}/{source.name}"
+            failed = build_harness(source, lib, work / f"build{i}")
+            builds = [("", failed)] if _built(failed) else []
+        if not builds:
+            errors = "; ".join(d.render() for d in failed.errors[:3])
+            side.failures[label] = errors or failed.log.strip()[-300:]
+        for name, build in builds:
             side.builds.append(build)
-            side.names.append(label)
-            side.sources.append(source)
-            continue
-        errors = "; ".join(d.render() for d in build.errors[:3]) or build.log.strip()[-300:]
-        variants = (_variant_builds(source, lib, work / f"build{i}-variants", helpers)
-                    if kind == "upstream" else [])
-        if not variants:
-            side.failures[label] = errors
-        for name, variant in variants:
-            side.builds.append(variant)
-            side.names.append(f"{label}[{name}]")
+            side.names.append(f"{label}[{name}]" if name else label)
             side.sources.append(source)
     return side
+
+
+def _built(build: HarnessBuild) -> bool:
+    return bool(build.ok and build.fuzz_binary and build.cov_binary)
+
+
+def _in_tree(source: Path, tree: Path) -> Path | None:
+    """``source``'s copy in ``tree`` (the tree LogicFuzz's build compiled), found by its path's tail."""
+    parts = source.resolve().parts
+    for start in range(1, len(parts)):
+        candidate = tree.joinpath(*parts[start:])
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def upstream_builds(source: Path, lib: LibraryBuild, work: Path
+                    ) -> tuple[list[tuple[str, HarnessBuild]], HarnessBuild]:
+    """One of the library's own harnesses built as its build files build it, linking ``lib``.
+
+    First as each build target that compiles it (:func:`harness_plans`: the target's other
+    sources, include directories and definitions, companion in-tree libraries), named after
+    the target when there are several; then, if no target declares it or none builds, with
+    the helper sources beside it that it calls (:func:`_helpers`), and last once per target
+    of its CMake project (:func:`_variant_builds`). Each build adds, when the link names
+    undefined symbols, the library-side sources defining them (:func:`_linking_companions`).
+    Returns the (variant name, build) pairs that built and the last build tried.
+    """
+    tree = Path(lib.root)
+    inside = _in_tree(source, tree)
+    plans = harness_plans(inside, tree, lib.sources) if inside else []
+    built, last = [], None
+    for k, plan in enumerate(plans):
+        last, _ = _linking_companions(source, lib, work / f"target{k}", plan.helpers, plan.flags)
+        if _built(last):
+            built.append((plan.target if len(plans) > 1 else "", last))
+    if built:
+        return built, built[-1][1]
+    helpers = _helpers(source, lib)
+    last, helpers = _linking_companions(source, lib, work / "beside", helpers, [])
+    if _built(last):
+        return [("", last)], last
+    return _variant_builds(source, lib, work / "variants", helpers), last
+
+
+def _linking_companions(source: Path, lib: LibraryBuild, work: Path, helpers: list[Path],
+                        flags: list[str], rounds: int = 3) -> tuple[HarnessBuild, list[Path]]:
+    """Build; while the link names undefined symbols some library-side source defines, add it."""
+    directories = [Path(s).parent for s in lib.sources]
+    helpers = list(helpers)
+    for _ in range(rounds):
+        build = build_harness(source, lib, work, extra_flags=tuple(flags), extra_sources=helpers)
+        missing = [] if build.ok else undefined_symbols(build.log)
+        exclude = {Path(s).resolve() for s in lib.sources} | {h.resolve() for h in helpers}
+        found = defining_sources(missing, directories, exclude) if missing else []
+        if not found:
+            break
+        helpers += found
+    return build, helpers
 
 
 def _variant_builds(source: Path, lib: LibraryBuild, work: Path,
@@ -125,7 +183,8 @@ def _variant_builds(source: Path, lib: LibraryBuild, work: Path,
     """The builds of a harness with the definitions each of its build-system targets sets.
 
     A harness that needs ``-DVARIANT=...`` (its ``#error`` says so) is built once per target
-    the library's own CMake project makes from it; the variants that build are returned.
+    the library's own CMake project makes from it (read from a configured copy, where the
+    text of the build files did not say); the variants that build are returned.
     """
     try:
         variants = harness_variants(source, work / "cmake")
@@ -134,7 +193,7 @@ def _variant_builds(source: Path, lib: LibraryBuild, work: Path,
     out = []
     for k, (name, flags) in enumerate(variants):
         build = build_harness(source, lib, work / f"v{k}", extra_flags=tuple(flags), extra_sources=helpers)
-        if build.ok and build.fuzz_binary and build.cov_binary:
+        if _built(build):
             out.append((name, build))
     return out
 

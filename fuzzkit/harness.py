@@ -94,7 +94,10 @@ def build_harness(
     ok = True
     # What the compiler may read besides the system and the paths on its command line: the
     # library's tree (headers include their neighbours) and the harness's own directory.
-    readable = [Path(lib.root), *map(Path, lib.include_dirs), source.parent]
+    # A helper's neighbours and the include directories its build target adds are read too.
+    readable = [Path(lib.root), *map(Path, lib.include_dirs), source.parent,
+                *(Path(h).resolve().parent for h in extra_sources),
+                *(Path(f[2:]) for f in extra_flags if f.startswith("-I") and Path(f[2:]).is_absolute())]
     for cmd in steps:
         output, ok = _run(cmd, timeout, out_dir, readable)
         log_parts.append(f"$ {' '.join(cmd)}\n{output}")

@@ -150,3 +150,10 @@ def test_bad_arguments_give_one_line_and_exit_2(
     assert bench_module().main([a.format(**names) for a in argv]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and said in err and err.startswith("generality.py: error:")
+
+
+def test_a_pinned_debian_library_is_keyed_by_its_name() -> None:
+    from bench.generality_args import library_of
+
+    lib = library_of("zlib=1:1.2.13.dfsg-1")
+    assert (lib.key, lib.name, lib.functions) == ("zlib", "zlib=1:1.2.13.dfsg-1", [])
