@@ -39,8 +39,11 @@ def clang_functions(
     main_file = str(src.path)
     defs = {c.spelling: c for c in _top_functions(tu.cursor, main_file)}
     local_types = _local_types(tu.cursor, main_file, data)
+    # The headers' constants come in ``known``; the file's own enums are read here (walking the
+    # whole unit would visit every declaration of every header it includes).
     enum_consts = known | {
-        c.spelling for c in tu.cursor.walk_preorder() if c.kind.name == "ENUM_CONSTANT_DECL"
+        k.spelling for c in tu.cursor.get_children() if c.kind.name == "ENUM_DECL"
+        and c.location.file and c.location.file.name == main_file for k in c.get_children()
     }
     out = []
     for name, fn in defs.items():

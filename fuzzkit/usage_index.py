@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from fuzzkit.usage_lexical import lexical_functions
 from fuzzkit.usage_models import INDEX_VERSION, Arg, UsageFunction, UsageIndex
 from fuzzkit.usage_sources import UsageSource, usage_sources
 
+CLANG_SECONDS = 90  # libclang's share of one index; a big tree's remaining files are read from tokens
 MAX_CLANG_BYTES = 400_000  # bigger files are read lexically (a generated test of every function)
 _SIZE_NAME = re.compile(r"(?i)(len|size|count|length|bytes|nbytes|^n$|^sz$)")
 _BYTES_TYPE = re.compile(
@@ -92,8 +94,10 @@ def build_index(
     known = set(constants)
     functions: list[UsageFunction] = []
     read: list[str] = []
+    deadline = time.monotonic() + CLANG_SECONDS
     for src in sources:
-        found = _read_source(src, names, api_types, known, include_dirs, defines, Path(root))
+        clang = time.monotonic() < deadline  # past the budget, the rest is read from tokens
+        found = _read_source(src, names, api_types, known, include_dirs, defines, Path(root), clang)
         if found:
             read.append(src.rel)
             functions += found
@@ -108,11 +112,12 @@ def _read_source(
     include_dirs: Sequence[str],
     defines: Sequence[str],
     root: Path,
+    clang: bool = True,
 ) -> list[UsageFunction]:
     if not any(n in src.text for n in _candidates(src.text, names)):
         return []
     found: list[UsageFunction] = []
-    if src.path is not None and len(src.text) <= MAX_CLANG_BYTES:
+    if clang and src.path is not None and len(src.text) <= MAX_CLANG_BYTES:
         try:
             found = clang_functions(src, names, known, include_dirs, defines, root)
         except Exception:  # noqa: BLE001 - libclang failing on one file: read it lexically
