@@ -158,7 +158,12 @@ class _Reader:
             self._checks_after(children)
 
     def _site(self, node: Any, parents: list[Any]) -> CallSite:
-        args = [self._arg(a) for a in node.get_arguments()]
+        written = _written_args(node)
+        cursors = list(node.get_arguments())
+        # An argument a macro expands to (NULL, BUFSIZ) has no tokens of its own: its text comes
+        # from the call as written, split at its top-level commas.
+        same = len(written) == len(cursors)
+        args = [self._arg(a, written[i] if same else None) for i, a in enumerate(cursors)]
         result, check, loop = "", "", False
         chain = [p for p in parents if p.kind.name not in _WRAPPERS]
         parent = chain[-1] if chain else None
@@ -188,15 +193,15 @@ class _Reader:
                 self.callbacks.add(a.text)
         return site
 
-    def _arg(self, a: Any) -> Arg:
+    def _arg(self, a: Any, written: list[str] | None = None) -> Arg:
         core = a
         while core.kind.name in _WRAPPERS:
             inner = list(core.get_children())
             if len(inner) != 1:
                 break
             core = inner[0]
-        text = self.text(a)
-        toks = [t.spelling for t in a.get_tokens()]
+        toks = list(written) if written else [t.spelling for t in a.get_tokens()]
+        text = join_tokens(toks)
         kind = core.kind.name
         if kind == "STRING_LITERAL":
             return Arg(text=text, kind="string")
@@ -236,6 +241,27 @@ class _Reader:
             for c in inside:
                 if c.result_var and not c.check and re.search(rf"\b{re.escape(c.result_var)}\b", cond_text):
                     c.check = cond_text
+
+
+def _written_args(call: Any) -> list[list[str]]:
+    """The tokens of each argument of ``call`` as its source writes them (macros unexpanded)."""
+    toks = [t.spelling for t in call.get_tokens()]
+    if "(" not in toks or toks[0] != call.spelling:
+        return []  # the call itself comes out of a macro: its extent is not the call as written
+    parts: list[list[str]] = [[]]
+    depth = 0
+    for tok in toks[toks.index("(") + 1:]:
+        if tok in "([{":
+            depth += 1
+        elif tok in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        if tok == "," and depth == 0:
+            parts.append([])
+        else:
+            parts[-1].append(tok)
+    return [p for p in parts if p]
 
 
 def _is_callee(node: Any, parents: list[Any]) -> bool:

@@ -11,6 +11,7 @@ size or callbacks) and released (the last call the code makes on it, by a releas
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -38,6 +39,7 @@ MAX_OBJECTS = 6
 # Examples and tools show the common use; tests also probe edge cases (NULL, empty input).
 _ORIGIN_RANK = {"example": 0, "tool": 1, "test": 2, "doc": 3, "bench": 4, "other": 5}
 _FED = ("data", "size", "callback")
+_READS = re.compile(r"\b(memcpy|memmove|fread|read)\s*\(")
 
 
 def _step(c: CallSite) -> Step:
@@ -93,7 +95,9 @@ def steps_of(before: list[CallSite], call: CallSite) -> list[CallSite]:
 def fed(fn: UsageFunction, steps: list[CallSite]) -> bool:
     """Whether data reaches the slice: data, its size, a callback or a variable holding callbacks."""
     results = {c.result_var for c in steps if c.result_var}
-    return any((a.kind in _FED or a.var in fn.assigned) and a.var not in results
+    readers = {cb for cb, src in fn.callbacks.items() if _READS.search(src)}  # not an event handler
+    return any((a.kind == "data" or a.kind == "callback" and a.text in readers
+                or any(cb in readers for cb in fn.assigned.get(a.var, []))) and a.var not in results
                for c in steps for a in c.args)
 
 

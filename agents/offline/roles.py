@@ -31,6 +31,7 @@ from agents.offline.local_memory import tabu_names
 from agents.offline.prompt_reader import PromptFacts, bullets, identifiers, target_function
 from agents.offline.synth import HarnessDraft, write_harness
 from agents.offline.usage import (
+    REPLAY_MARK,
     made_as_usage,
     release_as_usage,
     usage_draft,
@@ -188,6 +189,11 @@ def enhance(facts: PromptFacts) -> Reply:
     known = _memory_lines(facts, "Known fixes", skip_failed=True)
     target = target_function(facts)
     lessons = actionable_lessons(facts)
+    if errors and REPLAY_MARK in harness:
+        draft = write_harness(target, api, _headers(facts), analyze_function(target, api).archetype, "",
+                              releasers=usage_releasers(read_usage(facts.sections.get(USAGE_HEADING, ""))))
+        return {"fixes": ["the replay of the library's own usage did not compile: the synthesizer's draft "
+                          "instead"], "unresolved": []}, draft.code
     if errors:
         guidance, cited = _lessons(facts, identifiers(errors))
         fixed = fix_harness(harness, errors, api, _headers(facts), known_fixes=known + guidance)

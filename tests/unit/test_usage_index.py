@@ -199,3 +199,54 @@ def test_the_calls_after_the_target_are_the_improver_s_first_choice(tmp_path: Pa
     index = build_index(root, api, [str(root)], [], [str(root / "pr.c")])
     facts = target_usage(index, api[0], api).facts
     assert usage_followups(facts, api[0]) == ["pr_count", "pr_count"]  # never a release
+
+
+def test_macro_arguments_keep_their_written_text(tmp_path: Path) -> None:
+    files = {k: v for k, v in OPENER.items() if not k.startswith("tests/")}
+    files["tools/dump.c"] = (
+        '#include <stdio.h>\n#include "hnd.h"\n#define MODE HND_READ\n'
+        "int main(void) {\n  static unsigned char buf[BUFSIZ];\n  size_t len = fread(buf, 1, BUFSIZ, stdin);\n"
+        "  hnd_t h;\n  if (hnd_open(MODE, HND_FMT_PACKED, &h) != 0) return 1;\n"
+        "  hnd_decode(h, buf, len);\n  hnd_close(h);\n  return 0;\n}\n")
+    root = write_tree(tmp_path, files)
+    index = build_index(root, HND_API, [str(root)], [], [str(root / "hnd.c")])
+    opened = index.functions[0].calls[0]
+    assert [a.text for a in opened.args] == ["MODE", "HND_FMT_PACKED", "&h"]
+    assert opened.args[0].kind == "constant"
+
+
+def test_an_error_path_s_release_before_the_target_is_not_replayed() -> None:
+    from agents.offline.usage import usage_draft
+    from fuzzkit.usage_models import Arg, Step, TargetProtocol
+
+    h = Arg(text="h", kind="object", var="h")
+    protocol = TargetProtocol(
+        function="hnd_decode", seen_in="t.c:main", variables={"h": "hnd_t", "buf": "unsigned char *"},
+        sequence=[Step(call="hnd_open", args=[Arg(text="HND_READ", kind="constant"),
+                                              Arg(text="HND_FMT_PACKED", kind="constant"),
+                                              Arg(text="&h", kind="object", var="h", address=True)]),
+                  Step(call="hnd_close", args=[h]),  # `if (bad) { hnd_close(h); return 1; }`
+                  Step(call="hnd_decode", args=[h, Arg(text="buf", kind="data", var="buf"),
+                                                Arg(text="len", kind="size", var="len")]),
+                  Step(call="hnd_close", args=[h])])
+    facts = UsageFacts(objects=[ObjectProtocol(type="hnd_t", release="hnd_close", uses=1)], targets=[protocol])
+    code, _notes, _calls = usage_draft(facts, HND_API[1], HND_API, ["hnd.h"])
+    body = code[code.index("LLVMFuzzerTestOneInput"):]
+    assert body.count("hnd_close(") == 1 and body.index("hnd_decode(") < body.index("hnd_close(")
+
+
+def test_a_replay_that_does_not_compile_gives_way_to_the_synthesizer() -> None:
+    from agents.offline.prompt_reader import PromptFacts
+    from agents.offline.roles import enhance
+    from agents.offline.usage import REPLAY_MARK
+
+    harness = f"{REPLAY_MARK} tests/t.c:main */\nint LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {{\n" \
+              "  hnd_open(MODE_FROM_A_TEST_HEADER, 0, &h);\n  return 0;\n}\n"
+    prototypes = "\n".join(d.prototype() for d in HND_API)
+    facts = PromptFacts(role="enhancer", sections={
+        "Target function": HND_API[1].prototype(), "Current harness": f"```c\n{harness}```",
+        "Compile errors": "h.c:3:12: error: use of undeclared identifier 'MODE_FROM_A_TEST_HEADER'",
+        "Library API": f"```c\n{prototypes}\n```", "Headers": '#include "hnd.h"'})
+    payload, code = enhance(facts)
+    assert "synthesizer" in payload["fixes"][0]
+    assert code and REPLAY_MARK not in code and "hnd_decode(" in code

@@ -23,7 +23,11 @@ from fuzzkit.api import FunctionDecl
 from fuzzkit.usage_models import UsageFacts, type_key
 from fuzzkit.vocabulary import has_verb
 
-__all__ = ["made_as_usage", "read_usage", "release_as_usage", "usage_draft", "usage_followups",
+# Marks a harness replayed from the library's own code: a compile error in it is answered by the
+# synthesizer's draft instead of edits to code the engine did not write.
+REPLAY_MARK = "/* LF replay of"
+
+__all__ = ["REPLAY_MARK", "made_as_usage", "read_usage", "release_as_usage", "usage_draft", "usage_followups",
            "usage_releasers"]
 
 
@@ -69,7 +73,8 @@ def usage_draft(
     if unknown or any(cb.passed_to and not cb.source for cb in protocol.callbacks):
         return None
     libc = {LIBC[n] for n in re.findall(r"\b\w+\b", body + "\n".join(globals_)) if n in LIBC}
-    code = _render(draft, globals_, [*sorted(libc), *headers], skeleton)
+    mark = f"{REPLAY_MARK} {protocol.seen_in} */"
+    code = _render(draft, [mark, *globals_], [*sorted(libc), *headers], skeleton)
     notes = [
         f"follows {protocol.seen_in} ({protocol.origin}): " + " -> ".join(s.call for s in protocol.sequence),
         *draft.notes,

@@ -139,6 +139,8 @@ class UsageDraft:
             if i in released:
                 self.release(released[i], self.call_text(step))
                 continue
+            if self._early_release(steps, i):
+                continue  # an error path's cleanup (`if (!ok) { free(obj); return 1; }`)
             if step.call == self.target.name and phase == "setup":
                 phase = "call"
                 self.emit(step, self.call, target=True)
@@ -146,6 +148,14 @@ class UsageDraft:
                 continue
             self.emit(step, self.setup if phase == "setup" else self.use)
         self.release_rest()
+
+    def _early_release(self, steps: list[Step], i: int) -> bool:
+        """A release of an object the sequence still uses afterwards: an error path's, not the flow's."""
+        step = steps[i]
+        if not (has_verb(step.call, "release") or step.call == "free") or step.call == self.target.name:
+            return False
+        held = {a.var for a in step.args if a.var}
+        return any(a.var in held for later in steps[i + 1:] for a in later.args)
 
     def declare(self) -> None:
         """Declarations of the sequence's variables (data and size ones become the input)."""
@@ -287,6 +297,8 @@ class UsageDraft:
         known = set(self.protocol.variables) | set(self.api) | set(active().constants) | set(LIBC) | _C_WORDS
         known |= callbacks | types | {"lf_buf", "lf_i", "lf_cleanup", *self._flags}
         known |= set(active().typedefs) | {r for r in active().records}
+        # The types the usage declares its variables with.
+        known |= {w for t in self.protocol.variables.values() for w in _IDENT.findall(t)}
         names = {m.group(1) for m in _IDENT.finditer(text)}
         return {n for n in names if n not in known and not n.isupper()}
 
@@ -295,7 +307,10 @@ def declaration(ctype: str, var: str, init: str) -> str:
     """``ctype var = init;`` (arrays keep their size; values without an initializer are zeroed)."""
     base, _, dims = ctype.partition("[")
     name = f"{var}[{dims}" if dims else var
-    base = base.strip()
+    # A top-level const (`void *const buf`) would refuse the assignment the sequence makes.
+    base = re.sub(r"\*\s*const\b", "*", base).strip()
+    if not init and "*" not in base:
+        base = re.sub(r"^const\s+", "", base)
     sep = "" if base.endswith("*") else " "
     if init:
         return f"{base}{sep}{name} = {init};"
