@@ -46,7 +46,8 @@ from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
 from fuzzkit.library import LibraryBuild, build_library
 from fuzzkit.select_functions import choose_functions, pick_named, usage_bonus
 from fuzzkit.source import SourceSpec, fetch_source
-from fuzzkit.usage_index import usage_index
+from fuzzkit.usage_index import base_names, usage_index
+from fuzzkit.usage_models import CallSite, UsageFunction
 
 _NO_CHECK = re.compile(r"^(no_?check|unchecked|no_?verify|no_?validate|unsafe)$", re.I)
 
@@ -268,10 +269,14 @@ def _default_choice(lib: LibraryBuild, api: list[FunctionDecl], preferred_api: l
     fuzzed = fuzzed | {w.function for w in facts.wrappers if w.caller in fuzzed}
     constants = [c for e in facts.enums for c, _v in e.constants] + [m.name for m in facts.macros]
     index = usage_index(lib, api, constants)  # the library's own tests and tools, never its fuzz harnesses
-    used = usage_bonus((c.function, any(a.kind in ("data", "size", "callback") for a in c.args))
-                       for f in index.functions for c in f.calls)
-    return choose_functions(preferred_api, max_functions, canonical, fuzzed,
-                            stream_types(facts) | blob_types(facts), used)
+    streams = stream_types(facts) | blob_types(facts)
+    # Data reaches a call as a buffer, its size or a callback, or inside a stream struct it is given.
+    def fed(f: UsageFunction, c: CallSite) -> bool:
+        return any(a.kind in ("data", "size", "callback")
+                   or bool(base_names(f.variables.get(a.var, "")) & streams) for a in c.args)
+
+    used = usage_bonus((c.function, fed(f, c)) for f in index.functions for c in f.calls)
+    return choose_functions(preferred_api, max_functions, canonical, fuzzed, streams, used)
 
 
 def _nothing_chosen(api: list[FunctionDecl], headers: list[str]) -> str:

@@ -205,7 +205,8 @@ def test_macro_arguments_keep_their_written_text(tmp_path: Path) -> None:
     files = {k: v for k, v in OPENER.items() if not k.startswith("tests/")}
     files["tools/dump.c"] = (
         '#include <stdio.h>\n#include "hnd.h"\n#define MODE HND_READ\n'
-        "int main(void) {\n  static unsigned char buf[BUFSIZ];\n  size_t len = fread(buf, 1, BUFSIZ, stdin);\n"
+        "int main(void) {\n  static unsigned char buf[BUFSIZ];\n"
+        "  size_t len = fread(buf, 1, BUFSIZ, stdin);\n"
         "  hnd_t h;\n  if (hnd_open(MODE, HND_FMT_PACKED, &h) != 0) return 1;\n"
         "  hnd_decode(h, buf, len);\n  hnd_close(h);\n  return 0;\n}\n")
     root = write_tree(tmp_path, files)
@@ -229,7 +230,8 @@ def test_an_error_path_s_release_before_the_target_is_not_replayed() -> None:
                   Step(call="hnd_decode", args=[h, Arg(text="buf", kind="data", var="buf"),
                                                 Arg(text="len", kind="size", var="len")]),
                   Step(call="hnd_close", args=[h])])
-    facts = UsageFacts(objects=[ObjectProtocol(type="hnd_t", release="hnd_close", uses=1)], targets=[protocol])
+    facts = UsageFacts(objects=[ObjectProtocol(type="hnd_t", release="hnd_close", uses=1)],
+                       targets=[protocol])
     code, _notes, _calls = usage_draft(facts, HND_API[1], HND_API, ["hnd.h"])
     body = code[code.index("LLVMFuzzerTestOneInput"):]
     assert body.count("hnd_close(") == 1 and body.index("hnd_decode(") < body.index("hnd_close(")
@@ -240,8 +242,9 @@ def test_a_replay_that_does_not_compile_gives_way_to_the_synthesizer() -> None:
     from agents.offline.roles import enhance
     from agents.offline.usage import REPLAY_MARK
 
-    harness = f"{REPLAY_MARK} tests/t.c:main */\nint LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {{\n" \
-              "  hnd_open(MODE_FROM_A_TEST_HEADER, 0, &h);\n  return 0;\n}\n"
+    harness = (f"{REPLAY_MARK} tests/t.c:main */\n"
+               "int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {\n"
+               "  hnd_open(MODE_FROM_A_TEST_HEADER, 0, &h);\n  return 0;\n}\n")
     prototypes = "\n".join(d.prototype() for d in HND_API)
     facts = PromptFacts(role="enhancer", sections={
         "Target function": HND_API[1].prototype(), "Current harness": f"```c\n{harness}```",
