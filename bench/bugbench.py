@@ -12,7 +12,9 @@ For each entry of a bugs file (``bench/bugbench_load.py`` has the format; ``benc
    (fixed) and with the patch reversed (vulnerable) (``bugbench_oracle``);
 4. LogicFuzz's final harness set and the library's own (the files defining
    ``LLVMFuzzerTestOneInput``) each fuzzed on the vulnerable build with ``--seconds`` CPU-seconds
-   per side, split evenly over its harnesses, ``--repeats`` times (``harness_compare``);
+   per side, split evenly over its harnesses, ``--repeats`` times (``harness_compare``); with
+   ``--sides ...,function`` also the entry's own harness of the patched function, if it has one
+   (how an entry is checked to be triggerable when the library's own set misses it);
 5. every crash input replayed alone on the same harness built on both: it crashes the
    vulnerable build and not the fixed one, the known bug is found (the differential oracle).
 
@@ -34,6 +36,7 @@ import json
 import os
 import sys
 import time
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +92,12 @@ def benchmark_for(entry: BugEntry, vulnerable: Path, work: Path) -> Path:
         out.unlink(missing_ok=True)
         raise StageError("init-benchmark", said)
     return out
+
+
+def own_harnesses(tree: Path, bench: dict[str, Any] | None, globs: list[str]) -> list[Path]:
+    """The library's own fuzz harnesses (those matching one of ``globs``, if any are given)."""
+    listed = bench["upstream_harnesses"] if bench else upstream_harnesses(tree)
+    return [tree / h for h in listed if not globs or any(fnmatch(h, g) for g in globs)]
 
 
 def judge_repeat(side: BuiltSide, run: SideRun, fixed: dict[str, HarnessBuild], work: Path) -> dict[str, Any]:
@@ -159,8 +168,9 @@ def measure(entry: BugEntry, args: argparse.Namespace) -> dict[str, Any]:
             row.update(run_dir=str(run_dir), **run_stats(run_dir, bench["project"], bench))
             harnesses["logicfuzz"] = logicfuzz_harnesses(run_dir, bench["project"])
         if "upstream" in args.sides:
-            listed = bench["upstream_harnesses"] if bench else upstream_harnesses(vulnerable)
-            harnesses["upstream"] = [vulnerable / h for h in listed]
+            harnesses["upstream"] = own_harnesses(vulnerable, bench, args.own_harness)
+        if "function" in args.sides and entry.harness:
+            harnesses["function"] = [Path(entry.harness)]
         stage = "fuzzing"
         row["sides"] = hunt(harnesses, lib, fixed, work, args)
         if bench is not None:
@@ -198,9 +208,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "(default 300), split evenly over the side's harnesses")
     p.add_argument("--repeats", type=int, default=2, help="fuzzing repeats per side (default 2)")
     p.add_argument("--sides", default="logicfuzz,upstream",
-                   help="logicfuzz,upstream (default) or one of them: `upstream` alone skips LogicFuzz")
+                   help="logicfuzz,upstream (default), or a choice of logicfuzz, upstream and function "
+                        "(the entry's harness of the patched function); `upstream` alone skips LogicFuzz")
     p.add_argument("--only", action="append", default=[], metavar="ID",
                    help="measure only this entry (repeat)")
+    p.add_argument("--own-harness", action="append", default=[], metavar="GLOB",
+                   help="fuzz only the library's own harnesses matching GLOB (repeat; a cheap check of one "
+                        "harness: give it --seconds of its share of the whole set's budget)")
     p.add_argument("--include-untriggered", action="store_true",
                    help="also measure the entries listed under `untriggered:`")
     p.add_argument("--fuzz-seconds", type=int, default=30, help="logicfuzz run --fuzz-seconds (default 30)")
@@ -223,7 +237,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.sides = [s.strip() for s in args.sides.split(",") if s.strip()]
     if not args.sides or set(args.sides) - set(SIDES):
         given = ",".join(args.sides) or "(empty)"
-        raise UsageError(f"--sides takes logicfuzz, upstream or both, not {given}")
+        raise UsageError(f"--sides takes a choice of {', '.join(SIDES)}, not {given}")
     if not args.bugs and not args.merge:
         raise UsageError("no bugs file given: pass BUGS.yaml (e.g. bench/bugs/dev.yaml) "
                          "or --merge JSON files")

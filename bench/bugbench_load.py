@@ -9,6 +9,8 @@ A bugs file is YAML with two lists of the same entries: ``bugs`` (measured) and 
                                             # or {path: DIR} (relative to this file)
         patch: CVE-2024-0001.patch          # a file of debian/patches/ that fixes the bug
         functions: [foo_parse]              # optional: LogicFuzz's targets (else init-benchmark's)
+        harness: harnesses/foo_parse.c      # optional: a harness of the patched function (relative
+                                            # to this file), fuzzed as the side `function`
         build: {system: cmake}              # optional: the benchmark YAML's `build:` forms
         verified: true                      # false: nobody has seen a side trigger it yet
         note: heap overflow in foo_parse    # optional, one line for the reader
@@ -44,6 +46,7 @@ class BugEntry(BaseModel):
     source: dict[str, str]
     patch: str
     functions: list[str] = []
+    harness: str | None = None
     build: dict[str, Any] | None = None
     verified: bool = True
     note: str = ""
@@ -97,6 +100,11 @@ def _entry(raw: Any, where: str, base: Path) -> BugEntry:
     path = entry.source.get("path")
     if path and not Path(path).is_absolute():
         entry.source = {"path": str((base / path).resolve())}
+    if entry.harness:
+        entry.harness = str((base / entry.harness).resolve())
+        if not Path(entry.harness).is_file():
+            raise BugsFileError(f"{where} (id {entry.id}): harness {entry.harness} does not exist; "
+                                "give a path relative to the bugs file")
     return entry
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-SIDES = ("logicfuzz", "upstream")
+SIDES = ("logicfuzz", "upstream", "function")
 
 
 def side_summary(repeats: list[dict[str, Any]]) -> dict[str, Any]:
@@ -24,9 +24,9 @@ def _found(row: dict[str, Any], side: str) -> str:
     return f"{got['found']}/{got['repeats']}"
 
 
-def _time(row: dict[str, Any]) -> str:
+def _time(row: dict[str, Any], sides: tuple[str, ...]) -> str:
     cells = []
-    for side in SIDES:
+    for side in sides:
         seconds = ((row.get("sides") or {}).get(side) or {}).get("median_cpu_seconds_to_find")
         cells.append("-" if seconds is None else f"{seconds:.0f}")
     return " / ".join(cells)
@@ -47,25 +47,37 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _totals(total: dict[str, Any], sides: tuple[str, ...]) -> str:
+    """The line under the table."""
+    function = (f", by the patched function's harness {total['found_by_function']}"
+                if "function" in sides else "")
+    return (f"Total: {total['bugs']} bugs, {total['measured']} measured; found by LogicFuzz "
+            f"{total['found_by_logicfuzz']} ({total['found_by_logicfuzz_every_repeat']} in every repeat), "
+            f"by the library's own harness set {total['found_by_upstream']} "
+            f"({total['found_by_upstream_every_repeat']} in every repeat){function}; LogicFuzz's run "
+            f"judged the known bug a library bug for {total['library_bug_verdicts_on_known_bug']}.")
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The table, a totals line and the footnotes, as Markdown."""
+    """The table, a totals line and the footnotes, as Markdown.
+
+    The column of the patched-function harnesses shows only when some row measured them.
+    """
+    sides = SIDES if any("function" in (r.get("sides") or {}) for r in rows) else SIDES[:2]
+    short = {"logicfuzz": "LF", "upstream": "own", "function": "fn"}
     head = ["bug", "source", "patch", "LogicFuzz found", "own set found",
-            "median CPU-s to find (LF / own)", "LogicFuzz's verdict", "note"]
+            *(["function harness found"] if len(sides) == 3 else []),
+            f"median CPU-s to find ({' / '.join(short[s] for s in sides)})", "LogicFuzz's verdict", "note"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         name = row["id"] + (" *" if row.get("functions") else "")
         note = (f"failed in {row.get('stage')}: {row['error']}" if row.get("error")
                 else "" if row.get("patched_built_files") else "the patch changes no built file")
-        cells = [name, row.get("source_text", ""), row.get("patch", ""), _found(row, "logicfuzz"),
-                 _found(row, "upstream"), _time(row), row.get("logicfuzz_verdict") or "-",
-                 note.replace("|", "/")[:140]]
+        cells = [name, row.get("source_text", ""), row.get("patch", ""),
+                 *(_found(row, side) for side in sides), _time(row, sides),
+                 row.get("logicfuzz_verdict") or "-", note.replace("|", "/")[:140]]
         lines.append("| " + " | ".join(cells) + " |")
-    total = summarize(rows)
-    lines += ["", f"Total: {total['bugs']} bugs, {total['measured']} measured; found by LogicFuzz "
-                  f"{total['found_by_logicfuzz']} ({total['found_by_logicfuzz_every_repeat']} in every "
-                  f"repeat), by the library's own harness set {total['found_by_upstream']} "
-                  f"({total['found_by_upstream_every_repeat']} in every repeat); LogicFuzz's run judged "
-                  f"the known bug a library bug for {total['library_bug_verdicts_on_known_bug']}."]
+    lines += ["", _totals(summarize(rows), sides)]
     notes = ["", "Found: the repeats (k/R) in which some crash input of that side crashed the vulnerable "
              "build (patch reversed) and not the fixed one (as shipped), replayed alone on the same "
              "harness. CPU-s to find: the finding harness's seconds times the side's harness count "

@@ -57,7 +57,11 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_loader_reads_both_lists_and_resolves_a_path_beside_the_file(tmp_path: Path) -> None:
-    entries = load.load_bugs(_write(tmp_path, GOOD))
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "foo_parse.c").write_text("int x;\n")
+    text = GOOD.replace("    functions:", "    harness: h/foo_parse.c\n    functions:")
+    entries = load.load_bugs(_write(tmp_path, text))
+    assert entries[0].harness == str(tmp_path.resolve() / "h" / "foo_parse.c")
     assert [(e.id, e.listed_in) for e in entries] == [("libfoo-CVE-2024-1", "bugs"),
                                                       ("local-bug", "untriggered")]
     assert entries[0].source == {"apt": "libfoo=1.2-3+deb12u1"} and entries[0].package == "libfoo"
@@ -83,6 +87,7 @@ def test_loader_reads_both_lists_and_resolves_a_path_beside_the_file(tmp_path: P
     ("bugs: []\nextra: 1\n", "unknown key(s) extra"),
     ("bugs: {id: a}\n", "`bugs:` must be a list"),
     ("bugs: [\n", "cannot read it as YAML"),
+    ("bugs:\n  - {id: a, source: x=1, patch: p, harness: nowhere.c}\n", "(id a): harness "),
 ])
 def test_a_bad_entry_says_where_and_what(tmp_path: Path, text: str, said: str) -> None:
     with pytest.raises(load.BugsFileError) as err:
@@ -98,7 +103,7 @@ def test_a_bad_bugs_file_exits_2_with_one_clear_line(tmp_path: Path,
     err = capsys.readouterr().err
     assert err.startswith("bugbench.py: error: ") and "is not pinned: write NAME=VERSION" in err
     assert bench.main([str(_write(tmp_path, GOOD)), "--sides", "mine"]) == 2
-    assert "--sides takes logicfuzz, upstream or both" in capsys.readouterr().err
+    assert "--sides takes a choice of logicfuzz, upstream, function, not mine" in capsys.readouterr().err
     assert bench.main([str(path.parent / "bugs.yaml"), "--only", "nope", "--repeats", "0"]) == 2
     assert "--repeats must be at least 1" in capsys.readouterr().err
 
@@ -163,3 +168,12 @@ def test_the_table_shows_finds_times_verdicts_and_totals() -> None:
     assert table.summarize(rows)["failed"] == 1
     assert table.side_summary([{"first_find_cpu_seconds": 10.0}, {"first_find_cpu_seconds": 30.0}, {}]) == {
         "found": 2, "repeats": 3, "median_cpu_seconds_to_find": 20.0}
+
+
+def test_the_function_harness_column_shows_only_when_measured() -> None:
+    row = _row("bug-a", None, 0)
+    assert "function harness found" not in table.markdown([row])
+    row["sides"]["function"] = {"built": ["h/f.c"], **table.side_summary([{"first_find_cpu_seconds": 7.0}])}  # type: ignore[index]
+    text = table.markdown([row])
+    assert "| bug-a | libfoo=1 | p.patch | - | 0/2 | 1/1 | - / - / 7 | - |  |" in text
+    assert "by the patched function's harness 1;" in text
