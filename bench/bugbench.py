@@ -129,7 +129,10 @@ def hunt(harnesses: dict[str, list[Path]], vulnerable: LibraryBuild, fixed: Libr
                 continue
             each = split_budget(args.seconds, len(b.builds))
             print(f"  {side} {r + 1}/{args.repeats}: {len(b.builds)} harnesses x {each} s", file=sys.stderr)
-            dicts = side_dictionaries(b, side, args.dict, library_dict)
+            # A patched-function harness, written for the bench as LogicFuzz's are, ships no
+            # dictionary: it gets LogicFuzz's (the library's string literals), as they do.
+            kind = "logicfuzz" if side == "function" else side
+            dicts = side_dictionaries(b, kind, args.dict, library_dict)
             run = fuzz_side(b.builds, vulnerable, each, 1, args.parallel, work / f"{side}{r}", dicts,
                             writable_tmp=side == "upstream")
             fixed_builds = dict(zip(twins[side].names, twins[side].builds, strict=True))

@@ -90,3 +90,23 @@ def test_the_known_bug_is_found_and_another_crash_is_not(tmp_path: Path) -> None
     assert crash["class"] == "other" and crash["fixed_kind"] == "heap-buffer-overflow"
     text = markdown.read_text()
     assert "| ring-overread |" in text and "| 1/1 |" in text and "| 0/1 |" in text
+
+
+def test_logicfuzz_runs_on_the_vulnerable_tree_and_its_verdict_is_read(tmp_path: Path) -> None:
+    """Both sides, with ``logicfuzz run`` (offline model) on the patch-reversed tree, blind to its harness."""
+    fixed = _tree(tmp_path / "ring-fixed", FIXED, BUGGY, "fix-overread.patch")
+    bugs = tmp_path / "bugs.yaml"
+    bugs.write_text(f"bugs:\n  - {{id: ring-overread, source: {{path: {fixed.name}}}, "
+                    "patch: fix-overread.patch, build: {sources: [ring.c], headers: [ring.h]}}\n")
+    out = tmp_path / "out"
+    rc = load_bench_script("bugbench").main([
+        str(bugs), "--seconds", "10", "--repeats", "1", "--parallel", "1", "--fuzz-seconds", "5",
+        "--max-iterations", "2", "--out", str(out)])
+    assert rc == 0
+    row = json.loads((out / "bugbench.json").read_text())["rows"][0]
+    init = (out / "ring-overread" / "benchmark.yaml").read_text().partition("\n")[0]
+    assert "--path " + str(out / "ring-overread" / "vulnerable" / "ring-fixed") in init
+    assert "--ignore-fuzz-harnesses" in init
+    assert row["functions_running"] == 1 and row["sides"]["logicfuzz"]["built"] == ["ring_sum/harness.c"]
+    assert row["sides"]["logicfuzz"]["found"] == 1 and row["sides"]["upstream"]["found"] == 1
+    assert row["logicfuzz_verdict"] == "library_bug"
