@@ -17,6 +17,8 @@ For each entry of a bugs file (``bench/bugbench_load.py`` has the format; ``benc
    (how an entry is checked to be triggerable when the library's own set misses it);
 5. every crash input replayed alone on the same harness built on both: it crashes the
    vulnerable build and not the fixed one, the known bug is found (the differential oracle).
+   A harness stopped by another crash (a leak both builds have) fuzzes on from the inputs it
+   kept for what is left of its share.
 
 Printed: per bug, found by LogicFuzz (k of R) and by the own set, the median CPU-seconds to the
 first find, and what LogicFuzz's run judged crashes at the same place; totals below. JSON goes
@@ -36,6 +38,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
@@ -72,6 +75,7 @@ from fuzzkit.detect import resolve_recipe  # noqa: E402
 from fuzzkit.harness import HarnessBuild  # noqa: E402
 from fuzzkit.init_benchmark import upstream_harnesses  # noqa: E402
 from fuzzkit.library import LibraryBuild  # noqa: E402
+from fuzzkit.runner import FuzzRun, run_fuzzer  # noqa: E402
 from fuzzkit.source import SourceSpec, fetch_source  # noqa: E402
 from fuzzkit.toolchain import Fuzzkit  # noqa: E402
 
@@ -100,16 +104,57 @@ def own_harnesses(tree: Path, bench: dict[str, Any] | None, globs: list[str]) ->
     return [tree / h for h in listed if not globs or any(fnmatch(h, g) for g in globs)]
 
 
-def judge_repeat(side: BuiltSide, run: SideRun, fixed: dict[str, HarnessBuild], work: Path) -> dict[str, Any]:
+@dataclass
+class Repeat:
+    """One side's repeat: its harnesses, their twins on the fixed build, and how they were fuzzed."""
+
+    side: BuiltSide
+    fixed: dict[str, HarnessBuild]
+    seconds_each: int
+    dicts: list[Path | None]
+    writable_tmp: bool
+    work: Path
+
+
+# A harness stopped by another crash (a leak the fixed build has too) fuzzes on for what is left
+# of its share, from the inputs it has kept, at most this many times.
+RESTARTS = 10
+
+
+def _judged(rep: Repeat, i: int, fuzz: FuzzRun, before: float) -> list[dict[str, Any]]:
+    """The crash inputs of one run of harness ``i`` through the oracle, timed from the repeat's start."""
+    name, build, source = rep.side.names[i], rep.side.builds[i], rep.side.sources[i]
+    twin = rep.fixed.get(name)
+    seconds = before + fuzz.seconds
+    out = []
+    for unit in fuzz.crash_files:
+        fixed_binary = Path(str(twin.fuzz_binary)) if twin else None
+        got = replay_both(Path(unit), Path(str(build.fuzz_binary)), fixed_binary, rep.work / "replay",
+                          source.name)
+        out.append({**got, "harness": name, "seconds": round(seconds, 1),
+                    "cpu_seconds": round(seconds * len(rep.side.builds), 1)})
+    return out
+
+
+def _harness_crashes(rep: Repeat, i: int, first: FuzzRun) -> list[dict[str, Any]]:
+    """Harness ``i``'s crashes over its whole share: fuzzed on after any crash that is not the known bug."""
+    runs, crashes = [first], _judged(rep, i, first, 0.0)
+    spent = first.seconds
+    while (runs[-1].crashed and len(runs) <= RESTARTS and rep.seconds_each - spent >= 2
+           and not any(c["class"] == KNOWN for c in crashes)):
+        corpora = [Path(r.corpus_dir) for r in runs]
+        again = run_fuzzer(Path(str(rep.side.builds[i].fuzz_binary)), rep.work / f"fuzz{i}-{len(runs)}",
+                           seconds=int(rep.seconds_each - spent), dict_path=rep.dicts[i], seed_dirs=corpora,
+                           writable_tmp=rep.writable_tmp)
+        crashes += _judged(rep, i, again, spent)
+        spent += again.seconds
+        runs.append(again)
+    return crashes
+
+
+def judge_repeat(rep: Repeat, run: SideRun) -> dict[str, Any]:
     """Every crash input of one side's repeat through the oracle; the first find of the known bug."""
-    crashes = []
-    for name, build, source, fuzz in zip(side.names, side.builds, side.sources, run.runs, strict=True):
-        twin = fixed.get(name)
-        for unit in fuzz.crash_files:
-            got = replay_both(Path(unit), Path(str(build.fuzz_binary)),
-                              Path(str(twin.fuzz_binary)) if twin else None, work, source.name)
-            crashes.append({**got, "harness": name, "seconds": round(fuzz.seconds, 1),
-                            "cpu_seconds": round(fuzz.seconds * len(side.builds), 1)})
+    crashes = [c for i, fuzz in enumerate(run.runs) for c in _harness_crashes(rep, i, fuzz)]
     finds = [c["cpu_seconds"] for c in crashes if c["class"] == KNOWN]
     return {"crashes": crashes, "first_find_cpu_seconds": min(finds) if finds else None,
             "lines": run.report.lines.percent, "budget": run.budget()}
@@ -136,7 +181,8 @@ def hunt(harnesses: dict[str, list[Path]], vulnerable: LibraryBuild, fixed: Libr
             run = fuzz_side(b.builds, vulnerable, each, 1, args.parallel, work / f"{side}{r}", dicts,
                             writable_tmp=side == "upstream")
             fixed_builds = dict(zip(twins[side].names, twins[side].builds, strict=True))
-            repeats[side].append(judge_repeat(b, run, fixed_builds, work / f"{side}{r}" / "replay"))
+            rep = Repeat(b, fixed_builds, each, dicts, side == "upstream", work / f"{side}{r}")
+            repeats[side].append(judge_repeat(rep, run))
     for side, b in built.items():
         sides[side] = {"built": b.names, "failures": b.failures, "fixed_failures": twins[side].failures,
                        **side_summary(repeats[side]), "repeat_runs": repeats[side]}

@@ -86,8 +86,10 @@ def test_the_known_bug_is_found_and_another_crash_is_not(tmp_path: Path) -> None
     assert 0 < side["median_cpu_seconds_to_find"] <= 16
     other = rows["ring-comment"]["sides"]["upstream"]
     assert other["found"] == 0
-    crash = other["repeat_runs"][0]["crashes"][0]
-    assert crash["class"] == "other" and crash["fixed_kind"] == "heap-buffer-overflow"
+    crashes = other["repeat_runs"][0]["crashes"]
+    assert crashes[0]["class"] == "other" and crashes[0]["fixed_kind"] == "heap-buffer-overflow"
+    # Not the known bug: the harness fuzzed on after it, and found it again.
+    assert len(crashes) > 1 and {c["class"] for c in crashes} == {"other"}
     text = markdown.read_text()
     assert "| ring-overread |" in text and "| 1/1 |" in text and "| 0/1 |" in text
 
