@@ -57,7 +57,13 @@ from bugbench_oracle import (  # noqa: E402
 )
 from bugbench_table import SIDES, markdown, side_summary, summarize  # noqa: E402
 from generality import IGNORE_FUZZ_HARNESSES, StageError, _cli, logicfuzz_run, run_stats  # noqa: E402
-from generality_args import Library  # noqa: E402
+from generality_args import (  # noqa: E402
+    ArgumentParser,
+    Library,
+    UsageError,
+    at_least_one,
+    logicfuzz_run_options,
+)
 from harness_compare import (  # noqa: E402
     DICT_MODES,
     BuiltSide,
@@ -235,15 +241,6 @@ def measure(entry: BugEntry, args: argparse.Namespace) -> dict[str, Any]:
     return row
 
 
-class UsageError(Exception):
-    """Bad command line (exit 2)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message} (see --help)")
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Parsed and checked arguments; ``entries`` holds the bugs to measure.
 
@@ -251,7 +248,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         UsageError: A bad number, side, id or merge file.
         BugsFileError: A bad bugs file.
     """
-    p = _Parser(prog="bugbench.py", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="bugbench.py", description=__doc__.splitlines()[0])
     p.add_argument("bugs", type=Path, nargs="?", help="bugs file (e.g. bench/bugs/dev.yaml)")
     p.add_argument("--seconds", type=int, default=300, help="fuzzing CPU-seconds per side per repeat "
                    "(default 300), split evenly over the side's harnesses")
@@ -266,12 +263,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "harness: give it --seconds of its share of the whole set's budget)")
     p.add_argument("--include-untriggered", action="store_true",
                    help="also measure the entries listed under `untriggered:`")
-    p.add_argument("--fuzz-seconds", type=int, default=30, help="logicfuzz run --fuzz-seconds (default 30)")
-    p.add_argument("--max-iterations", type=int, default=3, help="logicfuzz run --max-iterations (default 3)")
-    p.add_argument("--jobs", type=int, help="logicfuzz run --jobs (default: its own)")
-    p.add_argument("--shared-bank", action="store_true", help="let logicfuzz run use the machine's bank")
-    p.add_argument("--run-arg", action="append", default=[], metavar="ARG",
-                   help="one more argument for logicfuzz run (repeat)")
+    logicfuzz_run_options(p)
     p.add_argument("--dict", choices=DICT_MODES, default="own", help="dictionaries, as in generality.py")
     p.add_argument("--parallel", type=int, default=os.cpu_count() or 1,
                    help="harnesses of one side fuzzed at once (wall time only; default: cores)")
@@ -280,9 +272,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="join the rows of earlier sittings' bugbench.json files into the table")
     add_markdown_option(p)
     args = p.parse_args(argv)
-    for name in ("seconds", "repeats", "fuzz_seconds", "max_iterations", "parallel"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+    at_least_one(args, ("seconds", "repeats", "fuzz_seconds", "max_iterations", "parallel"))
     args.sides = [s.strip() for s in args.sides.split(",") if s.strip()]
     if not args.sides or set(args.sides) - set(SIDES):
         given = ",".join(args.sides) or "(empty)"
