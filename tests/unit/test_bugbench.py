@@ -177,3 +177,11 @@ def test_the_function_harness_column_shows_only_when_measured() -> None:
     text = table.markdown([row])
     assert "| bug-a | libfoo=1 | p.patch | - | 0/2 | 1/1 | - / - / 7 | - |  |" in text
     assert "by the patched function's harness 1;" in text
+
+
+def test_the_shipped_dev_list_loads_pinned_with_its_harnesses() -> None:
+    entries = load.load_bugs(BENCH / "bugs" / "dev.yaml")
+    measured = [e for e in entries if e.listed_in == "bugs"]
+    assert measured and all(e.verified for e in measured)
+    assert all("=" in e.source["apt"] for e in entries)
+    assert all(Path(e.harness).is_file() for e in entries if e.harness)
