@@ -50,8 +50,8 @@ from bugbench_oracle import (  # noqa: E402
     built_files_patched,
     library_pair,
     patch_file,
-    patched_tree,
     replay_both,
+    reversed_tree,
     run_verdicts,
     verdict_for,
 )
@@ -202,19 +202,19 @@ def measure(entry: BugEntry, args: argparse.Namespace) -> dict[str, Any]:
     spec = SourceSpec.model_validate(entry.source)
     shown = f"{spec.apt}={spec.version}" if spec.apt else spec.path
     row: dict[str, Any] = {"id": entry.id, "source_text": shown,
-                           "patch": entry.patch, "functions": entry.functions, "listed_in": entry.listed_in,
-                           "verified": entry.verified, "note": entry.note}
+                           "patch": " + ".join(entry.patch), "functions": entry.functions,
+                           "listed_in": entry.listed_in, "verified": entry.verified, "note": entry.note}
     stage = "source"
     try:
         root = fetch_source(spec)
-        patch = patch_file(root, entry.patch)
-        vulnerable = patched_tree(root, patch, work / "vulnerable" / root.name, reverse=True)
+        patches = [patch_file(root, name) for name in entry.patch]
+        vulnerable = reversed_tree(root, patches, work / "vulnerable" / root.name)
         stage = "init-benchmark"
         bench_path = benchmark_for(entry, vulnerable, work) if "logicfuzz" in args.sides else None
         bench = load_bench(bench_path) if bench_path else None
         stage = "build"
-        lib, fixed = library_pair(root, resolve_recipe(root, entry.build), patch, work / "vulnerable-build")
-        row["patched_built_files"] = built_files_patched(patch, lib)
+        lib, fixed = library_pair(root, resolve_recipe(root, entry.build), patches, work / "vulnerable-build")
+        row["patched_built_files"] = built_files_patched(patches, lib)
         harnesses: dict[str, list[Path]] = {}
         if bench is not None and bench_path is not None:
             stage = "logicfuzz run"
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     for merged in args.merge:  # later sittings win for a bug measured twice
         rows.update({r["id"]: r for r in json.loads(merged.read_text())["rows"]})
     for entry in args.entries:
-        print(f"{entry.id}: {entry.package} {entry.patch}", file=sys.stderr)
+        print(f"{entry.id}: {entry.package} {' + '.join(entry.patch)}", file=sys.stderr)
         rows[entry.id] = measure(entry, args)
         write_json(args.json, list(rows.values()), args)  # kept even if a later bug hangs
     if not args.entries:

@@ -7,7 +7,8 @@ A bugs file is YAML with two lists of the same entries: ``bugs`` (measured) and 
       - id: libfoo-CVE-2024-0001            # unique; names the work folder and the table row
         source: libfoo=1.2-3+deb12u1        # a Debian source package pinned NAME=VERSION,
                                             # or {path: DIR} (relative to this file)
-        patch: CVE-2024-0001.patch          # a file of debian/patches/ that fixes the bug
+        patch: CVE-2024-0001.patch          # a file of debian/patches/ that fixes the bug, or a
+                                            # list in Debian's order (a fix in parts; all reversed)
         functions: [foo_parse]              # optional: LogicFuzz's targets (else init-benchmark's)
         harness: harnesses/foo_parse.c      # optional: a harness of the patched function (relative
                                             # to this file), fuzzed as the side `function`
@@ -44,7 +45,7 @@ class BugEntry(BaseModel):
 
     id: str
     source: dict[str, str]
-    patch: str
+    patch: list[str]
     functions: list[str] = []
     harness: str | None = None
     build: dict[str, Any] | None = None
@@ -59,12 +60,17 @@ class BugEntry(BaseModel):
             raise ValueError(f"id {value!r} must be letters, digits and . _ + - (it names a folder)")
         return value
 
-    @field_validator("patch")
+    @field_validator("patch", mode="before")
     @classmethod
-    def _patch_name(cls, value: str) -> str:
-        if not value or "/" in value or value.startswith("."):
-            raise ValueError(f"patch {value!r} must be a file name in debian/patches/ (no folder)")
-        return value
+    def _patch_names(cls, value: Any) -> Any:
+        names = [value] if isinstance(value, str) else value
+        if not isinstance(names, list) or not names:
+            raise ValueError("patch must be a file name in debian/patches/ or a list of them")
+        for name in names:
+            # Debian's series may name a file in a subfolder (CVE-2026-0992/01-fix.patch).
+            if not isinstance(name, str) or not name or name.startswith(("/", ".")) or ".." in name:
+                raise ValueError(f"patch {name!r} must be a file name in debian/patches/")
+        return names
 
     @field_validator("source", mode="before")
     @classmethod

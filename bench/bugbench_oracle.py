@@ -48,27 +48,29 @@ def patch_file(root: Path, name: str) -> Path:
     return path
 
 
-def patched_files(patch: Path) -> list[str]:
-    """The files a patch changes, as paths from the source root (``-p1``)."""
-    names = re.findall(r"^\+\+\+ (\S+)", patch.read_text(errors="replace"), flags=re.MULTILINE)
+def patched_files(patches: list[Path]) -> list[str]:
+    """The files the patches change, as paths from the source root (``-p1``)."""
+    names = [n for patch in patches
+             for n in re.findall(r"^\+\+\+ (\S+)", patch.read_text(errors="replace"), flags=re.MULTILINE)]
     return sorted({n.split("/", 1)[1] for n in names if "/" in n and n != "/dev/null"})
 
 
-def _apply(tree: Path, patch: Path, reverse: bool) -> None:
-    cmd = ["patch", "-p1", "-s", "--no-backup-if-mismatch", "-f", *(["-R"] if reverse else []),
-           "-i", str(patch)]
+def _reverse(tree: Path, patch: Path) -> None:
+    cmd = ["patch", "-R", "-p1", "-s", "--no-backup-if-mismatch", "-f", "-i", str(patch)]
     done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         said = (done.stdout + done.stderr).strip().splitlines()
-        raise ToolchainError(f"`patch {'-R ' if reverse else ''}-p1 < {patch.name}` failed in {tree}: "
-                             + "; ".join(said[:3]),
-                             "a later patch of the series touches the same lines: pick another patch "
-                             "or another version")
+        raise ToolchainError(f"`patch -R -p1 < {patch.name}` failed in {tree}: " + "; ".join(said[:3]),
+                             "a later patch of the series touches the same lines: list it too, after "
+                             "this one (`patch: [A, B]`), or pick another patch or version")
 
 
-def patched_tree(origin: Path, patch: Path, dest: Path, reverse: bool) -> Path:
-    """A copy of ``origin`` at ``dest`` with ``patch`` reversed or applied; kept for later sittings."""
-    wanted = {"origin": str(origin), "patch": str(patch), "reverse": reverse}
+def reversed_tree(origin: Path, patches: list[Path], dest: Path) -> Path:
+    """A copy of ``origin`` at ``dest`` with ``patches`` reversed, the last first; kept for later sittings.
+
+    ``patches`` are in the order Debian applies them (a fix in parts, or a fix and its regression fix).
+    """
+    wanted = {"origin": str(origin), "patches": [str(p) for p in patches]}
     marker = dest / _MARKER
     if marker.is_file() and json.loads(marker.read_text()) == wanted:
         return dest
@@ -77,7 +79,8 @@ def patched_tree(origin: Path, patch: Path, dest: Path, reverse: bool) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(origin, tmp, symlinks=True)
     try:
-        _apply(tmp, patch, reverse)
+        for patch in reversed(patches):
+            _reverse(tmp, patch)
     except ToolchainError:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -86,24 +89,24 @@ def patched_tree(origin: Path, patch: Path, dest: Path, reverse: bool) -> Path:
     return dest
 
 
-def library_pair(root: Path, recipe: BuildRecipe, patch: Path,
+def library_pair(root: Path, recipe: BuildRecipe, patches: list[Path],
                  dest: Path) -> tuple[LibraryBuild, LibraryBuild]:
-    """(vulnerable, fixed) builds with one recipe: the tree it builds, with the patch reversed, and as is.
+    """(vulnerable, fixed) builds with one recipe: the tree it builds, with the patches reversed, and as is.
 
     ``root`` is the source as shipped; the recipe's configured copy of it, if detection made
     one, is what gets copied, so the build system's generated files are the same for both.
     """
     base = Path(recipe.root) if recipe.root else root
-    tree = patched_tree(base, patch, dest / base.name, reverse=True)
+    tree = reversed_tree(base, patches, dest / base.name)
     vulnerable = build_library(tree, recipe.model_copy(update={"root": str(tree) if recipe.root else None}))
     return vulnerable, build_library(root, recipe)
 
 
-def built_files_patched(patch: Path, lib: LibraryBuild) -> list[str]:
-    """The files the patch changes that the library's build compiles or includes."""
+def built_files_patched(patches: list[Path], lib: LibraryBuild) -> list[str]:
+    """The files the patches change that the library's build compiles or includes."""
     built = {Path(p).resolve() for p in [*lib.sources, *lib.coverage_files, *lib.headers]}
     root = Path(lib.root).resolve()
-    return [f for f in patched_files(patch) if (root / f).resolve() in built]
+    return [f for f in patched_files(patches) if (root / f).resolve() in built]
 
 
 def replay_both(unit: Path, vulnerable_bin: Path, fixed_bin: Path | None, work: Path,

@@ -66,14 +66,15 @@ def test_loader_reads_both_lists_and_resolves_a_path_beside_the_file(tmp_path: P
                                                       ("local-bug", "untriggered")]
     assert entries[0].source == {"apt": "libfoo=1.2-3+deb12u1"} and entries[0].package == "libfoo"
     assert entries[0].functions == ["foo_parse"] and entries[0].verified
+    assert entries[0].patch == ["CVE-2024-1.patch"]
     assert entries[1].source == {"path": str((tmp_path / "tree").resolve())} and not entries[1].verified
 
 
 @pytest.mark.parametrize(("text", "said"), [
     ("bugs:\n  - {id: a, source: libfoo, patch: p.patch}\n",
      "bugs[0] (id a): source: Value error, source 'libfoo' is not pinned: write NAME=VERSION"),
-    ("bugs:\n  - {id: a, source: libfoo=1, patch: debian/patches/p.patch}\n",
-     "must be a file name in debian/patches/"),
+    ("bugs:\n  - {id: a, source: libfoo=1, patch: ../p.patch}\n", "must be a file name in debian/patches/"),
+    ("bugs:\n  - {id: a, source: libfoo=1, patch: []}\n", "or a list of them"),
     ("bugs:\n  - {id: a, source: libfoo=1}\n", "(id a): patch: Field required"),
     ("bugs:\n  - {id: a, source: libfoo=1, patch: p, colour: red}\n",
      "colour: Extra inputs are not permitted"),
@@ -123,7 +124,7 @@ def test_patched_files_are_read_from_the_patch(tmp_path: Path) -> None:
     patch = tmp_path / "fix.patch"
     patch.write_text("--- a/src/foo.c\n+++ b/src/foo.c\n@@ -1 +1 @@\n-a\n+b\n"
                      "--- /dev/null\n+++ b/test/new.xml\n@@ -0,0 +1 @@\n+x\n")
-    assert oracle.patched_files(patch) == ["src/foo.c", "test/new.xml"]
+    assert oracle.patched_files([patch]) == ["src/foo.c", "test/new.xml"]
 
 
 def test_the_runs_verdict_on_the_known_bug_comes_from_its_audit_log(tmp_path: Path) -> None:
@@ -185,3 +186,25 @@ def test_the_shipped_dev_list_loads_pinned_with_its_harnesses() -> None:
     assert measured and all(e.verified for e in measured)
     assert all("=" in e.source["apt"] for e in entries)
     assert all(Path(e.harness).is_file() for e in entries if e.harness)
+
+
+def test_a_fix_in_parts_is_reversed_last_part_first(tmp_path: Path) -> None:
+    import subprocess
+
+    shipped = tmp_path / "shipped"
+    (shipped / "debian" / "patches").mkdir(parents=True)
+    versions = ["one\n", "two\n", "three\n"]  # before the fix, after part 1, after part 2 (as shipped)
+    patches = []
+    for i in (1, 2):
+        old, new = tmp_path / f"v{i - 1}", tmp_path / f"v{i}"
+        old.write_text(versions[i - 1])
+        new.write_text(versions[i])
+        diff = subprocess.run(["diff", "-u", "--label", "a/f.txt", "--label", "b/f.txt", str(old), str(new)],
+                              capture_output=True, text=True, check=False).stdout
+        patches.append(shipped / "debian" / "patches" / f"part{i}.patch")
+        patches[-1].write_text(diff)
+    (shipped / "f.txt").write_text(versions[2])
+    tree = oracle.reversed_tree(shipped, patches, tmp_path / "out" / "vulnerable")
+    assert (tree / "f.txt").read_text() == "one\n" and (shipped / "f.txt").read_text() == "three\n"
+    with pytest.raises(Exception, match=r"(?s)part1.patch` failed.*list it too"):
+        oracle.reversed_tree(shipped, patches[:1], tmp_path / "out" / "only-part1")
