@@ -1,6 +1,7 @@
 /* A harness of the simplified API, write then read: 6 control bytes (width, height, format written,
- * format read, flags, background grey), a colormap of 256 RGBA entries, then the pixels. The PNG the
- * write gives is read back with png_image_finish_read. */
+ * format read, flags, background grey), then the pixels; a colormapped image takes its 256
+ * colormap entries from the pixels' bytes. The PNG the write gives is read back with
+ * png_image_finish_read. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ static void read_back(const void *png, png_alloc_size_t png_size, const uint8_t 
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size < 6 + 256 * 4) return 0;
+  if (size < 6) return 0;
   png_image image;
   memset(&image, 0, sizeof image);
   image.version = PNG_IMAGE_VERSION;
@@ -32,11 +33,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   image.height = 1 + data[1] % 32;
   image.format = data[2];
   image.colormap_entries = 256;
-  const uint8_t *colormap = data + 6, *pixels_in = colormap + 256 * 4;
-  size_t need = PNG_IMAGE_SIZE(image), have = size - 6 - 256 * 4;
+  size_t need = PNG_IMAGE_SIZE(image), have = size - 6;
   uint8_t *pixels = calloc(1, need);
+  uint8_t colormap[256 * 4 * 2] = {0};  /* up to 4 channels of 16 bits */
   if (pixels == NULL) return 0;
-  memcpy(pixels, pixels_in, have < need ? have : need);
+  memcpy(pixels, data + 6, have < need ? have : need);
+  memcpy(colormap, data + 6, have < sizeof colormap ? have : sizeof colormap);
   png_alloc_size_t written = 0;
   int convert = data[4] & 1;
   if (png_image_write_to_memory(&image, NULL, &written, convert, pixels, 0, colormap) && written) {

@@ -1,5 +1,5 @@
 /* A harness of libtiff's LogLuv (SGILOG) encoder: the input is XYZ float pixels of a small image,
- * written to an in-memory TIFF. The first byte picks the width. */
+ * written to an in-memory TIFF. The first byte picks the width and the encoding (SGILOG or SGILOG24). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   TIFFSetErrorHandler(quiet);
   TIFFSetWarningHandler(quiet);
   uint32_t width = 1 + data[0] % 16;
+  int compression = (data[0] & 0x80) ? COMPRESSION_SGILOG24 : COMPRESSION_SGILOG;
   size_t row_bytes = (size_t)width * 3 * sizeof(float);
   uint32_t height = (uint32_t)((size - 1) / row_bytes);
   if (height == 0) return 0;
@@ -61,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   TIFFSetField(tif, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
   TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
   TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_LOGLUV);
-  TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_SGILOG);
+  TIFFSetField(tif, TIFFTAG_COMPRESSION, compression);
   TIFFSetField(tif, TIFFTAG_SGILOGDATAFMT, SGILOGDATAFMT_FLOAT);
   TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, 1);
   float *row = malloc(row_bytes);
