@@ -223,7 +223,9 @@ def measure(entry: BugEntry, args: argparse.Namespace) -> dict[str, Any]:
             row.update(run_dir=str(run_dir), **run_stats(run_dir, bench["project"], bench))
             harnesses["logicfuzz"] = logicfuzz_harnesses(run_dir, bench["project"])
         if "upstream" in args.sides:
-            harnesses["upstream"] = own_harnesses(vulnerable, bench, args.own_harness)
+            # From the tree the library is built from (the same files): a harness including
+            # `../lib.h` must find it where the sandboxed compiler may read.
+            harnesses["upstream"] = own_harnesses(Path(lib.root), bench, args.own_harness)
         if "function" in args.sides and entry.harness:
             harnesses["function"] = [Path(entry.harness)]
         stage = "fuzzing"
