@@ -229,8 +229,8 @@ def compare(bench: dict[str, Any], run_dir: Path, work: Path, args: argparse.Nam
                     else "partly builds" if up["failures"] else "ok")
     row: dict[str, Any] = {"logicfuzz": sides["logicfuzz"], "upstream": up, "budget_per_side": budget}
     for metric in ("lines", "branches"):
-        mine, theirs = sides["logicfuzz"].get(metric), up.get(metric)
-        row[f"ratio_{metric}"] = round(mine / theirs, 3) if mine is not None and theirs else None
+        lf_value, up_value = sides["logicfuzz"].get(metric), up.get(metric)
+        row[f"ratio_{metric}"] = round(lf_value / up_value, 3) if lf_value is not None and up_value else None
     if diffs:
         row["line_diff"] = {k: statistics.median(d[k] for d in diffs) for k in diffs[0]}
     return row
