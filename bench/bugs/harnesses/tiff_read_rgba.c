@@ -1,41 +1,14 @@
 /* A harness of libtiff's RGBA readers (whole image, oriented, strips, tiles) on an in-memory file.
  * The last input byte picks the orientation and how many raster rows the caller gives. */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <tiffio.h>
-
-typedef struct { const uint8_t *data; toff_t size, pos; } memfile;
-
-static tsize_t mem_read(thandle_t h, tdata_t buf, tsize_t n) {
-  memfile *m = (memfile *)h;
-  if (m->pos >= m->size) return 0;
-  if ((toff_t)n > m->size - m->pos) n = (tsize_t)(m->size - m->pos);
-  memcpy(buf, m->data + m->pos, (size_t)n);
-  m->pos += (toff_t)n;
-  return n;
-}
-static tsize_t mem_write(thandle_t h, tdata_t buf, tsize_t n) { (void)h; (void)buf; (void)n; return -1; }
-static toff_t mem_seek(thandle_t h, toff_t off, int whence) {
-  memfile *m = (memfile *)h;
-  toff_t base = whence == SEEK_CUR ? m->pos : whence == SEEK_END ? m->size : 0;
-  m->pos = base + off;
-  return m->pos;
-}
-static int mem_close(thandle_t h) { (void)h; return 0; }
-static toff_t mem_size(thandle_t h) { return ((memfile *)h)->size; }
-static int no_map(thandle_t h, tdata_t *base, toff_t *size) { (void)h; (void)base; (void)size; return 0; }
-static void no_unmap(thandle_t h, tdata_t base, toff_t size) { (void)h; (void)base; (void)size; }
-static void quiet(const char *module, const char *fmt, va_list ap) { (void)module; (void)fmt; (void)ap; }
+#include "tiff_memio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 2) return 0;
   TIFFSetErrorHandler(quiet);
   TIFFSetWarningHandler(quiet);
   uint8_t knob = data[size - 1];
-  memfile m = {data, size - 1, 0};
-  TIFF *tif = TIFFClientOpen("mem", "rm", (thandle_t)&m, mem_read, mem_write, mem_seek, mem_close,
-                             mem_size, no_map, no_unmap);
+  memfile m = {(uint8_t *)data, size - 1, 0, 0};  /* read only: never written */
+  TIFF *tif = mem_open(&m, "rm");
   if (tif == NULL) return 0;
   uint32_t w = 0, h = 0;
   TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
