@@ -45,11 +45,6 @@ class Library:
     run_dir: Path | None = None
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message} (see --help)")
-
-
 def _is_apt_source(name: str) -> bool:
     """Whether apt knows a source package (or a binary one mapping to it) by this name."""
     try:
@@ -137,15 +132,22 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    help="reuse this `logicfuzz run --out` directory for LIB instead of running again")
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Parsed and checked arguments; ``libraries`` holds :class:`Library` items.
+class ArgumentParser(argparse.ArgumentParser):
+    """An argument parser whose errors raise :class:`UsageError` (the bench says them and exits 2)."""
 
-    Raises:
-        UsageError: Unknown library, missing run directory or JSON file, bad number.
-    """
-    p = _Parser(prog="generality.py", description="LogicFuzz vs each library's own fuzz harnesses "
-                "at equal fuzzing CPU.")
-    _run_options(p)
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see --help)")
+
+
+def at_least_one(args: argparse.Namespace, names: tuple[str, ...]) -> None:
+    """Raise :class:`UsageError` naming the first of ``names`` given below 1."""
+    for name in names:
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+
+
+def logicfuzz_run_options(p: argparse.ArgumentParser) -> None:
+    """The options passed through to ``logicfuzz run`` (read by ``generality.logicfuzz_run``)."""
     p.add_argument("--fuzz-seconds", type=int, default=30, help="logicfuzz run --fuzz-seconds (default 30)")
     p.add_argument("--max-iterations", type=int, default=3, help="logicfuzz run --max-iterations (default 3)")
     p.add_argument("--jobs", type=int, help="logicfuzz run --jobs (default: its own)")
@@ -154,6 +156,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "of its own per library under OUT, as a new user has)")
     p.add_argument("--run-arg", action="append", default=[], metavar="ARG",
                    help="one more argument for logicfuzz run (repeat; e.g. --run-arg=--model=offline)")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parsed and checked arguments; ``libraries`` holds :class:`Library` items.
+
+    Raises:
+        UsageError: Unknown library, missing run directory or JSON file, bad number.
+    """
+    p = ArgumentParser(prog="generality.py", description="LogicFuzz vs each library's own fuzz harnesses "
+                "at equal fuzzing CPU.")
+    _run_options(p)
+    logicfuzz_run_options(p)
     p.add_argument("--seconds", type=int, default=60,
                    help="CPU-seconds per harness of the side with more harnesses (default 60)")
     p.add_argument("--budget", type=int, help="total fuzzing CPU-seconds per side (overrides --seconds)")
@@ -173,9 +187,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="join the rows of earlier sittings' generality.json files into the table")
     add_markdown_option(p)
     args = p.parse_args(expand_lists(sys.argv[1:] if argv is None else list(argv)))
-    for name in ("fuzz_seconds", "max_iterations", "seconds", "repeats", "parallel"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+    at_least_one(args, ("fuzz_seconds", "max_iterations", "seconds", "repeats", "parallel"))
     if args.budget is not None and args.budget < 1:
         raise UsageError("--budget must be at least 1 CPU-second")
     if not args.libraries and not args.merge:

@@ -34,7 +34,7 @@ from fuzzkit.errors import ToolchainError
 from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.harness_variants import harness_variants
 from fuzzkit.library import LibraryBuild
-from fuzzkit.runner import run_fuzzer
+from fuzzkit.runner import FuzzRun, run_fuzzer
 from fuzzkit.upstream_build import defining_sources, harness_plans, undefined_symbols
 
 
@@ -234,6 +234,7 @@ class SideRun:
     harnesses: int
     jobs: int
     dictionaries: list[str] = field(default_factory=list)
+    runs: list[FuzzRun] = field(default_factory=list)  # each harness's run, in the order of ``builds``
 
     def budget(self) -> dict[str, Any]:
         """The CPU actually given: seconds per harness, harnesses, jobs, and their product."""
@@ -250,20 +251,21 @@ def fuzz_side(builds: list[HarnessBuild], lib: LibraryBuild, seconds_each: int, 
     extra = [f"-fork={jobs}"] if jobs > 1 else []
     dicts = dicts or [None] * len(builds)
 
-    def one(i: int) -> tuple[Path, list[Path]]:
+    def one(i: int) -> FuzzRun:
         build = builds[i]
         run = run_fuzzer(Path(str(build.fuzz_binary)), work / f"fuzz{i}", seconds=seconds_each,
                          dict_path=dicts[i], extra_args=extra, writable_tmp=writable_tmp)
         print(f"    {Path(str(build.fuzz_binary)).name}#{i} {seconds_each} s: {run.stats.execs} execs, "
               f"cov {run.stats.cov}, {'crash ' + run.crash.kind if run.crash else 'no crash'}",
               file=sys.stderr)
-        return Path(str(build.cov_binary)), run.replay_inputs()
+        return run
 
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        pairs = list(pool.map(one, range(len(builds))))
+        runs = list(pool.map(one, range(len(builds))))
+    pairs = [(Path(str(b.cov_binary)), run.replay_inputs()) for b, run in zip(builds, runs, strict=True)]
     report = union_coverage(pairs, lib, work / "union", writable_tmp=writable_tmp)
     return SideRun(report, work / "union" / "union.profdata", [p[0] for p in pairs], seconds_each,
-                   len(builds), max(1, jobs), [d.name if d else "" for d in dicts])
+                   len(builds), max(1, jobs), [d.name if d else "" for d in dicts], runs)
 
 
 def covered_lines(run: SideRun, lib: LibraryBuild) -> set[tuple[str, int]]:

@@ -166,7 +166,7 @@ def _detection(root: Path, build: dict[str, Any] | None, cache: Path | None) -> 
     return Detection(given.system or "given", resolve_recipe(root, given, cache))
 
 
-def _upstream_harnesses(root: Path) -> list[str]:
+def upstream_harnesses(root: Path) -> list[str]:
     """The fuzz harnesses the library ships (paths from the source root)."""
     project = project_dir(root)
     prefix = project.relative_to(root).as_posix()
@@ -227,7 +227,7 @@ def make_benchmark(
     root = fetch_source(spec, cache)
     detection = _detection(root, build, cache)
     lib = build_library(root, detection.recipe, cache=cache)
-    harnesses = _upstream_harnesses(root)
+    harnesses = upstream_harnesses(root)
     tree = Path(detection.recipe.root or root)
     lib = without_fuzz_files(lib, tree, root) if ignore_fuzz_harnesses else lib
     api, api_headers, unbuilt = library_api(lib, tree)
