@@ -17,7 +17,7 @@ from fuzzkit.headers import cindex_module
 from fuzzkit.tools import resource_include_dir
 from fuzzkit.usage_models import Arg, CallSite, UsageFunction
 from fuzzkit.usage_sources import UsageSource
-from fuzzkit.usage_text import call_site, constant_arg, cut_source, join_tokens
+from fuzzkit.usage_text import call_site, constant_arg, cut_source, join_tokens, split_arguments
 
 _WRAPPERS = ("UNEXPOSED_EXPR", "PAREN_EXPR", "CSTYLE_CAST_EXPR")
 
@@ -248,20 +248,7 @@ def _written_args(call: Any) -> list[list[str]]:
     toks = [t.spelling for t in call.get_tokens()]
     if "(" not in toks or toks[0] != call.spelling:
         return []  # the call itself comes out of a macro: its extent is not the call as written
-    parts: list[list[str]] = [[]]
-    depth = 0
-    for tok in toks[toks.index("(") + 1:]:
-        if tok in "([{":
-            depth += 1
-        elif tok in ")]}":
-            if depth == 0:
-                break
-            depth -= 1
-        if tok == "," and depth == 0:
-            parts.append([])
-        else:
-            parts[-1].append(tok)
-    return [p for p in parts if p]
+    return split_arguments(toks[toks.index("(") + 1:])
 
 
 def _is_callee(node: Any, parents: list[Any]) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from fuzzkit.usage_models import Arg, CallSite, UsageFunction
 from fuzzkit.usage_sources import UsageSource
-from fuzzkit.usage_text import call_site, constant_arg, cut_source, join_tokens
+from fuzzkit.usage_text import call_site, constant_arg, cut_source, join_tokens, split_arguments
 
 _TOKEN = re.compile(
     r"""(?P<skip>/\*.*?\*/|//[^\n]*|^[ \t]*\#(?:[^\n]*\\\n)*[^\n]*)"""
@@ -140,28 +140,12 @@ def _function(
         if i > 0 and body[i - 1][0] in (".", "->"):
             continue
         end = _close(body, i + 1, "(", ")")
-        args = [
-            _arg(part, known, defined, join_tokens, constant_arg) for part in _split_args(body[i + 2 : end])
-        ]
+        written = split_arguments([t for t, _l in body[i + 2 : end]])
+        args = [_arg(part, known, defined, join_tokens, constant_arg) for part in written]
         result = _lvalue(body, i - 1) if i > 0 and body[i - 1][0] == "=" else ""
         check, loop = _condition(body, i)
         calls.append(call_site(tok, args, result, check, line, loop))
     return UsageFunction(file="", name="", calls=calls, variables=variables, params=params, assigned=assigned)
-
-
-def _split_args(toks: list[tuple[str, int]]) -> list[list[str]]:
-    parts: list[list[str]] = [[]]
-    depth = 0
-    for tok, _line in toks:
-        if tok in "([{":
-            depth += 1
-        elif tok in ")]}":
-            depth -= 1
-        if tok == "," and depth == 0:
-            parts.append([])
-        else:
-            parts[-1].append(tok)
-    return [p for p in parts if p]
 
 
 def _arg(part: list[str], known: set[str], defined: set[str], join, constant_arg) -> Arg:  # type: ignore[no-untyped-def]

@@ -73,3 +73,21 @@ def call_site(
         line=line,
         loop=loop and bool(check),
     )
+
+
+def split_arguments(tokens: Sequence[str]) -> list[list[str]]:
+    """The tokens of each argument of a call, from the ones after its ``(``; stops at its ``)``."""
+    parts: list[list[str]] = [[]]
+    depth = 0
+    for tok in tokens:
+        if tok in "([{":
+            depth += 1
+        elif tok in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        if tok == "," and depth == 0:
+            parts.append([])
+        else:
+            parts[-1].append(tok)
+    return [p for p in parts if p]
