@@ -11,6 +11,7 @@ beside the library's build; a library with no such code gets an empty index.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -31,7 +32,6 @@ _SIZE_NAME = re.compile(r"(?i)(len|size|count|length|bytes|nbytes|^n$|^sz$)")
 _BYTES_TYPE = re.compile(
     r"\b(char|uint8_t|int8_t|u_char|unsigned char|void|[A-Za-z_]*byte[A-Za-z_]*)\b.*(\*|\[)"
 )
-KEEP_CALLS = frozenset({"free"})  # the C library's releaser: how a usage hands an object back
 
 
 def api_type_names(api: Iterable[FunctionDecl]) -> set[str]:
@@ -140,8 +140,14 @@ def _candidates(text: str, names: set[str]) -> set[str]:
 
 
 def usage_index(lib: Any, api: Sequence[FunctionDecl], constants: Iterable[str] = ()) -> UsageIndex:
-    """The index of a built library (a :class:`fuzzkit.library.LibraryBuild`), cached beside it."""
-    dest = Path(lib.fuzz_archive).parent / f"usage-v{INDEX_VERSION}.json"
+    """The index of a built library (a :class:`fuzzkit.library.LibraryBuild`), cached beside it.
+
+    The cache is keyed by the API and constants it was read for: init-benchmark and a run may
+    ask with different function lists, and calls of functions outside the list are not kept.
+    """
+    constants = sorted(set(constants))
+    key = hashlib.sha256("\n".join([*sorted(d.name for d in api), "", *constants]).encode()).hexdigest()[:12]
+    dest = Path(lib.fuzz_archive).parent / f"usage-v{INDEX_VERSION}-{key}.json"
     if dest.is_file():
         try:
             return UsageIndex.model_validate_json(dest.read_text())

@@ -27,7 +27,6 @@ _TYPE_WORDS = frozenset(
     "const struct union enum unsigned signed char short int long float double void "
     "static volatile register".split()
 )
-MAX_SOURCE = 80
 
 
 def tokens(text: str) -> list[tuple[str, int]]:
@@ -141,15 +140,15 @@ def _function(
             continue
         end = _close(body, i + 1, "(", ")")
         written = split_arguments([t for t, _l in body[i + 2 : end]])
-        args = [_arg(part, known, defined, join_tokens, constant_arg) for part in written]
+        args = [_arg(part, known, defined) for part in written]
         result = _lvalue(body, i - 1) if i > 0 and body[i - 1][0] == "=" else ""
         check, loop = _condition(body, i)
         calls.append(call_site(tok, args, result, check, line, loop))
     return UsageFunction(file="", name="", calls=calls, variables=variables, params=params, assigned=assigned)
 
 
-def _arg(part: list[str], known: set[str], defined: set[str], join, constant_arg) -> Arg:  # type: ignore[no-untyped-def]
-    text = join(part)
+def _arg(part: list[str], known: set[str], defined: set[str]) -> Arg:
+    text = join_tokens(part)
     if part[0].startswith('"'):
         return Arg(text=text, kind="string")
     if part in (["NULL"], ["0"]) or text in ("(void *)0", "(void*)0"):
@@ -260,6 +259,5 @@ def _source_of(
             first = toks[start][1]
             # the return type sits on the line before, or before the name on the same line
             text = "\n".join(lines[max(first - 2, 0) : toks[end][1]])
-            cut = text.splitlines()
-            return "\n".join(cut[:MAX_SOURCE])
+            return cut_source(text)
     return ""

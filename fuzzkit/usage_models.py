@@ -79,13 +79,6 @@ class UsageIndex(_Data):
         """The usage functions that call ``name``."""
         return [f for f in self.functions if any(c.function == name for c in f.calls)]
 
-    def call_counts(self) -> dict[str, int]:
-        """How many usage functions call each API function."""
-        counts: dict[str, int] = {}
-        for f in self.functions:
-            for name in {c.function for c in f.calls}:
-                counts[name] = counts.get(name, 0) + 1
-        return counts
 
 
 # ----- what reaches the prompt -----

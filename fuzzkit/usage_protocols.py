@@ -77,7 +77,7 @@ def target_slice(fn: UsageFunction, target: str) -> tuple[list[CallSite], bool] 
         a.var for c in before for a in c.args if a.address and a.var
     }
     # A parameter's value (a key id, flags, a handle) is known only to the function's caller.
-    unknown = {a.var for c in steps_of(before, call) for a in c.args
+    unknown = {a.var for c in [*before, call] for a in c.args
                if a.var in fn.params and a.kind not in ("data", "size") and a.var not in made}
     complete = not unknown and all(
         v in made or v in fn.inits or not _is_pointer(fn.variables.get(v, "*"))
@@ -85,11 +85,6 @@ def target_slice(fn: UsageFunction, target: str) -> tuple[list[CallSite], bool] 
     )
     half = MAX_STEPS // 2  # the target stays, with the calls nearest to it on each side
     return [*before[-half:], call, *after[:half]], complete
-
-
-def steps_of(before: list[CallSite], call: CallSite) -> list[CallSite]:
-    """The calls up to and including the target's."""
-    return [*before, call]
 
 
 def fed(fn: UsageFunction, steps: list[CallSite]) -> bool:
@@ -296,7 +291,8 @@ def target_usage(index: UsageIndex, target: FunctionDecl, api: Sequence[Function
         for t in protocol.variables.values():
             if _object_type(t, api_types) and type_key(t) not in {type_key(x) for x in types}:
                 types.append(t)
-    objects = object_protocols(index, _declared_spellings(index, types), api_types)[:MAX_OBJECTS]
+    spellings = list(dict.fromkeys(type_key(t) for t in types))
+    objects = object_protocols(index, spellings, api_types)[:MAX_OBJECTS]
     facts = UsageFacts(objects=objects, targets=[protocol] if protocol else [])
     return TargetUsage(facts=facts, snippets=snippets(index, target.name, types))
 
@@ -304,13 +300,3 @@ def target_usage(index: UsageIndex, target: FunctionDecl, api: Sequence[Function
 def _object_type(ctype: str, api_types: set[str]) -> bool:
     """A type of the API's own that is no enum (an enum is a value, not an object)."""
     return bool(base_names(ctype) & api_types) and not ctype.lstrip().startswith("enum ")
-
-
-def _declared_spellings(index: UsageIndex, types: Sequence[str]) -> list[str]:
-    """Each type as the library's code declares its variables (``const doc *`` -> ``doc *``)."""
-    out: list[str] = []
-    for t in types:
-        key = type_key(t)
-        if key not in {type_key(x) for x in out}:
-            out.append(key)
-    return out

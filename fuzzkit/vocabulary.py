@@ -13,7 +13,7 @@ from importlib import resources
 
 import yaml
 
-KINDS = ("make", "init", "release", "release_rank", "parse", "step", "write", "consume", "finish")
+KINDS = ("make", "init", "release", "parse", "step", "write", "consume", "finish")
 
 
 @cache
@@ -30,10 +30,6 @@ def words_of(kind: str) -> frozenset[str]:
     """The words of one kind (``release``, ``make``...)."""
     return frozenset(_load()[kind])
 
-
-def ranked(kind: str) -> tuple[str, ...]:
-    """The words of one kind in the file's order (``release_rank``: most complete first)."""
-    return _load()[kind]
 
 
 def name_words(name: str) -> list[str]:

@@ -50,7 +50,6 @@ class UsageDraft:
     use: list[str] = field(default_factory=list)
     cleanup: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    missing: set[str] = field(default_factory=set)
     _made: dict[str, str] = field(default_factory=dict)  # object variable -> its "made" flag
     _flags: set[str] = field(default_factory=set)
     _results: set[str] = field(default_factory=set)  # variables a call of the sequence stores into
@@ -325,7 +324,7 @@ def declaration(ctype: str, var: str, init: str) -> str:
 
 def _is_scalar(ctype: str) -> bool:
     table = active()
-    canon = table.canonical.get(type_key(ctype), "") if hasattr(table, "canonical") else ""
+    canon = table.canonical.get(type_key(ctype), "")
     words = set(f"{ctype} {canon}".split())
     return bool(
         words

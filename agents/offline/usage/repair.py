@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 
-from agents.offline.usage.draft import UsageDraft
 from fuzzkit.api import FunctionDecl
 from fuzzkit.usage_models import UsageFacts, type_key
 from fuzzkit.vocabulary import has_verb
@@ -52,4 +51,4 @@ def made_as_usage(harness: str, facts: UsageFacts, target: FunctionDecl) -> bool
     return all(re.search(rf"\b{re.escape(s.call)}\s*\(", harness) for s in setup)
 
 
-__all__ = ["UsageDraft", "made_as_usage", "release_as_usage"]
+__all__ = ["made_as_usage", "release_as_usage"]
