@@ -28,7 +28,7 @@ from fuzzkit.library import LibraryBuild
 from fuzzkit.param_docs import param_facts
 from fuzzkit.runner import FuzzRun, run_fuzzer
 from fuzzkit.seeds import seed_corpus
-from fuzzkit.usage_index import usage_index
+from fuzzkit.usage_index import header_macro_names, usage_index
 from fuzzkit.usage_models import UsageIndex
 
 DEFAULT = "fuzzkit"
@@ -134,6 +134,7 @@ class Fuzzkit:
     def usage_index(self, lib: LibraryBuild, api: Sequence[FunctionDecl], facts: HeaderFacts) -> UsageIndex:
         """usage_index, by fuzzkit (see :class:`Toolchain`): the header's constants class arguments."""
         constants = [c for e in facts.enums for c, _v in e.constants] + [m.name for m in facts.macros]
+        constants += sorted(header_macro_names(lib.headers))  # string and expression macros too
         return usage_index(lib, api, constants)
 
     def build_harness(self, source: Path, lib: LibraryBuild, out: Path) -> HarnessBuild:

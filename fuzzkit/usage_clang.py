@@ -45,13 +45,21 @@ def clang_functions(
         k.spelling for c in tu.cursor.get_children() if c.kind.name == "ENUM_DECL"
         and c.location.file and c.location.file.name == main_file for k in c.get_children()
     }
+    # The file's own globals (a tool's context made in one function, used in another).
+    file_vars = {
+        c.spelling: c.type.spelling for c in tu.cursor.get_children()
+        if c.kind.name == "VAR_DECL" and c.spelling and c.location.file and c.location.file.name == main_file
+    }
     out = []
     for name, fn in defs.items():
-        reader = _Reader(names, enum_consts, set(defs), data)
+        reader = _Reader(names, enum_consts, set(defs), data, known)
         reader.walk(fn, [])
         if not reader.calls:
             continue
         text = data[fn.extent.start.offset : fn.extent.end.offset].decode(errors="replace")
+        for var, vtype in file_vars.items():
+            if re.search(rf"\b{re.escape(var)}\b", text):
+                reader.variables.setdefault(var, vtype)
         callbacks = {
             cb: cut_source(
                 data[defs[cb].extent.start.offset : defs[cb].extent.end.offset].decode(errors="replace")
@@ -125,8 +133,10 @@ def _top_functions(cursor: Any, main_file: str) -> Iterator[Any]:
 class _Reader:
     """Walks one function definition, collecting its API calls in evaluation order."""
 
-    def __init__(self, names: set[str], constants: set[str], defined: set[str], data: bytes) -> None:
+    def __init__(self, names: set[str], constants: set[str], defined: set[str], data: bytes,
+                 public: set[str] | None = None) -> None:
         self.names, self.constants, self.defined, self.data = names, constants, defined, data
+        self.public = public or set()  # the headers' own constants (``constants`` adds the file's enums)
         self.calls: list[CallSite] = []
         self.variables: dict[str, str] = {}
         self.assigned: dict[str, list[str]] = {}
@@ -204,6 +214,8 @@ class _Reader:
         text = join_tokens(toks)
         kind = core.kind.name
         if kind == "STRING_LITERAL":
+            if len(toks) == 1 and toks[0] in self.public:  # a string macro of the headers, as written
+                return Arg(text=text, kind="constant", constants=toks, public=True)
             return Arg(text=text, kind="string")
         if text in ("NULL", "0", "nullptr", "(void *)0"):
             return Arg(text=text, kind="null")
@@ -217,7 +229,8 @@ class _Reader:
             return Arg(text=text, var=toks[1], address=True, kind="variable")
         consts = constant_arg(toks, self.constants)
         if consts is not None and toks:
-            return Arg(text=text, kind="constant", constants=consts)
+            return Arg(text=text, kind="constant", constants=consts,
+                       public=bool(consts) and all(c in self.public for c in consts))
         refs = [
             c.spelling
             for c in a.walk_preorder()

@@ -139,6 +139,20 @@ def _candidates(text: str, names: set[str]) -> set[str]:
     return {w for w in set(re.findall(r"[A-Za-z_]\w*(?=\s*\()", text)) if w in names}
 
 
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])", re.M)
+
+
+def header_macro_names(headers: Iterable[str]) -> set[str]:
+    """Every object-like macro the library's headers define (string and expression ones included)."""
+    names: set[str] = set()
+    for header in headers:
+        try:
+            names.update(_DEFINE.findall(Path(header).read_text(errors="replace")))
+        except OSError:
+            continue  # a header the build lists but the tree lacks: its macros are unknown
+    return names
+
+
 def usage_index(lib: Any, api: Sequence[FunctionDecl], constants: Iterable[str] = ()) -> UsageIndex:
     """The index of a built library (a :class:`fuzzkit.library.LibraryBuild`), cached beside it.
 

@@ -157,7 +157,8 @@ def _arg(part: list[str], known: set[str], defined: set[str]) -> Arg:
         return Arg(text=text, kind="callback")
     consts = constant_arg(part, known)
     if consts is not None:
-        return Arg(text=text, kind="constant", constants=consts)
+        return Arg(text=text, kind="constant", constants=consts,
+                   public=bool(consts) and all(c in known for c in consts))
     if len(part) == 2 and part[0] == "&" and _IDENT.match(part[1]):
         return Arg(text=text, var=part[1], address=True, kind="variable")
     if len(part) == 1 and _IDENT.match(part[0]):

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 
 # What an argument is, as the library's code wrote it.
 ArgKind = Literal["constant", "object", "data", "size", "string", "callback", "null", "variable", "other"]
@@ -33,6 +33,7 @@ class Arg(_Data):
     var: str = ""  # the variable it names (``h`` for ``h`` and ``&h``)
     address: bool = False  # passed as ``&var``: the call may write it
     constants: list[str] = Field(default_factory=list)  # the named constants it combines
+    public: bool = False  # every constant it names is the library's own (its headers define them)
 
 
 class CallSite(_Data):

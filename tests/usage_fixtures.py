@@ -4,8 +4,9 @@ Each is a source tree (``{relative path: text}``) with a library source, its hea
 (a test, an example or a tool) that follows the rule, and a fuzz harness that must never be read
 (it calls the target with a rule the usage does not show). The four shapes are the ones that
 defeat a harness writer reading prototypes alone: a handle only an opener makes, an error
-manager set up before reading, input only through read callbacks, and an object whose obvious
-releaser frees only one of its parts.
+manager set up before reading, input only through read callbacks, an object whose obvious
+releaser frees only one of its parts, and a constructor that checks the version string its
+caller passes against the header's own constant.
 """
 
 from __future__ import annotations
@@ -256,7 +257,50 @@ int main(int argc, char **argv) {
 """,
 }
 
-LIBRARIES = {"hnd": OPENER, "em": ERROR_MANAGER, "cbs": CALLBACK_STREAM, "pr": PARTIAL_RELEASER}
+VERSION_CHECK = {
+    "ver.h": """\
+#include <stddef.h>
+#define VER_VERSION_STRING "2.4.1"
+typedef struct ver_ctx ver_ctx;
+/* Makes a context; the library stops the program when abi is not the version it was built as. */
+ver_ctx *ver_create(const char *abi);
+/* Counts the records in a buffer. */
+int ver_parse(ver_ctx *c, const unsigned char *data, size_t size);
+void ver_free(ver_ctx *c);
+""",
+    "ver.c": """\
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ver.h"
+struct ver_ctx { int records; };
+ver_ctx *ver_create(const char *abi) {
+  if (abi == NULL || strcmp(abi, VER_VERSION_STRING) != 0) {
+    fprintf(stderr, "ver: built as %s, asked for another version\\n", VER_VERSION_STRING);
+    abort();
+  }
+  return calloc(1, sizeof(ver_ctx));
+}
+int ver_parse(ver_ctx *c, const unsigned char *data, size_t size) {
+  for (size_t i = 0; i < size; i++) c->records += data[i] == ';';
+  return c->records;
+}
+void ver_free(ver_ctx *c) { free(c); }
+""",
+    "examples/count.c": """\
+#include <stdio.h>
+#include "ver.h"
+static ver_ctx *counter;
+/* Made once, at start. */
+void count_start(void) { counter = ver_create(VER_VERSION_STRING); }
+/* Counts the records of one buffer the caller read. */
+int count_records(const unsigned char *buf, size_t n) { return ver_parse(counter, buf, n); }
+void count_stop(void) { ver_free(counter); }
+""",
+}
+
+LIBRARIES = {"hnd": OPENER, "em": ERROR_MANAGER, "cbs": CALLBACK_STREAM, "pr": PARTIAL_RELEASER,
+             "ver": VERSION_CHECK}
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

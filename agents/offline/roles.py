@@ -34,6 +34,7 @@ from agents.offline.usage import (
     REPLAY_MARK,
     made_as_usage,
     release_as_usage,
+    usage_constants,
     usage_draft,
     usage_followups,
     usage_releasers,
@@ -134,7 +135,7 @@ def prototype(facts: PromptFacts) -> Reply:
         return write_harness(
             target, api, _headers(facts), archetype, facts.code("Skeleton"), constraints=constraints,
             known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True), avoid=avoid,
-            releasers=usage_releasers(usage),
+            releasers=usage_releasers(usage), constants=usage_constants(usage, api),
         )
 
     replayed = usage_draft(usage, target, api, _headers(facts), facts.code("Skeleton"))
@@ -190,8 +191,9 @@ def enhance(facts: PromptFacts) -> Reply:
     target = target_function(facts)
     lessons = actionable_lessons(facts)
     if errors and REPLAY_MARK in harness:
+        usage = read_usage(facts.sections.get(USAGE_HEADING, ""))
         draft = write_harness(target, api, _headers(facts), analyze_function(target, api).archetype, "",
-                              releasers=usage_releasers(read_usage(facts.sections.get(USAGE_HEADING, ""))))
+                              releasers=usage_releasers(usage), constants=usage_constants(usage, api))
         return {"fixes": ["the replay of the library's own usage did not compile: the synthesizer's draft "
                           "instead"], "unresolved": []}, draft.code
     if errors:

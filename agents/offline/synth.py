@@ -86,6 +86,7 @@ def write_harness(
     avoid: list[str] | tuple[str, ...] = (),
     related: list[str] | None = None,
     releasers: dict[str, str] | None = None,
+    constants: dict[str, dict[int, list[str]]] | None = None,
 ) -> HarnessDraft:
     """Write a libFuzzer harness for ``target`` by filling ``skeleton``.
 
@@ -100,6 +101,7 @@ def write_harness(
         avoid: API functions the harness must not call.
         related: Functions worth calling on the result (default: from the analysis).
         releasers: Object type -> the function the library's own code releases it with.
+        constants: Function -> parameter index -> header constants the library's code passes there.
     """
     api = with_target(target, api)
     notes: list[str] = []
@@ -107,22 +109,18 @@ def write_harness(
         analysis = analyze_function(target, api)
         notes.append(f"unknown archetype {archetype!r}: using {analysis.archetype} instead")
         archetype = analysis.archetype
-    if not _usable_skeleton(skeleton, archetype):
-        if skeleton:
-            notes.append(
-                f"the given skeleton lacks slots this archetype needs: shipped {archetype} skeleton used"
-            )
-        skeleton = default_skeleton(archetype)
+    skeleton = _skeleton_for(skeleton, archetype, notes)
     guide = read_guidance([*constraints, *known_fixes], api, target)
     if related is None:
         related = analyze_function(target, api).related
     banned = set(avoid) | guide.avoid
     banned.discard(target.name)
+    given = (releasers or {}, constants or {})
     try:
-        ctx = _fill(target, api, archetype, skeleton, guide, banned, related, releasers or {})
+        ctx = _fill(target, api, archetype, skeleton, guide, banned, related, *given)
     except Unsupported as exc:
         notes.append(f"{archetype} pattern not possible ({exc}); plain call used")
-        ctx = _fill(target, api, "stateless_parser", skeleton, guide, banned, related, releasers or {})
+        ctx = _fill(target, api, "stateless_parser", skeleton, guide, banned, related, *given)
     code = _render(ctx, skeleton, headers, guide)
     for old, new in guide.renames.items():
         code = re.sub(rf"\b{re.escape(old)}\b", new, code)
@@ -137,6 +135,16 @@ def write_harness(
     return HarnessDraft(code=code, notes=list(dict.fromkeys(notes)), calls=calls)
 
 
+def _skeleton_for(skeleton: str, archetype: str, notes: list[str]) -> str:
+    """``skeleton``, or the shipped one of ``archetype`` when it lacks a slot (said in ``notes``)."""
+    if _usable_skeleton(skeleton, archetype):
+        return skeleton
+    if skeleton:
+        notes.append("the given skeleton lacks slots this archetype needs: "
+                     f"shipped {archetype} skeleton used")
+    return default_skeleton(archetype)
+
+
 def _fill(
     target: FunctionDecl,
     api: list[FunctionDecl],
@@ -146,8 +154,10 @@ def _fill(
     banned: set[str],
     related: list[str],
     releasers: dict[str, str],
+    constants: dict[str, dict[int, list[str]]],
 ) -> Ctx:
     idx = ApiIndex(api)
+    idx.usage_constants = constants
     for name in guide.release:
         idx.prefer(name)
     for ctype, name in releasers.items():  # the library's own code releases these so

@@ -53,6 +53,8 @@ class ApiIndex(ApiFinders):
         self.role_cache: dict[str, tuple[FunctionDecl, list[Any]]] = {}
         self.filler_cache: dict[str, list[FunctionDecl]] = {}
         self.preferred_init: dict[str, str] = {}
+        # function -> parameter index -> the named constants the library's own code passes there
+        self.usage_constants: dict[str, dict[int, list[str]]] = {}
 
     def prefer(self, name: str) -> None:
         """Make ``name`` the destructor or initializer of its first parameter's type."""

@@ -288,13 +288,52 @@ BUILDERS: dict[str, Callable[[Call, Role], None]] = {
     "pos_ptr": position, "cursor": cursor, "fixed_in": fixed_array, "fixed_out": fixed_array,
     **dict.fromkeys(_IO, _fixed(lambda c, r: io_arg(c.pl, c.fn, r, c.plan, feed=c.payload))),
     **dict.fromkeys(("pixels", "dim_w", "dim_h", "dim_stride"), synth_pixels.build),
+    "usage_constant": _fixed(lambda c, r: _usage_pick(c, r, _usage_known(c, r), "")),
 }
 
 
+# Kinds whose input-taken value stays possible beside the library's constants (an option word).
+_USAGE_OFFERS = ("int", "enum", "bool")
+
+
 def build_argument(c: Call, r: Role) -> None:
-    """Fill ``c.args`` for ``r`` with the builder of its kind (a NULL for kinds without one)."""
+    """Fill ``c.args`` for ``r`` with the builder of its kind (a NULL for kinds without one).
+
+    Where the library's own code passes named constants of its headers to an option value, an
+    input byte may choose one of them instead of the value taken from the input (a
+    ``usage_constant`` role, given where the constants replace a string or a version, always
+    takes one of them).
+    """
+    known = _usage_known(c, r)
     builder = BUILDERS.get(r.kind)
     if builder is None:
         c.args[r.index] = "NULL"
-    else:
-        builder(c, r)
+        return
+    builder(c, r)
+    fixed = r.index in type_table.active().fixed_args.get(c.fn.name, {})
+    if known and r.kind in _USAGE_OFFERS and not fixed and re.fullmatch(r"\w+", c.args[r.index]):
+        _usage_pick(c, r, known, c.args[r.index])
+
+
+def _usage_known(c: Call, r: Role) -> list[str]:
+    """The header constants the library's own code passes to ``r`` of the call's function."""
+    return c.pl.idx.usage_constants.get(c.fn.name, {}).get(r.index, [])
+
+
+def _usage_pick(c: Call, r: Role, known: list[str], var: str) -> str:
+    """The library's constant for ``r``, or a variable an input byte sets to one of them.
+
+    ``var``: an option variable already taken from the input, kept as one more choice.
+    """
+    c.pl.f.notes.append(f"{c.fn.name}: {r.param.name or f'argument {r.index + 1}'} from the library's own "
+                        f"code ({', '.join(known)})")
+    if len(known) == 1 and not var:
+        return f"({decl_cast(r.param.type)}){known[0]}"
+    f, ctype = c.pl.f, decl_type(r.param.type)
+    if not var:
+        var = c.pl.var(ctype, r.param.name or "constant")
+        f.opts.append(f"{var} = ({ctype}){known[0]};")
+    f.need("input")
+    cases = " ".join(f"case {i}: {var} = ({ctype})({k}); break;" for i, k in enumerate(known))
+    f.opts.append(f"switch (lf_take_byte(&{f.cursor}) % {len(known) + 1}u) {{ {cases} default: break; }}")
+    return var

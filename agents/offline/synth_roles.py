@@ -20,6 +20,9 @@ from agents.offline.synth_role_rules import RULES, Scan, grouped
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl
 
+# Role kinds a constant the library's own code passes replaces (see ``_roles``).
+USAGE_REPLACED = ("text", "version", "mode", "format")
+
 PAYLOAD_NAMES = re.compile(
     r"(value|input|data|buf|str|json|text|source|src|string|content|in$|"
     r"yaml|xml|doc|message|msg|bytes|raw|payload)",
@@ -64,6 +67,12 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
     _pair_leading_counts(out)
     _share_array_length(out)
     mark_pixels(out, idx)
+    # A string or version the library's own code always passes as one of its header's constants
+    # (a version string the library checks, an open mode) is that constant, never the payload.
+    usage = idx.usage_constants.get(fn.name, {})
+    for i, r in enumerate(out):
+        if usage.get(i) and (r is None or r.kind in USAGE_REPLACED):
+            out[i] = Role("usage_constant", i, params[i])
     return [r if r is not None else Role("null", i, params[i]) for i, r in enumerate(out)]
 
 

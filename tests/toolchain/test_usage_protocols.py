@@ -26,6 +26,7 @@ SHAPES = {
     "em": "em_read_header",  # an error manager set up before reading
     "cbs": "cbs_read_frame",  # input only through read callbacks
     "pr": "pr_count",  # an object whose obvious releaser frees only its parts
+    "ver": "ver_parse",  # a constructor that checks the header's version string
 }
 
 
@@ -53,7 +54,7 @@ def test_the_usage_draft_runs_and_the_prototype_draft_does_not(tmp_path: Path, l
     assert (
         "LLVMFuzzerTestOneInput" not in prompt.split("## Usage in the library's own code")[1].split("## ")[0]
     )
-    assert "follows" in " ".join(notes) or lib == "pr", notes
+    assert "follows" in " ".join(notes) or lib in ("pr", "ver"), notes
     crashed, kind = _fuzz(tmp_path / "on", with_usage, code)
     assert not crashed, (kind, code)
 
@@ -73,6 +74,10 @@ def test_the_protocols_name_what_the_usage_does(tmp_path: Path) -> None:
     assert "mem_read" in code and re.search(r"for \(int lf_i = 0; lf_i < \d+ &&", code), code
     code, _n, _p = first_draft(prepared(tmp_path / "p", "pr", "pr_count"))
     assert "pr_dispose(" in code, code
+    # The example is a helper given its buffer (no replay): the synthesizer takes the constant.
+    code, notes, _p = first_draft(prepared(tmp_path / "v", "ver", "ver_parse"))
+    assert "ver_create((const char *)VER_VERSION_STRING)" in code, code
+    assert any("from the library's own code (VER_VERSION_STRING)" in n for n in notes), notes
 
 
 def test_the_fuzz_harness_is_never_read(tmp_path: Path) -> None:

@@ -27,13 +27,57 @@ from fuzzkit.vocabulary import has_verb
 # synthesizer's draft instead of edits to code the engine did not write.
 REPLAY_MARK = "/* LF replay of"
 
-__all__ = ["REPLAY_MARK", "made_as_usage", "read_usage", "release_as_usage", "usage_draft", "usage_followups",
-           "usage_releasers"]
+__all__ = ["REPLAY_MARK", "made_as_usage", "read_usage", "release_as_usage", "usage_constants", "usage_draft",
+           "usage_followups", "usage_releasers"]
 
 
 def usage_releasers(facts: UsageFacts) -> dict[str, str]:
     """``type -> releaser`` for every object type the library's own code releases."""
     return {type_key(o.type): o.release for o in facts.objects if o.release}
+
+
+def usage_constants(facts: UsageFacts, api: list[FunctionDecl]) -> dict[str, dict[int, list[str]]]:
+    """``function -> parameter index -> constants`` the library's own code passes there.
+
+    Only constants its headers define (``public``): a test's own macro would not compile in a
+    harness. Every step the prompt shows counts (the target's sequence, each object's making,
+    configuring and feeding), each distinct spelling once, in the order first seen; then
+    :func:`spread_constants` over ``api``.
+    """
+    steps = [s for t in facts.targets for s in t.sequence]
+    steps += [s for o in facts.objects for s in (*o.make, *o.configure, *o.feed)]
+    found: dict[str, dict[int, list[str]]] = {}
+    for step in steps:
+        for i, arg in enumerate(step.args):
+            if arg.kind == "constant" and arg.public:
+                seen = found.setdefault(step.call, {}).setdefault(i, [])
+                if arg.text not in seen:
+                    seen.append(arg.text)
+    return spread_constants(found, api)
+
+
+def spread_constants(
+    constants: dict[str, dict[int, list[str]]], api: list[FunctionDecl]
+) -> dict[str, dict[int, list[str]]]:
+    """``constants`` given also to every parameter of the same name and type in another function.
+
+    A library names a parameter the same where it means the same (the version string each of its
+    constructors checks), so a constant its own code passes to one stands for the others.
+    """
+    by_decl = {d.name: d for d in api}
+    named: dict[tuple[str, str], list[str]] = {}
+    for fn, slots in constants.items():
+        decl = by_decl.get(fn)
+        for i, values in slots.items():
+            if decl is not None and i < len(decl.params) and decl.params[i].name:
+                named.setdefault((decl.params[i].name, type_key(decl.params[i].type)), values)
+    out = {fn: dict(slots) for fn, slots in constants.items()}
+    for decl in api:
+        for i, p in enumerate(decl.params):
+            shared = named.get((p.name, type_key(p.type)))
+            if shared and i not in out.get(decl.name, {}):
+                out.setdefault(decl.name, {})[i] = shared
+    return out
 
 
 def usage_followups(facts: UsageFacts, target: FunctionDecl) -> list[str]:

@@ -1,0 +1,54 @@
+"""The header constants the library's own code passes, as the offline engine takes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents.offline.usage import usage_constants
+from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.usage_index import header_macro_names
+from fuzzkit.usage_models import Arg, ObjectProtocol, Step, TargetProtocol, UsageFacts
+
+API = [
+    FunctionDecl("ab_create", "ab *", [Param("abi", "const char *")]),
+    FunctionDecl("ab_create_ex", "ab *", [Param("abi", "const char *"), Param("flags", "int")]),
+    FunctionDecl("ab_open", "int", [Param("a", "ab *"), Param("mode", "int")]),
+    FunctionDecl("ab_other", "int", [Param("abi", "int")]),
+]
+
+
+def _facts() -> UsageFacts:
+    make = Step(call="ab_create", args=[Arg(text="AB_VERSION", kind="constant", constants=["AB_VERSION"],
+                                            public=True)])
+    open_read = Step(call="ab_open", args=[Arg(text="a", kind="object", var="a"),
+                                           Arg(text="AB_READ | AB_FAST", kind="constant",
+                                               constants=["AB_READ", "AB_FAST"], public=True)])
+    open_local = Step(call="ab_open", args=[Arg(text="a", kind="object", var="a"),
+                                            Arg(text="TEST_MODE", kind="constant", constants=["TEST_MODE"])])
+    return UsageFacts(objects=[ObjectProtocol(type="ab *", make=[make])],
+                      targets=[TargetProtocol(function="ab_open", seen_in="t.c:main",
+                                              sequence=[open_read, open_local, open_read])])
+
+
+def test_only_the_headers_constants_are_taken_each_once() -> None:
+    found = usage_constants(_facts(), API)
+    assert found["ab_open"] == {1: ["AB_READ | AB_FAST"]}  # a test's own macro would not compile
+    assert found["ab_create"] == {0: ["AB_VERSION"]}
+
+
+def test_a_parameter_of_the_same_name_and_type_elsewhere_gets_them() -> None:
+    found = usage_constants(_facts(), API)
+    assert found["ab_create_ex"] == {0: ["AB_VERSION"]}  # the same `const char *abi`
+    assert "ab_other" not in found  # `int abi` is another parameter
+
+
+def test_no_usage_no_constants() -> None:
+    assert usage_constants(UsageFacts(), API) == {}
+
+
+def test_header_macro_names_are_object_like_defines(tmp_path: Path) -> None:
+    header = tmp_path / "ab.h"
+    header.write_text('#define AB_VERSION "1.2"\n# define AB_READ (1 << 0)\n#define ab_min(a, b) a\n'
+                      "#define AB_EMPTY\n")
+    assert header_macro_names([str(header), str(tmp_path / "missing.h")]) == {"AB_VERSION", "AB_READ",
+                                                                             "AB_EMPTY"}
