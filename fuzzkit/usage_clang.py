@@ -45,11 +45,7 @@ def clang_functions(
         k.spelling for c in tu.cursor.get_children() if c.kind.name == "ENUM_DECL"
         and c.location.file and c.location.file.name == main_file for k in c.get_children()
     }
-    # The file's own globals (a tool's context made in one function, used in another).
-    file_vars = {
-        c.spelling: c.type.spelling for c in tu.cursor.get_children()
-        if c.kind.name == "VAR_DECL" and c.spelling and c.location.file and c.location.file.name == main_file
-    }
+    file_vars = _file_variables(tu.cursor, main_file)
     out = []
     for name, fn in defs.items():
         reader = _Reader(names, enum_consts, set(defs), data, known)
@@ -57,9 +53,8 @@ def clang_functions(
         if not reader.calls:
             continue
         text = data[fn.extent.start.offset : fn.extent.end.offset].decode(errors="replace")
-        for var, vtype in file_vars.items():
-            if re.search(rf"\b{re.escape(var)}\b", text):
-                reader.variables.setdefault(var, vtype)
+        reader.variables |= {v: t for v, t in file_vars.items()
+                             if v not in reader.variables and re.search(rf"\b{re.escape(v)}\b", text)}
         callbacks = {
             cb: cut_source(
                 data[defs[cb].extent.start.offset : defs[cb].extent.end.offset].decode(errors="replace")
@@ -128,6 +123,14 @@ def _top_functions(cursor: Any, main_file: str) -> Iterator[Any]:
             yield c
         elif c.kind.name in ("NAMESPACE", "LINKAGE_SPEC", "UNEXPOSED_DECL"):
             yield from _top_functions(c, main_file)
+
+
+def _file_variables(unit: Any, main_file: str) -> dict[str, str]:
+    """The file's own globals and their types (a tool's context made in one function, used in another)."""
+    return {
+        c.spelling: c.type.spelling for c in unit.get_children()
+        if c.kind.name == "VAR_DECL" and c.spelling and c.location.file and c.location.file.name == main_file
+    }
 
 
 class _Reader:

@@ -129,7 +129,14 @@ def _payload_text(c: Call, r: Role) -> None:
         c.pl.f.include("<string.h>")
 
 
+# The room an unsized byte buffer gets (a name or tag the callee reads a fixed length of).
+UNSIZED_KEY = 64
+
+
 def _key_text(c: Call, r: Role) -> None:
+    if r.pair is None and not ckinds.is_string(r.param.type) and ckinds.is_bytes(r.param.type):
+        _unsized_bytes(c, r)
+        return
     own = not c.payload and r.pair is not None and r.index == payload_slot(c.rs)  # a pattern to match with
     optional = r.pair is None and r.param.name in type_table.active().optional.get(c.fn.name, ())
     key = c.pl.key_text(r.param.name, share=own, optional=optional)
@@ -146,6 +153,22 @@ def _key_text(c: Call, r: Role) -> None:
         c.pl.f.setup.append(f"{lp} = strlen({key});")
         c.set_pair(r, f"&{lp}")
     c.pl.f.include("<string.h>")
+
+
+def _unsized_bytes(c: Call, r: Role) -> None:
+    """Bytes the callee takes with no length (``write_tag(p, const u8 *tag, data, len)``).
+
+    It reads a length of its own (a 4-byte tag), so a short string from the input would be the
+    harness's overread, not the library's: a zeroed buffer of :data:`UNSIZED_KEY` bytes, its
+    first 16 taken from the input.
+    """
+    f = c.pl.f
+    v = f.name(r.param.name or "tag")
+    f.decls += [f"unsigned char {v}[{UNSIZED_KEY}];", f"memset({v}, 0, sizeof {v});"]
+    f.need("input")
+    f.opts.append(f"for (size_t lf_k = 0; lf_k < 16; lf_k++) {v}[lf_k] = lf_take_byte(&{f.cursor});")
+    f.include("<string.h>")
+    c.args[r.index] = f"{c.cast(r)}{v}"
 
 
 def _outbuf(c: Call, r: Role) -> None:
