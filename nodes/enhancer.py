@@ -139,7 +139,7 @@ def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
         change = {**previous, "fixes": [*previous.get("fixes", []), *fixes]}
     else:
         change = {"kind": "fix", "from_version": state.get("harness_version"), "fixes": fixes}
-    update.update(note_used(state, result.reply, extras))
+    update.update(note_used(state, result.reply, extras, result.deterministic))
     update["counters"] = {**update["counters"], "fix_rounds_total": 1}
     update.update(fix_rounds=rounds + 1, pending_fixes=fixes)
     if unchanged:
@@ -171,7 +171,7 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         again = sorted({*again, *fields})
         if again:  # a repair this run found, for a call the improvement added again
             log_event(state, "improvement.releases_reapplied", version=version, functions=again)
-        update.update(note_used(state, result.reply, extras))
+        update.update(note_used(state, result.reply, extras, result.deterministic))
         # What this reply newly cited: if the improvement is dropped, that citation goes with it.
         change = {"kind": "improve", "from_version": state.get("harness_version"),
                   "directions": result.output.directions, "added_calls": result.output.added_calls,
