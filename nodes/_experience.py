@@ -49,6 +49,7 @@ from long_term_memory.experience import (
     trajectory_from_state,
 )
 from long_term_memory.experience.catalog import BankPaths
+from long_term_memory.experience.contrast import contrast_items, with_contrast
 from long_term_memory.experience.lesson_effects import changed_ids, used_items
 from long_term_memory.experience.lessons import callees_in
 from long_term_memory.experience.lifecycle_health import check_files
@@ -119,8 +120,12 @@ def _bank(ctx: Context) -> ExperienceBank:
     return shared_bank(config_of(ctx), read_only=not mode_allows_writes(mode_of(ctx)))
 
 
-def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict[str, Any]]:
-    """The ``## Relevant experience`` section for a prompt and the state it leaves behind."""
+def inject(state: FuzzState, ctx: Context, problem: str = "",
+           failure: str = "") -> tuple[str, dict[str, Any]]:
+    """The ``## Relevant experience`` section for a prompt and the state it leaves behind.
+
+    ``failure``: the class of the failure a repair is for; lessons about another class are left out.
+    """
     if not mode_allows_retrieval(mode_of(ctx)):
         return "", {}
     events = events_of(state)
@@ -129,7 +134,7 @@ def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict
     callees = callees_in(state.get("harness_code") or "", api, target)
     matches = _bank(ctx).search(target_query(state, problem), exclude_task_id=task_id_of(state),
                                 events=events, target=target, callees=callees, api=api)
-    shown, rejected = Gatekeeper(config_of(ctx)).screen(matches, target, callees, api)
+    shown, rejected = Gatekeeper(config_of(ctx)).screen(matches, target, callees, api, failure)
     broke = set(broke_build(state))
     rejected += [{"item_id": i.item_id, "reason": "its change broke this target's build"}
                  for i in shown if i.item_id in broke]
@@ -192,6 +197,10 @@ def used_in_harness(state: FuzzState | dict[str, Any], exp: dict[str, Any]) -> l
     harness = (state.get("best") or {}).get("code") or state.get("harness_code") or ""
     changed = None if exp.get("by_presence") else set(exp.get("changed", []))
     return used_items(shown, exp.get("used", []), target, harness, _api(state), changed)
+
+
+def _target(state: FuzzState | dict[str, Any]) -> FunctionDecl | None:
+    return FunctionDecl.from_dict(dict(state["target"])) if state.get("target") else None
 
 
 def _api(state: FuzzState | dict[str, Any]) -> list[FunctionDecl]:
@@ -295,15 +304,18 @@ def matts_lifecycle(states: Sequence[FuzzState], ctx: Context, best: int,
                                else build_extraction_prompt("contrastive", trajectories, max_chars))
         agent = ExperienceExtractor(get_chat_model(replace(ctx, **extraction_sampling(cfg))),
                                     token_budget=ctx.message_token_budget, model=model_name(ctx.model))
+        # The code change between a harness that got further and one that did not is an action.
+        items = contrast_items(trajectories, _target(states[best]))
         try:
             result = agent.run(variables, [], template)
             usage = result.usage
-            items = parse_memory_items(result.reply)
+            items = with_contrast(items, parse_memory_items(result.reply))
+        except (MemoryParseError, ReplyParseError, ModelCallError) as exc:
+            events.emit("memory.extract.error", task_id=outcome.task_id, error=str(exc)[:500])
+        if items:
             decision = gatekeeper.admit(decision, outcome, items, query=trajectories[best].query,
                                         trajectory=variables.get("trajectories", ""),
                                         task_type=cfg.bank.task, kind="contrastive")
-        except (MemoryParseError, ReplyParseError, ModelCallError) as exc:
-            events.emit("memory.extract.error", task_id=outcome.task_id, error=str(exc)[:500])
     elif mode_allows_writes(mode_of(ctx)):
         events.emit("memory.extract.skip", task_id=outcome.task_id, reasons=decision.skip_reasons)
     _bank(ctx).apply(decision, events)

@@ -89,3 +89,16 @@ def lesson_evidence(states: Sequence[Mapping[str, Any]]) -> LessonEvidence:
                           frozenset(i for s in states for i in broke_build(s)),
                           JUDGED_BY_PRESENCE if presence else JUDGED_BY_CHANGE)
 
+
+def problem_class(state: Mapping[str, Any]) -> str:
+    """The class of failure a repair of the current version is for (see ``nodes.enhancer.problem_of``).
+
+    ``compile`` for a harness that does not build, ``leak`` or ``crash`` for a misuse crash,
+    ``input`` for fuzz input that never reaches the target's object; '' otherwise.
+    """
+    if not (state.get("build") or {}).get("ok"):
+        return "compile"
+    run = state.get("run") or {}
+    if run.get("crashed"):
+        return "leak" if str((state.get("crash") or {}).get("kind") or "").lower() == "leak" else "crash"
+    return "input" if INPUT_PROBLEM in str(run.get("problem") or "") else ""

@@ -20,6 +20,7 @@ from agents.sections import ELSEWHERE_HEADING, next_calls
 from long_term_memory.retrieval import get_retriever
 from nodes._common import ctx_of, log_event
 from nodes._experience import inject, newly_cited, note_used
+from nodes._lesson_checks import problem_class
 from nodes._llm import call_agent, can_fall_back, memory_reads_for
 from nodes.block_repair import reapply_releases
 from nodes.field_repair import reapply_field_releases
@@ -111,7 +112,7 @@ def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
     pitfalls = get_retriever(state["long_term_retriever"]).get_pitfalls_for_archetype(archetype)
     problem, errors, triage = problem_of(state)
     best = (state.get("best") or {}).get("code", "")
-    experience, extras = inject(state, ctx_of(runtime), f"{problem}\n{errors}")
+    experience, extras = inject(state, ctx_of(runtime), f"{problem}\n{errors}", problem_class(state))
     variables = Enhancer.fix_variables(state, reads, problem, errors, triage, best,
                                        pitfall_lines(pitfalls), experience)
     rounds = int(state.get("fix_rounds") or 0)

@@ -18,6 +18,7 @@ from typing import Any, cast
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.config import ExperienceConfig
 from long_term_memory.experience.lesson_checks import LessonEvidence
+from long_term_memory.experience.lesson_tags import content_tags, filtered_out, same_family
 from long_term_memory.experience.lessons import MAX_FAILURE, lesson_fits, parse_action
 from long_term_memory.experience.matches import InjectItem, Match
 from long_term_memory.experience.models import (
@@ -79,9 +80,14 @@ class Gatekeeper:
         self.config = config or ExperienceConfig.load()
 
     def screen(self, matches: Sequence[Match], target: FunctionDecl | None = None,
-               callees: Sequence[FunctionDecl] = (),
-               api: Sequence[FunctionDecl] = ()) -> tuple[list[InjectItem], list[dict[str, str]]]:
+               callees: Sequence[FunctionDecl] = (), api: Sequence[FunctionDecl] = (),
+               failure: str = "") -> tuple[list[InjectItem], list[dict[str, str]]]:
         """Injectable items (ranked, at most ``retrieval.top_k``) and why the others were not.
+
+        For a repair, ``failure`` is the class of the failure being repaired (``compile``,
+        ``leak``, ``crash``, ``input``): a lesson about another class is left out
+        (:func:`~long_term_memory.experience.lesson_tags.filtered_out`). Of two lessons equal in
+        standing, the one of the target's API family comes first; the family never excludes.
 
         With the ``target`` known, an actionable lesson (one with an action) whose scope does
         not fit it is left out, and the ones whose scope fits come first and are shown beyond
@@ -100,14 +106,17 @@ class Gatekeeper:
             fits = target is None or not _actionable(match) or _fits(match, target, callees, api)
             if not reason and not fits:
                 reason = "its scope does not fit the target"
+            reason = reason or filtered_out(match.lesson, failure)
             if reason:
                 rejected.append({"item_id": match.item_id, "reason": reason})
             else:
                 keep.append(match)
         # Seed 001's order (level, trust, score, freshness), with the use rate after trust: of two
-        # equally trusted items, the one models actually applied when shown comes first.
-        keep.sort(key=lambda m: (-m.validation_level, -m.trust, -m.use_rate, -m.score, -m.freshness,
-                                 m.item_id))
+        # equally trusted items, the one models actually applied when shown comes first, then the
+        # one of the target's own API family.
+        name = target.name if target else ""
+        keep.sort(key=lambda m: (-m.validation_level, -m.trust, -m.use_rate,
+                                 -same_family(m.lesson, m.task_id, name), -m.score, -m.freshness, m.item_id))
         fit_all = [m for m in keep if target is not None and _actionable(m)]
         fitting = [m for m in fit_all if not _avoids(m)]
         avoids = [m for m in fit_all if _avoids(m)][: self.config.retrieval.avoid_extra]
@@ -277,7 +286,8 @@ class Gatekeeper:
             memory_items=kept[:3],
             run_id=outcome.run_id,
             confidence=out.confidence,
-            tags=outcome_tags(outcome, self.config),
+            tags=outcome_tags(outcome, self.config) + content_tags([i.lesson() for i in kept[:3]],
+                                                                   decision.task_id),
         )
         return out
 
