@@ -8,14 +8,17 @@ repair is shown, the API family only ranks, so a lesson can still cross librarie
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
+from agent_graph.context import Context
 from long_term_memory.experience import Gatekeeper, Match
 from long_term_memory.experience.contrast import contrast_items, with_contrast
 from long_term_memory.experience.lesson_tags import content_tags
 from long_term_memory.experience.models import MemoryItem
 from long_term_memory.experience.trajectory import Trajectory
-from tests.unit.test_experience_support import config, item, outcome
+from nodes._experience import matts_lifecycle
+from tests.unit.test_experience_support import EMBEDDER, config, item, open_bank, outcome
 from tests.unit.test_tag_kind_lessons import HARNESS, TARGET
 
 LEAKY = """#include "kv.h"
@@ -91,3 +94,31 @@ def test_the_failure_class_filters_a_repairs_lessons_and_the_family_only_ranks()
     own = match("MEM-0000000e", "kv/kv_load", {}, 0.6)
     ranked, _ = gk.screen([other, own], dataclasses.replace(TARGET, name="kv_parse"))
     assert [i.item_id for i in ranked] == ["MEM-0000000e", "MEM-0000000d"]
+
+
+def test_a_parallel_matts_run_stores_the_contrast_as_an_actionable_lesson(tmp_path: Path) -> None:
+    path = tmp_path / "memory.yaml"
+    path.write_text(f"mode: retrieve-extract\nbank:\n  directory: {tmp_path / 'bank'}\n"
+                    f"embedding:\n  model: {EMBEDDER.name}\nmatts:\n  enabled: true\n  n: 2\n")
+
+    def state(n: int, code: str, ok: bool) -> dict[str, Any]:
+        work = tmp_path / "r" / f"attempt-{n}" / "ee" / "ee_run"
+        work.mkdir(parents=True)
+        run = {"version": 1, "usable": ok, "crashed": False, "target_hits": 3,
+               "coverage": {"lines": {"percent": 40.0}}}
+        return {"project": "ee", "function": "ee_run", "target": TARGET.to_dict(), "work_dir": str(work),
+                "run_dir": str(tmp_path / "r"), "harness_code": code, "harness_version": 1,
+                "build": {"version": 1, "ok": ok}, "run": run if ok else {},
+                "best": {"code": code, "version": 1, "build": {"ok": True}, "run": run} if ok else {},
+                "counters": {"harness_versions": 1, "fix_rounds_total": 1},
+                "usage": {"prototyper": {"calls": 1}}}
+
+    tagged = HARNESS.replace("  ee_mode mode", "  enum ee_mode mode")
+    states = [state(0, HARNESS, False), state(1, tagged, True)]
+    matts_lifecycle(states, Context(memory_config=str(path)), best=1)  # type: ignore[arg-type]
+    bank = open_bank(tmp_path / "bank", cfg=config())
+    records = list(bank.records())
+    bank.close()
+    assert [r["kind"] for r in records] == ["contrastive"]
+    assert records[0]["memory_items"][0]["action"] == "keep_struct_tag(tag=ee_mode, kind=enum)"
+    assert "failure:compile" in records[0]["tags"]
