@@ -14,10 +14,12 @@ from typing import Any
 
 from fuzzkit.diagnostics import Diagnostic
 from long_term_memory.experience import InjectItem
+from long_term_memory.experience.inject import render_experience
 from long_term_memory.experience.lesson_checks import JUDGED_BY_CHANGE, JUDGED_BY_PRESENCE
 from nodes._experience import note_used, used_in_harness
 from nodes._lesson_checks import OBSERVATIONS, lesson_evidence, observe_build
 from nodes._lesson_failures import BROKE_BUILD
+from tests.unit.test_avoid_call_lessons import draft_reply
 from tests.unit.test_tag_kind_lessons import API, HARNESS, TARGET, apply_lessons, lesson
 
 ENUM = "keep_struct_tag(tag=ee_mode, kind=enum)"
@@ -81,3 +83,21 @@ def test_a_build_records_what_it_showed_for_the_lessons_in_its_harness() -> None
     assert evidence.verdict("MEM-0000e001", lesson_fields, False, None)[0] is None  # not used
     broke = lesson_evidence([{**state, "extras": {**state["extras"], BROKE_BUILD: ["MEM-0000e001"]}}])
     assert broke.verdict("MEM-0000e001", lesson_fields, False, None)[0] == "fail"
+
+
+def test_a_lessons_text_that_changed_the_draft_is_noted_as_its_change() -> None:
+    """The offline draft reads a shown lesson's text as guidance: drafted without that text too,
+    the lesson changed the draft only when the two differ."""
+    def shown(content: str) -> str:
+        item = InjectItem("MEM-0000c0de", "rec-1", "ww_doc_count wants a loaded document",
+                          "Harnesses of ww_doc", content, 0.9, 1, 0.6, True, "project ww",
+                          {"scope": {"name": "ww_doc_*"}, "failure": "compile:undeclared-identifier",
+                           "action": "apply_fixit(old=ww_doc_parse, new=ww_doc_load)"})
+        return render_experience([item])
+
+    plain, _ = draft_reply("")
+    guided, code = draft_reply(shown("Use ww_doc_load instead of ww_doc_parse before ww_doc_count."))
+    assert "ww_doc_load(" in code and "ww_doc_load" not in " ".join(plain["functions_called"])
+    assert any(n.startswith("applied [MEM-0000c0de] apply_fixit(") for n in guided["notes"])
+    idle, _ = draft_reply(shown("Count the documents ww_doc_count sees."))
+    assert not any(n.startswith("applied [MEM-0000c0de] apply_fixit(") for n in idle["notes"])
