@@ -112,14 +112,18 @@ def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
     pitfalls = get_retriever(state["long_term_retriever"]).get_pitfalls_for_archetype(archetype)
     problem, errors, triage = problem_of(state)
     best = (state.get("best") or {}).get("code", "")
-    experience, extras = inject(state, ctx_of(runtime), f"{problem}\n{errors}", problem_class(state))
-    variables = Enhancer.fix_variables(state, reads, problem, errors, triage, best,
-                                       pitfall_lines(pitfalls), experience)
     rounds = int(state.get("fix_rounds") or 0)
     built = bool((state.get("build") or {}).get("ok"))
     weak = (f"the harness has not built after {rounds} fix rounds"
             if not built and rounds >= ctx_of(runtime).fallback_after_fix_rounds else "")
-    if weak and rounds == ctx_of(runtime).fallback_after_fix_rounds and can_fall_back(ctx_of(runtime)):
+    ctx = ctx_of(runtime)
+    fresh = bool(weak) and rounds == ctx.fallback_after_fix_rounds and can_fall_back(ctx)
+    # A repair sees the lessons about its own class of failure; a fresh first draft sees them all.
+    experience, extras = inject(state, ctx_of(runtime), f"{problem}\n{errors}",
+                                "" if fresh else problem_class(state))
+    variables = Enhancer.fix_variables(state, reads, problem, errors, triage, best,
+                                       pitfall_lines(pitfalls), experience)
+    if fresh:
         # The model's harness never built: the floor is the fallback engine's own first draft
         # (its later fix rounds repair that draft, as it would on its own).
         result, update = fresh_draft(state, runtime, experience, weak)
