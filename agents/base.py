@@ -66,6 +66,8 @@ class AgentResult(Generic[T]):
     """Native features the endpoint refused during this call, with its words."""
     structured: bool = False
     """The reply was constrained by the output schema."""
+    deterministic: bool = False
+    """The model is deterministic (the offline engine): what it says about a lesson is a counterfactual."""
 
 
 @dataclass
@@ -146,7 +148,8 @@ class Agent(Generic[T]):
                 continue
             new = ([] if history else [sys_msg]) + turn
             return AgentResult(output, code, new, info.usage, reply, tool_calls=info.tool_calls,
-                               degraded=info.degraded, structured=info.structured)
+                               degraded=info.degraded, structured=info.structured,
+                               deterministic=getattr(self.llm, "deterministic", False) is True)
         raise ReplyParseError(f"{self.name}: no usable reply after retries: {last_error}")
 
     def _respond(

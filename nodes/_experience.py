@@ -49,13 +49,15 @@ from long_term_memory.experience import (
     trajectory_from_state,
 )
 from long_term_memory.experience.catalog import BankPaths
-from long_term_memory.experience.lesson_effects import used_items
+from long_term_memory.experience.contrast import contrast_items, with_contrast
+from long_term_memory.experience.lesson_effects import changed_ids, used_items
 from long_term_memory.experience.lessons import callees_in
 from long_term_memory.experience.lifecycle_health import check_files
 from long_term_memory.experience.matts import refinement_extraction_prompt
 from long_term_memory.experience.stores import shared_bank, uses_store
 from long_term_memory.shared_store import connect
 from nodes._common import ctx_of, log_event, work_dir
+from nodes._lesson_checks import lesson_evidence
 from nodes._lesson_failures import broke_build
 from nodes._llm import call_agent
 
@@ -118,8 +120,12 @@ def _bank(ctx: Context) -> ExperienceBank:
     return shared_bank(config_of(ctx), read_only=not mode_allows_writes(mode_of(ctx)))
 
 
-def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict[str, Any]]:
-    """The ``## Relevant experience`` section for a prompt and the state it leaves behind."""
+def inject(state: FuzzState, ctx: Context, problem: str = "",
+           failure: str = "") -> tuple[str, dict[str, Any]]:
+    """The ``## Relevant experience`` section for a prompt and the state it leaves behind.
+
+    ``failure``: the class of the failure a repair is for; lessons about another class are left out.
+    """
     if not mode_allows_retrieval(mode_of(ctx)):
         return "", {}
     events = events_of(state)
@@ -128,7 +134,7 @@ def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict
     callees = callees_in(state.get("harness_code") or "", api, target)
     matches = _bank(ctx).search(target_query(state, problem), exclude_task_id=task_id_of(state),
                                 events=events, target=target, callees=callees, api=api)
-    shown, rejected = Gatekeeper(config_of(ctx)).screen(matches, target, callees, api)
+    shown, rejected = Gatekeeper(config_of(ctx)).screen(matches, target, callees, api, failure)
     broke = set(broke_build(state))
     rejected += [{"item_id": i.item_id, "reason": "its change broke this target's build"}
                  for i in shown if i.item_id in broke]
@@ -139,6 +145,7 @@ def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict
     known = {m["item_id"] for m in past.get("matches", [])}
     seen = {i["item_id"] for i in past.get("shown", [])}
     merged = {
+        **past,
         "matches": past.get("matches", []) + [m.to_dict() for m in matches if m.item_id not in known],
         "shown": past.get("shown", []) + [i.to_dict() for i in shown if i.item_id not in seen],
         "used": past.get("used", []),
@@ -146,18 +153,26 @@ def inject(state: FuzzState, ctx: Context, problem: str = "") -> tuple[str, dict
     return render_experience(shown), {"experience": merged}
 
 
-def note_used(state: FuzzState, reply: str, extras: dict[str, Any]) -> dict[str, Any]:
-    """The node update for the experience of one model call: matches, shown and cited items.
+def note_used(state: FuzzState, reply: str, extras: dict[str, Any],
+              deterministic: bool = False) -> dict[str, Any]:
+    """The node update for the experience of one model call: matches, shown, cited and changing items.
 
     ``extras`` is what :func:`inject` returned. The update always goes under the state's
     ``extras`` key (a bare ``experience`` key is not a state field and LangGraph would drop
-    it), so the search matches reach the end-of-run checks even when nothing was shown.
+    it), so the search matches reach the end-of-run checks even when nothing was shown. A
+    ``deterministic`` model's reply says which lessons changed its harness (its counterfactual,
+    kept as ``changed``); any other reply makes the target's "used" a judgement by presence.
     """
     exp = dict(extras.get("experience") or (state.get("extras") or {}).get("experience") or {})
     if not exp.get("shown"):
         return {"extras": dict(extras)} if extras else {}
-    used = detect_used(reply, [i["item_id"] for i in exp["shown"]])
+    shown_ids = [i["item_id"] for i in exp["shown"]]
+    used = detect_used(reply, shown_ids)
     exp["used"] = sorted(set(exp.get("used", [])) | set(used))
+    if deterministic:
+        exp["changed"] = sorted(set(exp.get("changed", [])) | set(changed_ids(reply, shown_ids)))
+    else:
+        exp["by_presence"] = True
     shown = [InjectItem.from_dict(i) for i in exp["shown"]]
     return {"extras": {**extras, "experience": exp}, "memories_used": memories_used(shown, exp["used"])}
 
@@ -173,12 +188,19 @@ def used_in_harness(state: FuzzState | dict[str, Any], exp: dict[str, Any]) -> l
     """The shown items used in the harness that was measured (the best one, else the last).
 
     An item with an action counts when its scope fits the target and the harness shows the
-    action's change; one without an action counts when a reply cited it.
+    action's change, and, where only a deterministic engine saw it, when that engine said its
+    change made the harness differ (the counterfactual); one without an action counts when a
+    reply cited it.
     """
     shown = [InjectItem.from_dict(i) for i in exp.get("shown", [])]
     target = FunctionDecl.from_dict(dict(state["target"])) if state.get("target") else None
     harness = (state.get("best") or {}).get("code") or state.get("harness_code") or ""
-    return used_items(shown, exp.get("used", []), target, harness, _api(state))
+    changed = None if exp.get("by_presence") else set(exp.get("changed", []))
+    return used_items(shown, exp.get("used", []), target, harness, _api(state), changed)
+
+
+def _target(state: FuzzState | dict[str, Any]) -> FunctionDecl | None:
+    return FunctionDecl.from_dict(dict(state["target"])) if state.get("target") else None
 
 
 def _api(state: FuzzState | dict[str, Any]) -> list[FunctionDecl]:
@@ -199,7 +221,7 @@ def finalize_experience(state: FuzzState, runtime: Runtime[Context]) -> dict[str
     outcome = outcome_from_state(state, run_id=run_dir(state).name)
     gatekeeper = Gatekeeper(cfg)
     used = used_in_harness(state, exp)
-    decision = gatekeeper.evaluate(shown, used, outcome, matches)
+    decision = gatekeeper.evaluate(shown, used, outcome, matches, lesson_evidence([state]))
     update: dict[str, Any] = {"memories_used": memories_used(shown, used)} if shown else {}
     if mode_allows_writes(mode_of(ctx)) and decision.should_extract:
         trajectory = trajectory_from_state(state, cfg, run_id=run_dir(state).name)
@@ -229,7 +251,8 @@ def _attempt_decision(state: FuzzState, gatekeeper: Gatekeeper, attempt: int) ->
     shown = [InjectItem.from_dict(i) for i in exp.get("shown", [])]
     matches = [Match.from_dict(m) for m in exp.get("matches", [])]
     outcome = outcome_from_state(state, run_id=run_dir(state).name, attempt=attempt)
-    return gatekeeper.evaluate(shown, used_in_harness(state, exp), outcome, matches), outcome
+    return gatekeeper.evaluate(shown, used_in_harness(state, exp), outcome, matches,
+                               lesson_evidence([state])), outcome
 
 
 def _trajectory_decision(states: Sequence[FuzzState], gatekeeper: Gatekeeper, best: int) -> Any:
@@ -245,7 +268,8 @@ def _trajectory_decision(states: Sequence[FuzzState], gatekeeper: Gatekeeper, be
             matches.setdefault(match["item_id"], Match.from_dict(match))
         used += [u for u in used_in_harness(state, exp) if u not in used]
     outcome = outcome_from_state(states[best], run_id=run_dir(states[best]).name, attempt=best)
-    return gatekeeper.evaluate(list(shown.values()), used, outcome, list(matches.values())), outcome
+    return gatekeeper.evaluate(list(shown.values()), used, outcome, list(matches.values()),
+                               lesson_evidence(states)), outcome
 
 
 def matts_lifecycle(states: Sequence[FuzzState], ctx: Context, best: int,
@@ -280,15 +304,18 @@ def matts_lifecycle(states: Sequence[FuzzState], ctx: Context, best: int,
                                else build_extraction_prompt("contrastive", trajectories, max_chars))
         agent = ExperienceExtractor(get_chat_model(replace(ctx, **extraction_sampling(cfg))),
                                     token_budget=ctx.message_token_budget, model=model_name(ctx.model))
+        # The code change between a harness that got further and one that did not is an action.
+        items = contrast_items(trajectories, _target(states[best]))
         try:
             result = agent.run(variables, [], template)
             usage = result.usage
-            items = parse_memory_items(result.reply)
+            items = with_contrast(items, parse_memory_items(result.reply))
+        except (MemoryParseError, ReplyParseError, ModelCallError) as exc:
+            events.emit("memory.extract.error", task_id=outcome.task_id, error=str(exc)[:500])
+        if items:
             decision = gatekeeper.admit(decision, outcome, items, query=trajectories[best].query,
                                         trajectory=variables.get("trajectories", ""),
                                         task_type=cfg.bank.task, kind="contrastive")
-        except (MemoryParseError, ReplyParseError, ModelCallError) as exc:
-            events.emit("memory.extract.error", task_id=outcome.task_id, error=str(exc)[:500])
     elif mode_allows_writes(mode_of(ctx)):
         events.emit("memory.extract.skip", task_id=outcome.task_id, reasons=decision.skip_reasons)
     _bank(ctx).apply(decision, events)

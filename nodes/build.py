@@ -15,6 +15,7 @@ from fuzzkit.diagnostics import SERIOUS_WARNINGS
 from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import toolchain_named
 from nodes._common import ctx_of, log_event, visit, work_dir
+from nodes._lesson_checks import merged_extras, observe_build
 from nodes._lesson_failures import lessons_broken
 from nodes._prompt_text import for_prompt
 
@@ -70,6 +71,7 @@ def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
                                                {d["name"] for d in state.get("api") or []})
     if not result.ok:
         update.update(lessons_broken(state, code, result.diagnostics, source.name, version))
+    merged_extras(update, observe_build(state, code, result.ok, result.diagnostics, source.name, version))
     if state.get("pending_fixes"):
         # A fix is only known to work once the build says so; failed ones are kept as lessons.
         memory = add_fix_results(state.get("session_memory"), state["pending_fixes"], result.ok)

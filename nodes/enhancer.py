@@ -20,6 +20,7 @@ from agents.sections import ELSEWHERE_HEADING, next_calls
 from long_term_memory.retrieval import get_retriever
 from nodes._common import ctx_of, log_event
 from nodes._experience import inject, newly_cited, note_used
+from nodes._lesson_checks import problem_class
 from nodes._llm import call_agent, can_fall_back, memory_reads_for
 from nodes.block_repair import reapply_releases
 from nodes.field_repair import reapply_field_releases
@@ -111,14 +112,18 @@ def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
     pitfalls = get_retriever(state["long_term_retriever"]).get_pitfalls_for_archetype(archetype)
     problem, errors, triage = problem_of(state)
     best = (state.get("best") or {}).get("code", "")
-    experience, extras = inject(state, ctx_of(runtime), f"{problem}\n{errors}")
-    variables = Enhancer.fix_variables(state, reads, problem, errors, triage, best,
-                                       pitfall_lines(pitfalls), experience)
     rounds = int(state.get("fix_rounds") or 0)
     built = bool((state.get("build") or {}).get("ok"))
     weak = (f"the harness has not built after {rounds} fix rounds"
             if not built and rounds >= ctx_of(runtime).fallback_after_fix_rounds else "")
-    if weak and rounds == ctx_of(runtime).fallback_after_fix_rounds and can_fall_back(ctx_of(runtime)):
+    ctx = ctx_of(runtime)
+    fresh = bool(weak) and rounds == ctx.fallback_after_fix_rounds and can_fall_back(ctx)
+    # A repair sees the lessons about its own class of failure; a fresh first draft sees them all.
+    experience, extras = inject(state, ctx_of(runtime), f"{problem}\n{errors}",
+                                "" if fresh else problem_class(state))
+    variables = Enhancer.fix_variables(state, reads, problem, errors, triage, best,
+                                       pitfall_lines(pitfalls), experience)
+    if fresh:
         # The model's harness never built: the floor is the fallback engine's own first draft
         # (its later fix rounds repair that draft, as it would on its own).
         result, update = fresh_draft(state, runtime, experience, weak)
@@ -139,7 +144,7 @@ def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
         change = {**previous, "fixes": [*previous.get("fixes", []), *fixes]}
     else:
         change = {"kind": "fix", "from_version": state.get("harness_version"), "fixes": fixes}
-    update.update(note_used(state, result.reply, extras))
+    update.update(note_used(state, result.reply, extras, result.deterministic))
     update["counters"] = {**update["counters"], "fix_rounds_total": 1}
     update.update(fix_rounds=rounds + 1, pending_fixes=fixes)
     if unchanged:
@@ -171,7 +176,7 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         again = sorted({*again, *fields})
         if again:  # a repair this run found, for a call the improvement added again
             log_event(state, "improvement.releases_reapplied", version=version, functions=again)
-        update.update(note_used(state, result.reply, extras))
+        update.update(note_used(state, result.reply, extras, result.deterministic))
         # What this reply newly cited: if the improvement is dropped, that citation goes with it.
         change = {"kind": "improve", "from_version": state.get("harness_version"),
                   "directions": result.output.directions, "added_calls": result.output.added_calls,

@@ -17,6 +17,7 @@ from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import FuzzRun, Toolchain, toolchain_named
 from fuzzkit.utf8 import describe
 from nodes._common import ctx_of, log_event, visit, work_dir
+from nodes._lesson_checks import merged_extras, observe_run
 from nodes._prompt_text import crash_for_prompt
 
 
@@ -73,6 +74,7 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
         update["crash"] = {"version": version, **crash_for_prompt(fuzz.crash.to_dict()),
                            "reproducer": reproducer, "input_text": describe(reproducer) if reproducer else "",
                            "utf8_arguments": utf8_arguments(state)}
+    merged_extras(update, observe_run(state, record, update.get("crash"), version))
     log_event(state, "execution.done", version=version, crashed=crashed,
               lines=summary["lines"], target_hits=target_hits,
               exec_per_sec=fuzz.stats.exec_per_sec)

@@ -31,7 +31,7 @@ def prototyper_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, An
         bundle.skeleton, pitfall_lines(bundle.pitfalls), experience,
     )
     result, update = call_agent(Prototyper, state, runtime, variables)
-    update.update(note_used(state, result.reply, extras))
+    update.update(note_used(state, result.reply, extras, result.deterministic))
     version = counter(state, "harness_versions") + 1
     log_event(state, "harness.written", version=version, by="prototyper",
               calls=result.output.functions_called)

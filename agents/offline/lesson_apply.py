@@ -25,7 +25,7 @@ from fuzzkit import api_twins
 from fuzzkit.api import FunctionDecl
 from fuzzkit.field_release import held_argument, release_line
 from fuzzkit.input_flow import input_reaches_api
-from long_term_memory.experience.lesson_effects import by_value, results_released
+from long_term_memory.experience.lesson_effects import applied_note, by_value, results_released
 from long_term_memory.experience.lessons import (
     TAG_KINDS,
     Action,
@@ -118,43 +118,48 @@ def twins_of(name: str, api: list[FunctionDecl]) -> list[str]:
 
 def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
                   lessons: list[ActionableLesson]) -> tuple[str, list[str]]:
-    """The harness with every fitting lesson's action applied, and one note per applied lesson.
+    """The harness with every fitting lesson's action applied, and one note per lesson that changed it.
 
     A lesson fits the target, or a function of the API the harness calls (an improvement that
-    adds calls to a sibling of the target gets the release the family needs). A note reads
-    ``applied [MEM-...] <action>: <what changed>``. A lesson whose action would change nothing
-    (already done, or its function is not in this API) leaves no note.
+    adds calls to a sibling of the target gets the release the family needs). The note, which
+    is how the graph learns a lesson was used, is the counterfactual: each lesson is applied
+    alone to the harness as it was before any lesson, and only one whose change makes that
+    harness differ gets ``applied [MEM-...] <action>: <what changed>``. A lesson whose change
+    the harness had anyway (or whose function is not in this API) leaves no note.
     """
-    notes = []
+    before, notes = code, []
     avoided = avoided_calls(lessons, target, api)
     for lesson in lessons:
-        if lesson.action is None or lesson.action.verb == "avoid_call":
-            continue  # a call to leave out is the improver's choice (see avoided_calls)
-        if lesson.action.verb == "guard_empty_input":  # wherever the harness calls it
-            called = calls(code, lesson.action.args["function"])
-            guarded, how = guard_empty_input(code) if called else (code, None)
-            if how:
-                code = guarded
-                notes.append(f"applied [{lesson.item_id}] {lesson.action.render()}: return early on "
-                             f"an empty input, which {lesson.action.args['function']} fails on")
-            continue
-        if lesson.action.verb == "release_field":
-            code, hows = release_field_after_calls(code, lesson.action, target, api)
-            if hows:
-                notes.append(f"applied [{lesson.item_id}] {lesson.action.render()}: {'; '.join(hows)}")
-            continue
-        if lesson.action.verb == "feed_input_via" and lesson.action.args["function"] in avoided:
-            continue  # another lesson saw that call crash: leaving it out wins
-        hows = []
-        for callee in _fitting_callees(code, target, api, lesson):
-            changed, how = (apply_action(code, lesson.action, callee, api) if callee is target
-                            else release_after_call(code, callee, lesson.action, api))
-            if changed != code:
-                code = changed
-                hows.append(how)
-        if hows:
-            notes.append(f"applied [{lesson.item_id}] {lesson.action.render()}: {'; '.join(hows)}")
+        code, how = _apply_one(code, lesson, target, api, avoided)
+        alone, alone_how = _apply_one(before, lesson, target, api, avoided)
+        if lesson.action is not None and alone != before:
+            notes.append(applied_note(lesson.item_id, lesson.action, how or alone_how))
     return code, notes
+
+
+def _apply_one(code: str, lesson: ActionableLesson, target: FunctionDecl, api: list[FunctionDecl],
+               avoided: dict[str, ActionableLesson]) -> tuple[str, str]:
+    """One lesson's action applied to ``code``: the new code and what changed ('' for nothing)."""
+    action = lesson.action
+    if action is None or action.verb == "avoid_call":
+        return code, ""  # a call to leave out is the improver's choice (see avoided_calls)
+    if action.verb == "guard_empty_input":  # wherever the harness calls it
+        guarded, how = guard_empty_input(code) if calls(code, action.args["function"]) else (code, None)
+        return (guarded, f"return early on an empty input, which {action.args['function']} fails on") \
+            if how else (code, "")
+    if action.verb == "release_field":
+        code, hows = release_field_after_calls(code, action, target, api)
+        return code, "; ".join(hows)
+    if action.verb == "feed_input_via" and action.args["function"] in avoided:
+        return code, ""  # another lesson saw that call crash: leaving it out wins
+    hows = []
+    for callee in _fitting_callees(code, target, api, lesson):
+        changed, how = (apply_action(code, action, callee, api) if callee is target
+                        else release_after_call(code, callee, action, api))
+        if changed != code:
+            code = changed
+            hows.append(how)
+    return code, "; ".join(hows)
 
 
 def release_field_after_calls(code: str, action: Action, target: FunctionDecl,

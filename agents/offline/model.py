@@ -10,7 +10,7 @@ prompt.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -47,6 +47,8 @@ def reply_text(payload: dict[str, Any], code: str | None = None) -> str:
 
 class OfflineChatModel(BaseChatModel):
     """Deterministic, network-free chat model for every LogicFuzz role."""
+
+    deterministic: ClassVar[bool] = True  # the same prompt always gets the same reply
 
     @property
     def _llm_type(self) -> str:

@@ -44,6 +44,7 @@ from agents.usage_section import HEADING as USAGE_HEADING
 from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import INPUT_PROBLEM
+from long_term_memory.experience.lesson_effects import applied_note
 from long_term_memory.experience.lessons import calls
 
 Reply = tuple[dict[str, Any], str | None]
@@ -122,16 +123,18 @@ def prototype(facts: PromptFacts) -> Reply:
     """Prototyper: fill the skeleton with type-driven argument construction."""
     analysis = _json(facts.text("Analysis"))
     target = target_function(facts)
-    guidance, cited = _lessons(facts, {target.name, *(analysis.get("related_functions") or [])})
-    constraints = (list(analysis.get("constraints") or []) + _memory_lines(facts, "API constraints")
-                   + guidance)
+    advice = applicable(facts, {target.name, *(analysis.get("related_functions") or [])})
+    cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in advice]
     archetype = facts.text("Archetype").splitlines()[0].strip()
     api = _api(facts)
     lessons = actionable_lessons(facts)
 
     usage = read_usage(facts.sections.get(USAGE_HEADING, ""))
 
-    def draft_without(avoid: list[str]) -> HarnessDraft:
+    def draft_without(avoid: list[str], advice_of: str = "") -> HarnessDraft:
+        guidance = [s for lesson in advice if lesson.item_id != advice_of for s in lesson.sentences()]
+        constraints = (list(analysis.get("constraints") or []) + _memory_lines(facts, "API constraints")
+                       + guidance)
         return write_harness(
             target, api, _headers(facts), archetype, facts.code("Skeleton"), constraints=constraints,
             known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True), avoid=avoid,
@@ -153,9 +156,15 @@ def prototype(facts: PromptFacts) -> Reply:
         if target.name in again.calls and not any(calls(again.code, name) for name in hit):
             draft = again
             left_out = avoid_notes(hit, avoided, "call")
+    # A lesson's text guided the draft: drafted again without it, it changed the draft if that differs.
+    advised = {a.item_id for a in advice}
+    guided = [applied_note(lesson.item_id, lesson.action, "its guidance changed the draft")
+              for lesson in lessons if lesson.action is not None and lesson.item_id in advised
+              and draft_without(hit if left_out else [], lesson.item_id).code != draft.code]
     # A fitting lesson's action changes the first draft itself, with the fixers' own code.
     code, applied = apply_lessons(draft.code, target, api, lessons)
-    return {"notes": [*draft.notes, *left_out, *applied, *cited], "functions_called": draft.calls}, code
+    notes = [*draft.notes, *left_out, *guided, *applied, *cited]
+    return {"notes": notes, "functions_called": draft.calls}, code
 
 
 def _called_elsewhere(facts: PromptFacts) -> set[str]:
@@ -230,9 +239,9 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
     if dropped:
         return {"fixes": [dropped[1]], "unresolved": []}, dropped[0]
     if INPUT_PROBLEM in problem:
-        fed, how = feed_input(harness, target, api, via=feeder_of(lessons, target))
-        if how:
-            return {"fixes": [how], "unresolved": []}, fed
+        fed, fed_notes = _feed(harness, target, api, lessons)
+        if fed_notes:
+            return {"fixes": fed_notes, "unresolved": []}, fed
     if re.search(r"^input size: 0 bytes", triage, re.M):
         guarded, how = guard_empty_input(harness)
         if how:
@@ -253,10 +262,40 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
 
 def _release_leaked(harness: str, triage: str, api: list[FunctionDecl], target: FunctionDecl,
                     lessons: list[ActionableLesson]) -> tuple[str, list[str]]:
-    """The harness releasing what leaked, through the releaser a lesson, the header or its allocator names."""
+    """The harness releasing what leaked, through the releaser a lesson, the header or its allocator names.
+
+    A lesson whose releaser makes the repair differ from the one made without it is noted
+    (``applied [MEM-...]``): the counterfactual that counts it as used.
+    """
     culprit = _leak_culprit(triage, api, target)
-    return release_results(harness, culprit, api, releasers_of(lessons, culprit),
-                           allocators=_allocators(triage, culprit.name))
+    allocators = _allocators(triage, culprit.name)
+    given = releasers_of(lessons, culprit)
+    released, added = release_results(harness, culprit, api, given, allocators=allocators)
+    if given and added and released != release_results(harness, culprit, api, allocators=allocators)[0]:
+        added += [applied_note(lesson.item_id, lesson.action, f"release with {releaser}")
+                  for lesson in lessons if lesson.fits(culprit) and lesson.action
+                  and lesson.action.verb == "release_out_param"
+                  and calls(released, releaser := lesson.action.args["releaser"])]
+    return released, added
+
+
+def _feed(harness: str, target: FunctionDecl, api: list[FunctionDecl],
+          lessons: list[ActionableLesson]) -> tuple[str, list[str]]:
+    """The harness handing the input to the target's object, and what changed.
+
+    Through the feeder a fitting lesson names, noted when the harness then differs from the one
+    fed without the lesson (the counterfactual).
+    """
+    via = feeder_of(lessons, target)
+    fed, how = feed_input(harness, target, api, via=via)
+    if not how:
+        return harness, []
+    notes = [how]
+    if via and fed != feed_input(harness, target, api)[0]:
+        notes += [applied_note(lesson.item_id, lesson.action, f"hand the input over with {via}")
+                  for lesson in lessons if lesson.fits(target) and lesson.action
+                  and lesson.action.verb == "feed_input_via" and lesson.action.args["function"] == via][:1]
+    return fed, notes
 
 
 def _leak_culprit(triage: str, api: list[FunctionDecl], target: FunctionDecl) -> FunctionDecl:

@@ -13,9 +13,12 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from typing import Any, cast
 
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.config import ExperienceConfig
+from long_term_memory.experience.lesson_checks import LessonEvidence
+from long_term_memory.experience.lesson_tags import content_tags, filtered_out, same_family
 from long_term_memory.experience.lessons import MAX_FAILURE, lesson_fits, parse_action
 from long_term_memory.experience.matches import InjectItem, Match
 from long_term_memory.experience.models import (
@@ -29,6 +32,7 @@ from long_term_memory.experience.models import (
     Outcome,
     RecordKind,
     ValidationPlan,
+    ValidationResult,
     record_id_for,
 )
 from long_term_memory.experience.redaction import redact, redact_within
@@ -76,9 +80,14 @@ class Gatekeeper:
         self.config = config or ExperienceConfig.load()
 
     def screen(self, matches: Sequence[Match], target: FunctionDecl | None = None,
-               callees: Sequence[FunctionDecl] = (),
-               api: Sequence[FunctionDecl] = ()) -> tuple[list[InjectItem], list[dict[str, str]]]:
+               callees: Sequence[FunctionDecl] = (), api: Sequence[FunctionDecl] = (),
+               failure: str = "") -> tuple[list[InjectItem], list[dict[str, str]]]:
         """Injectable items (ranked, at most ``retrieval.top_k``) and why the others were not.
+
+        For a repair, ``failure`` is the class of the failure being repaired (``compile``,
+        ``leak``, ``crash``, ``input``): a lesson about another class is left out
+        (:func:`~long_term_memory.experience.lesson_tags.filtered_out`). Of two lessons equal in
+        standing, the one of the target's API family comes first; the family never excludes.
 
         With the ``target`` known, an actionable lesson (one with an action) whose scope does
         not fit it is left out, and the ones whose scope fits come first and are shown beyond
@@ -97,14 +106,17 @@ class Gatekeeper:
             fits = target is None or not _actionable(match) or _fits(match, target, callees, api)
             if not reason and not fits:
                 reason = "its scope does not fit the target"
+            reason = reason or filtered_out(match.lesson, failure)
             if reason:
                 rejected.append({"item_id": match.item_id, "reason": reason})
             else:
                 keep.append(match)
         # Seed 001's order (level, trust, score, freshness), with the use rate after trust: of two
-        # equally trusted items, the one models actually applied when shown comes first.
-        keep.sort(key=lambda m: (-m.validation_level, -m.trust, -m.use_rate, -m.score, -m.freshness,
-                                 m.item_id))
+        # equally trusted items, the one models actually applied when shown comes first, then the
+        # one of the target's own API family.
+        name = target.name if target else ""
+        keep.sort(key=lambda m: (-m.validation_level, -m.trust, -m.use_rate,
+                                 -same_family(m.lesson, m.task_id, name), -m.score, -m.freshness, m.item_id))
         fit_all = [m for m in keep if target is not None and _actionable(m)]
         fitting = [m for m in fit_all if not _avoids(m)]
         avoids = [m for m in fit_all if _avoids(m)][: self.config.retrieval.avoid_extra]
@@ -126,12 +138,17 @@ class Gatekeeper:
         used: Sequence[str],
         outcome: Outcome,
         matches: Sequence[Match] = (),
+        evidence: LessonEvidence | None = None,
     ) -> GatekeeperDecision:
         """Hits, validations and whether to extract, from the measured outcome.
 
-        Validation targets are the used items, else the first shown one. A cited id that was
-        never shown is ignored (a model can invent ids). ``matches`` (the search result) tells
-        whether a strong answer already exists and how close the best match is.
+        With ``evidence`` (what the run recorded per version), each shown lesson with an action
+        is validated by its own failure signature (:mod:`~long_term_memory.experience.lesson_checks`):
+        pass, fail, or no validation at all when its stage was never reached with its change or the
+        target failed another way. Lessons without an action (and every lesson without
+        ``evidence``) keep the target's result: the used ones, else the first shown one. A cited
+        id that was never shown is ignored (a model can invent ids). ``matches`` (the search
+        result) tells whether a strong answer already exists and how close the best match is.
         """
         shown_ids = list(dict.fromkeys(s.item_id if isinstance(s, InjectItem) else s for s in shown))
         used_ids = [u for u in dict.fromkeys(used) if u in shown_ids]
@@ -142,20 +159,20 @@ class Gatekeeper:
         # A blocked item that matched counts one run in its scope (its road to probation).
         decision.hit_refs += [HitRef(m.item_id, False, False) for m in matches
                               if m.status == BLOCKED and m.item_id not in shown_ids]
-        result = validation_result(outcome, self.config)
+        lessons = {s.item_id: s.lesson for s in shown if isinstance(s, InjectItem)
+                   and evidence is not None and parse_action(s.lesson.get("action")) is not None}
+        decision.validations = self._own_verdicts(lessons, used_ids, outcome, evidence)
         standing = {m.item_id: (m.status, m.blocked_runs) for m in matches}
-        probation = [i for i in shown_ids
-                     if on_probation(*standing.get(i, ("", 0)), self.config.gatekeeper)]
-        targets = list(dict.fromkeys((used_ids or shown_ids[:1]) + probation))
-        decision.validations = [
-            ValidationPlan(
-                item_id,
-                result,
-                item_id in used_ids,
-                result == "pass" and item_id in used_ids,
-                f"{outcome.summary()}; used={'yes' if item_id in used_ids else 'no'}",
-            )
-            for item_id in targets
+        probation = [i for i in shown_ids if i not in lessons
+                     and on_probation(*standing.get(i, ("", 0)), self.config.gatekeeper)]
+        plain = [i for i in shown_ids if i not in lessons]
+        targets = list(dict.fromkeys([u for u in used_ids if u in plain]
+                                     or [i for i in shown_ids[:1] if i in plain]))
+        result = validation_result(outcome, self.config)
+        decision.validations += [
+            ValidationPlan(item_id, result, item_id in used_ids, result == "pass" and item_id in used_ids,
+                           f"{outcome.summary()}; used={'yes' if item_id in used_ids else 'no'}")
+            for item_id in dict.fromkeys(targets + probation)
         ]
         strong_level = self.config.gatekeeper.strong_level
         strong_match = next(
@@ -173,6 +190,23 @@ class Gatekeeper:
         decision.skip_reasons += self._skip_reasons(decision, outcome, strong_match)
         decision.should_extract = not decision.skip_reasons
         return decision
+
+    @staticmethod
+    def _own_verdicts(lessons: dict[str, dict[str, Any]], used_ids: Sequence[str], outcome: Outcome,
+                      evidence: LessonEvidence | None) -> list[ValidationPlan]:
+        """One validation per lesson with an action whose own failure signature gave a verdict."""
+        if evidence is None:
+            return []
+        plateau = ("plateau" in outcome.termination_reason.lower()) if outcome.runs else None
+        plans = []
+        for item_id, lesson in lessons.items():
+            used = item_id in used_ids
+            result, why = evidence.verdict(item_id, lesson, used, plateau)
+            if result is not None:
+                plans.append(ValidationPlan(
+                    item_id, cast(ValidationResult, result), used, result == "pass" and used,
+                    f"{why}; {outcome.summary()}; used={'yes, ' + evidence.used_note() if used else 'no'}"))
+        return plans
 
     def _skip_reasons(self, decision: GatekeeperDecision, outcome: Outcome,
                       strong_match: Match | None) -> list[str]:
@@ -252,7 +286,8 @@ class Gatekeeper:
             memory_items=kept[:3],
             run_id=outcome.run_id,
             confidence=out.confidence,
-            tags=outcome_tags(outcome, self.config),
+            tags=outcome_tags(outcome, self.config) + content_tags([i.lesson() for i in kept[:3]],
+                                                                   decision.task_id),
         )
         return out
 

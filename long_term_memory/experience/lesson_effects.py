@@ -2,18 +2,24 @@
 
 "Used" is judged from the harness that was measured, never from a reply's words: a release is
 there when its releaser (or a release of every result) is called, a feeder when it is handed
-the input, an avoided call when it is absent and the agent said it left it out.
+the input, an avoided call when it is absent and the agent said it left it out. Where the
+engine that wrote the harness is deterministic (the offline model), it drafts with and without
+each lesson and says ``applied [MEM-...] <action>: ...`` only for a lesson whose change made its
+harness differ (:func:`applied_note`, :func:`changed_ids`): there, a lesson is used only when it
+changed the harness and that change is in the one measured (the counterfactual); for a real
+model, presence is all there is.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import EMPTY_GUARD
 from long_term_memory.experience.lessons import (
+    ACTIONS,
     RELEASE_NAME,
     Action,
     callees_in,
@@ -23,6 +29,19 @@ from long_term_memory.experience.lessons import (
     parse_scope,
     scope_matches,
 )
+
+_APPLIED = re.compile(rf"\bapplied \[(MEM-[0-9a-fA-F]{{8}})\] (?:{'|'.join(ACTIONS)})\(")
+
+
+def applied_note(item_id: str, action: Action, how: str) -> str:
+    """The note a deterministic engine writes for a lesson whose change made its harness differ."""
+    return f"applied [{item_id}] {action.render()}: {how}"
+
+
+def changed_ids(text: str, shown_ids: Iterable[str]) -> list[str]:
+    """The shown ids a reply says changed its harness (:func:`applied_note`), in shown order."""
+    said = {m.group(1).lower() for m in _APPLIED.finditer(text or "")}
+    return [i for i in dict.fromkeys(shown_ids) if i.lower() in said]
 
 
 def effect_present(action: Action | None, code: str, target: FunctionDecl | None = None) -> bool:
@@ -114,14 +133,17 @@ def by_value(code: str, ctype: str) -> re.Match[str] | None:
 
 
 def used_items(shown: Sequence[Any], cited: Iterable[str], target: FunctionDecl | None,
-               harness: str, api: Iterable[FunctionDecl] = ()) -> list[str]:
+               harness: str, api: Iterable[FunctionDecl] = (),
+               changed: Collection[str] | None = None) -> list[str]:
     """Ids of the shown items that were used in the harness that was measured.
 
     An actionable item is used when it fits the harness (:func:`lesson_fits`, with the ``api``
     functions the harness calls) and its action's effect is in ``harness``; citing it changes
     nothing. An ``avoid_call`` is the absence of a call, which most harnesses show anyway: it
-    counts only when the agent also says it left the call out (cites it). An item without an
-    action counts as used when the reply cited it (the only evidence there is).
+    counts only when the agent also says it left the call out (cites it). With ``changed`` (the
+    ids a deterministic engine's counterfactual said changed a harness), an actionable item also
+    counts only when it is among them: a change the draft had anyway is not the lesson's. An
+    item without an action counts as used when the reply cited it (the only evidence there is).
     """
     api = list(api)
     callees = callees_in(harness, api, target)
@@ -130,6 +152,8 @@ def used_items(shown: Sequence[Any], cited: Iterable[str], target: FunctionDecl 
     for item in shown:
         lesson = getattr(item, "lesson", None) or {}
         action = parse_action(lesson.get("action"))
+        if action is not None and changed is not None and item.item_id not in changed:
+            continue
         if action is None or action.verb == "avoid_call":
             if item.item_id not in cited_ids:
                 continue

@@ -91,8 +91,10 @@ def test_a_caller_flag_beats_the_file_and_probation_brings_a_blocked_item_back(
 def test_a_fitting_actionable_lesson_beats_a_trusted_plain_one_and_counts_as_used(
         kv_benchmark: Path, tmp_path: Path) -> None:
     """top_k=1 showed only the best-validated plain item, so an applicable lesson never reached
-    the next target. Now the lesson whose scope fits is shown too and, its change being in the
-    measured harness, counts as used; one whose scope does not fit is left out."""
+    the next target. Now the lesson whose scope fits is shown too; one whose scope does not fit is
+    left out. Its change is in the measured harness, but the offline draft releases kv_t from the
+    header's own facts with or without it: by the counterfactual it changed nothing, so it is not
+    used (presence alone used to count it)."""
     cfg = config()
     bank = open_bank(tmp_path / "bank", cfg=cfg)
     (plain,) = bank.add_record(record("rec-1", "kv/kv_get", [LESSON], query=QUERY)).added
@@ -114,4 +116,5 @@ def test_a_fitting_actionable_lesson_beats_a_trusted_plain_one_and_counts_as_use
     shown = [i["item_id"] for i in state["extras"]["experience"]["shown"]]
     assert shown == [fit_id, plain] and misfit_id not in shown
     used = {m["id"]: m["used"] for m in state["memories_used"]}
-    assert used[fit_id] is True and "kv_free(" in state["best"]["code"]
+    assert used[fit_id] is False and "kv_free(" in state["best"]["code"]
+    assert state["extras"]["experience"]["changed"] == []

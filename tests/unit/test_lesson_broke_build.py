@@ -83,13 +83,13 @@ def test_a_lesson_the_build_failed_on_is_not_shown_again_to_that_target(tmp_path
     state["extras"] = merge_extras({}, extras)
 
     update = build_node(state, Runtime(ctx))  # type: ignore[arg-type]
-    assert update["extras"] == {BROKE_BUILD: [wrong_id]}
+    assert update["extras"][BROKE_BUILD] == [wrong_id]
     state["extras"] = merge_extras(state["extras"], update["extras"])
     assert '"memory.lesson.broke_build"' in (Path(state["work_dir"]) / "events.jsonl").read_text()
     again, _ = inject(state, ctx)  # type: ignore[arg-type]
     assert f"[{wrong_id}]" not in again and f"[{plain_id}]" in again
     # The same failure again names nothing new; an error on another line names nothing.
-    assert "extras" not in build_node(state, Runtime(ctx))  # type: ignore[arg-type]
+    assert BROKE_BUILD not in build_node(state, Runtime(ctx)).get("extras", {})  # type: ignore[arg-type]
     fresh = {**state, "extras": merge_extras({}, extras)}
     elsewhere = Runtime(Context(memory_config=ctx.memory_config, toolchain="broke-build-elsewhere"))
-    assert "extras" not in build_node(fresh, elsewhere)  # type: ignore[arg-type]
+    assert BROKE_BUILD not in build_node(fresh, elsewhere).get("extras", {})  # type: ignore[arg-type]
