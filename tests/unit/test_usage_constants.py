@@ -52,3 +52,26 @@ def test_header_macro_names_are_object_like_defines(tmp_path: Path) -> None:
                       "#define AB_EMPTY\n")
     assert header_macro_names([str(header), str(tmp_path / "missing.h")]) == {"AB_VERSION", "AB_READ",
                                                                              "AB_EMPTY"}
+
+
+def _replay_facts(init_args: list[Arg]) -> UsageFacts:
+    steps = [Step(call="ab_init", args=init_args),
+             Step(call="ab_feed", args=[Arg(text="&s", kind="variable", var="s", address=True),
+                                        Arg(text="buf", kind="data", var="buf"),
+                                        Arg(text="n", kind="size", var="n")])]
+    return UsageFacts(targets=[TargetProtocol(function="ab_feed", seen_in="t.c:main", sequence=steps,
+                                              variables={"s": "ab_stream", "buf": "const unsigned char *",
+                                                         "n": "size_t"})])
+
+
+def test_a_call_whose_macro_lost_its_arguments_is_not_replayed() -> None:
+    from agents.offline.usage import usage_draft
+
+    api = [FunctionDecl("ab_init", "int", [Param("s", "ab_stream *"), Param("version", "const char *")]),
+           FunctionDecl("ab_feed", "int", [Param("s", "ab_stream *"), Param("data", "const unsigned char *"),
+                                           Param("size", "size_t")])]
+    whole = [Arg(text="&s", kind="variable", var="s", address=True), Arg(text="AB_V", kind="constant")]
+    assert usage_draft(_replay_facts(whole), api[1], api, ["ab.h"]) is not None
+    lost = [Arg(text=""), Arg(text="")]  # `ab_init_(, )`: what a macro's lost arguments read as
+    assert usage_draft(_replay_facts(lost), api[1], api, ["ab.h"]) is None
+    assert usage_draft(_replay_facts(whole[:1]), api[1], api, ["ab.h"]) is None  # one argument short

@@ -20,7 +20,7 @@ from agents.offline.usage.draft import MAX_INPUT, UsageDraft
 from agents.offline.usage.repair import made_as_usage, release_as_usage
 from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
-from fuzzkit.usage_models import UsageFacts, type_key
+from fuzzkit.usage_models import Step, UsageFacts, type_key
 from fuzzkit.vocabulary import has_verb
 
 # Marks a harness replayed from the library's own code: a compile error in it is answered by the
@@ -104,7 +104,10 @@ def usage_draft(
     before = next((i for i, s in enumerate(protocol.sequence) if s.call == target.name), 0)
     if before == 0:
         return None  # nothing to set up: the synthesizer feeds a plain call at least as well
-    draft = UsageDraft(target, protocol, facts, {d.name: d for d in [*api, target]})
+    decls = {d.name: d for d in [*api, target]}
+    if not _written_whole(protocol.sequence, decls):
+        return None  # a call read through a macro whose arguments were lost: no replay
+    draft = UsageDraft(target, protocol, facts, decls)
     draft.write()
     if not draft.call:
         return None
@@ -125,6 +128,18 @@ def usage_draft(
     ]
     calls = list(dict.fromkeys(s.call for s in protocol.sequence))
     return code, notes, calls
+
+
+def _written_whole(steps: list[Step], decls: dict[str, FunctionDecl]) -> bool:
+    """Every step has each of its arguments written (at least as many as its prototype takes, none empty).
+
+    (More is a variadic call: the prototypes keep no ``...``.)
+    """
+    for step in steps:
+        decl = decls.get(step.call)
+        if any(not a.text.strip() for a in step.args) or (decl and len(step.args) < len(decl.params)):
+            return False
+    return True
 
 
 def _render(draft: UsageDraft, globals_: list[str], headers: list[str], skeleton: str) -> str:
