@@ -70,21 +70,30 @@ def target_slice(fn: UsageFunction, target: str) -> tuple[list[CallSite], bool] 
         if _vars_of(c) & wanted:
             before.insert(0, c)
             wanted |= _objects_of(c) | ({c.result_var} if c.result_var else set())
+    half = MAX_STEPS // 2  # the target stays, with the calls nearest to it on each side
+    before = before[-half:]
     objects = {a.var for c in [*before, call] for a in c.args if a.kind == "object" and a.var}
     objects |= {call.result_var} if call.result_var else set()
-    after = [c for c in fn.calls[k + 1 :] if _vars_of(c) & objects]
     made = {c.result_var for c in before if c.result_var} | {
         a.var for c in before for a in c.args if a.address and a.var
     }
     # A parameter's value (a key id, flags, a handle) is known only to the function's caller.
     unknown = {a.var for c in [*before, call] for a in c.args
                if a.var in fn.params and a.kind not in ("data", "size") and a.var not in made}
-    complete = not unknown and all(
-        v in made or v in fn.inits or not _is_pointer(fn.variables.get(v, "*"))
-        for v in objects - ({call.result_var} if call.result_var else set())
-    )
-    half = MAX_STEPS // 2  # the target stays, with the calls nearest to it on each side
-    return [*before[-half:], call, *after[:half]], complete
+    complete = not unknown and all(_held(fn, v, made) for v in objects - {call.result_var})
+    # After it: the calls on its objects that use nothing the slice does not make (an iterator
+    # made further down would otherwise reach the harness unmade).
+    have = made | objects
+    after = [c for c in fn.calls[k + 1 :] if _vars_of(c) & objects
+             and all(_held(fn, a.var, have) for a in c.args if a.kind == "object" and a.var)][:half]
+    return [*before, call, *after], complete
+
+
+def _held(fn: UsageFunction, var: str, made: set[str]) -> bool:
+    """Whether ``var`` has a value in the slice: made by it, initialized (not to NULL), or not a pointer."""
+    init = fn.inits.get(var, "").replace(" ", "")
+    return var in made or init not in ("", "0", "NULL", "nullptr", "(void*)0") \
+        or not _is_pointer(fn.variables.get(var, "*"))
 
 
 def fed(fn: UsageFunction, steps: list[CallSite]) -> bool:

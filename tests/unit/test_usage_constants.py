@@ -75,3 +75,42 @@ def test_a_call_whose_macro_lost_its_arguments_is_not_replayed() -> None:
     lost = [Arg(text=""), Arg(text="")]  # `ab_init_(, )`: what a macro's lost arguments read as
     assert usage_draft(_replay_facts(lost), api[1], api, ["ab.h"]) is None
     assert usage_draft(_replay_facts(whole[:1]), api[1], api, ["ab.h"]) is None  # one argument short
+
+
+def test_a_follow_up_on_an_object_the_slice_never_makes_is_left_out() -> None:
+    from fuzzkit.usage_models import CallSite, UsageFunction
+    from fuzzkit.usage_protocols import target_slice
+
+    chain, it = Arg(text="chain", kind="object", var="chain"), Arg(text="it", kind="object", var="it")
+    calls = [CallSite(function="ch_new", result="chain", result_var="chain"),
+             CallSite(function="ch_read", args=[chain, Arg(text="buf", kind="data", var="buf")]),
+             CallSite(function="ch_count", args=[chain]),
+             CallSite(function="it_init", args=[it, chain]),  # `it` is made in another function
+             CallSite(function="ch_delete", args=[chain])]
+    fn = UsageFunction(file="t.c", name="t", calls=calls,
+                       variables={"chain": "ch *", "it": "ch_it *", "buf": "const char *"},
+                       inits={"chain": "NULL", "it": "NULL"})  # declared NULL: no value yet
+    steps, complete = target_slice(fn, "ch_read")
+    assert [c.function for c in steps] == ["ch_new", "ch_read", "ch_count", "ch_delete"]
+    assert complete
+
+
+def test_a_file_name_is_replayed_as_the_input_s_file_or_not_at_all() -> None:
+    from agents.offline.usage import usage_draft
+
+    api = [FunctionDecl("ch_new", "ch *", []),
+           FunctionDecl("ch_read", "int", [Param("c", "ch *"), Param("filename", "const char *")]),
+           FunctionDecl("ch_delete", "void", [Param("c", "ch *")])]
+    chain = Arg(text="chain", kind="object", var="chain")
+    steps = [Step(call="ch_new", result="chain"),
+             Step(call="ch_read", args=[chain, Arg(text="path", kind="data", var="path")]),
+             Step(call="ch_delete", args=[chain])]
+    facts = UsageFacts(targets=[TargetProtocol(function="ch_read", seen_in="t.c:main", sequence=steps,
+                                               variables={"chain": "ch *", "path": "const char *"})])
+    file_skeleton = "\n".join(["int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {",
+                               "  char lf_path[64]; int lf_fd = lf_tmpfile(data, size, lf_path, 64);",
+                               *(f"  /* @LF:{s} */" for s in ("INCLUDES", "GLOBALS", "GUARD", "SETUP",
+                                                              "CALL", "USE", "CLEANUP")), "}"])
+    replayed = usage_draft(facts, api[1], api, ["ch.h"], file_skeleton)
+    assert replayed is not None and "ch_read(chain, lf_path)" in replayed[0], replayed
+    assert usage_draft(facts, api[1], api, ["ch.h"]) is None  # no file to name: the synthesizer drafts

@@ -107,9 +107,10 @@ def usage_draft(
     decls = {d.name: d for d in [*api, target]}
     if not _written_whole(protocol.sequence, decls):
         return None  # a call read through a macro whose arguments were lost: no replay
-    draft = UsageDraft(target, protocol, facts, decls)
+    path = "lf_path" if re.search(r"\blf_path\b", skeleton) else ""  # the file skeleton's input file
+    draft = UsageDraft(target, protocol, facts, decls, path=path)
     draft.write()
-    if not draft.call:
+    if not draft.call or draft.unusable:
         return None
     globals_ = [*protocol.types, *(cb.source for cb in protocol.callbacks if cb.source)]
     callbacks = {cb.name for cb in protocol.callbacks if cb.source}

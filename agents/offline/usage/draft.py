@@ -33,6 +33,8 @@ _C_WORDS = frozenset(
     """if else while for do return sizeof struct union enum const unsigned signed char short int
     long float double void static volatile break continue goto NULL size_t uint8_t data size""".split()
 )
+# A text parameter that names a file (the synthesizer's path role reads names the same way).
+PATH_PARAM = re.compile(r"(path|filename|file_name|fname|^file$)", re.I)
 _BYTE_ELEMENT = re.compile(r"\b(char|uint8_t|int8_t|u_char|unsigned char)\b")
 
 
@@ -56,6 +58,8 @@ class UsageDraft:
     _kept: int = 0
     _data_vars: set[str] = field(default_factory=set)
     _size_vars: set[str] = field(default_factory=set)
+    path: str = ""  # the skeleton's file holding the input (``lf_path``), if it makes one
+    unusable: str = ""  # why the replay cannot be written (a file name with no file to give)
 
     # ----- arguments -----
     def _param_type(self, fn: str, i: int) -> str:
@@ -66,6 +70,12 @@ class UsageDraft:
         """The argument as the harness passes it: the input for data, ``size`` for a size."""
         if arg.var in self._results:
             return arg.text  # what an earlier call returned (a printed string), not the input
+        decl = self.api.get(fn)
+        if arg.kind == "data" and decl and i < len(decl.params) and PATH_PARAM.search(decl.params[i].name):
+            # The library's code opens a file of that name: the harness gives the input's file.
+            if not self.path:
+                self.unusable = f"{fn} takes a file name and the skeleton writes no file"
+            return self.path or arg.text
         if arg.kind == "data":
             self._data_vars.add(arg.var)
             ptype = self._param_type(fn, i) or "const char *"
@@ -294,7 +304,7 @@ class UsageDraft:
     def unknown_names(self, text: str, callbacks: set[str], types: set[str]) -> set[str]:
         """Names in ``text`` that nothing the draft declares or includes defines."""
         known = set(self.protocol.variables) | set(self.api) | set(active().constants) | set(LIBC) | _C_WORDS
-        known |= callbacks | types | {"lf_buf", "lf_i", "lf_cleanup", *self._flags}
+        known |= callbacks | types | {"lf_buf", "lf_i", "lf_cleanup", *self._flags} | ({self.path} - {""})
         known |= set(active().typedefs) | {r for r in active().records}
         # The types the usage declares its variables with.
         known |= {w for t in self.protocol.variables.values() for w in _IDENT.findall(t)}
