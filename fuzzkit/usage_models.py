@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 
 # What an argument is, as the library's code wrote it.
 ArgKind = Literal["constant", "object", "data", "size", "string", "callback", "null", "variable", "other"]
@@ -122,6 +122,7 @@ class TargetProtocol(_Data):
     seen_in: str  # ``file:function``
     origin: Origin = "other"
     complete: bool = True  # the sequence makes every object it passes (none comes from elsewhere)
+    fed: bool = True  # data reaches it there (else only its setup is shown: the call takes literals)
     sequence: list[Step] = Field(default_factory=list)  # in order; the target is among them
     variables: dict[str, str] = Field(default_factory=dict)  # the sequence's variables -> declared type
     inits: dict[str, str] = Field(default_factory=dict)  # variables declared with an initializer

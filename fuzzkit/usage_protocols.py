@@ -71,7 +71,7 @@ def target_slice(fn: UsageFunction, target: str) -> tuple[list[CallSite], bool] 
             before.insert(0, c)
             wanted |= _objects_of(c) | ({c.result_var} if c.result_var else set())
     half = MAX_STEPS // 2  # the target stays, with the calls nearest to it on each side
-    before = before[-half:]
+    before = _kept_before(before, call, half)
     objects = {a.var for c in [*before, call] for a in c.args if a.kind == "object" and a.var}
     objects |= {call.result_var} if call.result_var else set()
     made = {c.result_var for c in before if c.result_var} | {
@@ -87,6 +87,25 @@ def target_slice(fn: UsageFunction, target: str) -> tuple[list[CallSite], bool] 
     after = [c for c in fn.calls[k + 1 :] if _vars_of(c) & objects
              and all(_held(fn, a.var, have) for a in c.args if a.kind == "object" and a.var)][:half]
     return [*before, call, *after], complete
+
+
+def _kept_before(before: list[CallSite], call: CallSite, half: int) -> list[CallSite]:
+    """The ``half`` calls nearest the target, plus the last call making each object they use.
+
+    A long test makes its object far above the call (``block = obj_new(TYPE_COMMENT)`` forty
+    calls up): the maker stays, so the slice still says how the object was made.
+    """
+    kept = before[-half:]
+    makes = {id(c): {c.result_var} | {a.var for a in c.args if a.address and a.var} for c in before}
+    made = set().union(*(makes[id(c)] for c in kept)) if kept else set()
+    need = {a.var for c in [*kept, call] for a in c.args if a.kind == "object" and a.var} - made
+    extra = []
+    for var in need:
+        maker = next((c for c in reversed(before[:-half] if half else before) if var in makes[id(c)]), None)
+        if maker is not None:
+            extra.append(maker)
+    keep = {id(c) for c in [*kept, *extra]}
+    return [c for c in before if id(c) in keep]
 
 
 def _held(fn: UsageFunction, var: str, made: set[str]) -> bool:
@@ -111,17 +130,17 @@ def _is_pointer(ctype: str) -> bool:
 
 def target_protocol(index: UsageIndex, target: str) -> TargetProtocol | None:
     """The usage sequence around ``target`` in the best usage function (see :func:`target_slice`)."""
-    best: tuple[tuple[bool, bool, int, int, int], UsageFunction, list[CallSite]] | None = None
+    best: tuple[tuple[bool, bool, bool, int, int, int], UsageFunction, list[CallSite]] | None = None
     for fn in index.calling(target):
         found = target_slice(fn, target)
         if found is None:
             continue
         steps, complete = found
-        if not fed(fn, steps):
-            continue  # the input never reaches it there (a literal, or nothing at all)
+        # Where the input never reaches it (a literal, or nothing at all), only its setup teaches.
+        starved = not fed(fn, steps)
         call = next(c for c in steps if c.function == target)
         edge = any(a.kind == "null" for a in call.args)  # a test of the NULL case
-        key = (edge, not complete, _ORIGIN_RANK.get(fn.origin, 5), len(steps), fn.lines)
+        key = (starved, edge, not complete, _ORIGIN_RANK.get(fn.origin, 5), len(steps), fn.lines)
         if best is None or key < best[0]:
             best = (key, fn, steps)
     if best is None:
@@ -152,7 +171,8 @@ def target_protocol(index: UsageIndex, target: str) -> TargetProtocol | None:
         function=target,
         seen_in=f"{fn.file}:{fn.name}",
         origin=fn.origin,
-        complete=not key[1],
+        complete=not key[2],
+        fed=not key[0],
         sequence=[_step(c) for c in steps],
         variables=variables,
         inits=inits,

@@ -63,6 +63,9 @@ def origin_of(rel: Path) -> Origin | None:
     for origin, names in _ORIGINS:
         if any(p in names for p in parts):
             return origin
+    for origin, names in _ORIGINS:  # a word of a folder's name (test_libFLAC, api-examples)
+        if any(w in names for p in parts for w in re.split(r"[_\-.]", p) if len(w) > 1 and w != p):
+            return origin
     for origin, names in _ORIGINS[:3]:  # a test or example program at the top (test_api.c, example1.c)
         if any(stem.startswith(n) or stem.endswith(n) for n in names if len(n) > 2):
             return origin

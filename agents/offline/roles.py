@@ -38,6 +38,7 @@ from agents.offline.usage import (
     usage_draft,
     usage_followups,
     usage_releasers,
+    usage_setup_constants,
 )
 from agents.sections import ELSEWHERE_HEADING
 from agents.usage_section import HEADING as USAGE_HEADING
@@ -139,6 +140,7 @@ def prototype(facts: PromptFacts) -> Reply:
             target, api, _headers(facts), archetype, facts.code("Skeleton"), constraints=constraints,
             known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True), avoid=avoid,
             releasers=usage_releasers(usage), constants=usage_constants(usage, api),
+            setup=usage_setup_constants(usage, target),
         )
 
     replayed = usage_draft(usage, target, api, _headers(facts), facts.code("Skeleton"))

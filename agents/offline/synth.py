@@ -87,6 +87,7 @@ def write_harness(
     related: list[str] | None = None,
     releasers: dict[str, str] | None = None,
     constants: dict[str, dict[int, list[str]]] | None = None,
+    setup: dict[str, dict[int, str]] | None = None,
 ) -> HarnessDraft:
     """Write a libFuzzer harness for ``target`` by filling ``skeleton``.
 
@@ -102,6 +103,7 @@ def write_harness(
         related: Functions worth calling on the result (default: from the analysis).
         releasers: Object type -> the function the library's own code releases it with.
         constants: Function -> parameter index -> header constants the library's code passes there.
+        setup: Function -> parameter index -> the one constant the target's usage sets it up with.
     """
     api = with_target(target, api)
     notes: list[str] = []
@@ -115,7 +117,7 @@ def write_harness(
         related = analyze_function(target, api).related
     banned = set(avoid) | guide.avoid
     banned.discard(target.name)
-    given = (releasers or {}, constants or {})
+    given = (releasers or {}, constants or {}, setup or {})
     try:
         ctx = _fill(target, api, archetype, skeleton, guide, banned, related, *given)
     except Unsupported as exc:
@@ -155,9 +157,11 @@ def _fill(
     related: list[str],
     releasers: dict[str, str],
     constants: dict[str, dict[int, list[str]]],
+    setup: dict[str, dict[int, str]],
 ) -> Ctx:
     idx = ApiIndex(api)
     idx.usage_constants = constants
+    idx.usage_setup = setup
     for name in guide.release:
         idx.prefer(name)
     for ctype, name in releasers.items():  # the library's own code releases these so

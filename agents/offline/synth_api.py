@@ -55,6 +55,8 @@ class ApiIndex(ApiFinders):
         self.preferred_init: dict[str, str] = {}
         # function -> parameter index -> the named constants the library's own code passes there
         self.usage_constants: dict[str, dict[int, list[str]]] = {}
+        # function -> parameter index -> the constant the target's own usage sets it up with
+        self.usage_setup: dict[str, dict[int, str]] = {}
 
     def prefer(self, name: str) -> None:
         """Make ``name`` the destructor or initializer of its first parameter's type."""

@@ -328,6 +328,12 @@ def build_argument(c: Call, r: Role) -> None:
     takes one of them).
     """
     known = _usage_known(c, r)
+    setup = c.pl.idx.usage_setup.get(c.fn.name, {}).get(r.index)
+    if setup and r.kind in (*_USAGE_OFFERS, "usage_constant") and r.index != c.main:
+        c.args[r.index] = f"({decl_cast(r.param.type)}){setup}"  # as the target's usage makes it
+        c.pl.f.notes.append(f"{c.fn.name}: {r.param.name or 'an argument'} is {setup}, as the library's "
+                            f"own code sets up {c.pl.purpose}")
+        return
     builder = BUILDERS.get(r.kind)
     if builder is None:
         c.args[r.index] = "NULL"

@@ -114,3 +114,54 @@ def test_a_file_name_is_replayed_as_the_input_s_file_or_not_at_all() -> None:
     replayed = usage_draft(facts, api[1], api, ["ch.h"], file_skeleton)
     assert replayed is not None and "ch_read(chain, lf_path)" in replayed[0], replayed
     assert usage_draft(facts, api[1], api, ["ch.h"]) is None  # no file to name: the synthesizer drafts
+
+
+def test_the_maker_of_an_object_far_above_the_target_stays_in_the_slice() -> None:
+    from fuzzkit.usage_models import CallSite, UsageFunction
+    from fuzzkit.usage_protocols import MAX_STEPS, target_slice
+
+    block = Arg(text="block", kind="object", var="block")
+    kind = Arg(text="OBJ_COMMENT", kind="constant", constants=["OBJ_COMMENT"], public=True)
+    calls = [CallSite(function="obj_new", args=[kind], result="block", result_var="block"),
+             *(CallSite(function=f"obj_set{i}", args=[block]) for i in range(MAX_STEPS)),
+             CallSite(function="obj_remove", args=[block, Arg(text='"x"', kind="string")])]
+    fn = UsageFunction(file="t.c", name="t", calls=calls, variables={"block": "obj *"},
+                       inits={"block": "NULL"})
+    steps, complete = target_slice(fn, "obj_remove")
+    assert steps[0].function == "obj_new" and complete
+    assert len(steps) == 1 + MAX_STEPS // 2 + 1
+
+
+def test_the_target_s_setup_constant_is_the_only_value_its_maker_gets() -> None:
+    from agents.offline.usage import usage_setup_constants
+
+    api = [FunctionDecl("obj_new", "obj *", [Param("type", "obj_type")]),
+           FunctionDecl("obj_remove", "int", [Param("o", "obj *"), Param("name", "const char *")]),
+           FunctionDecl("obj_delete", "void", [Param("o", "obj *")])]
+    block = Arg(text="block", kind="object", var="block")
+    steps = [Step(call="obj_new", result="block", args=[Arg(text="OBJ_COMMENT", kind="constant",
+                                                            constants=["OBJ_COMMENT"], public=True)]),
+             Step(call="obj_remove", args=[block, Arg(text='"x"', kind="string")]),
+             Step(call="obj_new", args=[Arg(text="OBJ_PAD", kind="constant", constants=["OBJ_PAD"],
+                                            public=True)])]
+    facts = UsageFacts(targets=[TargetProtocol(function="obj_remove", seen_in="t.c:t", sequence=steps,
+                                               fed=False, variables={"block": "obj *"})])
+    setup = usage_setup_constants(facts, api[1])
+    assert setup == {"obj_new": {0: "OBJ_COMMENT"}}  # not the OBJ_PAD made after it
+    from agents.offline.analysis import analyze_function
+    from agents.offline.synth import default_skeleton, write_harness
+
+    arche = analyze_function(api[1], api).archetype
+    code = write_harness(api[1], api, ["obj.h"], arche, default_skeleton(arche), setup=setup,
+                         constants=usage_constants(facts, api)).code
+    assert "obj_new((obj_type)OBJ_COMMENT)" in code, code
+    assert "OBJ_PAD" not in code, code
+
+
+def test_a_folder_named_with_a_test_word_holds_usage() -> None:
+    from fuzzkit.usage_sources import origin_of
+
+    assert origin_of(Path("src/test_libab/metadata.c")) == "test"
+    assert origin_of(Path("api-examples/a.c")) == "example"
+    assert origin_of(Path("src/libab/metadata.c")) is None
+    assert origin_of(Path("src/latest/x.c")) is None  # a word, not a substring

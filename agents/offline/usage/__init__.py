@@ -28,7 +28,7 @@ from fuzzkit.vocabulary import has_verb
 REPLAY_MARK = "/* LF replay of"
 
 __all__ = ["REPLAY_MARK", "made_as_usage", "read_usage", "release_as_usage", "usage_constants", "usage_draft",
-           "usage_followups", "usage_releasers"]
+           "usage_followups", "usage_releasers", "usage_setup_constants"]
 
 
 def usage_releasers(facts: UsageFacts) -> dict[str, str]:
@@ -54,6 +54,25 @@ def usage_constants(facts: UsageFacts, api: list[FunctionDecl]) -> dict[str, dic
                 if arg.text not in seen:
                     seen.append(arg.text)
     return spread_constants(found, api)
+
+
+def usage_setup_constants(facts: UsageFacts, target: FunctionDecl) -> dict[str, dict[int, str]]:
+    """``function -> parameter index -> constant`` the calls setting up ``target`` pass there.
+
+    The library's own code makes the target's objects so (``obj_new(TYPE_COMMENT)`` before a
+    comment function): the harness makes them the same way, with no other value (the first seen
+    when the setup passes several). Public header constants only.
+    """
+    protocol = facts.target(target.name)
+    if protocol is None:
+        return {}
+    at = next((i for i, s in enumerate(protocol.sequence) if s.call == target.name), 0)
+    found: dict[str, dict[int, str]] = {}
+    for step in protocol.sequence[:at]:
+        for i, arg in enumerate(step.args):
+            if arg.kind == "constant" and arg.public:
+                found.setdefault(step.call, {}).setdefault(i, arg.text)
+    return found
 
 
 def spread_constants(
@@ -99,7 +118,7 @@ def usage_draft(
     write a name the harness cannot have (a test's own helper, a file the test opens).
     """
     protocol = facts.target(target.name)
-    if protocol is None or not protocol.complete:
+    if protocol is None or not protocol.complete or not protocol.fed:
         return None
     before = next((i for i, s in enumerate(protocol.sequence) if s.call == target.name), 0)
     if before == 0:
