@@ -17,7 +17,7 @@ from fuzzkit.headers import cindex_module
 from fuzzkit.tools import resource_include_dir
 from fuzzkit.usage_models import Arg, CallSite, UsageFunction
 from fuzzkit.usage_sources import UsageSource
-from fuzzkit.usage_text import call_site, constant_arg, cut_source, join_tokens, split_arguments
+from fuzzkit.usage_text import KEPT_CALLS, call_site, constant_arg, cut_source, join_tokens, split_arguments
 
 _WRAPPERS = ("UNEXPOSED_EXPR", "PAREN_EXPR", "CSTYLE_CAST_EXPR")
 
@@ -165,7 +165,7 @@ class _Reader:
         children = list(node.get_children())
         for child in children:
             self.walk(child, [*parents, node])
-        if kind == "CALL_EXPR" and (node.spelling in self.names or node.spelling == "free"):
+        if kind == "CALL_EXPR" and (node.spelling in self.names or node.spelling in KEPT_CALLS):
             self.calls.append(self._site(node, parents))
         if kind == "COMPOUND_STMT":
             self._checks_after(children)
@@ -200,7 +200,8 @@ class _Reader:
                 break
             if name.endswith("_STMT") and name != "DECL_STMT":
                 break
-        site = call_site(node.spelling, args, result, check, node.location.line, loop)
+        name = KEPT_CALLS.get(node.spelling, node.spelling)
+        site = call_site(name, args, result, check, node.location.line, loop)
         for a in site.args:
             if a.kind == "callback":
                 self.callbacks.add(a.text)

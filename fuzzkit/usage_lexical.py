@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from fuzzkit.usage_models import Arg, CallSite, UsageFunction
 from fuzzkit.usage_sources import UsageSource
-from fuzzkit.usage_text import call_site, constant_arg, cut_source, join_tokens, split_arguments
+from fuzzkit.usage_text import KEPT_CALLS, call_site, constant_arg, cut_source, join_tokens, split_arguments
 
 _TOKEN = re.compile(
     r"""(?P<skip>/\*.*?\*/|//[^\n]*|^[ \t]*\#(?:[^\n]*\\\n)*[^\n]*)"""
@@ -134,7 +134,7 @@ def _function(
             target = _lvalue(body, i - 1)
             if target:
                 assigned.setdefault(re.split(r"\.|->", target)[0], []).append(tok)
-        if not (tok in names or tok == "free") or i + 1 >= len(body) or body[i + 1][0] != "(":
+        if not (tok in names or tok in KEPT_CALLS) or i + 1 >= len(body) or body[i + 1][0] != "(":
             continue
         if i > 0 and body[i - 1][0] in (".", "->"):
             continue
@@ -143,7 +143,7 @@ def _function(
         args = [_arg(part, known, defined) for part in written]
         result = _lvalue(body, i - 1) if i > 0 and body[i - 1][0] == "=" else ""
         check, loop = _condition(body, i)
-        calls.append(call_site(tok, args, result, check, line, loop))
+        calls.append(call_site(KEPT_CALLS.get(tok, tok), args, result, check, line, loop))
     return UsageFunction(file="", name="", calls=calls, variables=variables, params=params, assigned=assigned)
 
 

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 
 # What an argument is, as the library's code wrote it.
 ArgKind = Literal["constant", "object", "data", "size", "string", "callback", "null", "variable", "other"]

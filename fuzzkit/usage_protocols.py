@@ -255,7 +255,10 @@ def _tally(
     for c in calls[(made_at + 1 if made_at is not None else 0) :]:
         others = [a for a in c.args if a.var != var]
         key = _signature(c)
-        if any(a.kind in _FED for a in others) and not fed:
+        if c.function == "setjmp":  # where the library longjmps on an error with this object
+            configure[key] += 1
+            steps.setdefault(key, _step(c))
+        elif any(a.kind in _FED for a in others) and not fed:
             feed[key] += 1
             steps.setdefault(key, _step(c))
             fed = True

@@ -13,6 +13,12 @@ _CONSTANT_TOKEN = re.compile(
 )
 
 
+# Calls of the C library a usage sequence keeps, by the name it records them under: the release
+# of a block, and the setjmp that catches a library's longjmp on error (a macro of _setjmp).
+KEPT_CALLS = {"free": "free", "setjmp": "setjmp", "_setjmp": "setjmp", "sigsetjmp": "setjmp",
+              "__sigsetjmp": "setjmp"}
+
+
 def constant_arg(tokens: Sequence[str], known: set[str]) -> list[str] | None:
     """The constants an argument combines, if it is made of constants only (else None)."""
     names: list[str] = []

@@ -6,7 +6,8 @@ Each is a source tree (``{relative path: text}``) with a library source, its hea
 defeat a harness writer reading prototypes alone: a handle only an opener makes, an error
 manager set up before reading, input only through read callbacks, an object whose obvious
 releaser frees only one of its parts, and a constructor that checks the version string its
-caller passes against the header's own constant.
+caller passes against the header's own constant, and errors reported by longjmp to a buffer the
+caller sets with setjmp (the library aborts when none was set).
 """
 
 from __future__ import annotations
@@ -299,8 +300,56 @@ void count_stop(void) { ver_free(counter); }
 """,
 }
 
+LONGJMP_ERRORS = {
+    "sj.h": """\
+#include <stddef.h>
+#include <setjmp.h>
+typedef struct sj_s *sj_p;
+typedef void (*sj_longjmp_ptr)(jmp_buf, int);
+sj_p sj_create(void);
+/* The buffer errors jump to; the library stops the program on an error when none was set. */
+jmp_buf *sj_set_longjmp_fn(sj_p p, sj_longjmp_ptr fn, size_t size);
+#define sj_jmpbuf(p) (*sj_set_longjmp_fn((p), longjmp, sizeof(jmp_buf)))
+/* Reads one record; on a malformed one, jumps to the error buffer. */
+int sj_read(sj_p p, const unsigned char *data, size_t size);
+void sj_free(sj_p p);
+""",
+    "sj.c": """\
+#include <stdlib.h>
+#include "sj.h"
+struct sj_s { jmp_buf buf; int set; };
+sj_p sj_create(void) { return calloc(1, sizeof(struct sj_s)); }
+jmp_buf *sj_set_longjmp_fn(sj_p p, sj_longjmp_ptr fn, size_t size) {
+  (void)fn; (void)size;
+  p->set = 1;
+  return &p->buf;
+}
+static void sj_error(sj_p p) {
+  if (!p->set) abort();
+  longjmp(p->buf, 1);
+}
+int sj_read(sj_p p, const unsigned char *data, size_t size) {
+  if (size < 2 || data[0] != 'S') sj_error(p);
+  return data[1];
+}
+void sj_free(sj_p p) { free(p); }
+""",
+    "tools/sjcat.c": """\
+#include <stdio.h>
+#include "sj.h"
+static sj_p reader;
+void start(void) { reader = sj_create(); }
+/* One record of a buffer the caller read. */
+int record(const unsigned char *buf, size_t n) {
+  if (setjmp(sj_jmpbuf(reader))) return -1;
+  return sj_read(reader, buf, n);
+}
+void stop(void) { sj_free(reader); }
+""",
+}
+
 LIBRARIES = {"hnd": OPENER, "em": ERROR_MANAGER, "cbs": CALLBACK_STREAM, "pr": PARTIAL_RELEASER,
-             "ver": VERSION_CHECK}
+             "ver": VERSION_CHECK, "sj": LONGJMP_ERRORS}
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

@@ -39,6 +39,7 @@ from agents.offline.usage import (
     usage_followups,
     usage_releasers,
     usage_setup_constants,
+    with_jump_guard,
 )
 from agents.sections import ELSEWHERE_HEADING
 from agents.usage_section import HEADING as USAGE_HEADING
@@ -165,7 +166,8 @@ def prototype(facts: PromptFacts) -> Reply:
               and draft_without(hit if left_out else [], lesson.item_id).code != draft.code]
     # A fitting lesson's action changes the first draft itself, with the fixers' own code.
     code, applied = apply_lessons(draft.code, target, api, lessons)
-    notes = [*draft.notes, *left_out, *guided, *applied, *cited]
+    code, guarded = with_jump_guard(code, usage)
+    notes = [*draft.notes, *left_out, *guided, *applied, *guarded, *cited]
     return {"notes": notes, "functions_called": draft.calls}, code
 
 

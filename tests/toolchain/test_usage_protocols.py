@@ -27,6 +27,7 @@ SHAPES = {
     "cbs": "cbs_read_frame",  # input only through read callbacks
     "pr": "pr_count",  # an object whose obvious releaser frees only its parts
     "ver": "ver_parse",  # a constructor that checks the header's version string
+    "sj": "sj_read",  # errors longjmp to a buffer the caller set with setjmp
 }
 
 
@@ -54,7 +55,7 @@ def test_the_usage_draft_runs_and_the_prototype_draft_does_not(tmp_path: Path, l
     assert (
         "LLVMFuzzerTestOneInput" not in prompt.split("## Usage in the library's own code")[1].split("## ")[0]
     )
-    assert "follows" in " ".join(notes) or lib in ("pr", "ver"), notes
+    assert "follows" in " ".join(notes) or lib in ("pr", "ver", "sj"), notes
     crashed, kind = _fuzz(tmp_path / "on", with_usage, code)
     assert not crashed, (kind, code)
 

@@ -165,3 +165,30 @@ def test_a_folder_named_with_a_test_word_holds_usage() -> None:
     assert origin_of(Path("api-examples/a.c")) == "example"
     assert origin_of(Path("src/libab/metadata.c")) is None
     assert origin_of(Path("src/latest/x.c")) is None  # a word, not a substring
+
+
+def test_a_replayed_setjmp_lands_on_the_cleanup() -> None:
+    from agents.offline.usage import usage_draft
+
+    api = [FunctionDecl("sj_create", "sj_p", []),
+           FunctionDecl("sj_set_jmp", "jmp_buf *", [Param("p", "sj_p"), Param("fn", "sj_jmp_fn"),
+                                                    Param("size", "size_t")]),
+           FunctionDecl("sj_read", "int", [Param("p", "sj_p"), Param("data", "const unsigned char *"),
+                                           Param("size", "size_t")]),
+           FunctionDecl("sj_free", "void", [Param("p", "sj_p")])]
+    p = Arg(text="p", kind="object", var="p")
+    steps = [Step(call="sj_create", result="p"),
+             Step(call="setjmp", args=[Arg(text="(*sj_set_jmp((p), longjmp, sizeof(jmp_buf)))", kind="size",
+                                           var="p")]),
+             Step(call="sj_read", args=[p, Arg(text="buf", kind="data", var="buf"),
+                                        Arg(text="n", kind="size", var="n")]),
+             Step(call="sj_free", args=[p])]
+    facts = UsageFacts(targets=[TargetProtocol(function="sj_read", seen_in="t.c:main", sequence=steps,
+                                               variables={"p": "sj_p", "buf": "const unsigned char *",
+                                                          "n": "size_t"})])
+    replayed = usage_draft(facts, api[2], api, ["sj.h"])
+    assert replayed is not None
+    code = replayed[0]
+    assert "if (setjmp((*sj_set_jmp((p), longjmp, sizeof(jmp_buf))))) goto lf_cleanup;" in code, code
+    assert code.index("setjmp(") < code.index("sj_read(") < code.index("lf_cleanup: ;"), code
+    assert "#include <setjmp.h>" in code, code

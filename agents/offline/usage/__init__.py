@@ -28,7 +28,7 @@ from fuzzkit.vocabulary import has_verb
 REPLAY_MARK = "/* LF replay of"
 
 __all__ = ["REPLAY_MARK", "made_as_usage", "read_usage", "release_as_usage", "usage_constants", "usage_draft",
-           "usage_followups", "usage_releasers", "usage_setup_constants"]
+           "usage_followups", "usage_releasers", "usage_setup_constants", "with_jump_guard"]
 
 
 def usage_releasers(facts: UsageFacts) -> dict[str, str]:
@@ -99,6 +99,62 @@ def spread_constants(
     return out
 
 
+def jump_guards(facts: UsageFacts) -> list[tuple[str, str, str]]:
+    """``(object type, setjmp argument, its object variable or "")`` for each setjmp the usage makes.
+
+    A library that reports errors by ``longjmp`` to a buffer its caller set (and aborts when none
+    was set) is called, in its own code, after ``if (setjmp(buffer_of(obj)))``.
+    """
+    found = []
+    for t in facts.targets:
+        for s in t.sequence:
+            if s.call == "setjmp" and s.args and s.args[0].var in t.variables:
+                found.append((t.variables[s.args[0].var], s.args[0].text, s.args[0].var))
+    for o in facts.objects:
+        for s in (*o.make, *o.configure, *o.feed):
+            if s.call == "setjmp" and s.args:
+                found.append((o.type, s.args[0].text, s.args[0].var))
+    return list(dict.fromkeys(found))
+
+
+# Names in a setjmp argument that are not the object it names.
+_JUMP_WORDS = frozenset({"longjmp", "siglongjmp", "jmp_buf", "sigjmp_buf", "sizeof"})
+
+
+def _guard_for(text: str, var: str, held: str) -> str | None:
+    """``text`` naming ``held`` where it names the usage's object (None when that is unclear)."""
+    if var and re.search(rf"\b{re.escape(var)}\b", text):
+        return re.sub(rf"\b{re.escape(var)}\b", held, text)
+    names = {m.group(1) for m in re.finditer(r"(?<![\w*])([a-z_]\w*)\b(?!\s*\()", text)} - _JUMP_WORDS
+    if len(names) != 1 or re.search(rf"\*\s*\(?\s*{re.escape(next(iter(names)))}\b", text):
+        return None  # several names, or the object reached through a pointer to it
+    return re.sub(rf"\b{re.escape(next(iter(names)))}\b", held, text)
+
+
+def with_jump_guard(harness: str, facts: UsageFacts) -> tuple[str, list[str]]:
+    """``harness`` with the usage's setjmp guard before its target call, and a note (if added).
+
+    The guard goes after SETUP, so every variable it set holds its value when the library
+    longjmps back, and the jump lands on the cleanup.
+    """
+    if re.search(r"\bsetjmp\s*\(", harness) or "/* @LF:CALL */" not in harness:
+        return harness, []
+    for ctype, text, var in jump_guards(facts):
+        spelled = r"\s*".join(re.escape(w) for w in type_key(ctype).replace("*", " * ").split())
+        decl = re.search(rf"^\s*(?:const\s+)?{spelled}\s*(\w+)\s*=", harness, re.M)
+        guard = _guard_for(text, var, decl.group(1)) if decl else None
+        if decl is None or guard is None:
+            continue
+        mark = "/* @LF:CALL */"
+        code = harness.replace(mark, f"{mark}\n  if (setjmp({guard})) goto lf_cleanup;", 1)
+        if "lf_cleanup:" not in code:
+            code = code.replace("/* @LF:CLEANUP */", "/* @LF:CLEANUP */\n  lf_cleanup: ;", 1)
+        if "<setjmp.h>" not in code:
+            code = code.replace("/* @LF:INCLUDES */", "/* @LF:INCLUDES */\n#include <setjmp.h>", 1)
+        return code, [f"{decl.group(1)}: errors longjmp to a setjmp before the call, as the library's does"]
+    return harness, []
+
+
 def usage_followups(facts: UsageFacts, target: FunctionDecl) -> list[str]:
     """The calls the library's own code makes after the target on what it holds (not its releases)."""
     protocol = facts.target(target.name)
@@ -140,6 +196,7 @@ def usage_draft(
     if unknown or any(cb.passed_to and not cb.source for cb in protocol.callbacks):
         return None
     libc = {LIBC[n] for n in re.findall(r"\b\w+\b", body + "\n".join(globals_)) if n in LIBC}
+    libc |= {"<setjmp.h>"} if "setjmp(" in body else set()
     mark = f"{REPLAY_MARK} {protocol.seen_in} */"
     code = _render(draft, [mark, *globals_], [*sorted(libc), *headers], skeleton)
     notes = [

@@ -31,7 +31,8 @@ LOOP_BOUND = 4096
 _IDENT = re.compile(r"(?<![.\w>])(?<!->)([A-Za-z_]\w*)\b")
 _C_WORDS = frozenset(
     """if else while for do return sizeof struct union enum const unsigned signed char short int
-    long float double void static volatile break continue goto NULL size_t uint8_t data size""".split()
+    long float double void static volatile break continue goto NULL size_t uint8_t data size
+    setjmp longjmp jmp_buf sigjmp_buf""".split()
 )
 # A text parameter that names a file (the synthesizer's path role reads names the same way).
 PATH_PARAM = re.compile(r"(path|filename|file_name|fname|^file$)", re.I)
@@ -150,6 +151,9 @@ class UsageDraft:
                 continue
             if self._early_release(steps, i):
                 continue  # an error path's cleanup (`if (!ok) { free(obj); return 1; }`)
+            if step.call == "setjmp":  # the library longjmps here on error: the harness cleans up
+                self.setup.append(f"if ({self.call_text(step)}) goto lf_cleanup;")
+                continue
             if step.call == self.target.name and phase == "setup":
                 phase = "call"
                 self.emit(step, self.call, target=True)
