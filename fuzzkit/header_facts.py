@@ -92,6 +92,74 @@ class ReleaserFacts(BaseModel):
 RELEASERS_KIND = "releasers"  # the kind of the ``## Types`` section's facts block
 
 
+class WrapperCall(BaseModel):
+    """``function(args)`` as a header's own wrapper ``caller(params)`` calls it (:class:`Wrapper`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    function: str
+    args: list[str]
+    caller: str
+    params: list[str] = Field(default_factory=list)
+
+
+class Instance(BaseModel):
+    """A variable the library defines (``extern TYPE name;``) whose type the API takes a pointer to."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    type: str
+
+
+class DocumentedReturn(BaseModel):
+    """The sentence documenting what ``function`` returns."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    function: str
+    text: str
+
+
+class FunctionNotes(BaseModel):
+    """What the documentation and the header's wrappers say of API functions (:data:`NOTES_KIND` block).
+
+    Each list names functions; ``optional`` and ``utf8`` map a function to parameter names;
+    ``returns`` gives a function's sentence documenting its return values.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    instances: list[Instance] = Field(default_factory=list)
+    retains: list[str] = Field(default_factory=list)
+    consumes: list[str] = Field(default_factory=list)
+    adopts: list[str] = Field(default_factory=list)
+    inside_only: list[str] = Field(default_factory=list)
+    internal: list[str] = Field(default_factory=list)
+    borrows: list[str] = Field(default_factory=list)
+    optional: dict[str, list[str]] = Field(default_factory=dict)
+    utf8: dict[str, list[str]] = Field(default_factory=dict)
+    wrappers: list[WrapperCall] = Field(default_factory=list)
+    returns: list[DocumentedReturn] = Field(default_factory=list)
+
+
+NOTES_KIND = "notes"  # the kind of the ``## Types`` section's block of documented behaviour
+# What each key of the notes block means, one short line each for a reader of the prompt.
+NOTES_LEGEND = {
+    "instances": "objects the library defines: pass one's address where the API takes a pointer to its type",
+    "retains": "keep their pointer arguments by reference (those must outlive the object)",
+    "consumes": "take ownership of their object argument, even when they fail",
+    "adopts": "take over their allocated buffer argument when they succeed (not freed again)",
+    "inside_only": "called by no harness: only from within the library's callback",
+    "internal": "called by no harness: the library's own helpers",
+    "borrows": "hand back memory the library owns: never free it",
+    "optional": "parameters the documentation lets be NULL (leaving one out is a case of its own)",
+    "utf8": "text parameters documented as UTF-8 (other bytes there break the contract, not the library)",
+    "wrappers": "calls in the header's own wrappers (pass the same fixed arguments)",
+    "returns": "documented return values",
+}
+
+
 @dataclass
 class HeaderFacts:
     """Everything :func:`collect_facts` found; plain data (it travels in the graph state)."""
@@ -198,49 +266,31 @@ class HeaderFacts:
         out = ["```c", *lines, "```"] if lines else []
         return "\n".join(out + self._notes())
 
+    def notes(self) -> FunctionNotes:
+        """The documented behaviour of functions, as the notes block carries it."""
+        return FunctionNotes(
+            instances=[Instance(name=n, type=t) for n, t in self.instances],
+            retains=self.retains, consumes=self.consumes, adopts=self.adopts,
+            inside_only=self.inside_only, internal=self.internal, borrows=self.borrows,
+            optional=self.optional, utf8=self.utf8,
+            returns=[DocumentedReturn(function=fn, text=text) for fn, text in self.returns.items()],
+            wrappers=[WrapperCall(function=w.function, args=list(w.args), caller=w.caller,
+                                  params=list(w.params)) for w in self.wrappers],
+        )
+
     def _notes(self) -> list[str]:
-        """The notes after the declarations: objects, releasers, documented behaviour, wrappers."""
+        """The notes after the declarations: releasers, then documented behaviour, each as data."""
         out: list[str] = []
-        if self.instances:
-            out.append("Objects the library defines (pass one's address where the API takes a pointer "
-                       "to its type):")
-            out += [f"- extern {_field_decl(name, ctype)};" for name, ctype in self.instances]
         if self.releasers:
             names = ", ".join(dict.fromkeys(r.function for r in self.releasers))
             out.append(f"Release functions: {names} (what each releases and why, as data):")
             out.append(render_facts(RELEASERS_KIND, ReleaserFacts(releasers=self.releasers)))
-        if self.retains:
-            out.append("Arguments kept by reference (they must outlive the object):")
-            out += [f"- {fn} keeps its pointer arguments (documentation)" for fn in self.retains]
-        if self.consumes or self.adopts:
-            out.append("Ownership (documentation):")
-            out += [f"- {fn} takes ownership of its object argument, even when it fails"
-                    for fn in self.consumes]
-            out += [f"- {fn} takes over its allocated buffer argument when it succeeds (not freed again)"
-                    for fn in self.adopts]
-        if self.inside_only:
-            out.append("Valid only inside a callback or method the library calls (documentation):")
-            out += [f"- {fn} is called by no harness: only from within the library's callback"
-                    for fn in self.inside_only]
-        if self.internal:
-            out.append("Internal to the library (documentation):")
-            out += [f"- {fn} is called by no harness: the library's own helper" for fn in self.internal]
-        if self.borrows:
-            out.append("Results the library keeps (documentation):")
-            out += [f"- {fn} hands back memory the library owns: never free it" for fn in self.borrows]
-        if self.optional:
-            out.append("Arguments the documentation lets be NULL (leaving one out is a case of its own):")
-            out += [f"- {fn} accepts NULL for {', '.join(names)}" for fn, names in self.optional.items()]
-        if self.utf8:
-            out.append("Text documented as UTF-8 (other bytes there break the contract, not the library):")
-            out += [f"- {fn} takes UTF-8 in {', '.join(names)}" for fn, names in self.utf8.items()]
-        if self.wrappers:
-            out.append("Calls in the header's own wrappers (pass the same fixed arguments):")
-            out += [f"- {w.function}({', '.join(w.args)}) in {w.caller}({', '.join(w.params)})"
-                    for w in self.wrappers]
-        if self.returns:
-            out.append("Documented return values:")
-            out += [f"- {fn}: {text}" for fn, text in self.returns.items()]
+        notes = self.notes()
+        present = [key for key in NOTES_LEGEND if getattr(notes, key)]
+        if present:
+            out.append("Documented behaviour of functions, as data:")
+            out += [f"- {key}: {NOTES_LEGEND[key]}" for key in present]
+            out.append(render_facts(NOTES_KIND, notes))
         return out
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.facts_block import read_facts
-from fuzzkit.header_facts import RELEASERS_KIND, ReleaserFacts
-from fuzzkit.header_wrappers import Wrapper, argument_names, call_arguments, fixed_arguments
+from fuzzkit.header_facts import NOTES_KIND, RELEASERS_KIND, FunctionNotes, ReleaserFacts
+from fuzzkit.header_wrappers import Wrapper, argument_names, fixed_arguments
 
 _TYPEDEF = re.compile(r"^typedef (?P<under>.+?)\s*\b(?P<name>[A-Za-z_]\w*);(?:\s*/\* (?P<canon>.*) \*/)?$")
 _FNPTR = re.compile(r"^typedef (?P<ret>.+?)\(\*\s*(?P<name>\w+)\)\s*\((?P<args>.*)\);$")
@@ -29,17 +29,8 @@ _ENUM = re.compile(r"^(?:enum (?P<name>\w+) \{(?P<body>.*)\};"
 _DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)"
                      r"(?:  /\* (?P<note>only|not for) (?P<fns>.*) \*/)?$")
 _SCOPE = re.compile(r"^/\* flags of (?P<fns>.*) \*/$")
-_KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
-_TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
-_ADOPTS = re.compile(r"^- (?P<fn>\w+) takes over its allocated buffer argument when it succeeds")
-_NULLABLE = re.compile(r"^- (?P<fn>\w+) accepts NULL for (?P<names>\w+(?:, \w+)*)$")
-_INSIDE = re.compile(r"^- (?P<fn>\w+) is called by no harness")  # only from a callback, or internal
-_BORROWS = re.compile(r"^- (?P<fn>\w+) hands back memory the library owns")
 _FN_FIELD = re.compile(r"\(\*\s*(\w+)\)")
 _RANGE = re.compile(r"(\w+)(?:\[[^\]]*\])?;\s*/\* (-?\d+)\.\.(-?\d+) \*/")
-_INSTANCE = re.compile(r"^- extern (?P<decl>[^()]+);$")
-_RETURN = re.compile(r"^- (?P<fn>\w+): (?P<text>.+)$")
-_WRAPPED = re.compile(r"^- (?P<fn>\w+)\((?P<args>.*)\) in (?P<caller>\w+)\((?P<params>[^()]*)\)$")
 _FIELD = re.compile(r"(?P<type>.*?[\s*])(?P<name>\w+)(?:\[[^\]]*\])?$")
 
 
@@ -146,18 +137,18 @@ def using(table: TypeTable) -> Iterator[TypeTable]:
 
 
 def read_types(text: str, api: Iterable[FunctionDecl] | None = None) -> TypeTable:
-    """Parse a ``## Types`` section body (fenced C, the releasers' facts block, then notes).
+    """Parse a ``## Types`` section body (fenced C, then the releasers' and notes' facts blocks).
 
     ``api``: the prompt's prototypes, whose result and out-parameter types are handed out.
 
     Raises:
-        FactsBlockError: The releasers' facts block does not fit its model.
+        FactsBlockError: A facts block (releasers, notes) does not fit its model.
     """
     table = TypeTable(handed_out=_handed_out(api))
     _read_releasers(table, text)
+    _read_notes(table, text)
     group: list[str] = []
     scoped: frozenset[str] = frozenset()
-    wrappers: list[Wrapper] = []
     for line in _plain_lines(text):
         if not line or line.startswith("```"):
             if group:
@@ -181,26 +172,8 @@ def read_types(text: str, api: Iterable[FunctionDecl] | None = None) -> TypeTabl
                 notes = table.flag_only if define["note"] == "only" else table.flag_not_for
                 notes[define["name"]] = _names(define["fns"])
             continue
-        wrapped = _WRAPPED.match(line)
-        if wrapped:
-            params = tuple(p.strip() for p in wrapped["params"].split(",") if p.strip())
-            args = call_arguments(wrapped["args"])
-            if args is not None:
-                wrappers.append(Wrapper(wrapped["fn"], args, wrapped["caller"], params))
-            continue
-        instance = _INSTANCE.match(line)
-        field_ = _FIELD.match(instance["decl"].strip()) if instance else None
-        if field_:
-            table.instances.append((field_["name"], re.sub(r"\s+", " ", field_["type"]).strip()))
-            continue
-        for pattern, note in _NOTES:
-            if (found := pattern.match(line)) is not None:
-                note(table, found)
-                break
     if group:
         table.groups.append(group)
-    table.fixed_args = fixed_arguments(wrappers)
-    table.arg_names = argument_names(wrappers)
     _name_tagless_records(table)
     table.key = hash((text, table.handed_out))
     return table
@@ -249,15 +222,20 @@ def _read_releasers(table: TypeTable, text: str) -> None:
             table.frees_heap.add(r.function)
 
 
-_NOTES = (  # the bullets after the declarations, in the order they are tried
-    (_KEEPS, lambda t, m: t.retains.add(m["fn"])),
-    (_TAKES, lambda t, m: t.consumes.add(m["fn"])),
-    (_ADOPTS, lambda t, m: t.adopts.add(m["fn"])),
-    (_NULLABLE, lambda t, m: t.optional.__setitem__(m["fn"], set(m["names"].split(", ")))),
-    (_INSIDE, lambda t, m: t.inside_only.add(m["fn"])),
-    (_BORROWS, lambda t, m: t.borrows.add(m["fn"])),
-    (_RETURN, lambda t, m: t.returns.__setitem__(m["fn"], m["text"])),
-)
+def _read_notes(table: TypeTable, text: str) -> None:
+    """What functions are documented to do, from the notes block (:class:`FunctionNotes`)."""
+    notes = read_facts(text, NOTES_KIND, FunctionNotes) or FunctionNotes()
+    table.instances = [(i.name, i.type) for i in notes.instances]
+    table.retains = set(notes.retains)
+    table.consumes = set(notes.consumes)
+    table.adopts = set(notes.adopts)
+    table.inside_only = set(notes.inside_only) | set(notes.internal)
+    table.borrows = set(notes.borrows)
+    table.optional = {fn: set(names) for fn, names in notes.optional.items()}
+    table.returns = {r.function: r.text for r in notes.returns}
+    wrappers = [Wrapper(w.function, tuple(w.args), w.caller, tuple(w.params)) for w in notes.wrappers]
+    table.fixed_args = fixed_arguments(wrappers)
+    table.arg_names = argument_names(wrappers)
 
 
 def _names(text: str) -> frozenset[str]:

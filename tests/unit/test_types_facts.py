@@ -1,0 +1,84 @@
+"""The ``## Types`` section's facts travel as data: rendered from models, read back with them.
+
+:meth:`fuzzkit.header_facts.HeaderFacts.render` writes short lines a person reads and fenced
+facts blocks (:mod:`fuzzkit.facts_block`); :func:`agents.offline.type_table.read_types` reads
+the blocks with the same models. Rewording a line changes nothing the engine reads; a block
+that does not fit its model is a :class:`~fuzzkit.facts_block.FactsBlockError`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.offline.type_table import TypeTable, read_types
+from fuzzkit.facts_block import FactsBlockError, read_facts
+from fuzzkit.header_facts import NOTES_KIND, FunctionNotes, HeaderFacts
+from fuzzkit.header_wrappers import Wrapper
+
+SIZE = "sizeof(vx_config)"
+FACTS = HeaderFacts(
+    instances=[("vx_utf8", "const vx_codec"), ("vx_default", "vx_config *")],
+    retains=["vx_set_name"], consumes=["vx_list_push"], adopts=["vx_take_text"],
+    inside_only=["vx_depth"], internal=["vx_swap"], borrows=["vx_error"],
+    optional={"vx_open": ["path", "mode"]}, utf8={"vx_open": ["path"]},
+    wrappers=[Wrapper("vx_init_internal", ("cfg", "VX_ABI", SIZE), "vx_init", ("cfg",)),
+              Wrapper("vx_init_internal", ("cfg", "level", SIZE), "vx_preset", ("cfg", "level"))],
+    returns={"vx_open": "Returns 0 on success: a 'quoted' text, with # and - and: colons.",
+             "vx_close": "-1 on error"},
+)
+
+
+def _notes_of(table: TypeTable) -> tuple[object, ...]:
+    return (table.instances, table.retains, table.consumes, table.adopts, table.inside_only,
+            table.borrows, table.optional, table.returns, table.fixed_args, table.arg_names)
+
+
+def test_the_notes_block_round_trips_to_the_same_models() -> None:
+    text = FACTS.render()
+    assert "```yaml\n# facts: notes v1\n" in text
+    assert read_facts(text, NOTES_KIND, FunctionNotes) == FACTS.notes()
+    assert HeaderFacts.from_dict(FACTS.to_dict()).notes() == FACTS.notes()
+
+
+def test_the_engine_reads_the_notes_from_the_block() -> None:
+    table = read_types(FACTS.render())
+    assert table.instances == [("vx_utf8", "const vx_codec"), ("vx_default", "vx_config *")]
+    assert (table.retains, table.consumes) == ({"vx_set_name"}, {"vx_list_push"})
+    assert table.adopts == {"vx_take_text"}
+    assert table.inside_only == {"vx_depth", "vx_swap"} and table.borrows == {"vx_error"}
+    assert table.optional == {"vx_open": {"path", "mode"}}
+    assert table.returns == FACTS.returns
+    assert table.fixed_args == {"vx_init_internal": {2: SIZE}}
+    assert table.arg_names == {"vx_init_internal": {0: "cfg", 1: "level"}}
+
+
+def test_rewording_or_dropping_the_human_lines_changes_nothing_the_engine_reads() -> None:
+    text = FACTS.render()
+    human = [x for x in text.splitlines() if x.startswith(("- retains:", "- returns:", "Documented"))]
+    assert len(human) == 3
+    reworded = text
+    for line in human:
+        reworded = reworded.replace(line, "- vx_open: these words say something else entirely")
+    dropped = "\n".join(x for x in text.splitlines() if x not in human)
+    assert _notes_of(read_types(reworded)) == _notes_of(read_types(dropped)) == _notes_of(read_types(text))
+
+
+def test_sentences_about_documented_behaviour_are_not_read_as_facts() -> None:
+    """The old bullets (``- f keeps its pointer arguments``, ``- f: text``) are prose now."""
+    prose = ("- vx_set_name keeps its pointer arguments (documentation)\n- vx_open accepts NULL for path\n"
+             "Documented return values:\n- vx_open: 0 on success\n- extern const vx_codec vx_utf8;\n"
+             "- vx_init_internal(cfg, VX_ABI) in vx_init(cfg)")
+    assert _notes_of(read_types(prose)) == _notes_of(TypeTable())
+
+
+@pytest.mark.parametrize("body, says", [
+    ("retains: vx_set_name: [x]", "mapping values are not allowed"),
+    ("retains: {vx_set_name: 1}", "retains"),
+    ("keeps: [vx_set_name]", "keeps"),
+    ("wrappers:\n- {function: f, caller: g}", "args"),
+])
+def test_a_malformed_notes_block_is_an_error_naming_what_is_wrong(body: str, says: str) -> None:
+    text = f"Documented behaviour of functions, as data:\n```yaml\n# facts: notes v1\n{body}\n```"
+    with pytest.raises(FactsBlockError, match="notes facts block") as err:
+        read_types(text)
+    assert says in str(err.value)
