@@ -92,6 +92,45 @@ class ReleaserFacts(BaseModel):
 RELEASERS_KIND = "releasers"  # the kind of the ``## Types`` section's facts block
 
 
+class EnumConstants(BaseModel):
+    """An enum's constants; ``typedef``: it has no tag (spelled ``name``, never ``enum name``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    typedef: bool = False
+    constants: dict[str, int] = Field(default_factory=dict)
+
+
+class MacroGroup(BaseModel):
+    """Integer ``#define`` lines that sit together in a header (:class:`Macro`).
+
+    ``scope``: the functions the comment above the group names (its flags); ``only`` and
+    ``not_for``: per constant, the functions its own comment limits it to or rules out.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    scope: list[str] = Field(default_factory=list)
+    constants: dict[str, int] = Field(default_factory=dict)
+    only: dict[str, list[str]] = Field(default_factory=dict)
+    not_for: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class ConstantFacts(BaseModel):
+    """The enums and macro groups as they travel in the prompt (:data:`CONSTANTS_KIND` block)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enums: list[EnumConstants] = Field(default_factory=list)
+    macros: list[MacroGroup] = Field(default_factory=list)
+
+
+CONSTANTS_KIND = "constants"  # the kind of the ``## Types`` section's block of enums and macros
+CONSTANTS_LEGEND = ("Constants, as data (`enum NAME`, or `NAME` when `typedef: true`; "
+                    "macros in their header's groups, with the functions their comments name):")
+
+
 class WrapperCall(BaseModel):
     """``function(args)`` as a header's own wrapper ``caller(params)`` calls it (:class:`Wrapper`)."""
 
@@ -222,7 +261,7 @@ class HeaderFacts:
         )
 
     def render(self) -> str:
-        """The ``## Types`` section body: C declarations in a fence, releasers as data, then notes."""
+        """The ``## Types`` section body: typedefs and records in a C fence, then the facts blocks."""
         lines: list[str] = []
         for t in self.typedefs:
             fn_type = _FUNCTION_TYPE.match(t.underlying) or _FUNCTION_TYPE.match(t.canonical)
@@ -249,22 +288,27 @@ class HeaderFacts:
                     lines.append(f"{head} {{ {body} }};")
                 else:  # an anonymous record, named by its typedef only
                     lines.append(f"typedef {head} {{ {body} }} {r.names[0]};")
-        for e in self.enums:
-            body = ", ".join(f"{n} = {v}" for n, v in e.constants)
-            enum = f"typedef enum {{ {body} }} {e.name};" if e.typedef else f"enum {e.name} {{ {body} }};"
-            lines.append(enum)
+        out = ["```c", *lines, "```"] if lines else []
+        constants = self.constants()
+        if constants.enums or constants.macros:
+            out += [CONSTANTS_LEGEND, render_facts(CONSTANTS_KIND, constants)]
+        return "\n".join(out + self._notes())
+
+    def constants(self) -> ConstantFacts:
+        """The enums and the groups of integer macros, as the constants block carries them."""
+        groups: list[MacroGroup] = []
         last_group = None
         for m in self.macros:
-            if last_group is not None and m.group != last_group:
-                lines.append("")
-            if m.scope and m.group != last_group:
-                lines.append(f"/* flags of {', '.join(f + '()' for f in m.scope)} */")
-            note = (f"  /* only {', '.join(f + '()' for f in m.only)} */" if m.only else
-                    f"  /* not for {', '.join(f + '()' for f in m.not_for)} */" if m.not_for else "")
-            lines.append(f"#define {m.name} {m.value}{note}")
+            if not groups or m.group != last_group:
+                groups.append(MacroGroup(scope=list(m.scope)))
+            groups[-1].constants[m.name] = m.value
+            if m.only:
+                groups[-1].only[m.name] = list(m.only)
+            elif m.not_for:
+                groups[-1].not_for[m.name] = list(m.not_for)
             last_group = m.group
-        out = ["```c", *lines, "```"] if lines else []
-        return "\n".join(out + self._notes())
+        return ConstantFacts(macros=groups, enums=[
+            EnumConstants(name=e.name, typedef=e.typedef, constants=dict(e.constants)) for e in self.enums])
 
     def notes(self) -> FunctionNotes:
         """The documented behaviour of functions, as the notes block carries it."""

@@ -15,16 +15,37 @@ import re
 from collections.abc import Callable
 
 from fuzzkit.facts_block import read_facts
-from fuzzkit.header_facts import RELEASERS_KIND, HeaderFacts, Releaser, ReleaserFacts
+from fuzzkit.header_facts import (
+    CONSTANTS_KIND,
+    CONSTANTS_LEGEND,
+    NOTES_KIND,
+    NOTES_LEGEND,
+    RELEASERS_KIND,
+    ConstantFacts,
+    Enum,
+    FunctionNotes,
+    HeaderFacts,
+    Macro,
+    Releaser,
+    ReleaserFacts,
+)
 from fuzzkit.header_wrappers import Wrapper, call_arguments
 
 _HEADINGS = ("Release functions:", "Arguments kept by reference", "Ownership (documentation):",
              "Valid only inside a callback", "Internal to the library", "Results the library keeps",
              "Arguments the documentation lets be NULL", "Text documented as UTF-8",
-             "Calls in the header's own wrappers", "Documented return values:", "Objects the library defines")
+             "Calls in the header's own wrappers", "Documented return values:", "Objects the library defines",
+             "Documented behaviour of functions, as data:", CONSTANTS_LEGEND,
+             *(f"- {key}: {legend}" for key, legend in NOTES_LEGEND.items()))
 _BULLET = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
 HEAP = "; the library allocates it"
-_RELEASERS_BLOCK = re.compile(r"\n?```yaml\n# facts: releasers v1\n.*?^```$\n?", re.M | re.S)
+# Hand-written constants inside a C fence: enums, integer macros, the comment naming a group's functions.
+_ENUM = re.compile(r"^(?:enum (?P<name>\w+) \{(?P<body>.*)\};"
+                   r"|typedef enum \{(?P<tbody>.*)\} (?P<tname>\w+);)$")
+_DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)"
+                     r"(?:  /\* (?P<note>only|not for) (?P<fns>.*) \*/)?$")
+_SCOPE = re.compile(r"^/\* flags of (?P<fns>.*) \*/$")
+_BLOCK = r"\n?```yaml\n# facts: {} v1\n.*?^```$\n?"
 
 
 def _wrapper(m: re.Match[str]) -> Wrapper:
@@ -70,31 +91,102 @@ def _note(facts: HeaderFacts, line: str) -> bool:
     return False
 
 
-def render_types(text: str) -> str:
-    """``text`` with its release and note headings and bullets replaced by their rendering.
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip().removesuffix("()") for n in text.split(",") if n.strip())
 
-    The rendering goes where the first of them was; a text without any is returned unchanged.
-    Bullets inside a fenced block are left alone.
+
+class _Constants:
+    """Enums and ``#define`` groups read from hand-written C lines, grouped as a header groups them."""
+
+    def __init__(self, facts: HeaderFacts) -> None:
+        self.facts, self.group, self.scope, self.open = facts, 0, (), False
+
+    def end_group(self) -> None:
+        self.group, self.scope, self.open = self.group + self.open, (), False
+
+    def take(self, line: str) -> bool:
+        """Whether ``line`` is a constant (or a group's comment), then added to the facts."""
+        if (scope := _SCOPE.match(line)) is not None:
+            self.scope = _names(scope["fns"])
+            return True
+        if (define := _DEFINE.match(line)) is not None:
+            fns = _names(define["fns"] or "")
+            self.facts.macros.append(Macro(define["name"], int(define["value"]), self.group, self.scope,
+                                           fns if define["note"] == "only" else (),
+                                           fns if define["note"] == "not for" else ()))
+            self.open = True
+            return True
+        if (enum := _ENUM.match(line)) is not None:
+            parts = [p.partition("=") for p in (enum["body"] or enum["tbody"]).split(",")]
+            values = tuple((n.strip(), int(v)) for n, _, v in parts if v.strip().lstrip("-").isdigit())
+            self.facts.enums.append(Enum(enum["name"] or enum["tname"], values, bool(enum["tname"])))
+            return True
+        return False
+
+
+def _rendered(text: str) -> tuple[HeaderFacts, str]:
+    """The facts of the blocks ``text`` already holds (they move along, merged), and ``text`` without them."""
+    facts = HeaderFacts()
+    while (gone := read_facts(text, RELEASERS_KIND, ReleaserFacts)) is not None:
+        facts.releasers += gone.releasers
+        text = re.sub(_BLOCK.format(RELEASERS_KIND), "\n", text, count=1, flags=re.M | re.S)
+    while (notes := read_facts(text, NOTES_KIND, FunctionNotes)) is not None:
+        for key in ("retains", "consumes", "adopts", "inside_only", "internal", "borrows"):
+            getattr(facts, key).extend(getattr(notes, key))
+        facts.optional.update(notes.optional)
+        facts.utf8.update(notes.utf8)
+        facts.instances += [(i.name, i.type) for i in notes.instances]
+        facts.wrappers += [Wrapper(w.function, tuple(w.args), w.caller, tuple(w.params))
+                           for w in notes.wrappers]
+        facts.returns.update({r.function: r.text for r in notes.returns})
+        text = re.sub(_BLOCK.format(NOTES_KIND), "\n", text, count=1, flags=re.M | re.S)
+    while (constants := read_facts(text, CONSTANTS_KIND, ConstantFacts)) is not None:
+        facts.enums += [Enum(e.name, tuple(e.constants.items()), e.typedef) for e in constants.enums]
+        first = len({m.group for m in facts.macros})
+        facts.macros += [Macro(name, value, first + i, tuple(g.scope), tuple(g.only.get(name, ())),
+                               tuple(g.not_for.get(name, ())))
+                         for i, g in enumerate(constants.macros) for name, value in g.constants.items()]
+        text = re.sub(_BLOCK.format(CONSTANTS_KIND), "\n", text, count=1, flags=re.M | re.S)
+    return facts, text
+
+
+def render_types(text: str) -> str:
+    """``text`` with its constants, release and note lines replaced by their rendering.
+
+    The rendering goes where the first of them was (after the C fence that held a constant);
+    a text without any is returned unchanged. Bullets inside a fenced block are left alone.
     """
-    rendered = read_facts(text, RELEASERS_KIND, ReleaserFacts)  # a block already rendered moves along
-    facts = HeaderFacts(releasers=(rendered.releasers if rendered else []) + releasers(text))
-    if rendered:
-        text = _RELEASERS_BLOCK.sub("\n", text, count=1)
+    facts, text = _rendered(text)
+    facts.releasers += releasers(text)
     kept: list[str] = []
     at: int | None = None
-    fenced = False
+    fenced = in_yaml = after_fence = False
+    constants = _Constants(facts)
     for line in text.split("\n"):
         plain = line.strip()
-        fenced = fenced != plain.startswith("```")
-        if not fenced and not plain.startswith("```") and (
+        fence = plain.startswith("```")
+        fenced = fenced != fence
+        in_yaml = fenced and (in_yaml or plain.startswith("```yaml"))
+        if fence or not plain:
+            constants.end_group()
+        if not in_yaml and not fence and constants.take(plain):
+            if at is None and not after_fence and not fenced:
+                at = len(kept)
+            after_fence = after_fence or (at is None and fenced)
+            continue
+        if not fenced and not fence and (
                 plain.startswith(_HEADINGS) or _BULLET.match(plain) or _note(facts, plain)):
             at = len(kept) if at is None else at
             continue
         kept.append(line)
-    if at is None:
+        if fence and not fenced and after_fence:
+            at, after_fence = len(kept), False
+    if at is None and facts == HeaderFacts():
         return text
-    kept[at:at] = facts.render().split("\n")
-    return "\n".join(kept)
+    at = len(kept) if at is None else at
+    rendered = facts.render().split("\n")
+    kept[at:at] = rendered[rendered.index("```") + 1:] if rendered[0] == "```c" else rendered
+    return re.sub(r"```c\n```\n?", "", re.sub(r"\n\n+```\n", "\n```\n", "\n".join(kept)))
 
 
 def released(text: str) -> set[tuple[str, str]]:

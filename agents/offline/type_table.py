@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.facts_block import read_facts
-from fuzzkit.header_facts import NOTES_KIND, RELEASERS_KIND, FunctionNotes, ReleaserFacts
+from fuzzkit.header_facts import (
+    CONSTANTS_KIND,
+    NOTES_KIND,
+    RELEASERS_KIND,
+    ConstantFacts,
+    FunctionNotes,
+    ReleaserFacts,
+)
 from fuzzkit.header_wrappers import Wrapper, argument_names, fixed_arguments
 
 _TYPEDEF = re.compile(r"^typedef (?P<under>.+?)\s*\b(?P<name>[A-Za-z_]\w*);(?:\s*/\* (?P<canon>.*) \*/)?$")
@@ -24,11 +31,6 @@ _FNPTR = re.compile(r"^typedef (?P<ret>.+?)\(\*\s*(?P<name>\w+)\)\s*\((?P<args>.
 _FNTYPE = re.compile(r"^typedef (?P<ret>[^()]+?)\s+(?P<name>\w+)\((?P<args>.*)\);$")
 _RECORD = re.compile(r"^(?P<kind>struct|union) (?P<tag>\w*)\s*(?:\{(?P<body>.*)\})?;")
 _ANON = re.compile(r"^typedef (?P<kind>struct|union) \{(?P<body>.*)\} (?P<name>[A-Za-z_]\w*);$")
-_ENUM = re.compile(r"^(?:enum (?P<name>\w+) \{(?P<body>.*)\};"
-                   r"|typedef enum \{(?P<tbody>.*)\} (?P<tname>\w+);)$")  # a tagless enum
-_DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)"
-                     r"(?:  /\* (?P<note>only|not for) (?P<fns>.*) \*/)?$")
-_SCOPE = re.compile(r"^/\* flags of (?P<fns>.*) \*/$")
 _FN_FIELD = re.compile(r"\(\*\s*(\w+)\)")
 _RANGE = re.compile(r"(\w+)(?:\[[^\]]*\])?;\s*/\* (-?\d+)\.\.(-?\d+) \*/")
 _FIELD = re.compile(r"(?P<type>.*?[\s*])(?P<name>\w+)(?:\[[^\]]*\])?$")
@@ -137,53 +139,26 @@ def using(table: TypeTable) -> Iterator[TypeTable]:
 
 
 def read_types(text: str, api: Iterable[FunctionDecl] | None = None) -> TypeTable:
-    """Parse a ``## Types`` section body (fenced C, then the releasers' and notes' facts blocks).
+    """Parse a ``## Types`` section body (typedefs and records in fenced C, then facts blocks).
 
     ``api``: the prompt's prototypes, whose result and out-parameter types are handed out.
 
     Raises:
-        FactsBlockError: A facts block (releasers, notes) does not fit its model.
+        FactsBlockError: A facts block (constants, releasers, notes) does not fit its model.
     """
     table = TypeTable(handed_out=_handed_out(api))
     _read_releasers(table, text)
     _read_notes(table, text)
-    group: list[str] = []
-    scoped: frozenset[str] = frozenset()
     for line in _plain_lines(text):
-        if not line or line.startswith("```"):
-            if group:
-                table.groups.append(group)
-                group = []
-            scoped = frozenset()
-            continue
-        if _read_decl(table, line):
-            continue
-        scope = _SCOPE.match(line)
-        if scope:
-            scoped = _names(scope["fns"])
-            continue
-        define = _DEFINE.match(line)
-        if define:
-            table.constants[define["name"]] = int(define["value"])
-            group.append(define["name"])
-            if scoped:
-                table.flag_scope[define["name"]] = scoped
-            if define["note"]:
-                notes = table.flag_only if define["note"] == "only" else table.flag_not_for
-                notes[define["name"]] = _names(define["fns"])
-            continue
-    if group:
-        table.groups.append(group)
+        _read_decl(table, line)
+    _read_constants(table, text)
     _name_tagless_records(table)
     table.key = hash((text, table.handed_out))
     return table
 
 
 def _plain_lines(text: str) -> Iterator[str]:
-    """The stripped lines of ``text``, but for the inside of fenced YAML facts blocks (read as data).
-
-    A facts block's line (``- function: f``) would otherwise read as a note (``- f: text``).
-    """
+    """The stripped lines of ``text``, but for the inside of fenced YAML facts blocks (read as data)."""
     in_data = False
     for raw in text.splitlines():
         line = raw.strip()
@@ -191,7 +166,7 @@ def _plain_lines(text: str) -> Iterator[str]:
             in_data = not line.startswith("```")
             continue
         in_data = line.startswith("```yaml")
-        yield line  # its opening fence still ends a group of constants
+        yield line
 
 
 def _name_tagless_records(table: TypeTable) -> None:
@@ -238,8 +213,28 @@ def _read_notes(table: TypeTable, text: str) -> None:
     table.arg_names = argument_names(wrappers)
 
 
-def _names(text: str) -> frozenset[str]:
-    return frozenset(n.strip().removesuffix("()") for n in text.split(",") if n.strip())
+def _read_constants(table: TypeTable, text: str) -> None:
+    """Enums and macro groups from the constants block (:class:`~fuzzkit.header_facts.ConstantFacts`).
+
+    Each enum, then each macro group, is a group of constants; an enum's members are also
+    known by the typedefs that stand for it (read from the C fence first).
+    """
+    facts = read_facts(text, CONSTANTS_KIND, ConstantFacts) or ConstantFacts()
+    for e in facts.enums:
+        names = list(e.constants)
+        table.constants.update(e.constants)
+        table.groups.append(names)
+        table.enum_members[e.name] = names
+        for alias, canon in table.canonical.items():
+            if canon == f"enum {e.name}":
+                table.enum_members[alias] = names
+    for g in facts.macros:
+        table.constants.update(g.constants)
+        table.groups.append(list(g.constants))
+        if g.scope:
+            table.flag_scope.update(dict.fromkeys(g.constants, frozenset(g.scope)))
+        table.flag_only.update({name: frozenset(fns) for name, fns in g.only.items()})
+        table.flag_not_for.update({name: frozenset(fns) for name, fns in g.not_for.items()})
 
 
 def _read_decl(table: TypeTable, line: str) -> bool:
@@ -276,20 +271,6 @@ def _read_decl(table: TypeTable, line: str) -> bool:
         for name, canon in table.canonical.items():
             if canon == f"{record['kind']} {record['tag']}":
                 table.records.setdefault(name, rec)
-        return True
-    enum = _ENUM.match(line)
-    if enum:
-        names, ename = [], enum["name"] or enum["tname"]
-        for part in (enum["body"] or enum["tbody"]).split(","):
-            name, _, value = part.partition("=")
-            if name.strip() and value.strip().lstrip("-").isdigit():
-                table.constants[name.strip()] = int(value)
-                names.append(name.strip())
-        table.groups.append(names)
-        table.enum_members[ename] = names
-        for alias, canon in table.canonical.items():
-            if canon == f"enum {ename}":
-                table.enum_members[alias] = names
         return True
     return False
 

@@ -15,7 +15,7 @@ TYPES = (
 
 
 def test_flags_take_the_functions_own_constants_but_never_give_the_buffer_away() -> None:
-    with using(read_types(TYPES)):
+    with using(read_types(render_types(TYPES))):
         # A bit set: no flag at all is one of the choices; free-on-detach and resizable are not.
         assert int_choices("flags", "acme_attach") == (0, 4, 8, 16)
         assert int_choices("mFlags", "acme_attach") == (0, 4, 8, 16)
@@ -31,7 +31,7 @@ def test_flags_take_the_functions_own_constants_but_never_give_the_buffer_away()
 
 def test_a_status_code_takes_the_headers_status_values() -> None:
     statuses = "```c\n#define ACME_ERANGE -100\n#define ACME_EINVAL -101\n```\n"
-    with using(read_types(TYPES + statuses)):
+    with using(read_types(render_types(TYPES + statuses))):
         # Named a status, or any integer a describer of statuses takes: the codes, negative ones too.
         assert int_choices("rc", "acme_strerror") == (-101, -100, -1, 0)
         assert int_choices("errnum", "acme_attach") == (-101, -100, -1, 0)
@@ -40,9 +40,9 @@ def test_a_status_code_takes_the_headers_status_values() -> None:
         assert int_choices("arg0", "acme_seek") == DEFAULT_INT
         assert int_choices("value", "acme_strerror") != (-101, -100, -1, 0)
     many = "".join(f"#define ACME_E{i} {-i}\n" for i in range(1, 80))
-    with using(read_types("```c\n#define ACME_OK 0\n" + many + "```\n")):
+    with using(read_types(render_types("```c\n#define ACME_OK 0\n" + many + "```\n"))):
         assert int_choices("rc", "acme_strerror") == (-79, 0)  # past 64 values: their range
-    with using(read_types(TYPES)):
+    with using(read_types(render_types(TYPES))):
         assert int_choices("rc", "acme_strerror") == (-1, 0, 0)  # two values read as a set
 
 

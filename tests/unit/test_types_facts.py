@@ -12,7 +12,17 @@ import pytest
 
 from agents.offline.type_table import TypeTable, read_types
 from fuzzkit.facts_block import FactsBlockError, read_facts
-from fuzzkit.header_facts import NOTES_KIND, FunctionNotes, HeaderFacts
+from fuzzkit.header_facts import (
+    CONSTANTS_KIND,
+    CONSTANTS_LEGEND,
+    NOTES_KIND,
+    ConstantFacts,
+    Enum,
+    FunctionNotes,
+    HeaderFacts,
+    Macro,
+    Typedef,
+)
 from fuzzkit.header_wrappers import Wrapper
 
 SIZE = "sizeof(vx_config)"
@@ -81,4 +91,55 @@ def test_a_malformed_notes_block_is_an_error_naming_what_is_wrong(body: str, say
     text = f"Documented behaviour of functions, as data:\n```yaml\n# facts: notes v1\n{body}\n```"
     with pytest.raises(FactsBlockError, match="notes facts block") as err:
         read_types(text)
+    assert says in str(err.value)
+
+
+CONSTANTS = HeaderFacts(
+    enums=[Enum("vx_mode", (("VX_FAST", 0), ("VX_SLOW", 1)), False), Enum("vx_ret", (("VX_OK", 0),
+                                                                          ("NULL", -1)), True)],
+    macros=[Macro("VX_READ", 1, 3, ("vx_open", "vx_reopen")), Macro("VX_WAIT", 2, 3, ("vx_open", "vx_reopen"),
+                                                                   not_for=("vx_reopen",)),
+            Macro("VX_GREEDY", 4, 3, ("vx_open", "vx_reopen"), only=("vx_open",)), Macro("VX_MAX", 9, 7)],
+    typedefs=[Typedef("vx_mode_t", "enum vx_mode", "enum vx_mode")],
+)
+
+
+def _constants_of(table: TypeTable) -> tuple[object, ...]:
+    return (table.constants, table.groups, table.enum_members, table.flag_scope, table.flag_only,
+            table.flag_not_for)
+
+
+def test_the_constants_block_round_trips_and_the_engine_reads_it() -> None:
+    text = CONSTANTS.render()
+    assert "```yaml\n# facts: constants v1\n" in text and "#define" not in text
+    assert read_facts(text, CONSTANTS_KIND, ConstantFacts) == CONSTANTS.constants()
+    assert HeaderFacts.from_dict(CONSTANTS.to_dict()).constants() == CONSTANTS.constants()
+    table = read_types(text)
+    assert table.constants == {"VX_FAST": 0, "VX_SLOW": 1, "VX_OK": 0, "NULL": -1, "VX_READ": 1, "VX_WAIT": 2,
+                               "VX_GREEDY": 4, "VX_MAX": 9}
+    assert table.groups == [["VX_FAST", "VX_SLOW"], ["VX_OK", "NULL"], ["VX_READ", "VX_WAIT", "VX_GREEDY"],
+                            ["VX_MAX"]]
+    assert table.enum_members == {"vx_mode": ["VX_FAST", "VX_SLOW"], "vx_mode_t": ["VX_FAST", "VX_SLOW"],
+                                  "vx_ret": ["VX_OK", "NULL"]}
+    assert table.flag_scope == dict.fromkeys(["VX_READ", "VX_WAIT", "VX_GREEDY"],
+                                             frozenset({"vx_open", "vx_reopen"}))
+    assert table.flag_only == {"VX_GREEDY": frozenset({"vx_open"})}
+    assert table.flag_not_for == {"VX_WAIT": frozenset({"vx_reopen"})}
+
+
+def test_rewording_the_constants_legend_changes_nothing_the_engine_reads() -> None:
+    text = CONSTANTS.render()
+    reworded = text.replace(CONSTANTS_LEGEND, "enum vx_other { VX_NOT_A_FACT = 5 };\n#define VX_NOR_THIS 3")
+    assert reworded != text
+    assert _constants_of(read_types(reworded)) == _constants_of(read_types(text))
+
+
+@pytest.mark.parametrize("body, says", [
+    ("enums:\n- {name: vx_mode, constants: {VX_FAST: fast}}", "constants.VX_FAST"),
+    ("macros:\n- {constants: {VX_READ: 1}, scope: vx_open}", "scope"),
+    ("defines: {VX_READ: 1}", "defines"),
+])
+def test_a_malformed_constants_block_is_an_error_naming_what_is_wrong(body: str, says: str) -> None:
+    with pytest.raises(FactsBlockError, match="constants facts block") as err:
+        read_types(f"```yaml\n# facts: constants v1\n{body}\n```")
     assert says in str(err.value)
