@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -90,6 +90,44 @@ class ReleaserFacts(BaseModel):
 
 
 RELEASERS_KIND = "releasers"  # the kind of the ``## Types`` section's facts block
+
+
+class RecordFacts(BaseModel):
+    """A struct or union as the declarations block carries it (:class:`Record`).
+
+    ``fields``: name -> type of its first :data:`MAX_FIELDS` named fields (``more_fields``
+    counts the rest); ``ranges``: field -> ``[lo, hi]`` its comment documents; an ``opaque``
+    record has no fields (only pointers to it, made by the API).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    tag: str = ""
+    names: list[str] = Field(default_factory=list)
+    opaque: bool = False
+    fields: dict[str, str] = Field(default_factory=dict)
+    more_fields: int = 0
+    ranges: dict[str, tuple[int, int]] = Field(default_factory=dict)
+
+
+# ``[name, type]``, or ``[name, type, canonical]`` where the type behind the whole chain differs
+TypedefEntry = Annotated[list[str], Field(min_length=2, max_length=3)]
+
+
+class DeclarationFacts(BaseModel):
+    """Typedefs and records as they travel in the prompt (:data:`DECLARATIONS_KIND` block)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    typedefs: list[TypedefEntry] = Field(default_factory=list)
+    records: list[RecordFacts] = Field(default_factory=list)
+
+
+DECLARATIONS_KIND = "types"  # the kind of the ``## Types`` section's block of typedefs and records
+DECLARATIONS_LEGEND = ("Typedefs and records, as data (a typedef is [name, type], or [name, type, the type "
+                       "behind its chain]; record `fields`: name: type, `ranges`: the values their comments "
+                       "document; an `opaque` record is only used through pointers the API makes):")
 
 
 class EnumConstants(BaseModel):
@@ -261,38 +299,30 @@ class HeaderFacts:
         )
 
     def render(self) -> str:
-        """The ``## Types`` section body: typedefs and records in a C fence, then the facts blocks."""
-        lines: list[str] = []
-        for t in self.typedefs:
-            fn_type = _FUNCTION_TYPE.match(t.underlying) or _FUNCTION_TYPE.match(t.canonical)
-            if "(*)" in t.underlying:
-                lines.append(f"typedef {t.underlying.replace('(*)', f'(*{t.name})', 1)};")
-            elif "(*)" in t.canonical:
-                lines.append(f"typedef {t.canonical.replace('(*)', f'(*{t.name})', 1)};")
-            elif fn_type:
-                lines.append(f"typedef {fn_type.group(1)} {t.name}({fn_type.group(2)});")
-            else:
-                extra = f"  /* {t.canonical} */" if t.canonical != t.underlying else ""
-                sep = "" if t.underlying.endswith("*") else " "
-                lines.append(f"typedef {t.underlying}{sep}{t.name};{extra}")
-        for r in self.records:
-            head = f"{r.kind} {r.tag}".strip()
-            if r.opaque:
-                lines.append(f"{head};  /* opaque: only pointers, made by the API */")
-            else:
-                span = {name: f" /* {lo}..{hi} */" for name, lo, hi in r.ranges}
-                body = " ".join(f"{_field_decl(n, t)};{span.get(n, '')}" for n, t in r.fields[:MAX_FIELDS])
-                if len(r.fields) > MAX_FIELDS:
-                    body += f" /* {len(r.fields) - MAX_FIELDS} more fields */"
-                if r.tag or not r.names:
-                    lines.append(f"{head} {{ {body} }};")
-                else:  # an anonymous record, named by its typedef only
-                    lines.append(f"typedef {head} {{ {body} }} {r.names[0]};")
-        out = ["```c", *lines, "```"] if lines else []
+        """The ``## Types`` section body: short lines and the facts blocks they introduce."""
+        out: list[str] = []
+        declarations = self.declarations()
+        if declarations.typedefs or declarations.records:
+            out += [DECLARATIONS_LEGEND, render_facts(DECLARATIONS_KIND, declarations)]
         constants = self.constants()
         if constants.enums or constants.macros:
             out += [CONSTANTS_LEGEND, render_facts(CONSTANTS_KIND, constants)]
         return "\n".join(out + self._notes())
+
+    def declarations(self) -> DeclarationFacts:
+        """The typedefs and records, as the declarations block carries them (the first fields of each)."""
+        records = []
+        for r in self.records:
+            shown = r.fields[:MAX_FIELDS]
+            ranges = {name: (lo, hi) for name, lo, hi in r.ranges}
+            records.append(RecordFacts(
+                kind=r.kind, tag=r.tag, names=list(r.names), opaque=r.opaque,
+                fields={name: ctype for name, ctype in shown if name},
+                more_fields=max(0, len(r.fields) - MAX_FIELDS),
+                ranges={name: ranges[name] for name, _t in shown if name in ranges}))
+        typedefs = [[t.name, t.underlying] + ([t.canonical] if t.canonical != t.underlying else [])
+                    for t in self.typedefs]
+        return DeclarationFacts(typedefs=typedefs, records=records)
 
     def constants(self) -> ConstantFacts:
         """The enums and the groups of integer macros, as the constants block carries them."""
@@ -338,13 +368,16 @@ class HeaderFacts:
         return out
 
 
-def _field_decl(name: str, ctype: str) -> str:
-    if "(*)" in ctype:
-        return ctype.replace("(*)", f"(*{name})", 1)
-    if ctype.endswith("]") and "[" in ctype:
-        base, _, dims = ctype.partition("[")
-        return f"{base.rstrip()} {name}[{dims}"
-    return f"{ctype}{name}" if ctype.endswith("*") else f"{ctype} {name}"
+def function_pointer(underlying: str, canonical: str) -> str | None:
+    """``ret (*)(args)`` for a typedef of a function pointer or of a function type; else None.
+
+    A function type (``int handler(void *)``) is used through pointers, so it is spelled as one.
+    """
+    if "(*)" in underlying or "(*)" in canonical:
+        before, _, after = (underlying if "(*)" in underlying else canonical).partition("(*)")
+        return f"{before.strip()} (*){after.strip()}"
+    fn_type = _FUNCTION_TYPE.match(underlying) or _FUNCTION_TYPE.match(canonical)
+    return f"{fn_type.group(1)} (*)({fn_type.group(2)})" if fn_type else None
 
 
 MAX_FIELDS = 20

@@ -18,16 +18,21 @@ from fuzzkit.facts_block import read_facts
 from fuzzkit.header_facts import (
     CONSTANTS_KIND,
     CONSTANTS_LEGEND,
+    DECLARATIONS_KIND,
+    DECLARATIONS_LEGEND,
     NOTES_KIND,
     NOTES_LEGEND,
     RELEASERS_KIND,
     ConstantFacts,
+    DeclarationFacts,
     Enum,
     FunctionNotes,
     HeaderFacts,
     Macro,
+    Record,
     Releaser,
     ReleaserFacts,
+    Typedef,
 )
 from fuzzkit.header_wrappers import Wrapper, call_arguments
 
@@ -35,7 +40,7 @@ _HEADINGS = ("Release functions:", "Arguments kept by reference", "Ownership (do
              "Valid only inside a callback", "Internal to the library", "Results the library keeps",
              "Arguments the documentation lets be NULL", "Text documented as UTF-8",
              "Calls in the header's own wrappers", "Documented return values:", "Objects the library defines",
-             "Documented behaviour of functions, as data:", CONSTANTS_LEGEND,
+             "Documented behaviour of functions, as data:", CONSTANTS_LEGEND, DECLARATIONS_LEGEND,
              *(f"- {key}: {legend}" for key, legend in NOTES_LEGEND.items()))
 _BULLET = re.compile(r"^- (?P<fn>\w+) releases (?P<what>.+?) \((?P<why>[^)]*)\)$")
 HEAP = "; the library allocates it"
@@ -45,6 +50,16 @@ _ENUM = re.compile(r"^(?:enum (?P<name>\w+) \{(?P<body>.*)\};"
 _DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)"
                      r"(?:  /\* (?P<note>only|not for) (?P<fns>.*) \*/)?$")
 _SCOPE = re.compile(r"^/\* flags of (?P<fns>.*) \*/$")
+# Hand-written declarations: typedefs (of function pointers, of function types, of records and
+# plain ones with their canonical type in a comment), records with their fields and documented ranges.
+_FNPTR = re.compile(r"^typedef (?P<ret>.+?)\(\*\s*(?P<name>\w+)\)\s*\((?P<args>.*)\);$")
+_FNTYPE = re.compile(r"^typedef (?P<ret>[^(){}]+?)\s+(?P<name>\w+)\((?P<args>.*)\);$")
+_ANON = re.compile(r"^typedef (?P<kind>struct|union) \{(?P<body>.*)\} (?P<name>[A-Za-z_]\w*);$")
+_TYPEDEF = re.compile(r"^typedef (?P<under>.+?)\s*\b(?P<name>[A-Za-z_]\w*);(?:\s*/\* (?P<canon>.*) \*/)?$")
+_RECORD = re.compile(r"^(?P<kind>struct|union) (?P<tag>\w*)\s*(?:\{(?P<body>.*)\})?;")
+_FN_FIELD = re.compile(r"\(\*\s*(\w+)\)")
+_FIELD = re.compile(r"(?P<type>.*?[\s*])(?P<name>\w+)(?:\[[^\]]*\])?$")
+_RANGE = re.compile(r"(\w+)(?:\[[^\]]*\])?;\s*/\* (-?\d+)\.\.(-?\d+) \*/")
 _BLOCK = r"\n?```yaml\n# facts: {} v1\n.*?^```$\n?"
 
 
@@ -95,8 +110,43 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(n.strip().removesuffix("()") for n in text.split(",") if n.strip())
 
 
+def _body(body: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, int, int], ...]]:
+    """The ``(name, type)`` fields of a hand-written record body (``(*)`` for a function pointer's name)
+    and its ``(field, lo, hi)`` documented ranges."""
+    fields = []
+    for part in (p.strip() for p in re.sub(r"/\*.*?\*/", "", body).split(";")):
+        fn = _FN_FIELD.search(part) if "(*" in part else None
+        one = None if "(*" in part else _FIELD.match(part)
+        if fn is not None:
+            fields.append((fn[1], re.sub(r"\s+", " ", part[:fn.start()] + "(*)" + part[fn.end():]).strip()))
+        elif one is not None:
+            fields.append((one["name"], re.sub(r"\s+", " ", one["type"]).strip()))
+    return tuple(fields), tuple((m[1], int(m[2]), int(m[3])) for m in _RANGE.finditer(body))
+
+
+def _declaration(facts: HeaderFacts, line: str) -> bool:
+    """Whether ``line`` is a hand-written typedef or record (then added to ``facts``)."""
+    if (m := _FNPTR.match(line)) is not None:
+        facts.typedefs.append(Typedef(m["name"], f"{m['ret'].strip()} (*)({m['args']})",
+                                      f"{m['ret'].strip()} (*)({m['args']})"))
+    elif (m := _FNTYPE.match(line)) is not None:
+        facts.typedefs.append(Typedef(m["name"], f"{m['ret'].strip()} ({m['args']})",
+                                      f"{m['ret'].strip()} ({m['args']})"))
+    elif (m := _ANON.match(line)) is not None:
+        fields, ranges = _body(m["body"])
+        facts.records.append(Record(m["kind"], "", (m["name"],), fields, False, ranges))
+    elif not line.startswith("typedef enum {") and (m := _TYPEDEF.match(line)) is not None:
+        facts.typedefs.append(Typedef(m["name"], m["under"].strip(), (m["canon"] or m["under"]).strip()))
+    elif (m := _RECORD.match(line)) is not None and m["tag"]:
+        fields, ranges = _body(m["body"] or "")
+        facts.records.append(Record(m["kind"], m["tag"], (), fields, m["body"] is None, ranges))
+    else:
+        return False
+    return True
+
+
 class _Constants:
-    """Enums and ``#define`` groups read from hand-written C lines, grouped as a header groups them."""
+    """Enums, ``#define`` groups and declarations read from hand-written C lines (in a header's groups)."""
 
     def __init__(self, facts: HeaderFacts) -> None:
         self.facts, self.group, self.scope, self.open = facts, 0, (), False
@@ -105,7 +155,9 @@ class _Constants:
         self.group, self.scope, self.open = self.group + self.open, (), False
 
     def take(self, line: str) -> bool:
-        """Whether ``line`` is a constant (or a group's comment), then added to the facts."""
+        """Whether ``line`` is a declaration, a constant or a group's comment, then added to the facts."""
+        if not line.startswith(("enum ", "typedef enum {")) and _declaration(self.facts, line):
+            return True
         if (scope := _SCOPE.match(line)) is not None:
             self.scope = _names(scope["fns"])
             return True
@@ -140,6 +192,13 @@ def _rendered(text: str) -> tuple[HeaderFacts, str]:
                            for w in notes.wrappers]
         facts.returns.update({r.function: r.text for r in notes.returns})
         text = re.sub(_BLOCK.format(NOTES_KIND), "\n", text, count=1, flags=re.M | re.S)
+    while (decls := read_facts(text, DECLARATIONS_KIND, DeclarationFacts)) is not None:
+        facts.typedefs += [Typedef(name, under, chain[0] if chain else under)
+                           for name, under, *chain in decls.typedefs]
+        facts.records += [Record(r.kind, r.tag, tuple(r.names), tuple(r.fields.items()), r.opaque,
+                                 tuple((n, lo, hi) for n, (lo, hi) in r.ranges.items()))
+                          for r in decls.records]
+        text = re.sub(_BLOCK.format(DECLARATIONS_KIND), "\n", text, count=1, flags=re.M | re.S)
     while (constants := read_facts(text, CONSTANTS_KIND, ConstantFacts)) is not None:
         facts.enums += [Enum(e.name, tuple(e.constants.items()), e.typedef) for e in constants.enums]
         first = len({m.group for m in facts.macros})
@@ -184,9 +243,9 @@ def render_types(text: str) -> str:
     if at is None and facts == HeaderFacts():
         return text
     at = len(kept) if at is None else at
-    rendered = facts.render().split("\n")
-    kept[at:at] = rendered[rendered.index("```") + 1:] if rendered[0] == "```c" else rendered
-    return re.sub(r"```c\n```\n?", "", re.sub(r"\n\n+```\n", "\n```\n", "\n".join(kept)))
+    kept[at:at] = facts.render().split("\n")
+    text = re.sub(r"\n\n+```$", "\n```", "\n".join(kept), flags=re.M)
+    return re.sub(r"^```c?\n```$\n?", "", text, flags=re.M)  # a fence left empty
 
 
 def released(text: str) -> set[tuple[str, str]]:

@@ -40,7 +40,7 @@ CONSTANTS = "typedef long au_count_t;\n#define AU_FORMAT_WAV 65536\n#define AU_F
 def _draft(name: str) -> str:
     decls = parse_prototypes(API)
     facts = HeaderFacts(records=RECORDS, releasers=find_releasers(decls, DOCS, RECORDS, {}))
-    text = facts.render().replace("```c\n", "```c\n" + CONSTANTS, 1)
+    text = "```c\n" + CONSTANTS + "```\n" + facts.render()
     target = next(d for d in decls if d.name == name)
     with using(read_types(render_types(text))):
         arche = analyze_function(target, decls).archetype

@@ -15,12 +15,17 @@ from fuzzkit.facts_block import FactsBlockError, read_facts
 from fuzzkit.header_facts import (
     CONSTANTS_KIND,
     CONSTANTS_LEGEND,
+    DECLARATIONS_KIND,
+    DECLARATIONS_LEGEND,
+    MAX_FIELDS,
     NOTES_KIND,
     ConstantFacts,
+    DeclarationFacts,
     Enum,
     FunctionNotes,
     HeaderFacts,
     Macro,
+    Record,
     Typedef,
 )
 from fuzzkit.header_wrappers import Wrapper
@@ -142,4 +147,68 @@ def test_rewording_the_constants_legend_changes_nothing_the_engine_reads() -> No
 def test_a_malformed_constants_block_is_an_error_naming_what_is_wrong(body: str, says: str) -> None:
     with pytest.raises(FactsBlockError, match="constants facts block") as err:
         read_types(f"```yaml\n# facts: constants v1\n{body}\n```")
+    assert says in str(err.value)
+
+
+DECLARATIONS = HeaderFacts(
+    typedefs=[Typedef("vx_doc_p", "vx_doc *", "struct vx_doc *"),
+              Typedef("vx_doc", "struct vx_doc", "struct vx_doc"),
+              Typedef("vx_cb", "int (*)(void *, int)", "int (*)(void *, int)"),
+              Typedef("vx_fn", "void *(size_t)", "void *(size_t)"),
+              Typedef("vx_opts", "struct vx_opts", "struct vx_opts")],
+    records=[Record("struct", "vx_doc", (), (("name", "char *"), ("level", "int"), ("tags", "char[8]"),
+                                             ("free_fn", "void (*)(void *)"), ("", "union {...}")),
+                    False, (("level", 0, 9),)),
+             Record("struct", "vx_state", (), (), True),
+             Record("struct", "", ("vx_opts",), (("flags", "unsigned int"),), False)],
+)
+
+
+def _declarations_of(table: TypeTable) -> tuple[object, ...]:
+    return table.typedefs, table.canonical, table.records
+
+
+def test_the_types_block_round_trips_and_the_engine_reads_it() -> None:
+    text = DECLARATIONS.render()
+    assert "```yaml\n# facts: types v1\n" in text and "```c" not in text
+    assert read_facts(text, DECLARATIONS_KIND, DeclarationFacts) == DECLARATIONS.declarations()
+    assert HeaderFacts.from_dict(DECLARATIONS.to_dict()).declarations() == DECLARATIONS.declarations()
+    table = read_types(text)
+    assert table.typedefs["vx_doc_p"] == "vx_doc *" and table.canonical["vx_doc_p"] == "struct vx_doc *"
+    assert table.canonical["vx_cb"] == "int (*)(void *, int)"
+    assert table.canonical["vx_fn"] == "void * (*)(size_t)"  # a function type is used through pointers
+    doc = table.record("vx_doc")
+    assert doc is not None and table.record("struct vx_doc") is doc
+    assert doc.fields == (("name", "char *"), ("level", "int"), ("tags", "char"))
+    assert doc.functions == ("free_fn",) and doc.ranges == (("level", 0, 9),)
+    state = table.record("struct vx_state")
+    assert state is not None and state.opaque and not state.fields
+    assert table.typedefs["vx_opts"] == "struct {...}" and table.record("vx_opts").fields == (
+        ("flags", "unsigned int"),)
+
+
+def test_only_the_first_fields_travel_and_the_rest_are_counted() -> None:
+    fields = tuple((f"f{i}", "int") for i in range(25))
+    many = HeaderFacts(records=[Record("struct", "big", (), fields, False)])
+    record = many.declarations().records[0]
+    assert len(record.fields) == MAX_FIELDS and record.more_fields == 25 - MAX_FIELDS
+    assert len(read_types(many.render()).record("big").fields) == MAX_FIELDS
+
+
+def test_rewording_the_types_legend_or_adding_c_lines_changes_nothing_the_engine_reads() -> None:
+    text = DECLARATIONS.render()
+    c_lines = "```c\ntypedef int vx_other;\nstruct vx_more { int a; };\n```"
+    reworded = text.replace(DECLARATIONS_LEGEND, c_lines)
+    assert reworded != text
+    assert _declarations_of(read_types(reworded)) == _declarations_of(read_types(text))
+
+
+@pytest.mark.parametrize("body, says", [
+    ("typedefs:\n- [vx_doc]", "typedefs.0"),
+    ("records:\n- {tag: vx_doc, fields: {a: int}}", "kind"),
+    ("records:\n- {kind: struct, tag: vx_doc, ranges: {a: [1]}}", "ranges.a"),
+])
+def test_a_malformed_types_block_is_an_error_naming_what_is_wrong(body: str, says: str) -> None:
+    with pytest.raises(FactsBlockError, match="types facts block") as err:
+        read_types(f"```yaml\n# facts: types v1\n{body}\n```")
     assert says in str(err.value)
