@@ -97,12 +97,12 @@ class RecordFacts(BaseModel):
 
     ``fields``: name -> type of its first :data:`MAX_FIELDS` named fields (``more_fields``
     counts the rest); ``ranges``: field -> ``[lo, hi]`` its comment documents; an ``opaque``
-    record has no fields (only pointers to it, made by the API).
+    record has no fields (only pointers to it, made by the API). ``kind`` is left out for a struct.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str
+    kind: str = "struct"
     tag: str = ""
     names: list[str] = Field(default_factory=list)
     opaque: bool = False
@@ -125,9 +125,8 @@ class DeclarationFacts(BaseModel):
 
 
 DECLARATIONS_KIND = "types"  # the kind of the ``## Types`` section's block of typedefs and records
-DECLARATIONS_LEGEND = ("Typedefs and records, as data (a typedef is [name, type], or [name, type, the type "
-                       "behind its chain]; record `fields`: name: type, `ranges`: the values their comments "
-                       "document; an `opaque` record is only used through pointers the API makes):")
+DECLARATIONS_LEGEND = ("Typedefs ([name, type, canonical type if it differs]) and structs or unions (fields "
+                       "name: type; `opaque`: only through the API's pointers), as data:")
 
 
 class EnumConstants(BaseModel):
@@ -165,8 +164,8 @@ class ConstantFacts(BaseModel):
 
 
 CONSTANTS_KIND = "constants"  # the kind of the ``## Types`` section's block of enums and macros
-CONSTANTS_LEGEND = ("Constants, as data (`enum NAME`, or `NAME` when `typedef: true`; "
-                    "macros in their header's groups, with the functions their comments name):")
+CONSTANTS_LEGEND = ("Enums (`typedef: true`: no tag) and #define groups (`scope`: the functions they serve), "
+                    "as data:")
 
 
 class WrapperCall(BaseModel):
@@ -362,7 +361,7 @@ class HeaderFacts:
         notes = self.notes()
         present = [key for key in NOTES_LEGEND if getattr(notes, key)]
         if present:
-            out.append("Documented behaviour of functions, as data:")
+            out.append("Documented behaviour of functions, as data:")  # one short line per kind of note
             out += [f"- {key}: {NOTES_LEGEND[key]}" for key in present]
             out.append(render_facts(NOTES_KIND, notes))
         return out

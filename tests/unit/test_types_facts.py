@@ -116,7 +116,7 @@ def _constants_of(table: TypeTable) -> tuple[object, ...]:
 
 def test_the_constants_block_round_trips_and_the_engine_reads_it() -> None:
     text = CONSTANTS.render()
-    assert "```yaml\n# facts: constants v1\n" in text and "#define" not in text
+    assert "```yaml\n# facts: constants v1\n" in text and "#define VX_" not in text
     assert read_facts(text, CONSTANTS_KIND, ConstantFacts) == CONSTANTS.constants()
     assert HeaderFacts.from_dict(CONSTANTS.to_dict()).constants() == CONSTANTS.constants()
     table = read_types(text)
@@ -205,7 +205,7 @@ def test_rewording_the_types_legend_or_adding_c_lines_changes_nothing_the_engine
 
 @pytest.mark.parametrize("body, says", [
     ("typedefs:\n- [vx_doc]", "typedefs.0"),
-    ("records:\n- {tag: vx_doc, fields: {a: int}}", "kind"),
+    ("records:\n- {tag: vx_doc, fields: [a, int]}", "fields"),
     ("records:\n- {kind: struct, tag: vx_doc, ranges: {a: [1]}}", "ranges.a"),
 ])
 def test_a_malformed_types_block_is_an_error_naming_what_is_wrong(body: str, says: str) -> None:
