@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -92,6 +92,150 @@ class ReleaserFacts(BaseModel):
 RELEASERS_KIND = "releasers"  # the kind of the ``## Types`` section's facts block
 
 
+class RecordFacts(BaseModel):
+    """A struct or union as the declarations block carries it (:class:`Record`).
+
+    ``fields``: name -> type of its first :data:`MAX_FIELDS` named fields (``more_fields``
+    counts the rest); ``ranges``: field -> ``[lo, hi]`` its comment documents; an ``opaque``
+    record has no fields (only pointers to it, made by the API). ``kind`` is left out for a struct.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = "struct"
+    tag: str = ""
+    names: list[str] = Field(default_factory=list)
+    opaque: bool = False
+    fields: dict[str, str] = Field(default_factory=dict)
+    more_fields: int = 0
+    ranges: dict[str, tuple[int, int]] = Field(default_factory=dict)
+
+
+# ``[name, type]``, or ``[name, type, canonical]`` where the type behind the whole chain differs
+TypedefEntry = Annotated[list[str], Field(min_length=2, max_length=3)]
+
+
+class DeclarationFacts(BaseModel):
+    """Typedefs and records as they travel in the prompt (:data:`DECLARATIONS_KIND` block)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    typedefs: list[TypedefEntry] = Field(default_factory=list)
+    records: list[RecordFacts] = Field(default_factory=list)
+
+
+DECLARATIONS_KIND = "types"  # the kind of the ``## Types`` section's block of typedefs and records
+DECLARATIONS_LEGEND = ("Typedefs ([name, type, canonical type if it differs]) and structs or unions (fields "
+                       "name: type; `opaque`: only through the API's pointers), as data:")
+
+
+class EnumConstants(BaseModel):
+    """An enum's constants; ``typedef``: it has no tag (spelled ``name``, never ``enum name``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    typedef: bool = False
+    constants: dict[str, int] = Field(default_factory=dict)
+
+
+class MacroGroup(BaseModel):
+    """Integer ``#define`` lines that sit together in a header (:class:`Macro`).
+
+    ``scope``: the functions the comment above the group names (its flags); ``only`` and
+    ``not_for``: per constant, the functions its own comment limits it to or rules out.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    scope: list[str] = Field(default_factory=list)
+    constants: dict[str, int] = Field(default_factory=dict)
+    only: dict[str, list[str]] = Field(default_factory=dict)
+    not_for: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class ConstantFacts(BaseModel):
+    """The enums and macro groups as they travel in the prompt (:data:`CONSTANTS_KIND` block)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enums: list[EnumConstants] = Field(default_factory=list)
+    macros: list[MacroGroup] = Field(default_factory=list)
+
+
+CONSTANTS_KIND = "constants"  # the kind of the ``## Types`` section's block of enums and macros
+CONSTANTS_LEGEND = ("Enums (`typedef: true`: no tag) and #define groups (`scope`: the functions they serve), "
+                    "as data:")
+
+
+class WrapperCall(BaseModel):
+    """``function(args)`` as a header's own wrapper ``caller(params)`` calls it (:class:`Wrapper`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    function: str
+    args: list[str]
+    caller: str
+    params: list[str] = Field(default_factory=list)
+
+
+class Instance(BaseModel):
+    """A variable the library defines (``extern TYPE name;``) whose type the API takes a pointer to."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    type: str
+
+
+class DocumentedReturn(BaseModel):
+    """The sentence documenting what ``function`` returns."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    function: str
+    text: str
+
+
+class FunctionNotes(BaseModel):
+    """What the documentation and the header's wrappers say of API functions (:data:`NOTES_KIND` block).
+
+    Each list names functions; ``optional`` and ``utf8`` map a function to parameter names;
+    ``returns`` gives a function's sentence documenting its return values.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    instances: list[Instance] = Field(default_factory=list)
+    retains: list[str] = Field(default_factory=list)
+    consumes: list[str] = Field(default_factory=list)
+    adopts: list[str] = Field(default_factory=list)
+    inside_only: list[str] = Field(default_factory=list)
+    internal: list[str] = Field(default_factory=list)
+    borrows: list[str] = Field(default_factory=list)
+    optional: dict[str, list[str]] = Field(default_factory=dict)
+    utf8: dict[str, list[str]] = Field(default_factory=dict)
+    wrappers: list[WrapperCall] = Field(default_factory=list)
+    returns: list[DocumentedReturn] = Field(default_factory=list)
+
+
+NOTES_KIND = "notes"  # the kind of the ``## Types`` section's block of documented behaviour
+# What each key of the notes block means, one short line each for a reader of the prompt.
+NOTES_LEGEND = {
+    "instances": "objects the library defines: pass one's address where the API takes a pointer to its type",
+    "retains": "keep their pointer arguments by reference (those must outlive the object)",
+    "consumes": "take ownership of their object argument, even when they fail",
+    "adopts": "take over their allocated buffer argument when they succeed (not freed again)",
+    "inside_only": "called by no harness: only from within the library's callback",
+    "internal": "called by no harness: the library's own helpers",
+    "borrows": "hand back memory the library owns: never free it",
+    "optional": "parameters the documentation lets be NULL (leaving one out is a case of its own)",
+    "utf8": "text parameters documented as UTF-8 (other bytes there break the contract, not the library)",
+    "wrappers": "calls in the header's own wrappers (pass the same fixed arguments)",
+    "returns": "documented return values",
+}
+
+
 @dataclass
 class HeaderFacts:
     """Everything :func:`collect_facts` found; plain data (it travels in the graph state)."""
@@ -154,103 +298,85 @@ class HeaderFacts:
         )
 
     def render(self) -> str:
-        """The ``## Types`` section body: C declarations in a fence, releasers as data, then notes."""
-        lines: list[str] = []
-        for t in self.typedefs:
-            fn_type = _FUNCTION_TYPE.match(t.underlying) or _FUNCTION_TYPE.match(t.canonical)
-            if "(*)" in t.underlying:
-                lines.append(f"typedef {t.underlying.replace('(*)', f'(*{t.name})', 1)};")
-            elif "(*)" in t.canonical:
-                lines.append(f"typedef {t.canonical.replace('(*)', f'(*{t.name})', 1)};")
-            elif fn_type:
-                lines.append(f"typedef {fn_type.group(1)} {t.name}({fn_type.group(2)});")
-            else:
-                extra = f"  /* {t.canonical} */" if t.canonical != t.underlying else ""
-                sep = "" if t.underlying.endswith("*") else " "
-                lines.append(f"typedef {t.underlying}{sep}{t.name};{extra}")
-        for r in self.records:
-            head = f"{r.kind} {r.tag}".strip()
-            if r.opaque:
-                lines.append(f"{head};  /* opaque: only pointers, made by the API */")
-            else:
-                span = {name: f" /* {lo}..{hi} */" for name, lo, hi in r.ranges}
-                body = " ".join(f"{_field_decl(n, t)};{span.get(n, '')}" for n, t in r.fields[:MAX_FIELDS])
-                if len(r.fields) > MAX_FIELDS:
-                    body += f" /* {len(r.fields) - MAX_FIELDS} more fields */"
-                if r.tag or not r.names:
-                    lines.append(f"{head} {{ {body} }};")
-                else:  # an anonymous record, named by its typedef only
-                    lines.append(f"typedef {head} {{ {body} }} {r.names[0]};")
-        for e in self.enums:
-            body = ", ".join(f"{n} = {v}" for n, v in e.constants)
-            enum = f"typedef enum {{ {body} }} {e.name};" if e.typedef else f"enum {e.name} {{ {body} }};"
-            lines.append(enum)
-        last_group = None
-        for m in self.macros:
-            if last_group is not None and m.group != last_group:
-                lines.append("")
-            if m.scope and m.group != last_group:
-                lines.append(f"/* flags of {', '.join(f + '()' for f in m.scope)} */")
-            note = (f"  /* only {', '.join(f + '()' for f in m.only)} */" if m.only else
-                    f"  /* not for {', '.join(f + '()' for f in m.not_for)} */" if m.not_for else "")
-            lines.append(f"#define {m.name} {m.value}{note}")
-            last_group = m.group
-        out = ["```c", *lines, "```"] if lines else []
+        """The ``## Types`` section body: short lines and the facts blocks they introduce."""
+        out: list[str] = []
+        declarations = self.declarations()
+        if declarations.typedefs or declarations.records:
+            out += [DECLARATIONS_LEGEND, render_facts(DECLARATIONS_KIND, declarations)]
+        constants = self.constants()
+        if constants.enums or constants.macros:
+            out += [CONSTANTS_LEGEND, render_facts(CONSTANTS_KIND, constants)]
         return "\n".join(out + self._notes())
 
+    def declarations(self) -> DeclarationFacts:
+        """The typedefs and records, as the declarations block carries them (the first fields of each)."""
+        records = []
+        for r in self.records:
+            shown = r.fields[:MAX_FIELDS]
+            ranges = {name: (lo, hi) for name, lo, hi in r.ranges}
+            records.append(RecordFacts(
+                kind=r.kind, tag=r.tag, names=list(r.names), opaque=r.opaque,
+                fields={name: ctype for name, ctype in shown if name},
+                more_fields=max(0, len(r.fields) - MAX_FIELDS),
+                ranges={name: ranges[name] for name, _t in shown if name in ranges}))
+        typedefs = [[t.name, t.underlying] + ([t.canonical] if t.canonical != t.underlying else [])
+                    for t in self.typedefs]
+        return DeclarationFacts(typedefs=typedefs, records=records)
+
+    def constants(self) -> ConstantFacts:
+        """The enums and the groups of integer macros, as the constants block carries them."""
+        groups: list[MacroGroup] = []
+        last_group = None
+        for m in self.macros:
+            if not groups or m.group != last_group:
+                groups.append(MacroGroup(scope=list(m.scope)))
+            groups[-1].constants[m.name] = m.value
+            if m.only:
+                groups[-1].only[m.name] = list(m.only)
+            elif m.not_for:
+                groups[-1].not_for[m.name] = list(m.not_for)
+            last_group = m.group
+        return ConstantFacts(macros=groups, enums=[
+            EnumConstants(name=e.name, typedef=e.typedef, constants=dict(e.constants)) for e in self.enums])
+
+    def notes(self) -> FunctionNotes:
+        """The documented behaviour of functions, as the notes block carries it."""
+        return FunctionNotes(
+            instances=[Instance(name=n, type=t) for n, t in self.instances],
+            retains=self.retains, consumes=self.consumes, adopts=self.adopts,
+            inside_only=self.inside_only, internal=self.internal, borrows=self.borrows,
+            optional=self.optional, utf8=self.utf8,
+            returns=[DocumentedReturn(function=fn, text=text) for fn, text in self.returns.items()],
+            wrappers=[WrapperCall(function=w.function, args=list(w.args), caller=w.caller,
+                                  params=list(w.params)) for w in self.wrappers],
+        )
+
     def _notes(self) -> list[str]:
-        """The notes after the declarations: objects, releasers, documented behaviour, wrappers."""
+        """The notes after the declarations: releasers, then documented behaviour, each as data."""
         out: list[str] = []
-        if self.instances:
-            out.append("Objects the library defines (pass one's address where the API takes a pointer "
-                       "to its type):")
-            out += [f"- extern {_field_decl(name, ctype)};" for name, ctype in self.instances]
         if self.releasers:
             names = ", ".join(dict.fromkeys(r.function for r in self.releasers))
             out.append(f"Release functions: {names} (what each releases and why, as data):")
             out.append(render_facts(RELEASERS_KIND, ReleaserFacts(releasers=self.releasers)))
-        if self.retains:
-            out.append("Arguments kept by reference (they must outlive the object):")
-            out += [f"- {fn} keeps its pointer arguments (documentation)" for fn in self.retains]
-        if self.consumes or self.adopts:
-            out.append("Ownership (documentation):")
-            out += [f"- {fn} takes ownership of its object argument, even when it fails"
-                    for fn in self.consumes]
-            out += [f"- {fn} takes over its allocated buffer argument when it succeeds (not freed again)"
-                    for fn in self.adopts]
-        if self.inside_only:
-            out.append("Valid only inside a callback or method the library calls (documentation):")
-            out += [f"- {fn} is called by no harness: only from within the library's callback"
-                    for fn in self.inside_only]
-        if self.internal:
-            out.append("Internal to the library (documentation):")
-            out += [f"- {fn} is called by no harness: the library's own helper" for fn in self.internal]
-        if self.borrows:
-            out.append("Results the library keeps (documentation):")
-            out += [f"- {fn} hands back memory the library owns: never free it" for fn in self.borrows]
-        if self.optional:
-            out.append("Arguments the documentation lets be NULL (leaving one out is a case of its own):")
-            out += [f"- {fn} accepts NULL for {', '.join(names)}" for fn, names in self.optional.items()]
-        if self.utf8:
-            out.append("Text documented as UTF-8 (other bytes there break the contract, not the library):")
-            out += [f"- {fn} takes UTF-8 in {', '.join(names)}" for fn, names in self.utf8.items()]
-        if self.wrappers:
-            out.append("Calls in the header's own wrappers (pass the same fixed arguments):")
-            out += [f"- {w.function}({', '.join(w.args)}) in {w.caller}({', '.join(w.params)})"
-                    for w in self.wrappers]
-        if self.returns:
-            out.append("Documented return values:")
-            out += [f"- {fn}: {text}" for fn, text in self.returns.items()]
+        notes = self.notes()
+        present = [key for key in NOTES_LEGEND if getattr(notes, key)]
+        if present:
+            out.append("Documented behaviour of functions, as data:")  # one short line per kind of note
+            out += [f"- {key}: {NOTES_LEGEND[key]}" for key in present]
+            out.append(render_facts(NOTES_KIND, notes))
         return out
 
 
-def _field_decl(name: str, ctype: str) -> str:
-    if "(*)" in ctype:
-        return ctype.replace("(*)", f"(*{name})", 1)
-    if ctype.endswith("]") and "[" in ctype:
-        base, _, dims = ctype.partition("[")
-        return f"{base.rstrip()} {name}[{dims}"
-    return f"{ctype}{name}" if ctype.endswith("*") else f"{ctype} {name}"
+def function_pointer(underlying: str, canonical: str) -> str | None:
+    """``ret (*)(args)`` for a typedef of a function pointer or of a function type; else None.
+
+    A function type (``int handler(void *)``) is used through pointers, so it is spelled as one.
+    """
+    if "(*)" in underlying or "(*)" in canonical:
+        before, _, after = (underlying if "(*)" in underlying else canonical).partition("(*)")
+        return f"{before.strip()} (*){after.strip()}"
+    fn_type = _FUNCTION_TYPE.match(underlying) or _FUNCTION_TYPE.match(canonical)
+    return f"{fn_type.group(1)} (*)({fn_type.group(2)})" if fn_type else None
 
 
 MAX_FIELDS = 20

@@ -1,9 +1,10 @@
 """The prompt's ``## Types`` section read back into a table the C type classifier consults.
 
 A real model reads typedefs, struct fields, constants and release functions from the prompt;
-so does the offline model: :func:`read_types` parses the section (:meth:`fuzzkit.header_facts.
-HeaderFacts.render` writes it) and :func:`using` makes it the table :mod:`agents.offline.cdecl`
-and the synthesizer consult while one reply is made; without one, only standard C types are known.
+so does the offline model: :func:`read_types` reads the section's facts blocks with the models
+:meth:`fuzzkit.header_facts.HeaderFacts.render` wrote them from (never its human lines), and
+:func:`using` makes the table the one :mod:`agents.offline.cdecl` and the synthesizer consult
+while one reply is made; without one, only standard C types are known.
 """
 
 from __future__ import annotations
@@ -16,31 +17,19 @@ from dataclasses import dataclass, field
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.facts_block import read_facts
-from fuzzkit.header_facts import RELEASERS_KIND, ReleaserFacts
-from fuzzkit.header_wrappers import Wrapper, argument_names, call_arguments, fixed_arguments
-
-_TYPEDEF = re.compile(r"^typedef (?P<under>.+?)\s*\b(?P<name>[A-Za-z_]\w*);(?:\s*/\* (?P<canon>.*) \*/)?$")
-_FNPTR = re.compile(r"^typedef (?P<ret>.+?)\(\*\s*(?P<name>\w+)\)\s*\((?P<args>.*)\);$")
-_FNTYPE = re.compile(r"^typedef (?P<ret>[^()]+?)\s+(?P<name>\w+)\((?P<args>.*)\);$")
-_RECORD = re.compile(r"^(?P<kind>struct|union) (?P<tag>\w*)\s*(?:\{(?P<body>.*)\})?;")
-_ANON = re.compile(r"^typedef (?P<kind>struct|union) \{(?P<body>.*)\} (?P<name>[A-Za-z_]\w*);$")
-_ENUM = re.compile(r"^(?:enum (?P<name>\w+) \{(?P<body>.*)\};"
-                   r"|typedef enum \{(?P<tbody>.*)\} (?P<tname>\w+);)$")  # a tagless enum
-_DEFINE = re.compile(r"^#define (?P<name>\w+) (?P<value>-?\d+)"
-                     r"(?:  /\* (?P<note>only|not for) (?P<fns>.*) \*/)?$")
-_SCOPE = re.compile(r"^/\* flags of (?P<fns>.*) \*/$")
-_KEEPS = re.compile(r"^- (?P<fn>\w+) keeps its pointer arguments")
-_TAKES = re.compile(r"^- (?P<fn>\w+) takes ownership of its object argument")
-_ADOPTS = re.compile(r"^- (?P<fn>\w+) takes over its allocated buffer argument when it succeeds")
-_NULLABLE = re.compile(r"^- (?P<fn>\w+) accepts NULL for (?P<names>\w+(?:, \w+)*)$")
-_INSIDE = re.compile(r"^- (?P<fn>\w+) is called by no harness")  # only from a callback, or internal
-_BORROWS = re.compile(r"^- (?P<fn>\w+) hands back memory the library owns")
-_FN_FIELD = re.compile(r"\(\*\s*(\w+)\)")
-_RANGE = re.compile(r"(\w+)(?:\[[^\]]*\])?;\s*/\* (-?\d+)\.\.(-?\d+) \*/")
-_INSTANCE = re.compile(r"^- extern (?P<decl>[^()]+);$")
-_RETURN = re.compile(r"^- (?P<fn>\w+): (?P<text>.+)$")
-_WRAPPED = re.compile(r"^- (?P<fn>\w+)\((?P<args>.*)\) in (?P<caller>\w+)\((?P<params>[^()]*)\)$")
-_FIELD = re.compile(r"(?P<type>.*?[\s*])(?P<name>\w+)(?:\[[^\]]*\])?$")
+from fuzzkit.header_facts import (
+    CONSTANTS_KIND,
+    DECLARATIONS_KIND,
+    NOTES_KIND,
+    RELEASERS_KIND,
+    ConstantFacts,
+    DeclarationFacts,
+    FunctionNotes,
+    RecordFacts,
+    ReleaserFacts,
+    function_pointer,
+)
+from fuzzkit.header_wrappers import Wrapper, argument_names, fixed_arguments
 
 
 @dataclass(frozen=True)
@@ -146,79 +135,21 @@ def using(table: TypeTable) -> Iterator[TypeTable]:
 
 
 def read_types(text: str, api: Iterable[FunctionDecl] | None = None) -> TypeTable:
-    """Parse a ``## Types`` section body (fenced C, the releasers' facts block, then notes).
+    """Read a ``## Types`` section body: its types, constants, releasers and notes facts blocks.
 
     ``api``: the prompt's prototypes, whose result and out-parameter types are handed out.
 
     Raises:
-        FactsBlockError: The releasers' facts block does not fit its model.
+        FactsBlockError: A facts block (types, constants, releasers, notes) does not fit its model.
     """
     table = TypeTable(handed_out=_handed_out(api))
     _read_releasers(table, text)
-    group: list[str] = []
-    scoped: frozenset[str] = frozenset()
-    wrappers: list[Wrapper] = []
-    for line in _plain_lines(text):
-        if not line or line.startswith("```"):
-            if group:
-                table.groups.append(group)
-                group = []
-            scoped = frozenset()
-            continue
-        if _read_decl(table, line):
-            continue
-        scope = _SCOPE.match(line)
-        if scope:
-            scoped = _names(scope["fns"])
-            continue
-        define = _DEFINE.match(line)
-        if define:
-            table.constants[define["name"]] = int(define["value"])
-            group.append(define["name"])
-            if scoped:
-                table.flag_scope[define["name"]] = scoped
-            if define["note"]:
-                notes = table.flag_only if define["note"] == "only" else table.flag_not_for
-                notes[define["name"]] = _names(define["fns"])
-            continue
-        wrapped = _WRAPPED.match(line)
-        if wrapped:
-            params = tuple(p.strip() for p in wrapped["params"].split(",") if p.strip())
-            args = call_arguments(wrapped["args"])
-            if args is not None:
-                wrappers.append(Wrapper(wrapped["fn"], args, wrapped["caller"], params))
-            continue
-        instance = _INSTANCE.match(line)
-        field_ = _FIELD.match(instance["decl"].strip()) if instance else None
-        if field_:
-            table.instances.append((field_["name"], re.sub(r"\s+", " ", field_["type"]).strip()))
-            continue
-        for pattern, note in _NOTES:
-            if (found := pattern.match(line)) is not None:
-                note(table, found)
-                break
-    if group:
-        table.groups.append(group)
-    table.fixed_args = fixed_arguments(wrappers)
-    table.arg_names = argument_names(wrappers)
+    _read_notes(table, text)
+    _read_declarations(table, text)
+    _read_constants(table, text)
     _name_tagless_records(table)
     table.key = hash((text, table.handed_out))
     return table
-
-
-def _plain_lines(text: str) -> Iterator[str]:
-    """The stripped lines of ``text``, but for the inside of fenced YAML facts blocks (read as data).
-
-    A facts block's line (``- function: f``) would otherwise read as a note (``- f: text``).
-    """
-    in_data = False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if in_data:
-            in_data = not line.startswith("```")
-            continue
-        in_data = line.startswith("```yaml")
-        yield line  # its opening fence still ends a group of constants
 
 
 def _name_tagless_records(table: TypeTable) -> None:
@@ -249,79 +180,85 @@ def _read_releasers(table: TypeTable, text: str) -> None:
             table.frees_heap.add(r.function)
 
 
-_NOTES = (  # the bullets after the declarations, in the order they are tried
-    (_KEEPS, lambda t, m: t.retains.add(m["fn"])),
-    (_TAKES, lambda t, m: t.consumes.add(m["fn"])),
-    (_ADOPTS, lambda t, m: t.adopts.add(m["fn"])),
-    (_NULLABLE, lambda t, m: t.optional.__setitem__(m["fn"], set(m["names"].split(", ")))),
-    (_INSIDE, lambda t, m: t.inside_only.add(m["fn"])),
-    (_BORROWS, lambda t, m: t.borrows.add(m["fn"])),
-    (_RETURN, lambda t, m: t.returns.__setitem__(m["fn"], m["text"])),
-)
+def _read_notes(table: TypeTable, text: str) -> None:
+    """What functions are documented to do, from the notes block (:class:`FunctionNotes`)."""
+    notes = read_facts(text, NOTES_KIND, FunctionNotes) or FunctionNotes()
+    table.instances = [(i.name, i.type) for i in notes.instances]
+    table.retains = set(notes.retains)
+    table.consumes = set(notes.consumes)
+    table.adopts = set(notes.adopts)
+    table.inside_only = set(notes.inside_only) | set(notes.internal)
+    table.borrows = set(notes.borrows)
+    table.optional = {fn: set(names) for fn, names in notes.optional.items()}
+    table.returns = {r.function: r.text for r in notes.returns}
+    wrappers = [Wrapper(w.function, tuple(w.args), w.caller, tuple(w.params)) for w in notes.wrappers]
+    table.fixed_args = fixed_arguments(wrappers)
+    table.arg_names = argument_names(wrappers)
 
 
-def _names(text: str) -> frozenset[str]:
-    return frozenset(n.strip().removesuffix("()") for n in text.split(",") if n.strip())
+def _read_constants(table: TypeTable, text: str) -> None:
+    """Enums and macro groups from the constants block (:class:`~fuzzkit.header_facts.ConstantFacts`).
 
-
-def _read_decl(table: TypeTable, line: str) -> bool:
-    fnptr = _FNPTR.match(line)
-    if fnptr:
-        table.canonical[fnptr["name"]] = f"{fnptr['ret'].strip()} (*)({fnptr['args']})"
-        table.typedefs[fnptr["name"]] = table.canonical[fnptr["name"]]
-        return True
-    fntype = _FNTYPE.match(line)
-    if fntype and "{" not in line:
-        table.canonical[fntype["name"]] = f"{fntype['ret'].strip()} (*)({fntype['args']})"
-        table.typedefs[fntype["name"]] = table.canonical[fntype["name"]]
-        return True
-    anon = _ANON.match(line)
-    if anon:  # `typedef struct { ... } name;`: the name stands for the record
-        table.typedefs[anon["name"]] = table.canonical[anon["name"]] = f"{anon['kind']} {{...}}"
-        table.records[anon["name"]] = Record(anon["kind"], "", tuple(_fields(anon["body"])), False,
-                                             tuple(_FN_FIELD.findall(anon["body"])), _ranges(anon["body"]))
-        return True
-    typedef = None if line.startswith("typedef enum {") else _TYPEDEF.match(line)
-    if typedef:
-        under = typedef["under"].strip()
-        table.typedefs[typedef["name"]] = under
-        table.canonical[typedef["name"]] = (typedef["canon"] or under).strip()
-        return True
-    record = _RECORD.match(line)
-    if record:
-        body = record["body"]
-        fields = tuple(_fields(body)) if body is not None else ()
-        rec = Record(record["kind"], record["tag"], fields, body is None,
-                     tuple(_FN_FIELD.findall(body or "")), _ranges(body or ""))
-        if record["tag"]:
-            table.records[record["tag"]] = rec
-        for name, canon in table.canonical.items():
-            if canon == f"{record['kind']} {record['tag']}":
-                table.records.setdefault(name, rec)
-        return True
-    enum = _ENUM.match(line)
-    if enum:
-        names, ename = [], enum["name"] or enum["tname"]
-        for part in (enum["body"] or enum["tbody"]).split(","):
-            name, _, value = part.partition("=")
-            if name.strip() and value.strip().lstrip("-").isdigit():
-                table.constants[name.strip()] = int(value)
-                names.append(name.strip())
+    Each enum, then each macro group, is a group of constants; an enum's members are also
+    known by the typedefs that stand for it (read from the C fence first).
+    """
+    facts = read_facts(text, CONSTANTS_KIND, ConstantFacts) or ConstantFacts()
+    for e in facts.enums:
+        names = list(e.constants)
+        table.constants.update(e.constants)
         table.groups.append(names)
-        table.enum_members[ename] = names
+        table.enum_members[e.name] = names
         for alias, canon in table.canonical.items():
-            if canon == f"enum {ename}":
+            if canon == f"enum {e.name}":
                 table.enum_members[alias] = names
-        return True
-    return False
+    for g in facts.macros:
+        table.constants.update(g.constants)
+        table.groups.append(list(g.constants))
+        if g.scope:
+            table.flag_scope.update(dict.fromkeys(g.constants, frozenset(g.scope)))
+        table.flag_only.update({name: frozenset(fns) for name, fns in g.only.items()})
+        table.flag_not_for.update({name: frozenset(fns) for name, fns in g.not_for.items()})
 
 
-def _ranges(body: str) -> tuple[tuple[str, int, int], ...]:
-    """``(field, lo, hi)`` of the fields followed by a documented range (``int m; /* 0..6 */``)."""
-    return tuple((m[1], int(m[2]), int(m[3])) for m in _RANGE.finditer(body))
+def _read_declarations(table: TypeTable, text: str) -> None:
+    """Typedefs, then records, from the declarations block (:class:`~fuzzkit.header_facts.DeclarationFacts`).
+
+    A typedef of a function (pointer) type stands for ``ret (*)(args)``; a record is also known
+    by each typedef whose canonical type is its ``struct tag``.
+    """
+    facts = read_facts(text, DECLARATIONS_KIND, DeclarationFacts) or DeclarationFacts()
+    for name, under, *chain in facts.typedefs:
+        canon = chain[0] if chain else under
+        pointer = function_pointer(under, canon)
+        table.typedefs[name] = pointer or under.strip()
+        table.canonical[name] = pointer or canon.strip()
+    for record in facts.records:
+        _read_record(table, record)
 
 
-def _fields(body: str) -> list[tuple[str, str]]:
-    parts = [p.strip() for p in re.sub(r"/\*.*?\*/", "", body).split(";")]
-    matches = [_FIELD.match(p) for p in parts if p and "(*" not in p]
-    return [(m["name"], re.sub(r"\s+", " ", m["type"]).strip()) for m in matches if m]
+def _read_record(table: TypeTable, r: RecordFacts) -> None:
+    fields = tuple((n, t) for n, ctype in r.fields.items() if (t := _field_type(ctype)) is not None)
+    functions = tuple(n for n, ctype in r.fields.items() if "(*)" in ctype)
+    ranges = tuple((n, lo, hi) for n, (lo, hi) in r.ranges.items())
+    if not r.tag:
+        if r.names and not r.opaque:  # `typedef struct { ... } name;`: the name stands for the record
+            name = r.names[0]
+            table.typedefs[name] = table.canonical[name] = f"{r.kind} {{...}}"
+            table.records[name] = Record(r.kind, "", fields, False, functions, ranges)
+        return
+    rec = Record(r.kind, r.tag, fields, r.opaque, functions, ranges)
+    table.records[r.tag] = rec
+    for name, canon in table.canonical.items():
+        if canon == f"{r.kind} {r.tag}":
+            table.records.setdefault(name, rec)
+
+
+def _field_type(ctype: str) -> str | None:
+    """A field's type as the classifier takes it: an array's element type; None for a function pointer.
+
+    Fields of several array dimensions or of function-pointer-like types are left out.
+    """
+    if "(*" in ctype or ctype.count("[") > 1:
+        return None
+    base = ctype.partition("[")[0] if ctype.endswith("]") else ctype
+    return re.sub(r"\s+", " ", base).strip()

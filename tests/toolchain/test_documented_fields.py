@@ -73,7 +73,10 @@ def cz_facts(cz_lib: LibraryBuild) -> HeaderFacts:
 
 def test_the_types_section_shows_each_documented_range(cz_facts: HeaderFacts) -> None:
     text = cz_facts.render()
-    assert "int level; /* 1..9 */ int strategy; /* 0..3 */ int verify; /* 0..1 */ int window; }" in text, text
+    ranges = {r.tag or r.names[0]: r.ranges for r in cz_facts.declarations().records}
+    assert {"level": (1, 9), "strategy": (0, 3), "verify": (0, 1)}.items() <= next(
+        r for r in ranges.values() if "level" in r).items(), text
+    assert "level: [1, 9]" in text, text
 
 
 def test_a_harness_draws_the_documented_settings_and_finds_the_bug_behind_them(

@@ -38,5 +38,5 @@ def test_the_types_section_does_not_depend_on_the_hash_seed(tmp_path: Path) -> N
         done = subprocess.run([sys.executable, "-c", _SCRIPT, str(header)], env=env, text=True,
                               capture_output=True, timeout=120, check=True)
         renders.append(done.stdout)
-    assert "acme_step_15: Returns 1" in renders[0]  # the notes this is about are there
+    assert "{function: acme_step_15, text: 'Returns 1" in renders[0]  # the notes this is about are there
     assert renders[0] == renders[1] == renders[2]

@@ -129,7 +129,8 @@ def test_wrapper_calls_come_from_inline_bodies_and_macros(tmp_path: Path) -> Non
     fixed = {w.function: w.fixed() for w in facts.wrappers}
     assert fixed == {"qz_cfg_init_internal": {1: "QZ_ABI_VERSION"},
                      "qz_open_internal": {1: '"1.2"', 2: "(int)sizeof(qz_cfg)"}}
-    assert "- qz_cfg_init_internal(cfg, QZ_ABI_VERSION) in qz_cfg_init(cfg)" in facts.render()
+    assert "- function: qz_cfg_init_internal\n  args: [cfg, QZ_ABI_VERSION]\n  caller: qz_cfg_init\n" \
+        in facts.render()
 
 
 def test_releasers_taking_a_pointer_typedef_are_found(tmp_path: Path) -> None:

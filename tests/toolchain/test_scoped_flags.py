@@ -88,9 +88,13 @@ def qre_lib(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> LibraryBui
 
 def test_the_types_section_says_which_function_takes_which_flags(qre_lib: LibraryBuild) -> None:
     text = header_facts(qre_lib).render()
-    assert "/* flags of qre_compile() */\n#define QRE_CASELESS 1" in text, text
-    assert "/* flags of qre_exec(), qre_exec_all() */\n#define QRE_NOTBOL 1" in text, text
-    assert "#define QRE_GLOBAL 256  /* only qre_exec_all() */" in text, text
+    groups = header_facts(qre_lib).constants().macros
+    assert any(g.scope == ["qre_compile"] and "QRE_CASELESS" in g.constants for g in groups), text
+    assert any(g.scope == ["qre_exec", "qre_exec_all"] and g.constants.get("QRE_NOTBOL") == 1
+               for g in groups)
+    assert any(g.only == {"QRE_GLOBAL": ["qre_exec_all"]} and g.constants["QRE_GLOBAL"] == 256
+               for g in groups)
+    assert "scope: [qre_exec, qre_exec_all]" in text, text
 
 
 @pytest.mark.parametrize(("target", "mask"), [("qre_exec", 0x17), ("qre_exec_all", 0x117)])

@@ -147,8 +147,8 @@ def test_the_header_says_types_constants_and_releasers(xq_facts: HeaderFacts) ->
     assert ("free", "what xq_escape allocates") in released
     assert ("xq_ctx_free", "xq_ctx *") in released
     text = xq_facts.render()
-    assert "struct xq_reply { int ttl; char *name; struct xq_reply *next; };" in text
-    assert "typedef unsigned char xq_uint8_t;" in text
+    assert "fields: {ttl: int, name: char *, next: struct xq_reply *}" in text, text
+    assert "- [xq_uint8_t, unsigned char]" in text, text
 
 
 @pytest.mark.parametrize(

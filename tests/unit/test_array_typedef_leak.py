@@ -12,8 +12,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from agents.offline.model import OfflineChatModel
 from agents.parsing import extract_json
+from tests.types_text import render_types
 
-TYPES = "```c\ntypedef struct { int size; unsigned *limbs; } num_struct;\ntypedef num_struct[1] num_t;\n```"
+TYPES = render_types("```c\ntypedef struct { int size; unsigned *limbs; } num_struct;\n"
+                     "typedef num_struct[1] num_t;\n```")
 
 HARNESS = """\
 #include <stdint.h>

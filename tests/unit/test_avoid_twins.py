@@ -13,6 +13,7 @@ from agents.offline import type_table
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.lesson_apply import ActionableLesson, avoid_notes, avoided_calls, twins_of
 from long_term_memory.experience.lessons import parse_action, parse_scope
+from tests.types_text import render_types
 
 TYPES = """typedef struct qq_ctx *qq_ctx_p; /* struct qq_ctx * */
 typedef struct qq_ctx *qq_html_ctx_p; /* struct qq_ctx * */
@@ -39,7 +40,7 @@ def lesson(function: str) -> ActionableLesson:
 
 
 def test_twins_share_the_canonical_signature_and_a_word_of_the_name() -> None:
-    with type_table.using(type_table.read_types(TYPES)):
+    with type_table.using(type_table.read_types(render_types(TYPES))):
         assert twins_of("qq_parse_document", API) == ["qq_html_parse_document", "qq_parse_entity"]
         assert twins_of("qq_convert_number", API) == ["qq_convert_string"]
         assert twins_of("qq_reset", API) == []  # same signature, no word in common
@@ -49,7 +50,7 @@ def test_twins_share_the_canonical_signature_and_a_word_of_the_name() -> None:
 
 
 def test_the_lesson_leaves_out_the_call_and_its_twins_but_never_the_target() -> None:
-    with type_table.using(type_table.read_types(TYPES)):
+    with type_table.using(type_table.read_types(render_types(TYPES))):
         avoided = avoided_calls([lesson("qq_parse_document")], BY["qq_parse_chunk"], API)
         assert sorted(avoided) == ["qq_html_parse_document", "qq_parse_document", "qq_parse_entity"]
         on_twin = avoided_calls([lesson("qq_parse_document")], BY["qq_parse_entity"], API)
@@ -72,9 +73,9 @@ def test_within_a_run_a_failed_direction_makes_its_twins_tabu_too() -> None:
                                         "outcome": "Failed", "source_ref": "v2",
                                         "evidence": "did not run cleanly (leak)"}]}
     facts = read_prompt("ROLE: enhancer", "## Attempted directions\n" + render_local_memory(memory))
-    with type_table.using(type_table.read_types(TYPES)):
+    with type_table.using(type_table.read_types(render_types(TYPES))):
         assert _tabu(facts, API) == ["qq_html_parse_document", "qq_parse_document", "qq_parse_entity"]
     memory["attempted_directions"][0]["outcome"] = "Partial"
     facts = read_prompt("ROLE: enhancer", "## Attempted directions\n" + render_local_memory(memory))
-    with type_table.using(type_table.read_types(TYPES)):
+    with type_table.using(type_table.read_types(render_types(TYPES))):
         assert _tabu(facts, API) == []

@@ -7,6 +7,7 @@ from agents.offline.cdecl import parse_prototypes
 from agents.offline.ckinds import blob_fields
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 API = """
 typedef struct qz_blob qz_blob;
@@ -26,7 +27,7 @@ struct qz_box;  /* opaque: only pointers, made by the API */
 def test_the_input_goes_into_the_blob_and_the_object_made_from_it_is_released() -> None:
     decls = parse_prototypes(API)
     target = next(d for d in decls if d.name == "qz_box_load")
-    with using(read_types(TYPES)):
+    with using(read_types(render_types(TYPES))):
         assert blob_fields("qz_blob") == ("bytes", "size") and blob_fields("qz_box") is None
         arche = analyze_function(target, decls).archetype
         code = write_harness(target, decls, ["qz.h"], arche, default_skeleton(arche)).code
@@ -47,7 +48,7 @@ def test_the_input_flow_gate_sees_the_input_through_the_blob() -> None:
 
     decls = parse_prototypes(API)
     target = next(d for d in decls if d.name == "qz_box_load")
-    with using(read_types(TYPES)):
+    with using(read_types(render_types(TYPES))):
         code = write_harness(target, decls, ["qz.h"], "stateless_parser",
                              default_skeleton("stateless_parser")).code
     assert input_reaches_api(code, [d.name for d in decls])

@@ -19,6 +19,7 @@ from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
 from fuzzkit.header_facts import Enum, HeaderFacts
 from fuzzkit.header_releasers import find_releasers
+from tests.types_text import render_types
 
 API = """
 typedef unsigned long size_t;
@@ -38,16 +39,15 @@ def types() -> str:
 def draft(name: str) -> str:
     decls = parse_prototypes(API)
     target = next(d for d in decls if d.name == name)
-    with using(read_types(types())):
+    with using(read_types(render_types(types()))):
         arche = analyze_function(target, decls).archetype
         code = write_harness(target, decls, ["xq.h"], arche, default_skeleton(arche)).code
     return code[code.index("LLVMFuzzerTestOneInput"):]
 
 
 def test_a_tagless_enum_is_shown_as_its_typedef() -> None:
-    assert "typedef enum { XQ_OK = 0, XQ_STREAM_END = 1, XQ_DATA_ERROR = 9 } xq_ret;" in types()
-    assert "enum xq_ret" not in types()  # no such tag: a harness spelling it would not compile
-    table = read_types(types())  # and it reads back as the enum it is
+    assert "- name: xq_ret\n  typedef: true\n" in types()  # no tag: `enum xq_ret` would not compile
+    table = read_types(render_types(types()))  # and it reads back as the enum it is
     assert table.enum_members["xq_ret"] == ["XQ_OK", "XQ_STREAM_END", "XQ_DATA_ERROR"]
     assert "xq_ret" not in table.canonical
 
@@ -85,10 +85,10 @@ def test_a_list_of_records_named_in_the_plural_gets_room_for_several() -> None:
     the stack was read past (a stack-buffer-overflow judged harness misuse, on three targets)."""
     api = parse_prototypes(API + "xq_ret xq_raw_decode(const xq_filter *filters, const xq_options *options, "
                                  "const unsigned char *in, size_t *in_pos, size_t in_size);\n")
-    text = types().replace("```c\n", "```c\ntypedef struct { unsigned long id; void *options; } xq_filter;\n"
-                           "typedef struct { int level; int mode; } xq_options;\n", 1)
+    text = ("```c\ntypedef struct { unsigned long id; void *options; } xq_filter;\n"
+            "typedef struct { int level; int mode; } xq_options;\n```\n" + types())
     target = next(d for d in api if d.name == "xq_raw_decode")
-    with using(read_types(text)):
+    with using(read_types(render_types(text))):
         arche = analyze_function(target, api).archetype
         code = write_harness(target, api, ["xq.h"], arche, default_skeleton(arche)).code
     assert "xq_filter filters[8];" in code and "xq_raw_decode(filters, " in code, code

@@ -38,7 +38,7 @@ int pq_decoded_size(pq_ctx *ctx, int fmt, size_t *len);
 int pq_get_width(pq_ctx *ctx, unsigned *width);
 """
 
-TYPES = render_types("""```c
+RAW_TYPES = """```c
 typedef struct pq_ctx pq_ctx;
 typedef unsigned long size_t;
 typedef void * pq_m_fn(size_t);
@@ -49,13 +49,14 @@ struct pq_alloc { pq_m_fn *malloc_fn; pq_r_fn *realloc_fn; pq_c_fn *calloc_fn; p
 ```
 Release functions:
 - pq_ctx_free releases pq_ctx * (parameter type)
-""")
+"""
+TYPES = render_types(RAW_TYPES)
 
 
 def _draft(api: str = API, types: str = TYPES) -> str:
     decls = parse_prototypes(api)
     target = next(d for d in decls if d.name == "pq_ctx_new2")
-    with using(read_types(types)):
+    with using(read_types(render_types(types))):
         arche = analyze_function(target, decls).archetype
         return write_harness(target, decls, ["pq.h"], arche, default_skeleton(arche)).code
 
@@ -94,7 +95,7 @@ def test_a_suite_taking_a_user_pointer_stays_null() -> None:
            "typedef void pq_f_fn(void *, void *);\n"
            "struct pq_alloc { pq_m_fn *malloc_fn; pq_f_fn *free_fn; void *opaque; };")
     api = re.sub(r"typedef void \* pq_m_fn.*?};", lambda _m: odd, API, flags=re.S)
-    types = re.sub(r"typedef void \* pq_m_fn.*?};", lambda _m: odd, TYPES, flags=re.S)
+    types = re.sub(r"typedef void \* pq_m_fn.*?};", lambda _m: odd, RAW_TYPES, flags=re.S)
     assert "opaque" in api and "opaque" in types
     code = _draft(api, types)
     assert "pq_ctx_new2(NULL, " in code, code

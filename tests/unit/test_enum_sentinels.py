@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from agents.offline.synth_choices import enum_values
 from agents.offline.type_table import read_types, using
+from tests.types_text import render_types
 
 TYPES = """```c
 typedef enum tx_set tx_set;
@@ -23,7 +24,7 @@ enum kind { KIND_A = 0, KIND_B = 1, KIND_C = 2, KIND_COUNT = 3 };
 
 
 def test_reserved_and_counting_members_are_no_option() -> None:
-    with using(read_types(TYPES)):
+    with using(read_types(render_types(TYPES))):
         assert enum_values("tx_set") == (1, 2, 3)
         assert enum_values("lvl") == (0, 5, 9)  # a last member that is a value stays
         assert enum_values("kind") == (0, 1, 2)

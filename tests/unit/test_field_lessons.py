@@ -24,6 +24,7 @@ from long_term_memory.experience.lessons import lesson_fits, parse_action, parse
 from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.trajectory import trajectory_from_state
 from nodes.memory_manager import revert_failed
+from tests.types_text import render_types
 from tests.unit.test_field_repair import API, HARNESS, _state
 
 BY = {f.name: f for f in API}
@@ -66,13 +67,13 @@ def test_the_next_improvement_calling_a_twin_releases_the_field_and_that_counts_
                               parse_action(item["action"]))
     improved = HARNESS.replace("call dp_parse_all", "call dp_parse_entity").replace(
         "(void)dp_parse_all(", "(void)dp_parse_entity(")
-    with using(read_types(TYPES)):  # the prompt's Types section: dp_parser_ptr is a pointer
+    with using(read_types(render_types(TYPES))):  # the prompt's Types section: dp_parser_ptr is a pointer
         code, notes = apply_lessons(improved, BY["dp_parser_new"], API, [lesson])
     assert ("    (void)dp_parse_entity((dp_parser_ptr)parser2);\n"
             "    if (parser2 != NULL && parser2->doc != NULL) "
             "{ dp_doc_free(parser2->doc); parser2->doc = NULL; }") in code
     assert notes == [f"applied [MEM-0000f1e1] {ACTION}: release parser2->doc with dp_doc_free after the call"]
-    with using(read_types(TYPES)):
+    with using(read_types(render_types(TYPES))):
         assert apply_lessons(code, BY["dp_parser_new"], API, [lesson]) == (code, [])  # once
         own, _ = apply_lessons(improved, BY["dp_parse_entity"], API, [lesson])
     shown = InjectItem("MEM-0000f1e1", "rec-1", "t", "d", "c", 0.9, 1, 0.6, True, "q", item)

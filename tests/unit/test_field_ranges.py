@@ -11,6 +11,7 @@ import pytest
 from agents.offline.type_table import read_types
 from fuzzkit.field_ranges import documented_range
 from fuzzkit.header_facts import HeaderFacts, Record
+from tests.types_text import render_types
 
 
 @pytest.mark.parametrize(("comment", "expected"), [
@@ -43,8 +44,8 @@ def test_the_types_section_carries_the_range_to_the_offline_model() -> None:
                                         (("level", "int"), ("name", "const char *"), ("ratio", "float")),
                                         False, (("level", 1, 9), ("ratio", 0, 100)))])
     text = facts.render()
-    assert "int level; /* 1..9 */ const char *name; float ratio; /* 0..100 */" in text
-    record = read_types(text).record("cz_config")
+    assert "  ranges:\n    level: [1, 9]\n    ratio: [0, 100]" in text
+    record = read_types(render_types(text)).record("cz_config")
     assert record is not None and record.ranges == (("level", 1, 9), ("ratio", 0, 100))
     assert [f[0] for f in record.fields] == ["level", "name", "ratio"]
     again = HeaderFacts.from_dict(facts.to_dict())

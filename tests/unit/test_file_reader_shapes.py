@@ -20,6 +20,7 @@ from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
 from fuzzkit.header_facts import HeaderFacts, Record
 from fuzzkit.header_releasers import find_releasers
+from tests.types_text import render_types
 
 API = """
 typedef long au_count_t;
@@ -39,9 +40,9 @@ CONSTANTS = "typedef long au_count_t;\n#define AU_FORMAT_WAV 65536\n#define AU_F
 def _draft(name: str) -> str:
     decls = parse_prototypes(API)
     facts = HeaderFacts(records=RECORDS, releasers=find_releasers(decls, DOCS, RECORDS, {}))
-    text = facts.render().replace("```c\n", "```c\n" + CONSTANTS, 1)
+    text = "```c\n" + CONSTANTS + "```\n" + facts.render()
     target = next(d for d in decls if d.name == name)
-    with using(read_types(text)):
+    with using(read_types(render_types(text))):
         arche = analyze_function(target, decls).archetype
         code = write_harness(target, decls, ["au.h"], arche, default_skeleton(arche)).code
     return code[code.index("LLVMFuzzerTestOneInput"):]

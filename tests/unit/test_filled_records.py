@@ -15,6 +15,7 @@ import re
 from agents.offline.analysis import analyze_function
 from agents.offline.synth import default_skeleton, write_harness
 from fuzzkit.api import FunctionDecl, Param
+from tests.types_text import render_types
 
 DB = Param("db", "gdb_s *")
 OPEN = FunctionDecl("gdb_open", "int",
@@ -64,7 +65,7 @@ def test_an_improvement_makes_no_zeroed_record_that_points_into_another_object()
                                                             Param("depth", "int")), "gdb.h")
     with_opts = FunctionDecl("gdb_check_opts", "int", (Param("opts", "gdb_opts_s *"),), "gdb.h")
     api = [*API, entry_list, with_opts]
-    with type_table.using(type_table.read_types(types)):
+    with type_table.using(type_table.read_types(render_types(types))):
         analysis = analyze_function(OPEN, api)
         first = write_harness(OPEN, api, ["gdb.h"], analysis.archetype, default_skeleton(analysis.archetype),
                               constraints=analysis.constraints).code

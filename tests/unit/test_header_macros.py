@@ -54,7 +54,7 @@ def test_the_offline_model_reads_the_scopes_back_and_builds_each_functions_mask(
     kept, where = _macros(tmp_path)
     facts = HeaderFacts(macros=scope_groups(kept, where, {"zq_open", "zq_read", "zq_read_all"}))
     text = facts.render()
-    assert "/* flags of zq_read(), zq_read_all() */\n#define ZQ_PEEK 1" in text, text
+    assert "- scope: [zq_read, zq_read_all]\n  constants: {ZQ_PEEK: 1," in text, text
     assert HeaderFacts.from_dict(facts.to_dict()).macros == facts.macros
     with using(read_types(text)):
         assert scoped_flags("zq_open", "flags", "int") == 0x3

@@ -90,7 +90,7 @@ char *rr_escape(const char *s);
                          "- rr_free_data releases what rr_parse_reply allocates (by documentation)\n"
                          "- free releases what rr_escape allocates (by documentation)\n")
     target = next(f for f in api if f.name == "rr_parse_reply")
-    with using(read_types(types)):
+    with using(read_types(render_types(types))):
         fixed, added = release_results(code, target, api)
         assert "if (out != NULL) { rr_free_data(out); out = NULL; }\n  return 0;" in fixed
         escape = next(f for f in api if f.name == "rr_escape")
@@ -129,7 +129,7 @@ int acme_init_config(acme_config *config);
 int acme_decode(const uint8_t *data, size_t size, acme_config *config);
 void acme_free_buffer(acme_buffer *buffer);
 """)
-    types = render_types(
+    types = (
         "```c\ntypedef struct acme_config acme_config;\ntypedef struct acme_buffer acme_buffer;\n"
         "struct acme_buffer { uint8_t *rgba; size_t size; };\n"
         "struct acme_config { int flags; acme_buffer output; };\n```\nRelease functions:\n"
@@ -142,7 +142,7 @@ void acme_free_buffer(acme_buffer *buffer);
 }
 """
     target = next(f for f in api if f.name == "acme_decode")
-    with using(read_types(types)):
+    with using(read_types(render_types(types))):
         fixed, added = release_results(code, target, api)
     assert "acme_free_buffer(&config.output);\n  return 0;" in fixed, fixed
     assert added == ["release config.output (filled by acme_decode) with acme_free_buffer before returning"]
@@ -151,7 +151,7 @@ void acme_free_buffer(acme_buffer *buffer);
     hidden = types.replace("acme_buffer output;", "acme_buffer_p output;").replace(
         "typedef struct acme_buffer acme_buffer;", "typedef struct acme_buffer acme_buffer;\n"
         "typedef struct acme_buffer *acme_buffer_p;")
-    with using(read_types(hidden)):
+    with using(read_types(render_types(hidden))):
         unchanged, none = release_results(code, target, api)
     assert none == [] and "&config.output" not in unchanged, unchanged
 

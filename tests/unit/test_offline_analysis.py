@@ -6,6 +6,7 @@ import pytest
 
 from agents.offline.analysis import ARCHETYPES, analyze_function
 from agents.offline.cdecl import parse_prototypes
+from tests.types_text import render_types
 from tests.unit.test_offline_data import api, fn
 
 
@@ -174,5 +175,5 @@ def test_a_parse_into_a_visible_struct_takes_the_whole_input(name: str, archetyp
 
     decls = parse_prototypes(WHOLE_API)
     target = next(d for d in decls if d.name == name)
-    with using(read_types(WHOLE_TYPES)):
+    with using(read_types(render_types(WHOLE_TYPES))):
         assert analyze_function(target, decls).archetype == archetype

@@ -15,7 +15,7 @@ TYPES = (
 
 
 def test_flags_take_the_functions_own_constants_but_never_give_the_buffer_away() -> None:
-    with using(read_types(TYPES)):
+    with using(read_types(render_types(TYPES))):
         # A bit set: no flag at all is one of the choices; free-on-detach and resizable are not.
         assert int_choices("flags", "acme_attach") == (0, 4, 8, 16)
         assert int_choices("mFlags", "acme_attach") == (0, 4, 8, 16)
@@ -31,7 +31,7 @@ def test_flags_take_the_functions_own_constants_but_never_give_the_buffer_away()
 
 def test_a_status_code_takes_the_headers_status_values() -> None:
     statuses = "```c\n#define ACME_ERANGE -100\n#define ACME_EINVAL -101\n```\n"
-    with using(read_types(TYPES + statuses)):
+    with using(read_types(render_types(TYPES + statuses))):
         # Named a status, or any integer a describer of statuses takes: the codes, negative ones too.
         assert int_choices("rc", "acme_strerror") == (-101, -100, -1, 0)
         assert int_choices("errnum", "acme_attach") == (-101, -100, -1, 0)
@@ -40,9 +40,9 @@ def test_a_status_code_takes_the_headers_status_values() -> None:
         assert int_choices("arg0", "acme_seek") == DEFAULT_INT
         assert int_choices("value", "acme_strerror") != (-101, -100, -1, 0)
     many = "".join(f"#define ACME_E{i} {-i}\n" for i in range(1, 80))
-    with using(read_types("```c\n#define ACME_OK 0\n" + many + "```\n")):
+    with using(read_types(render_types("```c\n#define ACME_OK 0\n" + many + "```\n"))):
         assert int_choices("rc", "acme_strerror") == (-79, 0)  # past 64 values: their range
-    with using(read_types(TYPES)):
+    with using(read_types(render_types(TYPES))):
         assert int_choices("rc", "acme_strerror") == (-1, 0, 0)  # two values read as a set
 
 
@@ -88,7 +88,7 @@ def match_draft(tag: str, constructor: str, avoid: list[str]) -> str:
     target = next(f for f in api if f.name == "acme_match")
     types = (f"```c\ntypedef struct {tag} acme_cctx;\ntypedef struct acme_code acme_code;\n"
              f"struct {tag};  /* opaque: only pointers, made by the API */\n```\n")
-    with using(read_types(types)):
+    with using(read_types(render_types(types))):
         analysis = analyze_function(target, api)
         return write_harness(target, api, ["acme.h"], analysis.archetype,
                              default_skeleton(analysis.archetype), avoid=avoid).code
@@ -154,7 +154,7 @@ def name_draft(target: str) -> str:
     from agents.offline.cdecl import parse_prototypes
     from agents.offline.synth import default_skeleton, write_harness
 
-    with using(read_types(NAME_TYPES)):
+    with using(read_types(render_types(NAME_TYPES))):
         # The releaser is named only by the Types section: the API list left it out.
         api = parse_prototypes("""
 acme_name acme_name_make(const char *zBase, int nParam, const char **azParam);
@@ -194,7 +194,7 @@ def test_a_byte_string_typedef_released_by_a_same_type_releaser_is_still_the_inp
     types = render_types("```c\ntypedef const unsigned char *acme_sptr;\ntypedef struct acme_md acme_md;\n"
                          "```\nRelease functions:\n"
                          "- acme_pattern_free releases unsigned char * (parameter type)\n")
-    with using(read_types(types)):
+    with using(read_types(render_types(types))):
         api = parse_prototypes("""
 acme_md *acme_md_create(unsigned int n);
 void acme_md_free(acme_md *md);
@@ -218,7 +218,7 @@ def test_a_tree_from_a_conversion_not_from_a_constructor_that_needs_a_tree() -> 
     from agents.offline.synth import default_skeleton, write_harness
 
     types = "```c\ntypedef acme_node_st *acme_node;\ntypedef struct acme_node_st acme_node_st;\n```\n"
-    with using(read_types(types)):
+    with using(read_types(render_types(types))):
         api = parse_prototypes("""
 int acme_text2tree(const char *text, acme_node *tree, char *errorDescription);
 int acme_create_element(acme_node definitions, const char *name, acme_node *element);

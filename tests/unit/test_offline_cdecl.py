@@ -8,13 +8,15 @@ from agents.offline import ckinds, type_table
 from agents.offline.cdecl import parse_prototype, parse_prototypes
 from agents.offline.type_table import read_types, using
 from fuzzkit.api import FunctionDecl, Param
+from tests.types_text import render_types
 from tests.unit.test_offline_data import types_text
 
 
 @pytest.fixture()
 def real_types() -> None:
     """The Types tables of the three shipped libraries' headers, as prepare renders them."""
-    type_table._ACTIVE.set(read_types("\n".join(types_text(n) for n in ("cjson", "zlib", "yaml"))))
+    merged = render_types("\n".join(types_text(n) for n in ("cjson", "zlib", "yaml")))  # one block per kind
+    type_table._ACTIVE.set(read_types(merged))
 
 
 @pytest.mark.parametrize(
@@ -236,12 +238,12 @@ def test_library_typedefs_are_known_only_from_the_types_section(
               "integer": ckinds.is_integer, "bool": ckinds.is_bool, "enum": ckinds.is_enum_like,
               "fnptr": ckinds.is_function_pointer}
     assert {n for n, c in checks.items() if c(ctype)} == unknown
-    with using(read_types(INVENTED_TYPES)):
+    with using(read_types(render_types(INVENTED_TYPES))):
         assert {n for n, c in checks.items() if c(ctype)} == known
 
 
 def test_pointer_typedefs_expand_but_handle_typedefs_stay() -> None:
-    with using(read_types(INVENTED_TYPES)):
+    with using(read_types(render_types(INVENTED_TYPES))):
         assert ckinds.resolve("acme_ctx_p") == "acme_ctx *"
         assert ckinds.struct_type("acme_ctx_p") == "acme_ctx"
         assert ckinds.resolve("acme_file") == "acme_file"

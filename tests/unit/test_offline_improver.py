@@ -9,6 +9,7 @@ from agents.offline.cdecl import parse_prototypes
 from agents.offline.improver import improve_harness, value
 from agents.offline.synth import SLOTS, default_skeleton, marker, write_harness
 from agents.offline.synth_api import ApiIndex
+from tests.types_text import render_types
 from tests.unit.test_offline_data import api, fn
 
 UNCOVERED_CJSON = [
@@ -224,7 +225,7 @@ def test_an_object_held_through_a_pointer_typedef_is_reused() -> None:
     when the call's name shares no more with another maker's than with the target's."""
     from agents.offline.type_table import read_types, using
 
-    with using(read_types(KV_TYPES)):
+    with using(read_types(render_types(KV_TYPES))):
         kv = parse_prototypes(
             "kv_hdoc_p kv_hread_memory(const char *buf, int size);\nvoid kv_doc_free(kv_doc_p d);\n"
             "kv_doc_p kv_parse_text(const char *text);\nint kv_hdoc_dump(kv_hdoc_p d, char **out);\n"

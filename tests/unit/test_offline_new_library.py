@@ -284,16 +284,18 @@ void acme_free(void *ptr);
 def test_error_codes_named_after_a_parameter_are_not_its_values() -> None:
     from agents.offline.synth_choices import int_choices
     from agents.offline.type_table import read_types, using
+    from tests.types_text import render_types
 
     types = ("```c\n#define ACME_OK 0\n#define ACME_INVALID_FLAGS -3\n#define ACME_NOMEM -4\n\n"
              "#define ACME_MODE_FAST 1\n#define ACME_MODE_SLOW 2\n```\n")
-    with using(read_types(types)):
+    with using(read_types(render_types(types))):
         assert -3 not in int_choices("flags", "acme_to_ascii")
         assert int_choices("mode", "acme_open") == (1, 2, 2)
 
 
 def test_a_handle_typedef_comes_from_its_constructor_and_is_passed_by_value() -> None:
     from agents.offline.type_table import read_types, using
+    from tests.types_text import render_types
 
     api = parse_prototypes("""
 acme_parser acme_parser_create(const char *encoding);
@@ -306,7 +308,7 @@ void acme_parser_free(acme_parser parser);
              "struct acme_parser_s;  /* opaque: only pointers, made by the API */\n"
              "enum acme_status { ACME_STATUS_ERROR = 0, ACME_STATUS_OK = 1 };\n```\n")
     target = next(f for f in api if f.name == "acme_parse")
-    with using(read_types(types)):
+    with using(read_types(render_types(types))):
         analysis = analyze_function(target, api)
         code = write_harness(target, api, ["acme.h"], analysis.archetype,
                              default_skeleton(analysis.archetype)).code
@@ -333,6 +335,7 @@ void acme_gctx_free(acme_gctx *g);
 
 def test_a_pointer_typedef_alias_chain_resolves_and_its_result_is_freed() -> None:
     from agents.offline.type_table import read_types, using
+    from tests.types_text import render_types
 
     api = parse_prototypes("""
 acme_doc_p acme_read_memory(const char *buffer, int size, const char *url, const char *encoding, int options);
@@ -343,7 +346,7 @@ void acme_free_doc(acme_node_doc_p cur);
              "typedef acme_node_doc_p acme_doc_p;  /* struct _acme_doc * */\n"
              "struct _acme_doc { int type; };\n```\n")
     target = api[0]
-    with using(read_types(types)):
+    with using(read_types(render_types(types))):
         assert ckinds.resolve("acme_doc_p") == "acme_doc *"
         analysis = analyze_function(target, api)
         code = write_harness(target, api, ["acme.h"], analysis.archetype,

@@ -66,7 +66,7 @@ def test_an_open_that_hands_back_its_handle_is_judged_by_its_status_too() -> Non
     code = _draft("kv_prepare")
     assert re.search(r"rc = kv_open\(empty_path, &(\w+)\);[^;]*;\s+if \(!\(rc >= 0\)\) goto lf_cleanup;"
                      r"\s+if \(\1 == NULL\) goto lf_cleanup;", code), code
-    with using(read_types(TYPES + "#define KV_OK 0\n#define KV_ERROR 1\n")):
+    with using(read_types(render_types(TYPES + "#define KV_OK 0\n#define KV_ERROR 1\n"))):
         api = parse_prototypes(STORE)
         target = next(d for d in api if d.name == "kv_prepare")
         code = write_harness(target, api, ["kv.h"], "object_lifecycle",
@@ -149,7 +149,7 @@ STEPPED = STORE + "int kv_step(kv_stmt *pStmt);\nint kv_column_count(kv_stmt *pS
 
 
 def _stepped_draft(types: str) -> str:
-    with using(read_types(types)):
+    with using(read_types(render_types(types))):
         api = parse_prototypes(STEPPED)
         target = next(d for d in api if d.name == "kv_prepare")
         return write_harness(target, api, ["kv.h"], "object_lifecycle",

@@ -68,7 +68,7 @@ def test_a_comment_documents_the_function_after_it_only_up_to_its_body(tmp_path:
 
 def test_the_types_section_carries_it_to_the_offline_model() -> None:
     facts = HeaderFacts(optional={"tag_register": ["ulabel", "alabel"]})
-    assert "- tag_register accepts NULL for ulabel, alabel" in facts.render()
+    assert "  tag_register: [ulabel, alabel]" in facts.render()
     assert HeaderFacts.from_dict(facts.to_dict()).optional == facts.optional
     table = read_types(facts.render())
     assert table.optional == {"tag_register": {"ulabel", "alabel"}}

@@ -16,6 +16,7 @@ from agents.offline import ckinds, type_table
 from agents.offline.analysis import analyze_function
 from agents.offline.synth import default_skeleton, write_harness
 from fuzzkit.api import FunctionDecl, Param
+from tests.types_text import render_types
 
 TYPES = ("typedef struct pic_image *pic_imagep;  /* pic_image * */\n"
          "typedef struct pic_control *pic_controlp;\n"
@@ -30,7 +31,7 @@ API = [BEGIN, FREE]
 
 
 def draft(target: FunctionDecl, api: list[FunctionDecl]) -> str:
-    with type_table.using(type_table.read_types(TYPES, api)):
+    with type_table.using(type_table.read_types(render_types(TYPES), api)):
         analysis = analyze_function(target, api)
         return write_harness(target, api, ["pic.h"], analysis.archetype,
                              default_skeleton(analysis.archetype), constraints=analysis.constraints).code
@@ -47,9 +48,9 @@ def test_the_caller_record_is_declared_and_its_address_passed() -> None:
 
 def test_a_typedef_a_constructor_returns_stays_a_handle() -> None:
     new = FunctionDecl("pic_image_new", "pic_imagep", (), "pic.h")
-    with type_table.using(type_table.read_types(TYPES, [*API, new])):
+    with type_table.using(type_table.read_types(render_types(TYPES), [*API, new])):
         assert ckinds.resolve("pic_imagep") == "pic_imagep"
-    with type_table.using(type_table.read_types(TYPES, API)):
+    with type_table.using(type_table.read_types(render_types(TYPES), API)):
         assert ckinds.resolve("pic_imagep") == "pic_image *"
         assert ckinds.resolve("pic_controlp") == "pic_controlp"  # opaque: a handle
     code = draft(BEGIN, [*API, new])
@@ -57,7 +58,7 @@ def test_a_typedef_a_constructor_returns_stays_a_handle() -> None:
 
 
 def test_without_the_api_the_typedef_reads_as_before() -> None:
-    with type_table.using(type_table.read_types(TYPES)):
+    with type_table.using(type_table.read_types(render_types(TYPES))):
         assert ckinds.resolve("pic_imagep") == "pic_imagep"
 
 

@@ -12,8 +12,8 @@ import json
 import pytest
 
 from agents.offline.type_table import read_types
-from fuzzkit.facts_block import FactsBlockError
-from fuzzkit.header_facts import HeaderFacts, Releaser
+from fuzzkit.facts_block import FactsBlockError, render_facts
+from fuzzkit.header_facts import NOTES_KIND, DocumentedReturn, FunctionNotes, HeaderFacts, Releaser
 
 FACTS = HeaderFacts(releasers=[
     Releaser(function="db_close", releases="db *", evidence="parameter type", heap=True),
@@ -54,7 +54,9 @@ def test_lines_inside_the_block_are_not_read_as_notes() -> None:
     """Block-style YAML (``- function: db_close``) looks like a return note (``- f: text``)."""
     text = ("```yaml\n# facts: releasers v1\nreleasers:\n- function: db_close\n  releases: db *\n"
             "  evidence: parameter type\n  heap: true\n```\n"
-            "Documented return values:\n- db_open: 0 on success")
+            "Documented return values:\n- db_open: 0 on success\n")
+    returns = [DocumentedReturn(function="db_open", text="0 on success")]
+    text += render_facts(NOTES_KIND, FunctionNotes(returns=returns))
     assert _read(text) == ([("db_close", "db *")], {"db_close"}, {"db_open": "0 on success"})
 
 

@@ -14,6 +14,7 @@ from agents.offline import type_table
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.improver_blocks import one_block
 from agents.offline.synth_api import ApiIndex
+from tests.types_text import render_types
 
 HEADER = """
 typedef struct _acme_pat acme_pat;
@@ -28,7 +29,7 @@ typedef struct _acme_stream acme_stream;"""
 
 def _block(types: str) -> str | None:
     idx = ApiIndex(parse_prototypes(HEADER))
-    with type_table.using(type_table.read_types(types)):
+    with type_table.using(type_table.read_types(render_types(types))):
         made = one_block(idx, idx.by_name["acme_pat_stream"], [], set(), set(), 1)
     return None if made is None else "\n".join(made[0].lines)
 

@@ -13,7 +13,8 @@ from agents.offline.crash_roles import judge_feasibility
 from agents.offline.fixer_input import guard_utf8_text
 from agents.offline.prompt_reader import read_prompt
 from fuzzkit.api import FunctionDecl, Param
-from fuzzkit.header_facts import HeaderFacts
+from fuzzkit.facts_block import read_facts
+from fuzzkit.header_facts import NOTES_KIND, FunctionNotes, HeaderFacts
 from fuzzkit.param_docs import optional_params, param_facts, utf8_params
 from fuzzkit.utf8 import describe, first_invalid
 
@@ -58,7 +59,8 @@ def test_parameters_documented_as_utf8_by_their_type_or_their_own_description(tm
 
 def test_the_types_section_lists_them_and_they_survive_the_state() -> None:
     facts = HeaderFacts.from_dict(HeaderFacts(utf8={"gl_compile": ["pattern"]}).to_dict())
-    assert "- gl_compile takes UTF-8 in pattern" in facts.render()
+    notes = read_facts(facts.render(), NOTES_KIND, FunctionNotes)
+    assert notes is not None and notes.utf8 == {"gl_compile": ["pattern"]}
 
 
 def test_the_crash_report_says_whether_the_input_is_utf8(tmp_path: Path) -> None:

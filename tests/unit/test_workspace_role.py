@@ -7,6 +7,7 @@ import re
 from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
+from tests.types_text import render_types
 
 API = """
 typedef struct qz_code qz_code;
@@ -52,6 +53,7 @@ def test_a_fresh_variable_never_takes_a_type_s_name() -> None:
     from agents.offline.synth_code import Frag
     from agents.offline.type_table import read_types, using
 
-    with using(read_types("```c\ntypedef struct qz_conv_ctx qz_conv_ctx;\nstruct qz_conv_ctx;\n```")):
+    types = render_types("```c\ntypedef struct qz_conv_ctx qz_conv_ctx;\nstruct qz_conv_ctx;\n```")
+    with using(read_types(types)):
         assert Frag().name("qz_conv_ctx") == "qz_conv_ctx2"
     assert Frag().name("qz_conv_ctx") == "qz_conv_ctx"
