@@ -116,6 +116,10 @@ class HeaderFacts:
     optional: dict[str, list[str]] = field(default_factory=dict)
     # function -> its input text parameters documented as UTF-8 (fuzzkit.param_docs)
     utf8: dict[str, list[str]] = field(default_factory=dict)
+    # function -> its input buffers documented as NUL-terminated; option constants documented so
+    # (fuzzkit.param_docs), with their values (None: not a plain integer)
+    terminated: dict[str, list[str]] = field(default_factory=dict)
+    terminated_flags: dict[str, int | None] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -151,6 +155,9 @@ class HeaderFacts:
             instances=[(i[0], i[1]) for i in data.get("instances", [])],
             optional={k: list(v) for k, v in data.get("optional", {}).items()},
             utf8={k: list(v) for k, v in data.get("utf8", {}).items()},
+            terminated={k: list(v) for k, v in data.get("terminated", {}).items()},
+            terminated_flags={k: (None if v is None else int(v))
+                              for k, v in data.get("terminated_flags", {}).items()},
         )
 
     def render(self) -> str:
@@ -234,6 +241,11 @@ class HeaderFacts:
         if self.utf8:
             out.append("Text documented as UTF-8 (other bytes there break the contract, not the library):")
             out += [f"- {fn} takes UTF-8 in {', '.join(names)}" for fn, names in self.utf8.items()]
+        if self.terminated or self.terminated_flags:
+            out.append("Input documented as NUL-terminated (pass a copy with a NUL after the data):")
+            out += [f"- {fn} reads {', '.join(names)} up to its NUL" for fn, names in self.terminated.items()]
+            out += [f"- {name}{'' if value is None else f' ({value:#x})'} says the input is NUL-terminated"
+                    for name, value in self.terminated_flags.items()]
         if self.wrappers:
             out.append("Calls in the header's own wrappers (pass the same fixed arguments):")
             out += [f"- {w.function}({', '.join(w.args)}) in {w.caller}({', '.join(w.params)})"

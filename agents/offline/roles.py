@@ -15,6 +15,7 @@ from agents.offline.fixer_free import drop_unowned_free, keep_input_owned
 from agents.offline.fixer_input import feed_input, guard_utf8_text
 from agents.offline.fixer_leak import release_results
 from agents.offline.fixer_precondition import guard_precondition
+from agents.offline.fixer_terminated import terminate_input
 from agents.offline.followups import without_crashed_followup
 from agents.offline.improver import Improvement, improve_harness
 from agents.offline.lesson_apply import (
@@ -216,7 +217,7 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
         released, added = _release_leaked(harness, triage, api, target, lessons)
         if added:
             return {"fixes": added, "unresolved": []}, released
-    for guard in (guard_utf8_text, guard_precondition):
+    for guard in (guard_utf8_text, terminate_input, guard_precondition):
         checked, how = guard(harness, triage, api)
         if how:
             return {"fixes": [how], "unresolved": []}, checked
