@@ -173,7 +173,8 @@ def enhance(facts: PromptFacts) -> Reply:
         # Functions a trusted lesson names go first: experience says they pay off (a lesson that
         # says a call crashed names it too, and is applied by leaving the call out).
         lessons = actionable_lessons(facts)
-        avoid = {lesson.item_id for lesson in lessons if lesson.action and lesson.action.verb == "avoid_call"}
+        avoid = {lesson.item_id for lesson in lessons  # what not to do names no call worth adding
+                 if lesson.action and lesson.action.verb in ("avoid_call", "keep_result")}
         shown = [lesson for lesson in applicable(facts, set(uncovered)) if lesson.item_id not in avoid]
         named = {n for lesson in shown for n in identifiers(lesson.title + " " + lesson.text)}
         # What the library's own code calls after the target comes first, then what lessons name.
