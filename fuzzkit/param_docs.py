@@ -148,6 +148,8 @@ def _utf8(texts: Iterable[str], api: Sequence[FunctionDecl]) -> dict[str, list[s
 
 
 _TERMINATED = re.compile(r"(?:\b(?:NUL|null|zero|nul)|'\\0')[- ]?terminated\b", re.I)
+# "need not be NUL-terminated", "not necessarily zero-terminated", "without a NUL terminator"
+_NOT_TERMINATED = re.compile(r"\b(?:not|no|without|needn't|doesn't|don't)\b[^.;:]{0,30}?terminat", re.I)
 _CONSTANT = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _OUTPUT = re.compile(r"\b(?:returns?|returned|writes?|written|outputs?|stores?|fills?|result)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.;])\s+(?=[A-Z@\\])|\n[ \t]*\n")
@@ -183,7 +185,8 @@ def _terminated(texts: Iterable[str], api: Sequence[FunctionDecl]) -> Terminated
             fn = _documented(body, text, m.end(), inputs) if _TERMINATED.search(body) else None
             if fn is None:
                 continue
-            names = [n for n in described(body, _TERMINATED) if n in inputs[fn]]
+            names = [n for n in described(body, _TERMINATED) if n in inputs[fn]
+                     and n not in described(body, _NOT_TERMINATED)]
             flags = _terminated_sentences(_free_text(body), inputs[fn], names)
             for flag in flags:
                 found.flags.setdefault(flag, None)
@@ -198,7 +201,7 @@ def _terminated_sentences(body: str, params: list[str], names: list[str]) -> lis
     """The constants a comment's sentences make the condition; the parameters they name go to ``names``."""
     flags: list[str] = []
     for sentence in _SENTENCE.split(body):
-        if not _TERMINATED.search(sentence) or _OUTPUT.search(sentence):
+        if not _TERMINATED.search(sentence) or _OUTPUT.search(sentence) or _NOT_TERMINATED.search(sentence):
             continue
         constants = [c for c in _CONSTANT.findall(sentence) if c not in params]
         if constants:
@@ -228,13 +231,14 @@ def _terminated_constants(text: str) -> Iterable[tuple[str, int | None]]:
     """
     for pattern in (_DEFINE, _CONSTANT_ITEM):
         for m in pattern.finditer(text):
-            if not _CONSTANT.fullmatch(m.group(1)):
-                continue
+            if not _CONSTANT.fullmatch(m.group(1)) or not re.search(r"\d", m.group(2) or "0"):
+                continue  # a constant, not a type or another name (`#define X_SIZE size_t`)
             above = _COMMENT_ABOVE.search(text, max(0, m.start() - 600), m.start())
             line_start = text.rfind("\n", 0, above.start()) + 1 if above else 0
             own_line = above is not None and not text[line_start:above.start()].strip()
             said = [m.group(3) or ""] + ([above.group(1)] if own_line and above else [])
-            if any(_TERMINATED.search(c) and not _OUTPUT.search(c) for c in said):
+            if any(_TERMINATED.search(c) and not _OUTPUT.search(c) and not _NOT_TERMINATED.search(c)
+                   for c in said):
                 yield m.group(1), _integer(m.group(2) or "")
 
 

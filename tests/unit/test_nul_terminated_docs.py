@@ -23,6 +23,8 @@ API = [
 ]
 
 HEADER = """\
+/* Lengths are ZT_SIZE; a special length marks zero-terminated strings. */
+#define ZT_SIZE     size_t
 #define ZT_STRICT   1   /* reject trailing bytes */
 #define ZT_CSTRING  2
 /* The source is zero-terminated: n is ignored. */
@@ -44,7 +46,7 @@ char *zt_dump(const char *fmt);
 /**
  * zt_pair:
  * @key: a NUL-terminated key
- * @value: any bytes
+ * @value: any bytes, need not be NUL-terminated
  */
 int zt_pair(const char *key, const char *value);
 """
@@ -56,7 +58,8 @@ def test_parameters_functions_and_constants_documented_as_nul_terminated(tmp_pat
     # a parameter's own description; a function whose one input its sentence is about (not its output)
     assert found.params == {"zt_name": ["name"], "zt_pair": ["key"]}, found.params
     # a sentence naming a constant makes the constant the condition; a constant's own comment
-    # (after it, or starting the line above it); the comment ending the line above is that line's
+    # (after it, or starting the line above it); the comment ending the line above is that line's;
+    # a name for a type is no constant, and "need not be NUL-terminated" says the opposite
     assert found.flags == {"ZT_CSTRING": None, "ZT_AUTO_LEN": 4, "ZT_MODE_TEXT": 8}, found.flags
     assert param_facts([tmp_path / "zt.h"], API).terminated == found  # one read gives the same
     (tmp_path / "plain.h").write_text(HEADER.replace("terminated", "encoded"))
