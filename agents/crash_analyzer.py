@@ -62,6 +62,7 @@ def report_text(crash: Mapping[str, Any]) -> str:
         f"category: {crash.get('category', '')}",
         f"entry function: {crash.get('entry_function', '')}",
         f"access: {crash.get('access', '')}",
+        *([f"region: {crash['region']}"] if crash.get("region") else []),
         f"buffer origin: {crash.get('buffer_origin', '')}",
         f"misuse hint: {crash.get('misuse_hint', '')}",
         *([f"released first inside: {crash['freed_first_in']}"] if crash.get("freed_first_in") else []),
@@ -70,6 +71,8 @@ def report_text(crash: Mapping[str, Any]) -> str:
         *_input_size(crash.get("reproducer")),
         *([f"input text: {crash['input_text']}"] if crash.get("input_text") else []),
         *([f"documented utf-8 parameters: {crash['utf8_arguments']}"] if crash.get("utf8_arguments") else []),
+        *([f"documented nul-terminated input: {crash['terminated_arguments']}"]
+          if crash.get("terminated_arguments") else []),
     ])
 
 

@@ -196,6 +196,7 @@ def types_section(state: Mapping[str, Any]) -> str:
     facts.returns = {fn: text for fn, text in facts.returns.items() if fn in shown or fn not in every}
     facts.optional = {fn: names for fn, names in facts.optional.items() if fn in shown}
     facts.utf8 = {fn: names for fn, names in facts.utf8.items() if fn in shown}
+    facts.terminated = {fn: names for fn, names in facts.terminated.items() if fn in shown}
     # Likewise releasers: those of shown functions, of what a shown function allocates, and
     # those that are no API function (`free`).
     # And the one-argument releaser of a type a shown function takes or returns (a region a
@@ -216,6 +217,20 @@ def utf8_arguments(state: Mapping[str, Any]) -> str:
     called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
     facts = HeaderFacts.from_dict(state.get("header_facts"))
     return ", ".join(f"{fn}({', '.join(names)})" for fn, names in facts.utf8.items() if fn in called)
+
+
+def terminated_arguments(state: Mapping[str, Any]) -> str:
+    """``f(a); flags X=0x2``: input documented as NUL-terminated, for the functions the harness calls.
+
+    The parameters of the called functions documented so, and the option constants whose
+    documentation says the input is NUL-terminated (with their values, when known).
+    """
+    called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    parts = [f"{fn}({', '.join(names)})" for fn, names in facts.terminated.items() if fn in called]
+    flags = [name if value is None else f"{name}={value:#x}"
+             for name, value in facts.terminated_flags.items()]
+    return "; ".join([*parts, *([f"flags {', '.join(flags)}"] if flags else [])])
 
 
 def include_lines(state: Mapping[str, Any]) -> str:

@@ -56,6 +56,24 @@ def object_twins(name: str, api: Sequence[FunctionDecl], canonical: Mapping[str,
             and _named_alike(name_words(name), name_words(f.name))]
 
 
+def slot_twins(name: str, api: Sequence[FunctionDecl], canonical: Mapping[str, str]) -> list[str]:
+    """The API functions working ``name``'s object into its result type, named alike but for one word.
+
+    ``list_add_int_item(list, ...)`` and ``list_add_text_item(list, ...)``: one word names what
+    fills the same slot of the same object, so what each hands back is held the same way,
+    whatever else the call takes (see :func:`object_twins` for the object).
+    """
+    decl = next((f for f in api if f.name == name), None)
+    key = _object_key(decl, canonical) if decl else None
+    words = name_words(name)
+    if key is None or len(words) < 2:
+        return []
+    def one_apart(other: list[str]) -> bool:
+        return len(other) == len(words) and sum(x != y for x, y in zip(words, other, strict=True)) == 1
+    return [f.name for f in api if f.name != name and _object_key(f, canonical) == key
+            and one_apart(name_words(f.name))]
+
+
 def _named_alike(a: list[str], b: list[str]) -> bool:
     """Whether two names' words share a stem long enough for what differs after it (see above)."""
     common = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))

@@ -215,6 +215,8 @@ class FunctionNotes(BaseModel):
     borrows: list[str] = Field(default_factory=list)
     optional: dict[str, list[str]] = Field(default_factory=dict)
     utf8: dict[str, list[str]] = Field(default_factory=dict)
+    terminated: dict[str, list[str]] = Field(default_factory=dict)
+    terminated_flags: dict[str, int | None] = Field(default_factory=dict)
     wrappers: list[WrapperCall] = Field(default_factory=list)
     returns: list[DocumentedReturn] = Field(default_factory=list)
 
@@ -231,6 +233,8 @@ NOTES_LEGEND = {
     "borrows": "hand back memory the library owns: never free it",
     "optional": "parameters the documentation lets be NULL (leaving one out is a case of its own)",
     "utf8": "text parameters documented as UTF-8 (other bytes there break the contract, not the library)",
+    "terminated": "input parameters documented as NUL-terminated (pass a copy with a NUL after the data)",
+    "terminated_flags": "option constants (and values) that say the input is NUL-terminated",
     "wrappers": "calls in the header's own wrappers (pass the same fixed arguments)",
     "returns": "documented return values",
 }
@@ -260,6 +264,10 @@ class HeaderFacts:
     optional: dict[str, list[str]] = field(default_factory=dict)
     # function -> its input text parameters documented as UTF-8 (fuzzkit.param_docs)
     utf8: dict[str, list[str]] = field(default_factory=dict)
+    # function -> its input buffers documented as NUL-terminated; option constants documented so
+    # (fuzzkit.param_docs), with their values (None: not a plain integer)
+    terminated: dict[str, list[str]] = field(default_factory=dict)
+    terminated_flags: dict[str, int | None] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -295,6 +303,9 @@ class HeaderFacts:
             instances=[(i[0], i[1]) for i in data.get("instances", [])],
             optional={k: list(v) for k, v in data.get("optional", {}).items()},
             utf8={k: list(v) for k, v in data.get("utf8", {}).items()},
+            terminated={k: list(v) for k, v in data.get("terminated", {}).items()},
+            terminated_flags={k: (None if v is None else int(v))
+                              for k, v in data.get("terminated_flags", {}).items()},
         )
 
     def render(self) -> str:
@@ -346,6 +357,7 @@ class HeaderFacts:
             retains=self.retains, consumes=self.consumes, adopts=self.adopts,
             inside_only=self.inside_only, internal=self.internal, borrows=self.borrows,
             optional=self.optional, utf8=self.utf8,
+            terminated=self.terminated, terminated_flags=self.terminated_flags,
             returns=[DocumentedReturn(function=fn, text=text) for fn, text in self.returns.items()],
             wrappers=[WrapperCall(function=w.function, args=list(w.args), caller=w.caller,
                                   params=list(w.params)) for w in self.wrappers],

@@ -119,14 +119,18 @@ class Fuzzkit:
         """collect_facts, by fuzzkit (see :class:`Toolchain`).
 
         The library's variables a header declares are kept only if the build defines them; the
-        parameters documented as taking NULL or as UTF-8 text, and the documentation of functions
-        the headers leave undocumented, are read from the headers' and sources' comments.
+        parameters documented as taking NULL, as UTF-8 text or as NUL-terminated (and the option
+        constants documented so), and the documentation of functions the headers leave
+        undocumented, are read from the headers' and sources' comments.
         """
         # An inline helper is read as what it is: a wrapper of the functions it calls, if it calls any.
         helpers = {d.name for d in _inline(lib)}
-        optional, utf8, docs = param_facts([*lib.headers, *lib.sources], api)  # every file read once
-        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api, helpers, docs)
-        facts.optional, facts.utf8 = optional, utf8
+        read = param_facts([*lib.headers, *lib.sources], api)  # every file read once
+        facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api, helpers, read.docs)
+        facts.optional, facts.utf8, facts.terminated = read.optional, read.utf8, read.terminated.params
+        values = {m.name: m.value for m in facts.macros} | {c: v for e in facts.enums for c, v in e.constants}
+        facts.terminated_flags = {name: value if value is not None else values.get(name)
+                                  for name, value in read.terminated.flags.items()}
         data = defined_data(lib)  # empty when llvm-nm gives no verdict: keep all
         facts.instances = [i for i in facts.instances if not data or i[0] in data]
         return facts

@@ -53,8 +53,9 @@ def clang_functions(
         if not reader.calls:
             continue
         text = data[fn.extent.start.offset : fn.extent.end.offset].decode(errors="replace")
-        reader.variables |= {v: t for v, t in file_vars.items()
-                             if v not in reader.variables and re.search(rf"\b{re.escape(v)}\b", text)}
+        used_globals = {v: t for v, t in file_vars.items()
+                        if v not in reader.variables and re.search(rf"\b{re.escape(v)}\b", text)}
+        reader.variables |= used_globals
         callbacks = {
             cb: cut_source(
                 data[defs[cb].extent.start.offset : defs[cb].extent.end.offset].decode(errors="replace")
@@ -72,7 +73,8 @@ def clang_functions(
                 calls=reader.calls,
                 variables=reader.variables,
                 inits=reader.inits,
-                params=[a.spelling for a in fn.get_arguments() if a.spelling],
+                # A global's value, like a parameter's, is set outside the function.
+                params=[*(a.spelling for a in fn.get_arguments() if a.spelling), *used_globals],
                 types=types,
                 callbacks=callbacks,
                 assigned=reader.assigned,

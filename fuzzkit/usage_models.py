@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-INDEX_VERSION = 6
+INDEX_VERSION = 7
 
 # What an argument is, as the library's code wrote it.
 ArgKind = Literal["constant", "object", "data", "size", "string", "callback", "null", "variable", "other"]
@@ -56,7 +56,7 @@ class UsageFunction(_Data):
     origin: Origin = "other"
     calls: list[CallSite] = Field(default_factory=list)
     variables: dict[str, str] = Field(default_factory=dict)  # name -> declared type
-    params: list[str] = Field(default_factory=list)  # the function's parameters: values only its caller knows
+    params: list[str] = Field(default_factory=list)  # its parameters and globals: values set outside it
     inits: dict[str, str] = Field(default_factory=dict)  # name -> the initializer it is declared with
     types: dict[str, str] = Field(default_factory=dict)  # records and typedefs the file defines and uses here
     callbacks: dict[str, str] = Field(

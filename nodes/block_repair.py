@@ -17,10 +17,11 @@ from typing import Any
 
 from agent_graph.state import FuzzState, counter
 from fuzzkit.api import FunctionDecl
-from fuzzkit.api_twins import canonical_type
+from fuzzkit.api_twins import canonical_type, slot_twins
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.release_names import paired_releaser
-from long_term_memory.experience.lessons import RELEASE_NAME
+from long_term_memory.experience import InjectItem
+from long_term_memory.experience.lessons import RELEASE_NAME, parse_action
 from nodes.block_drop import MARK, block_end, crashed_mark
 
 HARNESS_ENTRY = "LLVMFuzzerTestOneInput"
@@ -59,10 +60,12 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
         if paired and _release_out_in_block(lines, index, callee, paired):
             return (repaired_version(state, lines, [direction]), direction,
                     {"function": callee.name, "type": callee.return_type.strip(), "releaser": paired})
-    if callee is None or releaser is None:
-        return None
+    kept = kept_results(state)
+    if callee is None or releaser is None or callee.name in kept:
+        return None  # a lesson saw a release of what it returns crash: the object owns it
     siblings = sibling_blocks(state, lines, index)
-    alike = [d for d in decls.values() if _spelled(d.return_type) == _spelled(callee.return_type)]
+    alike = [d for d in decls.values()
+             if _spelled(d.return_type) == _spelled(callee.return_type) and d.name not in kept]
     def release_of(fn: FunctionDecl) -> str | None:
         return releaser if fn is callee else releaser_for(fn, facts, api)
 
@@ -74,6 +77,24 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
         return None
     return (repaired_version(state, lines, repaired), direction,
             {"function": callee.name, "type": callee.return_type.strip(), "releaser": releaser})
+
+
+def kept_results(state: FuzzState) -> set[str]:
+    """The functions whose results a shown ``keep_result`` lesson says stay their object's.
+
+    The lesson's function and its slot twins (:func:`fuzzkit.api_twins.slot_twins`), when the
+    library has it: a block that keeps such a result never releases it.
+    """
+    exp = (state.get("extras") or {}).get("experience") or {}
+    api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
+    canonical = {t.name: t.canonical for t in HeaderFacts.from_dict(state.get("header_facts")).typedefs}
+    out: set[str] = set()
+    for item in (InjectItem.from_dict(i) for i in exp.get("shown", [])):
+        action = parse_action(item.lesson.get("action"))
+        name = action.args["function"] if action is not None and action.verb == "keep_result" else ""
+        if name and any(f.name == name for f in api):
+            out.update([name, *slot_twins(name, api, canonical)])
+    return out
 
 
 def repaired_version(state: FuzzState, lines: list[str], repaired: list[str]) -> dict[str, Any]:

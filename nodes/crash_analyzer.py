@@ -20,7 +20,8 @@ def crash_analyzer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str
     crash = state.get("crash") or {}
     log_event(state, "crash.triaged", signature=crash.get("signature"),
               location=result.output.location, kind=result.output.crash_type,
-              entry=crash.get("entry_function") or "")
+              entry=crash.get("entry_function") or "", version=state.get("harness_version"),
+              **{k: crash[k] for k in ("allocated_in", "freed_first_in") if crash.get(k)})
     report_dir = work_dir(state) / "crashes"
     report_dir.mkdir(exist_ok=True)
     (report_dir / f"v{state.get('harness_version')}.txt").write_text(

@@ -8,6 +8,7 @@ from typing import Any
 from agents.offline.cdecl import BYTE_TYPES, parse_prototypes
 from agents.offline.ckinds import base_name, canonical_base, pointer_depth, strip_const
 from agents.offline.fixer_edit import matching_paren, split_args
+from agents.offline.fixer_terminated import unterminated_calls
 from agents.offline.followups import crashed_followup, followup_arguments_allowed
 from agents.offline.leak_owner import library_leak, uncast
 from agents.offline.prompt_reader import PromptFacts, target_function
@@ -78,6 +79,11 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
         return {"feasible": False, "verdict": "harness_misuse", "reasoning": broken,
                 "fix_hint": f"call {report['entry function']} only with arguments for which "
                             f"`{report['failed assertion']}` holds"}, None
+    unterminated = _unterminated(facts, report) if kind in OVERFLOWS else ""
+    if unterminated:
+        return {"feasible": False, "verdict": "harness_misuse", "reasoning": unterminated,
+                "fix_hint": "copy the input into a NUL-terminated buffer (size + 1 bytes, the last one 0) "
+                            "and pass that instead of libFuzzer's data"}, None
     past = _read_past_length(facts, report) if kind in OVERFLOWS else ""
     if past:
         return {"feasible": True, "verdict": "library_bug", "reasoning": past, "fix_hint": ""}, None
@@ -196,6 +202,32 @@ def _freed_by_the_library(report: dict[str, str], stack_api: list[Any]) -> str:
     return (f"{first} freed memory that {made} had allocated inside an object the harness owns "
             f"(not a block either call handed the harness), and {entry} freed it again when the "
             "harness released that object once: the library frees state it keeps using.")
+
+
+def _unterminated(facts: PromptFacts, report: dict[str, str]) -> str:
+    """Why a read just past libFuzzer's input is the harness's: the call was to read up to a NUL, or ``""``.
+
+    The harness handed ``data`` as it is (no NUL after it) where the documentation says the
+    input is NUL-terminated (the parameter, the function, or an option constant the call passes),
+    or to a function that takes a C string with no length beside it.
+    """
+    region = report.get("region", "")
+    if (report.get("buffer origin") != "fuzzer-input" or not report.get("access", "").startswith("READ")
+            or (region and not region.startswith("0 bytes to the right"))):
+        return ""
+    api = [*parse_prototypes(facts.code("Library functions the harness calls")),
+           *parse_prototypes(facts.code("Library functions in the stack"))]
+    if facts.text("Target function"):
+        api.append(target_function(facts))
+    triage = facts.text("Crash report") or facts.text("Crash triage")
+    entry = report.get("entry function", "")
+    calls = unterminated_calls(facts.code("Current harness"), triage, api, entry)
+    call = next((c for c in calls if c.function == entry), calls[0] if calls else None)
+    if call is None:
+        return ""
+    return (f"{call.function} was handed libFuzzer's input as it is, with no NUL after it, and {call.why}: "
+            f"reading up to the terminator, the library read just past the input's end. The harness broke "
+            "the documented contract; not a library bug.")
 
 
 # A share of libFuzzer's input with its exact length: the input itself, or the skeletons'

@@ -57,6 +57,9 @@ def library_leak(harness: str, stack: str, public: list[FunctionDecl],
     if _handed_back(entry.return_type) and not (call.group(1) and _released(harness, call.group(1),
                                                                            entry.return_type, owners)):
         return ""
+    made_by = re.finditer(rf"\b(\w+)\s*=\s*(?:\([^()]*\)\s*)?\b{re.escape(entry.name)}\s*\(", harness)
+    if any(_handed_over(harness[m.end():], m.group(1)) for m in made_by):
+        return ""  # `add(parent, item)` then `item = NULL`: its new owner may hand it back (a detach)
     args = split_args(harness[call.end():close])
     later = {d.name: d for d in called if d.name != entry.name}
     for param, arg in zip(entry.params, args, strict=False):
@@ -118,6 +121,23 @@ def _released(harness: str, name: str, ctype: str, owners: Mapping[str, str] | N
     plain = strip_const(canonical_base(base_name(ctype))) in _PLAIN
     for fn in re.findall(rf"\b(\w+)\s*\(\s*(?:\([^()]*\)\s*)?&?\s*{re.escape(name)}\b", harness):
         if set(words(fn)) & _RELEASE and (fn != "free" or plain):
+            return True
+    return False
+
+
+def _handed_over(after: str, name: str) -> bool:
+    """Whether ``name`` goes to a call that is no release and the harness then lets go of it (``= NULL``).
+
+    ``if (add_item(parent, item)) item = NULL;``: the object now belongs to another, and the
+    harness's own release of ``name`` runs only when that failed; a later call that takes the
+    object back out (a detach) hands the harness a block it must release.
+    """
+    for call in re.finditer(r"\b(\w+)\s*\(", after):
+        close = matching_paren(after, call.end() - 1)
+        if close is None or set(words(call.group(1))) & _RELEASE:
+            continue
+        args = [_object(a) for a in split_args(after[call.end():close])]
+        if name in args and re.search(rf"\b{re.escape(name)}\s*=\s*NULL\s*;", after[close:]):
             return True
     return False
 

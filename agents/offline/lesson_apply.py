@@ -27,6 +27,7 @@ from fuzzkit.field_release import held_argument, release_line
 from fuzzkit.input_flow import input_reaches_api
 from long_term_memory.experience.lesson_effects import applied_note, by_value, results_released
 from long_term_memory.experience.lessons import (
+    RELEASE_NAME,
     TAG_KINDS,
     Action,
     LessonScope,
@@ -129,20 +130,25 @@ def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
     """
     before, notes = code, []
     avoided = avoided_calls(lessons, target, api)
+    kept = kept_results(lessons, api)
     for lesson in lessons:
-        code, how = _apply_one(code, lesson, target, api, avoided)
-        alone, alone_how = _apply_one(before, lesson, target, api, avoided)
+        code, how = _apply_one(code, lesson, target, api, avoided, kept)
+        alone, alone_how = _apply_one(before, lesson, target, api, avoided, kept)
         if lesson.action is not None and alone != before:
             notes.append(applied_note(lesson.item_id, lesson.action, how or alone_how))
+    for name, lesson in kept.items():  # another lesson saw that release crash: its object owns it
+        code, hows = keep_results_of(code, name)
+        if hows and lesson.action is not None:
+            notes.append(applied_note(lesson.item_id, lesson.action, "; ".join(hows)))
     return code, notes
 
 
 def _apply_one(code: str, lesson: ActionableLesson, target: FunctionDecl, api: list[FunctionDecl],
-               avoided: dict[str, ActionableLesson]) -> tuple[str, str]:
+               avoided: dict[str, ActionableLesson], kept: dict[str, ActionableLesson]) -> tuple[str, str]:
     """One lesson's action applied to ``code``: the new code and what changed ('' for nothing)."""
     action = lesson.action
-    if action is None or action.verb == "avoid_call":
-        return code, ""  # a call to leave out is the improver's choice (see avoided_calls)
+    if action is None or action.verb in ("avoid_call", "keep_result"):
+        return code, ""  # a call to leave out is the improver's choice (see avoided_calls); kept: after
     if action.verb == "guard_empty_input":  # wherever the harness calls it
         guarded, how = guard_empty_input(code) if calls(code, action.args["function"]) else (code, None)
         return (guarded, f"return early on an empty input, which {action.args['function']} fails on") \
@@ -154,6 +160,8 @@ def _apply_one(code: str, lesson: ActionableLesson, target: FunctionDecl, api: l
         return code, ""  # another lesson saw that call crash: leaving it out wins
     hows = []
     for callee in _fitting_callees(code, target, api, lesson):
+        if action.verb == "release_out_param" and callee.name in kept:
+            continue  # another lesson saw that release crash: what it returns is its object's
         changed, how = (apply_action(code, action, callee, api) if callee is target
                         else release_after_call(code, callee, action, api))
         if changed != code:
@@ -161,6 +169,43 @@ def _apply_one(code: str, lesson: ActionableLesson, target: FunctionDecl, api: l
             hows.append(how)
     return code, "; ".join(hows)
 
+def kept_results(lessons: list[ActionableLesson], api: list[FunctionDecl]) -> dict[str, ActionableLesson]:
+    """``{function: lesson}``: whose results a fitting ``keep_result`` lesson says no harness releases.
+
+    The lesson's function and its slot twins in ``api`` (:func:`fuzzkit.api_twins.slot_twins`): the
+    functions working the same object into the same type, named alike but for one word.
+    """
+    names = {f.name for f in api}
+    out: dict[str, ActionableLesson] = {}
+    for lesson in lessons:
+        if lesson.action is None or lesson.action.verb != "keep_result":
+            continue
+        name = lesson.action.args["function"]
+        if name in names:
+            for kept in [name, *api_twins.slot_twins(name, api, type_table.active().canonical)]:
+                out.setdefault(kept, lesson)
+    return out
+
+
+def keep_results_of(code: str, function: str) -> tuple[str, list[str]]:
+    """``code`` without the releases of what ``function`` returned, and one sentence per variable kept.
+
+    ``v = function(...)`` then ``if (v != NULL) { release(v); v = NULL; }``, ``if (v) release(v);``
+    or ``release(v);``: the statement goes (the object the call worked on releases the block).
+    """
+    hows = []
+    held = re.findall(rf"\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?\b{re.escape(function)}\s*\(", code)
+    for var in dict.fromkeys(held):
+        v = re.escape(var)
+        release = rf"{RELEASE_NAME}\s*\(\s*(?:\([^()]*\)\s*)?{v}\s*\)\s*;"
+        guard = rf"if\s*\(\s*(?:{v}\s*!=\s*NULL|{v})\s*\)\s*"
+        block = rf"\{{\s*{release}(?:\s*{v}\s*=\s*NULL\s*;)?\s*\}}"
+        pattern = rf"(?m)^[ \t]*(?:{guard}(?:{block}|{release})|{release})[ \t]*\n?"
+        changed = re.sub(pattern, "", code, flags=re.I)
+        if changed != code:
+            code = changed
+            hows.append(f"kept {var} (from {function}) without releasing it: its object owns it")
+    return code, hows
 
 def release_field_after_calls(code: str, action: Action, target: FunctionDecl,
                               api: list[FunctionDecl]) -> tuple[str, list[str]]:

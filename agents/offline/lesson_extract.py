@@ -31,11 +31,12 @@ _CRASH = re.compile(r"^- \[crash\] ([\w-]+)(?: at| in|:)", re.M)
 _IMPROVE = re.compile(r"^- \[harness\] v(\d+) by enhancer\.improve\b.*\(adds calls to ([\w, ]+)\)\s*$")
 _ALLOCATED = re.compile(r"^- \[crash\] leak at \S+ through (\w+) \(allocated in (\w+)\)", re.M)
 _REPAIRED = re.compile(
-    r"^- \[repair\] v\d+ leaked what (\w+) returned \(([^)]*)\): v\d+ releases it with (\w+)", re.M)
+    r"^- \[repair\] v\d+ leaked what (\w+) returned \(([^)]*)\): v(\d+) releases it with (\w+)", re.M)
 _REPAIRED_FIELD = re.compile(
     r"^- \[repair\] v\d+ leaked what (\w+) made in the (\w+) field of (\w+)'s ([^:\n]+): "
     r"v\d+ releases it with (\w+)", re.M)
 _REVERT = re.compile(r"^- \[revert\] v(\d+) did not run cleanly")
+_OWNED = re.compile(r"^- \[misuse\] v\d+ released what (\w+) returned with (\w+): an? ([\w-]+)", re.M)
 _KEPT = re.compile(r"\(v(\d+) has the others\)")
 _GAVE_UP = re.compile(r"^- \[stop\] .*crash caused by the harness.*\bgave up\b")
 # The run's local memory of directions, at the trajectory's end: a block dropped for a misuse crash
@@ -87,12 +88,17 @@ def _repaired_items(trajectory: str) -> list[dict[str, Any]]:
 
     The lesson is about every function of the library returning that type, not the one call:
     ``ur_build`` leaked its ``ur_char *``, so ``ur_escape``'s result is released too when a later
-    harness adds it, and the leak is not found again one call at a time.
+    harness adds it, and the leak is not found again one call at a time. A repair whose version
+    then crashed taught nothing to copy (a release of what the object still owned crashes as a
+    use-after-free), nor a release of what a ``[misuse]`` step says the harness must keep.
     """
     out, seen = [], set()
-    for producer, ctype, releaser in _REPAIRED.findall(trajectory):
+    kept = {function for function, _releaser, _kind in _OWNED.findall(trajectory)}
+    for producer, ctype, version, releaser in _REPAIRED.findall(trajectory):
         named = type_name(ctype)
         if not named or named == "void" or "*" not in ctype or (named, releaser) in seen:
+            continue
+        if producer in kept or _crashed(trajectory, version):
             continue
         seen.add((named, releaser))
         out.append(_item(
@@ -104,6 +110,28 @@ def _repaired_items(trajectory: str) -> list[dict[str, Any]]:
             f"{ctype} with {releaser} right after using it, in the block that called them.",
             {"shape": "returns_pointer", "type": named},
             f"sanitizer:leak@{producer}", f"release_out_param(type={named}, releaser={releaser})",
+        ))
+    return out
+
+
+def _crashed(trajectory: str, version: str) -> bool:
+    """Whether the trajectory's run of harness ``v<version>`` crashed."""
+    return re.search(rf"^- \[run\] v{version} crashed\b", trajectory, re.M) is not None
+
+
+def _kept_items(trajectory: str) -> list[dict[str, Any]]:
+    """``keep_result(F)`` for each result a harness released though its object owned it (``[misuse]``)."""
+    out = []
+    for function, releaser, kind in dict.fromkeys(_OWNED.findall(trajectory)):
+        out.append(_item(
+            f"What {function} returns stays its object's: never release it",
+            f"Harnesses of the library that call {function} or a function named like it but for one word, "
+            f"on the same object.",
+            f"A harness released what {function} returned with {releaser}; the fuzz run reported a {kind}: "
+            f"the block was still held by the object {function} was called on, which released it again. "
+            f"Keep what {function} (and a function working the same object into the same type, named "
+            f"alike but for one word) returns without releasing it: releasing the object releases it.",
+            {"name": function}, f"sanitizer:{kind}@{function}", f"keep_result({function})",
         ))
     return out
 
@@ -280,7 +308,7 @@ def _avoid_items(trajectory: str) -> list[dict[str, Any]]:
 def actionable_items(prototype: str, trajectory: str, code: str) -> list[dict[str, Any]]:
     """Items with a scope, a failure signature and an action, one per recognized repair or dropped call."""
     target = _decl(prototype)
-    return [*_release_items(trajectory, code), *_repaired_items(trajectory),
+    return [*_kept_items(trajectory), *_release_items(trajectory, code), *_repaired_items(trajectory),
             *_repaired_field_items(trajectory), *_field_release_items(trajectory, code),
             *_feed_items(trajectory, target),
             *_compile_items(trajectory, target), *empty_input_items(trajectory), *_avoid_items(trajectory)]

@@ -15,6 +15,7 @@ from agents.offline.fixer_free import drop_unowned_free, keep_input_owned
 from agents.offline.fixer_input import feed_input, guard_utf8_text
 from agents.offline.fixer_leak import release_results
 from agents.offline.fixer_precondition import guard_precondition
+from agents.offline.fixer_terminated import terminate_input
 from agents.offline.followups import without_crashed_followup
 from agents.offline.improver import Improvement, improve_harness
 from agents.offline.lesson_apply import (
@@ -186,7 +187,8 @@ def enhance(facts: PromptFacts) -> Reply:
         # Functions a trusted lesson names go first: experience says they pay off (a lesson that
         # says a call crashed names it too, and is applied by leaving the call out).
         lessons = actionable_lessons(facts)
-        avoid = {lesson.item_id for lesson in lessons if lesson.action and lesson.action.verb == "avoid_call"}
+        avoid = {lesson.item_id for lesson in lessons  # what not to do names no call worth adding
+                 if lesson.action and lesson.action.verb in ("avoid_call", "keep_result")}
         shown = [lesson for lesson in applicable(facts, set(uncovered)) if lesson.item_id not in avoid]
         named = {n for lesson in shown for n in identifiers(lesson.title + " " + lesson.text)}
         # What the library's own code calls after the target comes first, then what lessons name.
@@ -231,7 +233,7 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
         released, added = _release_leaked(harness, triage, api, target, lessons)
         if added:
             return {"fixes": added, "unresolved": []}, released
-    for guard in (guard_utf8_text, guard_precondition):
+    for guard in (guard_utf8_text, terminate_input, guard_precondition):
         checked, how = guard(harness, triage, api)
         if how:
             return {"fixes": [how], "unresolved": []}, checked

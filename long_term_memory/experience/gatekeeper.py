@@ -92,9 +92,10 @@ class Gatekeeper:
         With the ``target`` known, an actionable lesson (one with an action) whose scope does
         not fit it is left out, and the ones whose scope fits come first and are shown beyond
         ``top_k`` (up to ``retrieval.scoped_extra`` more): they are the items the next attempt
-        can apply, while a plain lesson only advises. Calls to leave out (``avoid_call``) that fit
-        are shown after them with a budget of their own (``retrieval.avoid_extra``): a library
-        teaches several, and one that ranked below the others was a crash round repeated.
+        can apply, while a plain lesson only advises. Calls to leave out (``avoid_call``) and
+        results not to release (``keep_result``) that fit are shown after them with a budget of
+        their own (``retrieval.avoid_extra``): a library teaches several, and one that ranked
+        below the others was a crash round repeated.
         """
         g = self.config.gatekeeper
         keep: list[Match] = []
@@ -324,9 +325,9 @@ def _actionable(match: Match) -> bool:
 
 
 def _avoids(match: Match) -> bool:
-    """Whether the item is a call to leave out (an ``avoid_call`` lesson)."""
+    """Whether the item says what not to do (an ``avoid_call`` or ``keep_result`` lesson)."""
     action = parse_action((match.lesson or {}).get("action"))
-    return action is not None and action.verb == "avoid_call"
+    return action is not None and action.verb in ("avoid_call", "keep_result")
 
 
 def _fits(match: Match, target: FunctionDecl, callees: Sequence[FunctionDecl] = (),

@@ -68,6 +68,8 @@ def effect_present(action: Action | None, code: str, target: FunctionDecl | None
         return calls(code, a["function"]) and EMPTY_GUARD.search(code) is not None
     if action.verb == "avoid_call":
         return target is not None and target.name != a["function"] and not calls(code, a["function"])
+    if action.verb == "keep_result":  # the function is called and nothing releases what it returns
+        return calls(code, a["function"]) and not results_released_any(code, a["function"])
     if action.verb == "keep_struct_tag":  # its own keyword (any, for an entry without a kind)
         return re.search(rf"\b{a.get('kind') or '(?:struct|union|enum)'}\s+{re.escape(a['tag'])}\b",
                          code) is not None
@@ -124,6 +126,13 @@ def results_released(code: str, function: FunctionDecl, releaser: str = "") -> b
     call = re.escape(releaser) if releaser else RELEASE_NAME
     return bool(held) and all(
         re.search(rf"\b{call}\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(v)}\s*\)", code, re.I) for v in held)
+
+
+def results_released_any(code: str, function: str) -> bool:
+    """Whether a release function is called on a variable that a call of ``function`` was assigned to."""
+    held = re.findall(rf"\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?\b{re.escape(function)}\s*\(", code)
+    return any(re.search(rf"\b{RELEASE_NAME}\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(v)}\s*\)", code, re.I)
+               for v in dict.fromkeys(held))
 
 
 def by_value(code: str, ctype: str) -> re.Match[str] | None:

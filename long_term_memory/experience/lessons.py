@@ -20,6 +20,11 @@ small vocabulary the offline engine applies to a harness with its own repair fun
 - ``avoid_call(F)``: tried and failed: an improvement that added a call of ``F`` crashed by
   misusing it and was dropped; do not add ``F`` to another harness of the library, nor a
   function with ``F``'s signature whose name shares a word with it (its family by shape).
+- ``keep_result(F)``: what ``F`` returns stays owned by the object it was called on: a harness
+  that released it crashed (a use-after-free or double free when the object was released); no
+  harness of the library releases what ``F`` returns, nor what a function working the same
+  object into the same type returns whose name differs from ``F``'s in one word (its slot
+  family: ``add_bool_to_list`` beside ``add_int_to_list``).
 
 A real model reads the same three lines in the prompt. Whether a lesson was *used* is decided
 from the harness that was measured: its action's effect is there
@@ -47,6 +52,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "avoid_call": ("function",),
     "guard_empty_input": ("function",),
     "release_field": ("function", "holder", "field", "releaser"),
+    "keep_result": ("function",),
 }
 # Arguments a verb may go without (entries stored before the argument existed).
 OPTIONAL: dict[str, tuple[str, ...]] = {"keep_struct_tag": ("kind",)}
@@ -225,12 +231,15 @@ def lesson_fits(lesson: Mapping[str, Any], target: FunctionDecl | None,
     the same way. With ``could_add``, a release whose releaser is this library's (in ``api``, or
     ``free``) fits when its scope matches any of the library's functions: an improvement may add
     that call, and the release then comes with it instead of a leak found one call at a time. An
-    ``avoid_call`` fits any harness of the library (``api``) that could add the call (see :func:`avoid_fits`).
+    ``avoid_call`` fits any harness of the library (``api``) that could add the call (see :func:`avoid_fits`),
+    a ``keep_result`` any harness of the library that has the function.
     """
     scope = parse_scope(lesson.get("scope"))
     action = parse_action(lesson.get("action"))
     if action is not None and action.verb == "avoid_call":
         return avoid_fits(action.args["function"], scope, target, api)
+    if action is not None and action.verb == "keep_result":  # any harness of the library
+        return action.args["function"] in {f.name for f in api} or scope_matches(scope, target)
     if action is not None and action.verb == "guard_empty_input":  # any harness that may call it
         return action.args["function"] in {f.name for f in api} or scope_matches(scope, target)
     if action is not None and action.verb == "release_field":  # the library's own function and releaser

@@ -16,6 +16,7 @@ from typing import Any
 
 from fuzzkit.api import FunctionDecl
 from long_term_memory.experience.config import ExperienceConfig
+from long_term_memory.experience.lessons import RELEASE_NAME
 from long_term_memory.experience.models import Outcome
 from long_term_memory.experience.rules import is_success
 
@@ -150,6 +151,42 @@ def _repair_step(event: Mapping[str, Any]) -> Step | None:
     return "repair", f"{leaked}: v{data.get('next_version')} releases it with {releaser} after the call"
 
 
+_RELEASE_VERB = re.compile(RELEASE_NAME, re.I)
+_OWNERSHIP_KINDS = ("heap-use-after-free", "double-free")
+
+
+def _misuse_steps(events: list[dict[str, Any]], work_dir: Path) -> list[Step]:
+    """Each result the harness released that its object still owned, from a crash judged misuse.
+
+    A use-after-free or double free of a block allocated inside ``F`` and released first inside
+    ``R`` (a releaser, called by the harness) where that version's harness keeps ``F``'s result
+    and passes it to ``R``: what ``F`` hands back was not the harness's to release. Listed at the
+    end of the trajectory, where a long one keeps its steps: the extractor makes each a lesson.
+    """
+    out: list[Step] = []
+    for i, event in enumerate(events):
+        data = event.get("data") or {}
+        made, freed, version = data.get("allocated_in"), data.get("freed_first_in"), data.get("version")
+        if (event.get("type") != "crash.triaged" or data.get("kind") not in _OWNERSHIP_KINDS
+                or not (made and freed and version) or _RELEASE_VERB.search(made)
+                or not _RELEASE_VERB.search(freed)):
+            continue
+        verdict = next((e.get("data") or {} for e in events[i + 1:] if e.get("type") == "crash.verdict"), {})
+        path = work_dir / f"v{version}" / "harness.c"
+        code = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        if verdict.get("feasible") is False and released_result(code, made, freed):
+            out.append(("misuse", f"v{version} released what {made} returned with {freed}: a {data['kind']} "
+                                  f"(allocated in {made}, released first in {freed}); its object owned it"))
+    return list(dict.fromkeys(out))
+
+
+def released_result(code: str, function: str, releaser: str) -> bool:
+    """Whether ``code`` passes a variable holding what ``function`` returned to ``releaser``."""
+    held = re.findall(rf"\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?\b{re.escape(function)}\s*\(", code)
+    return any(re.search(rf"\b{re.escape(releaser)}\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(v)}\s*\)", code)
+               for v in dict.fromkeys(held))
+
+
 def _event_step(event: Mapping[str, Any], work_dir: Path) -> Step | None:
     kind, data = event.get("type", ""), event.get("data") or {}
     version = data.get("version")
@@ -228,6 +265,7 @@ def trajectory_from_state(
             )
         )
     steps += [step for step in map(_repair_step, events) if step]
+    steps += _misuse_steps(events, work_dir)
     crash = state.get("crash") or {}
     if crash:
         steps.append(("crash", f"{crash.get('kind', '?')}: {crash.get('summary') or crash.get('signature')}"))
