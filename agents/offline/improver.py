@@ -32,6 +32,7 @@ from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.synth_roles import roles
 from agents.offline.synth_vocab import has_checked_twin, risky
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import c_words, libc_prototypes, libc_released_by
 
 _ENTRY = re.compile(r"int\s+LLVMFuzzerTestOneInput\s*\(\s*[^,()]*?\*\s*(\w+)\s*,\s*size_t\s+(\w+)\s*\)\s*\{")
 
@@ -107,7 +108,7 @@ def _scope(code: str, body_start: int, at: int, idx: ApiIndex) -> list[Obj]:
     for line in text.split("\n"):
         if depth == 0:
             m = re.match(r"\s*(?:const\s+)?(?:struct\s+)?(\w+)\s*(\*?)\s*(\w+)\s*(?:=[^;]*)?;", line)
-            obj = _declared(m, code, idx) if m and m.group(1) not in ("return", "goto") else None
+            obj = _declared(m, code, idx) if m and m.group(1) not in c_words("statement") else None
             if obj is not None:
                 found.append(obj)
         stripped = re.sub(r"\"(?:\\.|[^\"\\])*\"|'.'|/\*.*?\*/|//.*", "", line)
@@ -199,7 +200,7 @@ def _runs_family(idx: ApiIndex, fn: FunctionDecl) -> bool:
 
 # An allocator wrapper reaches no parsing code, and what it takes or returns is the allocator's:
 # a block reallocating its own malloc'd buffer through it and freeing that was a double free.
-_ALLOCATOR_WORDS = {"malloc", "realloc", "calloc", "reallocarray"}
+_ALLOCATOR_WORDS = {a for a in libc_prototypes() if a in libc_released_by()} | {"reallocarray"}
 
 
 def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:
