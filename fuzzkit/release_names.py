@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import Releaser, _base, _words
+from fuzzkit.vocabulary import ordered
 
 
 def common_words(names: list[str]) -> set[str]:
@@ -65,8 +66,8 @@ def whole_first(found: list[Releaser], common: set[str], verbs: Sequence[str]) -
     return [r for r in found if not (part(r) and _base(r.releases) in whole)]
 
 
-_ALLOC_VERBS = ("malloc", "calloc", "alloc", "new", "create", "make")
-_FREE_VERBS = ("free", "release", "destroy", "delete", "dealloc", "unref")
+_ALLOC_VERBS = ordered("make")
+_FREE_VERBS = ordered("release")
 
 
 def paired_releaser(allocators: Sequence[str], api: Sequence[FunctionDecl]) -> str | None:

@@ -15,8 +15,10 @@ from typing import Any
 
 import yaml
 
-KINDS = ("make", "make_by_reading", "init", "release", "release_fused", "clear", "parse", "produce", "step",
-         "write", "consume", "finish")
+KINDS = ("make", "make_by_reading", "init", "release", "clear", "copy", "open_session", "close_session",
+         "parse", "produce", "step", "edit", "unlink", "feed", "write", "consume", "finish")
+PATTERNS = ("release_fused", "release_memory", "release_said", "reads_buffer", "counting", "alloc_hook",
+            "output_hook", "writes_out", "piecewise", "range_start", "range_end")
 C_GROUPS = ("statement", "type", "sign", "qualifier", "tag", "storage")
 
 
@@ -24,32 +26,59 @@ def _fail(what: str) -> ValueError:
     return ValueError(f"fuzzkit/vocabulary.yaml: {what}: fix the file (see its header)")
 
 
+def _entries(node: Any) -> list[Any]:
+    """Every leaf entry of the file: list items and mapping values (mapping keys are names)."""
+    if isinstance(node, dict):
+        return [e for v in node.values() for e in _entries(v)]
+    if isinstance(node, list):
+        return [e for v in node for e in _entries(v)]
+    return [node]
+
+
 @cache
 def _load() -> dict[str, Any]:
     text = resources.files("fuzzkit").joinpath("vocabulary.yaml").read_text()
     data = yaml.safe_load(text) or {}
     verbs, c, libc = data.get("verbs") or {}, data.get("c") or {}, data.get("libc") or {}
-    missing = [k for k in KINDS if k not in verbs] + [f"c.{g}" for g in C_GROUPS if g not in c]
+    pairs, patterns = data.get("pairs") or {}, data.get("patterns") or {}
+    missing = [k for k in KINDS if k not in verbs] + [f"patterns.{k}" for k in PATTERNS if k not in patterns]
+    missing += [f"c.{g}" for g in C_GROUPS if g not in c]
+    unquoted = [w for w in _entries(data) if not isinstance(w, str)]
+    if unquoted:
+        raise _fail(f"{unquoted[0]!r} is no string (quote it)")
     missing += [f"libc.{k}" for k in ("headers", "released_by", "prototypes") if k not in libc]
+    missing += [f"pairs.{k}" for k in ("undone_by", "inverse") if k not in pairs]
     if missing:
         raise _fail(f"lacks {', '.join(missing)}")
     return {
-        "verbs": {k: tuple(str(w) for w in verbs[k]) for k in KINDS},
+        "verbs": {k: tuple(str(w) for w in (verbs | patterns)[k]) for k in KINDS + PATTERNS},
         "c": {g: tuple(str(w) for w in c[g]) for g in C_GROUPS},
         "headers": {str(h): tuple(str(n) for n in names) for h, names in libc["headers"].items()},
         "released_by": {str(k): str(v) for k, v in libc["released_by"].items()},
         "prototypes": {str(k): str(v) for k, v in libc["prototypes"].items()},
+        "undone_by": {str(k): str(v) for k, v in pairs["undone_by"].items()},
+        "inverse": tuple((str(a), str(b)) for a, b in pairs["inverse"]),
     }
 
 
 def words_of(kind: str) -> frozenset[str]:
-    """The words of one kind (``release``, ``make``...)."""
+    """The words of one kind (``release``, ``make``...) or pattern (``release_fused``...)."""
     return frozenset(_load()["verbs"][kind])
 
 
 def ordered(kind: str) -> tuple[str, ...]:
     """The words of one kind in the file's order (most telling first)."""
     return _load()["verbs"][kind]
+
+
+def undone_by() -> dict[str, str]:
+    """Each maker's verb with the verb that undoes it (``open`` -> ``close``)."""
+    return dict(_load()["undone_by"])
+
+
+def inverse_pairs() -> tuple[tuple[str, str], ...]:
+    """Word pairs naming a function and its inverse (``print``/``parse``, ``encode``/``decode``)."""
+    return _load()["inverse"]
 
 
 def c_words(*groups: str) -> frozenset[str]:

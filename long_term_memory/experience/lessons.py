@@ -37,7 +37,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fuzzkit.api import FunctionDecl
-from fuzzkit.vocabulary import c_group, c_words
+from fuzzkit.vocabulary import alternation, c_group, c_words
 
 ACTIONS: dict[str, tuple[str, ...]] = {
     "release_out_param": ("type", "releaser"),
@@ -55,7 +55,7 @@ TAG_KINDS = c_group("tag")
 SHAPES = ("out_param", "returns_pointer", "object_param", "buffer_input")
 MAX_FAILURE = 160
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-RELEASE_NAME = r"\w*(?:free|destroy|delete|release|unref|dispose|cleanup)\w*"
+RELEASE_NAME = rf"\w*{alternation('release_fused')}\w*"
 _CALL = re.compile(r"^\s*`?\s*([a-z_]+)\s*\((.*)\)\s*`?\s*$", re.S)
 _SCOPE_PAIR = re.compile(r"\b(name|shape|type)\s*=\s*([^\s;,`]+)")
 _QUALIFIERS = c_words("qualifier", "tag", "sign")
