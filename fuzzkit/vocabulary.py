@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 KINDS = ("make", "make_by_reading", "init", "release", "clear", "copy", "open_session", "close_session",
-         "parse", "produce", "step", "edit", "unlink", "feed", "write", "consume", "finish")
+         "parse", "produce", "producer", "step", "edit", "unlink", "feed", "stream_input", "write", "consume",
+         "finish")
 PATTERNS = ("release_fused", "release_memory", "release_said", "reads_buffer", "counting", "alloc_hook",
             "output_hook", "writes_out", "piecewise", "range_start", "range_end")
 C_GROUPS = ("statement", "type", "sign", "qualifier", "tag", "storage")

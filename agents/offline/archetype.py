@@ -148,7 +148,7 @@ def _builder_or_pieces(s: _Shape) -> Verdict | None:
     if (
         key
         and "bytes" in s.kinds
-        and s.verbs & (words_of("feed") | words_of("parse"))
+        and s.verbs & words_of("stream_input")
         and _feeds_in_pieces(s.target, idx, s.rs)
     ):
         return "stream_processor", MEDIUM, f"{s.name} consumes input pieces through a {key}"

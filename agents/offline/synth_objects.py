@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from agents.offline.synth_plan import Planner
 
 MAX_DEPTH = 3
-PRODUCER_ORDER = list(ordered("produce"))
+PRODUCER_ORDER = list(ordered("producer"))
 
 
 def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], plan: CallPlan) -> str:
