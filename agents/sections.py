@@ -10,6 +10,7 @@ from typing import Any
 from agent_graph.memory.session_memory import format_session_memory
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts, _base
+from fuzzkit.vocabulary import words_of
 
 MAX_API = 80
 _PRIMITIVE = re.compile(
@@ -42,10 +43,9 @@ def _type_words(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) 
 
 
 _TAG = re.compile(r"\b(const|struct|union|enum|volatile|restrict|__restrict|__restrict__)\b")  # no type words
-_RELEASE = {"free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit", "fini",
-            "close", "finalize", "finish", "end"}
-_CREATE = {"new", "create", "alloc", "open", "init", "make", "ctor"}
-_READ = {"parse", "read", "load", "decode"}
+_RELEASE = words_of("release") | words_of("finish")
+_CREATE = words_of("make") | words_of("init") | {"ctor"}
+_READ = words_of("parse")
 
 
 def _name_words(name: str) -> list[str]:

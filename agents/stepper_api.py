@@ -17,9 +17,10 @@ from fuzzkit.api import FunctionDecl
 from fuzzkit.api_twins import resolve_typedefs
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.header_releasers import RELEASE_VERBS
+from fuzzkit.vocabulary import ordered
 
 # The words of a stepper's name, most telling first (the offline engine ranks by this order).
-STEP_WORDS = ("step", "next", "advance", "iterate", "read")
+STEP_WORDS = ordered("step")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 

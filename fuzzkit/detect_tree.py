@@ -9,6 +9,8 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from fuzzkit.vocabulary import c_words
+
 # Directory names that hold no library code (matched case-insensitively, whole segment).
 SKIP_DIRS = frozenset(
     """test tests testing testsuite unittest unittests t example examples sample samples demo
@@ -134,7 +136,7 @@ def _strip_comments(text: str) -> str:
 
 def _defined_functions(text: str) -> set[str]:
     """Names of the non-static functions a C file defines (by their definition's shape)."""
-    return set(_DEFINITION.findall(_strip_comments(text))) - {"if", "for", "while", "switch", "return"}
+    return set(_DEFINITION.findall(_strip_comments(text))) - c_words("statement")
 
 
 def candidate_sources(root: Path) -> list[Path]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from fuzzkit.vocabulary import libc_headers
+
 FRAME = re.compile(r"^\s*#(?P<n>\d+) 0x[0-9a-fA-F]+(?: in (?P<rest>.*)| +\((?P<mod>.*)\))$")
 BUILD_ID = re.compile(r" \(BuildId: [0-9a-fA-F]+\)")
 _MODULE = re.compile(r"^(?P<func>.*?) ?\((?P<module>[^()]*)\+0x[0-9a-fA-F]+\)$")
@@ -15,11 +17,9 @@ _RUNTIME_PREFIXES = (
     "fuzzer::", "__libc_", "_start", "__GI_", "__pthread", "__llvm_profile",
     "std::", "operator new", "operator delete",
 )  # fmt: skip
-_RUNTIME_FUNCS = {
-    "malloc", "calloc", "realloc", "free", "strdup", "strndup", "memcpy", "memmove", "memset",
-    "memcmp", "strlen", "strcpy", "strncpy", "strcmp", "strncmp", "raise", "abort",
-    "__assert_fail", "__stack_chk_fail", "main", "MallocHook", "posix_memalign",
-    "aligned_alloc",
+_RUNTIME_FUNCS = {name for name, header in libc_headers().items() if header in ("<stdlib.h>", "<string.h>")}
+_RUNTIME_FUNCS |= {
+    "raise", "__assert_fail", "__stack_chk_fail", "main", "MallocHook", "posix_memalign", "aligned_alloc",
 }  # fmt: skip
 _RUNTIME_PATH_MARKERS = ("compiler-rt/", "/sanitizer_common/", "/libfuzzer/", "/asan/", "/lsan/")
 HARNESS_FUNCS = ("LLVMFuzzerTestOneInput", "LLVMFuzzerInitialize")

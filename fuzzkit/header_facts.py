@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fuzzkit.facts_block import render_facts
 from fuzzkit.header_wrappers import Wrapper
+from fuzzkit.vocabulary import c_words
 
 _FUNCTION_TYPE = re.compile(r"^([^()]*?)\s*\(([^()]*)\)$")
 
@@ -403,8 +404,7 @@ def _words(name: str) -> list[str]:
 
 
 def _base(spelling: str) -> str:
-    words = [w for w in spelling.replace("*", " ").split() if w not in ("const", "volatile", "restrict",
-                                                                       "struct", "union", "enum")]
+    words = [w for w in spelling.replace("*", " ").split() if w not in c_words("qualifier", "tag")]
     return " ".join(words)
 
 

@@ -16,9 +16,19 @@ from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.doc_sentences import affirmed, own_sentences
 from fuzzkit.header_facts import Record, Releaser, _base, _words
 from fuzzkit.release_names import closes_a_part, common_words, whole_first
+from fuzzkit.vocabulary import alternation, ordered, words_of
 
-RELEASE_VERBS = ("free", "destroy", "delete", "release", "unref", "decref", "deref", "dispose",
-                 "cleanup", "deinit", "fini", "close", "finalize", "dealloc", "deallocate")  # fmt: skip
+
+def _said(kind: str) -> list[str]:
+    """The verbs of ``kind`` as documentation says them: ``free``, ``freed``, ``freeing``."""
+    forms = []
+    for w in ordered(kind):
+        forms += [w, w + ("d" if w.endswith("e") else "ed"),
+                  (w[:-1] if w.endswith("e") and not w.endswith("ee") else w) + "ing"]
+    return forms
+
+
+RELEASE_VERBS = ordered("release")
 # `obj_put(obj)` drops a reference when its documentation says so; else "put" stores something.
 _REFCOUNT_DOC = re.compile(r"\b(reference count|refcount|ref count|references?)\b", re.I)
 _FREE_DOC = re.compile(r"\b(free\s*\(\s*\)|with\s+free\b|using\s+free\b|by\s+free\b|call\s+free\b)",
@@ -32,7 +42,7 @@ _CALLER_FREES = re.compile(r"\b(?:caller|user|application|you)\b[^.]{0,60}?\bfre
                            # "Returns a new string (to be freed by the caller)"
                            r"|\b(?:freed|deallocated|released)\s+by\s+(?:the\s+)?(?:caller|user|application)\b",
                            re.I)
-_FREEING_DOC = re.compile(r"\b(free|freed|freeing|release|released|releasing)\b", re.I)
+_FREEING_DOC = re.compile(rf"\b(?:{'|'.join(_said('release_said'))})\b", re.I)
 _STATUS_OUT = re.compile(r"^(?:(?:const|volatile|unsigned|signed)\s+)*(?:short|int|long|long long|_Bool|"
                          r"int\d+_t|uint\d+_t)(?:\s+int)?\s*\*$")
 _PREPOSITIONS = {"from", "in", "at", "of", "to", "by", "with", "on", "into", "item", "items"}
@@ -126,7 +136,7 @@ def _heap_noted(api: Sequence[FunctionDecl], found: list[Releaser]) -> list[Rele
 
 
 # "This function frees any auxiliary resources that the structure may contain."; "free a bignum".
-_FREES_HELD = re.compile(r"^\s*(?:free|release|deallocate|destroy)s?\b|\b(frees|releases|deallocates)\b"
+_FREES_HELD = re.compile(rf"^\s*{alternation('release_said')}s?\b|\b{alternation('release_said')}s\b"
                          r"[^.;]*\b(resources|memory|buffers|contents)\b", re.I)
 
 
@@ -191,7 +201,7 @@ def _returns_buffer(result: str) -> bool:
         "char", "unsigned char", "signed char", "uint8_t", "void")
 
 
-_MAKE_VERBS = {"new", "copy", "create", "alloc", "dup", "make", "clone"}
+_MAKE_VERBS = words_of("make")
 
 
 def _paired_by_name(api: Sequence[FunctionDecl], with_object: list[str],

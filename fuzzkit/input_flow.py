@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import c_words
 
 INPUT_PROBLEM = "no library call receives the fuzz input"
 # The harness returns before any call on the empty input (``if (size == 0) return 0;``).
@@ -22,9 +23,8 @@ EMPTY_GUARD = re.compile(r"\bif\s*\(\s*(size\s*==\s*0|size\s*<\s*[1-9]\d*|!\s*si
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
-_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else", "case"}
-_TYPE_WORDS = {"const", "unsigned", "signed", "char", "short", "int", "long", "float", "double",
-               "void", "struct", "union", "enum", "volatile", "size_t", "uint8_t", "int8_t"}
+_KEYWORDS = c_words("statement")
+_TYPE_WORDS = c_words("qualifier", "sign", "type", "tag") | {"size_t", "uint8_t", "int8_t"}
 
 
 _DEFINITION = re.compile(r"^(?!(?:if|for|while|switch|return|do|else)\b)[\w\s\*]+?\b\w+\s*\([^=]*\)$", re.S)
@@ -144,8 +144,7 @@ _DATA_TYPE = re.compile(r"\b(char|uint8_t|int8_t|void|byte|u8)\b", re.I)
 
 
 def _base(ctype: str) -> str:
-    return " ".join(w for w in ctype.replace("*", " ").split()
-                    if w not in ("const", "volatile", "restrict", "struct", "union"))
+    return " ".join(w for w in ctype.replace("*", " ").split() if w not in c_words("qualifier", "tag"))
 
 
 def _takes_data(decl: FunctionDecl) -> bool:

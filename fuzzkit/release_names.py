@@ -1,17 +1,21 @@
-"""What a releaser's name says it releases: the whole object, or a part of it.
+"""What a releaser's name says it releases, and which function releases a call's result.
 
 Part of reading header facts (:mod:`fuzzkit.header_releasers`). ``gen_map_close(gen *g)`` ends a
 map inside the generator, not the generator; ``doc_free_saved_parts(doc *d)`` frees the parts a
-document holds, not the document, when ``doc_close(doc *d)`` is the one that does.
+document holds, not the document, when ``doc_close(doc *d)`` is the one that does. The graph's
+leak repairs (``nodes.block_repair``, ``nodes.field_repair``) ask :func:`result_releaser`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from fuzzkit.api import FunctionDecl
-from fuzzkit.header_facts import Releaser, _base, _words
+from fuzzkit.api_twins import canonical_type
+from fuzzkit.header_facts import HeaderFacts, Releaser, _base, _words
+from fuzzkit.vocabulary import ordered
 
 
 def common_words(names: list[str]) -> set[str]:
@@ -65,8 +69,8 @@ def whole_first(found: list[Releaser], common: set[str], verbs: Sequence[str]) -
     return [r for r in found if not (part(r) and _base(r.releases) in whole)]
 
 
-_ALLOC_VERBS = ("malloc", "calloc", "alloc", "new", "create", "make")
-_FREE_VERBS = ("free", "release", "destroy", "delete", "dealloc", "unref")
+_ALLOC_VERBS = ordered("make")
+_FREE_VERBS = ordered("release")
 
 
 def paired_releaser(allocators: Sequence[str], api: Sequence[FunctionDecl]) -> str | None:
@@ -90,3 +94,44 @@ def paired_releaser(allocators: Sequence[str], api: Sequence[FunctionDecl]) -> s
                     if name in releases:
                         return name
     return None
+
+
+_CHAR = re.compile(r"^(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:char|u?int8_t|void)\s*\*$")
+
+
+def documented_releaser(releasers: Iterable[tuple[str, str]], producer: str) -> str | None:
+    """The function documented as releasing what ``producer`` allocates (``releasers``: function, what)."""
+    wanted = f"what {producer} allocates"
+    return next((fn for fn, what in releasers if what == wanted), None)
+
+
+def result_releaser(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, Any]]) -> str | None:
+    """What releases ``fn``'s result (None: nothing the header says, and no text or bytes).
+
+    The releaser documented for it or for its type, then for text or bytes the library's own
+    ``<prefix>_free(void *)``, else ``free``. From the header facts alone, whatever the model (the
+    graph's repairs ask it). The offline engine's ``agents.offline.type_releasers.releaser_for``
+    shares the first rule (:func:`documented_releaser`) and reads its type table for the rest: it
+    takes a documented ``char *`` releaser for a string and falls back to nothing, where this
+    falls back to the library's own free or ``free``, so the two stay two.
+    """
+    canonical = {t.name: t.canonical for t in facts.typedefs}
+    ret = fn.return_type.strip()
+    base = re.sub(r"\bconst\b", "", ret).replace("*", "").strip()
+    spelled = {ret, f"{canonical.get(base, base)} {'*' * ret.count('*')}".strip()}
+    if documented := documented_releaser([(r.function, r.releases) for r in facts.releasers], fn.name):
+        return documented
+    made = canonical_type(ret, canonical)
+    for r in facts.releasers:  # (a `void *` releaser by parameter type frees anything it is given)
+        # A name the library gives a plain C type (`typedef const char *db_path`) releases only
+        # what is made as that type, not every `char *` of the API.
+        plain_name = _CHAR.match(canonical.get(r.releases.strip(), "")) and r.releases.strip() != base
+        if canonical_type(r.releases, canonical) == made and not _CHAR.match(r.releases) and not plain_name:
+            return r.function
+    if not any(_CHAR.match(s) for s in spelled):
+        return None
+    prefix = re.match(r"[a-z]+[0-9]*_?", fn.name)
+    own = {f"{prefix.group(0)}free", f"{prefix.group(0)}_free"} if prefix else set()
+    single = [d for d in api if len(d.get("params") or []) == 1
+              and re.sub(r"\bconst\b|\s", "", d["params"][0]["type"]) == "void*"]
+    return next((d["name"] for d in single if d["name"] in own), "free")

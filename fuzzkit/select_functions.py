@@ -24,37 +24,28 @@ from fuzzkit.param_kinds import INTEGER, archetype, names_other_input, object_ty
 from fuzzkit.release_names import common_words
 from fuzzkit.select_io import IO_TYPES, reads_file, reads_through_callback
 from fuzzkit.select_io import words as _words
+from fuzzkit.vocabulary import alternation, libc_prototypes, libc_released_by, ordered, words_of
 
 _PARSE_VERBS = (
-    "parse", "load", "read", "decode", "decompress", "uncompress", "scan", "unpack",
-    "deserialize", "tokenize", "tokener", "lex", "unescape", "import", "loads", "loadb", "eval",
-    "match", "compile", "minify", "prepare", "feed", "slurp",
+    *ordered("parse"), "decompress", "uncompress", "tokenize", "tokener", "unescape", "loads", "loadb",
+    "eval", "match", "compile", "minify", "prepare", "feed", "slurp",
 )  # fmt: skip
-_WRITE_VERBS = (
-    "compress",
-    "encode",
-    "emit",
-    "dump",
-    "print",
-    "serialize",
-    "write",
-    "pack",
-    "escape",
-)
+_WRITE_VERBS = (*ordered("write"), "compress", "pack", "escape")
 _CHECKSUM = ("crc", "adler", "hash", "checksum", "digest")
 # Lifecycle, accessors and plumbing: not where untrusted data goes in.
-_SKIP_WORDS = frozenset(
-    """version free delete destroy cleanup release dispose deinit error strerror errmsg alloc
-    malloc realloc calloc allocator hooks callback handler reset bound flags debug init
-    initialize end get set is has copy prime tune params pending mark open close fd fdopen
-    file sizeof size count type enable disable fatal panic abort exit throw""".split()
+_SKIP_WORDS = (
+    words_of("release") | words_of("init") | words_of("copy") | words_of("open_session")
+    | set(libc_prototypes()) | set(libc_released_by()) | frozenset(
+        """version error strerror errmsg alloc allocator hooks callback handler reset bound flags debug
+        get set is has prime tune params pending mark fd file sizeof size count type enable disable fatal
+        panic abort exit throw""".split())
 )  # `fatal`..`throw`: a function ending the process or unwinding the caller (every input crashes)
 _SKIP_SUFFIXES = ("open", "close", "free", "init", "end", "reset", "file", "fd")
 # Container plumbing: data goes in, but the interesting code (the parser) is elsewhere.
-_PLUMBING = frozenset("detach replace insert append del deln remove put lookup add item".split())
+_PLUMBING = words_of("edit") - {"set"} | {"del", "deln", "lookup", "item"}  # a setter: _ACCESSORS
 # Accessor words: a penalty for getters and setters of plain values, but not for a
 # function that takes the input bytes, whatever it is called.
-_ACCESSORS = frozenset("set get is has copy size count type init initialize reset".split())
+_ACCESSORS = words_of("init") | frozenset("set get is has copy size count type reset".split())
 
 
 _ENOUGH = 3  # a plain object function scores 2: not worth a target on its own
@@ -65,7 +56,7 @@ _INPUT_NOUNS = frozenset("buffer buf input data source src text string str mem m
 
 
 # One word fusing a verb with what it runs on (`ac_dostring`, `ac_loadbuffer`, `execstr`): data goes in.
-_FUSED_ENTRY = re.compile(r"(do|eval|exec|run|load|parse|read|decode|compile)"
+_FUSED_ENTRY = re.compile(rf"(do|eval|exec|run|{alternation('parse')}|compile)"
                           r"(string|str|buffer|buf|text|source|src|mem|memory|bytes|data|chunk)")
 
 
@@ -130,7 +121,7 @@ def score(decl: FunctionDecl, canonical: Mapping[str, str] | None = None,
     slot = any(re.fullmatch(r"i?(idx|index)", p.name, re.I) for p in decl.params[1:])
     if (bases & _PLUMBING or slot) and decl.params and object_type(decl.params[0].type, canon):
         total -= 4
-    if any(w in ("create", "new", "add") for w in words):
+    if any(w in words_of("make") - {"open"} or w == "add" for w in words):  # (an opener may read a file)
         total -= 2
     # Canonical spellings too: a callback behind a typedef is still a callback.
     types = " ".join(t for p in decl.params for t in spellings(p, canon))

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.param_kinds import spellings
+from fuzzkit.vocabulary import words_of
 
 
 def words(name: str) -> list[str]:
@@ -35,7 +36,7 @@ def reads_file(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -
     named = any(_FILE_NAME.search("_".join(words(p.name))) and re.fullmatch(
         r"(const )?char ?\*( ?const)?", canon.get(p.type, p.type).strip()) for p in decl.params)
     types = " ".join(t for p in decl.params for t in spellings(p, canon))
-    reads = set(words(decl.name)) & {"open", "load", "read", "parse", "import", "from", "file"}
+    reads = set(words(decl.name)) & (words_of("parse") | {"open", "from", "file"})
     # (`connect_unix(const char *path)` names a socket, not a file to read)
     return named and bool(reads) and not IO_TYPES.search(types)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from fuzzkit.frames import HARNESS_FUNCS, Frame, read_stack, stack_after
+from fuzzkit.vocabulary import alternation
 
 CATEGORIES = ("timeout", "oom", "leak", "near-init", "harness", "library", "unknown")
 _RESOURCE_KINDS = {"timeout": "timeout", "oom": "oom", "leak": "leak", "malloc-limit": "oom"}
@@ -40,7 +41,7 @@ _NULL = re.compile(
 _BAD_RELEASES = ("bad-free", "double-free", "alloc-dealloc-mismatch")
 # The start of the hint for a library that freed libFuzzer's input (read by the offline fixer).
 INPUT_GIVEN_AWAY = "the library freed libFuzzer's own input buffer, which the harness handed it"
-_RELEASE_NAME = re.compile(r"(free|delete|destroy|release|unref|dispose|cleanup)", re.I)
+_RELEASE_NAME = re.compile(alternation("release_fused"), re.I)
 OVERFLOWS = (
     "heap-buffer-overflow",
     "stack-buffer-overflow",

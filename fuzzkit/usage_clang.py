@@ -39,12 +39,7 @@ def clang_functions(
     main_file = str(src.path)
     defs = {c.spelling: c for c in _top_functions(tu.cursor, main_file)}
     local_types = _local_types(tu.cursor, main_file, data)
-    # The headers' constants come in ``known``; the file's own enums are read here (walking the
-    # whole unit would visit every declaration of every header it includes).
-    enum_consts = known | {
-        k.spelling for c in tu.cursor.get_children() if c.kind.name == "ENUM_DECL"
-        and c.location.file and c.location.file.name == main_file for k in c.get_children()
-    }
+    enum_consts = known | _file_enums(tu.cursor, main_file)
     file_vars = _file_variables(tu.cursor, main_file)
     out = []
     for name, fn in defs.items():
@@ -53,8 +48,7 @@ def clang_functions(
         if not reader.calls:
             continue
         text = data[fn.extent.start.offset : fn.extent.end.offset].decode(errors="replace")
-        used_globals = {v: t for v, t in file_vars.items()
-                        if v not in reader.variables and re.search(rf"\b{re.escape(v)}\b", text)}
+        used_globals = _used(file_vars, reader.variables, text)
         reader.variables |= used_globals
         callbacks = {
             cb: cut_source(
@@ -125,6 +119,21 @@ def _top_functions(cursor: Any, main_file: str) -> Iterator[Any]:
             yield c
         elif c.kind.name in ("NAMESPACE", "LINKAGE_SPEC", "UNEXPOSED_DECL"):
             yield from _top_functions(c, main_file)
+
+
+def _file_enums(unit: Any, main_file: str) -> set[str]:
+    """The file's own enum constants.
+
+    The headers' come in ``known``: walking the whole unit would visit every declaration of every
+    header it includes.
+    """
+    return {k.spelling for c in unit.get_children() if c.kind.name == "ENUM_DECL"
+            and c.location.file and c.location.file.name == main_file for k in c.get_children()}
+
+
+def _used(file_vars: dict[str, str], local: dict[str, str], text: str) -> dict[str, str]:
+    """The file's globals ``text`` names that no local of its own hides."""
+    return {v: t for v, t in file_vars.items() if v not in local and re.search(rf"\b{re.escape(v)}\b", text)}
 
 
 def _file_variables(unit: Any, main_file: str) -> dict[str, str]:

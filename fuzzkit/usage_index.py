@@ -25,6 +25,7 @@ from fuzzkit.usage_clang import clang_functions
 from fuzzkit.usage_lexical import lexical_functions
 from fuzzkit.usage_models import INDEX_VERSION, Arg, UsageFunction, UsageIndex
 from fuzzkit.usage_sources import UsageSource, usage_sources
+from fuzzkit.vocabulary import c_words
 
 CLANG_SECONDS = 90  # libclang's share of one index; a big tree's remaining files are read from tokens
 MAX_CLANG_BYTES = 400_000  # bigger files are read lexically (a generated test of every function)
@@ -43,10 +44,7 @@ def api_type_names(api: Iterable[FunctionDecl]) -> set[str]:
     return names
 
 
-_SKIP_WORDS = frozenset(
-    "const volatile restrict __restrict struct union enum unsigned signed char short int long "
-    "float double void _Bool bool size_t ssize_t".split()
-)
+_SKIP_WORDS = c_words("qualifier", "tag", "sign", "type") | {"__restrict", "size_t", "ssize_t"}
 
 
 def base_names(ctype: str) -> set[str]:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from fuzzkit.usage_models import Arg, CallSite, UsageFunction
 from fuzzkit.usage_sources import UsageSource
 from fuzzkit.usage_text import KEPT_CALLS, call_site, constant_arg, cut_source, join_tokens, split_arguments
+from fuzzkit.vocabulary import c_words
 
 _TOKEN = re.compile(
     r"""(?P<skip>/\*.*?\*/|//[^\n]*|^[ \t]*\#(?:[^\n]*\\\n)*[^\n]*)"""
@@ -22,11 +23,8 @@ _TOKEN = re.compile(
     re.S | re.M,
 )
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
-_KEYWORDS = frozenset("if while for switch return sizeof do else case goto break continue".split())
-_TYPE_WORDS = frozenset(
-    "const struct union enum unsigned signed char short int long float double void "
-    "static volatile register".split()
-)
+_KEYWORDS = c_words("statement")
+_TYPE_WORDS = c_words("qualifier", "tag", "sign", "type", "storage")
 
 
 def tokens(text: str) -> list[tuple[str, int]]:

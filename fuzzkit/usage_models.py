@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fuzzkit.vocabulary import c_words
+
 INDEX_VERSION = 7
 
 # What an argument is, as the library's code wrote it.
@@ -169,6 +171,6 @@ class TargetUsage(_Data):
 def type_key(ctype: str) -> str:
     """A type spelling without qualifiers and with one spacing (``const foo_t*`` -> ``foo_t *``)."""
     words = ctype.replace("*", " * ").split()
-    kept = [w for w in words if w not in ("const", "volatile", "restrict", "__restrict")]
+    kept = [w for w in words if w not in c_words("qualifier") and w != "__restrict"]
     out = " ".join(kept)
     return out.replace(" *", "*").replace("*", " *", 1) if "*" in out else out

@@ -5,7 +5,8 @@ returns leaks on every input: the header says nothing of who owns the string (th
 is in the source), but LeakSanitizer's allocation stack, ``malloc <- ... <- lib_build_uri <-
 LLVMFuzzerTestOneInput``, does. Before such a block is dropped (:mod:`nodes.block_drop`), the next
 version releases that result inside the block: with the releaser the header ties to the function
-or its type, else the library's own ``<prefix>_free(void *)``, else ``free``. A block repaired once
+or its type, else the library's own ``<prefix>_free(void *)``, else ``free``
+(:func:`fuzzkit.release_names.result_releaser`). A block repaired once
 that crashes again is dropped as before.
 """
 
@@ -17,15 +18,14 @@ from typing import Any
 
 from agent_graph.state import FuzzState, counter
 from fuzzkit.api import FunctionDecl
-from fuzzkit.api_twins import canonical_type, slot_twins
+from fuzzkit.api_twins import slot_twins
 from fuzzkit.header_facts import HeaderFacts
-from fuzzkit.release_names import paired_releaser
+from fuzzkit.release_names import paired_releaser, result_releaser
 from long_term_memory.experience import InjectItem
 from long_term_memory.experience.lessons import RELEASE_NAME, parse_action
 from nodes.block_drop import MARK, block_end, crashed_mark
 
 HARNESS_ENTRY = "LLVMFuzzerTestOneInput"
-_CHAR = re.compile(r"^(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:char|u?int8_t|void)\s*\*$")
 _RELEASE = re.compile(rf"\b{RELEASE_NAME}\s*\(", re.I)
 
 
@@ -53,7 +53,7 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
     api = state.get("api") or []
     decls = {d.name: d for d in map(FunctionDecl.from_dict, api)}
     callee, facts = decls.get(called), HeaderFacts.from_dict(state.get("header_facts"))
-    releaser = releaser_for(callee, facts, api) if callee is not None else None
+    releaser = result_releaser(callee, facts, api) if callee is not None else None
     lines = (state.get("harness_code") or "").splitlines(keepends=True)
     if callee is not None and releaser is None:  # a record handed back through `T **`
         paired = paired_releaser(frames[:frames.index(called)], list(decls.values()))
@@ -67,7 +67,7 @@ def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
     alike = [d for d in decls.values()
              if _spelled(d.return_type) == _spelled(callee.return_type) and d.name not in kept]
     def release_of(fn: FunctionDecl) -> str | None:
-        return releaser if fn is callee else releaser_for(fn, facts, api)
+        return releaser if fn is callee else result_releaser(fn, facts, api)
 
     repaired: list[str] = []
     for mark in sorted([index, *siblings], reverse=True):  # bottom up: an insertion moves what is below
@@ -148,7 +148,7 @@ def reapply_releases(code: str, state: FuzzState) -> tuple[str, list[str]]:
     facts = HeaderFacts.from_dict(state.get("header_facts"))
 
     def release_of(fn: FunctionDecl) -> str | None:
-        return known.get(fn.name) or releaser_for(fn, facts, api)
+        return known.get(fn.name) or result_releaser(fn, facts, api)
 
     lines = code.splitlines(keepends=True)
     done: list[str] = []
@@ -216,33 +216,3 @@ def _released(block: str, var: str) -> bool:
     """Whether ``block`` already hands ``var`` to a release-like call."""
     return any(re.match(rf"\s*(?:\([^()]*\)\s*)?{re.escape(var)}\s*\)", block[m.end():])
                for m in _RELEASE.finditer(block))
-
-
-def releaser_for(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, Any]]) -> str | None:
-    """What releases ``fn``'s result (None: nothing the header says, and no text or bytes).
-
-    The releaser documented for it or for its type, then for text or bytes the library's own
-    ``<prefix>_free(void *)``, else ``free``. From the header facts alone, whatever the model: the
-    offline engine's own choice (``agents.offline.fixer_leak``) reads its type table instead.
-    """
-    canonical = {t.name: t.canonical for t in facts.typedefs}
-    ret = fn.return_type.strip()
-    base = re.sub(r"\bconst\b", "", ret).replace("*", "").strip()
-    spelled = {ret, f"{canonical.get(base, base)} {'*' * ret.count('*')}".strip()}
-    for r in facts.releasers:
-        if r.releases == f"what {fn.name} allocates":
-            return r.function
-    made = canonical_type(ret, canonical)
-    for r in facts.releasers:  # (a `void *` releaser by parameter type frees anything it is given)
-        # A name the library gives a plain C type (`typedef const char *db_path`) releases only
-        # what is made as that type, not every `char *` of the API.
-        plain_name = _CHAR.match(canonical.get(r.releases.strip(), "")) and r.releases.strip() != base
-        if canonical_type(r.releases, canonical) == made and not _CHAR.match(r.releases) and not plain_name:
-            return r.function
-    if not any(_CHAR.match(s) for s in spelled):
-        return None
-    prefix = re.match(r"[a-z]+[0-9]*_?", fn.name)
-    own = {f"{prefix.group(0)}free", f"{prefix.group(0)}_free"} if prefix else set()
-    single = [d for d in api if len(d.get("params") or []) == 1
-              and re.sub(r"\bconst\b|\s", "", d["params"][0]["type"]) == "void*"]
-    return next((d["name"] for d in single if d["name"] in own), "free")

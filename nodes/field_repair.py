@@ -20,8 +20,9 @@ from fuzzkit.api import FunctionDecl
 from fuzzkit.api_twins import canonical_type, twins
 from fuzzkit.field_release import held_argument, release_line
 from fuzzkit.header_facts import HeaderFacts
+from fuzzkit.release_names import result_releaser
 from nodes.block_drop import MARK, block_end, crashed_mark
-from nodes.block_repair import HARNESS_ENTRY, releaser_for, repaired_version, sibling_blocks
+from nodes.block_repair import HARNESS_ENTRY, repaired_version, sibling_blocks
 
 
 def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[str, str]] | None:
@@ -47,7 +48,7 @@ def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
     maker = next((decls[f] for f in below[:-1]
                   if f in decls and canonical_type(decls[f].return_type, canonical).endswith("*")), None)
     holder = _holder(callee, maker, facts, canonical) if callee is not None and maker is not None else None
-    releaser = releaser_for(maker, facts, api) if maker is not None else None
+    releaser = result_releaser(maker, facts, api) if maker is not None else None
     if holder is None or releaser is None or releaser == "free" or callee is None or maker is None:
         return None
     lines = (state.get("harness_code") or "").splitlines(keepends=True)

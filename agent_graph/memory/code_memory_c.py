@@ -18,19 +18,16 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-C_KEYWORDS = frozenset(
-    "if else for while do switch case return sizeof goto break continue typedef struct union "
-    "enum static extern const volatile inline register restrict _Alignof alignof _Static_assert "
-    "defined __attribute__ __typeof__ typeof offsetof va_arg va_start va_end".split()
+from fuzzkit.vocabulary import c_words, libc_headers
+
+# C's words that may stand before a parenthesis (`sizeof (x)`, `va_arg (ap, int)`): never calls.
+C_KEYWORDS = (
+    c_words("statement", "storage", "tag", "qualifier")
+    | {"_Alignof", "alignof", "_Static_assert", "defined", "__attribute__", "__typeof__", "typeof"}
+    | {name for name, header in libc_headers().items() if header in ("<stdarg.h>", "<stddef.h>")}
 )
 # Calls into the C runtime: never the library's API, even when no API list is given.
-LIBC = frozenset(
-    "malloc calloc realloc free memcpy memmove memset memcmp strlen strnlen strcpy strncpy strcat "
-    "strncat strcmp strncmp strchr strrchr strstr strdup strndup strtol strtoul strtod atoi "
-    "printf fprintf sprintf snprintf vsnprintf puts fputs fopen fclose fread fwrite fflush "
-    "fmemopen tmpfile abort exit assert isalpha isdigit isspace isprint tolower toupper "
-    "abs labs qsort bsearch getenv".split()
-)
+LIBC = frozenset(libc_headers())
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _NAME_BEFORE = re.compile(r"([A-Za-z_]\w*)\s*$")

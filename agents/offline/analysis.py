@@ -22,6 +22,7 @@ from agents.offline.synth_roles import roles
 from agents.offline.synth_types import Role
 from agents.offline.synth_vocab import CONSUME, has_checked_twin, risky
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import words_of
 
 ARCHETYPES = (
     "stateless_parser", "object_lifecycle", "state_machine", "stream_processor", "round_trip",
@@ -112,7 +113,7 @@ def related_functions(target: FunctionDecl, idx: ApiIndex, types: list[str]) -> 
             score = 3
         elif ws & {"get", "find", "lookup", "root", "node"}:
             score = 4
-        elif ws & {"compare", "dup", "duplicate", "copy", "equal"}:
+        elif ws & (words_of("copy") | {"compare", "equal"}):
             score = 5
         elif ws & CONSUME or ws & MUTATE:
             score = 7

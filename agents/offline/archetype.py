@@ -18,16 +18,15 @@ from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import Role
 from agents.offline.synth_vocab import LAST_PIECE
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import words_of
 
 HIGH, MEDIUM, LOW = "HIGH", "MEDIUM", "LOW"
 DIGEST_WORDS = {"crc", "hash", "digest", "checksum", "sum", "update", "md5", "sha", "xxh", "murmur", "fnv"}
-MUTATE = {"add", "insert", "append", "replace", "detach", "delete", "remove", "attach", "put", "set", "push",
-          "prepend"}  # fmt: skip
-PRINT_WORDS = {"print", "dump", "serialize", "stringify", "emit", "unparse", "write", "format", "encode",
-               "render", "export"}  # fmt: skip
-PIECE_VERBS = {"feed", "push", "write", "update", "append", "process"}
+MUTATE = words_of("edit")
+PRINT_WORDS = words_of("write")
+PIECE_VERBS = words_of("feed")
 HOOK_WORDS = ("hooks", "callbacks", "handlers", "vtable", "allocator")
-PRODUCE_WORDS = {"parse", "scan", "load", "next", "read", "fetch", "pull", "lex", "step"}
+PRODUCE_WORDS = words_of("produce")
 
 Verdict = tuple[str, str, str]  # (archetype, confidence, reasoning)
 
@@ -149,7 +148,7 @@ def _builder_or_pieces(s: _Shape) -> Verdict | None:
     if (
         key
         and "bytes" in s.kinds
-        and s.verbs & {"parse", "feed", "write", "push", "process", "decode", "update"}
+        and s.verbs & words_of("stream_input")
         and _feeds_in_pieces(s.target, idx, s.rs)
     ):
         return "stream_processor", MEDIUM, f"{s.name} consumes input pieces through a {key}"
@@ -169,7 +168,7 @@ def _stateless(s: _Shape) -> Verdict:
         conf = (
             HIGH
             if s.idx.type_key(s.target.return_type)
-            or s.verbs & {"parse", "decode", "load", "read", "minify", "scan", "validate"}
+            or s.verbs & (words_of("parse") | {"minify", "validate"})
             else MEDIUM
         )
         return "stateless_parser", conf, f"{s.name} takes the input directly and keeps no state"

@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.vocabulary import c_words
 
 # Standard C and POSIX names only: a library's own typedefs come from the prompt's `## Types`
 # section (agents.offline.type_table), read through their canonical types.
@@ -27,10 +28,8 @@ INT_TYPES = {
     "socklen_t", "time_t", "mode_t", "pid_t", "int_fast32_t", "uint_fast32_t",
 }  # fmt: skip
 LENGTH_NAME = re.compile(r"(len|size|length|count|nbytes|bytes|byte$|sz|capacity|^n$|^num$)", re.IGNORECASE)
-QUALIFIERS = {"const", "volatile", "restrict", "__restrict", "struct", "enum", "union", "register"}
-_KEYWORDS = QUALIFIERS | {
-    "unsigned", "signed", "int", "char", "short", "long", "float", "double", "void", "_Bool",
-}  # fmt: skip
+QUALIFIERS = c_words("qualifier", "tag") | {"__restrict", "register"}
+_KEYWORDS = QUALIFIERS | c_words("type", "sign")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _EXPORT_WRAPPER = re.compile(r"^[A-Z_][A-Z0-9_]*\s*\((?P<inner>[^()]*)\)\s*")
 _STORAGE = re.compile(r"\b(extern|static|inline|__inline|__inline__|__attribute__\s*\(\(.*?\)\))\b\s*")
@@ -84,7 +83,7 @@ def parse_param(text: str, index: int = 0) -> Param | None:
         before = text[: last.start()].strip()
         prev = _IDENT.findall(before)
         # `struct foo` and `enum bar` end in the tag, not in a parameter name.
-        if before and not (prev and prev[-1] in ("struct", "enum", "union") and before[-1] != "*"):
+        if before and not (prev and prev[-1] in c_words("tag") and before[-1] != "*"):
             name, text = last.group(1), before
     if array and array["bound"].strip().isdigit() and "[" not in text:
         # `const unsigned char input[16]`: a pointer that reads (or writes) that many, spelled as

@@ -11,12 +11,16 @@ import re
 from agent_graph.memory.code_memory_c import C_KEYWORDS
 from agents.offline.libc import LIBC
 from agents.offline.prompt_reader import PromptFacts, bullets
+from fuzzkit.vocabulary import libc_released_by
 
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+# The C library's memory functions <stdlib.h> declares (`malloc`, `free`...).
+_STDLIB_MEMORY = sorted(n for n in {*libc_released_by(), *libc_released_by().values()}
+                        if LIBC[n] == "<stdlib.h>")
 NOT_API = frozenset(LIBC) | C_KEYWORDS | {"LLVMFuzzerTestOneInput"}  # never a library call
 ERROR_ADVICE = (
     (re.compile(r"undeclared identifier '(mem\w+|str\w+)'"), "include <string.h> for {0}"),
-    (re.compile(r"undeclared identifier '(malloc|calloc|free|realloc)'"), "include <stdlib.h> for {0}"),
+    (re.compile(rf"undeclared identifier '({'|'.join(_STDLIB_MEMORY)})'"), "include <stdlib.h> for {0}"),
     (
         re.compile(r"(?:undeclared identifier|implicit declaration of function) '(\w+)'"),
         "{0} is not declared by the included headers: check its exact name in the Library API or "

@@ -34,6 +34,7 @@ from agents.offline.fixer_names import (
 )
 from agents.offline.fixer_types import address_of, opaque_variable
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import c_words
 
 _FUZZ_SIGNATURE = "int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)"
 
@@ -206,7 +207,7 @@ class _Fixer(FixerBase):
             self.unresolved.append("non-void function without a return")
             return
         heads = re.findall(r"^[A-Za-z_][\w \t*]*?\b(\w+)\s*\([^;{}]*\)\s*\{", self.code[:brace], re.M)
-        heads = [h for h in heads if h not in ("if", "while", "for", "switch")]
+        heads = [h for h in heads if h not in c_words("statement")]
         func = heads[-1] if heads else "the function"
         self.edit(brace, brace, "  return 0;\n", f"add return 0 at the end of {func}")
 

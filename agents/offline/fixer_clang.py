@@ -14,15 +14,12 @@ from agents.offline.fixer_diag import Diag
 from agents.offline.fixer_edit import offset
 from fuzzkit.api import FunctionDecl
 from fuzzkit.diagnostics import FixIt
+from fuzzkit.vocabulary import c_words
 
 _MUST_USE_TAG = re.compile(r"must use '(struct|enum|union)' tag to refer to type '(\w+)'")
 _TAGGED = re.compile(r"\b(struct|enum|union)\s+([A-Za-z_]\w*)")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_C_WORDS = {
-    "struct", "enum", "union", "const", "volatile", "static", "extern", "int", "char", "long",
-    "short", "unsigned", "signed", "void", "float", "double", "return", "sizeof", "if", "else",
-    "for", "while", "do", "switch", "case", "break", "continue", "goto", "typedef",
-}  # fmt: skip
+_C_WORDS = c_words()
 # Warning fix-its applied without a second thought: taking an address, dereferencing, and
 # clang's spelling correction of an undeclared name. Others (a changed format specifier,
 # added parentheses) change meaning the harness may rely on, so its own repairs decide.

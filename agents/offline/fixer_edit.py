@@ -6,6 +6,7 @@ import re
 
 from agents.offline import cdecl, ckinds
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import c_words
 
 
 def add_include(code: str, header: str) -> str:
@@ -39,7 +40,7 @@ def call_at(code: str, pos: int) -> tuple[str, int, int] | None:
         elif ch == "(":
             if depth == 0:
                 m = re.search(r"(\w+)\s*$", code[:i])
-                if m and m.group(1) not in ("if", "while", "for", "switch", "return", "sizeof"):
+                if m and m.group(1) not in c_words("statement"):
                     close = matching_paren(code, i)
                     if close is not None:
                         return m.group(1), i, close

@@ -13,9 +13,11 @@ import re
 from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.leak_owner import uncast
 from fuzzkit.triage import INPUT_GIVEN_AWAY
+from fuzzkit.vocabulary import libc_released_by
 
 _KIND = re.compile(r"^kind:\s*bad-free\s*$", re.M)
-_OWN = re.compile(r"\b(malloc|calloc|realloc|strdup|strndup|lf_\w+)\s*\(")  # the harness's own memory
+# The harness's own memory: what the C library's allocators (released by `free`) and its helpers return.
+_OWN = re.compile(rf"\b({'|'.join(a for a, r in libc_released_by().items() if r == 'free')}|lf_\w+)\s*\(")
 _FRAME = re.compile(r"^#(\d+)\s+(\S+)\s+\S*?:(\d+|\?)", re.M)
 
 

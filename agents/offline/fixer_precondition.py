@@ -20,14 +20,13 @@ from agents.offline import cdecl, ckinds
 from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.fixer_input import insert_before
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import c_words
 
 _ASSERTION = re.compile(r"^failed assertion: (.+)$", re.M)
 _ENTRY = re.compile(r"^entry function: (\w+)\s*$", re.M)
 _NAME = re.compile(r"(->|\.)?\s*\b([A-Za-z_]\w*)\b(\s*\()?")
 _MACRO = re.compile(r"[A-Z][A-Z0-9_]*")
-_C_WORDS = frozenset(
-    "sizeof NULL struct union enum const unsigned signed int char long short void float double "
-    "_Bool bool true false".split())
+_C_WORDS = c_words("type", "sign", "tag", "qualifier") | {"sizeof", "NULL", "true", "false"}
 
 
 def guard_precondition(code: str, triage: str, api: list[FunctionDecl]) -> tuple[str, str | None]:

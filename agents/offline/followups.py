@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from fuzzkit.vocabulary import libc_released_by
+
 _FRAME = re.compile(r"^#(\d+) (\S+) \S*?:(\d+)", re.M)
 _BLOCK_OPEN = re.compile(r"^\s*(?:if \(.*\) )?\{\s*$")
 _COMMENT = re.compile(r"^\s*/\*.*\*/\s*$")
@@ -76,7 +78,7 @@ def without_crashed_followup(harness: str, stack: str, target: str) -> tuple[str
                      "with arguments the harness picked")
 
 
-_STREAM_MAKERS = ("fopen", "tmpfile", "fmemopen", "open_memstream", "fdopen")
+_STREAM_MAKERS = tuple(a for a, r in libc_released_by().items() if r == "fclose")
 _INPUT_NAMES = re.compile(r"^\(?\s*(?:\([^()]*\)\s*)?(data|size|lf_buf|text|lf_chunk|lf_chunk_size)\s*\)?$")
 
 

@@ -32,6 +32,7 @@ from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.synth_roles import roles
 from agents.offline.synth_vocab import has_checked_twin, risky
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import c_words, has_verb, libc_prototypes, libc_released_by, words_of
 
 _ENTRY = re.compile(r"int\s+LLVMFuzzerTestOneInput\s*\(\s*[^,()]*?\*\s*(\w+)\s*,\s*size_t\s+(\w+)\s*\)\s*\{")
 
@@ -107,7 +108,7 @@ def _scope(code: str, body_start: int, at: int, idx: ApiIndex) -> list[Obj]:
     for line in text.split("\n"):
         if depth == 0:
             m = re.match(r"\s*(?:const\s+)?(?:struct\s+)?(\w+)\s*(\*?)\s*(\w+)\s*(?:=[^;]*)?;", line)
-            obj = _declared(m, code, idx) if m and m.group(1) not in ("return", "goto") else None
+            obj = _declared(m, code, idx) if m and m.group(1) not in c_words("statement") else None
             if obj is not None:
                 found.append(obj)
         stripped = re.sub(r"\"(?:\\.|[^\"\\])*\"|'.'|/\*.*?\*/|//.*", "", line)
@@ -116,9 +117,8 @@ def _scope(code: str, body_start: int, at: int, idx: ApiIndex) -> list[Obj]:
     released = {
         o.var
         for o in found
-        if re.search(
-            rf"\b\w*(Delete|delete|free|Free|End|close|destroy)\w*\s*\(\s*&?{re.escape(o.var)}\s*\)", text
-        )
+        if any(has_verb(fn, "release") or fn in libc_released_by().values()
+               for fn in re.findall(rf"\b(\w+)\s*\(\s*&?{re.escape(o.var)}\s*\)", text))
     }
     return [o for o in found if o.var not in released]
 
@@ -149,14 +149,12 @@ def _origin(code: str, var: str, pointer: bool, idx: ApiIndex) -> str:
 
 
 VALUE = [  # (words, rank): how much new code a call of this kind usually reaches
-    ({"print", "dump", "serialize", "emit", "unparse", "stringify", "write"}, 0),
-    ({"parse", "load", "scan", "read", "decode", "encode", "compress", "uncompress", "decompress",
-      "unpack"}, 1),
-    ({"dup", "duplicate", "copy", "clone", "compare", "minify", "equal"}, 1),
-    ({"step", "exec", "execute", "run", "eval", "evaluate", "iterate"}, 1),  # drive what was built
-    ({"add", "insert", "replace", "detach", "delete", "remove", "set", "append", "prime", "params", "tune",
-      "sync", "reset"}, 2),
-    ({"get", "find", "has", "lookup", "create", "new", "mark", "header", "dictionary"}, 3),
+    (words_of("write"), 0),
+    (words_of("parse") | {"encode", "compress", "uncompress", "decompress"}, 1),
+    (words_of("copy") | {"compare", "minify", "equal"}, 1),
+    (words_of("step") | {"exec", "execute", "run", "eval", "evaluate"}, 1),  # drive what was built
+    (words_of("edit") | {"prime", "params", "tune", "sync", "reset"}, 2),
+    (words_of("make") | {"get", "find", "has", "lookup", "mark", "header", "dictionary"}, 3),
     ({"is", "size", "count", "length", "eof", "tell", "offset", "bound"}, 5),
 ]
 
@@ -199,7 +197,7 @@ def _runs_family(idx: ApiIndex, fn: FunctionDecl) -> bool:
 
 # An allocator wrapper reaches no parsing code, and what it takes or returns is the allocator's:
 # a block reallocating its own malloc'd buffer through it and freeing that was a double free.
-_ALLOCATOR_WORDS = {"malloc", "realloc", "calloc", "reallocarray"}
+_ALLOCATOR_WORDS = {a for a in libc_prototypes() if a in libc_released_by()} | {"reallocarray"}
 
 
 def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:

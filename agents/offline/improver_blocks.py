@@ -33,6 +33,7 @@ from agents.offline.synth_trip import decode_written
 from agents.offline.synth_types import Role
 from agents.offline.synth_vocab import maker_stem
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import words_of
 
 
 def one_block(
@@ -110,7 +111,7 @@ def reusable(idx: ApiIndex, obj: Obj, fn: FunctionDecl) -> bool:
     machine = not idx.lifecycle(obj.type_key).create  # made by an init, not a constructor
     if machine and "set" in ws:
         return False  # configuring a machine (acme_parser_set_encoding) must precede its use
-    if machine and ws & {"open", "close", "begin", "start", "finish", "end", "flush"}:
+    if machine and ws & (words_of("open_session") | words_of("close_session")):
         return False  # state transitions (an emitter opened twice asserts) get their own object
     if machine and fn.name in producers(idx, set(), obj.type_key):
         return False  # one stepping API per machine: load after parse asserts

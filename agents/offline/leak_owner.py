@@ -19,11 +19,11 @@ from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.synth_finders import words
 from fuzzkit.api import FunctionDecl
 from fuzzkit.usage_models import type_key
+from fuzzkit.vocabulary import words_of
 
 _FRAME = re.compile(r"^#\d+\s+(\w+)", re.M)
 _CASTS = re.compile(r"^(\(\s*[\w\s*]+\)\s*)+")
-_RELEASE = {"free", "destroy", "delete", "release", "unref", "dispose", "cleanup", "deinit", "fini",
-            "close", "finalize", "dealloc", "discard", "teardown", "shutdown", "uninit"}
+_RELEASE = words_of("release") | words_of("finish")
 _PLAIN = cdecl.BYTE_TYPES | cdecl.INT_TYPES | cdecl.FLOAT_TYPES  # plain memory: `free` releases it
 _LITERAL = re.compile(r"^(NULL|0|nullptr|\d[\w.]*|\"(?:[^\"\\]|\\.)*\"|'.*')$")
 

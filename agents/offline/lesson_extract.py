@@ -19,6 +19,7 @@ from agents.offline.lesson_guards import empty_input_items
 from agents.offline.lesson_guards import item as _item
 from agents.offline.synth_finders import words
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import words_of
 from long_term_memory.experience.lessons import name_family, shape_of, type_name
 
 _RELEASE = re.compile(r"release (\w+) \(from (\w+)\) with (\w+) before returning")
@@ -290,7 +291,7 @@ def _avoid_items(trajectory: str) -> list[dict[str, Any]]:
     # the allocator first: several calls may leak its block, and items are capped at three
     dropped = [*(("leak", makers[f]) for kind, f in dropped if kind == "leak" and f in makers), *dropped]
     for kind, function in dict.fromkeys(dropped):
-        if kind == "leak" and set(words(function)) & {"new", "create", "alloc"}:
+        if kind == "leak" and set(words(function)) & words_of("make"):
             continue  # what a constructor made was not released: avoiding the constructor leaves a worse way
         out.append(_item(
             f"Calling {function} crashed ({kind}) and no repair fixed it",

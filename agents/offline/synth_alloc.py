@@ -15,13 +15,28 @@ import re
 from typing import TYPE_CHECKING
 
 from agents.offline import ckinds, type_table
+from fuzzkit.vocabulary import libc_prototypes, libc_released_by
 
 if TYPE_CHECKING:
     from agents.offline.synth_plan import Planner
 
-# The C library's memory functions: (return is a pointer, parameter kinds: p pointer, n size).
-_STD = {"malloc": (True, "n"), "calloc": (True, "nn"), "realloc": (True, "pn"), "free": (False, "p")}
 _SIGNATURE = re.compile(r"^(.*?)\s*\(\s*\*?\s*\)\s*\((.*)\)$")
+
+
+def _shape(ret: str, params: list[str]) -> tuple[bool, str]:
+    """Whether a prototype returns a pointer, and its parameters' kinds (``p`` pointer, ``n`` size)."""
+    kinds = "".join("p" if ckinds.is_pointer(p) else "n" if ckinds.is_integer(p) else "?" for p in params)
+    return ckinds.is_pointer(ret), kinds
+
+
+def _std() -> dict[str, tuple[bool, str]]:
+    """The C library's memory functions, each with the shape of its prototype."""
+    out = {}
+    for name, proto in libc_prototypes().items():
+        head, _, rest = proto.partition("(")
+        params = [re.sub(r"\w+\s*$", "", p).strip() for p in rest.rstrip(")").split(",")]
+        out[name] = _shape(head.rsplit(name, 1)[0].strip(), params)
+    return out
 
 
 def std_suite(key: str) -> list[tuple[str, str]] | None:
@@ -34,19 +49,19 @@ def std_suite(key: str) -> list[tuple[str, str]] | None:
     for name, ftype in rec.fields:
         canon = table.canonical.get(ckinds.base_name(ftype), "")
         sig = _SIGNATURE.match(canon.strip())
-        std = [s for s in _STD if s in name.lower()]
+        std = [s for s in _std() if s in name.lower()]
         if sig is None or len(std) != 1 or ckinds.pointer_depth(ftype) != 1:
             if ckinds.is_function_pointer(ftype) or sig is not None:
                 return None
             continue  # a plain field (a user pointer nothing passes on) stays zero
-        returns_ptr, kinds = _STD[std[0]]
+        returns_ptr, kinds = _std()[std[0]]
         params = [p.strip() for p in sig.group(2).split(",") if p.strip() and p.strip() != "void"]
-        got = "".join("p" if ckinds.is_pointer(p) else "n" if ckinds.is_integer(p) else "?" for p in params)
         ret = sig.group(1).strip()
-        if got != kinds or returns_ptr != ckinds.is_pointer(ret) or not (returns_ptr or ckinds.is_void(ret)):
+        if _shape(ret, params) != (returns_ptr, kinds) or not (returns_ptr or ckinds.is_void(ret)):
             return None
         out.append((name, std[0]))
-    return out if {s for _n, s in out} >= {"malloc", "free"} else None
+    used = {s for _n, s in out}  # at least `malloc` and what releases its blocks
+    return out if "malloc" in used and libc_released_by()["malloc"] in used else None
 
 
 def allocator_suite(pl: Planner, key: str, base: str) -> str:

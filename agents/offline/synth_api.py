@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from collections.abc import Collection
 from functools import cached_property
 from typing import Any
 
@@ -17,9 +18,10 @@ from agents.offline.synth_handles import by_name, handle_name, handle_types, out
 from agents.offline.synth_types import Lifecycle
 from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, FINISH, INIT, PRINT, VERBS
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import alternation, undone_by, words_of
 
 _CONVERSION = re.compile(r"[a-z]2[a-z]|_to_[a-z]", re.I)
-_UNDOES = {"open": ("close",), "fopen": ("close",), "dopen": ("close",), "begin": ("end",), "start": ("end",)}
+_UNDOES = undone_by()
 
 
 def _releases(fn: FunctionDecl) -> bool:
@@ -84,7 +86,7 @@ class ApiIndex(ApiFinders):
                 found.append(fused)
         return found
 
-    def last_verb(self, name: str, among: set[str] | None = None) -> str | None:
+    def last_verb(self, name: str, among: Collection[str] | None = None) -> str | None:
         """The last verb of the name (optionally only verbs in ``among``)."""
         verbs = [v for v in self.verbs(name) if among is None or v in among]
         return verbs[-1] if verbs else None
@@ -102,11 +104,7 @@ class ApiIndex(ApiFinders):
     @staticmethod
     def stem(name: str) -> str:
         """The name before its lifecycle verb (``lib_decodeInit_`` -> ``lib_decode``)."""
-        match = re.search(
-            r"(?i)(init\w*|initiali[sz]e|create|new|alloc|open|delete|free|destroy|end|close|release|"
-            r"cleanup|parse\w*)$",
-            name,
-        )
+        match = re.search(rf"(?i)(init\w*|{alternation('make')}|{alternation('release')}|parse\w*)$", name)
         return name[: match.start()] if match else name
 
     # ----- types -----
@@ -204,7 +202,7 @@ class ApiIndex(ApiFinders):
             common = len(os.path.commonprefix([stem, self.stem(name)]))
             verb = self.last_verb(name, DESTROY) or ""
             rank = DESTROY_RANK.index(verb) if verb in DESTROY_RANK else len(DESTROY_RANK)
-            paired = verb in _UNDOES.get(made, ())  # open/close: what undoes the creator's verb
+            paired = verb == _UNDOES.get(made)  # open/close: what undoes the creator's verb
             first = counted and verb == "unref"  # a counted type's reference dropped
             return (-first, -(self.stem(name) == stem), -paired, -common, rank, len(name), name)
 
@@ -234,7 +232,7 @@ class ApiIndex(ApiFinders):
             return True
         if ckinds.is_string(ret) or ckinds.is_bytes(ret):
             return (
-                any(v in PRINT | {"dup", "duplicate", "copy", "alloc", "malloc", "calloc"} for v in verbs)
+                any(v in PRINT | words_of("make") for v in verbs)
                 and "get" not in verbs
             )
         last = self.last_verb(fn.name, CREATE | FINISH | {"get", "add", "find", "lookup"})

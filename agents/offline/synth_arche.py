@@ -26,11 +26,11 @@ from agents.offline.synth_readers import reader_rank
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_vocab import DESTROY
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import alternation, words_of
 
 # Functions that inspect or copy state: they matter after the object has done some work.
 DRIVE_FIRST = re.compile(
-    r"(copy|clone|dup|mark|sync|pending|reset|used|bound|tell|offset|eof|"
-    r"error|getdictionary|flush|close)",
+    rf"({alternation('copy')}|mark|sync|pending|reset|used|bound|tell|offset|eof|error|getdictionary|flush|close)",
     re.I,
 )
 
@@ -92,14 +92,14 @@ def lifecycle(ctx: Ctx) -> None:
 def open_first(ctx: Ctx, obj: Obj) -> bool:
     """Call the object's ``open`` (``acme_emitter_open``) before a close/flush-like target."""
     t, idx = ctx.target, ctx.idx
-    if not (set(idx.verbs(t.name)) | set(words(t.name))) & {"close", "flush", "finish", "end"}:
+    if not (set(idx.verbs(t.name)) | set(words(t.name))) & words_of("close_session"):
         return False
     for f in idx.api:
         if (
             len(f.params) == 1
             and f != t
             and idx.type_key(f.params[0].type) == obj.type_key
-            and (set(idx.verbs(f.name)) & {"open", "begin", "start"} and f.name not in ctx.pl.avoid)
+            and (set(idx.verbs(f.name)) & words_of("open_session") and f.name not in ctx.pl.avoid)
         ):
             ctx.pl.emit(ctx.pl.plan(f, bind={0: obj.expr}), ctx.f.setup)
             return True

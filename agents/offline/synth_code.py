@@ -11,14 +11,10 @@ from dataclasses import dataclass, field
 
 from agents.offline import type_table
 from agents.offline.c_helpers import HELPERS
+from fuzzkit.vocabulary import c_words, libc_headers
 
-C_KEYWORDS = {
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
-    "union", "unsigned", "void", "volatile", "while", "bool", "true", "false", "data", "size",
-    "main", "free", "malloc", "index", "errno", "stdin", "stdout", "stderr", "NULL", "in", "out",
-}  # fmt: skip
+# Names a generated variable must not take: C's words, the C library's, the harness's own.
+C_KEYWORDS = c_words() | set(libc_headers()) | {"data", "size", "main", "index", "in", "out"}
 
 
 def helper_code(names: list[str], existing: str = "") -> tuple[str, list[str]]:

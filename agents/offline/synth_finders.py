@@ -16,6 +16,7 @@ from agents.offline.synth_knowledge import INVERSE_PREFIXES, INVERSES, stream_fi
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_releasers import RELEASE_VERBS
 from fuzzkit.input_flow import feeders_of, made_type
+from fuzzkit.vocabulary import alternation, words_of
 
 if TYPE_CHECKING:
     from agents.offline.synth_api import ApiIndex
@@ -129,7 +130,7 @@ class ApiFinders:
     def generic_free(self) -> str | None:
         """The library's one ``f(void *)`` release function (``lib_free``), if it has exactly one."""
         found = [f.name for f in self.api if len(f.params) == 1
-                 and re.search(r"(free|release)", f.name, re.I)
+                 and re.search(alternation("release_memory"), f.name, re.I)
                  and ckinds.strip_const(f.params[0].type) == "void *"]
         return found[0] if len(found) == 1 else None
 
@@ -234,7 +235,7 @@ class ApiFinders:
                 f.params
                 and self.type_key(f.params[0].type) == type_key
                 and self.type_key(f.return_type) == type_key
-                and self.last_verb(f.name) in {"dup", "duplicate", "copy", "clone"}
+                and self.last_verb(f.name) in words_of("copy")
             ):
                 return f
         return None
@@ -261,7 +262,7 @@ def _shared(a: str, b: str) -> int:
     return n
 
 
-_PIECEWISE = {"chunk", "push", "feed", "incremental", "progressive", "stream", "streaming"}
+_PIECEWISE = words_of("piecewise")
 
 
 def piecewise_ctor(ctors: list[FunctionDecl], near: str) -> FunctionDecl | None:

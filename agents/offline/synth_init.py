@@ -20,6 +20,7 @@ from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
 from agents.offline.synth_vocab import INIT, risky
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import words_of
 
 if TYPE_CHECKING:
     from agents.offline.synth_plan import Planner
@@ -69,7 +70,7 @@ def set_up_by(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan) -> str:
 
 
 # What clears the resources a struct holds, where the struct itself is the caller's.
-_CLEARS = {"clear", "cleanup", "deinit", "fini", "term", "terminate", "destruct", "reset"}
+_CLEARS = words_of("clear")
 
 
 def stack_releaser(idx: ApiIndex, key: str, near: str) -> str | None:
@@ -91,7 +92,7 @@ def stack_releaser(idx: ApiIndex, key: str, near: str) -> str | None:
                  and idx.type_key(f.params[0].type) == key and set(words(f.name)) & _CLEARS), None)
 
 
-_FILLS = {"open", "load", "read", "parse", "decode", "import", "scan", "deserialize", "unpack"}
+_FILLS = words_of("parse") | {"open"}
 
 
 def filler(pl: Planner, key: str, near: str) -> tuple[FunctionDecl, int] | None:

@@ -16,6 +16,7 @@ from agents.offline import cdecl, ckinds, type_table
 from agents.offline.synth_knowledge import Callback
 from agents.offline.synth_types import WRITE_WORDS, CallPlan, Role, decl_cast
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import alternation
 
 if TYPE_CHECKING:
     from agents.offline.synth_api import ApiIndex
@@ -113,7 +114,7 @@ def _closes_its_stream(pl: Planner, fn: FunctionDecl) -> bool:
     return bool(dtor and "close" in pl.idx.verbs(dtor))
 
 
-_ALLOC_NAME = re.compile(r"(malloc|calloc|realloc|alloc|free|dealloc)", re.I)
+_ALLOC_NAME = re.compile(alternation("alloc_hook"), re.I)
 
 
 def sets_allocator(idx: ApiIndex, fn: FunctionDecl) -> bool:
@@ -172,7 +173,7 @@ def _signature(ctype: str) -> Callback | None:
     return Callback(ret, params, shape, ok)
 
 
-_OUTPUT_FIELD = re.compile(r"(write|output|sink|emit)", re.I)  # `writer`, `write_fn`, ...
+_OUTPUT_FIELD = re.compile(alternation("output_hook"), re.I)  # `writer`, `write_fn`, ...
 
 
 def fill_output_hooks(pl: Planner, key: str, var: str, into: list[str]) -> None:

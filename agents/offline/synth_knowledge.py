@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from agents.offline import ckinds
 from agents.offline.synth_choices import enum_members, name_words
 from agents.offline.type_table import TypeTable, active
+from fuzzkit.vocabulary import alternation, inverse_pairs
 
-_COUNTING = re.compile(r"(^|_)(read|write|fread|fwrite|puts|putc|printf|get|put)s?$", re.I)
+_COUNTING = re.compile(rf"(^|_){alternation('counting')}s?$", re.I)
 
 
 def status_constant(table: TypeTable, names: tuple[str, ...] = ("OK", "SUCCESS")) -> str | None:
@@ -157,10 +158,7 @@ def digest_init(fn_name: str, params: int) -> str:
 
 
 # Word pairs that name a function and its inverse; prefixes that turn a verb into its inverse.
-INVERSES = [("print", "parse"), ("dump", "load"), ("format", "parse"),
-            ("serialize", "deserialize"), ("encode", "decode"), ("pack", "unpack"),
-            ("escape", "unescape"), ("encrypt", "decrypt"), ("compress", "uncompress"),
-            ("compress", "decompress")]  # fmt: skip
+INVERSES = list(inverse_pairs())
 INVERSE_PREFIXES = ("de", "in", "un", "en", "")
 
 

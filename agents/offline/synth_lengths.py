@@ -14,11 +14,9 @@ from agents.offline import cdecl, ckinds
 from agents.offline.synth_api import words
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.vocabulary import words_of
 
-IN_VERBS = {  # verbs whose non-const buffer argument the library reads, not writes
-    "write", "put", "puts", "send", "feed", "parse", "update", "hash", "process", "set", "load",
-    "scan", "minify", "crc", "checksum", "digest", "compress", "encode", "fwrite", "add",
-}  # fmt: skip
+IN_VERBS = words_of("reads_buffer")  # verbs whose non-const buffer argument the library reads
 
 # A length named for the output (capacity, maximum) rather than for the input.
 OUTPUT_LENGTH = re.compile(r"(dst|dest|out|capacity|cap$|max|avail|target)", re.I)

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING
 from agents.offline import ckinds
 from agents.offline.synth_finders import words
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import words_of
 
 if TYPE_CHECKING:
     from agents.offline.synth_api import ApiIndex
     from agents.offline.synth_plan import Planner
 
-_INIT = {"init", "initialize", "initialise"}
+_INIT = words_of("init")
 _SCOPE = {"global", "library", "lib", "all"}
 
 

@@ -27,12 +27,13 @@ from agents.offline.synth_tries import first_built
 from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
 from agents.offline.synth_vocab import transfers_ownership
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import ordered
 
 if TYPE_CHECKING:
     from agents.offline.synth_plan import Planner
 
 MAX_DEPTH = 3
-PRODUCER_ORDER = ["parse", "load", "scan", "next", "read", "fetch", "pull"]
+PRODUCER_ORDER = list(ordered("producer"))
 
 
 def build_object(pl: Planner, fn: FunctionDecl, r: Role, args: dict[int, str], plan: CallPlan) -> str:

@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING
 from agents.offline import cdecl, ckinds
 from agents.offline.synth_types import Role, decl_cast, decl_type
 from fuzzkit.api import Param
+from fuzzkit.vocabulary import alternation
 
 if TYPE_CHECKING:
     from agents.offline.synth_kinds import Call
 
-END_NAME = re.compile(r"(^|_)(end|limit|stop)$|[a-z](End|Limit)$", re.I)
-START_NAME = re.compile(r"(^|_)(start|begin|at|from|pos|cur|current)$", re.I)
+END_NAME = re.compile(rf"(^|_){alternation('range_end')}$|[a-z](End|Limit)$", re.I)
+START_NAME = re.compile(rf"(^|_){alternation('range_start')}$", re.I)
 LENGTH_NAME = re.compile(r"(^|_)(len|length|size|buflen|bufsize)$|[a-z](Len|Length|Size)$", re.I)
 # `const char **names, size_t len` is a list of strings, not a cursor: plural names are lists.
 LIST_NAME = re.compile(r"(?<!s)s$|(list|array|arr|argv|vec|v)$", re.I)

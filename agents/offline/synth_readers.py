@@ -18,11 +18,12 @@ from agents.offline.synth_tries import restore, snapshot
 from agents.offline.synth_types import Unsupported
 from agents.offline.synth_vocab import maker_stem
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import words_of
 
 if TYPE_CHECKING:
     from agents.offline.synth_plan import Planner
 
-READ_VERBS = {"parse", "load", "read", "decode", "scan", "deserialize", "unpack", "import"}
+READ_VERBS = words_of("parse")
 _IO_KINDS = ("fd", "path", "file")
 
 

@@ -13,6 +13,7 @@ from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_knowledge import always_consumes
 from agents.offline.synth_vocab import CONSUME, transfers_ownership
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.vocabulary import words_of
 
 OPTIONAL_NAMES = re.compile(r"(_start$|_end$|directive|hint|opt|reserved|user|extra)", re.I)
 
@@ -22,13 +23,13 @@ def object_role(fn: FunctionDecl, fn_words: set[str], idx: ApiIndex, first_key: 
     """The role of parameter ``i``, a pointer to the library's ``key``: which object it is."""
     lname = p.name.lower()
     verbs = idx.verbs(fn.name)
-    if lname in ("dest", "dst", "target", "copy", "clone") and set(verbs) & {"copy", "clone", "dup"}:
+    if lname in {"dest", "dst", "target"} | words_of("copy") and set(verbs) & words_of("copy"):
         return "out_object"
     if i == 0:
         # Documented to release it (even on failure) and to hand back one of its type: the result replaces it.
         given_up = always_consumes(fn.name) and idx.type_key(fn.return_type) == key
         return "consumed" if given_up or replaced_by_result(fn, idx, key) else "object"
-    if lname in ("item", "child", "node") and fn_words & {"detach", "replace", "via", "delete", "remove"}:
+    if lname in ("item", "child", "node") and fn_words & (words_of("unlink") | {"via"}):
         return "child"
     if "reference" in fn_words:
         # The object keeps a reference, not ownership: a separate item that outlives it.
@@ -46,7 +47,7 @@ def object_role(fn: FunctionDecl, fn_words: set[str], idx: ApiIndex, first_key: 
         and not ckinds.is_opaque(key)  # the caller cannot hold one to be filled
         and not idx.lifecycle(key).create  # one the library constructs is no struct to fill
         and set(verbs)
-        & {"parse", "scan", "load", "next", "fetch", "pull", "take", "lex", "step", "read", "get"}
+        & words_of("produce")
     ):
         return "out_object"
     if OPTIONAL_NAMES.search(lname) and not idx.lifecycle(key).create:
@@ -68,4 +69,4 @@ def replaced_by_result(fn: FunctionDecl, idx: ApiIndex, key: str) -> bool:
     return (bool(fn.params) and not ckinds.is_const_target(fn.params[0].type)
             and not ckinds.is_const_target(ret) and idx.type_key(ret) == key and not writable_peer
             and idx.kind(fn) == "other" and idx.returns_owned(fn)
-            and not set(idx.verbs(fn.name)) & {"dup", "copy", "clone", "get", "find"})
+            and not set(idx.verbs(fn.name)) & (words_of("copy") | {"get", "find"}))

@@ -16,6 +16,10 @@ from agents.offline.synth_lengths import counts_array, is_len_like, out_directio
 from agents.offline.synth_role_objects import object_role, replaced_by_result
 from agents.offline.synth_types import Role
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.vocabulary import undone_by
+
+# The verbs of opening a file (`lib_open(path, mode)`): what a `close` undoes.
+_OPENS_FILE = {v for v, undo in undone_by().items() if undo == "close"}
 
 
 @dataclass
@@ -291,7 +295,7 @@ def _unnamed_open(s: Scan, i: int) -> str | None:
     """``lib_open(const char *, const char *)``: an opener's unnamed text params are path, mode."""
     fn = s.fn
     name = fn.params[i].name
-    if not (set(s.idx.verbs(fn.name)) & {"open", "fopen"}) or (name and not name.startswith("arg")):
+    if not (set(s.idx.verbs(fn.name)) & _OPENS_FILE) or (name and not name.startswith("arg")):
         return None
     texts = [j for j, p in enumerate(fn.params) if ckinds.is_string(p.type)]
     if len(texts) == 2 and ckinds.is_const_target(fn.params[texts[1]].type):  # a writable one is no mode

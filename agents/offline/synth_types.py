@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 
 from agents.offline import cdecl
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.vocabulary import alternation
 
 MAX_OUT = 1 << 20
 # Functions whose output can be larger than their input (a worst-case bound sizes it), and
 # their inverses (codec_decompress_safe contains "compress" too).
 EXPANDS = re.compile(r"(compress|encode)", re.I)
 SHRINKS = re.compile(r"(decompress|uncompress|decode)", re.I)
-WRITE_WORDS = re.compile(r"(write|put|print|flush|setparams|emit|dump|output|compress|encode|_w$)", re.I)
+WRITE_WORDS = re.compile(rf"({alternation('writes_out')}|_w$)", re.I)
 
 
 class Unsupported(Exception):

@@ -11,85 +11,23 @@ from collections.abc import Collection
 
 from agents.offline.synth_finders import words
 from agents.offline.type_table import active
+from fuzzkit.vocabulary import ordered, words_of
 
-CREATE = {
-    "create",
-    "new",
-    "alloc",
-    "malloc",
-    "calloc",
-    "make",
-    "build",
-    "parse",
-    "load",
-    "dup",
-    "duplicate",
-    "copy",
-    "clone",
-    "detach",
-    "open",
-    "dopen",
-    "fopen",
-    "compile",
-    "read",
-}
-INIT = {"init", "initialize", "initialise", "setup", "construct", "begin", "start"}
-DESTROY = {
-    "delete",
-    "free",
-    "destroy",
-    "end",
-    "close",
-    "release",
-    "cleanup",
-    "dispose",
-    "deinit",
-    "fini",
-    "unref",
-    "term",
-    "terminate",
-    "destruct",
-    "dealloc",
-    "deallocate",
-}
+CREATE = words_of("make") | words_of("make_by_reading")
+INIT = words_of("init")
+DESTROY = words_of("release")
 # A parameter naming the object a call adds what it makes to (`load(top, text)`).
 PARENT_NAMES = re.compile(r"(top|parent|root|tree)(_?node)?", re.I)
 # A name ending so (`buf_alloc_ptr(b)`) says where an object keeps its memory: no new block.
 POINTER_NOUNS = frozenset({"ptr", "pointer", "addr", "address"})
 # A streaming parser's end call hands back what the fed chunks built (`lib_parser_finish(p)`).
-FINISH = {"finish", "finalize", "finalise"}
+FINISH = words_of("finish")
 # A parameter saying the piece passed is the input's last (`is_final`, `terminate`, `eof`); a
 # `more` flag says the opposite (pieces follow), so it is not one.
 LAST_PIECE = re.compile(r"(final|last|done|finish|terminat|eof)", re.I)
-PRODUCE = {"parse", "scan", "load", "next", "read", "fetch", "get", "pull", "take", "decode", "lex", "step"}
-CONSUME = {
-    "emit",
-    "dump",
-    "add",
-    "insert",
-    "append",
-    "push",
-    "replace",
-    "attach",
-    "enqueue",
-    "submit",
-    "put",
-    "prepend",
-}
-PRINT = {
-    "print",
-    "dump",
-    "serialize",
-    "stringify",
-    "format",
-    "encode",
-    "export",
-    "render",
-    "write",
-    "emit",
-    "unparse",
-    "tostring",
-}
+PRODUCE = words_of("produce")
+CONSUME = words_of("consume")
+PRINT = words_of("write")
 # Functions that alias caller memory or change process-wide state: ownership of what they
 # keep cannot be inferred from a prototype, so generated code leaves them alone.
 # Variants named for skipping validation (node_string_nocheck) trust their input: generated
@@ -101,26 +39,11 @@ RISKY = re.compile(
     r"|load_?extension|plugin|dlopen|_ref$",
     re.I,
 )
-DESTROY_RANK = [
-    "delete",
-    "destroy",
-    "free",
-    "release",
-    "dispose",
-    "cleanup",
-    "deinit",
-    "fini",
-    "unref",
-    "term",
-    "terminate",
-    "destruct",
-    "end",
-    "close",
-]
+DESTROY_RANK = list(ordered("release"))
 VERBS = CREATE | INIT | DESTROY | PRODUCE | CONSUME | PRINT | FINISH
 
 
-_MAKER_WORDS = {"create", "new", "alloc", "init", "initialize", "initialise", "make", "setup"}
+_MAKER_WORDS = words_of("make") | words_of("init")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -137,7 +60,7 @@ def maker_stem(name: str) -> str:
 
 
 _HANDOVER = {"take", "adopt", "give"}
-_SETTERS = {"set", "setn", "append", "insert", "add", "push", "put", "prepend", "replace"}
+_SETTERS = words_of("consume") | {"set", "setn"}
 
 
 def transfers_ownership(name: str) -> bool:

@@ -10,6 +10,7 @@ import re
 
 from agents.offline.type_table import TypeTable, active
 from fuzzkit.api_twins import SCALARS
+from fuzzkit.release_names import documented_releaser
 
 
 def releaser_for(type_name: str, producer: str = "") -> str | None:
@@ -54,8 +55,7 @@ def releasers_of(type_name: str) -> list[str]:
 
 def producer_releaser(producer: str) -> str | None:
     """The function the header documents as releasing what ``producer`` allocates."""
-    wanted = f"what {producer} allocates"
-    return next((fn for fn, what in active().releasers if what == wanted), None)
+    return documented_releaser(active().releasers, producer)
 
 
 def _bare(spelling: str) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import EMPTY_GUARD
+from fuzzkit.vocabulary import c_words
 from long_term_memory.experience.lesson_effects import by_value
 from long_term_memory.experience.lessons import RELEASE_NAME, calls, name_family
 from long_term_memory.experience.models import MemoryItem
@@ -27,15 +28,15 @@ from long_term_memory.experience.trajectory import Trajectory
 
 _TAGGED = re.compile(r"\b(struct|union|enum)\s+([A-Za-z_]\w*)")
 _DECL = re.compile(r"(?m)^[ \t]*(?:const\s+)?([A-Za-z_]\w*)\s+[A-Za-z_]\w*\s*(?:=[^;]*)?;")
-_NOT_TYPES = {"return", "goto", "case", "else", "do", "char", "int", "short", "long", "float", "double",
-              "void", "unsigned", "signed", "size_t", "uint8_t", "int8_t", "uint16_t", "int16_t",
-              "uint32_t", "int32_t", "uint64_t", "int64_t", "ssize_t", "bool", "struct", "union", "enum"}
+_NOT_TYPES = c_words("statement", "type", "sign", "tag") | {
+    "size_t", "uint8_t", "int8_t", "uint16_t", "int16_t", "uint32_t", "int32_t", "uint64_t", "int64_t",
+    "ssize_t"}
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _RELEASE = re.compile(rf"\b({RELEASE_NAME})\s*\(\s*([A-Za-z_]\w*)\s*\)", re.I)
 _FIELD_RELEASE = re.compile(rf"\b({RELEASE_NAME})\s*\(\s*([A-Za-z_]\w*)->([A-Za-z_]\w*)\s*\)", re.I)
 _CRASH_STEP = re.compile(r"^([\w-]+) at \S+ through (\w+)")
-_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "LLVMFuzzerTestOneInput"}
+_KEYWORDS = c_words("statement") | {"LLVMFuzzerTestOneInput"}
 
 
 def _item(title: str, content: str, scope: dict[str, str], failure: str, action: str) -> MemoryItem:

@@ -42,6 +42,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fuzzkit.api import FunctionDecl
+from fuzzkit.vocabulary import alternation, c_group, c_words
 
 ACTIONS: dict[str, tuple[str, ...]] = {
     "release_out_param": ("type", "releaser"),
@@ -56,16 +57,16 @@ ACTIONS: dict[str, tuple[str, ...]] = {
 }
 # Arguments a verb may go without (entries stored before the argument existed).
 OPTIONAL: dict[str, tuple[str, ...]] = {"keep_struct_tag": ("kind",)}
-TAG_KINDS = ("struct", "union", "enum")
+TAG_KINDS = c_group("tag")
 SHAPES = ("out_param", "returns_pointer", "object_param", "buffer_input")
 MAX_FAILURE = 160
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-RELEASE_NAME = r"\w*(?:free|destroy|delete|release|unref|dispose|cleanup)\w*"
+RELEASE_NAME = rf"\w*{alternation('release_fused')}\w*"
 _CALL = re.compile(r"^\s*`?\s*([a-z_]+)\s*\((.*)\)\s*`?\s*$", re.S)
 _SCOPE_PAIR = re.compile(r"\b(name|shape|type)\s*=\s*([^\s;,`]+)")
-_QUALIFIERS = {"const", "volatile", "struct", "union", "enum", "unsigned", "signed", "restrict"}
-_SCALARS = {"char", "int", "short", "long", "float", "double", "void", "size_t", "uint8_t", "int8_t",
-            "uint16_t", "int16_t", "uint32_t", "int32_t", "uint64_t", "int64_t", "ssize_t", "bool"}
+_QUALIFIERS = c_words("qualifier", "tag", "sign")
+_SCALARS = c_words("type") | {"size_t", "uint8_t", "int8_t", "uint16_t", "int16_t", "uint32_t", "int32_t",
+                              "uint64_t", "int64_t", "ssize_t"}
 
 
 @dataclass(frozen=True)

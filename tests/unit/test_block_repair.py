@@ -15,7 +15,8 @@ from agent_graph.context import Context
 from agent_graph.routing import Limits, route
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts, Releaser, Typedef
-from nodes.block_repair import reapply_releases, releaser_for
+from fuzzkit.release_names import result_releaser as releaser_for
+from nodes.block_repair import reapply_releases
 from nodes.memory_manager import revert_failed
 
 HARNESS = """\

@@ -196,7 +196,6 @@ def usage_draft(
     if unknown or any(cb.passed_to and not cb.source for cb in protocol.callbacks):
         return None
     libc = {LIBC[n] for n in re.findall(r"\b\w+\b", body + "\n".join(globals_)) if n in LIBC}
-    libc |= {"<setjmp.h>"} if "setjmp(" in body else set()
     mark = f"{REPLAY_MARK} {protocol.seen_in} */"
     code = _render(draft, [mark, *globals_], [*sorted(libc), *headers], skeleton)
     notes = [

@@ -24,16 +24,12 @@ from agents.offline.libc import LIBC
 from agents.offline.type_table import active
 from fuzzkit.api import FunctionDecl
 from fuzzkit.usage_models import Arg, Step, TargetProtocol, UsageFacts, type_key
-from fuzzkit.vocabulary import has_verb
+from fuzzkit.vocabulary import c_words, has_verb
 
 MAX_INPUT = 1 << 20
 LOOP_BOUND = 4096
 _IDENT = re.compile(r"(?<![.\w>])(?<!->)([A-Za-z_]\w*)\b")
-_C_WORDS = frozenset(
-    """if else while for do return sizeof struct union enum const unsigned signed char short int
-    long float double void static volatile break continue goto NULL size_t uint8_t data size
-    setjmp longjmp jmp_buf sigjmp_buf""".split()
-)
+_C_WORDS = c_words() | {"NULL", "size_t", "uint8_t", "data", "size"}
 # A text parameter that names a file (the synthesizer's path role reads names the same way).
 PATH_PARAM = re.compile(r"(path|filename|file_name|fname|^file$)", re.I)
 _BYTE_ELEMENT = re.compile(r"\b(char|uint8_t|int8_t|u_char|unsigned char)\b")
@@ -340,28 +336,6 @@ def _is_scalar(ctype: str) -> bool:
     table = active()
     canon = table.canonical.get(type_key(ctype), "")
     words = set(f"{ctype} {canon}".split())
-    return bool(
-        words
-        & {
-            "int",
-            "long",
-            "short",
-            "char",
-            "unsigned",
-            "signed",
-            "size_t",
-            "float",
-            "double",
-            "uint8_t",
-            "uint16_t",
-            "uint32_t",
-            "uint64_t",
-            "int8_t",
-            "int16_t",
-            "int32_t",
-            "int64_t",
-            "enum",
-            "_Bool",
-            "bool",
-        }
-    )
+    numbers = {"size_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "int8_t", "int16_t", "int32_t",
+               "int64_t"}
+    return bool(words & (c_words("type", "sign") - {"void"} | {"enum"} | numbers))
