@@ -192,3 +192,11 @@ def test_a_replayed_setjmp_lands_on_the_cleanup() -> None:
     assert "if (setjmp((*sj_set_jmp((p), longjmp, sizeof(jmp_buf))))) goto lf_cleanup;" in code, code
     assert code.index("setjmp(") < code.index("sj_read(") < code.index("lf_cleanup: ;"), code
     assert "#include <setjmp.h>" in code, code
+
+
+def test_a_flag_that_hands_a_buffer_over_is_never_offered() -> None:
+    flags = Arg(text="DB_RESIZEABLE | DB_FREEONCLOSE", kind="constant",
+                constants=["DB_RESIZEABLE", "DB_FREEONCLOSE"], public=True)
+    facts = UsageFacts(targets=[TargetProtocol(function="ab_open", seen_in="t.c:t", sequence=[
+        Step(call="ab_open", args=[Arg(text="a", kind="object", var="a"), flags])])])
+    assert usage_constants(facts, API) == {}

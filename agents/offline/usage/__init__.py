@@ -20,8 +20,8 @@ from agents.offline.usage.draft import MAX_INPUT, UsageDraft
 from agents.offline.usage.repair import made_as_usage, release_as_usage
 from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
-from fuzzkit.usage_models import Step, UsageFacts, type_key
-from fuzzkit.vocabulary import has_verb
+from fuzzkit.usage_models import Arg, Step, UsageFacts, type_key
+from fuzzkit.vocabulary import alternation, has_verb
 
 # Marks a harness replayed from the library's own code: a compile error in it is answered by the
 # synthesizer's draft instead of edits to code the engine did not write.
@@ -49,11 +49,21 @@ def usage_constants(facts: UsageFacts, api: list[FunctionDecl]) -> dict[str, dic
     found: dict[str, dict[int, list[str]]] = {}
     for step in steps:
         for i, arg in enumerate(step.args):
-            if arg.kind == "constant" and arg.public:
+            if _usable_constant(arg):
                 seen = found.setdefault(step.call, {}).setdefault(i, [])
                 if arg.text not in seen:
                     seen.append(arg.text)
     return spread_constants(found, api)
+
+
+# A flag naming a release (SQLITE_DESERIALIZE_FREEONCLOSE) hands the harness's buffer to the
+# library, which the library's own code may do with its own allocator's memory; a harness may not.
+_HANDS_OVER = re.compile(alternation("release_fused"), re.I)
+
+
+def _usable_constant(arg: Arg) -> bool:
+    """A constant of the library's headers that gives the library nothing of the harness's to free."""
+    return arg.kind == "constant" and arg.public and not _HANDS_OVER.search(arg.text)
 
 
 def usage_setup_constants(facts: UsageFacts, target: FunctionDecl) -> dict[str, dict[int, str]]:
@@ -70,7 +80,7 @@ def usage_setup_constants(facts: UsageFacts, target: FunctionDecl) -> dict[str, 
     found: dict[str, dict[int, str]] = {}
     for step in protocol.sequence[:at]:
         for i, arg in enumerate(step.args):
-            if arg.kind == "constant" and arg.public:
+            if _usable_constant(arg):
                 found.setdefault(step.call, {}).setdefault(i, arg.text)
     return found
 
