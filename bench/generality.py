@@ -70,7 +70,7 @@ from harness_compare import (  # noqa: E402
     split_budget,
     upstream_sources,
 )
-from results_markdown import markdown_copy  # noqa: E402
+from results_markdown import commit, markdown_copy  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 # The LogicFuzz side never learns from the yardstick it is measured against.
@@ -253,7 +253,7 @@ def measure(lib: Library, args: argparse.Namespace, arm: str = "usage") -> dict[
     work = base if arm == "usage" else base / arm
     work.mkdir(parents=True, exist_ok=True)
     row: dict[str, Any] = {"library": lib.key if arm == "usage" else f"{lib.key} ({arm})", "arm": arm,
-                           "functions_requested": lib.functions}
+                           "functions_requested": lib.functions, "commit": commit()}
     stage = "benchmark"
     try:
         base.mkdir(parents=True, exist_ok=True)

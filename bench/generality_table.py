@@ -99,4 +99,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                          + ", ".join(lf_failures))
         if not r.get("error") and not (r.get("logicfuzz") or {}).get("harnesses"):
             notes.append(f"- {r['library']}: LogicFuzz reached no running harness; no ratio")
+    commits: dict[str, list[str]] = {}
+    for r in rows:  # merged sittings may have run at other commits than the one writing the table
+        commits.setdefault(r.get("commit") or "not recorded", []).append(r["library"])
+    notes += [f"- measured at commit {c}: {', '.join(libs)}" for c, libs in commits.items()]
     return "\n".join(lines + ([""] + notes if notes else []))

@@ -139,6 +139,11 @@ def test_the_generality_table_totals_each_arm_apart() -> None:
     text = markdown([row("zz", "usage", 4), row("zz (no-usage)", "no-usage", 1)])
     assert "| **total (1 libraries), usage** | 4/4 |" in text
     assert "| **total (1 libraries), no-usage** | 1/4 |" in text
+    # Rows of merged sittings say the commit each was measured at.
+    text = markdown([{**row("zz", "usage", 4), "commit": "aaa1111"},
+                     {**row("yy", "usage", 4), "commit": "bbb2222"}])
+    assert "- measured at commit aaa1111: zz" in text and "- measured at commit bbb2222: yy" in text
+    assert "- measured at commit not recorded: zz" in markdown([row("zz", "usage", 4)])
 
 
 def test_a_leak_repair_swaps_the_partial_releaser_for_the_library_s(tmp_path: Path) -> None:
