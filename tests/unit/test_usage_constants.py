@@ -189,7 +189,8 @@ def test_a_replayed_setjmp_lands_on_the_cleanup() -> None:
     replayed = usage_draft(facts, api[2], api, ["sj.h"])
     assert replayed is not None
     code = replayed[0]
-    assert "if (setjmp((*sj_set_jmp((p), longjmp, sizeof(jmp_buf))))) goto lf_cleanup;" in code, code
+    assert ("if (setjmp((*sj_set_jmp((p), longjmp, sizeof(jmp_buf))))) { if (lf_jumps++) return 0; "
+            "goto lf_cleanup; }") in code, code
     assert code.index("setjmp(") < code.index("sj_read(") < code.index("lf_cleanup: ;"), code
     assert "#include <setjmp.h>" in code, code
 
@@ -200,3 +201,20 @@ def test_a_flag_that_hands_a_buffer_over_is_never_offered() -> None:
     facts = UsageFacts(targets=[TargetProtocol(function="ab_open", seen_in="t.c:t", sequence=[
         Step(call="ab_open", args=[Arg(text="a", kind="object", var="a"), flags])])])
     assert usage_constants(facts, API) == {}
+
+
+def test_the_jump_guard_names_the_harness_s_object_and_never_cleans_twice() -> None:
+    from agents.offline.usage import with_jump_guard
+
+    jump = Step(call="setjmp", args=[Arg(text="(*sj_set_jmp((p), longjmp, sizeof(jmp_buf)))", kind="size",
+                                         var="reader")])
+    facts = UsageFacts(objects=[ObjectProtocol(type="sj_p", configure=[jump])])
+    harness = "\n".join([
+        "/* @LF:INCLUDES */", "int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {",
+        "  sj_p sj2 = NULL;", "  sj2 = sj_create();", "  /* @LF:CALL */", "  sj_read(sj2, data, size);",
+        "  /* @LF:CLEANUP */", "  sj_free(sj2);", "  return 0;", "}"])
+    code, notes = with_jump_guard(harness, facts)
+    assert "if (setjmp((*sj_set_jmp((sj2), longjmp, sizeof(jmp_buf))))) { if (lf_jumps++) return 0; " \
+           "goto lf_cleanup; }" in code, code
+    assert "lf_cleanup: ;" in code and "#include <setjmp.h>" in code and notes
+    assert with_jump_guard(code, facts) == (code, [])  # one guard

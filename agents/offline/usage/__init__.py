@@ -156,7 +156,9 @@ def with_jump_guard(harness: str, facts: UsageFacts) -> tuple[str, list[str]]:
         if decl is None or guard is None:
             continue
         mark = "/* @LF:CALL */"
-        code = harness.replace(mark, f"{mark}\n  if (setjmp({guard})) goto lf_cleanup;", 1)
+        # A release in the cleanup that errors jumps back here again: then stop, never clean twice.
+        code = harness.replace(mark, f"{mark}\n  volatile int lf_jumps = 0;\n  if (setjmp({guard})) "
+                               "{ if (lf_jumps++) return 0; goto lf_cleanup; }", 1)
         if "lf_cleanup:" not in code:
             code = code.replace("/* @LF:CLEANUP */", "/* @LF:CLEANUP */\n  lf_cleanup: ;", 1)
         if "<setjmp.h>" not in code:

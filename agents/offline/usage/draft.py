@@ -148,7 +148,9 @@ class UsageDraft:
             if self._early_release(steps, i):
                 continue  # an error path's cleanup (`if (!ok) { free(obj); return 1; }`)
             if step.call == "setjmp":  # the library longjmps here on error: the harness cleans up
-                self.setup.append(f"if ({self.call_text(step)}) goto lf_cleanup;")
+                jump = self.call_text(step)  # a second jump (from the cleanup) stops: never clean twice
+                self.setup += ["volatile int lf_jumps = 0;",
+                               f"if ({jump}) {{ if (lf_jumps++) return 0; goto lf_cleanup; }}"]
                 continue
             if step.call == self.target.name and phase == "setup":
                 phase = "call"
@@ -304,7 +306,8 @@ class UsageDraft:
     def unknown_names(self, text: str, callbacks: set[str], types: set[str]) -> set[str]:
         """Names in ``text`` that nothing the draft declares or includes defines."""
         known = set(self.protocol.variables) | set(self.api) | set(active().constants) | set(LIBC) | _C_WORDS
-        known |= callbacks | types | {"lf_buf", "lf_i", "lf_cleanup", *self._flags} | ({self.path} - {""})
+        known |= callbacks | types | {"lf_buf", "lf_i", "lf_cleanup", "lf_jumps", *self._flags}
+        known |= {self.path} - {""}
         known |= set(active().typedefs) | {r for r in active().records}
         # The types the usage declares its variables with.
         known |= {w for t in self.protocol.variables.values() for w in _IDENT.findall(t)}
