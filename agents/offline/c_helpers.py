@@ -6,6 +6,8 @@ emits the ones a harness uses, dependencies first.
 
 from __future__ import annotations
 
+import re
+
 # name -> (C code, helpers it needs, headers it needs)
 HELPERS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "input": (
@@ -206,3 +208,21 @@ static int lf_utf8_ok(const char *s, size_t n) {
         ("<stddef.h>", "<string.h>"),
     ),
 }
+
+
+def with_helper(code: str, name: str) -> str:
+    """``code`` with the helper ``name`` (of :data:`HELPERS`) before its entry point, and its headers.
+
+    A harness that already defines it is returned as it is.
+    """
+    text, _needs, headers = HELPERS[name]
+    signature = text.split("{", 1)[0].strip().splitlines()[-1]
+    if signature in code:
+        return code
+    entry = re.search(r"^\s*int\s+LLVMFuzzerTestOneInput\b", code, re.M)
+    at = entry.start() if entry else 0
+    code = code[:at] + "\n" + text + "\n" + code[at:]
+    for head in headers:
+        if f"#include {head}" not in code:
+            code = f"#include {head}\n" + code
+    return code

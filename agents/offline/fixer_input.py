@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from agents.offline import cdecl, ckinds
-from agents.offline.c_helpers import HELPERS
+from agents.offline.c_helpers import with_helper
 from agents.offline.fixer_edit import matching_paren, split_args, statement_span
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
@@ -126,7 +126,7 @@ def guard_utf8_text(code: str, triage: str, api: list[FunctionDecl]) -> tuple[st
         if checks:
             leave = "goto lf_cleanup;" if re.search(r"^\s*lf_cleanup\s*:", code, re.M) else "return 0;"
             guarded = insert_before(code, call.start(), f"if ({' || '.join(checks)}) {leave}")
-            return _with_utf8_helper(guarded), (
+            return with_helper(guarded, "utf8_ok"), (
                 f"pass {fn} only well-formed UTF-8 (documented), as the crash input is not")
     return code, None
 
@@ -139,11 +139,3 @@ def insert_before(code: str, pos: int, line: str) -> str:
     return code[: start + lead] + line.replace("\n", "\n" + indent) + "\n" + indent + code[start + lead:]
 
 
-def _with_utf8_helper(code: str) -> str:
-    entry = re.search(r"^\s*int\s+LLVMFuzzerTestOneInput\b", code, re.M)
-    at = entry.start() if entry else 0
-    code = code[:at] + "\n" + HELPERS["utf8_ok"][0] + "\n" + code[at:]
-    for head in HELPERS["utf8_ok"][2]:
-        if f"#include {head}" not in code:
-            code = f"#include {head}\n" + code
-    return code

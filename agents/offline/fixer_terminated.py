@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from agents.offline import ckinds
-from agents.offline.c_helpers import HELPERS
+from agents.offline.c_helpers import with_helper
 from agents.offline.fixer_edit import matching_paren, split_args, statement_span
 from agents.offline.leak_owner import uncast
 from fuzzkit.api import FunctionDecl
@@ -149,7 +149,7 @@ def terminate_input(code: str, triage: str, api: list[FunctionDecl]) -> tuple[st
     freed = re.sub(r"\breturn\b([^;]*);", rf"{{ free({COPY}); return\1; }}", code[body.end():close])
     code = code[:body.end()] + f"\n  char *{COPY} = NULL;" + freed + code[close:]
     names = ", ".join(dict.fromkeys(c.function for c in calls))
-    return _with_strndup(code), (f"hand {names} a NUL-terminated copy of the input ({calls[0].why}; "
+    return with_helper(code, "strndup"), (f"hand {names} a NUL-terminated copy of the input ({calls[0].why}; "
                                  "libFuzzer's data has no NUL after it)")
 
 
@@ -183,16 +183,3 @@ def _closing_brace(code: str, open_pos: int) -> int:
         if depth == 0:
             return j
     return len(code)
-
-
-def _with_strndup(code: str) -> str:
-    """``code`` with the ``lf_strndup`` helper and its headers, when it lacks them."""
-    if "lf_strndup(const uint8_t" in code:
-        return code
-    entry = re.search(r"^\s*int\s+LLVMFuzzerTestOneInput\b", code, re.M)
-    at = entry.start() if entry else 0
-    code = code[:at] + "\n" + HELPERS["strndup"][0] + "\n" + code[at:]
-    for head in HELPERS["strndup"][2]:
-        if f"#include {head}" not in code:
-            code = f"#include {head}\n" + code
-    return code
