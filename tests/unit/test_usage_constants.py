@@ -218,3 +218,7 @@ def test_the_jump_guard_names_the_harness_s_object_and_never_cleans_twice() -> N
            "goto lf_cleanup; }" in code, code
     assert "lf_cleanup: ;" in code and "#include <setjmp.h>" in code and notes
     assert with_jump_guard(code, facts) == (code, [])  # one guard
+    looped = harness.replace("  /* @LF:CALL */", "  for (int lf_round = 0; lf_round < 4; lf_round++) {\n"
+                             "    /* @LF:CALL */").replace("  /* @LF:CLEANUP */", "  }\n  /* @LF:CLEANUP */")
+    code, _notes = with_jump_guard(looped, facts)
+    assert code.index("setjmp(") < code.index("for (int lf_round"), code  # set once, before the loop

@@ -141,6 +141,20 @@ def _guard_for(text: str, var: str, held: str) -> str | None:
     return re.sub(rf"\b{re.escape(next(iter(names)))}\b", held, text)
 
 
+def _before_call(harness: str, lines: list[str]) -> str:
+    """``harness`` with ``lines`` at its CALL slot, or before the loop that holds the slot.
+
+    A piecewise feed calls the target in a loop: the guard goes before the loop, set once.
+    """
+    rows = harness.split("\n")
+    at = next(i for i, row in enumerate(rows) if "/* @LF:CALL */" in row)
+    where = at + 1
+    if len(rows[at]) - len(rows[at].lstrip()) > 2:
+        loop = next((i for i in range(at - 1, -1, -1) if re.match(r"  (for|while|do)\b", rows[i])), None)
+        where = loop if loop is not None else where
+    return "\n".join([*rows[:where], *(f"  {line}" for line in lines), *rows[where:]])
+
+
 def with_jump_guard(harness: str, facts: UsageFacts) -> tuple[str, list[str]]:
     """``harness`` with the usage's setjmp guard before its target call, and a note (if added).
 
@@ -155,10 +169,9 @@ def with_jump_guard(harness: str, facts: UsageFacts) -> tuple[str, list[str]]:
         guard = _guard_for(text, var, decl.group(1)) if decl else None
         if decl is None or guard is None:
             continue
-        mark = "/* @LF:CALL */"
         # A release in the cleanup that errors jumps back here again: then stop, never clean twice.
-        code = harness.replace(mark, f"{mark}\n  volatile int lf_jumps = 0;\n  if (setjmp({guard})) "
-                               "{ if (lf_jumps++) return 0; goto lf_cleanup; }", 1)
+        jump = f"if (setjmp({guard})) {{ if (lf_jumps++) return 0; goto lf_cleanup; }}"
+        code = _before_call(harness, ["volatile int lf_jumps = 0;", jump])
         if "lf_cleanup:" not in code:
             code = code.replace("/* @LF:CLEANUP */", "/* @LF:CLEANUP */\n  lf_cleanup: ;", 1)
         if "<setjmp.h>" not in code:
