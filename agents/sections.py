@@ -10,6 +10,7 @@ from typing import Any
 from agent_graph.memory.session_memory import format_session_memory
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts, _base
+from fuzzkit.usage_models import TargetUsage
 from fuzzkit.vocabulary import words_of
 
 MAX_API = 80
@@ -74,9 +75,11 @@ def _lifecycle_of(decl: FunctionDecl, shared: set[str], words: set[str],
 def relevant_api(state: Mapping[str, Any], limit: int = MAX_API) -> list[FunctionDecl]:
     """The API functions worth showing: all of a small API, else those related to the target.
 
-    Related, best first: functions that make or release an object of a type the target takes
-    or returns (typedef spellings of one type count as one, from the Types facts), then those
-    that make or release the objects these makers take, then the others sharing its types,
+    Related, best first: the calls the library's own code makes around the target (its usage
+    sequence: the reader set up before a read), functions that make or release an object of a
+    type the target takes or returns (typedef spellings of one type count as one, from the Types
+    facts), then those that make or release the objects these makers take, then the others
+    sharing its types,
     then those its own header declares (a family: escapers beside a URI parser), then names
     closest to the target's; reserved ``_``-names last. Returned in header order.
     """
@@ -107,13 +110,26 @@ def ranked_api(state: Mapping[str, Any]) -> list[FunctionDecl]:
         # What those makers take may also be read from data: a document a context is made on.
         return 1 if _lifecycle_of(d, needed & types[d.name], needed, canonical, readers=True) else 2
 
-    def rank(d: FunctionDecl) -> tuple[bool, bool, int, bool, bool, int, bool, int, bool, str]:
+    used = _used_around(state, target.name)
+
+    def rank(d: FunctionDecl) -> tuple[bool, bool, bool, int, bool, bool, int, bool, int, bool, str]:
         shared = words & types[d.name]
-        return (d.name != target.name, d.name not in documented, tier(d), not shared,
+        return (d.name != target.name, d.name not in used, d.name not in documented, tier(d), not shared,
                 not _on_product(d, produced, canonical), -len(shared), d.header != target.header,
                 -len(os.path.commonprefix([d.name, target.name])), d.name.startswith("_"), d.name)
 
     return sorted(api, key=rank)
+
+
+def _used_around(state: Mapping[str, Any], target: str) -> set[str]:
+    """The API calls the library's own code makes around the target (its usage sequence)."""
+    usage = TargetUsage.model_validate(state.get("library_usage") or {})
+    protocol = usage.facts.target(target)
+    if protocol is None:
+        return set()
+    # and what its callbacks call (`mem_read` gets its buffer back with `get_io_ptr(p)`)
+    called = {n for cb in protocol.callbacks for n in re.findall(r"\b([A-Za-z_]\w*)\s*\(", cb.source)}
+    return {s.call for s in protocol.sequence} | called
 
 
 def _canonical(facts: HeaderFacts) -> dict[str, str]:

@@ -26,33 +26,27 @@ from fuzzkit.select_io import IO_TYPES, reads_file, reads_through_callback
 from fuzzkit.select_io import words as _words
 from fuzzkit.vocabulary import alternation, libc_prototypes, libc_released_by, ordered, words_of
 
-_PARSE_VERBS = (
-    *ordered("parse"), "decompress", "uncompress", "tokenize", "tokener", "unescape", "loads", "loadb",
-    "eval", "match", "compile", "minify", "prepare", "feed", "slurp",
-)  # fmt: skip
-_WRITE_VERBS = (*ordered("write"), "compress", "pack", "escape")
-_CHECKSUM = ("crc", "adler", "hash", "checksum", "digest")
-# Lifecycle, accessors and plumbing: not where untrusted data goes in.
+_PARSE_VERBS = (*ordered("parse"), *ordered("entry_reads"))
+_WRITE_VERBS = (*ordered("write"), *ordered("entry_writes"))
+_CHECKSUM = ordered("checksum")
+# Lifecycle, accessors and plumbing: not where untrusted data goes in; nor a function ending the
+# process or unwinding the caller (every input crashes).
 _SKIP_WORDS = (
     words_of("release") | words_of("init") | words_of("copy") | words_of("open_session")
-    | set(libc_prototypes()) | set(libc_released_by()) | frozenset(
-        """version error strerror errmsg alloc allocator hooks callback handler reset bound flags debug
-        get set is has prime tune params pending mark fd file sizeof size count type enable disable fatal
-        panic abort exit throw""".split())
-)  # `fatal`..`throw`: a function ending the process or unwinding the caller (every input crashes)
+    | set(libc_prototypes()) | set(libc_released_by()) | words_of("not_entry") | words_of("ends_process")
+)
 _SKIP_SUFFIXES = ("open", "close", "free", "init", "end", "reset", "file", "fd")
 # Container plumbing: data goes in, but the interesting code (the parser) is elsewhere.
-_PLUMBING = words_of("edit") - {"set"} | {"del", "deln", "lookup", "item"}  # a setter: _ACCESSORS
+_PLUMBING = words_of("edit") - {"set"} | words_of("plumbing")  # a setter: _ACCESSORS
 # Accessor words: a penalty for getters and setters of plain values, but not for a
 # function that takes the input bytes, whatever it is called.
-_ACCESSORS = words_of("init") | frozenset("set get is has copy size count type reset".split())
+_ACCESSORS = words_of("init") | words_of("accessor")
 
 
 _ENOUGH = 3  # a plain object function scores 2: not worth a target on its own
 
 
-_INPUT_NOUNS = frozenset("buffer buf input data source src text string str mem memory chunk bytes content"
-                         .split())
+_INPUT_NOUNS = words_of("input_nouns")
 
 
 # One word fusing a verb with what it runs on (`ac_dostring`, `ac_loadbuffer`, `execstr`): data goes in.

@@ -104,8 +104,25 @@ def _local_types(cursor: Any, main_file: str, data: bytes) -> dict[str, str]:
             and (c.kind.name == "TYPEDEF_DECL" or c.is_definition())
         ):
             text = data[c.extent.start.offset : c.extent.end.offset].decode(errors="replace")
-            found.setdefault(c.spelling, text + ";")
+            before = found.get(c.spelling, "")
+            # `typedef struct { ... } name;`: the record is anonymous (libclang spells it with the
+            # typedef's name); only the typedef's text declares `name`.
+            anonymous = c.kind.name == "TYPEDEF_DECL" and before and not re.search(
+                rf"\b(struct|union|enum)\s+{re.escape(c.spelling)}\b", before)
+            if not before or anonymous:
+                found[c.spelling] = _with_macros(text + ";", data)
     return found
+
+
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]+)$", re.M)
+
+
+def _with_macros(text: str, data: bytes) -> str:
+    """``text`` after the file's own object-like ``#define``s it names (an array's size)."""
+    names = set(re.findall(r"\b[A-Za-z_]\w*\b", text))
+    defines = [m.group(0).decode(errors="replace").strip() for m in _DEFINE.finditer(data)
+               if m.group(1).decode() in names]
+    return "\n".join([*dict.fromkeys(defines), text])
 
 
 def _top_functions(cursor: Any, main_file: str) -> Iterator[Any]:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fuzzkit.vocabulary import c_words
 
-INDEX_VERSION = 7
+INDEX_VERSION = 8
 
 # What an argument is, as the library's code wrote it.
 ArgKind = Literal["constant", "object", "data", "size", "string", "callback", "null", "variable", "other"]
@@ -106,6 +106,9 @@ class ObjectProtocol(_Data):
     configure: list[Step] = Field(default_factory=list)
     feed: list[Step] = Field(default_factory=list)
     release: str = ""  # the function the library's code last calls on it
+    # maker -> what the library's code last calls on an object that maker made, where it is not
+    # ``release`` (``create_read_struct`` -> ``destroy_read_struct`` beside ``destroy_write_struct``)
+    release_after: dict[str, str] = Field(default_factory=dict)
     uses: int = 0  # usage functions that hold one
 
 

@@ -191,6 +191,7 @@ def object_protocols(index: UsageIndex, types: Sequence[str], api_types: set[str
         configure: Counter[str] = Counter()
         feed: Counter[str] = Counter()
         release: Counter[str] = Counter()
+        by_maker: dict[str, Counter[str]] = {}
         uses = 0
         declared = False
         for fn in index.functions:
@@ -202,7 +203,7 @@ def object_protocols(index: UsageIndex, types: Sequence[str], api_types: set[str
                     continue
                 uses += 1
                 declared |= "*" not in vtype and not any(c.result_var == var for c in calls)
-                _tally(var, calls, makes, configure, feed, release, steps)
+                _tally(var, calls, makes, configure, feed, release, steps, by_maker)
         if uses == 0:
             continue
         out.append(
@@ -212,7 +213,9 @@ def object_protocols(index: UsageIndex, types: Sequence[str], api_types: set[str
                 make=[steps[k] for k in _best_makes(makes, steps)],
                 configure=[steps[k] for k, _n in configure.most_common(4)],
                 feed=[steps[k] for k, _n in feed.most_common(2)],
-                release=release.most_common(1)[0][0] if release else "",
+                release=(top := release.most_common(1)[0][0] if release else ""),
+                release_after={m: c.most_common(1)[0][0] for m, c in sorted(by_maker.items())
+                               if c.most_common(1)[0][0] != top},
                 uses=uses,
             )
         )
@@ -234,19 +237,23 @@ def _tally(
     feed: Counter[str],
     release: Counter[str],
     steps: dict[str, Step],
+    by_maker: dict[str, Counter[str]],
 ) -> None:
-    """Count one usage function's make, configure, feed and release calls on ``var``."""
-    made_at = next(
-        (
-            i
-            for i, c in enumerate(calls)
-            if c.result_var == var
-            and c.result == var
-            or any(a.var == var and a.address for a in c.args)
-            and not _objects_of(c) - {var}
-        ),
-        None,
-    )
+    """Count one usage function's make, configure, feed and release calls on ``var``.
+
+    ``by_maker``: maker -> the releases of what it made (one object's releaser is the last
+    release call made on it, whatever other objects of its type are released with).
+    """
+    made = [
+        i
+        for i, c in enumerate(calls)
+        if c.result_var == var
+        and c.result == var
+        or any(a.var == var and a.address for a in c.args)
+        and not _objects_of(c) - {var}
+        and not has_verb(c.function, "release")  # `destroy(&obj)` clears the pointer: no maker
+    ]
+    made_at = made[0] if made else None
     if made_at is not None:
         key = _signature(calls[made_at])
         makes[key] += 1
@@ -275,6 +282,8 @@ def _tally(
         has_verb(last.function, "release") or last.function == "free"
     ):
         release[last.function] += 1
+        if made:  # the variable may be made again (a writer, then a reader): the last maker's
+            by_maker.setdefault(calls[made[-1]].function, Counter())[last.function] += 1
 
 
 def _signature(c: CallSite) -> str:

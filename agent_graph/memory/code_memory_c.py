@@ -22,8 +22,7 @@ from fuzzkit.vocabulary import c_words, libc_headers
 
 # C's words that may stand before a parenthesis (`sizeof (x)`, `va_arg (ap, int)`): never calls.
 C_KEYWORDS = (
-    c_words("statement", "storage", "tag", "qualifier")
-    | {"_Alignof", "alignof", "_Static_assert", "defined", "__attribute__", "__typeof__", "typeof"}
+    c_words("statement", "storage", "tag", "qualifier", "extension")
     | {name for name, header in libc_headers().items() if header in ("<stdarg.h>", "<stddef.h>")}
 )
 # Calls into the C runtime: never the library's API, even when no API list is given.

@@ -32,7 +32,7 @@ from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.synth_roles import roles
 from agents.offline.synth_vocab import has_checked_twin, risky
 from fuzzkit.api import FunctionDecl
-from fuzzkit.vocabulary import c_words, has_verb, libc_prototypes, libc_released_by, words_of
+from fuzzkit.vocabulary import c_words, has_verb, libc_released_by, words_of
 
 _ENTRY = re.compile(r"int\s+LLVMFuzzerTestOneInput\s*\(\s*[^,()]*?\*\s*(\w+)\s*,\s*size_t\s+(\w+)\s*\)\s*\{")
 
@@ -197,7 +197,7 @@ def _runs_family(idx: ApiIndex, fn: FunctionDecl) -> bool:
 
 # An allocator wrapper reaches no parsing code, and what it takes or returns is the allocator's:
 # a block reallocating its own malloc'd buffer through it and freeing that was a double free.
-_ALLOCATOR_WORDS = {a for a in libc_prototypes() if a in libc_released_by()} | {"reallocarray"}
+_ALLOCATOR_WORDS = words_of("allocator")
 
 
 def _skip(idx: ApiIndex, fn: FunctionDecl, scope: list[Obj]) -> bool:

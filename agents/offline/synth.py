@@ -88,6 +88,7 @@ def write_harness(
     releasers: dict[str, str] | None = None,
     constants: dict[str, dict[int, list[str]]] | None = None,
     setup: dict[str, dict[int, str]] | None = None,
+    made_releasers: dict[str, str] | None = None,
 ) -> HarnessDraft:
     """Write a libFuzzer harness for ``target`` by filling ``skeleton``.
 
@@ -104,22 +105,20 @@ def write_harness(
         releasers: Object type -> the function the library's own code releases it with.
         constants: Function -> parameter index -> header constants the library's code passes there.
         setup: Function -> parameter index -> the one constant the target's usage sets it up with.
+        made_releasers: Maker -> the releaser the library's code gives its objects (over their type's).
     """
     api = with_target(target, api)
     notes: list[str] = []
-    if archetype not in ARCHETYPES:
-        analysis = analyze_function(target, api)
-        notes.append(f"unknown archetype {archetype!r}: using {analysis.archetype} instead")
-        archetype = analysis.archetype
+    archetype = _known_archetype(archetype, target, api, notes)
     skeleton = _skeleton_for(skeleton, archetype, notes)
     guide = read_guidance([*constraints, *known_fixes], api, target)
     if related is None:
         related = analyze_function(target, api).related
     banned = set(avoid) | guide.avoid
     banned.discard(target.name)
-    given = (releasers or {}, constants or {}, setup or {})
     try:
-        ctx = _fill(target, api, archetype, skeleton, guide, banned, related, *given)
+        ctx = _fill(target, api, archetype, skeleton, guide, banned, related,
+                    *(given := (releasers or {}, constants or {}, setup or {}, made_releasers or {})))
     except Unsupported as exc:
         notes.append(f"{archetype} pattern not possible ({exc}); plain call used")
         ctx = _fill(target, api, "stateless_parser", skeleton, guide, banned, related, *given)
@@ -135,6 +134,15 @@ def write_harness(
     notes.extend(f"applied guidance: {line}" for line in guide.applied)
     calls = list(dict.fromkeys(ctx.f.calls + [c for b in ctx.blocks for c in b.calls]))
     return HarnessDraft(code=code, notes=list(dict.fromkeys(notes)), calls=calls)
+
+
+def _known_archetype(archetype: str, target: FunctionDecl, api: list[FunctionDecl], notes: list[str]) -> str:
+    """``archetype``, or the analyzed one when it is no known archetype (said in ``notes``)."""
+    if archetype in ARCHETYPES:
+        return archetype
+    analysis = analyze_function(target, api)
+    notes.append(f"unknown archetype {archetype!r}: using {analysis.archetype} instead")
+    return analysis.archetype
 
 
 def _skeleton_for(skeleton: str, archetype: str, notes: list[str]) -> str:
@@ -158,10 +166,12 @@ def _fill(
     releasers: dict[str, str],
     constants: dict[str, dict[int, list[str]]],
     setup: dict[str, dict[int, str]],
+    made_releasers: dict[str, str],
 ) -> Ctx:
     idx = ApiIndex(api)
     idx.usage_constants = constants
     idx.usage_setup = setup
+    idx.made_destroy = {m: r for m, r in made_releasers.items() if r in idx.by_name}
     for name in guide.release:
         idx.prefer(name)
     for ctype, name in releasers.items():  # the library's own code releases these so

@@ -50,6 +50,8 @@ class ApiIndex(ApiFinders):
         self._nouns = {w for t in types for w in words(str(t)) if len(w) > 2} - set(self._family)
         # Overrides from guidance ("must be released with X", "initialise with X before Y").
         self.preferred_destroy: dict[str, str] = {}
+        # maker -> the releaser the library's own code gives what it made (over the type's)
+        self.made_destroy: dict[str, str] = {}
         self._lifecycles: dict[str, Lifecycle] = {}
         # name -> (declaration, roles) by synth_roles; container type -> its searches by synth_fill
         self.role_cache: dict[str, tuple[FunctionDecl, list[Any]]] = {}
@@ -188,6 +190,8 @@ class ApiIndex(ApiFinders):
 
     def destructor(self, type_key: str, near: str = "") -> str | None:
         """The destructor of ``type_key`` whose stem best matches ``near`` (a creator's name)."""
+        if near in self.made_destroy:
+            return self.made_destroy[near]
         if type_key in self.preferred_destroy:
             return self.preferred_destroy[type_key]
         paired = type_releasers.producer_releaser(near) if near else None  # the header ties it to the maker

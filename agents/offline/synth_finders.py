@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from agents.offline import ckinds
+from agents.offline.synth_io import callback_source
 from agents.offline.synth_knowledge import INVERSE_PREFIXES, INVERSES, stream_fields
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_releasers import RELEASE_VERBS
@@ -145,6 +146,8 @@ class ApiFinders:
             ws = set(words(f.name))
             setter = ws & {"input", "feed", "source", "import"} or ("set" in ws and ws & FEED)
             if has_input and setter and "output" not in ws and not ws & {"add", "to"}:
+                found.append(f)
+            elif callback_source(f):  # `set_read_fn(obj, void *io_ptr, read_fn)`: served by a callback
                 found.append(f)
         return sorted(found, key=lambda f: (not re.search("string|buffer|memory", f.name), f.name))
 

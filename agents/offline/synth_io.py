@@ -16,6 +16,7 @@ from agents.offline import cdecl, ckinds, type_table
 from agents.offline.synth_knowledge import Callback
 from agents.offline.synth_types import WRITE_WORDS, CallPlan, Role, decl_cast
 from fuzzkit.api import FunctionDecl
+from fuzzkit.select_io import words
 from fuzzkit.vocabulary import alternation
 
 if TYPE_CHECKING:
@@ -95,14 +96,19 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
         if any(_is_allocator(p.name, p.type) for p in fn.params if ckinds.is_function_pointer(p.type)):
             # Custom allocator hooks come in pairs (malloc, free): NULL keeps the library's own.
             return "NULL"
-        return callback(pl, r.param.type)
+        return callback(pl, r.param.type, user_getter(pl, fn, r.param.type))
     if k == "userdata":
+        if not callback_source(fn):
+            # Beside a notifier (`set_error_fn(obj, void *error_ptr, fn)`): the harness's own
+            # callbacks ignore it, and the input given there would reach nothing.
+            return "NULL"
         pl.f.need("input")
         src = pl.f.name("source")
         # Static: the object the callback is registered on may keep the pointer past this block
         # (a context that reads through it again on its next call), never past the harness.
         pl.f.decls.append(f"static lf_input_t {src};")
         pl.f.setup += [f"{src}.data = data;", f"{src}.size = size;"]
+        pl.fed = True  # the reader callback registered beside it serves the input from it
         return f"({decl_cast(r.param.type)})&{src}"
     return "NULL"
 
@@ -191,8 +197,47 @@ def fill_output_hooks(pl: Planner, key: str, var: str, into: list[str]) -> None:
             into.append(f"{var}.{name} = {callback(pl, ftype)};")
 
 
-def callback(pl: Planner, ctype: str) -> str:
-    """A static function in GLOBALS implementing the callback type ``ctype``."""
+def _untyped(ctype: str) -> bool:
+    """``void *`` however spelled (``png_voidp``)."""
+    return ckinds.strip_const(ckinds.resolve(ctype)) == "void *"
+
+
+def callback_source(fn: FunctionDecl) -> bool:
+    """``set_read_fn(obj, void *user, read_fn)`` or ``open(void *user, read_fn)``: input through a reader."""
+    user = any(not ckinds.is_function_pointer(p.type) and _untyped(p.type) for p in fn.params)
+    return user and any(
+        (sig := _signature(p.type)) is not None and sig.shape in ("reader", "reader_count", "pull")
+        for p in fn.params if ckinds.is_function_pointer(p.type))
+
+
+def user_getter(pl: Planner, fn: FunctionDecl, ctype: str) -> str | None:
+    """The API getter a reader callback finds its user pointer with, if the library has one.
+
+    ``set_read_fn(r, void *io_ptr, read_fn)`` whose ``read_fn(r, buf, n)`` is handed the
+    library's own opaque object: the pointer given as ``io_ptr`` comes back from the function
+    taking that object alone, returning ``void *`` and named with the parameter's words
+    (``get_io_ptr(r)``), not from another getter of the same object (``get_error_ptr``).
+    """
+    sig = _signature(ctype)
+    if sig is None or not sig.params or sig.shape not in ("reader", "reader_count", "pull"):
+        return None
+    key = pl.idx.type_key(sig.params[0])
+    user = next((p.name for p in fn.params
+                 if not ckinds.is_function_pointer(p.type) and _untyped(p.type)), "")
+    if not key or not user:
+        return None
+    want = set(words(user))
+    return next((g.name for g in pl.idx.api if len(g.params) == 1 and pl.idx.type_key(g.params[0].type) == key
+                 and _untyped(g.return_type)
+                 and want <= set(words(g.name))), None)
+
+
+def callback(pl: Planner, ctype: str, getter: str | None = None) -> str:
+    """A static function in GLOBALS implementing the callback type ``ctype``.
+
+    ``getter``: the API function a reader callback gets its user pointer back with
+    (:func:`user_getter`), when the library hands the callback its own object.
+    """
     sig = _signature(ctype)
     if sig is None:
         pl.f.notes.append(f"unknown callback type {ctype}: NULL passed")
@@ -206,6 +251,11 @@ def callback(pl: Planner, ctype: str) -> str:
     body = _BODIES.get(sig.shape, _sink_body)(sig, names)
     if (field := _user_field(sig)) is not None:  # `read(obj, buf, n)`: the user pointer is obj's
         body = [b.replace(f"(lf_input_t *){names[0]};", f"(lf_input_t *){names[0]}->{field};") for b in body]
+    elif getter is not None:  # `read(obj, buf, n)`: the user pointer comes back from `get_io_ptr(obj)`
+        body = [b.replace(f"(lf_input_t *){names[0]};", f"(lf_input_t *){getter}({names[0]});") for b in body]
+    elif sig.shape in _BODIES and pl.idx.type_key(sig.params[0]):
+        # The library's own object, with no way back to the user pointer: it is no cursor.
+        body = _sink_body(sig, names)
     pl.f.need("input")
     pl.f.include("<string.h>")
     comment = _COMMENTS.get(sig.shape, "/* A callback that does nothing and reports success. */")

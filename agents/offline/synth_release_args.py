@@ -24,15 +24,22 @@ def complete_release_calls(code: str, api: list[FunctionDecl]) -> str:
     A releaser whose other parameters are status outs (``close_file(f, int *error)``) gets a
     compound literal for each (``close_file(f, &(int){0})``).
 
+    A releaser taking the object's address (``destroy(obj_t **pp, ...)``) gets it, and NULL for
+    the other objects it could release with it (``destroy(&obj, NULL)``).
+
     A releaser that takes the object that made what it frees (``free_error(handle, str)``)
     gets that object: the first argument of the call whose result is released. Only the
     functions the code calls with one argument are looked at.
     """
     single = set(_ONE_ARG.findall(code))
     for fn in api:
-        if fn.name not in single or len(fn.params) < 2:
+        if fn.name not in single or not fn.params:
             continue
-        if ckinds.is_pointer(fn.params[0].type) and fn.params[1:] and all(
+        if _by_address(fn):
+            code = re.sub(rf"\b{re.escape(fn.name)}\((\w+)\)", partial(_address_first, fn), code)
+        elif len(fn.params) < 2:
+            continue
+        elif ckinds.is_pointer(fn.params[0].type) and fn.params[1:] and all(
                 _status_out(p.type) for p in fn.params[1:]):
             code = re.sub(rf"\b{re.escape(fn.name)}\(([^(),;]+)\)", partial(_with_status, fn), code)
         elif _with_object(fn):
@@ -58,6 +65,19 @@ def _status_out(ctype: str) -> bool:
     """``int *error``: a writable pointer to one plain integer, where a releaser reports how it went."""
     return (ckinds.pointer_depth(ctype) == 1 and not ckinds.is_const_target(ctype)
             and ckinds.is_integer(ckinds.pointee(ctype)) and not ckinds.is_bytes(ctype))
+
+
+def _by_address(fn: FunctionDecl) -> bool:
+    """``destroy(obj_t **pp, other_t **more, ...)``: the releaser clears the caller's pointer itself."""
+    first = ckinds.resolve(fn.params[0].type)
+    return ckinds.pointer_depth(first) == 2 and not ckinds.is_bytes(ckinds.pointee(first)) and all(
+        ckinds.is_pointer(p.type) or ckinds.is_integer(p.type) for p in fn.params[1:])
+
+
+def _address_first(fn: FunctionDecl, m: re.Match[str]) -> str:
+    # `destroy(obj)` -> `destroy(&obj, NULL)`: the pointer's address, nothing else to release
+    rest = ["NULL" if ckinds.is_pointer(p.type) else "0" for p in fn.params[1:]]
+    return f"{fn.name}({', '.join([f'&{m.group(1)}', *rest])})"
 
 
 def _with_status(fn: FunctionDecl, m: re.Match[str]) -> str:

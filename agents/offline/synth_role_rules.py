@@ -67,7 +67,7 @@ def _callback(s: Scan, i: int, nxt: Param | None, nxt2: Param | None) -> bool:
         return False
     s.put("callback", i)
     user = [j for j in (i + 1, i - 1) if 0 <= j < len(s.fn.params)
-            and ckinds.strip_const(s.fn.params[j].type) in ("void *", "const void *")
+            and ckinds.strip_const(ckinds.resolve(s.fn.params[j].type)) == "void *"
             and (j > i or (given := s.out[j]) is None or given.pair is None)]
     if user:  # `set_reader(obj, fn, void *user)`, or `open(void *user, reader_fn fn, int *err)`
         s.put("userdata", user[0])

@@ -28,6 +28,7 @@ SHAPES = {
     "pr": "pr_count",  # an object whose obvious releaser frees only its parts
     "ver": "ver_parse",  # a constructor that checks the header's version string
     "sj": "sj_read",  # errors longjmp to a buffer the caller set with setjmp
+    "ms": "ms_read_header",  # a reader callback set after making, over a buffer a writer filled
 }
 
 
@@ -79,6 +80,18 @@ def test_the_protocols_name_what_the_usage_does(tmp_path: Path) -> None:
     code, notes, _p = first_draft(prepared(tmp_path / "v", "ver", "ver_parse"))
     assert "ver_create((const char *)VER_VERSION_STRING)" in code, code
     assert any("from the library's own code (VER_VERSION_STRING)" in n for n in notes), notes
+
+
+def test_a_reader_set_after_making_reads_the_input_and_each_maker_keeps_its_releaser(tmp_path: Path) -> None:
+    state = prepared(tmp_path, "ms", "ms_read_header")
+    assert "#define BUF_SIZE 256" in str(state["library_usage"])  # the record's size travels with it
+    code, notes, _p = first_draft(state)
+    assert re.search(r"memcpy\(buf\.data, lf_buf, lf_fill_buf\);", code), code  # the input is the buffer
+    assert "buf.len = lf_fill_buf;" in code, code
+    assert code.index("ms_set_read_fn(") < code.index("ms_read_header("), code
+    assert "ms_destroy_read_struct(&p)" in code and "ms_destroy_write_struct" not in code, code
+    crashed, kind = _fuzz(tmp_path, state, code)
+    assert not crashed, (kind, code)
 
 
 def test_the_fuzz_harness_is_never_read(tmp_path: Path) -> None:

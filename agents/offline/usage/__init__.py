@@ -16,6 +16,7 @@ import re
 
 from agents.offline.libc import LIBC
 from agents.offline.synth import SLOTS, default_skeleton, fill_slot, marker
+from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.usage.draft import MAX_INPUT, UsageDraft
 from agents.offline.usage.repair import made_as_usage, release_as_usage
 from agents.usage_section import read_usage
@@ -28,12 +29,18 @@ from fuzzkit.vocabulary import alternation, has_verb
 REPLAY_MARK = "/* LF replay of"
 
 __all__ = ["REPLAY_MARK", "made_as_usage", "read_usage", "release_as_usage", "usage_constants", "usage_draft",
-           "usage_followups", "usage_releasers", "usage_setup_constants", "with_jump_guard"]
+           "usage_followups", "usage_made_releasers", "usage_releasers", "usage_setup_constants",
+           "with_jump_guard"]
 
 
 def usage_releasers(facts: UsageFacts) -> dict[str, str]:
     """``type -> releaser`` for every object type the library's own code releases."""
     return {type_key(o.type): o.release for o in facts.objects if o.release}
+
+
+def usage_made_releasers(facts: UsageFacts) -> dict[str, str]:
+    """``maker -> releaser`` where the library's code releases a maker's objects otherwise than its type's."""
+    return {maker: r for o in facts.objects for maker, r in o.release_after.items()}
 
 
 def usage_constants(facts: UsageFacts, api: list[FunctionDecl]) -> dict[str, dict[int, list[str]]]:
@@ -222,7 +229,7 @@ def usage_draft(
         return None
     libc = {LIBC[n] for n in re.findall(r"\b\w+\b", body + "\n".join(globals_)) if n in LIBC}
     mark = f"{REPLAY_MARK} {protocol.seen_in} */"
-    code = _render(draft, [mark, *globals_], [*sorted(libc), *headers], skeleton)
+    code = complete_release_calls(_render(draft, [mark, *globals_], [*sorted(libc), *headers], skeleton), api)
     notes = [
         f"follows {protocol.seen_in} ({protocol.origin}): " + " -> ".join(s.call for s in protocol.sequence),
         *draft.notes,

@@ -50,6 +50,7 @@ class UsageDraft:
     cleanup: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     _made: dict[str, str] = field(default_factory=dict)  # object variable -> its "made" flag
+    _maker: dict[str, str] = field(default_factory=dict)  # object variable -> the call that made it
     _flags: set[str] = field(default_factory=set)
     _results: set[str] = field(default_factory=set)  # variables a call of the sequence stores into
     _kept: int = 0
@@ -144,6 +145,9 @@ class UsageDraft:
                 continue
             if i in released:
                 self.release(released[i], self.call_text(step))
+                for a in step.args:  # `destroy(&p, &info)`: the other objects it takes go with it
+                    if a.kind == "object" and a.address and a.var != released[i]:
+                        self._made.pop(a.var, None)
                 continue
             if self._early_release(steps, i):
                 continue  # an error path's cleanup (`if (!ok) { free(obj); return 1; }`)
@@ -157,8 +161,25 @@ class UsageDraft:
                 self.emit(step, self.call, target=True)
                 phase = "use"
                 continue
+            if phase == "use" and (small := self._unsized_array_write(step)):
+                # `read_row(p, row, NULL)` into the usage's `row[1]`: sized for the usage's own
+                # data, an overflow on the fuzzer's
+                self.notes.append(f"{step.call} left out: it writes into {small}, sized for the usage's data")
+                continue
             self.emit(step, self.setup if phase == "setup" else self.use)
         self.release_rest()
+
+    def _unsized_array_write(self, step: Step) -> str:
+        """The fixed-size array ``step`` writes into with no size given (``''`` if none)."""
+        if any(a.kind == "size" for a in step.args):
+            return ""
+        decl = self.api.get(step.call)
+        for i, a in enumerate(step.args):
+            ctype = self.protocol.variables.get(a.var, "")
+            ptype = decl.params[i].type if decl and i < len(decl.params) else ""
+            if "[" in ctype and not a.address and ptype and not re.search(r"\bconst\b", ptype):
+                return a.var
+        return ""
 
     def _early_release(self, steps: list[Step], i: int) -> bool:
         """A release of an object the sequence still uses afterwards: an error path's, not the flow's."""
@@ -179,6 +200,7 @@ class UsageDraft:
         ]
         self.cleanup.append("free(lf_buf);")
         self._input_variables()
+        fills = self._stream_states()
         for var, ctype in self.protocol.variables.items():
             if var in self._data_vars or var in self._size_vars:
                 continue
@@ -186,6 +208,28 @@ class UsageDraft:
             if init and re.search(r"\b\w+\s*\(", init) and not init.lstrip().startswith("{"):
                 init = ""  # a call: the sequence makes it
             self.decls.append(declaration(ctype, var, self.substitute(init) if init else ""))
+        self.decls += fills
+
+    def _stream_states(self) -> list[str]:
+        """Lines putting the input in the state a reader callback reads from (``mem_buf buf``).
+
+        A variable of a record the usage file defines, given to a call beside a callback
+        (``set_read_fn(p, &buf, mem_read)``), with one byte field (an array or a pointer) and a
+        length field: the callback serves the bytes from it, so the input goes there.
+        """
+        lines: list[str] = []
+        for step in self.protocol.sequence:
+            if not any(a.kind == "callback" for a in step.args):
+                continue
+            for a in step.args:
+                ctype = self.protocol.variables.get(a.var, "")
+                if a.kind == "callback" or not ctype or "*" in ctype or a.var in self._data_vars:
+                    continue
+                fields = record_fields(self.protocol.types, ctype)
+                lines += fill_stream(a.var, fields)
+        if lines:
+            self.notes.append("the input is put where the usage's reader callback reads from")
+        return lines
 
     def _input_variables(self) -> None:
         """Bytes and their length only initializers use (``struct mem m = { data, size }``): the input."""
@@ -269,6 +313,7 @@ class UsageDraft:
         if step.result in self.protocol.variables and self._is_object(step.result):
             made.append(step.result)
         for var in made:
+            self._maker[var] = step.call
             if var not in self._made:
                 flag = f"lf_made_{var}"
                 self._made[var] = flag
@@ -298,21 +343,61 @@ class UsageDraft:
         """Objects the sequence made and never released: the protocol's releaser."""
         for var in list(self._made):
             obj = self.facts.object(self.protocol.variables.get(var, ""))
-            if obj and obj.release:
-                self.release(var, f"{obj.release}({var})")
-                self.notes.append(f"{var} is released with {obj.release}, as the library's own code does")
+            releaser = obj.release_after.get(self._maker.get(var, ""), obj.release) if obj else ""
+            if releaser:
+                self.release(var, f"{releaser}({var})")
+                self.notes.append(f"{var} is released with {releaser}, as the library's own code does")
 
     # ----- completeness -----
     def unknown_names(self, text: str, callbacks: set[str], types: set[str]) -> set[str]:
         """Names in ``text`` that nothing the draft declares or includes defines."""
         known = set(self.protocol.variables) | set(self.api) | set(active().constants) | set(LIBC) | _C_WORDS
         known |= callbacks | types | {"lf_buf", "lf_i", "lf_cleanup", "lf_jumps", *self._flags}
+        known |= {m for line in self.decls for m in re.findall(r"\b(lf_fill_\w+) =", line)}
         known |= {self.path} - {""}
         known |= set(active().typedefs) | {r for r in active().records}
         # The types the usage declares its variables with.
         known |= {w for t in self.protocol.variables.values() for w in _IDENT.findall(t)}
         names = {m.group(1) for m in _IDENT.finditer(text)}
         return {n for n in names if n not in known and not n.isupper()}
+
+
+_FIELD = re.compile(r"([A-Za-z_][\w\s]*?[\w*])\s*(\**)\s*\b([A-Za-z_]\w*)\s*(\[[^\]]*\])?\s*;")
+_LENGTH = re.compile(r"(?i)(len|length|size|count|avail|end|limit|total)")
+_POSITION = re.compile(r"(?i)(pos|offset|off|cur|index|idx|used|consumed|done)")
+
+
+def record_fields(types: list[str], ctype: str) -> list[tuple[str, str, bool]]:
+    """``(type, name, array)`` of each field of the record ``ctype`` names among ``types``' texts."""
+    name = re.sub(r"^(struct|union)\s+", "", ctype.strip())
+    for text in types:
+        if not re.search(rf"(\b(struct|union)\s+{re.escape(name)}\s*\{{|\}}\s*{re.escape(name)}\s*;)", text):
+            continue
+        body = text[text.find("{") + 1 : text.rfind("}")]
+        return [(f"{m[1]} {m[2]}".strip(), m[3], bool(m[4])) for m in _FIELD.finditer(body)]
+    return []
+
+
+def fill_stream(var: str, fields: list[tuple[str, str, bool]]) -> list[str]:
+    """Lines giving ``var``'s byte field the input and its length field the input's size."""
+    data = next((f for f in fields if _byte_field(f)), None)
+    length = next((n for t, n, array in fields if not array and "*" not in t and _LENGTH.search(n)
+                   and not _POSITION.search(n)), None)
+    if data is None or length is None:
+        return []
+    ftype, name, array = data
+    if array:
+        return [f"size_t lf_fill_{var} = size < sizeof {var}.{name} ? size : sizeof {var}.{name};",
+                f"memcpy({var}.{name}, lf_buf, lf_fill_{var});", f"{var}.{length} = lf_fill_{var};"]
+    return [f"{var}.{name} = ({ftype})lf_buf;", f"{var}.{length} = size;"]
+
+
+def _byte_field(field_: tuple[str, str, bool]) -> bool:
+    ftype, _name, array = field_
+    element = ftype if array else ftype.rstrip("* ").strip() if ftype.count("*") == 1 else ""
+    element = re.sub(r"\bconst\b", "", element).strip()
+    canon = active().canonical.get(element, "") or active().typedefs.get(element, "")
+    return bool(element) and bool(_BYTE_ELEMENT.search(f"{element} {canon}"))
 
 
 def declaration(ctype: str, var: str, init: str) -> str:
