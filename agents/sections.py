@@ -122,14 +122,17 @@ def ranked_api(state: Mapping[str, Any]) -> list[FunctionDecl]:
 
 
 def _used_around(state: Mapping[str, Any], target: str) -> set[str]:
-    """The API calls the library's own code makes around the target (its usage sequence)."""
+    """The API calls the library's own code makes around the target and on its objects."""
     usage = TargetUsage.model_validate(state.get("library_usage") or {})
+    # How it makes and releases the target's objects (each maker's own releaser among them).
+    used = {s.call for o in usage.facts.objects for s in o.make}
+    used |= {r for o in usage.facts.objects for r in (o.release, *o.release_after.values()) if r}
     protocol = usage.facts.target(target)
     if protocol is None:
-        return set()
+        return used
     # and what its callbacks call (`mem_read` gets its buffer back with `get_io_ptr(p)`)
     called = {n for cb in protocol.callbacks for n in re.findall(r"\b([A-Za-z_]\w*)\s*\(", cb.source)}
-    return {s.call for s in protocol.sequence} | called
+    return used | {s.call for s in protocol.sequence} | called
 
 
 def _canonical(facts: HeaderFacts) -> dict[str, str]:

@@ -190,10 +190,13 @@ class ApiIndex(ApiFinders):
 
     def destructor(self, type_key: str, near: str = "") -> str | None:
         """The destructor of ``type_key`` whose stem best matches ``near`` (a creator's name)."""
-        if near in self.made_destroy:
+        # The library's own code's releaser, unless it is another object's that takes this one
+        # along (`destroy_read_struct(&png, &info, NULL)` is no releaser of `info` alone).
+        if near in self.made_destroy and self._releases_first(self.made_destroy[near], type_key):
             return self.made_destroy[near]
-        if type_key in self.preferred_destroy:
-            return self.preferred_destroy[type_key]
+        preferred = self.preferred_destroy.get(type_key, "")
+        if preferred and self._releases_first(preferred, type_key):
+            return preferred
         paired = type_releasers.producer_releaser(near) if near else None  # the header ties it to the maker
         counted, fits = self.counted(type_key), lambda o: not near or type_releasers.releases_from(o, near)
         options = [o for o in self.lifecycle(type_key).destroy if fits(o)]
@@ -211,6 +214,14 @@ class ApiIndex(ApiFinders):
             return (-first, -(self.stem(name) == stem), -paired, -common, rank, len(name), name)
 
         return sorted(options, key=score)[0]
+
+    def _releases_first(self, name: str, type_key: str) -> bool:
+        """Whether ``name``'s first parameter is a ``type_key`` object (or its address)."""
+        fn = self.by_name.get(name)
+        if fn is None or not fn.params:
+            return False
+        first = ckinds.resolve(fn.params[0].type)
+        return type_key in (self.type_key(first), self.type_key(ckinds.pointee(first)))
 
     def returns_owned(self, fn: FunctionDecl) -> bool:
         """Whether the caller must free what ``fn`` returns (by the name's verbs)."""

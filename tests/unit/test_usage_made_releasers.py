@@ -9,6 +9,8 @@ A ``destroy(&p)`` clears the caller's pointer: it is no maker of ``p``.
 
 from __future__ import annotations
 
+import re
+
 from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
@@ -68,7 +70,45 @@ def test_the_reader_made_object_is_released_by_the_readers_releaser_at_its_addre
     with using(read_types(TYPES)):
         arche = analyze_function(target, decls).archetype
         code = write_harness(target, decls, ["cx.h"], arche, default_skeleton(arche),
-                             releasers=usage_releasers(facts), made_releasers=usage_made_releasers(facts)).code
+                             releasers=usage_releasers(facts),
+                             made_releasers=usage_made_releasers(facts)).code
     assert "cx_create_read(" in code, code
     assert "cx_destroy_read(&" in code, code
     assert "cx_destroy_write" not in code, code
+
+
+CHILD_API = API + """
+typedef struct cx_info cx_info;
+cx_info *cx_create_info(cx_struct *p);
+void cx_destroy_info(cx_struct *p, cx_info **ip);
+void cx_destroy_all(cx_struct **pp, cx_info **ip);
+int cx_read_info(cx_struct *p, cx_info *info, const unsigned char *data, size_t size);
+"""
+
+
+CHILD_TYPES = render_types("""```c
+typedef struct cx_struct cx_struct;
+typedef struct cx_info cx_info;
+```
+Release functions:
+- cx_destroy_read releases cx_struct * (parameter type)
+- cx_destroy_write releases cx_struct * (parameter type)
+- cx_destroy_info releases cx_info * (parameter type)
+""")
+
+
+def test_a_parents_releaser_taking_the_child_along_is_not_the_childs_releaser() -> None:
+    # The library's code releases both with `cx_destroy_all(&p, &info)`: that is the parent's.
+    facts = _facts()
+    facts.objects[0].release_after = {}
+    child = facts.objects[0].model_copy(update={"type": "cx_info *", "release": "cx_destroy_all",
+                                                "release_after": {"cx_create_info": "cx_destroy_all"}})
+    facts.objects.append(child)
+    decls = parse_prototypes(CHILD_API)
+    target = next(d for d in decls if d.name == "cx_read_info")
+    with using(read_types(CHILD_TYPES)):
+        arche = analyze_function(target, decls).archetype
+        code = write_harness(target, decls, ["cx.h"], arche, default_skeleton(arche),
+                             releasers=usage_releasers(facts),
+                             made_releasers=usage_made_releasers(facts)).code
+    assert not re.search(r"cx_destroy_all\(&cx_info\w*", code), code  # never the child in the parent's place
