@@ -166,11 +166,22 @@ def judge_repeat(rep: Repeat, run: SideRun) -> dict[str, Any]:
             "lines": run.report.lines.percent, "budget": run.budget()}
 
 
+def _in_tree(source: Path, vulnerable: LibraryBuild, fixed: LibraryBuild) -> Path:
+    """The fixed tree's copy of a source of the vulnerable tree (its relative includes resolve there)."""
+    try:
+        rel = source.resolve().relative_to(Path(vulnerable.root).resolve())
+    except ValueError:
+        return source  # a harness of LogicFuzz's or of the bench, outside both trees
+    twin = Path(fixed.root) / rel
+    return twin if twin.is_file() else source
+
+
 def hunt(harnesses: dict[str, list[Path]], vulnerable: LibraryBuild, fixed: LibraryBuild, work: Path,
          args: argparse.Namespace) -> dict[str, Any]:
     """Both sides built on both builds, fuzzed on the vulnerable one at equal CPU, crashes judged."""
     built = {s: build_side(s, srcs, vulnerable, work / f"{s}-build") for s, srcs in harnesses.items()}
-    twins = {s: build_side(s, srcs, fixed, work / f"{s}-build-fixed") for s, srcs in harnesses.items()}
+    twins = {s: build_side(s, [_in_tree(p, vulnerable, fixed) for p in srcs], fixed,
+                           work / f"{s}-build-fixed") for s, srcs in harnesses.items()}
     library_dict = Fuzzkit().fuzz_dictionary(vulnerable)
     sides: dict[str, dict[str, Any]] = {}
     repeats: dict[str, list[dict[str, Any]]] = {s: [] for s in built}
