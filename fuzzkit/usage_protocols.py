@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.usage_index import api_type_names, base_names
@@ -181,34 +182,48 @@ def target_protocol(index: UsageIndex, target: str) -> TargetProtocol | None:
     )
 
 
-def object_protocols(index: UsageIndex, types: Sequence[str], api_types: set[str]) -> list[ObjectProtocol]:
-    """How the library's own code handles objects of each of ``types`` (those it handles at all)."""
+def canonical_key(ctype: str, canonical: Mapping[str, str]) -> str:
+    """``ctype``'s :func:`type_key` with its typedef name replaced by the type it stands for."""
+    key = type_key(ctype)
+    name, stars = key.replace("*", "").strip(), key.count("*")
+    under = canonical.get(name, "")
+    return type_key(under + " *" * stars) if under and " " not in name else key
+
+
+def object_protocols(index: UsageIndex, types: Sequence[str], api_types: set[str],
+                     same: Callable[[str], str] = type_key) -> list[ObjectProtocol]:
+    """How the library's own code handles objects of each of ``types`` (those it handles at all).
+
+    ``same``: the key two spellings of one type share (:func:`canonical_key`; default: the spelling).
+    """
     out = []
     for ctype in types:
-        want = type_key(ctype)
+        want = same(ctype)
         makes: Counter[str] = Counter()
         steps: dict[str, Step] = {}
         configure: Counter[str] = Counter()
         feed: Counter[str] = Counter()
         release: Counter[str] = Counter()
         by_maker: dict[str, Counter[str]] = {}
+        spelled: Counter[str] = Counter()
         uses = 0
         declared = False
         for fn in index.functions:
             for var, vtype in fn.variables.items():
-                if type_key(vtype) != want or not base_names(vtype) & api_types:
+                if same(vtype) != want or not base_names(vtype) & api_types:
                     continue
                 calls = [c for c in fn.calls if var in _vars_of(c)]
                 if not calls:
                     continue
                 uses += 1
+                spelled[type_key(vtype)] += 1
                 declared |= "*" not in vtype and not any(c.result_var == var for c in calls)
                 _tally(var, calls, makes, configure, feed, release, steps, by_maker)
         if uses == 0:
             continue
         out.append(
             ObjectProtocol(
-                type=ctype,
+                type=spelled.most_common(1)[0][0],  # as the library's code spells it (a harness does too)
                 declared=declared,
                 make=[steps[k] for k in _best_makes(makes, steps)],
                 configure=[steps[k] for k, _n in configure.most_common(4)],
@@ -318,22 +333,28 @@ def snippets(index: UsageIndex, target: str, types: Sequence[str]) -> list[Usage
     return out
 
 
-def target_usage(index: UsageIndex, target: FunctionDecl, api: Sequence[FunctionDecl]) -> TargetUsage:
-    """What the prompt of ``target`` carries of the library's own usage (empty when none)."""
+def target_usage(index: UsageIndex, target: FunctionDecl, api: Sequence[FunctionDecl],
+                 canonical: Mapping[str, str] | None = None) -> TargetUsage:
+    """What the prompt of ``target`` carries of the library's own usage (empty when none).
+
+    ``canonical``: each typedef with the type it stands for (the header facts'), so that the
+    spellings of one type (``png_structrp`` in the target, ``png_structp`` in a test) are one.
+    """
     if not index.functions:
         return TargetUsage()
     api_types = api_type_names(api)
     protocol = target_protocol(index, target.name)
+    same = partial(canonical_key, canonical=canonical or {})
     types: list[str] = []
     for t in [*(p.type for p in target.params), target.return_type]:
-        if _object_type(t, api_types) and type_key(t) not in {type_key(x) for x in types}:
+        if _object_type(t, api_types) and same(t) not in {same(x) for x in types}:
             types.append(t)
     if protocol is not None:
         for t in protocol.variables.values():
-            if _object_type(t, api_types) and type_key(t) not in {type_key(x) for x in types}:
+            if _object_type(t, api_types) and same(t) not in {same(x) for x in types}:
                 types.append(t)
     spellings = list(dict.fromkeys(type_key(t) for t in types))
-    objects = object_protocols(index, spellings, api_types)[:MAX_OBJECTS]
+    objects = object_protocols(index, spellings, api_types, same)[:MAX_OBJECTS]
     facts = UsageFacts(objects=objects, targets=[protocol] if protocol else [])
     return TargetUsage(facts=facts, snippets=snippets(index, target.name, types))
 

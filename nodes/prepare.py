@@ -56,7 +56,10 @@ def prepared_fields(bench: Benchmark, function: str,
     # A header's inline wrapper of a library function is reached through the function it wraps.
     wrappers = {w.caller for w in facts.wrappers}
     api = [d for d in api if d.name not in wrappers]
-    seen = target_usage(tools.usage_index(lib, api, facts), target, api) if usage else TargetUsage()
+    canonical = {t.name: t.canonical for t in facts.typedefs}  # one type, however a file spells it
+    seen = TargetUsage()
+    if usage:
+        seen = target_usage(tools.usage_index(lib, api, facts), target, api, canonical)
     return {
         "project": bench.project, "target": target.to_dict(), "api": [d.to_dict() for d in api],
         "header_facts": facts.to_dict(), "headers": harness_headers(lib.headers),

@@ -35,12 +35,9 @@ from agents.offline.usage import (
     REPLAY_MARK,
     made_as_usage,
     release_as_usage,
-    usage_constants,
     usage_draft,
     usage_followups,
-    usage_made_releasers,
-    usage_releasers,
-    usage_setup_constants,
+    usage_hints,
     with_jump_guard,
 )
 from agents.sections import ELSEWHERE_HEADING
@@ -142,8 +139,7 @@ def prototype(facts: PromptFacts) -> Reply:
         return write_harness(
             target, api, _headers(facts), archetype, facts.code("Skeleton"), constraints=constraints,
             known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True), avoid=avoid,
-            releasers=usage_releasers(usage), constants=usage_constants(usage, api),
-            setup=usage_setup_constants(usage, target), made_releasers=usage_made_releasers(usage),
+            usage=usage_hints(usage, target, api),
         )
 
     replayed = usage_draft(usage, target, api, _headers(facts), facts.code("Skeleton"))
@@ -209,8 +205,7 @@ def enhance(facts: PromptFacts) -> Reply:
     if errors and REPLAY_MARK in harness:
         usage = read_usage(facts.sections.get(USAGE_HEADING, ""))
         draft = write_harness(target, api, _headers(facts), analyze_function(target, api).archetype, "",
-                              releasers=usage_releasers(usage), constants=usage_constants(usage, api),
-                              made_releasers=usage_made_releasers(usage))
+                              usage=usage_hints(usage, target, api))
         return {"fixes": ["the replay of the library's own usage did not compile: the synthesizer's draft "
                           "instead"], "unresolved": []}, draft.code
     if errors:

@@ -28,6 +28,7 @@ from agents.offline.synth_library_init import initialize_once
 from agents.offline.synth_plan import Planner, Unsupported
 from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.synth_room import feed_the_input
+from agents.offline.synth_types import UsageHints
 from fuzzkit.api import FunctionDecl
 
 SLOTS = ("INCLUDES", "GLOBALS", "GUARD", "SETUP", "CALL", "USE", "CLEANUP")
@@ -85,10 +86,7 @@ def write_harness(
     known_fixes: list[str] | tuple[str, ...] = (),
     avoid: list[str] | tuple[str, ...] = (),
     related: list[str] | None = None,
-    releasers: dict[str, str] | None = None,
-    constants: dict[str, dict[int, list[str]]] | None = None,
-    setup: dict[str, dict[int, str]] | None = None,
-    made_releasers: dict[str, str] | None = None,
+    usage: UsageHints | None = None,
 ) -> HarnessDraft:
     """Write a libFuzzer harness for ``target`` by filling ``skeleton``.
 
@@ -102,10 +100,7 @@ def write_harness(
         known_fixes: Fixes recorded in session memory, applied before any compile.
         avoid: API functions the harness must not call.
         related: Functions worth calling on the result (default: from the analysis).
-        releasers: Object type -> the function the library's own code releases it with.
-        constants: Function -> parameter index -> header constants the library's code passes there.
-        setup: Function -> parameter index -> the one constant the target's usage sets it up with.
-        made_releasers: Maker -> the releaser the library's code gives its objects (over their type's).
+        usage: What the library's own code shows: releasers, constants, the calls before the target.
     """
     api = with_target(target, api)
     notes: list[str] = []
@@ -117,11 +112,10 @@ def write_harness(
     banned = set(avoid) | guide.avoid
     banned.discard(target.name)
     try:
-        ctx = _fill(target, api, archetype, skeleton, guide, banned, related,
-                    *(given := (releasers or {}, constants or {}, setup or {}, made_releasers or {})))
+        ctx = _fill(target, api, archetype, skeleton, guide, banned, related, given := usage or UsageHints())
     except Unsupported as exc:
         notes.append(f"{archetype} pattern not possible ({exc}); plain call used")
-        ctx = _fill(target, api, "stateless_parser", skeleton, guide, banned, related, *given)
+        ctx = _fill(target, api, "stateless_parser", skeleton, guide, banned, related, given)
     code = _render(ctx, skeleton, headers, guide)
     for old, new in guide.renames.items():
         code = re.sub(rf"\b{re.escape(old)}\b", new, code)
@@ -163,18 +157,15 @@ def _fill(
     guide: Guidance,
     banned: set[str],
     related: list[str],
-    releasers: dict[str, str],
-    constants: dict[str, dict[int, list[str]]],
-    setup: dict[str, dict[int, str]],
-    made_releasers: dict[str, str],
+    usage: UsageHints,
 ) -> Ctx:
     idx = ApiIndex(api)
-    idx.usage_constants = constants
-    idx.usage_setup = setup
-    idx.made_destroy = {m: r for m, r in made_releasers.items() if r in idx.by_name}
+    idx.usage_constants = usage.constants
+    idx.usage_setup = usage.setup
+    idx.made_destroy = {m: r for m, r in usage.made_releasers.items() if r in idx.by_name}
     for name in guide.release:
         idx.prefer(name)
-    for ctype, name in releasers.items():  # the library's own code releases these so
+    for ctype, name in usage.releasers.items():  # the library's own code releases these so
         key = idx.type_key(ctype)
         if key and name in idx.by_name:
             idx.preferred_destroy[key] = name
@@ -199,7 +190,31 @@ def _fill(
     _calls_before(ctx, guide)
     if not pl.fed and not _input_flows(ctx):
         feed_the_input(ctx)
+    _usage_before(ctx, usage.before)
     return ctx
+
+
+def _usage_before(ctx: Ctx, calls: list[str]) -> None:
+    """The calls the library's own code makes on the target's objects before it (a header read first).
+
+    Only those taking nothing but objects, the first one the harness holds (``read_info(p, info)``),
+    after the input reached it; one the harness makes already, or that fails to plan, is left out.
+    """
+    held = {o.type_key for o in ctx.pl.scope}
+    for name in calls:
+        fn = ctx.idx.by_name.get(name)
+        if fn is None or name in ctx.f.calls or not fn.params:
+            continue
+        keys = [ctx.idx.type_key(p.type) for p in fn.params]
+        if not all(keys) or keys[0] not in held:
+            continue  # (another object it takes is made for it, as the planner makes arguments)
+        lines: list[str] = []
+        try:
+            ctx.pl.emit(ctx.pl.plan(fn, payload=False), lines)
+        except Unsupported:
+            continue
+        ctx.f.setup.extend(lines)
+        ctx.f.notes.append(f"{name} is called before {ctx.target.name}, as the library's own code does")
 
 
 _INPUT_NAMES = re.compile(r"\b(data|lf_chunk|lf_fd|lf_path|lf_step|lf_memfd|lf_tmpfile)\b")

@@ -111,3 +111,16 @@ class Lifecycle:
     def to_dict(self) -> dict[str, list[str]]:
         """A JSON-ready dict."""
         return {"create": self.create, "init": self.init, "destroy": self.destroy}
+
+
+@dataclass
+class UsageHints:
+    """What the library's own usage tells the synthesizer (:func:`agents.offline.usage.usage_hints`)."""
+
+    # object type -> its releaser; maker -> its objects' releaser (over their type's)
+    releasers: dict[str, str] = field(default_factory=dict)
+    made_releasers: dict[str, str] = field(default_factory=dict)
+    # function -> parameter index -> the constants the code passes; the one the target's setup passes
+    constants: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+    setup: dict[str, dict[int, str]] = field(default_factory=dict)
+    before: list[str] = field(default_factory=list)  # calls made on the target's objects before it

@@ -150,10 +150,11 @@ def test_the_target_s_setup_constant_is_the_only_value_its_maker_gets() -> None:
     assert setup == {"obj_new": {0: "OBJ_COMMENT"}}  # not the OBJ_PAD made after it
     from agents.offline.analysis import analyze_function
     from agents.offline.synth import default_skeleton, write_harness
+    from agents.offline.synth_types import UsageHints
 
     arche = analyze_function(api[1], api).archetype
-    code = write_harness(api[1], api, ["obj.h"], arche, default_skeleton(arche), setup=setup,
-                         constants=usage_constants(facts, api)).code
+    code = write_harness(api[1], api, ["obj.h"], arche, default_skeleton(arche),
+                         usage=UsageHints(setup=setup, constants=usage_constants(facts, api))).code
     assert "obj_new((obj_type)OBJ_COMMENT)" in code, code
     assert "OBJ_PAD" not in code, code
 

@@ -15,7 +15,7 @@ from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
-from agents.offline.usage import usage_made_releasers, usage_releasers
+from agents.offline.usage import usage_hints
 from fuzzkit.usage_models import Arg, CallSite, UsageFacts, UsageFunction, UsageIndex
 from fuzzkit.usage_protocols import object_protocols
 from tests.types_text import render_types
@@ -70,8 +70,7 @@ def test_the_reader_made_object_is_released_by_the_readers_releaser_at_its_addre
     with using(read_types(TYPES)):
         arche = analyze_function(target, decls).archetype
         code = write_harness(target, decls, ["cx.h"], arche, default_skeleton(arche),
-                             releasers=usage_releasers(facts),
-                             made_releasers=usage_made_releasers(facts)).code
+                             usage=usage_hints(facts, target, decls)).code
     assert "cx_create_read(" in code, code
     assert "cx_destroy_read(&" in code, code
     assert "cx_destroy_write" not in code, code
@@ -109,6 +108,5 @@ def test_a_parents_releaser_taking_the_child_along_is_not_the_childs_releaser() 
     with using(read_types(CHILD_TYPES)):
         arche = analyze_function(target, decls).archetype
         code = write_harness(target, decls, ["cx.h"], arche, default_skeleton(arche),
-                             releasers=usage_releasers(facts),
-                             made_releasers=usage_made_releasers(facts)).code
+                             usage=usage_hints(facts, target, decls)).code
     assert not re.search(r"cx_destroy_all\(&cx_info\w*", code), code  # never the child in the parent's place

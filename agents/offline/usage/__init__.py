@@ -17,6 +17,7 @@ import re
 from agents.offline.libc import LIBC
 from agents.offline.synth import SLOTS, default_skeleton, fill_slot, marker
 from agents.offline.synth_release_args import complete_release_calls
+from agents.offline.synth_types import UsageHints
 from agents.offline.usage.draft import MAX_INPUT, UsageDraft
 from agents.offline.usage.repair import made_as_usage, release_as_usage
 from agents.usage_section import read_usage
@@ -29,13 +30,39 @@ from fuzzkit.vocabulary import alternation, has_verb
 REPLAY_MARK = "/* LF replay of"
 
 __all__ = ["REPLAY_MARK", "made_as_usage", "read_usage", "release_as_usage", "usage_constants", "usage_draft",
-           "usage_followups", "usage_made_releasers", "usage_releasers", "usage_setup_constants",
-           "with_jump_guard"]
+           "usage_followups", "usage_hints", "usage_made_releasers", "usage_releasers",
+           "usage_setup_constants", "with_jump_guard"]
 
 
 def usage_releasers(facts: UsageFacts) -> dict[str, str]:
     """``type -> releaser`` for every object type the library's own code releases."""
     return {type_key(o.type): o.release for o in facts.objects if o.release}
+
+
+def usage_hints(facts: UsageFacts, target: FunctionDecl, api: list[FunctionDecl]) -> UsageHints:
+    """Everything the synthesizer takes from the library's own usage of ``target``'s API."""
+    return UsageHints(releasers=usage_releasers(facts), made_releasers=usage_made_releasers(facts),
+                      constants=usage_constants(facts, api), setup=usage_setup_constants(facts, target),
+                      before=usage_before(facts, target))
+
+
+def usage_before(facts: UsageFacts, target: FunctionDecl) -> list[str]:
+    """The calls the target's usage makes before it with nothing but objects (and constants).
+
+    ``read_info(png, info)`` before ``start_read_image(png)``: what the object must have been
+    through; makers, releasers, feeders (they take data or callbacks) and checks' calls excluded.
+    """
+    protocol = facts.target(target.name)
+    if protocol is None:
+        return []
+    at = next((i for i, s in enumerate(protocol.sequence) if s.call == target.name), 0)
+    before = protocol.sequence[:at]
+    made = {s.call for o in facts.objects for s in o.make}
+    return list(dict.fromkeys(
+        s.call for s in before
+        if s.call not in made and s.call != "setjmp" and not has_verb(s.call, "release") and not s.check
+        and s.args and all(a.kind in ("object", "null", "constant") for a in s.args)
+        and any(a.kind == "object" for a in s.args)))
 
 
 def usage_made_releasers(facts: UsageFacts) -> dict[str, str]:
@@ -148,10 +175,12 @@ def _guard_for(text: str, var: str, held: str) -> str | None:
     return re.sub(rf"\b{re.escape(next(iter(names)))}\b", held, text)
 
 
-def _before_call(harness: str, lines: list[str]) -> str:
+def _before_call(harness: str, lines: list[str], held: str) -> str:
     """``harness`` with ``lines`` at its CALL slot, or before the loop that holds the slot.
 
-    A piecewise feed calls the target in a loop: the guard goes before the loop, set once.
+    A piecewise feed calls the target in a loop: the guard goes before the loop, set once. A
+    call SETUP makes on ``held`` after making it (a header read before the target) may jump
+    too: then the guard goes before the first such call.
     """
     rows = harness.split("\n")
     at = next(i for i, row in enumerate(rows) if "/* @LF:CALL */" in row)
@@ -159,6 +188,11 @@ def _before_call(harness: str, lines: list[str]) -> str:
     if len(rows[at]) - len(rows[at].lstrip()) > 2:
         loop = next((i for i in range(at - 1, -1, -1) if re.match(r"  (for|while|do)\b", rows[i])), None)
         where = loop if loop is not None else where
+    making = re.compile(rf"\s*{re.escape(held)} = \w+\(")
+    made = next((i for i, row in enumerate(rows[:at]) if making.match(row)), None)
+    uses = re.compile(rf"^  (?!if \().*\b\w+\(.*\b{re.escape(held)}\b")
+    first = next((i for i in range(made + 1, at) if uses.match(rows[i])), None) if made is not None else None
+    where = first if first is not None and first < where else where
     return "\n".join([*rows[:where], *(f"  {line}" for line in lines), *rows[where:]])
 
 
@@ -178,7 +212,7 @@ def with_jump_guard(harness: str, facts: UsageFacts) -> tuple[str, list[str]]:
             continue
         # A release in the cleanup that errors jumps back here again: then stop, never clean twice.
         jump = f"if (setjmp({guard})) {{ if (lf_jumps++) return 0; goto lf_cleanup; }}"
-        code = _before_call(harness, ["volatile int lf_jumps = 0;", jump])
+        code = _before_call(harness, ["volatile int lf_jumps = 0;", jump], decl.group(1))
         if "lf_cleanup:" not in code:
             code = code.replace("/* @LF:CLEANUP */", "/* @LF:CLEANUP */\n  lf_cleanup: ;", 1)
         if "<setjmp.h>" not in code:
