@@ -13,6 +13,7 @@ from agents.base import Agent
 from agents.sections import memory_section, target_decl, types_section
 from agents.usage_section import usage_section
 from fuzzkit.api import FunctionDecl
+from fuzzkit.crash_facts import CrashFacts, TerminatedInput, render_crash
 
 
 class CrashTriage(BaseModel):
@@ -51,37 +52,63 @@ def stack_text(crash: Mapping[str, Any], limit: int = 12) -> str:
     return "\n".join(lines) or "(no frames)"
 
 
-def report_text(crash: Mapping[str, Any]) -> str:
-    """Key facts of the parsed sanitizer report."""
+def report_text(crash: Mapping[str, Any], location: str = "") -> str:
+    """Key facts of the parsed sanitizer report: a line each, then the same as a facts block.
+
+    ``location``: where the crash analyzer put the fault, for the prompts that follow it.
+    """
+    facts = crash_facts(crash).model_copy(update={"location": location})
+    utf8 = ", ".join(f"{fn}({', '.join(names)})" for fn, names in facts.utf8.items())
+    terminated = [f"{fn}({', '.join(names)})" for fn, names in facts.terminated.params.items()]
+    flags = [n if v is None else f"{n}={v:#x}" for n, v in facts.terminated.flags.items()]
+    terminated += [f"flags {', '.join(flags)}"] if flags else []
     return "\n".join([
-        f"kind: {crash.get('kind', 'unknown')}",
-        f"summary: {crash.get('summary', '')}",
-        f"top project frame in harness: {bool(crash.get('in_harness'))}",
-        f"near initialization: {bool(crash.get('near_init'))}",
-        f"signature: {crash.get('signature', '')}",
-        f"category: {crash.get('category', '')}",
-        f"entry function: {crash.get('entry_function', '')}",
-        f"access: {crash.get('access', '')}",
-        *([f"region: {crash['region']}"] if crash.get("region") else []),
-        f"buffer origin: {crash.get('buffer_origin', '')}",
-        f"misuse hint: {crash.get('misuse_hint', '')}",
-        *([f"released first inside: {crash['freed_first_in']}"] if crash.get("freed_first_in") else []),
-        *([f"allocated inside: {crash['allocated_in']}"] if crash.get("allocated_in") else []),
-        *([f"failed assertion: {crash['assertion']}"] if crash.get("assertion") else []),
-        *_input_size(crash.get("reproducer")),
-        *([f"input text: {crash['input_text']}"] if crash.get("input_text") else []),
-        *([f"documented utf-8 parameters: {crash['utf8_arguments']}"] if crash.get("utf8_arguments") else []),
-        *([f"documented nul-terminated input: {crash['terminated_arguments']}"]
-          if crash.get("terminated_arguments") else []),
+        f"kind: {facts.kind}",
+        f"summary: {facts.summary}",
+        f"top project frame in harness: {facts.in_harness}",
+        f"near initialization: {facts.near_init}",
+        f"signature: {facts.signature}",
+        f"category: {facts.category}",
+        f"entry function: {facts.entry_function}",
+        f"access: {facts.access}",
+        *([f"region: {facts.region}"] if facts.region else []),
+        f"buffer origin: {facts.buffer_origin}",
+        f"misuse hint: {facts.misuse_hint}",
+        *([f"released first inside: {facts.freed_first_in}"] if facts.freed_first_in else []),
+        *([f"allocated inside: {facts.allocated_in}"] if facts.allocated_in else []),
+        *([f"failed assertion: {facts.assertion}"] if facts.assertion else []),
+        *([f"input size: {facts.input_size} bytes"] if facts.input_size is not None else []),
+        *([f"input text: {facts.input_text}"] if facts.input_text else []),
+        *([f"documented utf-8 parameters: {utf8}"] if utf8 else []),
+        *([f"documented nul-terminated input: {'; '.join(terminated)}"] if terminated else []),
+        render_crash(facts),
     ])
 
 
-def _input_size(path: Any) -> list[str]:
-    """``input size: N bytes`` of the crash's reproducer, when it is still on disk."""
+def crash_facts(crash: Mapping[str, Any]) -> CrashFacts:
+    """The run's crash record as :class:`CrashFacts` (what a prompt carries as data)."""
+    def text(key: str) -> str:
+        return str(crash.get(key) or "")
+
+    utf8, terminated = crash.get("utf8_arguments"), crash.get("terminated_arguments")
+    return CrashFacts(
+        kind=text("kind") or "unknown", summary=text("summary"), in_harness=bool(crash.get("in_harness")),
+        near_init=bool(crash.get("near_init")), signature=text("signature"), category=text("category"),
+        entry_function=text("entry_function"), access=text("access"), region=text("region"),
+        buffer_origin=text("buffer_origin"), misuse_hint=text("misuse_hint"),
+        freed_first_in=text("freed_first_in"), allocated_in=text("allocated_in"), assertion=text("assertion"),
+        input_size=_input_size(crash.get("reproducer")), input_text=text("input_text"),
+        utf8=utf8 if isinstance(utf8, dict) else {},
+        terminated=TerminatedInput.model_validate(terminated if isinstance(terminated, dict) else {}),
+    )
+
+
+def _input_size(path: Any) -> int | None:
+    """The size of the crash's reproducer, when it is still on disk."""
     try:
-        return [f"input size: {Path(path).stat().st_size} bytes"] if path else []
+        return Path(path).stat().st_size if path else None
     except OSError:
-        return []
+        return None
 
 
 def stack_api(state: Mapping[str, Any], crash: Mapping[str, Any]) -> str:
@@ -140,7 +167,7 @@ class CrashFeasibilityAnalyzer(Agent[Feasibility]):
                                 ("crash_type", "location", "root_cause", "summary"))
         return {
             "target_prototype": target_decl(state).prototype(),
-            "crash_triage": f"{report_text(crash)}\n{triage_text}",
+            "crash_triage": f"{report_text(crash, str(triage.get('location') or ''))}\n{triage_text}",
             "stack": stack_text(crash),
             "stack_api": stack_api(state, crash),
             "harness_api": harness_api(state),

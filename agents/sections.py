@@ -9,6 +9,7 @@ from typing import Any
 
 from agent_graph.memory.session_memory import format_session_memory
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.crash_facts import TerminatedInput
 from fuzzkit.header_facts import HeaderFacts, _base
 from fuzzkit.usage_models import TargetUsage
 from fuzzkit.vocabulary import words_of
@@ -231,25 +232,24 @@ def types_section(state: Mapping[str, Any]) -> str:
     return facts.render() or "(none)"
 
 
-def utf8_arguments(state: Mapping[str, Any]) -> str:
-    """``f(a), g(b, c)``: the UTF-8 text parameters (documentation) of the functions the harness calls."""
+def utf8_arguments(state: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The UTF-8 text parameters (documentation) of the functions the harness calls."""
     called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
     facts = HeaderFacts.from_dict(state.get("header_facts"))
-    return ", ".join(f"{fn}({', '.join(names)})" for fn, names in facts.utf8.items() if fn in called)
+    return {fn: list(names) for fn, names in facts.utf8.items() if fn in called}
 
 
-def terminated_arguments(state: Mapping[str, Any]) -> str:
-    """``f(a); flags X=0x2``: input documented as NUL-terminated, for the functions the harness calls.
+def terminated_arguments(state: Mapping[str, Any]) -> dict[str, Any]:
+    """Input documented as NUL-terminated, for the functions the harness calls (a TerminatedInput).
 
     The parameters of the called functions documented so, and the option constants whose
     documentation says the input is NUL-terminated (with their values, when known).
     """
     called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
     facts = HeaderFacts.from_dict(state.get("header_facts"))
-    parts = [f"{fn}({', '.join(names)})" for fn, names in facts.terminated.items() if fn in called]
-    flags = [name if value is None else f"{name}={value:#x}"
-             for name, value in facts.terminated_flags.items()]
-    return "; ".join([*parts, *([f"flags {', '.join(flags)}"] if flags else [])])
+    params = {fn: list(names) for fn, names in facts.terminated.items() if fn in called}
+    found = TerminatedInput(params=params, flags=dict(facts.terminated_flags))
+    return found.model_dump(mode="json")
 
 
 def include_lines(state: Mapping[str, Any]) -> str:

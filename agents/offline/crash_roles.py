@@ -16,35 +16,35 @@ from agents.offline.synth_finders import words
 from agents.offline.usage import usage_releasers
 from agents.usage_section import HEADING as USAGE_HEADING
 from agents.usage_section import read_usage
+from fuzzkit.crash_facts import CrashFacts, read_crash
 from fuzzkit.triage import OVERFLOWS, Triage, released_inside_a_call
 from fuzzkit.vocabulary import has_verb
 
 Reply = tuple[dict[str, Any], str | None]
 
 
-def _report(facts: PromptFacts) -> dict[str, str]:
-    text = facts.text("Crash report") or facts.text("Crash triage")
-    return dict(re.findall(r"^([a-z0-9_ -]+):[ \t]*(.*)$", text, re.M))  # an empty value stays empty
+def _report(facts: PromptFacts) -> CrashFacts:
+    """The crash facts block of the report or triage section (read as data, never as lines)."""
+    return read_crash(facts.sections.get("Crash report") or facts.sections.get("Crash triage") or "")
 
 
 def triage_crash(facts: PromptFacts) -> Reply:
     """Crash analyzer: kind and location from the parsed sanitizer report."""
     report = _report(facts)
-    in_harness = report.get("top project frame in harness", "False") == "True"
+    in_harness = report.in_harness
     top = (facts.text("Stack").splitlines() or ["(no frames)"])[0]
-    kind = report.get("kind", "unknown")
+    kind = report.kind
     location = "harness" if in_harness else "library"
     return {"crash_type": kind, "location": location,
             "root_cause": f"{kind} at {top}; the first frame in project code is in the {location}.",
-            "summary": report.get("summary", "")}, None
+            "summary": report.summary}, None
 
 
 def judge_feasibility(facts: PromptFacts) -> Reply:
     """Feasibility: harness frames, its own leaks and resource blow-ups are misuse; else a bug."""
     report = _report(facts)
-    kind = report.get("kind", "unknown")
-    harness_fault = (report.get("top project frame in harness") == "True"
-                     or report.get("location") == "harness")
+    kind = report.kind
+    harness_fault = report.in_harness or report.location == "harness"
     if kind == "leak" and not harness_fault:
         why = library_leak(facts.code("Current harness"), facts.text("Stack"),
                            parse_prototypes(facts.code("Library functions in the stack")),
@@ -58,15 +58,14 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
         return {"feasible": True, "verdict": "library_bug", "reasoning": freed, "fix_hint": ""}, None
     if kind == "leak" and "LLVMFuzzerTestOneInput" in facts.text("Stack"):
         harness_fault = True
-    if report.get("misuse hint", "").strip() or report.get("category") == "harness":
+    if report.misuse_hint.strip() or report.category == "harness":
         harness_fault = True  # the triage traced the bad access to what the harness passed
     followup = crashed_followup(facts.code("Current harness"), facts.text("Stack"),
                                 target_function(facts).name) if facts.text("Target function") else None
-    utf8 = dict(re.findall(r"(\w+)\(([^)]*)\)", report.get("documented utf-8 parameters", "")))
-    entry = report.get("entry function", "")
-    if report.get("input text", "").startswith("not valid") and utf8 and entry in {"", *utf8}:
+    utf8, entry = report.utf8, report.entry_function
+    if report.input_text.startswith("not valid") and utf8 and entry in {"", *utf8}:
         return {"feasible": False, "verdict": "harness_misuse",
-                "reasoning": f"The crash input is {report['input text']}, passed where the documentation "
+                "reasoning": f"The crash input is {report.input_text}, passed where the documentation "
                              "asks for UTF-8 text: the harness broke the contract, not the library.",
                 "fix_hint": f"check that the text passed to {', '.join(utf8)} is well-formed UTF-8"}, None
     raised = _unhandled_raise(facts) if kind == "deadly-signal" else ""
@@ -77,8 +76,8 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
     broken = _broken_precondition(facts, report) if kind == "deadly-signal" else ""
     if broken:
         return {"feasible": False, "verdict": "harness_misuse", "reasoning": broken,
-                "fix_hint": f"call {report['entry function']} only with arguments for which "
-                            f"`{report['failed assertion']}` holds"}, None
+                "fix_hint": f"call {report.entry_function} only with arguments for which "
+                            f"`{report.assertion}` holds"}, None
     unterminated = _unterminated(facts, report) if kind in OVERFLOWS else ""
     if unterminated:
         return {"feasible": False, "verdict": "harness_misuse", "reasoning": unterminated,
@@ -108,7 +107,7 @@ def _followup_verdict(facts: PromptFacts, kind: str, followup: str) -> Reply:
     """
     called = {d.name for d in parse_prototypes(facts.code("Library functions the harness calls"))}
     allowed = followup_arguments_allowed(facts.code("Current harness"), facts.text("Stack"), followup, called)
-    first = _report(facts).get("released first inside", "")
+    first = _report(facts).freed_first_in
     if has_verb(followup, "release") or (kind in ("heap-use-after-free", "double-free")
                                          and (not first or has_verb(first, "release"))):
         allowed = ""  # a release the harness made, or memory its own release freed: its ownership error
@@ -152,7 +151,7 @@ def _unhandled_raise(facts: PromptFacts) -> str:
 _FRAME = re.compile(r"^#\d+ (\S+) (\S*?)(?::\d+)?$", re.M)
 
 
-def _broken_precondition(facts: PromptFacts, report: dict[str, str]) -> str:
+def _broken_precondition(facts: PromptFacts, report: CrashFacts) -> str:
     """Why a failed assertion is the harness's broken precondition, or ``""``.
 
     The assertion is in the body of the public function the harness called itself (the frame
@@ -160,7 +159,7 @@ def _broken_precondition(facts: PromptFacts, report: dict[str, str]) -> str:
     function's parameters: the function states what it accepts, and the harness passed
     something else. An assertion deeper in the library, or on its own state, stays the library's.
     """
-    cond, entry = report.get("failed assertion", ""), report.get("entry function", "")
+    cond, entry = report.assertion, report.entry_function
     frames = _FRAME.findall(facts.text("Stack"))
     names = [f for f, _file in frames]
     stack_api = parse_prototypes(facts.code("Library functions in the stack"))
@@ -180,15 +179,15 @@ def _broken_precondition(facts: PromptFacts, report: dict[str, str]) -> str:
             "library fault).")
 
 
-def _freed_by_the_library(report: dict[str, str], stack_api: list[Any]) -> str:
+def _freed_by_the_library(report: CrashFacts, stack_api: list[Any]) -> str:
     """Why a block released twice is the library's doing, or ``""``.
 
     The harness released its object once; a library call that releases nothing by its name had
     freed part of that object's state first, state that another call returning no object
     (a status, nothing through a ``T **``) had allocated: the harness never held that block.
     """
-    first, made = report.get("released first inside", ""), report.get("allocated inside", "")
-    shape = Triage(report.get("category", ""), entry_function=report.get("entry function", ""),
+    first, made = report.freed_first_in, report.allocated_in
+    shape = Triage(report.category, entry_function=report.entry_function,
                    freed_first_in=first, allocated_in=made)
     maker = next((d for d in stack_api if d.name == made), None)
     if maker is None or shape.category == "harness" or not released_inside_a_call(shape):
@@ -198,21 +197,21 @@ def _freed_by_the_library(report: dict[str, str], stack_api: list[Any]) -> str:
         for p in maker.params)
     if hands_out:
         return ""
-    entry = report.get("entry function", "") or "the harness's release"
+    entry = report.entry_function or "the harness's release"
     return (f"{first} freed memory that {made} had allocated inside an object the harness owns "
             f"(not a block either call handed the harness), and {entry} freed it again when the "
             "harness released that object once: the library frees state it keeps using.")
 
 
-def _unterminated(facts: PromptFacts, report: dict[str, str]) -> str:
+def _unterminated(facts: PromptFacts, report: CrashFacts) -> str:
     """Why a read just past libFuzzer's input is the harness's: the call was to read up to a NUL, or ``""``.
 
     The harness handed ``data`` as it is (no NUL after it) where the documentation says the
     input is NUL-terminated (the parameter, the function, or an option constant the call passes),
     or to a function that takes a C string with no length beside it.
     """
-    region = report.get("region", "")
-    if (report.get("buffer origin") != "fuzzer-input" or not report.get("access", "").startswith("READ")
+    region = report.region
+    if (report.buffer_origin != "fuzzer-input" or not report.access.startswith("READ")
             or (region and not region.startswith("0 bytes to the right"))):
         return ""
     api = [*parse_prototypes(facts.code("Library functions the harness calls")),
@@ -220,7 +219,7 @@ def _unterminated(facts: PromptFacts, report: dict[str, str]) -> str:
     if facts.text("Target function"):
         api.append(target_function(facts))
     triage = facts.text("Crash report") or facts.text("Crash triage")
-    entry = report.get("entry function", "")
+    entry = report.entry_function
     calls = unterminated_calls(facts.code("Current harness"), triage, api, entry)
     call = next((c for c in calls if c.function == entry), calls[0] if calls else None)
     if call is None:
@@ -240,7 +239,7 @@ _INPUT_SHARES = (
 )
 
 
-def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
+def _read_past_length(facts: PromptFacts, report: CrashFacts) -> str:
     """Why a read past libFuzzer's input is the library's, or ``""``.
 
     The harness handed the target the input itself (``data``), or a piece of it from the
@@ -249,14 +248,14 @@ def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
     of multi-byte sequences that trusts a lead byte, a parser resuming a sequence split between
     two pieces).
     """
-    size = re.match(r"(\d+) bytes", report.get("input size", ""))
-    if report.get("buffer origin") != "fuzzer-input" or not report.get("access", "").startswith("READ"):
+    size = report.input_size
+    if report.buffer_origin != "fuzzer-input" or not report.access.startswith("READ"):
         return ""
-    if not size or int(size.group(1)) == 0 or not facts.text("Target function"):
+    if not size or not facts.text("Target function"):
         return ""
     # The call that read past the input: the target's, or a setup call handing it the input.
     known = [target_function(facts), *parse_prototypes(facts.code("Library functions in the stack"))]
-    target = next((d for d in known if d.name == report.get("entry function")), None)
+    target = next((d for d in known if d.name == report.entry_function), None)
     if target is None:
         return ""
     harness = facts.code("Current harness")
@@ -271,8 +270,8 @@ def _read_past_length(facts: PromptFacts, report: dict[str, str]) -> str:
     param = target.params[args.index(pair[0])]
     if strip_const(canonical_base(base_name(param.type))) not in BYTE_TYPES or pointer_depth(param.type) != 1:
         return ""
-    given = (f"libFuzzer's input with its exact size ({size.group(1)} bytes)" if pair[0] == "data"
-             else f"a piece of libFuzzer's {size.group(1)}-byte input with that piece's exact size")
+    given = (f"libFuzzer's input with its exact size ({size} bytes)" if pair[0] == "data"
+             else f"a piece of libFuzzer's {size}-byte input with that piece's exact size")
     return (f"{target.name} was given {given} as "
             f"the length of {param.name or 'the buffer'}, and read past its end: it reads more than it "
             "is told the buffer holds.")

@@ -15,6 +15,7 @@ from agents.offline.c_helpers import with_helper
 from agents.offline.fixer_edit import matching_paren, split_args, statement_span
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
+from fuzzkit.crash_facts import read_crash
 
 
 def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl],
@@ -90,8 +91,6 @@ def _feeder_call(feeder: FunctionDecl, obj: str) -> str | None:
     return f"{feeder.name}({', '.join(args)});" if fed else None
 
 
-_NOT_UTF8 = re.compile(r"^input text: not valid UTF-8", re.M)
-_UTF8_PARAMS = re.compile(r"^documented utf-8 parameters: (.+)$", re.M)
 _CAST = re.compile(r"^\(\s*(?:const\s+)?\w+(?:\s+const)?\s*\*+\s*\)\s*")
 
 
@@ -103,11 +102,11 @@ def guard_utf8_text(code: str, triage: str, api: list[FunctionDecl]) -> tuple[st
     parameters``): the check goes right before the first such call, on the variables passed
     there (with the length passed after one, else up to its NUL). ``None`` when nothing fits.
     """
-    listed = _UTF8_PARAMS.search(triage)
-    if not _NOT_UTF8.search(triage) or listed is None or "lf_utf8_ok(" in code:
+    report = read_crash(triage)
+    if not report.input_text.startswith("not valid UTF-8") or not report.utf8 or "lf_utf8_ok(" in code:
         return code, None
     decls = {f.name: f for f in api}
-    for fn, names in re.findall(r"(\w+)\(([^)]*)\)", listed.group(1)):
+    for fn, listed in report.utf8.items():
         call = re.search(rf"\b{re.escape(fn)}\s*\(", code)
         close = matching_paren(code, call.end() - 1) if call and fn in decls else None
         if call is None or close is None:
@@ -116,7 +115,7 @@ def guard_utf8_text(code: str, triage: str, api: list[FunctionDecl]) -> tuple[st
         checks = []
         for i, p in enumerate(params[: len(args)]):
             var = _CAST.sub("", args[i].strip())
-            if p.name not in names.split(", ") or not re.fullmatch(r"[A-Za-z_]\w*", var):
+            if p.name not in listed or not re.fullmatch(r"[A-Za-z_]\w*", var):
                 continue
             sized = i + 1 < min(len(params), len(args)) and ckinds.is_length(params[i + 1])
             if not sized and var == "data":

@@ -20,10 +20,9 @@ from agents.offline import cdecl, ckinds
 from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.fixer_input import insert_before
 from fuzzkit.api import FunctionDecl
+from fuzzkit.crash_facts import read_crash
 from fuzzkit.vocabulary import c_words
 
-_ASSERTION = re.compile(r"^failed assertion: (.+)$", re.M)
-_ENTRY = re.compile(r"^entry function: (\w+)\s*$", re.M)
 _NAME = re.compile(r"(->|\.)?\s*\b([A-Za-z_]\w*)\b(\s*\()?")
 _MACRO = re.compile(r"[A-Z][A-Z0-9_]*")
 _C_WORDS = c_words("type", "sign", "tag", "qualifier") | {"sizeof", "NULL", "true", "false"}
@@ -36,28 +35,29 @@ def guard_precondition(code: str, triage: str, api: list[FunctionDecl]) -> tuple
     clamping or rounding the argument down, so the call still happens on most inputs; any other
     condition is checked before the call, which the input skips when it does not hold.
     """
-    cond, entry = _ASSERTION.search(triage), _ENTRY.search(triage)
-    decl = next((d for d in api if entry and d.name == entry.group(1)), None)
+    report = read_crash(triage)
+    cond, entry = report.assertion, report.entry_function
+    decl = next((d for d in api if entry and d.name == entry), None)
     call = re.search(rf"\b{re.escape(decl.name)}\s*\(", code) if decl else None
     close = matching_paren(code, call.end() - 1) if call else None
-    if cond is None or decl is None or call is None or close is None:
+    if not cond or decl is None or call is None or close is None:
         return code, None
     args = [a.strip() for a in split_args(code[call.end():close])]
-    mark = f"/* {decl.name}'s precondition: {cond.group(1)} */"
+    mark = f"/* {decl.name}'s precondition: {cond} */"
     if len(args) != len(decl.params) or mark in code:
         return code, None
     names = {d.name for d in api}
-    bounded = _bounded(code, call.start(), close, cond.group(1), decl, args, names, mark)
+    bounded = _bounded(code, call.start(), close, cond, decl, args, names, mark)
     if bounded:
         return bounded, (f"pass {decl.name} an argument that meets its asserted precondition "
-                         f"`{cond.group(1)}` (the failed assertion was on it)")
-    check = _on_arguments(cond.group(1), decl, args, names)
+                         f"`{cond}` (the failed assertion was on it)")
+    check = _on_arguments(cond, decl, args, names)
     if check is None:
         return code, None
     test, macros = check
     line = _under(macros, f"if (!({test})) {_exit(code, call.start())} {mark}")
     return insert_before(code, call.start(), line), (
-        f"call {decl.name} only when its asserted precondition `{cond.group(1)}` holds for the "
+        f"call {decl.name} only when its asserted precondition `{cond}` holds for the "
         "harness's arguments (the failed assertion was on them)")
 
 

@@ -20,8 +20,8 @@ from agents.offline.c_helpers import with_helper
 from agents.offline.fixer_edit import matching_paren, split_args, statement_span
 from agents.offline.leak_owner import uncast
 from fuzzkit.api import FunctionDecl
+from fuzzkit.crash_facts import read_crash
 
-_LISTED = re.compile(r"^documented nul-terminated input: (.+)$", re.M)
 _RAW = "data"  # libFuzzer's own input (a piece of it has no terminator either, but no copy is made here)
 COPY = "lf_terminated"
 _DRAWN = re.compile(r"lf_take_(bits|int|byte)\s*\(\s*&\s*\w+\s*"
@@ -41,18 +41,8 @@ class Unterminated:
 
 def documented(triage: str) -> tuple[dict[str, list[str]], dict[str, int | None]]:
     """The report's documented NUL-terminated parameters (``{function: [param]}``) and flags."""
-    listed = _LISTED.search(triage)
-    params: dict[str, list[str]] = {}
-    flags: dict[str, int | None] = {}
-    for part in (listed.group(1).split(";") if listed else []):
-        part = part.strip()
-        if part.startswith("flags "):
-            for flag in part.removeprefix("flags ").split(","):
-                name, _eq, value = flag.strip().partition("=")
-                flags[name] = int(value, 0) if value else None
-        elif m := re.fullmatch(r"(\w+)\(([^)]*)\)", part):
-            params[m.group(1)] = [n.strip() for n in m.group(2).split(",") if n.strip()]
-    return params, flags
+    found = read_crash(triage).terminated
+    return dict(found.params), dict(found.flags)
 
 
 def unterminated_calls(code: str, triage: str, api: list[FunctionDecl],
@@ -133,11 +123,10 @@ def terminate_input(code: str, triage: str, api: list[FunctionDecl]) -> tuple[st
     given (the length passed beside them, else ``size``) with a NUL after them, made right before
     the call and freed at each return. ``None`` when nothing fits.
     """
-    if not (re.search(r"^buffer origin: fuzzer-input\s*$", triage, re.M)
-            and re.search(r"^access: READ\b", triage, re.M)) or COPY in code:
+    report = read_crash(triage)
+    if report.buffer_origin != "fuzzer-input" or not report.access.startswith("READ") or COPY in code:
         return code, None
-    entry = re.search(r"^entry function: (\w+)\s*$", triage, re.M)
-    calls = unterminated_calls(code, triage, api, entry.group(1) if entry else "")
+    calls = unterminated_calls(code, triage, api, report.entry_function)
     if not calls or not re.search(r"\bLLVMFuzzerTestOneInput\s*\([^)]*\)\s*\{", code):
         return code, None
     decls = {f.name: f for f in api}

@@ -44,6 +44,7 @@ from agents.sections import ELSEWHERE_HEADING
 from agents.usage_section import HEADING as USAGE_HEADING
 from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
+from fuzzkit.crash_facts import read_crash
 from fuzzkit.input_flow import INPUT_PROBLEM
 from long_term_memory.experience.lesson_effects import applied_note
 from long_term_memory.experience.lessons import calls
@@ -245,7 +246,7 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
         fed, fed_notes = _feed(harness, target, api, lessons)
         if fed_notes:
             return {"fixes": fed_notes, "unresolved": []}, fed
-    if re.search(r"^input size: 0 bytes", triage, re.M):
+    if read_crash(triage).input_size == 0:
         guarded, how = guard_empty_input(harness)
         if how:
             return {"fixes": [how], "unresolved": []}, guarded
@@ -305,8 +306,8 @@ def _leak_culprit(triage: str, api: list[FunctionDecl], target: FunctionDecl) ->
     """Who allocated what leaked: the triage's entry function, else the frame above the harness."""
     chain = _chain(triage)
     entry = chain.index("LLVMFuzzerTestOneInput") if "LLVMFuzzerTestOneInput" in chain[1:] else 0
-    entry_line = re.search(r"^entry function:\s*(\w+)", triage, re.M)
-    caller = entry_line.group(1) if entry_line else chain[entry - 1] if entry else ""
+    entry_function = read_crash(triage).entry_function
+    caller = entry_function or (chain[entry - 1] if entry else "")
     return {f.name: f for f in api}.get(caller) or target
 
 

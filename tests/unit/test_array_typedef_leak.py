@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from agents.crash_analyzer import report_text
 from agents.offline.model import OfflineChatModel
 from agents.parsing import extract_json
 from tests.types_text import render_types
@@ -32,8 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 def _verdict(param: str) -> str:
     proto = f"void num_read({param} x, size_t n, const uint8_t *s);"
-    user = (f"## Target function\n{proto}\n\n## Crash triage\nkind: leak\nsummary: 24 byte(s) leaked\n"
-            "top project frame in harness: False\ncategory: library\nentry function: num_read\n\n"
+    triage = report_text({"kind": "leak", "summary": "24 byte(s) leaked", "category": "library",
+                          "entry_function": "num_read"})
+    user = (f"## Target function\n{proto}\n\n## Crash triage\n{triage}\n\n"
             "## Stack\n#0 malloc ?:?\n#1 num_grow num.c:12\n#2 num_read num.c:40\n"
             "#3 LLVMFuzzerTestOneInput harness.c:7\n\n"
             f"## Library functions in the stack\n```c\n{proto}\n```\n\n"

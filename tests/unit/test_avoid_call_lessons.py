@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agents.crash_analyzer import report_text
 from agents.enhancer import Enhancer
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.experience import distil
@@ -170,8 +171,8 @@ def test_a_leak_repair_releases_what_the_triages_entry_function_handed_back() ->
     problem = "the harness crashes by misusing the API (not a library bug)"
 
     def repair(entry: str) -> str:
-        triage = ("kind: leak\nsignature: leak@uu_alloc<uu_grow<uu_read_rows\n"
-                  f"entry function: {entry}\nroot_cause: leak\nverdict: harness_misuse")
+        triage = (report_text({"kind": "leak", "signature": "leak@uu_alloc<uu_grow<uu_read_rows",
+                               "entry_function": entry}) + "\nroot_cause: leak\nverdict: harness_misuse")
         values = Enhancer.fix_variables(state, (), problem, "", triage, "", "(none)")
         _payload, code = enhance(read_prompt(*render("enhancer_fix", values)))
         assert code is not None

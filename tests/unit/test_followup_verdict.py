@@ -10,6 +10,7 @@ stays the harness's.
 
 from __future__ import annotations
 
+from agents.crash_analyzer import report_text
 from agents.offline.crash_roles import judge_feasibility
 from agents.offline.prompt_reader import PromptFacts
 
@@ -34,9 +35,7 @@ API = "```c\nrx_t *rx_compile(const char *pattern);\nvoid rx_print(FILE *out, rx
 
 
 def _verdict(kind: str, line: int, called: str, freed_in: str = "") -> dict:
-    report = f"kind: {kind}\ntop project frame in harness: False\n"
-    if freed_in:
-        report += f"released first inside: {freed_in}\n"
+    report = report_text({"kind": kind, "freed_first_in": freed_in})
     stack = f"#0 {called} rx.c:40\n#1 LLVMFuzzerTestOneInput harness.c:{line}\n"
     facts = PromptFacts(role="crash_feasibility_analyzer", sections={
         "Target function": "rx_t *rx_compile(const char *pattern);",

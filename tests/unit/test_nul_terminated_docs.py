@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents.crash_analyzer import report_text
 from agents.offline.fixer_terminated import documented, unterminated_calls
 from agents.sections import terminated_arguments
 from fuzzkit.api import FunctionDecl, Param
@@ -71,18 +72,21 @@ def test_the_report_line_lists_what_the_harness_calls_and_reads_back() -> None:
     facts = HeaderFacts(terminated={"zt_name": ["name"], "zt_pair": ["key"]},
                         terminated_flags={"ZT_CSTRING": 2, "ZT_MODE_TEXT": None})
     state = {"header_facts": facts.to_dict(), "harness_code": "zt_name((const unsigned char *)data);"}
-    line = terminated_arguments(state)
-    assert line == "zt_name(name); flags ZT_CSTRING=0x2, ZT_MODE_TEXT", line
+    found = terminated_arguments(state)
+    assert found == {"params": {"zt_name": ["name"]}, "flags": {"ZT_CSTRING": 2, "ZT_MODE_TEXT": None}}, found
+    text = report_text({"kind": "heap-buffer-overflow", "terminated_arguments": found})
+    assert "documented nul-terminated input: zt_name(name); flags ZT_CSTRING=0x2, ZT_MODE_TEXT" in text
     shown = HeaderFacts.from_dict(facts.to_dict()).render()
     notes = read_facts(shown, NOTES_KIND, FunctionNotes)  # the Types section carries them as data
     assert notes is not None and notes.terminated_flags == {"ZT_CSTRING": 2, "ZT_MODE_TEXT": None}
     assert notes.terminated == {"zt_name": ["name"], "zt_pair": ["key"]}
-    assert documented(f"documented nul-terminated input: {line}\n") == (
-        {"zt_name": ["name"]}, {"ZT_CSTRING": 2, "ZT_MODE_TEXT": None})
+    assert documented(text) == ({"zt_name": ["name"]}, {"ZT_CSTRING": 2, "ZT_MODE_TEXT": None})
+    # read from the data, not the line: a reworded line changes nothing
+    assert documented(text.replace("documented nul-terminated input:", "terminated:")) == documented(text)
 
 
 def test_a_call_carries_the_flag_by_name_or_by_a_drawn_option_word_that_can_hold_it() -> None:
-    triage = "documented nul-terminated input: flags ZT_CSTRING=0x2\n"
+    triage = report_text({"terminated_arguments": {"flags": {"ZT_CSTRING": 2}}})
     api = API[:1]
     named = "zt_load((const char *)data, size, ZT_STRICT | ZT_CSTRING);"
     assert [c.function for c in unterminated_calls(named, triage, api)] == ["zt_load"]

@@ -69,7 +69,8 @@ def test_the_crash_report_says_whether_the_input_is_utf8(tmp_path: Path) -> None
     good.write_bytes("[a-\u00e9]".encode())
     assert describe(bad) == "not valid UTF-8 (byte 0xA4 at offset 3)" and describe(good) == "valid UTF-8"
     assert first_invalid(b"\xed\xa0\x80") == 0  # a surrogate is not UTF-8
-    text = report_text({"kind": "oom", "input_text": describe(bad), "utf8_arguments": "gl_compile(pattern)"})
+    text = report_text({"kind": "oom", "input_text": describe(bad),
+                        "utf8_arguments": {"gl_compile": ["pattern"]}})
     assert "input text: not valid UTF-8" in text
     assert "documented utf-8 parameters: gl_compile(pattern)" in text
 
@@ -94,8 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 
 def _triage(text: str, listed: str = "gl_compile(pattern), gl_scan(buf)", entry: str = "gl_compile") -> str:
-    return (f"kind: oom\nentry function: {entry}\ninput text: {text}\n"
-            f"documented utf-8 parameters: {listed}\n")
+    utf8 = {fn: [name] for fn, name in re.findall(r"(\w+)\((\w+)\)", listed)}
+    return report_text({"kind": "oom", "entry_function": entry, "input_text": text, "utf8_arguments": utf8})
 
 
 def test_the_repair_checks_the_text_right_before_the_call() -> None:
