@@ -61,11 +61,26 @@ def commit() -> str:
 
 
 def command_line(argv: list[str]) -> str:
-    """The command as a user would type it from the repository root."""
+    """The command as a user would type it from the repository root.
+
+    A path of this machine outside the repository (a work directory, a sitting's JSON) is
+    written as its last two parts: the file is named, the machine's layout is not.
+    """
     script = Path(argv[0]) if argv else Path("bench")
     with contextlib.suppress(ValueError):
         script = script.resolve().relative_to(REPO)
-    return shlex.join(["python", str(script), *argv[1:]])
+    return shlex.join(["python", str(script), *map(_portable, argv[1:])])
+
+
+def _portable(arg: str) -> str:
+    """``arg`` with an absolute path outside the repository cut to its last two parts."""
+    name, eq, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+    if not value.startswith("/"):
+        return arg
+    path = Path(value)
+    with contextlib.suppress(ValueError):
+        return f"{name}{eq}{path.resolve().relative_to(REPO)}"
+    return f"{name}{eq}{'/'.join(path.parts[-2:])}"
 
 
 def header(title: str, argv: list[str]) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.results_markdown import REPO, add_markdown_option, markdown_copy
+from bench.results_markdown import REPO, add_markdown_option, command_line, markdown_copy
 
 
 def test_the_file_holds_the_printed_table_under_command_commit_and_machine(
@@ -57,3 +57,11 @@ def test_an_unwritable_path_stops_before_the_bench_with_what_to_do(tmp_path: Pat
     with pytest.raises(SystemExit) as stop:
         parser.parse_args(["--markdown", str(blocker / "table.md")])
     assert stop.value.code == 2
+
+
+def test_no_path_of_the_machine_reaches_the_command_line() -> None:
+    line = command_line(
+        ["bench/generality.py", "--merge", "/tmp/s3/new4/generality.json", "--out=/scratch/x/run",
+         str(REPO / "docs" / "results" / "a.md"), "libpng1.6"])
+    assert "/tmp" not in line and "/scratch" not in line and str(REPO) not in line, line
+    assert "new4/generality.json" in line and "--out=x/run" in line and "docs/results/a.md" in line, line
