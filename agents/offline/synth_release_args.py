@@ -36,7 +36,7 @@ def complete_release_calls(code: str, api: list[FunctionDecl]) -> str:
         if fn.name not in single or not fn.params:
             continue
         if _by_address(fn):
-            code = re.sub(rf"\b{re.escape(fn.name)}\((\w+)\)", partial(_address_first, fn), code)
+            code = _released_by_address(code, fn)
         elif len(fn.params) < 2:
             continue
         elif ckinds.is_pointer(fn.params[0].type) and fn.params[1:] and all(
@@ -74,10 +74,37 @@ def _by_address(fn: FunctionDecl) -> bool:
         ckinds.is_pointer(p.type) or ckinds.is_integer(p.type) for p in fn.params[1:])
 
 
-def _address_first(fn: FunctionDecl, m: re.Match[str]) -> str:
-    # `destroy(obj)` -> `destroy(&obj, NULL)`: the pointer's address, nothing else to release
-    rest = ["NULL" if ckinds.is_pointer(p.type) else "0" for p in fn.params[1:]]
-    return f"{fn.name}({', '.join([f'&{m.group(1)}', *rest])})"
+_DECLARED = re.compile(r"^\s*((?:const\s+)?[A-Za-z_]\w*(?:\s*\*)*)\s*\b([A-Za-z_]\w*)\s*=\s*NULL\s*;", re.M)
+
+
+def _released_by_address(code: str, fn: FunctionDecl) -> str:
+    """``destroy(obj)`` -> ``destroy(&obj, &child, NULL)``.
+
+    The object's address; for each other ``C **`` it takes, the address of the harness's ``C *``
+    (``destroy_read_struct(&png, &info, NULL)``: what only it releases whole), whose own
+    one-argument release goes (it would free what the call frees again); NULL for the rest.
+    """
+    setup = code.split("/* @LF:CALL */", 1)[0]  # function-scope declarations, not a block's
+    held = [(var, ckinds.strip_const(ckinds.resolve(ctype))) for ctype, var in _DECLARED.findall(setup)]
+
+    def written(m: re.Match[str]) -> str:
+        args, taken = [f"&{m.group(1)}"], {m.group(1)}
+        for p in fn.params[1:]:
+            want = ckinds.resolve(p.type)
+            inner = ckinds.strip_const(ckinds.pointee(want)) if ckinds.pointer_depth(want) == 2 else ""
+            child = next((v for v, t in held if v not in taken and inner and t == inner), None)
+            taken.add(child or "")
+            args.append(f"&{child}" if child else "NULL" if ckinds.is_pointer(p.type) else "0")
+        return f"{fn.name}({', '.join(args)})"
+
+    out = re.sub(rf"\b{re.escape(fn.name)}\((\w+)\)", written, code)
+    head, label, cleanup = out.rpartition("lf_cleanup:")
+    for child in {c for c in re.findall(rf"\b{re.escape(fn.name)}\(&\w+((?:, &\w+)+)", cleanup)
+                  for c in re.findall(r"&(\w+)", c)}:
+        # the child's own release of the pointer the call frees (in the cleanup)
+        cleanup = re.sub(rf"^[ \t]*(?:if \({child} != NULL\) )?\w+\({child}\);[ \t]*\n", "", cleanup,
+                         flags=re.M)
+    return head + label + cleanup if label else out
 
 
 def _with_status(fn: FunctionDecl, m: re.Match[str]) -> str:

@@ -110,3 +110,18 @@ def test_a_parents_releaser_taking_the_child_along_is_not_the_childs_releaser() 
         code = write_harness(target, decls, ["cx.h"], arche, default_skeleton(arche),
                              usage=usage_hints(facts, target, decls)).code
     assert not re.search(r"cx_destroy_all\(&cx_info\w*", code), code  # never the child in the parent's place
+
+
+def test_a_releaser_of_the_parent_by_address_takes_the_child_it_frees_with_it() -> None:
+    from agents.offline.synth_release_args import complete_release_calls
+
+    api = parse_prototypes("""
+typedef struct rs rs; typedef struct ri ri;
+void rs_destroy(rs **pp, ri **info, ri **end_info);
+""")
+    code = ("  rs *rs2 = NULL;\n  ri *ri2 = NULL;\n  /* @LF:CALL */\n  rs_read(rs2, ri2);\n"
+            "  lf_cleanup: ;\n  if (ri2 != NULL) free(ri2);\n  if (rs2 != NULL) rs_destroy(rs2);\n")
+    with using(read_types(CHILD_TYPES)):
+        out = complete_release_calls(code, api)
+    assert "if (rs2 != NULL) rs_destroy(&rs2, &ri2, NULL);" in out, out
+    assert "free(ri2)" not in out, out  # the call frees it: a second release would be a double free
