@@ -223,3 +223,8 @@ def test_the_jump_guard_names_the_harness_s_object_and_never_cleans_twice() -> N
                              "    /* @LF:CALL */").replace("  /* @LF:CLEANUP */", "  }\n  /* @LF:CLEANUP */")
     code, _notes = with_jump_guard(looped, facts)
     assert code.index("setjmp(") < code.index("for (int lf_round"), code  # set once, before the loop
+    # a call SETUP makes on the object after making it may jump too: the guard goes before it
+    read_first = harness.replace("  sj2 = sj_create();", "  sj2 = sj_create();\n"
+                                 "  if (sj2 == NULL) goto lf_cleanup;\n  sj_read_header(sj2);")
+    code, _notes = with_jump_guard(read_first, facts)
+    assert code.index("sj_create()") < code.index("setjmp(") < code.index("sj_read_header(sj2)"), code
