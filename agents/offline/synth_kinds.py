@@ -311,6 +311,7 @@ BUILDERS: dict[str, Callable[[Call, Role], None]] = {
     "pos_ptr": position, "cursor": cursor, "fixed_in": fixed_array, "fixed_out": fixed_array,
     **dict.fromkeys(_IO, _fixed(lambda c, r: io_arg(c.pl, c.fn, r, c.plan, feed=c.payload))),
     **dict.fromkeys(("pixels", "dim_w", "dim_h", "dim_stride"), synth_pixels.build),
+    **dict.fromkeys(("raster", "raster_w", "raster_h"), synth_pixels.build_raster),
     "usage_constant": _fixed(lambda c, r: _usage_pick(c, r, _usage_known(c, r), "")),
 }
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from agents.offline import ckinds, type_table
+from agents.offline import cdecl, ckinds, type_table
 from agents.offline.synth_types import Role, decl_cast
 
 if TYPE_CHECKING:
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 WIDTH = re.compile(r"(^|_)(w|width|cols|columns)$|Width$", re.I)
 HEIGHT = re.compile(r"(^|_)(h|height|rows)$|Height$", re.I)
+# A raster's requested size (`rwidth`, `rheight`): the image's dimensions as the caller asks them.
+RASTER_W = re.compile(r"(^|_)r?(w|width|cols|columns)$|Width$", re.I)
+RASTER_H = re.compile(r"(^|_)r?(h|height|rows)$|Height$", re.I)
 STRIDE = re.compile(r"(stride|pitch|row_?bytes|line_?size|bytes_per_line)", re.I)
 BYTES_PER_PIXEL = 4  # room for the widest 8-bit-per-channel layout
 MAX_SIDE = 64
@@ -71,6 +74,47 @@ def mark_pixels(out: list[Role | None], idx: ApiIndex) -> None:
         return
     for s in strides:
         out[s.index] = Role("dim_stride", s.index, s.param)
+
+
+def mark_raster(out: list[Role | None], idx: ApiIndex) -> None:
+    """An output array of pixels sized by a width and a height the call is given, and no length.
+
+    ``read_rgba_image(img, uint32_t rwidth, uint32_t rheight, uint32_t *raster, ...)``: the
+    library writes ``rwidth * rheight`` elements into ``raster`` (a single ``uint32_t`` there is a
+    stack overflow in the harness). The harness allocates that many for dimensions it draws small.
+    """
+    del idx
+    outs = [r for r in out if r is not None and r.pair is None and r.kind in ("out_scalar", "outbuf")
+            and ckinds.pointer_depth(r.param.type) == 1 and not ckinds.is_const_target(r.param.type)
+            and (ckinds.is_integer(ckinds.pointee(r.param.type)) or ckinds.is_bytes(r.param.type))]
+    ints = [r for r in out if _integer(r)]
+    widths = [r for r in ints if r is not None and RASTER_W.search(r.param.name)]
+    heights = [r for r in ints if r is not None and RASTER_H.search(r.param.name)]
+    if len(outs) != 1 or len(widths) != 1 or len(heights) != 1:
+        return
+    raster = outs[0]
+    out[raster.index] = Role("raster", raster.index, raster.param)
+    out[widths[0].index] = Role("raster_w", widths[0].index, widths[0].param)
+    out[heights[0].index] = Role("raster_h", heights[0].index, heights[0].param)
+
+
+def build_raster(c: Call, r: Role) -> None:
+    """The argument of a ``raster``, ``raster_w`` or ``raster_h`` role: small dimensions, room for all."""
+    if c.dims is None:
+        pl, f = c.pl, c.pl.f
+        w, h = pl.var("int", "lf_width"), pl.var("int", "lf_height")
+        buf = pl.var("void *", "lf_raster", "NULL")
+        raster = next(x for x in c.rs if x.kind == "raster")
+        element = cdecl.normalize_type(ckinds.pointee(raster.param.type))
+        f.opts.append(f"{w} = {f.take_int((1, MAX_SIDE))};")
+        f.opts.append(f"{h} = {f.take_int((1, MAX_SIDE))};")
+        f.setup.append(f"{buf} = calloc((size_t){w} * (size_t){h}, sizeof({element}));")
+        f.setup.append(f"if ({buf} == NULL) {f.fail()}")
+        f.cleanup.append(f"free({buf});")
+        f.include("<stdlib.h>")
+        c.dims = (w, h, buf)
+    w, h, buf = c.dims
+    c.args[r.index] = f"({decl_cast(r.param.type)})" + {"raster": buf, "raster_w": w, "raster_h": h}[r.kind]
 
 
 def _dims(c: Call) -> tuple[str, str, str]:

@@ -14,7 +14,7 @@ from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex, words
 from agents.offline.synth_arrays import mark_arrays
 from agents.offline.synth_lengths import OUTPUT_LENGTH, grouped_lengths, wide_elements
-from agents.offline.synth_pixels import mark_pixels
+from agents.offline.synth_pixels import mark_pixels, mark_raster
 from agents.offline.synth_ranges import mark_cursors, mark_ranges, pair_ranges
 from agents.offline.synth_role_rules import RULES, Scan, grouped
 from agents.offline.synth_types import Role
@@ -67,6 +67,7 @@ def _roles(fn: FunctionDecl, idx: ApiIndex) -> list[Role]:
     _pair_leading_counts(out)
     _share_array_length(out)
     mark_pixels(out, idx)
+    mark_raster(out, idx)
     # A string or version the library's own code always passes as one of its header's constants
     # (a version string the library checks, an open mode) is that constant, never the payload.
     usage = idx.usage_constants.get(fn.name, {})
