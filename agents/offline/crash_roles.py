@@ -18,7 +18,7 @@ from agents.usage_section import HEADING as USAGE_HEADING
 from agents.usage_section import read_usage
 from fuzzkit.crash_facts import CrashFacts, read_crash
 from fuzzkit.triage import OVERFLOWS, Triage, released_inside_a_call
-from fuzzkit.vocabulary import has_verb
+from fuzzkit.vocabulary import alternation, has_verb
 
 Reply = tuple[dict[str, Any], str | None]
 
@@ -83,6 +83,10 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
         return {"feasible": False, "verdict": "harness_misuse", "reasoning": unterminated,
                 "fix_hint": "copy the input into a NUL-terminated buffer (size + 1 bytes, the last one 0) "
                             "and pass that instead of libFuzzer's data"}, None
+    miscounted = _count_not_its_length(facts, report) if kind in OVERFLOWS else ""
+    if miscounted:
+        return {"feasible": False, "verdict": "harness_misuse", "reasoning": miscounted,
+                "fix_hint": "pass the buffer's length as its count, or a buffer as long as the count"}, None
     past = _read_past_length(facts, report) if kind in OVERFLOWS else ""
     if past:
         return {"feasible": True, "verdict": "library_bug", "reasoning": past, "fix_hint": ""}, None
@@ -237,6 +241,42 @@ _INPUT_SHARES = (
         r"\*\s*lf_chunk\s*=\s*data\s*\+\s*lf_off\s*;[\s\S]*\blf_chunk_size\s*=\s*"
         r"size\s*-\s*lf_off\s*<\s*lf_chunk_max\s*\?\s*size\s*-\s*lf_off\s*:\s*lf_chunk_max\s*;")),
 )
+
+
+# `text = lf_strndup(data, size);`, `buf = (T *)malloc(n);`: a buffer the harness allocates, and its length
+_HARNESS_ALLOC = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?"
+                            rf"(lf_strndup|{alternation('allocator')})\s*\(([^;]*)\)\s*;")
+
+
+def _count_not_its_length(facts: PromptFacts, report: CrashFacts) -> str:
+    """Why a read past a buffer the harness allocated is the harness's, or ``""``.
+
+    The call the crash came through was handed that buffer and, right after it, a count that
+    is not the buffer's length (an option drawn from the input): the library read as many
+    elements as it was told, which the API documents the buffer holds. Not a library bug.
+    """
+    if report.buffer_origin != "harness" or not report.access.startswith("READ"):
+        return ""
+    harness = facts.code("Current harness")
+    lengths = {m.group(1): split_args(m.group(3)) for m in _HARNESS_ALLOC.finditer(harness)}
+    call = re.search(rf"\b{re.escape(report.entry_function)}\s*\(", harness)
+    close = matching_paren(harness, call.end() - 1) if call else None
+    if call is None or close is None:
+        return ""
+    args = [uncast(a.strip()) for a in split_args(harness[call.end():close])]
+    for i, arg in enumerate(args[:-1]):
+        made = lengths.get(arg)
+        count = args[i + 1]
+        if made is None or not re.fullmatch(r"[A-Za-z_]\w*", count):
+            continue
+        length = made[-1].strip() if made else ""
+        if count in re.findall(r"[A-Za-z_]\w*", length) or count == arg:
+            continue  # the count is the buffer's length (or made from it)
+        return (f"{report.entry_function} was handed {arg}, a buffer the harness allocated with "
+                f"{length or 'its own size'}, and the count {count}, which is not that length: it read "
+                f"{report.access.lower()} past the buffer's end because the harness said there was more. "
+                "The harness broke the API's contract; not a library bug.")
+    return ""
 
 
 def _read_past_length(facts: PromptFacts, report: CrashFacts) -> str:
