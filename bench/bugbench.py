@@ -43,11 +43,15 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
 from bugbench_load import BugEntry, BugsFileError, load_bugs  # noqa: E402
 from bugbench_oracle import (  # noqa: E402
     KNOWN,
+    apply_reviews,
     built_files_patched,
+    library_bug_verdicts,
     library_pair,
     patch_file,
     replay_both,
@@ -87,6 +91,8 @@ from fuzzkit.toolchain import Fuzzkit  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TITLE = "Known bugs from Debian's fixes: LogicFuzz and the libraries' own harness sets"
+# Hand reviews of library-bug verdicts that are not the known bug: "ID SIGNATURE" -> review, why.
+REVIEWS = Path(__file__).resolve().parent / "bugs" / "reviews.yaml"
 
 
 def benchmark_for(entry: BugEntry, vulnerable: Path, work: Path) -> Path:
@@ -245,6 +251,7 @@ def measure(entry: BugEntry, args: argparse.Namespace) -> dict[str, Any]:
             known = [c for s in row["sides"].values() for r in s["repeat_runs"] for c in r["crashes"]
                      if c["class"] == KNOWN]
             row["logicfuzz_verdict"] = verdict_for(known, run_verdicts(Path(row["run_dir"])))
+            row["library_bug_verdicts"] = library_bug_verdicts(Path(row["run_dir"]), known)
     except StageError as exc:
         row.update(error=str(exc), stage=exc.stage)
     except Exception as exc:  # noqa: BLE001 - one bug's failure must not stop the others
@@ -332,8 +339,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{entry.id}: {entry.package} {' + '.join(entry.patch)}", file=sys.stderr)
         rows[entry.id] = measure(entry, args)
         write_json(args.json, list(rows.values()), args)  # kept even if a later bug hangs
-    if not args.entries:
-        write_json(args.json, list(rows.values()), args)
+    reviews = (yaml.safe_load(REVIEWS.read_text()) or {}).get("reviews") or {} if REVIEWS.is_file() else {}
+    for row in rows.values():  # a sitting before verdicts were listed: read them from its run
+        if "library_bug_verdicts" not in row and row.get("run_dir") and Path(row["run_dir"]).is_dir():
+            known = [c for s in (row.get("sides") or {}).values() for r in s["repeat_runs"]
+                     for c in r["crashes"] if c["class"] == KNOWN]
+            row["library_bug_verdicts"] = library_bug_verdicts(Path(row["run_dir"]), known)
+    apply_reviews(list(rows.values()), reviews)
+    write_json(args.json, list(rows.values()), args)
     with markdown_copy(args.markdown, TITLE):
         print(markdown(list(rows.values())))
     print(f"\nJSON: {args.json}", file=sys.stderr)

@@ -153,3 +153,34 @@ def verdict_for(known: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> 
     keys = {top_of(c["signature"]) for c in known if c.get("signature")}
     said = sorted({v["verdict"] or "unjudged" for v in verdicts if top_of(v["signature"]) in keys})
     return ", ".join(said) if said else "not met"
+
+
+def library_bug_verdicts(run_dir: Path, known: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every distinct crash LogicFuzz's run judged a library bug, marked whether it is the known bug.
+
+    Each with its reproducer when the target's final record still holds it (an earlier
+    version's crash keeps only its signature).
+    """
+    keys = {top_of(c["signature"]) for c in known if c.get("signature")}
+    out: list[dict[str, Any]] = []
+    for v in run_verdicts(run_dir):
+        seen = any(o["target"] == v["target"] and o["signature"] == v["signature"] for o in out)
+        if v["verdict"] != "library_bug" or seen:
+            continue
+        reproducer = ""
+        for result in run_dir.glob(f"*/{v['target']}/result.json"):
+            crash = (json.loads(result.read_text(errors="replace")).get("crash") or {})
+            if crash.get("signature") == v["signature"]:
+                reproducer = str(crash.get("reproducer") or "")
+        out.append({"target": v["target"], "signature": v["signature"], "reproducer": reproducer,
+                    "known_bug": top_of(v["signature"]) in keys})
+    return out
+
+
+def apply_reviews(rows: list[dict[str, Any]], reviews: dict[str, Any]) -> None:
+    """Attach the hand reviews (``bench/bugs/reviews.yaml``) to the verdicts that are not the known bug."""
+    for row in rows:
+        for v in row.get("library_bug_verdicts") or []:
+            if not v.get("known_bug"):
+                got = reviews.get(f"{row['id']} {v['signature']}") or {}
+                v["review"], v["why"] = got.get("review", "unreviewed"), got.get("why", "")

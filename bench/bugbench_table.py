@@ -86,4 +86,16 @@ def markdown(rows: list[dict[str, Any]]) -> str:
              "there)."]
     if any(r.get("functions") for r in rows):
         notes.append("* LogicFuzz ran on the entry's named functions, not init-benchmark's own choice.")
-    return "\n".join(lines + notes)
+    return "\n".join(lines + notes + _other_verdicts(rows))
+
+
+def _other_verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """The library-bug verdicts of LogicFuzz's runs that are not the known bug, with their review."""
+    every = [(r["id"], v) for r in rows for v in r.get("library_bug_verdicts") or []]
+    other = [(bug, v) for bug, v in every if not v.get("known_bug")]
+    out = ["", f"Library-bug verdicts in LogicFuzz's runs: {len(every)}, of which the known bug "
+               f"{len(every) - len(other)} and other crashes {len(other)} (hand review in "
+               "bench/bugs/reviews.yaml):"]
+    out += [f"- {bug}: `{v['signature']}` ({v['target']}): {v.get('review', 'unreviewed')}"
+            + (f" ({v['why']})" if v.get("why") else "") for bug, v in other]
+    return out if every else []

@@ -208,3 +208,26 @@ def test_a_fix_in_parts_is_reversed_last_part_first(tmp_path: Path) -> None:
     assert (tree / "f.txt").read_text() == "one\n" and (shipped / "f.txt").read_text() == "three\n"
     with pytest.raises(Exception, match=r"(?s)part1.patch` failed.*list it too"):
         oracle.reversed_tree(shipped, patches[:1], tmp_path / "out" / "only-part1")
+
+
+def test_every_library_bug_verdict_is_listed_with_its_review(tmp_path: Path) -> None:
+    run = tmp_path / "run" / "proj"
+    for target, sig in (("parse", "heap-buffer-overflow@parse_string<parse_object"),
+                        ("set_alpha", "heap-buffer-overflow@set_alpha<LLVMFuzzerTestOneInput")):
+        (run / target).mkdir(parents=True)
+        events = [{"type": "crash.triaged", "data": {"signature": sig}},
+                  {"type": "crash.verdict", "data": {"verdict": "library_bug", "feasible": True}}]
+        (run / target / "events.jsonl").write_text("\n".join(json.dumps(e) for e in events))
+        (run / target / "result.json").write_text(json.dumps({"crash": {"signature": sig,
+                                                                        "reproducer": f"/r/{target}"}}))
+    known = [{"signature": "heap-buffer-overflow@parse_string<parse_object<parse_value", "class": "known"}]
+    found = oracle.library_bug_verdicts(tmp_path / "run", known)
+    assert [(v["target"], v["known_bug"], v["reproducer"]) for v in found] == [
+        ("parse", True, "/r/parse"), ("set_alpha", False, "/r/set_alpha")]
+    rows = [{"id": "b1", "library_bug_verdicts": found}]
+    oracle.apply_reviews(rows, {"b1 heap-buffer-overflow@set_alpha<LLVMFuzzerTestOneInput":
+                                {"review": "misuse", "why": "the count was not the buffer's"}})
+    assert found[1]["review"] == "misuse" and "review" not in found[0]
+    text = table._other_verdicts(rows)
+    assert "the known bug 1 and other crashes 1" in text[1]
+    assert "set_alpha<LLVMFuzzerTestOneInput` (set_alpha): misuse (the count was not the buffer's)" in text[2]
