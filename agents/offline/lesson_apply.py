@@ -21,6 +21,7 @@ from agents.offline.fixer_input import feed_input
 from agents.offline.fixer_leak import release_results, releaser_of
 from agents.offline.fixer_types import opaque_variable
 from agents.offline.prompt_reader import PromptFacts
+from agents.offline.synth_api import ApiIndex
 from fuzzkit import api_twins
 from fuzzkit.api import FunctionDecl
 from fuzzkit.field_release import held_argument, release_line
@@ -249,13 +250,21 @@ def _fitting_callees(code: str, target: FunctionDecl, api: list[FunctionDecl],
     return out
 
 
+def _borrowed(fn: FunctionDecl, idx: ApiIndex) -> bool:
+    """``get_item(const T *parent, i)`` returning a ``T *``: a child the parent keeps, not the caller's."""
+    made = idx.type_key(fn.return_type)
+    inside = [p for p in fn.params if made and idx.type_key(p.type) == made]
+    return bool(inside) and bool(set(idx.verbs(fn.name)) & {"get", "find", "lookup"})
+
+
 def release_after_call(code: str, callee: FunctionDecl, action: Action,
                        api: list[FunctionDecl]) -> tuple[str, str]:
     """A call of ``callee`` other than the target's: its result released right after the call.
 
     Calls an improvement adds sit in their own block and keep nothing for later, so the release
     goes after the statement (a release at the harness's cleanup would name a variable out of
-    scope). Only results of the lesson's type, only when nothing releases them yet. A releaser
+    scope). Only results of the lesson's type that the call hands its caller (not a borrowed
+    child), only when nothing releases them yet. A releaser
     this library does not have (the lesson was learned on another) gives way to the one its
     header names for the type.
     """
@@ -263,8 +272,11 @@ def release_after_call(code: str, callee: FunctionDecl, action: Action,
     if releaser not in {f.name for f in api} | {"free"}:
         releaser = releaser_of(api, ctype, callee)
     done = []
-    for call in list(re.finditer(rf"(?m)^(\s*)([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?"
-                                 rf"{re.escape(callee.name)}\s*\([^;]*\);[ \t]*$", code))[::-1]:
+    # A borrowed result (`get_item(array, i)`: the array's child) is never the caller's to release.
+    owned = not _borrowed(callee, ApiIndex(api if callee in api else [*api, callee]))
+    calls = re.finditer(rf"(?m)^(\s*)([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?"
+                        rf"{re.escape(callee.name)}\s*\([^;]*\);[ \t]*$", code) if owned else iter(())
+    for call in list(calls)[::-1]:
         indent, var = call.group(1), call.group(2)
         declared = re.search(rf"\b{re.escape(ctype)}\s*\*\s*{re.escape(var)}\b", code)
         if not declared or re.search(rf"\b\w+\s*\(\s*{re.escape(var)}\s*\)\s*;", code[call.end():]):

@@ -348,3 +348,34 @@ def test_a_feed_lesson_is_not_applied_where_the_input_already_reaches_or_the_cal
     assert "im_set_buffer(" in changed and notes, changed
     avoid = lesson("avoid_call(function=im_set_buffer)", "name=im_read* shape=object_param")
     assert apply_lessons(unfed, target, api, [avoid, feed]) == (unfed, [])
+
+
+def test_a_release_lesson_never_releases_a_borrowed_child_an_added_call_returns() -> None:
+    """cJSON's quick start: `release_out_param(type=cJSON, releaser=cJSON_Delete)` released the
+    child `cJSON_GetArrayItem(array, i)` returns (the array's own), and the array's release then
+    freed it again: a heap-use-after-free in four targets of one run."""
+    api = parse_prototypes("""
+typedef struct jn jn;
+jn *jn_parse(const char *text);
+jn *jn_get_array_item(const jn *array, int index);
+jn *jn_detach_item_from_array(jn *array, int which);
+void jn_delete(jn *item);
+""")
+    improved = """int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  jn *doc = jn_parse((const char *)data);
+  if (doc != NULL) {
+    jn *child = NULL;
+    child = jn_get_array_item(doc, 0);
+  }
+  if (doc != NULL) {
+    jn *item = NULL;
+    item = jn_detach_item_from_array(doc, 0);
+  }
+  if (doc != NULL) jn_delete(doc);
+  return 0;
+}
+"""
+    learned = lesson("release_out_param(type=jn, releaser=jn_delete)", scope="type=jn")
+    code, _notes = apply_lessons(improved, api[0], api, [learned])
+    assert "jn_delete(child)" not in code, code  # borrowed: the array's
+    assert "if (item != NULL) { jn_delete(item); item = NULL; }" in code, code  # detached: the caller's
