@@ -206,15 +206,19 @@ def _usage_before(ctx: Ctx, calls: list[str]) -> None:
         if fn is None or name in ctx.f.calls or not fn.params:
             continue
         keys = [ctx.idx.type_key(p.type) for p in fn.params]
-        if not all(keys) or keys[0] not in held:
-            continue  # (another object it takes is made for it, as the planner makes arguments)
-        lines: list[str] = []
-        try:
-            ctx.pl.emit(ctx.pl.plan(fn, payload=False), lines)
-        except Unsupported:
-            continue
-        ctx.f.setup.extend(lines)
-        ctx.f.notes.append(f"{name} is called before {ctx.target.name}, as the library's own code does")
+        if all(keys) and keys[0] in held:  # (another object it takes is made for it)
+            _setup_call(ctx, fn, f"{name} is called before {ctx.target.name}, as the library's own code does")
+
+
+def _setup_call(ctx: Ctx, fn: FunctionDecl, note: str) -> None:
+    """A call of ``fn`` (not fed the input) appended to SETUP with ``note``, unless it cannot be planned."""
+    lines: list[str] = []
+    try:
+        ctx.pl.emit(ctx.pl.plan(fn, payload=False), lines)
+    except Unsupported:
+        return
+    ctx.f.setup.extend(lines)
+    ctx.f.notes.append(note)
 
 
 _INPUT_NAMES = re.compile(r"\b(data|lf_chunk|lf_fd|lf_path|lf_step|lf_memfd|lf_tmpfile)\b")
@@ -236,15 +240,8 @@ def _calls_before(ctx: Ctx, guide: Guidance) -> None:
         fn = ctx.idx.by_name.get(first)
         if fn is None or first in ctx.f.calls or then not in (ctx.target.name, *ctx.f.calls):
             continue
-        if ctx.idx.kind(fn) == "init":
-            continue
-        lines: list[str] = []
-        try:
-            ctx.pl.emit(ctx.pl.plan(fn, payload=False), lines)
-        except Unsupported:
-            continue
-        ctx.f.setup.extend(lines)
-        ctx.f.notes.append(f"{first} is called before {then} as the guidance asks")
+        if ctx.idx.kind(fn) != "init":
+            _setup_call(ctx, fn, f"{first} is called before {then} as the guidance asks")
 
 
 def _render(ctx: Ctx, skeleton: str, headers: list[str], guide: Guidance) -> str:
