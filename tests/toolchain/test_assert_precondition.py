@@ -136,10 +136,14 @@ def test_the_harness_breaking_an_asserted_precondition_is_repaired_by_checking_i
 
     # An upper bound clamps; any other condition is checked, and the input left by the
     # block's own exit when it does not hold.
-    most = triage.replace("!(length % BK_BLOCK_SIZE)", "length <= BK_BLOCK_SIZE")
+    def asserting(condition: str) -> str:  # the same crash with another failed assertion (as data)
+        stack = stack_text(crash.to_dict())
+        return report_text({**crash.to_dict(), "assertion": condition}) + "\nstack:\n" + stack
+
+    most = asserting("length <= BK_BLOCK_SIZE")
     clamped = guard_precondition(ENCRYPT, most, api)[0]
     assert "if (lf_arg1 > (BK_BLOCK_SIZE)) lf_arg1 = (BK_BLOCK_SIZE);" in clamped
-    other = triage.replace("!(length % BK_BLOCK_SIZE)", "length > 0 && dst != src")
+    other = asserting("length > 0 && dst != src")
     in_block = ENCRYPT.replace("  bk_encrypt(", "  {\n  if (size > 9) goto lf_skip;\n  bk_encrypt(").replace(
         "  lf_cleanup: ;", "  lf_skip: ;\n  }\n  lf_cleanup: ;")
     checked, how = guard_precondition(in_block, other, api)
@@ -147,7 +151,7 @@ def test_the_harness_breaking_an_asserted_precondition_is_repaired_by_checking_i
 
     # A name only the library's source knows is never copied into the harness (a macro is
     # tested with #if defined, so one private to the source leaves the check out).
-    private = triage.replace("% BK_BLOCK_SIZE)", "% bk_block_size)")
+    private = asserting("!(length % bk_block_size)")
     assert guard_precondition(ENCRYPT, private, api) == (ENCRYPT, None)
 
 
