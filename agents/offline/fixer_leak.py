@@ -62,6 +62,8 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
         release_call = rf"\b{RELEASE_NAME}\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(var)}\s*\)"
         if re.search(release_call, code, re.I):
             continue  # released already
+        if not _function_scope(code, var):
+            continue  # a block's own variable: a release before the function returns could not name it
         releaser = ((releasers or {}).get(type_name(ctype))
                     or _releaser(idx, ctype, target.name, paired_releaser(allocators, idx.api)))
         lines.append(f"if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}")
@@ -78,6 +80,16 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     indent = space.group(1) if space else ""
     block = "".join(f"{line}\n{indent}" for line in lines)
     return code[:last] + block + code[last:], added
+
+
+def _function_scope(code: str, var: str) -> bool:
+    """Whether ``var`` is declared at the harness function's own level (not inside a block of it)."""
+    body = re.search(r"\bLLVMFuzzerTestOneInput\s*\([^)]*\)\s*\{", code)
+    decl = re.search(rf"[\w*]\s+\**\s*{re.escape(var)}\s*(=[^;]*)?;", code[body.end():]) if body else None
+    if body is None or decl is None:
+        return True  # nothing to tell: as before
+    before = code[body.end():body.end() + decl.start()]
+    return before.count("{") == before.count("}")
 
 
 def field_releases(code: str, callee: FunctionDecl, idx: ApiIndex) -> list[tuple[str, str]]:
