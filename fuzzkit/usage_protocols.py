@@ -338,7 +338,7 @@ def target_usage(index: UsageIndex, target: FunctionDecl, api: Sequence[Function
     """What the prompt of ``target`` carries of the library's own usage (empty when none).
 
     ``canonical``: each typedef with the type it stands for (the header facts'), so that the
-    spellings of one type (``png_structrp`` in the target, ``png_structp`` in a test) are one.
+    spellings of one type (``rd_structrp`` in the target, ``rd_structp`` in a test) are one.
     """
     if not index.functions:
         return TargetUsage()

@@ -191,7 +191,7 @@ class ApiIndex(ApiFinders):
     def destructor(self, type_key: str, near: str = "") -> str | None:
         """The destructor of ``type_key`` whose stem best matches ``near`` (a creator's name)."""
         # The library's own code's releaser, unless it is another object's that takes this one
-        # along (`destroy_read_struct(&png, &info, NULL)` is no releaser of `info` alone).
+        # along (`destroy_read_struct(&rd, &info, NULL)` is no releaser of `info` alone).
         if near in self.made_destroy and self._releases_first(self.made_destroy[near], type_key):
             return self.made_destroy[near]
         preferred = self.preferred_destroy.get(type_key, "")

@@ -198,7 +198,7 @@ def fill_output_hooks(pl: Planner, key: str, var: str, into: list[str]) -> None:
 
 
 def _untyped(ctype: str) -> bool:
-    """``void *`` however spelled (``png_voidp``)."""
+    """``void *`` however spelled (``rd_voidp``)."""
     return ckinds.strip_const(ckinds.resolve(ctype)) == "void *"
 
 

@@ -81,7 +81,7 @@ def _released_by_address(code: str, fn: FunctionDecl) -> str:
     """``destroy(obj)`` -> ``destroy(&obj, &child, NULL)``.
 
     The object's address; for each other ``C **`` it takes, the address of the harness's ``C *``
-    (``destroy_read_struct(&png, &info, NULL)``: what only it releases whole), whose own
+    (``destroy_read_struct(&rd, &info, NULL)``: what only it releases whole), whose own
     one-argument release goes (it would free what the call frees again); NULL for the rest.
     """
     setup = code.split("/* @LF:CALL */", 1)[0]  # function-scope declarations, not a block's

@@ -49,7 +49,7 @@ def usage_hints(facts: UsageFacts, target: FunctionDecl, api: list[FunctionDecl]
 def usage_before(facts: UsageFacts, target: FunctionDecl) -> list[str]:
     """The calls the target's usage makes before it with nothing but objects (and constants).
 
-    ``read_info(png, info)`` before ``start_read_image(png)``: what the object must have been
+    ``read_info(rd, info)`` before ``start_read_image(rd)``: what the object must have been
     through; makers, releasers, feeders (they take data or callbacks) and checks' calls excluded.
     """
     protocol = facts.target(target.name)
