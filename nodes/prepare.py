@@ -17,6 +17,7 @@ from fuzzkit.inputs import InputError
 from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import Toolchain, toolchain_named
 from fuzzkit.usage_models import TargetUsage
+from fuzzkit.usage_names import name_unnamed
 from fuzzkit.usage_protocols import target_usage
 from long_term_memory.embeddings import DEFAULT_EMBEDDING_MODEL
 from long_term_memory.retrieval import RetrieverHandle
@@ -59,7 +60,11 @@ def prepared_fields(bench: Benchmark, function: str,
     canonical = {t.name: t.canonical for t in facts.typedefs}  # one type, however a file spells it
     seen = TargetUsage()
     if usage:
-        seen = target_usage(tools.usage_index(lib, api, facts), target, api, canonical)
+        index = tools.usage_index(lib, api, facts)
+        # A prototype's unnamed parameters are named as the library's own calls name their arguments.
+        api = name_unnamed(api, index)
+        target = next((d for d in api if d.name == target.name), target)
+        seen = target_usage(index, target, api, canonical)
     return {
         "project": bench.project, "target": target.to_dict(), "api": [d.to_dict() for d in api],
         "header_facts": facts.to_dict(), "headers": harness_headers(lib.headers),
