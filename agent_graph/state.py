@@ -91,6 +91,7 @@ class FuzzState(FuzzInput, FuzzOutput, total=False):
     fix_rounds: int
     no_gain_iterations: int
     pending_fixes: list[str]
+    pending_rules: list[dict[str, Any]]  # the pending fixes' rules (fuzzkit.guidance_facts.Rule dumps)
     last_change: dict[str, Any]
     next_node: str
     last_decision: str

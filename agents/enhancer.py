@@ -21,6 +21,7 @@ from agents.sections import (
 )
 from agents.stepper_api import steppers_for
 from agents.usage_section import usage_section
+from fuzzkit.guidance_facts import Rule
 from long_term_memory.experience.matts import refinement_section
 
 
@@ -29,6 +30,7 @@ class EnhancerReply(BaseModel):
 
     fixes: list[str] = Field(default_factory=list)
     unresolved: list[str] = Field(default_factory=list)
+    rules: list[Rule] = Field(default_factory=list)  # the fixes a later draft should repeat, as data
     directions: list[str] = Field(default_factory=list)
     added_calls: list[str] = Field(default_factory=list)
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from agents.base import Agent
 from agents.sections import api_prototypes, memory_section, target_decl, types_section
 from agents.usage_section import usage_section
+from fuzzkit.guidance_facts import Rule
 
 
 class FunctionAnalysis(BaseModel):
@@ -20,6 +21,7 @@ class FunctionAnalysis(BaseModel):
     reasoning: str = ""
     constraints: list[str] = Field(default_factory=list)
     related_functions: list[str] = Field(default_factory=list)
+    rules: list[Rule] = Field(default_factory=list)  # what the constraints ask, as data
 
 
 class FunctionAnalyzer(Agent[FunctionAnalysis]):

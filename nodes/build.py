@@ -74,6 +74,7 @@ def build_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:
     merged_extras(update, observe_build(state, code, result.ok, result.diagnostics, source.name, version))
     if state.get("pending_fixes"):
         # A fix is only known to work once the build says so; failed ones are kept as lessons.
-        memory = add_fix_results(state.get("session_memory"), state["pending_fixes"], result.ok)
-        update.update(session_memory=memory, pending_fixes=[])
+        memory = add_fix_results(state.get("session_memory"), state["pending_fixes"], result.ok,
+                                 state.get("pending_rules") or [])
+        update.update(session_memory=memory, pending_fixes=[], pending_rules=[])
     return update

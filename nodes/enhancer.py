@@ -127,10 +127,11 @@ def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
         # The model's harness never built: the floor is the fallback engine's own first draft
         # (its later fix rounds repair that draft, as it would on its own).
         result, update = fresh_draft(state, runtime, experience, weak)
-        fixes, unresolved = [f"a fresh draft by the fallback model: {weak}"], []
+        fixes, unresolved, rules = [f"a fresh draft by the fallback model: {weak}"], [], []
     else:
         result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix", fall_back=weak)
         fixes, unresolved = result.output.fixes, result.output.unresolved
+        rules = [r.model_dump(exclude_defaults=True) for r in result.output.rules]
     # A repair that leaves the harness as it was: building and measuring it again can only
     # repeat the last result, so the version stays, with its build and run, and the router
     # ends the repairs (or asks again, for a harness that does not build).
@@ -146,11 +147,11 @@ def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
         change = {"kind": "fix", "from_version": state.get("harness_version"), "fixes": fixes}
     update.update(note_used(state, result.reply, extras, result.deterministic))
     update["counters"] = {**update["counters"], "fix_rounds_total": 1}
-    update.update(fix_rounds=rounds + 1, pending_fixes=fixes)
+    update.update(fix_rounds=rounds + 1, pending_fixes=fixes, pending_rules=rules)
     if unchanged:
         # The same code gets the same build: what it claimed to fix is judged by the last one.
-        update.update(session_memory=add_fix_results(state.get("session_memory"), fixes, built),
-                      pending_fixes=[])
+        update.update(session_memory=add_fix_results(state.get("session_memory"), fixes, built, rules),
+                      pending_fixes=[], pending_rules=[])
     return result, update, change, unchanged
 
 
@@ -181,7 +182,7 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         change = {"kind": "improve", "from_version": state.get("harness_version"),
                   "directions": result.output.directions, "added_calls": result.output.added_calls,
                   "cited": newly_cited(state, update)}
-        update["pending_fixes"] = []
+        update.update(pending_fixes=[], pending_rules=[])
     update["counters"] = {**update["counters"], "harness_versions": 1}
     return {**update, "harness_code": code, "harness_version": version,
             "last_change": {**change, "version": version}}

@@ -51,8 +51,12 @@ def function_analyzer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[
         analysis = analysis.model_copy(update={"archetype": suggested[0][0], "confidence": "LOW"})
     memory = set_archetype(state.get("session_memory") or {}, analysis.archetype,
                            analysis.confidence, analysis.reasoning)
-    for constraint in filter(None, (c.strip() for c in analysis.constraints)):
-        memory = add_api_constraint(memory, constraint, analysis.confidence)
+    stated = list(filter(None, (c.strip() for c in analysis.constraints)))
+    for constraint in stated:
+        own = [r for r in analysis.rules if r.text.strip() == constraint]
+        memory = add_api_constraint(memory, constraint, analysis.confidence, rules=own)
+    for rule in (r for r in analysis.rules if r.text.strip() not in stated):  # a rule with no sentence
+        memory = add_api_constraint(memory, rule.sentence(), analysis.confidence, rules=[rule])
     log_event(state, "analysis.done", archetype=analysis.archetype,
               constraints=len(analysis.constraints))
     return {**update, "analysis": analysis.model_dump(), "session_memory": memory}

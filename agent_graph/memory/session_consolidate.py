@@ -48,6 +48,9 @@ def _merge(group: list[dict[str, Any]], category: str) -> dict[str, Any]:
     if category == "known_fixes" and not merged.get("error_signature"):
         merged["error_signature"] = next((e["error_signature"] for e in group
                                           if e.get("error_signature")), "")
+    rules = {repr(sorted(r.items())): r for e in winners for r in e.get("rules") or []}
+    if rules:
+        merged["rules"] = list(rules.values())
     if category == "coverage_strategies":
         merged["target_functions"] = list(dict.fromkeys(
             f for e in group for f in e.get("target_functions") or []))

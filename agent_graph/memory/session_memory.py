@@ -7,6 +7,8 @@ The state's ``session_memory`` value is a dict with four lists of entries and on
      "archetype": {"identified_archetype", "confidence", "reasoning", "source", "timestamp"}}
 
     entry = {"type", "content", "confidence": "HIGH" | "MEDIUM" | "LOW", "source", "timestamp"}
+    # api_constraints and known_fixes may add "rules" (fuzzkit.guidance_facts.Rule dumps),
+    # shown as a rules block under the category's bullets;
     # known_fixes add "success" and "error_signature"; decisions add "decision_type";
     # coverage_strategies add "target_functions"; consolidated entries add "count",
     # "sources" and "recorded_confidence" (the highest confidence recorded before any bump).
@@ -23,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_graph.memory.tokens import count_text_tokens
+from fuzzkit.guidance_facts import Rule, render_rules, rules_of
 
 CATEGORIES = ("api_constraints", "archetype", "known_fixes", "decisions", "coverage_strategies")
 LIST_CATEGORIES = ("api_constraints", "known_fixes", "decisions", "coverage_strategies")
@@ -85,12 +88,18 @@ def add_api_constraint(
     confidence: str = "MEDIUM",
     source: str = "function_analyzer",
     now: datetime | None = None,
+    rules: Sequence[Rule] = (),
 ) -> Memory:
-    """Record an API usage rule, e.g. "call acme_free on every parsed object"."""
-    return _append(memory, "api_constraints", {
-        "type": "api_constraint", "content": _text(constraint, "constraint"),
-        "confidence": _confidence(confidence), "source": source, "timestamp": _stamp(now),
-    })
+    """Record an API usage rule, e.g. "call acme_free on every parsed object".
+
+    ``rules``: what it asks as data (:class:`fuzzkit.guidance_facts.Rule`); the prompt carries
+    them in a rules block under the constraints.
+    """
+    entry: dict[str, Any] = {"type": "api_constraint", "content": _text(constraint, "constraint"),
+             "confidence": _confidence(confidence), "source": source, "timestamp": _stamp(now)}
+    if rules:
+        entry["rules"] = [r.model_dump(exclude_defaults=True) for r in rules]
+    return _append(memory, "api_constraints", entry)
 
 
 def set_archetype(
@@ -119,20 +128,32 @@ def add_known_fix(
     source: str = "enhancer",
     error_signature: str = "",
     now: datetime | None = None,
+    rules: Sequence[Rule] = (),
 ) -> Memory:
-    """Record a fix that was tried, whether it worked, and the error it addressed."""
-    return _append(memory, "known_fixes", {
-        "type": "known_fix", "content": _text(fix_description, "fix_description"),
-        "confidence": _confidence(confidence), "source": source, "timestamp": _stamp(now),
-        "success": bool(success), "error_signature": error_signature.strip(),
-    })
+    """Record a fix that was tried, whether it worked, and the error it addressed.
+
+    ``rules``: what a later draft should repeat, as data; only a fix that worked shows them.
+    """
+    entry: dict[str, Any] = {"type": "known_fix", "content": _text(fix_description, "fix_description"),
+             "confidence": _confidence(confidence), "source": source, "timestamp": _stamp(now),
+             "success": bool(success), "error_signature": error_signature.strip()}
+    if rules:
+        entry["rules"] = [r.model_dump(exclude_defaults=True) for r in rules]
+    return _append(memory, "known_fixes", entry)
 
 
-def add_fix_results(memory: Mapping[str, Any] | None, fixes: Iterable[str], built: bool) -> Memory:
-    """Each claimed fix, judged by whether the harness it produced built (LOW confidence if not)."""
+def add_fix_results(memory: Mapping[str, Any] | None, fixes: Iterable[str], built: bool,
+                    rules: Iterable[Mapping[str, Any] | Rule] = ()) -> Memory:
+    """Each claimed fix, judged by whether the harness it produced built (LOW confidence if not).
+
+    Each rule goes with the fix whose line it comes with (its ``text``); the others with the first.
+    """
     out = copy_session_memory(memory)
-    for fix in filter(None, (f.strip() for f in fixes)):
-        out = add_known_fix(out, fix, success=built, confidence="HIGH" if built else "LOW")
+    lines = list(filter(None, (f.strip() for f in fixes)))
+    given = rules_of(rules)
+    for i, fix in enumerate(lines):
+        own = [r for r in given if r.text.strip() == fix or (i == 0 and r.text.strip() not in lines)]
+        out = add_known_fix(out, fix, success=built, confidence="HIGH" if built else "LOW", rules=own)
     return out
 
 
@@ -187,6 +208,12 @@ def _one_line(text: Any) -> str:
     return " ".join(str(text).split())
 
 
+def _rules_shown(category: str, entries: Sequence[Mapping[str, Any]]) -> list[Rule]:
+    """The rules a category's entries carry, in order (of the known fixes, those that worked)."""
+    kept = [e for e in entries if category != "known_fixes" or e.get("success")]
+    return rules_of(r for e in kept for r in e.get("rules") or [])
+
+
 def _render(category: str, entry: Mapping[str, Any]) -> str:
     conf = str(entry.get("confidence", "")).upper() or "?"
     if category == "archetype":
@@ -236,7 +263,9 @@ def format_session_memory(memory: Mapping[str, Any] | None, categories: Iterable
             entries = sorted(memory.get(cat) or [], key=lambda e: (rank_of(e), when_of(e)),
                              reverse=True)
         if entries:
-            sections.append("\n".join([HEADERS[cat], *(_render(cat, e) for e in entries)]))
+            lines = [HEADERS[cat], *(_render(cat, e) for e in entries)]
+            block = render_rules(_rules_shown(cat, entries))
+            sections.append("\n".join([*lines, block] if block else lines))
     if not sections:
         return ""
     return "## Session memory\n\n" + "\n\n".join(sections) + "\n"

@@ -22,6 +22,7 @@ from agents.offline.synth_roles import roles
 from agents.offline.synth_types import Role
 from agents.offline.synth_vocab import CONSUME, has_checked_twin, risky
 from fuzzkit.api import FunctionDecl
+from fuzzkit.guidance_facts import Rule
 from fuzzkit.vocabulary import words_of
 
 ARCHETYPES = (
@@ -41,6 +42,7 @@ class Analysis:
     constraints: list[str] = field(default_factory=list)
     lifecycle: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     related: list[str] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)  # what the constraints ask, as data
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -52,7 +54,16 @@ class Analysis:
             "constraints": list(self.constraints),
             "lifecycle": {k: dict(v) for k, v in self.lifecycle.items()},
             "related": list(self.related),
+            "rules": [r.model_dump(exclude_defaults=True) for r in self.rules],
         }
+
+
+@dataclass(frozen=True)
+class Said:
+    """One constraint: its sentence, and the rules it asks as data."""
+
+    text: str
+    rules: tuple[Rule, ...] = ()
 
 
 def with_target(target: FunctionDecl, api: list[FunctionDecl]) -> list[FunctionDecl]:
@@ -66,14 +77,16 @@ def analyze_function(target: FunctionDecl, api: list[FunctionDecl]) -> Analysis:
     rs = roles(target, idx)
     archetype, confidence, why = classify(target, idx, rs)
     types = _types_involved(target, idx)
+    said = constraints(target, idx, rs, archetype)
     return Analysis(
         function=target.name,
         archetype=archetype,
         confidence=confidence,
         reasoning=why,
-        constraints=constraints(target, idx, rs, archetype),
+        constraints=[c.text for c in said],
         lifecycle={t: _life(idx, t) for t in types},
         related=related_functions(target, idx, types),
+        rules=[r for c in said for r in c.rules],
     )
 
 
@@ -128,23 +141,28 @@ def related_functions(target: FunctionDecl, idx: ApiIndex, types: list[str]) -> 
     return list(dict.fromkeys(names))[:16]
 
 
-def constraints(target: FunctionDecl, idx: ApiIndex, rs: list[Role], archetype: str) -> list[str]:
+def constraints(target: FunctionDecl, idx: ApiIndex, rs: list[Role], archetype: str) -> list[Said]:
     """Short usage rules a harness author must respect, from the roles and lifecycles."""
-    out = [c for r in rs if (rule := _ROLE_RULES.get(r.kind)) and (c := rule(r, rs, target, idx))]
+    out = [_said(c) for r in rs if (rule := _ROLE_RULES.get(r.kind)) and (c := rule(r, rs, target, idx))]
     rkey = idx.type_key(target.return_type)
     if rkey and idx.returns_owned(target):
         dtor = idx.destructor(rkey, target.name)
-        out.append(f"the returned {rkey} must be freed with {dtor or 'free'}")
+        text = f"the returned {rkey} must be freed with {dtor or 'free'}"
+        out.append(Said(text, (Rule(kind="release_with", name=dtor, text=text),) if dtor else ()))
     elif idx.returns_owned(target):
-        out.append(f"the returned memory must be freed with {idx.free_function() or 'free'}")
+        out.append(Said(f"the returned memory must be freed with {idx.free_function() or 'free'}"))
     elif rkey:
-        out.append(f"the returned {rkey} is borrowed: never free it")
+        out.append(Said(f"the returned {rkey} is borrowed: never free it"))
     if archetype in ("state_machine", "stream_processor"):
-        out.append("loop a bounded number of times and stop at the end state or the first error")
+        out.append(Said("loop a bounded number of times and stop at the end state or the first error"))
     return out
 
 
-def _object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -> str | None:
+def _said(said: Said | str) -> Said:
+    return said if isinstance(said, Said) else Said(said)
+
+
+def _object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -> Said | None:
     if not r.type_key:
         return None
     life = idx.lifecycle(r.type_key)
@@ -153,10 +171,10 @@ def _object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -
         chosen = choose_init(idx, r.type_key, target.name, set())
         init = chosen.name if chosen else life.init[0]
         dtor = idx.destructor(r.type_key, init)
-        return (
-            f"{r.type_key} must be zeroed and initialised with {init} before "
-            f"{target.name}" + (f" and released with {dtor}" if dtor else "")
-        )
+        text = (f"{r.type_key} must be zeroed and initialised with {init} before "
+                f"{target.name}" + (f" and released with {dtor}" if dtor else ""))
+        before = Rule(kind="call_before", name=init, then=target.name, text=text)
+        return Said(text, (before, Rule(kind="release_with", name=dtor, text=text)) if dtor else (before,))
     if not life.create:
         return None
     # Released by what undoes the constructor, not an initializer it also has; of several
@@ -165,16 +183,22 @@ def _object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -
                key=lambda n: (len(os.path.commonprefix([n, target.name])), -life.create.index(n)))
     dtor = idx.destructor(r.type_key, made)
     if dtor:
-        return (
-            f"{r.param.name} must come from {made} (or another constructor) and be "
-            f"released with {dtor}"
-        )
+        text = f"{r.param.name} must come from {made} (or another constructor) and be released with {dtor}"
+        return Said(text, (Rule(kind="release_with", name=dtor, text=text),))
     return None
 
 
-def _out_object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -> str | None:
+def _out_object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -> Said | None:
     dtor = idx.destructor(r.type_key, target.name) if r.type_key else None
-    return f"each {r.type_key} filled by {target.name} must be released with {dtor}" if dtor else None
+    if not dtor:
+        return None
+    text = f"each {r.type_key} filled by {target.name} must be released with {dtor}"
+    return Said(text, (Rule(kind="release_with", name=dtor, text=text),))
+
+
+def _text_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -> Said:
+    text = f"{r.param.name} must be a NUL-terminated string"
+    return Said(text, (Rule(kind="nul_terminated", name=r.param.name, text=text),))
 
 
 def _int_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -> str | None:
@@ -190,9 +214,9 @@ def _version_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) 
     return f"{r.param.name} must be {idx.version_function(target.name, integer)}()"
 
 
-_RoleRule = Callable[[Role, list[Role], FunctionDecl, ApiIndex], str | None]
+_RoleRule = Callable[[Role, list[Role], FunctionDecl, ApiIndex], Said | str | None]
 _ROLE_RULES: dict[str, _RoleRule] = {  # one usage rule per parameter role, by role kind
-    "text": lambda r, rs, t, i: f"{r.param.name} must be a NUL-terminated string",
+    "text": _text_rule,
     "bytes": lambda r, rs, t, i: (
         f"{rs[r.pair].param.name} bounds the read of {r.param.name}" if r.pair is not None else None
     ),

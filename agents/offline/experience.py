@@ -46,11 +46,6 @@ class ShownLesson:
     title: str
     text: str
 
-    def sentences(self) -> list[str]:
-        """The lesson's body as guidance sentences (the synthesis engine reads these)."""
-        body = "\n".join(line for line in self.text.splitlines() if not line.startswith("- "))
-        return [s.strip() for s in re.split(r"(?<=[.;])\s+|\n", body) if len(s.strip()) > 8]
-
 
 def shown_lessons(facts: PromptFacts) -> list[ShownLesson]:
     """The experience items a prototyper or enhancer prompt shows, in order."""

@@ -4,8 +4,9 @@
 ``undefined reference to 'x'``) and applies one deterministic edit per problem it understands:
 missing includes, misspelled API names, pointer casts, argument counts rebuilt from the
 prototype, missing returns, redeclarations, unlinked calls. Clang's own fix-its go first; the
-fixer's repairs then handle what they left. Every applied fix is described in the plain-English
-form a person would record as a known fix (the synthesizer reads those forms back).
+fixer's repairs then handle what they left. Every applied fix is described in one line a person
+would record as a known fix; the ones a later draft should repeat (an include, a rename, a call
+the library does not link) also come back as :class:`fuzzkit.guidance_facts.Rule` data.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from agents.offline.fixer_names import (
 )
 from agents.offline.fixer_types import address_of, opaque_variable
 from fuzzkit.api import FunctionDecl
+from fuzzkit.guidance_facts import Rule, unique
 from fuzzkit.vocabulary import c_words
 
 _FUZZ_SIGNATURE = "int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)"
@@ -46,6 +48,7 @@ class FixResult:
     code: str
     fixes: list[str] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)  # the fixes a later draft repeats, as data
 
 
 def fix_harness(
@@ -53,7 +56,7 @@ def fix_harness(
     diagnostics: str,
     api: list[FunctionDecl],
     headers: list[str],
-    known_fixes: list[str] | tuple[str, ...] = (),
+    known_fixes: list[Rule] | tuple[Rule, ...] = (),
 ) -> FixResult:
     """Fix what the diagnostics point at; the same input always gives the same output."""
     fixer = _Fixer(code, api, headers)
@@ -69,7 +72,8 @@ def fix_harness(
     fixer.finish()
     if not diags and not links and not fixer.fixes and diagnostics.strip():
         fixer.unresolved.append("no compiler error or linker message recognized in the output")
-    return FixResult(fixer.code, list(dict.fromkeys(fixer.fixes)), list(dict.fromkeys(fixer.unresolved)))
+    return FixResult(fixer.code, list(dict.fromkeys(fixer.fixes)), list(dict.fromkeys(fixer.unresolved)),
+                     unique(fixer.rules))
 
 
 class _Fixer(FixerBase):

@@ -11,6 +11,7 @@ from agents.offline import ckinds
 from agents.offline.fixer_edit import add_include, replace_identifier
 from agents.offline.synth_guide import read_guidance
 from fuzzkit.api import FunctionDecl
+from fuzzkit.guidance_facts import Rule
 
 
 class FixerBase:
@@ -22,6 +23,7 @@ class FixerBase:
         self.headers = [h if h.startswith(("<", '"')) else f'"{Path(h).name}"' for h in headers]
         self.types = {ckinds.base_name(t) for f in api for t in [f.return_type, *(p.type for p in f.params)]}
         self.fixes: list[str] = []
+        self.rules: list[Rule] = []  # what a later draft should repeat, as data
         self.unresolved: list[str] = []
         self.includes: list[tuple[str, str]] = []
         self.edits: list[tuple[int, int, str]] = []
@@ -45,7 +47,8 @@ class FixerBase:
         """Rename identifier ``old`` everywhere at the end."""
         if old not in self.renames:
             self.renames[old] = new
-            self.fixes.append(f"replace {old} with {new} ({why})")
+            self.fixes.append(fix := f"replace {old} with {new} ({why})")
+            self.rules.append(Rule(kind="rename", name=old, then=new, text=fix))
 
     def library_header(self, name: str) -> str | None:
         """The header declaring API function ``name`` (else the first library header)."""
@@ -59,17 +62,19 @@ class FixerBase:
         match = difflib.get_close_matches(name, sorted(pool), n=1, cutoff=cutoff)
         return match[0] if match else None
 
-    def apply_known(self, lines: list[str]) -> None:
+    def apply_known(self, rules: list[Rule]) -> None:
         """Apply known fixes (includes, renames) from session memory right away."""
-        g = read_guidance(lines, list(self.api.values()))
+        g = read_guidance(rules, list(self.api.values()))
         for h in g.includes:
             if not re.search(rf"#\s*include\s*{re.escape(h)}", self.code):
                 self.code = add_include(self.code, h)
-                self.fixes.append(f"add #include {h} (known fix)")
+                self.fixes.append(fix := f"add #include {h} (known fix)")
+                self.rules.append(Rule(kind="include", name=h, text=fix))
         for old, new in g.renames.items():
             if re.search(rf"\b{re.escape(old)}\b", self.code):
                 self.code = replace_identifier(self.code, old, new)
-                self.fixes.append(f"replace {old} with {new} (known fix)")
+                self.fixes.append(fix := f"replace {old} with {new} (known fix)")
+                self.rules.append(Rule(kind="rename", name=old, then=new, text=fix))
 
     def missing_library_headers(self, name: str) -> bool:
         """Include the library's headers when some are missing; True if that was the fix.
@@ -91,3 +96,4 @@ class FixerBase:
             if not re.search(rf"#\s*include\s*{re.escape(header)}", self.code):
                 self.code = add_include(self.code, header)
                 self.fixes.append(fix)
+                self.rules.append(Rule(kind="include", name=header, text=fix))

@@ -12,6 +12,7 @@ from pathlib import Path
 from agents.offline.fixer_core import FixerBase
 from agents.offline.fixer_edit import expression_end, statement_span
 from agents.offline.libc import LIBC
+from fuzzkit.guidance_facts import Rule
 
 
 def missing_header(fixer: FixerBase, header: str) -> None:
@@ -22,7 +23,8 @@ def missing_header(fixer: FixerBase, header: str) -> None:
     pattern = rf"#\s*include\s*[<\"]{re.escape(header)}[>\"]"
     if best and re.search(pattern, fixer.code):
         fixer.code = re.sub(pattern, f'#include "{best}"', fixer.code)
-        fixer.fixes.append(f'include "{best}" instead of "{header}"')
+        fixer.fixes.append(fix := f'include "{best}" instead of "{header}"')
+        fixer.rules.append(Rule(kind="include", name=f'"{best}"', text=fix))
     else:
         fixer.unresolved.append(
             f"header {header} not found: add its directory to the build's include_dirs"
@@ -127,7 +129,8 @@ def unlinked(fixer: FixerBase, name: str) -> None:
             fixer.code = fixer.code[: m.start()] + "0" + fixer.code[close + 1 :]
         removed = True
     if removed:
-        fixer.fixes.append(f"remove the call to {name}: not in the linked library")
+        fixer.fixes.append(fix := f"remove the call to {name}: not in the linked library")
+        fixer.rules.append(Rule(kind="avoid", name=name, text=fix))
     else:
         fixer.unresolved.append(f"undefined reference to {name}")
 

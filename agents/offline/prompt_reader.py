@@ -43,8 +43,11 @@ class PromptFacts:
 
     def memory(self, subsection: str) -> list[tuple[str, str]]:
         """Bullets of one session-memory subsection (e.g. 'Known fixes')."""
-        parts = _split(_SUBHEADING, self.sections.get("Session memory", ""))
-        return bullets(parts.get(subsection, ""))
+        return bullets(self.memory_text(subsection))
+
+    def memory_text(self, subsection: str) -> str:
+        """The whole text of one session-memory subsection (its bullets and facts blocks)."""
+        return _split(_SUBHEADING, self.sections.get("Session memory", "")).get(subsection, "")
 
 
 def bullets(text: str) -> list[tuple[str, str]]:

@@ -45,6 +45,7 @@ from agents.usage_section import HEADING as USAGE_HEADING
 from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
 from fuzzkit.crash_facts import read_crash
+from fuzzkit.guidance_facts import Rule, read_rules, rules_of
 from fuzzkit.input_flow import INPUT_PROBLEM
 from long_term_memory.experience.lesson_effects import applied_note
 from long_term_memory.experience.lessons import calls
@@ -65,13 +66,9 @@ def _headers(facts: PromptFacts) -> list[str]:
             if h.strip().endswith(".h")]
 
 
-def _memory_lines(facts: PromptFacts, subsection: str, skip_failed: bool = False) -> list[str]:
-    lines = []
-    for _tag, body in facts.memory(subsection):
-        if skip_failed and body.startswith("failed:"):
-            continue
-        lines.append(re.sub(r"^(worked|failed):\s*", "", body))
-    return lines
+def _memory_rules(facts: PromptFacts, subsection: str) -> list[Rule]:
+    """The rules block of one session-memory subsection (the known fixes': those that worked)."""
+    return read_rules(facts.memory_text(subsection))
 
 
 def _tabu(facts: PromptFacts, api: list[FunctionDecl]) -> list[str]:
@@ -108,17 +105,12 @@ def analyze(facts: PromptFacts) -> Reply:
     if confidence == "LOW" and hits:
         archetype = hits[0].split()[0]
         reasoning += f" Signature evidence was weak; the knowledge base's best match is {archetype}."
-    known = [body for _t, body in facts.memory("API constraints")]
-    constraints = [c for c in result.constraints if c not in known]
+    known = {r.key() for r in _memory_rules(facts, "API constraints")}
+    stated = {body for _t, body in facts.memory("API constraints")}
+    constraints = [c for c in result.constraints if c not in stated]
+    rules = [r.model_dump(exclude_defaults=True) for r in result.rules if r.key() not in known]
     return {"archetype": archetype, "confidence": confidence, "reasoning": reasoning,
-            "constraints": constraints, "related_functions": list(result.related)}, None
-
-
-def _lessons(facts: PromptFacts, names: set[str]) -> tuple[list[str], list[str]]:
-    """Guidance sentences from the injected experience that names these functions, and citations."""
-    lessons = applicable(facts, names)
-    return ([s for lesson in lessons for s in lesson.sentences()],
-            [f"applied [{lesson.item_id}] {lesson.title}" for lesson in lessons])
+            "constraints": constraints, "related_functions": list(result.related), "rules": rules}, None
 
 
 def prototype(facts: PromptFacts) -> Reply:
@@ -133,15 +125,13 @@ def prototype(facts: PromptFacts) -> Reply:
 
     usage = read_usage(facts.sections.get(USAGE_HEADING, ""))
 
-    def draft_without(avoid: list[str], advice_of: str = "") -> HarnessDraft:
-        guidance = [s for lesson in advice if lesson.item_id != advice_of for s in lesson.sentences()]
-        constraints = (list(analysis.get("constraints") or []) + _memory_lines(facts, "API constraints")
-                       + guidance)
-        return write_harness(
-            target, api, _headers(facts), archetype, facts.code("Skeleton"), constraints=constraints,
-            known_fixes=_memory_lines(facts, "Known fixes", skip_failed=True), avoid=avoid,
-            usage=usage_hints(usage, target, api),
-        )
+    # What the analysis and session memory ask, as data (a lesson acts through its action only).
+    rules = [*rules_of(analysis.get("rules") or []), *_memory_rules(facts, "API constraints"),
+             *_memory_rules(facts, "Known fixes")]
+
+    def draft_without(avoid: list[str]) -> HarnessDraft:
+        return write_harness(target, api, _headers(facts), archetype, facts.code("Skeleton"), rules=rules,
+                             avoid=avoid, usage=usage_hints(usage, target, api))
 
     replayed = usage_draft(usage, target, api, _headers(facts), facts.code("Skeleton"))
     if replayed is not None:
@@ -158,15 +148,10 @@ def prototype(facts: PromptFacts) -> Reply:
         if target.name in again.calls and not any(calls(again.code, name) for name in hit):
             draft = again
             left_out = avoid_notes(hit, avoided, "call")
-    # A lesson's text guided the draft: drafted again without it, it changed the draft if that differs.
-    advised = {a.item_id for a in advice}
-    guided = [applied_note(lesson.item_id, lesson.action, "its guidance changed the draft")
-              for lesson in lessons if lesson.action is not None and lesson.item_id in advised
-              and draft_without(hit if left_out else [], lesson.item_id).code != draft.code]
     # A fitting lesson's action changes the first draft itself, with the fixers' own code.
     code, applied = apply_lessons(draft.code, target, api, lessons)
     code, guarded = with_jump_guard(code, usage)
-    notes = [*draft.notes, *left_out, *guided, *applied, *guarded, *cited]
+    notes = [*draft.notes, *left_out, *applied, *guarded, *cited]
     return {"notes": notes, "functions_called": draft.calls}, code
 
 
@@ -200,7 +185,7 @@ def enhance(facts: PromptFacts) -> Reply:
         return {"directions": [*result.directions, *applied, *left_out, *cited],
                 "added_calls": result.added_calls}, code
     errors = facts.text("Compile errors")
-    known = _memory_lines(facts, "Known fixes", skip_failed=True)
+    known = _memory_rules(facts, "Known fixes")
     target = target_function(facts)
     lessons = actionable_lessons(facts)
     if errors and REPLAY_MARK in harness:
@@ -210,10 +195,12 @@ def enhance(facts: PromptFacts) -> Reply:
         return {"fixes": ["the replay of the library's own usage did not compile: the synthesizer's draft "
                           "instead"], "unresolved": []}, draft.code
     if errors:
-        guidance, cited = _lessons(facts, identifiers(errors))
-        fixed = fix_harness(harness, errors, api, _headers(facts), known_fixes=known + guidance)
+        shown = applicable(facts, identifiers(errors))
+        cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in shown]
+        fixed = fix_harness(harness, errors, api, _headers(facts), known_fixes=known)
         code, applied = apply_lessons(fixed.code, target, api, lessons)
-        return {"fixes": [*fixed.fixes, *applied, *cited], "unresolved": fixed.unresolved}, code
+        return {"fixes": [*fixed.fixes, *applied, *cited], "unresolved": fixed.unresolved,
+                "rules": [r.model_dump(exclude_defaults=True) for r in fixed.rules]}, code
     return _repair_crash(harness, facts, target, api, lessons)
 
 

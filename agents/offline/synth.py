@@ -10,6 +10,7 @@ passes (the fixer, the improver) can find their places.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -30,6 +31,7 @@ from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.synth_room import feed_the_input
 from agents.offline.synth_types import UsageHints
 from fuzzkit.api import FunctionDecl
+from fuzzkit.guidance_facts import Rule
 
 SLOTS = ("INCLUDES", "GLOBALS", "GUARD", "SETUP", "CALL", "USE", "CLEANUP")
 MAX_INPUT = 1 << 20
@@ -82,8 +84,7 @@ def write_harness(
     headers: list[str],
     archetype: str,
     skeleton: str,
-    constraints: list[str] | tuple[str, ...] = (),
-    known_fixes: list[str] | tuple[str, ...] = (),
+    rules: Sequence[Rule] = (),
     avoid: list[str] | tuple[str, ...] = (),
     related: list[str] | None = None,
     usage: UsageHints | None = None,
@@ -96,8 +97,8 @@ def write_harness(
         headers: Header names to include (``acme.h``; paths are reduced to their names).
         archetype: One of :data:`agents.offline.analysis.ARCHETYPES` (unknown: analyzed).
         skeleton: The archetype's skeleton text; the shipped one is used when it lacks a slot.
-        constraints: Usage rules (from the analyzer) that change the code where they apply.
-        known_fixes: Fixes recorded in session memory, applied before any compile.
+        rules: Usage rules as data (the analyzer's, and the fixes session memory kept) that
+            change the code where they apply.
         avoid: API functions the harness must not call.
         related: Functions worth calling on the result (default: from the analysis).
         usage: What the library's own code shows: releasers, constants, the calls before the target.
@@ -106,7 +107,7 @@ def write_harness(
     notes: list[str] = []
     archetype = _known_archetype(archetype, target, api, notes)
     skeleton = _skeleton_for(skeleton, archetype, notes)
-    guide = read_guidance([*constraints, *known_fixes], api, target)
+    guide = read_guidance(rules, api, target)
     if related is None:
         related = analyze_function(target, api).related
     banned = set(avoid) | guide.avoid

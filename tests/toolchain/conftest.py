@@ -182,7 +182,7 @@ def offline_draft(lib: LibraryBuild, facts: HeaderFacts, name: str) -> str:
     with using(read_types(facts.render())):
         analysis = analyze_function(target, api)
         return write_harness(target, api, [Path(lib.headers[0]).name], analysis.archetype,
-                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+                             default_skeleton(analysis.archetype), rules=analysis.rules).code
 
 
 def _fuzz(code: str, lib: LibraryBuild, work: Path, seconds: int) -> FuzzRun:

@@ -262,7 +262,7 @@ def test_first_harness_builds_calls_the_target_and_fuzzes_cleanly(
         ["pk.h"],
         analysis.archetype,
         default_skeleton(analysis.archetype),
-        constraints=analysis.constraints,
+        rules=analysis.rules,
     )
     assert f"{name}(" in draft.code
     source = tmp_path / f"{name}.c"

@@ -70,7 +70,7 @@ def generate(lib: LibraryBuild, name: str) -> tuple[FunctionDecl, list[FunctionD
         [Path(lib.headers[0]).name],
         analysis.archetype,
         default_skeleton(analysis.archetype),
-        constraints=analysis.constraints,
+        rules=analysis.rules,
     )
     return target, api, draft.code
 

@@ -84,7 +84,7 @@ def test_flags_come_from_the_functions_constants_without_the_one_giving_the_buff
     with using(read_types(facts.render())):
         analysis = analyze_function(target, api)
         draft = write_harness(target, api, ["ql.h"], analysis.archetype,
-                              default_skeleton(analysis.archetype), constraints=analysis.constraints)
+                              default_skeleton(analysis.archetype), rules=analysis.rules)
     assert "{0, 4, 4}" in draft.code, draft.code  # no flag, or read-only; never "free on close"
     source = tmp_path / "h.c"
     source.write_text(draft.code)

@@ -96,7 +96,7 @@ def _draft(rs_lib: LibraryBuild) -> str:
     with using(read_types(facts.render())):
         analysis = analyze_function(target, api)
         return write_harness(target, api, ["rs.h"], analysis.archetype,
-                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+                             default_skeleton(analysis.archetype), rules=analysis.rules).code
 
 
 def test_a_store_that_resolves_its_path_is_opened_checked_and_reached(rs_lib: LibraryBuild, tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def test_every_array_holds_as_many_elements_as_the_input(tmp_path: Path, cache: 
     with using(read_types(facts.render())):
         analysis = analyze_function(target, api)
         draft = write_harness(target, api, ["bx.h"], analysis.archetype,
-                              default_skeleton(analysis.archetype), constraints=analysis.constraints)
+                              default_skeleton(analysis.archetype), rules=analysis.rules)
     source = tmp_path / "h.c"
     source.write_text(draft.code)
     built = build_harness(source, lib, tmp_path / "out")

@@ -167,7 +167,7 @@ def test_first_harness_builds_feeds_the_input_and_leaks_nothing(
     with using(read_types(xq_facts.render())):
         analysis = analyze_function(target, api)
         draft = write_harness(target, api, ["xq.h"], analysis.archetype,
-                              default_skeleton(analysis.archetype), constraints=analysis.constraints)
+                              default_skeleton(analysis.archetype), rules=analysis.rules)
     for piece in must_contain:
         assert piece in draft.code, draft.code
     assert_runs_clean(draft.code, xq_lib, tmp_path)

@@ -37,7 +37,7 @@ def test_an_improvement_reads_no_more_of_the_input_than_the_bound() -> None:
     target = BY["blk_decode_text"]
     analysis = analyze_function(target, API)
     first = write_harness(target, API, ["blk.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                          constraints=analysis.constraints).code
+                          rules=analysis.rules).code
     made = improve_harness(first, target, API, ["blk_decrypt"])
     assert made.directions == ["call blk_decrypt on a new blk_ctx"]
     block = made.code[made.code.index("LF improve: call blk_decrypt"):]

@@ -60,7 +60,7 @@ def test_a_counted_item_added_to_another_is_still_released_by_the_harness() -> N
            FunctionDecl("lg_item_unref", "void", (item,), "lg.h")]
     analysis = analyze_function(dump, api)
     first = write_harness(dump, api, ["lg.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                          constraints=analysis.constraints).code
+                          rules=analysis.rules).code
     block = improve_harness(first, dump, api, ["lg_box_add_item"]).code
     block = block[block.index("LF improve: call lg_box_add_item"):]
     added = block.index("lg_box_add_item(")

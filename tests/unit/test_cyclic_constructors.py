@@ -26,7 +26,7 @@ API = [DATA_IN, NEW, FunctionDecl("dj_ctx_free", "void", (CTX,), "dj.h"),
 def test_the_context_is_made_without_a_global_context() -> None:
     analysis = analyze_function(DATA_IN, API)
     code = write_harness(DATA_IN, API, ["dj.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                         constraints=analysis.constraints).code
+                         rules=analysis.rules).code
     assert "dj_make_global(" not in code
     new = next(line for line in code.splitlines() if "= dj_ctx_new(" in line)
     assert new.rstrip().endswith(", NULL);"), new

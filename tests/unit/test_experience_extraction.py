@@ -265,7 +265,7 @@ def test_prototyper_prompt_experience_is_readable_by_the_offline_roles() -> None
     lessons = shown_lessons(facts)
     assert [(x.item_id, x.title) for x in lessons] == [("MEM-3f2a9c01", "Compile fixes needed for kv_parse"),
                                                        ("MEM-00c0ffee", "Initialise the z_stream")]
-    assert "These fixes made the harness build: add #include <string.h> for memcpy." in lessons[0].sentences()
+    assert "These fixes made the harness build: add #include <string.h> for memcpy." in lessons[0].text
     assert [x.item_id for x in applicable(facts, {"kv_parse", "kv_free"})] == ["MEM-3f2a9c01"]
     assert memories_used(shown, ["MEM-3f2a9c01"]) == [
         {"id": "MEM-3f2a9c01", "title": "Compile fixes needed for kv_parse", "similarity": 0.71, "used": True,

@@ -29,7 +29,7 @@ API = [OPEN, READ, FunctionDecl("gdb_close", "void", (DB,), "gdb.h"),
 def draft(target: FunctionDecl) -> str:
     analysis = analyze_function(target, API)
     return write_harness(target, API, ["gdb.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                         constraints=analysis.constraints).code
+                         rules=analysis.rules).code
 
 
 def test_the_opener_closes_what_it_filled() -> None:
@@ -68,7 +68,7 @@ def test_an_improvement_makes_no_zeroed_record_that_points_into_another_object()
     with type_table.using(type_table.read_types(render_types(types))):
         analysis = analyze_function(OPEN, api)
         first = write_harness(OPEN, api, ["gdb.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                              constraints=analysis.constraints).code
+                              rules=analysis.rules).code
         made = improve_harness(first, OPEN, api, ["gdb_get_entry_list", "gdb_check_opts"])
     assert "gdb_get_entry_list(" not in made.code
     assert "gdb_check_opts(" in made.code
@@ -84,5 +84,5 @@ def test_a_setter_of_one_field_from_bytes_makes_no_object() -> None:
     api = [read, set_id, FunctionDecl("tls_free", "void", (ssl,), "tls.h")]
     analysis = analyze_function(read, api)
     code = write_harness(read, api, ["tls.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                         constraints=analysis.constraints).code
+                         rules=analysis.rules).code
     assert "tls_set_transport_id(" not in code, code

@@ -37,7 +37,7 @@ API = [CBC, SETKEY_DEC, SETKEY, FunctionDecl("blk_init", "void", (CTX,), "blk.h"
 def draft(api: list[FunctionDecl]) -> str:
     analysis = analyze_function(CBC, api)
     return write_harness(CBC, api, ["blk.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                         constraints=analysis.constraints).code
+                         rules=analysis.rules).code
 
 
 def test_the_keyers_of_an_object_are_its_setkey_functions_encrypting_first() -> None:
@@ -69,7 +69,7 @@ def test_an_improvement_keys_the_new_context_it_calls_the_cipher_on() -> None:
     api = [decode, *API]
     analysis = analyze_function(decode, api)
     first = write_harness(decode, api, ["blk.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                          constraints=analysis.constraints).code
+                          rules=analysis.rules).code
     made = improve_harness(first, decode, api, ["blk_crypt_cbc"])
     assert made.directions == ["call blk_crypt_cbc on a new blk_ctx"]
     block = made.code[made.code.index("LF improve: call blk_crypt_cbc"):]

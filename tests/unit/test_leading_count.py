@@ -56,7 +56,7 @@ def test_an_integer_named_for_something_else_before_a_pointer_is_left_alone() ->
 def _draft(fn: FunctionDecl) -> str:
     analysis = analyze_function(fn, API)
     return write_harness(fn, API, ["rg.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                         constraints=analysis.constraints).code
+                         rules=analysis.rules).code
 
 
 def test_the_drafts_pass_the_payload_with_its_size_and_arrays_as_long_as_their_counts() -> None:

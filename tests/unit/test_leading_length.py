@@ -32,7 +32,7 @@ def test_the_length_before_the_buffers_is_the_input_s() -> None:
 def test_the_draft_passes_the_payload_and_its_size() -> None:
     analysis = analyze_function(CBC, API)
     code = write_harness(CBC, API, ["blk.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                         constraints=analysis.constraints).code
+                         rules=analysis.rules).code
     assert "blk_crypt_cbc(&ctx, mode, (size_t)size, (unsigned char *)iv, (const unsigned char *)data," in code
 
 

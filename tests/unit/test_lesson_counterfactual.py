@@ -85,9 +85,10 @@ def test_a_build_records_what_it_showed_for_the_lessons_in_its_harness() -> None
     assert broke.verdict("MEM-0000e001", lesson_fields, False, None)[0] == "fail"
 
 
-def test_a_lessons_text_that_changed_the_draft_is_noted_as_its_change() -> None:
-    """The offline draft reads a shown lesson's text as guidance: drafted without that text too,
-    the lesson changed the draft only when the two differ."""
+def test_a_lessons_text_is_never_read_as_guidance_only_its_action_acts() -> None:
+    """A lesson's prose is for people: "use ww_doc_load instead of ww_doc_parse" changes no
+    draft (its action respells only a name the API lacks, and ww_doc_parse is there), and the
+    lesson is not noted as having changed it."""
     def shown(content: str) -> str:
         item = InjectItem("MEM-0000c0de", "rec-1", "ww_doc_count wants a loaded document",
                           "Harnesses of ww_doc", content, 0.9, 1, 0.6, True, "project ww",
@@ -95,9 +96,7 @@ def test_a_lessons_text_that_changed_the_draft_is_noted_as_its_change() -> None:
                            "action": "apply_fixit(old=ww_doc_parse, new=ww_doc_load)"})
         return render_experience([item])
 
-    plain, _ = draft_reply("")
-    guided, code = draft_reply(shown("Use ww_doc_load instead of ww_doc_parse before ww_doc_count."))
-    assert "ww_doc_load(" in code and "ww_doc_load" not in " ".join(plain["functions_called"])
-    assert any(n.startswith("applied [MEM-0000c0de] apply_fixit(") for n in guided["notes"])
-    idle, _ = draft_reply(shown("Count the documents ww_doc_count sees."))
-    assert not any(n.startswith("applied [MEM-0000c0de] apply_fixit(") for n in idle["notes"])
+    _plain, code = draft_reply("")
+    said, same = draft_reply(shown("Use ww_doc_load instead of ww_doc_parse before ww_doc_count."))
+    assert same == code and "ww_doc_load(" not in same
+    assert not any(n.startswith("applied [MEM-0000c0de] apply_fixit(") for n in said["notes"])

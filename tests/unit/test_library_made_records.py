@@ -28,7 +28,7 @@ API = [DUMP, NEW, INIT, FunctionDecl("tg_entry_unref", "void", (E,), "tg.h"),
 def draft(api: list[FunctionDecl]) -> str:
     analysis = analyze_function(DUMP, api)
     return write_harness(DUMP, api, ["tg.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                         constraints=analysis.constraints).code
+                         rules=analysis.rules).code
 
 
 def test_the_entry_comes_from_its_constructor_then_its_initializer() -> None:

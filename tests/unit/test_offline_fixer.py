@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agents.offline.fixer import fix_harness, parse_diagnostics
 from agents.offline.synth_guide import read_guidance
+from fuzzkit.guidance_facts import Rule
 from tests.unit.test_offline_data import api
 
 CJSON_BROKEN = """\
@@ -202,17 +203,17 @@ def test_known_fixes_apply_before_diagnostics() -> None:
         list(api("cjson")),
         ["cJSON.h"],
         known_fixes=[
-            "add #include <stdlib.h> for malloc",
-            "replace cJSON_Pars with cJSON_Parse (closest API name)",
+            Rule(kind="include", name="<stdlib.h>", text="add #include <stdlib.h> for malloc"),
+            Rule(kind="rename", name="cJSON_Pars", then="cJSON_Parse"),
         ],
     )
     assert "#include <stdlib.h>" in r.code and "cJSON_Parse(0)" in r.code
     assert len(r.fixes) == 2
 
 
-def test_fix_descriptions_read_back_as_guidance() -> None:
-    _, fixes, _ = cjson_fix()
-    guide = read_guidance(fixes, list(api("cjson")))
+def test_the_fixes_come_back_as_rules_a_later_draft_repeats() -> None:
+    r = fix_harness(CJSON_BROKEN, CJSON_ERRORS, list(api("cjson")), ["cJSON.h"])
+    guide = read_guidance(r.rules, list(api("cjson")))
     assert "<stdlib.h>" in guide.includes
     assert guide.renames == {"cJSON_Pars": "cJSON_Parse"}
 

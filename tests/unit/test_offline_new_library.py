@@ -72,7 +72,7 @@ def harness(text: str, name: str, headers: tuple[str, ...] = ("pk.h",)) -> str:
         list(headers),
         analysis.archetype,
         default_skeleton(analysis.archetype),
-        constraints=analysis.constraints,
+        rules=analysis.rules,
     ).code
     body = code[code.index("int LLVMFuzzerTestOneInput") :]
     return re.sub(r"/\*.*?\*/", "", body, flags=re.S)

@@ -9,6 +9,7 @@ import pytest
 from agents.offline.analysis import ARCHETYPES, analyze_function
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import SLOTS, default_skeleton, marker, write_harness
+from fuzzkit.guidance_facts import Rule
 from tests.unit.test_offline_data import api, fn
 
 HEADERS = {"cjson": ["cJSON.h"], "zlib": ["zlib.h"], "yaml": ["yaml.h"]}
@@ -62,7 +63,7 @@ def test_bytes_with_length_pass_data_and_size_unchanged() -> None:
 
 def test_nul_terminated_constraint_forces_a_copy() -> None:
     b = body(
-        draft("cjson", "cJSON_ParseWithLength", constraints=["value must be a NUL-terminated string"]).code
+        draft("cjson", "cJSON_ParseWithLength", rules=[Rule(kind="nul_terminated", name="value")]).code
     )
     assert "lf_strndup(data, size)" in b
     assert re.search(r"cJSON_ParseWithLength\(\(const char \*\)text, \(size_t\)strlen\(text\)\)", b)
@@ -167,7 +168,8 @@ def test_consumed_items_are_released_only_when_the_call_failed() -> None:
 
 
 def test_known_fix_include_is_applied_before_any_compile() -> None:
-    d = draft("cjson", "cJSON_Parse", known_fixes=["add #include <stdio.h> for printf"])
+    d = draft("cjson", "cJSON_Parse", rules=[Rule(kind="include", name="<stdio.h>",
+                                                  text="add #include <stdio.h> for printf")])
     assert "#include <stdio.h>" in d.code
     assert any("add #include <stdio.h>" in n for n in d.notes)
 
@@ -176,7 +178,7 @@ def test_avoid_list_keeps_functions_out_of_the_harness() -> None:
     d = draft("cjson", "cJSON_Parse", avoid=["cJSON_PrintBuffered"])
     assert "cJSON_PrintBuffered" not in d.code
     assert "cJSON_PrintBuffered" not in d.calls
-    banned = draft("cjson", "cJSON_Parse", known_fixes=["do not call cJSON_PrintUnformatted."])
+    banned = draft("cjson", "cJSON_Parse", rules=[Rule(kind="avoid", name="cJSON_PrintUnformatted")])
     assert "cJSON_PrintUnformatted(" not in body(banned.code)
 
 
@@ -190,7 +192,7 @@ def test_release_constraint_overrides_the_destructor() -> None:
         ["thing.h"],
         "stateless_parser",
         default_skeleton("stateless_parser"),
-        constraints=["the result must be released with thing_drop"],
+        rules=[Rule(kind="release_with", name="thing_drop")],
     )
     assert "thing_drop(result)" in d.code and "thing_free(" not in d.code
 
@@ -218,14 +220,13 @@ def test_every_api_function_gets_a_harness_calling_it(lib: str) -> None:
 
 
 def test_call_before_guidance_orders_plain_calls_and_picks_initializers() -> None:
-    d = draft(
-        "yaml", "yaml_parser_parse", known_fixes=["call yaml_parser_set_encoding before yaml_parser_parse"]
-    )
+    d = draft("yaml", "yaml_parser_parse",
+              rules=[Rule(kind="call_before", name="yaml_parser_set_encoding", then="yaml_parser_parse")])
     b = body(d.code)
     assert b.index("yaml_parser_set_encoding(&parser, encoding)") < b.index("yaml_parser_parse(")
     z = body(
         draft(
-            "zlib", "inflate", constraints=["z_stream must be initialised with inflateInit_ before inflate"]
+            "zlib", "inflate", rules=[Rule(kind="call_before", name="inflateInit_", then="inflate")]
         ).code
     )
     assert "inflateInit_(&stream, zlibVersion(), (int)sizeof(z_stream))" in z
@@ -293,7 +294,7 @@ def test_a_buffer_of_numbers_handed_back_is_released() -> None:
         target = decls[0]
         analysis = analyze_function(target, decls)
         code = write_harness(target, decls, ["acme.h"], analysis.archetype,
-                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+                             default_skeleton(analysis.archetype), rules=analysis.rules).code
         assert f"if (output != NULL) {releaser}(output);" in code
     # A cursor into the input is not the library's to free.
     decls = parse_prototypes("int acme_scan(const char *input, const unsigned int **rest);")

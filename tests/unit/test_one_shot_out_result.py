@@ -28,7 +28,7 @@ def _analysis(name: str) -> tuple[str, str]:
     target = next(d for d in API if d.name == name)
     analysis = analyze_function(target, API)
     code = write_harness(target, API, ["ss.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                         constraints=analysis.constraints).code
+                         rules=analysis.rules).code
     return analysis.archetype, code
 
 

@@ -34,7 +34,7 @@ def draft(target: FunctionDecl, api: list[FunctionDecl]) -> str:
     with type_table.using(type_table.read_types(render_types(TYPES), api)):
         analysis = analyze_function(target, api)
         return write_harness(target, api, ["pic.h"], analysis.archetype,
-                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+                             default_skeleton(analysis.archetype), rules=analysis.rules).code
 
 
 def test_the_caller_record_is_declared_and_its_address_passed() -> None:

@@ -36,7 +36,7 @@ def draft(name: str) -> str:
     with type_table.using(type_table.read_types(TYPES)):
         a = analyze_function(BY[name], API)
         return write_harness(BY[name], API, ["gs.h"], a.archetype, default_skeleton(a.archetype),
-                             constraints=a.constraints).code
+                             rules=a.rules).code
 
 
 def test_the_argument_is_given_up_once_the_call_hands_it_back() -> None:

@@ -36,7 +36,7 @@ def _body(name: str) -> str:
     with using(read_types(TYPES)):
         analysis = analyze_function(target, API)
         code = write_harness(target, API, ["tx.h"], analysis.archetype,
-                             default_skeleton(analysis.archetype), constraints=analysis.constraints).code
+                             default_skeleton(analysis.archetype), rules=analysis.rules).code
     return code[code.index("LLVMFuzzerTestOneInput"):]
 
 

@@ -28,7 +28,7 @@ def _draft(name: str) -> str:
     target = BY[name]
     analysis = analyze_function(target, API)
     return write_harness(target, API, ["tag.h"], analysis.archetype, default_skeleton(analysis.archetype),
-                         constraints=analysis.constraints).code
+                         rules=analysis.rules).code
 
 
 def test_an_unsized_byte_buffer_is_a_zeroed_buffer_with_room() -> None:

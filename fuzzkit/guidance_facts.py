@@ -1,0 +1,99 @@
+"""Usage rules as data: what the analyzer asks of a harness and what a repair taught, as models.
+
+The function analyzer writes its constraints for people ("the returned T must be freed with
+T_free"); the rules a harness writer acts on travel beside them as :class:`Rule` models, in the
+analyzer's JSON reply (``rules``) and, through session memory, as a ``# facts: rules v1`` block
+(:mod:`fuzzkit.facts_block`). The fixer records the edits a later draft should repeat (an include,
+a rename, a call the library does not link) the same way. A rule's ``text`` is for the reader;
+nothing acts on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from fuzzkit.facts_block import read_facts, render_facts
+
+RuleKind = Literal["include", "rename", "avoid", "release_with", "call_before", "nul_terminated", "min_size"]
+
+# What each kind needs: ``name`` (and ``then`` or ``size``) as documented on :class:`Rule`.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "include": ("name",), "rename": ("name", "then"), "avoid": ("name",), "release_with": ("name",),
+    "call_before": ("name", "then"), "nul_terminated": ("name",), "min_size": ("size",),
+}
+
+
+class Rule(BaseModel):
+    """One rule a harness follows.
+
+    ``include``: ``name`` is a header with its brackets (``<x.h>``, ``"x.h"``). ``rename``: the
+    identifier ``name`` is written ``then``. ``avoid``: never call ``name``. ``release_with``:
+    ``name`` is the releaser to prefer. ``call_before``: call ``name`` before ``then``.
+    ``nul_terminated``: parameter ``name`` is a NUL-terminated string. ``min_size``: the input
+    needs at least ``size`` bytes.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: RuleKind
+    name: str = ""
+    then: str = ""
+    size: int = Field(default=0, ge=0)
+    text: str = ""  # the sentence it comes with, for people
+
+    @model_validator(mode="after")
+    def _complete(self) -> Rule:
+        missing = [f for f in _NEEDS[self.kind] if not getattr(self, f)]
+        if missing:
+            raise ValueError(f"a {self.kind} rule needs {' and '.join(missing)}")
+        return self
+
+    def sentence(self) -> str:
+        """Its sentence, or what it asks in words when it came without one."""
+        return self.text or " ".join(filter(None, [self.kind, self.name, self.then, str(self.size or "")]))
+
+    def key(self) -> tuple[str, str, str, int]:
+        """What the rule asks, without its sentence (two sentences of one rule are one rule)."""
+        return self.kind, self.name, self.then, self.size
+
+
+class Rules(BaseModel):
+    """The rules of one prompt section."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rules: list[Rule] = Field(default_factory=list)
+
+
+KIND = "rules"
+
+
+def unique(rules: Iterable[Rule]) -> list[Rule]:
+    """``rules`` in order, each asked once."""
+    seen: dict[tuple[str, str, str, int], Rule] = {}
+    for rule in rules:
+        seen.setdefault(rule.key(), rule)
+    return list(seen.values())
+
+
+def render_rules(rules: Sequence[Rule]) -> str:
+    """The rules as a ``# facts: rules v1`` block; ``""`` when there are none."""
+    return render_facts(KIND, Rules(rules=unique(rules))) if rules else ""
+
+
+def read_rules(text: str) -> list[Rule]:
+    """The rules of the first rules block in ``text`` (none: ``[]``).
+
+    Raises:
+        FactsBlockError: The block is there but does not fit :class:`Rules`.
+    """
+    found = read_facts(text, KIND, Rules)
+    return found.rules if found else []
+
+
+def rules_of(data: Iterable[Any]) -> list[Rule]:
+    """Rules from JSON data (dicts or models), as an agent's reply or a memory entry holds them."""
+    return [r if isinstance(r, Rule) else Rule.model_validate(r) for r in data]
