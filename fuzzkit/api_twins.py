@@ -81,6 +81,21 @@ def _named_alike(a: list[str], b: list[str]) -> bool:
     return (common >= 2 and rest == 1) or (common >= 3 and rest == 2)
 
 
+def called_on_an_object(name: str, api: Sequence[FunctionDecl], canonical: Mapping[str, str]) -> bool:
+    """Whether ``name`` takes an object: a parameter pointing at a record or opaque type.
+
+    What a function returns can stay owned by the object it was called on (a child, a field it
+    fills) only when there is one: ``parse(const char *text, size_t len)`` takes none, and what
+    it returns is its caller's.
+    """
+    decl = next((f for f in api if f.name == name), None)
+    for p in decl.params if decl else ():
+        ctype = canonical_type(p.type, canonical)
+        if ctype.count("*") == 1 and ctype.rstrip("*") and ctype.rstrip("*") not in SCALARS:
+            return True
+    return False
+
+
 def _object_key(decl: FunctionDecl, canonical: Mapping[str, str]) -> tuple[str, str] | None:
     """``(object type, result type)`` when the first parameter points at a record or opaque type."""
     if not decl.params:

@@ -174,16 +174,18 @@ def kept_results(lessons: list[ActionableLesson], api: list[FunctionDecl]) -> di
     """``{function: lesson}``: whose results a fitting ``keep_result`` lesson says no harness releases.
 
     The lesson's function and its slot twins in ``api`` (:func:`fuzzkit.api_twins.slot_twins`): the
-    functions working the same object into the same type, named alike but for one word.
+    functions working the same object into the same type, named alike but for one word. A function
+    that takes no object (:func:`fuzzkit.api_twins.called_on_an_object`) has none to own its
+    result: such a lesson was learned wrong and is not applied.
     """
-    names = {f.name for f in api}
+    canonical = type_table.active().canonical
     out: dict[str, ActionableLesson] = {}
     for lesson in lessons:
         if lesson.action is None or lesson.action.verb != "keep_result":
             continue
         name = lesson.action.args["function"]
-        if name in names:
-            for kept in [name, *api_twins.slot_twins(name, api, type_table.active().canonical)]:
+        if api_twins.called_on_an_object(name, api, canonical):  # (and this library has it)
+            for kept in [name, *api_twins.slot_twins(name, api, canonical)]:
                 out.setdefault(kept, lesson)
     return out
 

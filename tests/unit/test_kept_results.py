@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_graph.context import Context
 from agents.offline.cdecl import parse_prototypes
-from agents.offline.lesson_apply import ActionableLesson, apply_lessons
+from agents.offline.lesson_apply import ActionableLesson, apply_lessons, kept_results
 from agents.offline.lesson_extract import actionable_items
 from fuzzkit.api_twins import slot_twins
 from fuzzkit.header_facts import HeaderFacts, Releaser
@@ -150,6 +150,20 @@ def test_a_later_harness_keeps_the_family_s_results_even_against_a_release_lesso
                      "tr_add_text_to_node) without releasing it: its object owns it"], notes
     assert effect_present(parse_action("keep_result(tr_add_text_to_node)"), kept)
     assert not effect_present(parse_action("keep_result(tr_add_text_to_node)"), drafted)
+
+
+def test_a_lesson_to_keep_what_a_function_of_no_object_returns_is_not_applied() -> None:
+    """``tr_parse(const char *)`` is called on no object: nothing but its caller can own its result.
+
+    Such a lesson (learned when a parsed tree was handed to a node that took it, then released
+    twice) would make every later harness leak the tree; it is left out.
+    """
+    wrong = _lesson("MEM-3", {"name": "tr_parse"}, "keep_result(tr_parse)")
+    drafted = "  root = tr_parse(text);\n  if (root != NULL) tr_free(root);\n  return 0;\n"
+    assert apply_lessons(drafted, BY["tr_parse"], API, [wrong]) == (drafted, [])
+    assert kept_results([wrong], API) == {}
+    assert set(kept_results([_lesson("MEM-2", {"name": "tr_add_int_to_node"},
+                                     "keep_result(tr_add_int_to_node)")], API)) >= {"tr_add_int_to_node"}
 
 
 FACTS = HeaderFacts(releasers=[Releaser(function="tr_free", releases="tr_node *", evidence="documentation")])
