@@ -24,26 +24,24 @@ from agents.offline.prompt_reader import PromptFacts
 from agents.offline.synth_api import ApiIndex
 from fuzzkit import api_twins
 from fuzzkit.api import FunctionDecl
+from fuzzkit.facts_block import read_facts
 from fuzzkit.field_release import held_argument, release_line
 from fuzzkit.input_flow import input_reaches_api
+from long_term_memory.experience.inject import LESSONS_KIND
 from long_term_memory.experience.lesson_effects import applied_note, by_value, results_released
 from long_term_memory.experience.lessons import (
     RELEASE_NAME,
     TAG_KINDS,
     Action,
+    LessonsBlock,
     LessonScope,
     avoid_fits,
     callees_in,
     calls,
-    parse_action,
-    parse_scope,
     scope_matches,
     shape_types,
-    tag_kind,
     type_name,
 )
-
-_FIELD = re.compile(r"^- (Scope|Action):\s*(.+?)\s*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -61,16 +59,15 @@ class ActionableLesson:
 
 
 def actionable_lessons(facts: PromptFacts) -> list[ActionableLesson]:
-    """The shown lessons of a prompt that carry an action, in the order shown."""
-    out = []
-    for lesson in shown_lessons(facts):
-        fields = dict(_FIELD.findall(lesson.text))
-        action = parse_action(fields.get("Action"))
-        if action is not None:
-            action = tag_kind(action, lesson.text)  # an entry stored before the kind was recorded
-            scope = parse_scope(fields.get("Scope", ""))
-            out.append(ActionableLesson(lesson.item_id, lesson.title, scope, action))
-    return out
+    """The shown lessons of a prompt that carry an action, in the order shown.
+
+    Read from the experience section's lessons block (``# facts: lessons v1``) with its models,
+    never from the lines a person reads.
+    """
+    titles = {lesson.item_id: lesson.title for lesson in shown_lessons(facts)}
+    block = read_facts(facts.sections.get("Relevant experience", ""), LESSONS_KIND, LessonsBlock)
+    return [ActionableLesson(f.id, titles.get(f.id, ""), f.scope, action)
+            for f in (block.lessons if block else []) if (action := f.action.action()) is not None]
 
 
 def releasers_of(lessons: list[ActionableLesson], target: FunctionDecl) -> dict[str, str]:

@@ -6,11 +6,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from long_term_memory.experience.lessons import parse_scope
+from fuzzkit.facts_block import render_facts
+from long_term_memory.experience.lessons import LessonsBlock, lesson_facts, parse_scope
 from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.rules import LEVEL_NAMES
 
 HEADING = "## Relevant experience"
+LESSONS_KIND = "lessons"
 _CITED = re.compile(r"\bMEM[-_ ]?([0-9a-f]{8})\b", re.I)
 
 
@@ -57,6 +59,10 @@ def render_experience(items: Sequence[InjectItem]) -> str:
             + _structured_lines(item.lesson)
             + f"{item.content.strip()}"
         )
+    # The actions as data, read back with the same models (the lines above are for reading).
+    shown = [f for item in items if (f := lesson_facts(item.item_id, item.lesson, item.content))]
+    if shown:
+        parts.append(render_facts(LESSONS_KIND, LessonsBlock(lessons=shown)))
     return "\n\n".join(parts)
 
 

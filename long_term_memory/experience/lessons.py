@@ -290,3 +290,53 @@ def lesson_fields(item: Mapping[str, Any]) -> dict[str, Any]:
         text = " ".join(str(item.get(k) or "") for k in ("title", "description", "content"))
         out["action"] = tag_kind(action, text).render()
     return out
+
+
+# ----- lessons as data in a prompt -----
+
+
+class ShownAction(BaseModel):
+    """An action as the prompt's lessons block carries it: its verb and named arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verb: str
+    args: dict[str, str] = Field(default_factory=dict)
+
+    def action(self) -> Action | None:
+        """The :class:`Action` (None when the verb or its arguments are not the vocabulary's)."""
+        return parse_action({"verb": self.verb, **self.args})
+
+
+class ShownLessonFacts(BaseModel):
+    """One shown lesson with an action: its id, where it applies, what it prevents, what to change."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    scope: LessonScope | None = None
+    failure: str = ""
+    action: ShownAction
+
+
+class LessonsBlock(BaseModel):
+    """The ``# facts: lessons v1`` block of a prompt's experience section."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lessons: list[ShownLessonFacts] = Field(default_factory=list)
+
+
+def lesson_facts(item_id: str, lesson: Mapping[str, Any], text: str = "") -> ShownLessonFacts | None:
+    """A stored lesson's actionable part as data (None without a known action).
+
+    ``text``: the entry's own words, for a ``keep_struct_tag`` stored before its kind was
+    recorded (:func:`tag_kind`); the block then carries the kind.
+    """
+    action = parse_action(lesson.get("action"))
+    if action is None:
+        return None
+    action = tag_kind(action, text)
+    return ShownLessonFacts(id=item_id, scope=parse_scope(lesson.get("scope")),
+                            failure=str(lesson.get("failure") or "")[:MAX_FAILURE],
+                            action=ShownAction(verb=action.verb, args=dict(action.args)))
