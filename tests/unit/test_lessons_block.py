@@ -23,7 +23,8 @@ def _item(action: str, content: str = "Release what it returns.") -> InjectItem:
 
 
 def _lessons(section: str) -> list[tuple[str, str, dict[str, str]]]:
-    facts = read_prompt("ROLE: prototyper", f"## Target function\nint qq_run(void);\n\n{section}\n\n## Task\nx")
+    user = f"## Target function\nint qq_run(void);\n\n{section}\n\n## Task\nx"
+    facts = read_prompt("ROLE: prototyper", user)
     return [(x.item_id, x.action.verb, x.action.args) for x in actionable_lessons(facts) if x.action]
 
 
@@ -40,7 +41,8 @@ def test_the_engine_reads_the_block_not_the_lines() -> None:
 
 
 def test_an_old_tag_lesson_gets_its_kind_from_its_own_text_at_render_time() -> None:
-    section = render_experience([_item("keep_struct_tag(qq_mode)", "qq_mode is an enum tag: write enum qq_mode.")])
+    old = _item("keep_struct_tag(qq_mode)", "qq_mode is an enum tag: write enum qq_mode.")
+    section = render_experience([old])
     assert _lessons(section)[0][2] == {"tag": "qq_mode", "kind": "enum"}
 
 
