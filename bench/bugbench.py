@@ -182,6 +182,39 @@ def _in_tree(source: Path, vulnerable: LibraryBuild, fixed: LibraryBuild) -> Pat
     return twin if twin.is_file() else source
 
 
+def _crash_harness(unit: Path) -> Path | None:
+    """The harness source beside a run's crash input (``vN/seeds/artifacts/crash-*`` -> ``vN/harness.c``)."""
+    for parent in unit.parents:
+        if (parent / "harness.c").is_file():
+            return parent / "harness.c"
+    return None
+
+
+def replay_verdicts(verdicts: list[dict[str, Any]], vulnerable: LibraryBuild, fixed: LibraryBuild,
+                    work: Path) -> None:
+    """Each library-bug verdict's reproducer replayed alone on its harness built on both builds.
+
+    Sets ``replay``: ``vulnerable only`` (the fix removes it), ``both builds`` (a crash the fix
+    leaves), ``no crash`` (it does not replay), or why it could not be tried.
+    """
+    said = {"known": "vulnerable only", "other": "both builds", "none": "no crash"}
+    for i, v in enumerate(verdicts):
+        unit = Path(v.get("reproducer") or "")
+        harness = _crash_harness(unit) if v.get("reproducer") and unit.is_file() else None
+        if harness is None:
+            v["replay"] = "no reproducer kept"
+            continue
+        built = build_side("verdict", [harness], vulnerable, work / f"verdict{i}")
+        twin = build_side("verdict", [harness], fixed, work / f"verdict{i}-fixed")
+        if not built.builds:
+            v["replay"] = "its harness does not build on the vulnerable build"
+            continue
+        fixed_bin = Path(str(twin.builds[0].fuzz_binary)) if twin.builds else None
+        vulnerable_bin = Path(str(built.builds[0].fuzz_binary))
+        got = replay_both(unit, vulnerable_bin, fixed_bin, work / f"verdict{i}-replay", harness.name)
+        v["replay"] = said.get(got["class"], got["class"])
+
+
 def hunt(harnesses: dict[str, list[Path]], vulnerable: LibraryBuild, fixed: LibraryBuild, work: Path,
          args: argparse.Namespace) -> dict[str, Any]:
     """Both sides built on both builds, fuzzed on the vulnerable one at equal CPU, crashes judged."""
@@ -252,6 +285,8 @@ def measure(entry: BugEntry, args: argparse.Namespace) -> dict[str, Any]:
                      if c["class"] == KNOWN]
             row["logicfuzz_verdict"] = verdict_for(known, run_verdicts(Path(row["run_dir"])))
             row["library_bug_verdicts"] = library_bug_verdicts(Path(row["run_dir"]), known)
+            stage = "verdict replay"
+            replay_verdicts(row["library_bug_verdicts"], lib, fixed, work / "verdicts")
     except StageError as exc:
         row.update(error=str(exc), stage=exc.stage)
     except Exception as exc:  # noqa: BLE001 - one bug's failure must not stop the others

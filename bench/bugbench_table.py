@@ -96,6 +96,7 @@ def _other_verdicts(rows: list[dict[str, Any]]) -> list[str]:
     out = ["", f"Library-bug verdicts in LogicFuzz's runs: {len(every)}, of which the known bug "
                f"{len(every) - len(other)} and other crashes {len(other)} (hand review in "
                "bench/bugs/reviews.yaml):"]
-    out += [f"- {bug}: `{v['signature']}` ({v['target']}): {v.get('review', 'unreviewed')}"
-            + (f" ({v['why']})" if v.get("why") else "") for bug, v in other]
+    out += [f"- {bug}: `{v['signature']}` ({v['target']}; replays on: {v.get('replay', 'not tried')}): "
+            f"{v.get('review', 'unreviewed')}" + (f" ({v['why']})" if v.get("why") else "")
+            for bug, v in other]
     return out if every else []

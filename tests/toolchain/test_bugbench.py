@@ -114,3 +114,7 @@ def test_logicfuzz_runs_on_the_vulnerable_tree_and_its_verdict_is_read(tmp_path:
     assert row["functions_running"] == 1 and row["sides"]["logicfuzz"]["built"] == ["ring_sum/harness.c"]
     assert row["sides"]["logicfuzz"]["found"] == 1 and row["sides"]["upstream"]["found"] == 1
     assert row["logicfuzz_verdict"] == "library_bug"
+    # Its library-bug verdict's reproducer, replayed alone on its harness built on both builds.
+    verdicts = row["library_bug_verdicts"]
+    assert verdicts and verdicts[0]["known_bug"], verdicts
+    assert verdicts[0]["replay"] == "vulnerable only", verdicts
