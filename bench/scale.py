@@ -51,7 +51,7 @@ from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 def simulated_target(job: TargetJob) -> dict[str, Any]:
     """A target whose build and fuzz runs sleep; logs the real events and writes result.json."""
-    from nodes._common import log_event
+    from nodes.common import log_event
 
     spec = job.ctx_data
     state = {"work_dir": str(Path(job.out) / job.key)}

@@ -30,11 +30,11 @@ from agents.llm import model_name
 from agents.local_memory_extractor import LocalMemoryExtractor
 from agents.parsing import ReplyParseError
 from long_term_memory.experience.models import ITEM_ID
-from nodes._common import ctx_of, log_event
-from nodes._experience import finalize_experience
-from nodes._llm import call_agent
+from nodes.agent_call import call_agent
 from nodes.block_drop import crashed_mark, drop_crashed_block
 from nodes.block_repair import release_leaked_result, remembered_releases
+from nodes.common import ctx_of, log_event
+from nodes.experience import finalize_experience
 from nodes.field_repair import release_left_in_field, remembered_fields
 
 

@@ -166,3 +166,42 @@ def test_a_deferred_project_import_is_found(tmp_path: Path) -> None:
     probe.write_text("import json\n\ndef f():\n    from fuzzkit import paths\n    import torch\n"
                      "    from . import sibling\n    return paths, torch, sibling, json\n")
     assert deferred_project_imports(probe) == ["probe.py:4 fuzzkit", "probe.py:6 (relative)"]
+
+
+def _imported_names(path: Path) -> list[tuple[int, str]]:
+    """``(line, name)`` for every name an absolute import of ``path`` names, inside functions too.
+
+    ``from a.b import c`` names ``a.b.c`` (``c`` may be a module); ``import a.b`` names ``a.b``.
+    """
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def private_node_imports(path: Path) -> list[str]:
+    """``path:line module`` for each import of a private module of ``nodes`` (``nodes._x``).
+
+    What the app, the graph assembly, the benches and the tests use of the nodes layer is public:
+    a module whose name starts with ``_`` is the layer's own business and may change with it.
+    """
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    return [f"{where}:{line} {name}" for line, name in _imported_names(path) if name.startswith("nodes._")]
+
+
+def test_nothing_outside_nodes_imports_a_private_node_module() -> None:
+    outside = [p for p in ROOT.rglob("*.py") if p.parts[len(ROOT.parts)] not in {"nodes", ".venv"}
+               and not any(part.startswith(".") for part in p.relative_to(ROOT).parts)]
+    assert len(outside) > 100
+    assert [line for path in outside for line in private_node_imports(path)] == []
+
+
+def test_a_private_node_import_is_found(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("from nodes._common import log_event\nfrom nodes import common, _llm\n\n"
+                     "def f():\n    import nodes._llm\n    return log_event, common, _llm, nodes\n")
+    assert private_node_imports(probe) == ["probe.py:1 nodes._common.log_event", "probe.py:2 nodes._llm",
+                                           "probe.py:5 nodes._llm"]
