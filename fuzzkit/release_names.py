@@ -3,7 +3,7 @@
 Part of reading header facts (:mod:`fuzzkit.header_releasers`). ``gen_map_close(gen *g)`` ends a
 map inside the generator, not the generator; ``doc_free_saved_parts(doc *d)`` frees the parts a
 document holds, not the document, when ``doc_close(doc *d)`` is the one that does. The graph's
-leak repairs (``nodes.block_repair``, ``nodes.field_repair``) ask :func:`result_releaser`.
+leak repairs (:mod:`agents.improvement_blocks`) ask :func:`result_releaser`.
 """
 
 from __future__ import annotations

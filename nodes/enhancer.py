@@ -19,10 +19,9 @@ from agents.prototyper import Prototyper
 from agents.sections import ELSEWHERE_HEADING, next_calls
 from long_term_memory.retrieval import get_retriever
 from nodes.agent_call import call_agent, can_fall_back, memory_reads_for
-from nodes.block_repair import reapply_releases
 from nodes.common import ctx_of, log_event
 from nodes.experience import inject, newly_cited, note_used
-from nodes.field_repair import reapply_field_releases
+from nodes.improvement_blocks import reapply_field_releases, reapply_releases
 from nodes.lesson_checks import problem_class
 from nodes.prototyper import pitfall_lines
 
