@@ -110,10 +110,11 @@ def result_releaser(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, An
 
     The releaser documented for it or for its type, then for text or bytes the library's own
     ``<prefix>_free(void *)``, else ``free``. From the header facts alone, whatever the model (the
-    graph's repairs ask it). The offline engine's ``agents.offline.type_releasers.releaser_for``
-    shares the first rule (:func:`documented_releaser`) and reads its type table for the rest: it
-    takes a documented ``char *`` releaser for a string and falls back to nothing, where this
-    falls back to the library's own free or ``free``, so the two stay two.
+    graph's repairs ask it, once LeakSanitizer has shown the result leaks). The offline engine's
+    ``agents.offline.type_releasers.type_releaser`` decides another thing, what releases a value
+    of a type, when it drafts: it shares the first rule (:func:`documented_releaser`) and reads
+    its type table for the rest; it takes a documented ``char *`` releaser for a string and falls
+    back to nothing, where this falls back to the library's own free or ``free``, so the two stay two.
     """
     canonical = {t.name: t.canonical for t in facts.typedefs}
     ret = fn.return_type.strip()
