@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,7 @@ def uncovered_text(state: FuzzState, limit: int = 25) -> str:
     uncovered public functions.
     """
     uncovered = set((state.get("run") or {}).get("uncovered_functions") or [])
-    called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
+    called = set(called_names(state.get("harness_code") or ""))
     product, rest = next_calls(state, uncovered, called, limit)
     elsewhere = sibling_calls(state)
     fresh, shared = [d for d in rest if d.name not in elsewhere], [d for d in rest if d.name in elsewhere]

@@ -205,3 +205,47 @@ def test_a_private_node_import_is_found(tmp_path: Path) -> None:
                      "def f():\n    import nodes._llm\n    return log_event, common, _llm, nodes\n")
     assert private_node_imports(probe) == ["probe.py:1 nodes._common.log_event", "probe.py:2 nodes._llm",
                                            "probe.py:5 nodes._llm"]
+
+
+# What edits harness C, or decides what releases what, below the nodes: a node reaches it only
+# through the public surface of the package that owns it (``agents.improvement_blocks``), or
+# through the model seam (the offline model), never module by module.
+C_EDITING = ("fuzzkit.field_release", "fuzzkit.release_names", "agents.harness_marks", "agents.offline")
+C_EDITING_PACKAGES = ("agents.improvement_blocks",)
+
+
+def c_editing_in_node(name: str, path: Path, known: dict[str, Path]) -> list[str]:
+    """``path: what`` for each way the node module ``name`` could edit harness C itself.
+
+    A node reads state, calls an agent or a function, and writes state. Harness C is read and
+    edited with regular expressions and line surgery (marks, block ends, inserted releases), so
+    a node may not import ``re``, nor a module of :data:`C_EDITING`, nor a module inside a
+    package of :data:`C_EDITING_PACKAGES` (only the package itself, its ``__init__``'s names).
+    """
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    found = [f"{where}: imports re" for _, n in _imported_names(path) if n == "re" or n.startswith("re.")]
+    for target in sorted(imports(name, path, known)):
+        if any(target == m or target.startswith(m + ".") for m in C_EDITING) or any(
+                target.startswith(p + ".") for p in C_EDITING_PACKAGES):
+            found.append(f"{where}: imports {target}")
+    return found
+
+
+def test_nodes_edit_no_harness_c() -> None:
+    known = modules()
+    nodes = {n: p for n, p in known.items() if n.startswith("nodes.")}
+    assert len(nodes) > 10
+    assert [line for n, p in sorted(nodes.items()) for line in c_editing_in_node(n, p, known)] == []
+
+
+def test_c_editing_in_a_node_is_found(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("import re\nfrom agents import improvement_blocks\n"
+                     "from agents.improvement_blocks import without_block\n"
+                     "from agents.improvement_blocks.marks import block_end\n"
+                     "from fuzzkit.release_names import result_releaser\n")
+    known = {m: tmp_path for m in ("agents", "agents.improvement_blocks", "agents.improvement_blocks.marks",
+                                   "fuzzkit", "fuzzkit.release_names")}
+    assert c_editing_in_node("nodes.probe", probe, known) == [
+        "probe.py: imports re", "probe.py: imports agents.improvement_blocks.marks",
+        "probe.py: imports fuzzkit.release_names"]
