@@ -249,3 +249,51 @@ def test_c_editing_in_a_node_is_found(tmp_path: Path) -> None:
     assert c_editing_in_node("nodes.probe", probe, known) == [
         "probe.py: imports re", "probe.py: imports agents.improvement_blocks.marks",
         "probe.py: imports fuzzkit.release_names"]
+
+
+# The benches and the tests share code through ``benchkit/`` only: a bench script imports no test
+# module, and a test imports no bench module (by package, ``bench.x``, or by the top-level name
+# the scripts use for each other, ``x`` with ``bench/`` on the path). A test may run a bench
+# script whole (its ``main``), loaded by path through ``tests/bench_scripts.py`` alone.
+BENCH_LOADER = "tests/bench_scripts.py"
+
+
+def crossing_imports(path: Path, other: str, names: set[str]) -> list[str]:
+    """``path:line module`` for each import of the ``other`` package (or of one of ``names``) in ``path``.
+
+    A test that puts ``bench/`` on ``sys.path`` or loads a file of it by path counts too
+    (``path: loads bench by path``), unless ``path`` is :data:`BENCH_LOADER`.
+    """
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    found = [f"{where}:{line} {n}" for line, n in _imported_names(path)
+             if n.split(".")[0] == other or n.split(".")[0] in names or n in {f"{other}.{x}" for x in names}]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names_bench = any(isinstance(n, ast.Constant) and n.value == "bench" for n in ast.walk(tree))
+    loads = any(isinstance(n, ast.Call) and ast.unparse(n.func).endswith(
+        ("spec_from_file_location", "sys.path.insert", "sys.path.append")) for n in ast.walk(tree))
+    if other == "bench" and str(where) != BENCH_LOADER and names_bench and loads:
+        found.append(f"{where}: loads bench by path")
+    return sorted(set(found))
+
+
+def _files(folder: str) -> list[Path]:
+    return sorted(p for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_bench_and_tests_do_not_import_each_other() -> None:
+    scripts = {p.stem for p in _files("bench")}
+    assert {"generality", "memory_ab"} <= scripts
+    tests_importing_bench = [line for p in _files("tests") for line in crossing_imports(p, "bench", scripts)]
+    bench_importing_tests = [line for p in _files("bench") for line in crossing_imports(p, "tests", set())]
+    assert tests_importing_bench == [] and bench_importing_tests == []
+
+
+def test_a_crossing_import_is_found(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text('import sys\nfrom bench.memory_ab import transfers\nsys.path.insert(0, "bench")\n'
+                     "from generality_table import markdown\nfrom benchkit.kv import KV_HEADER\n"
+                     "def f():\n    from tests.pg_server import PgServer\n")
+    assert crossing_imports(probe, "bench", {"generality_table"}) == [
+        "probe.py: loads bench by path", "probe.py:2 bench.memory_ab.transfers",
+        "probe.py:4 generality_table.markdown"]
+    assert crossing_imports(probe, "tests", set()) == ["probe.py:7 tests.pg_server.PgServer"]
