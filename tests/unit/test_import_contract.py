@@ -297,3 +297,25 @@ def test_a_crossing_import_is_found(tmp_path: Path) -> None:
         "probe.py: loads bench by path", "probe.py:2 bench.memory_ab.transfers",
         "probe.py:4 generality_table.markdown"]
     assert crossing_imports(probe, "tests", set()) == ["probe.py:7 tests.pg_server.PgServer"]
+
+
+def private_imports(path: Path, own: str) -> list[str]:
+    """``path:line name`` for each private module or name (``_x``) imported from another project package."""
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    return [f"{where}:{line} {name}" for line, name in _imported_names(path)
+            if name.split(".")[0] in PACKAGES and name.split(".")[0] != own
+            and any(part.startswith("_") for part in name.split("."))]
+
+
+def test_the_app_uses_public_names_only() -> None:
+    app = _files("logicfuzz")
+    assert len(app) > 10
+    assert [line for p in app for line in private_imports(p, "logicfuzz")] == []
+
+
+def test_a_private_name_import_is_found(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("from __future__ import annotations\nfrom nodes.experience import _bank, inject\n"
+                     "from logicfuzz.cli import _own\nimport agents._x\n")
+    assert private_imports(probe, "logicfuzz") == ["probe.py:2 nodes.experience._bank",
+                                                   "probe.py:4 agents._x"]
