@@ -13,6 +13,11 @@ left out (they never run). Layers, lowest first:
 
 Routing sits with the state because the supervisor node (layer 4) routes with it; the benchmark
 model sits there because the prepare node reads benchmark files.
+
+Beside the layers: nothing outside ``nodes`` imports a private ``nodes._*`` module, and the app
+imports no private name of another package; a node edits no harness C (see
+:func:`c_editing_in_node`); ``bench/`` and ``tests/`` do not import each other (what both need
+is in ``benchkit/``).
 """
 
 from __future__ import annotations
