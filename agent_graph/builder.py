@@ -9,7 +9,7 @@ from langgraph.graph import END, START, StateGraph
 from agent_graph.context import Context
 from agent_graph.registry import Registry, agent_tools, default_registry, memory_reads
 from agent_graph.state import FuzzInput, FuzzOutput, FuzzState
-from nodes._llm import DECLARED
+from nodes.agent_call import DECLARED
 from nodes.supervisor import make_supervisor
 
 # Every hop passes through the supervisor, so a target's run takes about twice as many steps as

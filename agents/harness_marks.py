@@ -2,7 +2,7 @@
 
 Each block an improvement adds opens with ``/* LF improve: <its direction> */``: the offline
 engine writes it, the improve prompt asks a model for it, and a crash's line in the harness then
-names the direction that caused it (``nodes.memory_manager.crashed_block``). A guard against
+names the direction that caused it (:func:`agents.improvement_blocks.block_at`). A guard against
 the empty input goes after ``/* @LF:GUARD */`` where the skeleton has one.
 """
 

@@ -18,10 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.integration.test_experience_concurrency import WORKER  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+from benchkit.bank_writer import WORKER  # noqa: E402
+from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 
 def main() -> int:

@@ -46,8 +46,11 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from bugbench_load import BugEntry, BugsFileError, load_bugs  # noqa: E402
-from bugbench_oracle import (  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout first: benchkit and the product
+from generality import IGNORE_FUZZ_HARNESSES, StageError, _cli, logicfuzz_run, run_stats  # noqa: E402
+
+from benchkit.bugbench_load import BugEntry, BugsFileError, load_bugs  # noqa: E402
+from benchkit.bugbench_oracle import (  # noqa: E402
     KNOWN,
     apply_reviews,
     built_files_patched,
@@ -59,16 +62,15 @@ from bugbench_oracle import (  # noqa: E402
     run_verdicts,
     verdict_for,
 )
-from bugbench_table import SIDES, markdown, side_summary, summarize  # noqa: E402
-from generality import IGNORE_FUZZ_HARNESSES, StageError, _cli, logicfuzz_run, run_stats  # noqa: E402
-from generality_args import (  # noqa: E402
+from benchkit.bugbench_table import SIDES, markdown, side_summary, summarize  # noqa: E402
+from benchkit.generality_args import (  # noqa: E402
     ArgumentParser,
     Library,
     UsageError,
     at_least_one,
     logicfuzz_run_options,
 )
-from harness_compare import (  # noqa: E402
+from benchkit.harness_compare import (  # noqa: E402
     DICT_MODES,
     BuiltSide,
     SideRun,
@@ -79,8 +81,7 @@ from harness_compare import (  # noqa: E402
     side_dictionaries,
     split_budget,
 )
-from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
-
+from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 from fuzzkit.detect import resolve_recipe  # noqa: E402
 from fuzzkit.harness import HarnessBuild  # noqa: E402
 from fuzzkit.init_benchmark import upstream_harnesses  # noqa: E402

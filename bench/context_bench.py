@@ -24,8 +24,8 @@ from typing import Any
 from agent_graph.context import Context
 from logicfuzz.runner import RunOptions, run_benchmark
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout first: benchkit and the product
+from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 
 def calls_of(run_dir: Path) -> list[int]:

@@ -49,8 +49,8 @@ from fuzzkit.errors import ToolchainError
 from fuzzkit.source import SourceSpec, fetch_source
 from fuzzkit.toolchain import Fuzzkit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from harness_compare import (  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout first: benchkit and the product
+from benchkit.harness_compare import (  # noqa: E402
     DICT_MODES,
     BuiltSide,
     build_side,
@@ -62,7 +62,7 @@ from harness_compare import (  # noqa: E402
     split_budget,
     upstream_sources,
 )
-from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_BENCHMARKS = [REPO / "benchmarks" / f"{name}.yaml" for name in ("cjson", "libyaml", "zlib")]

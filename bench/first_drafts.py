@@ -22,16 +22,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 from agent_graph.benchmark import load_benchmark  # noqa: E402
 from agent_graph.builder import build_graph  # noqa: E402
 from agent_graph.context import Context  # noqa: E402
+from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 from logicfuzz.target_run import prepared_input  # noqa: E402
 
 

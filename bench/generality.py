@@ -55,10 +55,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from generality_args import Library, UsageError, parse_args  # noqa: E402
-from generality_table import markdown, summarize  # noqa: E402
-from harness_compare import (  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout first: benchkit and the product
+from benchkit.generality_args import Library, UsageError, parse_args  # noqa: E402
+from benchkit.generality_table import markdown, summarize  # noqa: E402
+from benchkit.harness_compare import (  # noqa: E402
     build_side,
     covered_lines,
     fuzz_side,
@@ -70,7 +70,7 @@ from harness_compare import (  # noqa: E402
     split_budget,
     upstream_sources,
 )
-from results_markdown import commit, markdown_copy  # noqa: E402
+from benchkit.results_markdown import commit, markdown_copy  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 # The LogicFuzz side never learns from the yardstick it is measured against.

@@ -24,16 +24,14 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.security import (  # noqa: E402 - the corpora live with the tests that use them
+from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+from benchkit.security import (  # noqa: E402 - the corpora the security tests test
     corrupted_files,
     hostile_harnesses,
     hostile_replies,
     misuse_probes,
     secrets_corpus,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 CORPORA: dict[str, Callable[[], dict[str, Any]]] = {
     "harnesses": hostile_harnesses.measure,

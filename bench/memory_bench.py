@@ -34,8 +34,8 @@ from long_term_memory.experience.models import MemoryItem, MemoryRecord
 from long_term_memory.experience.record_log import RecordLog
 from long_term_memory.experience.vector_file import VectorFile, VectorMeta
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout first: benchkit and the product
+from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 DIM = 384
 

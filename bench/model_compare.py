@@ -33,10 +33,8 @@ if str(REPO) not in sys.path:
 from agent_graph.context import Context  # noqa: E402
 from agents.llm import forget_rejections  # noqa: E402
 from agents.local_model import LocalModelError, LocalModelServer, smollm2_gguf  # noqa: E402
+from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 from logicfuzz.runner import RunOptions, run_benchmark  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 LOCAL_KEY = "LOGICFUZZ_LOCAL_MODEL_KEY"
 

@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 from long_term_memory.experience import (  # noqa: E402
     ExperienceConfig,
     HashingEmbedder,
@@ -29,9 +30,6 @@ from long_term_memory.experience import (  # noqa: E402
     MemoryRecord,
 )
 from long_term_memory.experience.stores import open_bank  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 
 def measure(url: str, items: int, queries: int) -> list[str]:
@@ -79,7 +77,7 @@ def main() -> None:
     args = p.parse_args()
     server = None
     if not args.store:
-        from tests.pg_server import PgServer
+        from benchkit.pg_server import PgServer
 
         server = PgServer()
     try:

@@ -42,16 +42,14 @@ sys.path.insert(0, str(ROOT))
 # Workers (pool processes, Ray's) import this checkout too.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
+from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 from logicfuzz.executor_open import open_executor  # noqa: E402
 from logicfuzz.executors import TargetJob  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
 
 def simulated_target(job: TargetJob) -> dict[str, Any]:
     """A target whose build and fuzz runs sleep; logs the real events and writes result.json."""
-    from nodes._common import log_event
+    from nodes.common import log_event
 
     spec = job.ctx_data
     state = {"work_dir": str(Path(job.out) / job.key)}
@@ -200,7 +198,7 @@ def _bank(args: argparse.Namespace) -> dict[str, Any] | None:
     if args.store:  # one bank in the given database: the path its server offers
         path = "pgvector" if _has_pgvector(args.store) else "local"
         return {path: bank_latency(args.store, args.bank_writes, path)}
-    from tests.pg_server import PgServer, missing
+    from benchkit.pg_server import PgServer, missing
 
     why = missing()
     if why:

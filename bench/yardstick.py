@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout first: benchkit and the product
 from generality import StageError, benchmark_of  # noqa: E402
-from generality_args import REPO, UsageError, expand_lists, library_of  # noqa: E402
-from harness_compare import build_side, load_bench, upstream_sources  # noqa: E402
+
+from benchkit.generality_args import REPO, UsageError, expand_lists, library_of  # noqa: E402
+from benchkit.harness_compare import build_side, load_bench, upstream_sources  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,6 +1,6 @@
 """Releasing what a call left in a field of the object it was given: one statement, two users.
 
-The field repair (:mod:`nodes.field_repair`) and the offline engine's ``release_field`` lesson
+The field repair (:mod:`agents.improvement_blocks.fields`) and the offline engine's ``release_field`` lesson
 (:mod:`agents.offline.lesson_apply`) insert the same release right after the same kind of call,
 ``if (obj != NULL && obj->doc != NULL) { doc_free(obj->doc); obj->doc = NULL; }``.
 """

@@ -3,7 +3,7 @@
 Part of reading header facts (:mod:`fuzzkit.header_releasers`). ``gen_map_close(gen *g)`` ends a
 map inside the generator, not the generator; ``doc_free_saved_parts(doc *d)`` frees the parts a
 document holds, not the document, when ``doc_close(doc *d)`` is the one that does. The graph's
-leak repairs (``nodes.block_repair``, ``nodes.field_repair``) ask :func:`result_releaser`.
+leak repairs (:mod:`agents.improvement_blocks`) ask :func:`result_releaser`.
 """
 
 from __future__ import annotations
@@ -110,10 +110,11 @@ def result_releaser(fn: FunctionDecl, facts: HeaderFacts, api: list[dict[str, An
 
     The releaser documented for it or for its type, then for text or bytes the library's own
     ``<prefix>_free(void *)``, else ``free``. From the header facts alone, whatever the model (the
-    graph's repairs ask it). The offline engine's ``agents.offline.type_releasers.releaser_for``
-    shares the first rule (:func:`documented_releaser`) and reads its type table for the rest: it
-    takes a documented ``char *`` releaser for a string and falls back to nothing, where this
-    falls back to the library's own free or ``free``, so the two stay two.
+    graph's repairs ask it, once LeakSanitizer has shown the result leaks). The offline engine's
+    ``agents.offline.type_releasers.type_releaser`` decides another thing, what releases a value
+    of a type, when it drafts: it shares the first rule (:func:`documented_releaser`) and reads
+    its type table for the rest; it takes a documented ``char *`` releaser for a string and falls
+    back to nothing, where this falls back to the library's own free or ``free``, so the two stay two.
     """
     canonical = {t.name: t.canonical for t in facts.typedefs}
     ret = fn.return_type.strip()

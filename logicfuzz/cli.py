@@ -35,7 +35,7 @@ from logicfuzz.executor_ray import preflight
 from logicfuzz.results import crash_cell
 from logicfuzz.runner import RunOptions, planned_targets, run_benchmark
 from long_term_memory.shared_store import connect
-from nodes._experience import config_of, preflight_bank
+from nodes.experience import config_of, preflight_bank
 
 console = Console(stderr=True, soft_wrap=True)
 

@@ -26,8 +26,8 @@ from logicfuzz.checkpoints import checkpointer, thread_id
 from logicfuzz.results import result_record, write_target_outputs
 from long_term_memory.experience import attempt_specs, best_attempt, outcome_from_state
 from long_term_memory.experience.matts import REFINEMENT_KEY, matts_record, refinement_seed, round_specs
-from nodes._common import log_event
-from nodes._experience import config_of, matts_lifecycle
+from nodes.common import log_event
+from nodes.experience import config_of, matts_lifecycle
 from nodes.prepare import prepared_fields
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from agent_graph.state import FuzzState
 from fuzzkit.diagnostics import SERIOUS_WARNINGS
 from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import toolchain_named
-from nodes._common import ctx_of, log_event, visit, work_dir
-from nodes._lesson_checks import merged_extras, observe_build
-from nodes._lesson_failures import lessons_broken
-from nodes._prompt_text import for_prompt
+from nodes.common import ctx_of, log_event, visit, work_dir
+from nodes.lesson_checks import merged_extras, observe_build
+from nodes.lesson_failures import lessons_broken
+from nodes.prompt_text import for_prompt
 
 MAX_ERRORS_SHOWN = 20
 MAX_WARNINGS_SHOWN = 10
@@ -29,7 +29,7 @@ def errors_text(diagnostics: list[Any], log: str, harness: str = "") -> str:
     Each comes with clang's fix-its (``fix-it: insert "struct " at 12:3``) and file names
     only. The harness's own warnings that break it at run time (a ``T *`` passed for a
     ``T **``, an implicit declaration) follow, so the same round fixes them too. The text is
-    redacted and capped (:func:`nodes._prompt_text.for_prompt`): the harness decides what
+    redacted and capped (:func:`nodes.prompt_text.for_prompt`): the harness decides what
     the compiler quotes.
     """
     errors = [d for d in diagnostics if d.severity in ("error", "fatal error")]

@@ -11,8 +11,8 @@ from agent_graph.memory.code_memory import render_entry
 from agent_graph.memory.session_memory import add_coverage_strategy
 from agent_graph.state import FuzzState
 from agents.coverage_analyzer import CoverageAnalyzer
-from nodes._common import ctx_of, log_event
-from nodes._llm import call_agent, memory_reads_for
+from nodes.agent_call import call_agent, memory_reads_for
+from nodes.common import ctx_of, log_event
 from nodes.enhancer import directions_text, uncovered_text
 
 

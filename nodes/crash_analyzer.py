@@ -9,8 +9,8 @@ from langgraph.runtime import Runtime
 from agent_graph.context import Context
 from agent_graph.state import FuzzState
 from agents.crash_analyzer import CrashAnalyzer
-from nodes._common import log_event, work_dir
-from nodes._llm import call_agent, memory_reads_for
+from nodes.agent_call import call_agent, memory_reads_for
+from nodes.common import log_event, work_dir
 
 
 def crash_analyzer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from agent_graph.context import Context
 from agent_graph.memory.session_memory import add_decision
 from agent_graph.state import FuzzState
 from agents.crash_analyzer import CrashFeasibilityAnalyzer
-from nodes._common import log_event
-from nodes._llm import call_agent, memory_reads_for
+from nodes.agent_call import call_agent, memory_reads_for
+from nodes.common import log_event
 
 
 def crash_feasibility_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +17,11 @@ from agents.enhancer import Enhancer
 from agents.prototyper import Prototyper
 from agents.sections import ELSEWHERE_HEADING, next_calls
 from long_term_memory.retrieval import get_retriever
-from nodes._common import ctx_of, log_event
-from nodes._experience import inject, newly_cited, note_used
-from nodes._lesson_checks import problem_class
-from nodes._llm import call_agent, can_fall_back, memory_reads_for
-from nodes.block_repair import reapply_releases
-from nodes.field_repair import reapply_field_releases
+from nodes.agent_call import call_agent, can_fall_back, memory_reads_for
+from nodes.common import ctx_of, log_event
+from nodes.experience import inject, newly_cited, note_used
+from nodes.improvement_blocks import reapply_field_releases, reapply_releases
+from nodes.lesson_checks import problem_class
 from nodes.prototyper import pitfall_lines
 
 
@@ -39,7 +37,7 @@ def uncovered_text(state: FuzzState, limit: int = 25) -> str:
     uncovered public functions.
     """
     uncovered = set((state.get("run") or {}).get("uncovered_functions") or [])
-    called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
+    called = set(called_names(state.get("harness_code") or ""))
     product, rest = next_calls(state, uncovered, called, limit)
     elsewhere = sibling_calls(state)
     fresh, shared = [d for d in rest if d.name not in elsewhere], [d for d in rest if d.name in elsewhere]

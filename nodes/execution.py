@@ -16,9 +16,9 @@ from fuzzkit.input_flow import INPUT_PROBLEM, feeder_exists, input_reaches_api
 from fuzzkit.library import LibraryBuild
 from fuzzkit.toolchain import FuzzRun, Toolchain, toolchain_named
 from fuzzkit.utf8 import describe
-from nodes._common import ctx_of, log_event, visit, work_dir
-from nodes._lesson_checks import merged_extras, observe_run
-from nodes._prompt_text import crash_for_prompt
+from nodes.common import ctx_of, log_event, visit, work_dir
+from nodes.lesson_checks import merged_extras, observe_run
+from nodes.prompt_text import crash_for_prompt
 
 
 def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]:

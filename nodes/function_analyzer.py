@@ -12,8 +12,8 @@ from agent_graph.state import FuzzState
 from agents.function_analyzer import FunctionAnalyzer
 from agents.sections import target_decl
 from long_term_memory.retrieval import KnowledgeRetriever, get_retriever
-from nodes._common import log_event
-from nodes._llm import call_agent, memory_reads_for
+from nodes.agent_call import call_agent, memory_reads_for
+from nodes.common import log_event
 
 
 def archetype_catalog(retriever: KnowledgeRetriever) -> str:

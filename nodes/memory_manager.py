@@ -30,12 +30,17 @@ from agents.llm import model_name
 from agents.local_memory_extractor import LocalMemoryExtractor
 from agents.parsing import ReplyParseError
 from long_term_memory.experience.models import ITEM_ID
-from nodes._common import ctx_of, log_event
-from nodes._experience import finalize_experience
-from nodes._llm import call_agent
-from nodes.block_drop import crashed_mark, drop_crashed_block
-from nodes.block_repair import release_leaked_result, remembered_releases
-from nodes.field_repair import release_left_in_field, remembered_fields
+from nodes.agent_call import call_agent
+from nodes.common import ctx_of, log_event
+from nodes.experience import finalize_experience
+from nodes.improvement_blocks import (
+    crashed_mark,
+    drop_crashed_block,
+    release_leaked_result,
+    release_left_in_field,
+    remembered_fields,
+    remembered_releases,
+)
 
 
 def lines_percent(run: dict[str, Any]) -> float:
@@ -173,7 +178,7 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
     """An improvement that could not be made to build or run: count it and go back to best.
 
     A crash inside one of several blocks the improvement added drops only that block; a leak of
-    what a block's call returned is first repaired by releasing it (:mod:`nodes.block_repair`).
+    what a block's call returned is first repaired by releasing it (:mod:`agents.improvement_blocks`).
     """
     best = state["best"]
     repaired = release_leaked_result(state) or release_left_in_field(state)

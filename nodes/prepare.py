@@ -21,7 +21,7 @@ from fuzzkit.usage_names import name_unnamed
 from fuzzkit.usage_protocols import target_usage
 from long_term_memory.embeddings import DEFAULT_EMBEDDING_MODEL
 from long_term_memory.retrieval import RetrieverHandle
-from nodes._common import ctx_of, log_event, visit
+from nodes.common import ctx_of, log_event, visit
 
 
 def library_for(bench: Benchmark, toolchain: Toolchain | None = None) -> LibraryBuild:

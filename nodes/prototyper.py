@@ -10,9 +10,9 @@ from agent_graph.context import Context
 from agent_graph.state import FuzzState, counter
 from agents.prototyper import Prototyper
 from long_term_memory.retrieval import Pitfall, get_retriever
-from nodes._common import ctx_of, log_event
-from nodes._experience import inject, note_used
-from nodes._llm import call_agent, memory_reads_for
+from nodes.agent_call import call_agent, memory_reads_for
+from nodes.common import ctx_of, log_event
+from nodes.experience import inject, note_used
 
 
 def pitfall_lines(pitfalls: list[Pitfall]) -> str:

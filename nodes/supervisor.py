@@ -13,7 +13,7 @@ from agent_graph.memory.session_consolidate import consolidate_session_memory
 from agent_graph.memory.session_memory import add_decision
 from agent_graph.routing import END, Limits, loop_iterations, route, should_consolidate
 from agent_graph.state import FuzzState
-from nodes._common import ctx_of, log_event, visit
+from nodes.common import ctx_of, log_event, visit
 
 # Routine hops (build after a new harness, run after a build) are not worth a memory line.
 _NOTABLE = {"enhancer", "crash_analyzer", "crash_feasibility_analyzer", "memory_manager", END}

@@ -115,7 +115,7 @@ def field_releases(code: str, callee: FunctionDecl, idx: ApiIndex) -> list[tuple
 def _has_own_release(idx: ApiIndex, record_type: str) -> bool:
     """Whether the record has a release function of its own, which frees its fields itself."""
     key = idx.type_key(record_type + " *") or ckinds.base_name(record_type)
-    return bool(idx.destructor(key, "") or type_releasers.releaser_for(record_type + " *"))
+    return bool(idx.destructor(key, "") or type_releasers.type_releaser(record_type + " *"))
 
 
 def _owning_fields(var: str, record_type: str) -> list[tuple[str, str]]:
@@ -130,7 +130,7 @@ def _owning_fields(var: str, record_type: str) -> list[tuple[str, str]]:
         canonical = type_table.active().canonical.get(ckinds.strip_const(ftype).strip(), "")
         if "*" in ftype or "(" in ftype or ckinds.is_pointer(ftype) or "*" in canonical:
             continue  # a pointer field (a typedef may hide the `*`) is no buffer held by value
-        releaser = type_releasers.releaser_for(ftype)
+        releaser = type_releasers.type_releaser(ftype)
         if releaser and releaser != "free":
             out.append((f"&{var}.{name}", releaser))
     return out
@@ -142,7 +142,7 @@ def releaser_of(api: list[FunctionDecl], ctype: str, producer: FunctionDecl) -> 
 
 
 def _releaser(idx: ApiIndex, ctype: str, producer: str, paired: str | None = None) -> str:
-    found = type_releasers.releaser_for(ctype, producer=producer)
+    found = type_releasers.type_releaser(ctype, producer=producer)
     if found:
         return found
     key = idx.type_key(ctype)

@@ -202,7 +202,7 @@ class ApiIndex(ApiFinders):
         options = [o for o in self.lifecycle(type_key).destroy if fits(o)]
         # The documented pairing (a counted type drops its reference instead), or the Types section's.
         if paired and paired != "free" and not counted or not options:
-            return paired or type_releasers.releaser_for(type_key, producer=near)
+            return paired or type_releasers.type_releaser(type_key, producer=near)
         options = list(dict.fromkeys(options + [o for o in type_releasers.releasers_of(type_key) if fits(o)]))
         stem, made = self.stem(near), self.last_verb(near, CREATE | INIT) or ""
         def score(name: str) -> tuple[int, int, int, int, int, int, str]:

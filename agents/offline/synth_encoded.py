@@ -92,7 +92,8 @@ def encode_input(c: Call, slot: int, encoder: FunctionDecl, out: int, size: int)
     finally:
         pl.avoid = avoid
     pl.f.setup.append(f"if ({buf} == NULL || {length} == 0) {pl.f.fail()}")
-    releaser = type_releasers.releaser_for(buf_type, producer=encoder.name) or pl.idx.generic_free() or "free"
+    releaser = (type_releasers.type_releaser(buf_type, producer=encoder.name) or pl.idx.generic_free()
+                or "free")
     if releaser == "free":
         pl.f.include("<stdlib.h>")
     pl.f.cleanup.append(f"if ({buf} != NULL) {releaser}({buf});")

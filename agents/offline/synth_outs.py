@@ -40,7 +40,7 @@ def release_out(pl: Planner, fn: FunctionDecl, ptype: str, v: str, param_name: s
         return  # `u = f(..., &v)`: a view into the block the call returns, released with it
     # "X releases what f allocates" is about f's result: its out-parameters only when it
     # returns no pointer.
-    releaser = type_releasers.releaser_for(inner, producer="" if returns_block else fn.name)
+    releaser = type_releasers.type_releaser(inner, producer="" if returns_block else fn.name)
     if releaser is None and fn.name in type_table.active().borrows:
         return  # the header says the library keeps what it hands back
     if releaser is None:

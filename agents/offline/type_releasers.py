@@ -13,8 +13,15 @@ from fuzzkit.api_twins import SCALARS
 from fuzzkit.release_names import documented_releaser
 
 
-def releaser_for(type_name: str, producer: str = "") -> str | None:
-    """The releaser of ``type_name`` (or of what ``producer`` allocates), by canonical spelling."""
+def type_releaser(type_name: str, producer: str = "") -> str | None:
+    """The releaser of a value of ``type_name`` (or of what ``producer`` allocates), by canonical spelling.
+
+    What the prompt's ``## Types`` section says, and nothing else: None when it names no releaser
+    (the drafting decides what to do then). The graph's leak repairs ask
+    :func:`fuzzkit.release_names.result_releaser` instead, which decides what releases one
+    function's result from the header facts and falls back to the library's own free or ``free``
+    for text, since LeakSanitizer has already shown that the result leaks.
+    """
     if producer and (documented := producer_releaser(producer)):
         return documented  # what the documentation says beats a releaser of the same type
     return next((fn for fn in releasers_of(type_name) if not producer or releases_from(fn, producer)), None)

@@ -7,7 +7,7 @@ name; :func:`find_secrets` reports the names found, :func:`redact` replaces each
 :func:`redact_within` then cuts the text back to a field's limit, since a marker can be longer
 than the secret it hides. Patterns are specific (prefixes, lengths, structure) so C code such as
 ``token = next_token(p)``, sanitizer addresses and ``crash-<sha1>`` names are left alone; every
-repetition is bounded, so a long line costs linear time (``tests/security/secrets_corpus.py``
+repetition is bounded, so a long line costs linear time (``benchkit/security/secrets_corpus.py``
 measures recall and false positives).
 """
 

@@ -16,7 +16,7 @@ from agent_graph.registry import NodeSpec, default_registry
 from agents.crash_analyzer import CrashAnalyzer
 from agents.llm import register_provider
 from logicfuzz.results import result_record
-from nodes._llm import call_agent, memory_reads_for
+from nodes.agent_call import call_agent, memory_reads_for
 from tests.conftest import harness
 from tests.graph.scripted import ScriptedChatModel, keys
 

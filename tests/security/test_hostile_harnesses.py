@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.security.hostile_harnesses import PROBES, Lab, make_lab
+from benchkit.security.hostile_harnesses import PROBES, Lab, make_lab
 
 pytestmark = pytest.mark.toolchain
 

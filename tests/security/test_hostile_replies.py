@@ -18,9 +18,7 @@ from agents.parsing import (
     parse_reply,
 )
 from agents.prototyper import Prototyper
-from long_term_memory.experience.parsing import parse_memory_items
-from long_term_memory.reply_text import nesting_depth, strip_reasoning
-from tests.security.hostile_replies import (
+from benchkit.security.hostile_replies import (
     ENTRY_POINTS,
     GOOD_CODE_REPLY,
     GOOD_JSON,
@@ -30,6 +28,8 @@ from tests.security.hostile_replies import (
     check,
     run_agent,
 )
+from long_term_memory.experience.parsing import parse_memory_items
+from long_term_memory.reply_text import nesting_depth, strip_reasoning
 
 BOMB = '{"archetype": ' + "[" * 1000 + "]" * 1000 + "}"  # 2 KB
 BIG_INT = '{"archetype": ' + "9" * 4301 + "}"

@@ -1,6 +1,6 @@
 """Bad input stops with one line and exit 2, before any work, losing nothing (issue item 6).
 
-Every misuse probe of :mod:`tests.security.misuse_probes` runs through the real CLI in a
+Every misuse probe of :mod:`benchkit.security.misuse_probes` runs through the real CLI in a
 subprocess; the loader, path and symbol checks are also tested directly where a probe
 cannot see the detail (an alias bomb never expanded, a path kept under ``--out``).
 """
@@ -17,12 +17,12 @@ import pytest
 import yaml
 
 from agent_graph.benchmark import BenchmarkError, load_benchmark
+from benchkit.security.misuse_probes import KEPT, PROBES, REPO, alias_bomb, bench, error_lines, run_probe
 from fuzzkit.errors import ToolchainError
 from fuzzkit.inputs import InputError, check_function_name, check_project_name
 from fuzzkit.safe_yaml import MAX_NODES, YamlLimitError, check_bounds, load_yaml_file, load_yaml_text
 from fuzzkit.source import SourceSpec
 from logicfuzz.runner import RunOptions, run_benchmark, target_dir
-from tests.security.misuse_probes import KEPT, PROBES, REPO, alias_bomb, bench, error_lines, run_probe
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.security.corrupted_files import CASES, Case, run_case
+from benchkit.security.corrupted_files import CASES, Case, run_case
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -27,8 +27,8 @@ def test_there_are_at_least_sixteen_cases_of_both_outcomes() -> None:
 def test_a_run_refuses_a_bank_it_cannot_heal_before_any_target(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from benchkit.security.corrupted_files import TASK, seed
     from logicfuzz.cli import main
-    from tests.security.corrupted_files import TASK, seed
 
     directory = tmp_path / "bank"
     directory.mkdir()

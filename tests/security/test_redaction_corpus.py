@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from benchkit.security.secrets_corpus import ORDINARY, SECRETS, measure, r, secret_lines
 from long_term_memory.experience import Gatekeeper, MemoryItem
 from long_term_memory.experience.models import MAX_CONTENT, MAX_DESCRIPTION, MAX_TITLE
 from long_term_memory.experience.redaction import redact, redact_within
-from tests.security.secrets_corpus import ORDINARY, SECRETS, measure, r, secret_lines
 from tests.unit.test_experience_support import config, outcome
 
 ISSUE_MISSES = (

@@ -10,7 +10,7 @@ import pytest
 
 from fuzzkit import bwrap, cgroups
 from fuzzkit.sandbox import Limits, run_sandboxed
-from nodes._prompt_text import crash_for_prompt, for_prompt
+from nodes.prompt_text import crash_for_prompt, for_prompt
 from tests.sandbox_procs import alive
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.pg_server import PgServer, missing
+from benchkit.pg_server import PgServer, missing
 
 
 @pytest.fixture(scope="session")

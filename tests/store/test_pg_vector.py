@@ -12,11 +12,11 @@ import numpy as np
 import psycopg
 import pytest
 
+from benchkit.pg_server import PgServer
 from long_term_memory.experience import ExperienceConfig, MemoryItem, MemoryRecord
 from long_term_memory.experience.admin import summary
 from long_term_memory.experience.models import item_key_text
 from long_term_memory.experience.stores import open_bank
-from tests.pg_server import PgServer
 from tests.store.test_pg_bank import ROOT, WORKER
 
 VOCABULARY = [f"topic{n}" for n in range(40)]

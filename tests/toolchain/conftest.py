@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -208,13 +205,3 @@ def assert_finds_crash_in(code: str, lib: LibraryBuild, work: Path, function: st
     assert run.crash is not None, Path(run.log_path).read_text()[-2000:]
     assert function in run.crash.excerpt, run.crash.excerpt
 
-
-def load_bench_script(name: str) -> ModuleType:
-    """``bench/<name>.py`` imported by path (bench/ is scripts, not a package)."""
-    path = Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module

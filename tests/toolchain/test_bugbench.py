@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.toolchain.conftest import load_bench_script
+from tests.bench_scripts import load_bench_script
 
 pytestmark = pytest.mark.toolchain
 

@@ -14,8 +14,8 @@ from types import ModuleType
 import pytest
 import yaml
 
+from tests.bench_scripts import load_bench_script
 from tests.conftest import harness
-from tests.toolchain.conftest import load_bench_script
 
 pytestmark = pytest.mark.toolchain
 

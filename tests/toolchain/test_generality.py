@@ -16,8 +16,8 @@ from types import ModuleType
 import pytest
 import yaml
 
+from tests.bench_scripts import load_bench_script
 from tests.conftest import harness
-from tests.toolchain.conftest import load_bench_script
 
 pytestmark = pytest.mark.toolchain
 
@@ -153,7 +153,7 @@ def test_bad_arguments_give_one_line_and_exit_2(
 
 
 def test_a_pinned_debian_library_is_keyed_by_its_name() -> None:
-    from bench.generality_args import library_of
+    from benchkit.generality_args import library_of
 
     lib = library_of("zlib=1:1.2.13.dfsg-1")
     assert (lib.key, lib.name, lib.functions) == ("zlib", "zlib=1:1.2.13.dfsg-1", [])

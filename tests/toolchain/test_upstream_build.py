@@ -1,4 +1,4 @@
-"""A library's own fuzz harnesses built the way its build files build them (bench/harness_compare.py).
+"""A library's own fuzz harnesses built the way its build files build them (benchkit/harness_compare.py).
 
 The invented ``tally`` library keeps two harnesses in ``fuzz/`` that share a helper,
 ``fuzz_common.c``, through a macro of ``fuzz/include/fuzz_common.h``: only the fuzz target of
@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchkit import harness_compare as compare
 from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
 from fuzzkit.source import SourceSpec, fetch_source
-from tests.toolchain.conftest import load_bench_script
+from tests.bench_scripts import load_bench_script
 
 pytestmark = pytest.mark.toolchain
 
@@ -108,7 +109,7 @@ def _tally(root: Path, build_files: dict[str, str], cache: Path) -> LibraryBuild
 def test_each_harness_builds_as_its_fuzz_target_and_runs(build_files: dict[str, str], tmp_path: Path,
                                                          cache: Path) -> None:
     lib = _tally(tmp_path / "tally", build_files, cache)
-    compare = load_bench_script("harness_compare")
+
     side = compare.build_side("upstream", [tmp_path / "tally" / h for h in HARNESSES], lib, tmp_path / "up")
     assert side.failures == {}
     assert side.names == [Path(h).name for h in HARNESSES]
@@ -126,7 +127,7 @@ def test_one_harness_of_several_targets_is_built_once_per_target(tmp_path: Path,
              "  add_executable(tally_char_${c} fuzz/tally_char_fuzzer.c)\n"
              "  target_compile_definitions(tally_char_${c} PRIVATE TALLY_CHAR=${c})\nendforeach()\n")
     lib = _tally(tmp_path / "tally", {"CMakeLists.txt": lists, "fuzz/tally_char_fuzzer.c": variant}, cache)
-    compare = load_bench_script("harness_compare")
+
     side = compare.build_side("upstream", [tmp_path / "tally" / "fuzz" / "tally_char_fuzzer.c"], lib,
                               tmp_path / "up")
     assert side.names == ["tally_char_fuzzer.c[tally_char_97]", "tally_char_fuzzer.c[tally_char_98]"]

@@ -13,7 +13,7 @@ from typing import Any
 from agent_graph.context import Context
 from agent_graph.memory.local_memory import failed_directions
 from agent_graph.routing import Limits, route
-from nodes.block_drop import without_block
+from agents.improvement_blocks import without_block
 from nodes.memory_manager import revert_failed
 from tests.unit.test_crashed_block import DIRECTIONS, HARNESS, state
 

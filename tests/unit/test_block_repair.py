@@ -15,8 +15,8 @@ from agent_graph.context import Context
 from agent_graph.routing import Limits, route
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts, Releaser, Typedef
-from fuzzkit.release_names import result_releaser as releaser_for
-from nodes.block_repair import reapply_releases
+from fuzzkit.release_names import result_releaser
+from nodes.improvement_blocks import reapply_releases
 from nodes.memory_manager import revert_failed
 
 HARNESS = """\
@@ -97,16 +97,16 @@ def test_a_leak_from_elsewhere_or_of_a_released_result_drops_the_block(tmp_path:
 def test_the_releaser_is_the_headers_then_the_librarys_own_free_then_free() -> None:
     documented = HeaderFacts(typedefs=FACTS.typedefs, releasers=[
         Releaser(function="ur_string_release", releases="what ur_build allocates", evidence="documentation")])
-    assert releaser_for(BUILD, documented, []) == "ur_string_release"
+    assert result_releaser(BUILD, documented, []) == "ur_string_release"
     own_free = FunctionDecl("ur_free", "void", (Param("p", "void *"),)).to_dict()
     other = FunctionDecl("ur_mem_free", "void", (Param("p", "void *"),)).to_dict()
-    assert releaser_for(BUILD, FACTS, [other, own_free]) == "ur_free"
-    assert releaser_for(BUILD, FACTS, [other]) == "free"
+    assert result_releaser(BUILD, FACTS, [other, own_free]) == "ur_free"
+    assert result_releaser(BUILD, FACTS, [other]) == "free"
     node = FunctionDecl("ur_build_node", "ur_node *", ())
     by_type = HeaderFacts(releasers=[Releaser(function="ur_node_free", releases="ur_node *",
                                               evidence="parameter type")])
-    assert releaser_for(node, by_type, []) == "ur_node_free"
-    assert releaser_for(node, FACTS, []) is None  # an object nothing in the header releases
+    assert result_releaser(node, by_type, []) == "ur_node_free"
+    assert result_releaser(node, FACTS, []) is None  # an object nothing in the header releases
 
 
 def test_the_changes_other_blocks_that_keep_a_result_of_that_type_release_it_too(tmp_path: Path) -> None:
@@ -157,6 +157,6 @@ def test_a_releaser_of_a_named_plain_text_type_frees_only_that_type() -> None:
                                             evidence="parameter type")])
     own_free = FunctionDecl("ur_free", "void", (Param("p", "void *"),)).to_dict()
     expand = FunctionDecl("ur_expand", "char *", (Param("s", "const char *"),))
-    assert releaser_for(expand, facts, [own_free]) == "ur_free"
+    assert result_releaser(expand, facts, [own_free]) == "ur_free"
     made = FunctionDecl("ur_make_path", "ur_path", (Param("s", "const char *"),))
-    assert releaser_for(made, facts, [own_free]) == "ur_path_free"
+    assert result_releaser(made, facts, [own_free]) == "ur_path_free"

@@ -5,36 +5,16 @@ Invented entries and crash reports; nothing is fetched, built or fuzzed.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from benchkit import bugbench_load as load
+from benchkit import bugbench_oracle as oracle
+from benchkit import bugbench_table as table
 from fuzzkit.crash import CrashReport
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def _module(name: str) -> ModuleType:
-    """``bench/<name>.py`` imported as the bench scripts import each other (by top-level name)."""
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-load = _module("bugbench_load")
-oracle = _module("bugbench_oracle")
-table = _module("bugbench_table")
+from tests.bench_scripts import BENCH, load_bench_script
 
 GOOD = """\
 bugs:
@@ -98,7 +78,7 @@ def test_a_bad_entry_says_where_and_what(tmp_path: Path, text: str, said: str) -
 
 def test_a_bad_bugs_file_exits_2_with_one_clear_line(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    bench = _module("bugbench")
+    bench = load_bench_script("bugbench")
     path = _write(tmp_path, "bugs:\n  - {id: a, source: libfoo, patch: p.patch}\n")
     assert bench.main([str(path), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err

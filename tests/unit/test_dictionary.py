@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.harness_compare import BuiltSide, side_dictionaries
+from benchkit.harness_compare import BuiltSide, side_dictionaries
 from fuzzkit.dictionary import (
     code_points,
     decode_literal,

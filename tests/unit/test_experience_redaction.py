@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from benchkit.security.secrets_corpus import ALNUM, AZ, B64, DIG, HEX, URLSAFE, r
 from long_term_memory.experience import find_secrets, redact
 from long_term_memory.experience.redaction import PATTERNS
-from tests.security.secrets_corpus import ALNUM, AZ, B64, DIG, HEX, URLSAFE, r
 
 CORPUS: list[tuple[str, str, str]] = [  # (pattern name, secret, the text around it: {} = secret)
     ("aws_access_key_id", "AKIA" + r(AZ + DIG, 16), "export AWS_ACCESS_KEY_ID={}"),

@@ -111,7 +111,7 @@ def test_a_twin_call_of_the_change_on_another_parser_gets_the_same_release(tmp_p
 
 def test_the_run_remembers_the_field_release_for_a_later_improvement_adding_a_twin(tmp_path: Path) -> None:
     """The repaired block went back with its noise-level improvement; the next adds the twin."""
-    from nodes.field_repair import reapply_field_releases
+    from nodes.improvement_blocks import reapply_field_releases
 
     update = revert_failed(_state(tmp_path), Context())  # type: ignore[arg-type]
     assert update["extras"]["released_fields"] == {

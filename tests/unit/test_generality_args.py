@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.generality_args import DEVSET, UsageError, expand_lists, library_of, list_file, parse_args
+from benchkit.generality_args import DEVSET, UsageError, expand_lists, library_of, list_file, parse_args
 
 
 def test_a_list_file_gives_one_library_a_line_without_comments(tmp_path: Path) -> None:

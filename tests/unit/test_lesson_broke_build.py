@@ -18,9 +18,9 @@ from fuzzkit.toolchain import Fuzzkit, register_toolchain
 from long_term_memory.experience import MemoryItem
 from long_term_memory.experience.lesson_effects import breaks_build
 from long_term_memory.experience.lessons import parse_action
-from nodes._experience import inject
-from nodes._lesson_failures import BROKE_BUILD
 from nodes.build import build_node
+from nodes.experience import inject
+from nodes.lesson_failures import BROKE_BUILD
 from tests.unit.test_experience_support import EMBEDDER, config, item, open_bank, record
 from tests.unit.test_tag_kind_lessons import API, HARNESS, TARGET
 

@@ -17,7 +17,7 @@ from long_term_memory.experience.contrast import contrast_items, with_contrast
 from long_term_memory.experience.lesson_tags import content_tags
 from long_term_memory.experience.models import MemoryItem
 from long_term_memory.experience.trajectory import Trajectory
-from nodes._experience import matts_lifecycle
+from nodes.experience import matts_lifecycle
 from tests.unit.test_experience_support import EMBEDDER, config, item, open_bank, outcome
 from tests.unit.test_tag_kind_lessons import HARNESS, TARGET
 

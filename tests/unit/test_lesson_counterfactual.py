@@ -16,9 +16,9 @@ from fuzzkit.diagnostics import Diagnostic
 from long_term_memory.experience import InjectItem
 from long_term_memory.experience.inject import render_experience
 from long_term_memory.experience.lesson_checks import JUDGED_BY_CHANGE, JUDGED_BY_PRESENCE
-from nodes._experience import note_used, used_in_harness
-from nodes._lesson_checks import OBSERVATIONS, lesson_evidence, observe_build
-from nodes._lesson_failures import BROKE_BUILD
+from nodes.experience import note_used, used_in_harness
+from nodes.lesson_checks import OBSERVATIONS, lesson_evidence, observe_build
+from nodes.lesson_failures import BROKE_BUILD
 from tests.unit.test_avoid_call_lessons import draft_reply
 from tests.unit.test_tag_kind_lessons import API, HARNESS, TARGET, apply_lessons, lesson
 

@@ -32,7 +32,7 @@ from long_term_memory.experience.matts import (
     round_specs,
     start_harness,
 )
-from nodes._experience import _trajectory_decision
+from nodes.experience import _trajectory_decision
 from prompts import render
 from tests.unit.test_experience_support import config
 from tests.unit.test_local_memory_offline import API, BASE, PRINTING, TARGET

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.memory_ab_arms import ArmError, listing, require_empty, run_arm
+from benchkit.memory_ab_arms import ArmError, listing, require_empty, run_arm
 from logicfuzz.runner import RunOptions
 
 PLAN = [(Path("vv.yaml"), ["vv_a", "vv_b"]), (Path("ww.yaml"), ["ww_c"])]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.memory_ab import failure_trace, transfers
+from benchkit.memory_ab import failure_trace, transfers
 
 
 def test_only_an_item_with_an_action_used_on_another_library_is_a_transfer(tmp_path: Path) -> None:
@@ -56,7 +56,7 @@ def test_a_failure_is_resolved_when_a_later_version_runs_or_its_improvement_is_d
 
 
 def test_each_librarys_rows_add_up_to_the_totals(tmp_path: Path, capsys: object) -> None:
-    from bench.memory_ab import measure, print_per_library
+    from benchkit.memory_ab import measure, print_per_library
 
     def lay_out(mode: str, lib: str, results: list[dict], union: float) -> None:
         out = tmp_path / mode / "runs" / lib

@@ -8,7 +8,7 @@ import re
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.synth_api import ApiIndex
-from agents.offline.type_releasers import releaser_for
+from agents.offline.type_releasers import type_releaser
 from agents.offline.type_table import read_types, using
 from tests.types_text import render_types
 
@@ -37,15 +37,15 @@ void db_free(void *p);
 def test_a_table_releaser_does_not_release_a_string() -> None:
     """``char **`` (a table) and ``char *`` (a string) differ by a pointer level."""
     with using(read_types(TYPES)):
-        assert releaser_for("char **") == "db_free_table"
-        assert releaser_for("char *") is None
-        assert releaser_for("db *") == "db_close"
+        assert type_releaser("char **") == "db_free_table"
+        assert type_releaser("char *") is None
+        assert type_releaser("db *") == "db_close"
 
 
 def test_the_documented_releaser_of_a_producer_wins_over_a_type_match() -> None:
     with using(read_types(TYPES)):
-        assert releaser_for("char *", producer="db_exec") == "db_free"
-        assert releaser_for("char **", producer="db_get_table") == "db_free_table"
+        assert type_releaser("char *", producer="db_exec") == "db_free"
+        assert type_releaser("char **", producer="db_get_table") == "db_free_table"
 
 
 def test_an_error_message_out_parameter_is_released_by_its_documented_releaser() -> None:
@@ -127,9 +127,9 @@ def test_a_releaser_of_a_named_string_type_releases_only_that_type() -> None:
     statement's expanded text with the path releaser, which read a header the string never had.
     """
     with using(read_types(NAMED_STRING_TYPES)):
-        assert releaser_for("db_path") == "db_free_path"
-        assert releaser_for("char *") is None
-        assert releaser_for("const char *") is None
+        assert type_releaser("db_path") == "db_free_path"
+        assert type_releaser("char *") is None
+        assert type_releaser("const char *") is None
 
 
 TIED_TYPES = render_types("""\
@@ -152,11 +152,11 @@ def test_a_named_string_releaser_tied_to_its_producers_takes_no_other_result() -
     ``db_make_path``'s results freed it (a bad free on every run). An object's releaser stays
     the releaser of every result of its type."""
     with using(read_types(TIED_TYPES)):
-        assert releaser_for("db_path", producer="db_make_path") == "db_free_path"
-        assert releaser_for("db_path", producer="db_path_of") is None
-        assert releaser_for("db_path") == "db_free_path"
-        assert releaser_for("db *", producer="db_dup") == "db_close"
-        assert releaser_for("void *", producer="db_buffer") == "db_mem_free"  # frees any block
+        assert type_releaser("db_path", producer="db_make_path") == "db_free_path"
+        assert type_releaser("db_path", producer="db_path_of") is None
+        assert type_releaser("db_path") == "db_free_path"
+        assert type_releaser("db *", producer="db_dup") == "db_close"
+        assert type_releaser("void *", producer="db_buffer") == "db_mem_free"  # frees any block
 
 
 def test_the_destructor_of_a_named_string_follows_the_documented_tie() -> None:

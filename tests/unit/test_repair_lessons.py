@@ -1,7 +1,7 @@
 """A leaked result an improvement's block kept and released becomes a lesson for the whole type.
 
 The invented URI library's ``ur_build`` returns a ``ur_char *`` nobody said was the caller's; the
-block repair (:mod:`nodes.block_repair`) released it after LeakSanitizer said so. The experience
+block repair (:mod:`agents.improvement_blocks`) released it after LeakSanitizer said so. The experience
 extractor turns that repair into ``release_out_param(type=ur_char, releaser=free)`` scoped to every
 function returning a ``ur_char *``; the next target's improvement that adds ``ur_escape`` releases
 its result in the same step, instead of finding the same leak again one call at a time.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.results_markdown import REPO, add_markdown_option, command_line, markdown_copy
+from benchkit.results_markdown import REPO, add_markdown_option, command_line, markdown_copy
 
 
 def test_the_file_holds_the_printed_table_under_command_commit_and_machine(

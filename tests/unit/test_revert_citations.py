@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_graph.context import Context
 from long_term_memory.experience.trajectory import outcome_from_state
-from nodes._experience import newly_cited
+from nodes.experience import newly_cited
 from nodes.memory_manager import finalize, revert_failed
 
 BEST = {"version": 1, "code": "int LLVMFuzzerTestOneInput(void) { return 0; }", "lines_percent": 5.0,

@@ -9,6 +9,7 @@ import pytest
 from agents.offline.leak_owner import library_leak
 from agents.offline.usage import usage_releasers
 from agents.usage_section import read_usage, usage_section
+from benchkit.generality_table import markdown
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.facts_block import FactsBlockError, read_facts, render_facts
 from fuzzkit.usage_index import build_index
@@ -125,11 +126,6 @@ def test_init_benchmark_ranks_the_entry_points_the_library_s_own_code_feeds() ->
 
 
 def test_the_generality_table_totals_each_arm_apart() -> None:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    from generality_table import markdown
-
     def row(name: str, arm: str, running: int) -> dict:
         return {"library": name, "arm": arm, "functions_running": running, "functions_total": 4,
                 "logicfuzz": {"lines": 10.0, "harnesses": running},

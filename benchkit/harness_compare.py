@@ -247,7 +247,8 @@ def fuzz_side(builds: list[HarnessBuild], lib: LibraryBuild, seconds_each: int, 
               work: Path, dicts: list[Path | None] | None = None, writable_tmp: bool = False) -> SideRun:
     """Fuzz each harness ``seconds_each`` from an empty corpus (with ``dicts[i]``, if any);
     measure what they cover together. ``writable_tmp``: the library's own harnesses, which may
-    write their input to ``/tmp`` (generated ones never may)."""
+    write their input to ``/tmp`` (generated ones never may).
+    """
     extra = [f"-fork={jobs}"] if jobs > 1 else []
     dicts = dicts or [None] * len(builds)
 

@@ -18,7 +18,7 @@ from agents.llm import features_for, get_chat_model, model_name
 from agents.parsing import ReplyParseError
 from agents.rate_limit import rate_limit_for
 from agents.tools import tools_for
-from nodes._common import ctx_of, log_event, visit, work_dir
+from nodes.common import ctx_of, log_event, visit, work_dir
 
 # The graph's metadata key under which ``build_graph`` publishes its registry's declarations.
 DECLARED = "logicfuzz_declared"

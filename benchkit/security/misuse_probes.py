@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import KV_HEADER, KV_SOURCE
+from benchkit.kv import KV_HEADER, KV_SOURCE
 
 REPO = Path(__file__).resolve().parents[2]
 KEPT = "earlier-result.json"

@@ -17,7 +17,7 @@ from fuzzkit.api import FunctionDecl
 from long_term_memory.experience import InjectItem
 from long_term_memory.experience.lesson_effects import breaks_build
 from long_term_memory.experience.lessons import parse_action
-from nodes._common import log_event
+from nodes.common import log_event
 
 BROKE_BUILD = "lessons_broke_build"  # the state's ``extras`` key
 

@@ -12,8 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by path
-from results_markdown import add_markdown_option  # noqa: E402
+from benchkit.results_markdown import add_markdown_option
 
 REPO = Path(__file__).resolve().parents[1]
 

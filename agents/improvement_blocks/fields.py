@@ -4,8 +4,8 @@
 parser does not release the document (the library leaves that to the caller). LeakSanitizer's
 allocation stack names the maker (``malloc <- dp_new_doc <- ... <- dp_parse_all <-
 LLVMFuzzerTestOneInput``), and the header says the parser's record has a field of the maker's
-type. Before the block is dropped (:mod:`nodes.block_drop`), the next version releases that field
-right after the call, with the releaser the header names for the type, and clears it; the change's
+type. Before the block is dropped (:mod:`.drop`), the next version releases that field right
+after the call, with the releaser the header names for the type, and clears it; the change's
 other new blocks that call the function or one of its twins (``dp_parse_entity(dp_parser_ptr)``:
 :mod:`fuzzkit.api_twins`) on such an object get the same release. A block repaired once that
 crashes again is dropped as before.
@@ -13,37 +13,40 @@ crashes again is dropped as before.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from agent_graph.state import FuzzState
+from agents.improvement_blocks.marks import (
+    HARNESS_ENTRY,
+    MARK,
+    CrashedBlock,
+    block_end,
+    direction_of,
+    sibling_blocks,
+)
+from agents.improvement_blocks.results import Repair
 from fuzzkit.api import FunctionDecl
 from fuzzkit.api_twins import canonical_type, twins
 from fuzzkit.field_release import held_argument, release_line
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.release_names import result_releaser
-from nodes.block_drop import MARK, block_end, crashed_mark
-from nodes.block_repair import HARNESS_ENTRY, repaired_version, sibling_blocks
 
 
-def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[str, str]] | None:
-    """The next version with the leaked field released after the block's call, the direction, and what.
+def release_left_in_field(crashed: CrashedBlock, api: list[dict[str, Any]],
+                          facts: HeaderFacts) -> Repair | None:
+    """The harness with the leaked field released after the crashed block's call, or None.
 
-    What is ``{function, field, maker, releaser}``. None unless the crash is a leak made by an API
-    function returning a pointer, under a call of the crashed block that takes a record with a
-    field of that type, and the header names a releaser for it.
+    What was released is ``{function, field, maker, releaser, holder}``. None unless the crash is
+    a leak made by an API function returning a pointer, under a call of the crashed block that
+    takes a record with a field of that type, the header names a releaser for it, and the block
+    was not repaired before.
     """
-    crash = state.get("crash") or {}
-    direction, index = crashed_mark(state)
-    change = dict(state.get("last_change") or {})
-    frames = [f.get("function") or "" for f in crash.get("frames") or []]
-    if (crash.get("kind") != "leak" or not direction or direction in (change.get("released") or [])
-            or HARNESS_ENTRY not in frames[1:]):
+    frames, index = list(crashed.frames), crashed.index
+    if crashed.direction in crashed.released or HARNESS_ENTRY not in frames[1:]:
         return None
     below = frames[: frames.index(HARNESS_ENTRY)]
-    api = state.get("api") or []
     decls = {d.name: d for d in map(FunctionDecl.from_dict, api)}
     callee = decls.get(below[-1])
-    facts = HeaderFacts.from_dict(state.get("header_facts"))
     canonical = {t.name: t.canonical for t in facts.typedefs}
     maker = next((decls[f] for f in below[:-1]
                   if f in decls and canonical_type(decls[f].return_type, canonical).endswith("*")), None)
@@ -51,39 +54,32 @@ def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
     releaser = result_releaser(maker, facts, api) if maker is not None else None
     if holder is None or releaser is None or releaser == "free" or callee is None or maker is None:
         return None
-    lines = (state.get("harness_code") or "").splitlines(keepends=True)
+    lines = crashed.code.splitlines(keepends=True)
     names = [callee.name, *twins(callee.name, list(decls.values()), canonical)]
     repaired = []
-    for mark in sorted([index, *sibling_blocks(state, lines, index)], reverse=True):  # bottom up
+    for mark in sorted([index, *sibling_blocks(crashed, lines)], reverse=True):  # bottom up
         calls = [callee.name] if mark == index else names
         if _release_field(lines, mark, calls, holder, releaser, maker.name):
-            repaired.append(MARK.search(lines[mark]).group(1))  # type: ignore[union-attr]
-    if direction not in repaired:
+            repaired.append(direction_of(lines[mark]))
+    if crashed.direction not in repaired:
         return None
-    return (repaired_version(state, lines, repaired), direction,
-            {"function": callee.name, "field": holder[1], "maker": maker.name, "releaser": releaser,
-             "holder": callee.params[holder[0]].type})
+    return Repair("".join(lines), repaired,
+                  {"function": callee.name, "field": holder[1], "maker": maker.name, "releaser": releaser,
+                   "holder": callee.params[holder[0]].type})
 
 
-def remembered_fields(state: FuzzState, released: dict[str, str]) -> dict[str, Any]:
-    """The ``extras`` update that keeps this field repair (``{function: {field, maker, releaser}}``)."""
-    known = dict((state.get("extras") or {}).get("released_fields") or {})
-    kept = {k: released[k] for k in ("field", "maker", "releaser")}  # (the holder is re-derived)
-    return {"released_fields": {**known, released["function"]: kept}}
-
-
-def reapply_field_releases(code: str, state: FuzzState) -> tuple[str, list[str]]:
+def reapply_field_releases(code: str, known: Mapping[str, Mapping[str, str]], api: list[dict[str, Any]],
+                           facts: HeaderFacts) -> tuple[str, list[str]]:
     """``code`` with this run's field releases in the blocks that call those functions or their twins.
 
     A repaired block that measured as noise goes back to the best version with the rest of its
     improvement; the next improvement may add the call again, or a twin of it (another parse of
-    the same context), and leak the same way. Returns the code and the functions given a release.
+    the same context), and leak the same way. ``known``: ``{function: {field, maker, releaser}}``
+    of the run's field repairs. Returns the code and the functions given a release.
     """
-    known = (state.get("extras") or {}).get("released_fields") or {}
     if not known:
         return code, []
-    decls = {d.name: d for d in map(FunctionDecl.from_dict, state.get("api") or [])}
-    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    decls = {d.name: d for d in map(FunctionDecl.from_dict, api)}
     canonical = {t.name: t.canonical for t in facts.typedefs}
     lines = code.splitlines(keepends=True)
     marks = [i for i, line in enumerate(lines) if MARK.search(line)]

@@ -149,7 +149,8 @@ def run_verdicts(run_dir: Path) -> list[dict[str, Any]]:
 
 def verdict_for(known: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> str:
     """What LogicFuzz's run judged the known bug: the verdicts of its crashes with the same kind
-    and innermost library frame, or ``not met`` when its run never crashed there."""
+    and innermost library frame, or ``not met`` when its run never crashed there.
+    """
     keys = {top_of(c["signature"]) for c in known if c.get("signature")}
     said = sorted({v["verdict"] or "unjudged" for v in verdicts if top_of(v["signature"]) in keys})
     return ", ".join(said) if said else "not met"

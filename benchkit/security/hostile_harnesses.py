@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchkit.security.hostile_c import HARNESSES
 from fuzzkit import bwrap, cgroups
 from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.library import BuildRecipe, LibraryBuild, build_library
@@ -34,7 +35,6 @@ from fuzzkit.runner import FuzzRun, run_fuzzer
 from fuzzkit.sandbox import Limits, run_sandboxed
 from fuzzkit.source import SourceSpec, fetch_source
 from nodes.build import errors_text
-from tests.security.hostile_c import HARNESSES
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -56,10 +56,10 @@ from long_term_memory.experience.lifecycle_health import check_files
 from long_term_memory.experience.matts import refinement_extraction_prompt
 from long_term_memory.experience.stores import shared_bank, uses_store
 from long_term_memory.shared_store import connect
-from nodes._common import ctx_of, log_event, work_dir
-from nodes._lesson_checks import lesson_evidence
-from nodes._lesson_failures import broke_build
-from nodes._llm import call_agent
+from nodes.agent_call import call_agent
+from nodes.common import ctx_of, log_event, work_dir
+from nodes.lesson_checks import lesson_evidence
+from nodes.lesson_failures import broke_build
 
 
 @lru_cache(maxsize=8)

@@ -24,7 +24,7 @@ from long_term_memory.experience.lesson_checks import (
 )
 from long_term_memory.experience.lesson_effects import effect_present
 from long_term_memory.experience.lessons import parse_action
-from nodes._lesson_failures import broke_build
+from nodes.lesson_failures import broke_build
 
 OBSERVATIONS = "lesson_observations"  # the state's ``extras`` key
 

@@ -1,7 +1,7 @@
 """C sources of the hostile harnesses (``@NAME@`` placeholders are filled by the lab).
 
 Each runs its attack once, on the first input, and reports what happened on stderr; the
-probes in :mod:`tests.security.hostile_harnesses` judge the escape from outside, never by
+probes in :mod:`benchkit.security.hostile_harnesses` judge the escape from outside, never by
 trusting what the harness printed.
 """
 
