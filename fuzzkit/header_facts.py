@@ -214,6 +214,7 @@ class FunctionNotes(BaseModel):
     inside_only: list[str] = Field(default_factory=list)
     internal: list[str] = Field(default_factory=list)
     borrows: list[str] = Field(default_factory=list)
+    noreturn: list[str] = Field(default_factory=list)
     optional: dict[str, list[str]] = Field(default_factory=dict)
     utf8: dict[str, list[str]] = Field(default_factory=dict)
     terminated: dict[str, list[str]] = Field(default_factory=dict)
@@ -232,6 +233,7 @@ NOTES_LEGEND = {
     "inside_only": "called by no harness: only from within the library's callback",
     "internal": "called by no harness: the library's own helpers",
     "borrows": "hand back memory the library owns: never free it",
+    "noreturn": "declared never to return (an error reporter that ends or jumps away): called by no harness",
     "optional": "parameters the documentation lets be NULL (leaving one out is a case of its own)",
     "utf8": "text parameters documented as UTF-8 (other bytes there break the contract, not the library)",
     "terminated": "input parameters documented as NUL-terminated (pass a copy with a NUL after the data)",
@@ -257,6 +259,7 @@ class HeaderFacts:
     inside_only: list[str] = field(default_factory=list)  # valid only inside a library callback
     internal: list[str] = field(default_factory=list)  # documented as the library's own (Doxygen `internal`)
     borrows: list[str] = field(default_factory=list)  # what it hands back stays the library's
+    noreturn: list[str] = field(default_factory=list)  # declared never to return (an error function)
     wrappers: list[Wrapper] = field(default_factory=list)
     # (name, type) of variables the library defines whose type the API takes a pointer to
     # (a built-in encoding table, a default configuration): the only way to get a valid one.
@@ -299,6 +302,7 @@ class HeaderFacts:
             inside_only=list(data.get("inside_only", [])),
             internal=list(data.get("internal", [])),
             borrows=list(data.get("borrows", [])),
+            noreturn=list(data.get("noreturn", [])),
             wrappers=[Wrapper(w["function"], tuple(w["args"]), w["caller"], tuple(w["params"]))
                       for w in data.get("wrappers", [])],
             instances=[(i[0], i[1]) for i in data.get("instances", [])],
@@ -357,7 +361,7 @@ class HeaderFacts:
             instances=[Instance(name=n, type=t) for n, t in self.instances],
             retains=self.retains, consumes=self.consumes, adopts=self.adopts,
             inside_only=self.inside_only, internal=self.internal, borrows=self.borrows,
-            optional=self.optional, utf8=self.utf8,
+            noreturn=self.noreturn, optional=self.optional, utf8=self.utf8,
             terminated=self.terminated, terminated_flags=self.terminated_flags,
             returns=[DocumentedReturn(function=fn, text=text) for fn, text in self.returns.items()],
             wrappers=[WrapperCall(function=w.function, args=list(w.args), caller=w.caller,

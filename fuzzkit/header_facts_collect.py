@@ -101,6 +101,7 @@ class _Collector:
         self.wrappers: list[Wrapper] = []
         self.texts: dict[Path, bytes] = {}
         self.variables: dict[str, Any] = {}
+        self.noreturn: set[str] = set()
 
     def own(self, cursor: Any) -> bool:
         loc = cursor.location.file
@@ -134,6 +135,8 @@ class _Collector:
             elif kind == kinds.FUNCTION_DECL and self.own(cur):
                 self.function_types.setdefault(cur.spelling, [a.type for a in cur.get_arguments()])
                 self.results.setdefault(cur.spelling, cur.result_type.get_canonical().spelling)
+                if _never_returns(cur):
+                    self.noreturn.add(cur.spelling)
                 if cur.spelling not in self.api_names:
                     self._inline(cur)
                 comment = cur.raw_comment
@@ -197,6 +200,7 @@ class _Collector:
         facts.inside_only = sorted(d.name for d in self.api if _INSIDE_DOC.search(self.docs.get(d.name, "")))
         facts.borrows = sorted(d.name for d in self.api if _borrowed(self.docs.get(d.name, "")))
         facts.internal = sorted(d.name for d in self.api if documented_internal(self.docs.get(d.name, "")))
+        facts.noreturn = sorted(d.name for d in self.api if d.name in self.noreturn)
         for fn in sorted(names):
             text = _return_note(self.docs.get(fn, ""))
             # A comment after a declaration is attached to the next one: a note that names
@@ -288,3 +292,14 @@ def _frees_a_param(doc: str, decl: FunctionDecl) -> bool:
     """Whether the documentation says the call frees one of its own arguments (``@p body``)."""
     names = {p.name for p in decl.params}
     return any(m.group(1) in names for m in _FREED_PARAM.finditer(doc))
+
+
+def _never_returns(cursor: Any) -> bool:
+    """A function declared not to return.
+
+    ``__attribute__((noreturn))`` shows in its type however a macro spells it; C11's
+    ``_Noreturn`` among its own tokens.
+    """
+    if "noreturn" in cursor.type.spelling:
+        return True
+    return any(t.spelling in ("_Noreturn", "noreturn") for t in cursor.get_tokens())

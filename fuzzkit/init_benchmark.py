@@ -276,7 +276,9 @@ def _default_choice(lib: LibraryBuild, api: list[FunctionDecl], preferred_api: l
                    or bool(base_names(f.variables.get(a.var, "")) & streams) for a in c.args)
 
     used = usage_bonus((c.function, fed(f, c)) for f in index.functions for c in f.calls)
-    return choose_functions(preferred_api, max_functions, canonical, fuzzed, streams, used)
+    # A function declared never to return (an error reporter) is no target: it never comes back.
+    candidates = [d for d in preferred_api if d.name not in set(facts.noreturn)]
+    return choose_functions(candidates, max_functions, canonical, fuzzed, streams, used)
 
 
 def _nothing_chosen(api: list[FunctionDecl], headers: list[str]) -> str:

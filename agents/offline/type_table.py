@@ -60,7 +60,8 @@ class TypeTable:
     retains: set[str] = field(default_factory=set)
     consumes: set[str] = field(default_factory=set)
     adopts: set[str] = field(default_factory=set)  # a malloc'd buffer argument is the library's on success
-    inside_only: set[str] = field(default_factory=set)  # documented as valid inside a callback only
+    # called by no harness: documented as valid inside a callback only, internal, or never returning
+    inside_only: set[str] = field(default_factory=set)
     borrows: set[str] = field(default_factory=set)  # documented: what it hands back, the library keeps
     optional: dict[str, set[str]] = field(default_factory=dict)  # parameters documented as taking NULL
     # macro -> the functions its group's comment says take it; its own "only" / "not for" notes
@@ -187,7 +188,7 @@ def _read_notes(table: TypeTable, text: str) -> None:
     table.retains = set(notes.retains)
     table.consumes = set(notes.consumes)
     table.adopts = set(notes.adopts)
-    table.inside_only = set(notes.inside_only) | set(notes.internal)
+    table.inside_only = set(notes.inside_only) | set(notes.internal) | set(notes.noreturn)
     table.borrows = set(notes.borrows)
     table.optional = {fn: set(names) for fn, names in notes.optional.items()}
     table.returns = {r.function: r.text for r in notes.returns}
