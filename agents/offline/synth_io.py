@@ -60,9 +60,9 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
     if k == "format":
         return '"lf"'
     if k == "path":
-        return input_file(pl, empty=not feed and not pl.file_ctx)[1]
+        return _payload_file(pl, fn, empty=not feed and not pl.file_ctx)[1]
     if k == "fd":
-        fd = input_file(pl)[0]
+        fd = _payload_file(pl, fn)[0]
         if pl.idx.returns_owned(fn):
             # The opened object owns the descriptor it is given: give it a duplicate, and close
             # the duplicate ourselves when the open fails.
@@ -76,7 +76,7 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
             return dup
         return fd
     if k == "file":
-        fd = input_file(pl)[0]
+        fd = _payload_file(pl, fn)[0]
         fp = pl.var("FILE *", "fp", "NULL")
         dup = pl.var("int", "fp_fd", "-1")
         mode = '"wb"' if _writes(pl, fn) else '"rb"'
@@ -111,6 +111,17 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
         pl.fed = True  # the reader callback registered beside it serves the input from it
         return f"({decl_cast(r.param.type)})&{src}"
     return "NULL"
+
+
+def _payload_file(pl: Planner, fn: FunctionDecl, empty: bool = False) -> tuple[str, str]:
+    """:func:`input_file` for ``fn``: a call given the payload's file to read receives the input.
+
+    By the call's own name: a harness whose purpose is writing still reads its object from the
+    input first (``chain_read(chain, path)`` before ``chain_write(chain)``).
+    """
+    if not empty and not WRITE_WORDS.search(fn.name):
+        pl.fed = True
+    return input_file(pl, empty)
 
 
 def _closes_its_stream(pl: Planner, fn: FunctionDecl) -> bool:

@@ -16,6 +16,7 @@ from agents.offline import ckinds
 from agents.offline.synth_api import ApiIndex
 from agents.offline.synth_ctx import Ctx
 from agents.offline.synth_finders import words
+from agents.offline.synth_tries import restore, snapshot
 from agents.offline.synth_types import Unsupported
 from fuzzkit.api import FunctionDecl
 
@@ -100,14 +101,22 @@ def _feed_the_result(ctx: Ctx, key: str) -> None:
 
 
 def _fed(ctx: Ctx, feeder: FunctionDecl, obj: str, into: list[str]) -> bool:
-    """Whether the call of ``feeder`` on ``obj`` handed it the input (its lines go to ``into``)."""
+    """Whether the call of ``feeder`` on ``obj`` handed it the input (its lines go to ``into``).
+
+    A call that did not take the input leaves no trace: what planning it declared, allocated
+    or named is taken back with it (a buffer for a callback handle, the handle's callbacks).
+    """
     if feeder.name in ctx.pl.avoid:
         return False
     lines: list[str] = []
+    saved = snapshot(ctx.pl)
     try:
         ctx.pl.emit(ctx.pl.plan(feeder, bind={0: obj}), lines)
     except Unsupported:
+        restore(ctx.pl, saved)
         return False
-    if ctx.pl.fed:
-        into.extend(lines)
-    return ctx.pl.fed
+    if not ctx.pl.fed:
+        restore(ctx.pl, saved)
+        return False
+    into.extend(lines)
+    return True
