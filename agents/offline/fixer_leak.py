@@ -35,7 +35,8 @@ def _calls(code: str, name: str) -> Iterator[tuple[re.Match[str], list[str]]]:
 
 def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
                     releasers: Mapping[str, str] | None = None,
-                    fields_only: bool = False, allocators: Sequence[str] = ()) -> tuple[str, list[str]]:
+                    fields_only: bool = False, allocators: Sequence[str] = (),
+                    byte_fields: bool = False) -> tuple[str, list[str]]:
     """The harness with the target's results released before it returns, and what was added.
 
     ``releasers`` maps a type name to the function a lesson says releases it; it wins over
@@ -43,7 +44,9 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     fields of a record passed by pointer (the record outlives any block the call sits in).
     ``allocators``: the functions of the leak's allocation stack; a result whose type has no
     releaser of its own goes back through the release function paired with one of them by name
-    (:func:`paired_releaser`) before the API's generic one or ``free``.
+    (:func:`paired_releaser`) before the API's generic one or ``free``. ``byte_fields``: a leak
+    inside ``target`` was reported: the plain bytes it left in a record's pointer fields are
+    freed too (:func:`byte_field_releases`).
     """
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     owned: list[tuple[str, str]] = []  # (variable, the type it points at)
@@ -71,6 +74,9 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     for expr, releaser in field_releases(code, target, idx):
         lines.append(f"{releaser}({expr});")
         added.append(f"release {expr[1:]} (filled by {target.name}) with {releaser} before returning")
+    for expr in byte_field_releases(code, target, idx) if byte_fields else []:
+        lines.append(f"free({expr}); {expr} = NULL;")
+        added.append(f"free {expr} (bytes {target.name} allocated into the record) before returning")
     if not lines:
         return code, []
     last = code.rfind("return 0;")
@@ -110,6 +116,32 @@ def field_releases(code: str, callee: FunctionDecl, idx: ApiIndex) -> list[tuple
                 out.extend(_owning_fields(m.group(1), inner))
     return [(expr, rel) for expr, rel in dict.fromkeys(out)
             if not re.search(rf"\b{re.escape(rel)}\s*\(\s*{re.escape(expr)}\s*\)", code)]
+
+
+def byte_field_releases(code: str, callee: FunctionDecl, idx: ApiIndex) -> list[str]:
+    """``var.field`` for each plain-byte pointer field of a record ``callee`` fills through ``&var``.
+
+    ``entry_from_pair(entry_t *entry, name, value)`` leaves a malloc'd copy in ``entry.bytes``:
+    a record with no release function of its own holds it for the caller, who frees it. Only
+    fields pointing at characters or bytes (never a library object, never ``const``), and only
+    once a leak inside the call was reported; those freed already are left out.
+    """
+    out: list[str] = []
+    for _, args in _calls(code, callee.name):
+        for param, arg in zip(callee.params, args, strict=False):
+            m = _ADDRESS.fullmatch(arg)
+            inner = ckinds.pointee(param.type)
+            if not (m and ckinds.pointer_depth(param.type) == 1 and not ckinds.is_const_target(param.type)
+                    and not _has_own_release(idx, inner)):
+                continue
+            record = type_table.active().record(ckinds.base_name(inner))
+            out += [f"{m.group(1)}.{name}" for name, ftype in (record.fields if record else ())
+                    if ckinds.pointer_depth(ftype) == 1 and not ckinds.is_const_target(ftype)
+                    and ckinds.canonical_base(ftype) in _BYTES]
+    return [e for e in dict.fromkeys(out) if not re.search(rf"\bfree\s*\(\s*{re.escape(e)}\s*\)", code)]
+
+
+_BYTES = ("char", "unsigned char", "signed char", "uint8_t", "int8_t")
 
 
 def _has_own_release(idx: ApiIndex, record_type: str) -> bool:

@@ -261,8 +261,9 @@ def _release_leaked(harness: str, triage: str, api: list[FunctionDecl], target: 
     culprit = _leak_culprit(triage, api, target)
     allocators = _allocators(triage, culprit.name)
     given = releasers_of(lessons, culprit)
-    released, added = release_results(harness, culprit, api, given, allocators=allocators)
-    if given and added and released != release_results(harness, culprit, api, allocators=allocators)[0]:
+    released, added = release_results(harness, culprit, api, given, allocators=allocators, byte_fields=True)
+    if given and added and released != release_results(harness, culprit, api, allocators=allocators,
+                                                        byte_fields=True)[0]:
         added += [applied_note(lesson.item_id, lesson.action, f"release with {releaser}")
                   for lesson in lessons if lesson.fits(culprit) and lesson.action
                   and lesson.action.verb == "release_out_param"
@@ -305,9 +306,9 @@ def _allocators(triage: str, culprit: str) -> list[str]:
 
 
 def _chain(triage: str) -> list[str]:
-    """The functions of the crash signature's stack, innermost first."""
-    frames = re.search(r"signature:\s*\S*?@(\S+)", triage)
-    return frames.group(1).split("<") if frames else []
+    """The functions of the crash signature's stack, innermost first (from the crash facts block)."""
+    frames = read_crash(triage).signature.partition("@")[2]
+    return frames.split("<") if frames else []
 
 
 def advise_coverage(facts: PromptFacts) -> Reply:
