@@ -55,12 +55,13 @@ def _writes(pl: Planner, fn: FunctionDecl) -> bool:
 def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = True) -> str:
     """The argument for an fd, path, mode, FILE *, callback, user-data or format parameter."""
     k = r.kind
-    if k == "mode":
-        return '"wb"' if _writes(pl, fn) else '"rb"'
+    if k == "mode":  # a file opened on nothing is a new one (read, an empty file is no input)
+        return '"wb"' if _writes(pl, fn) or plan.on_nothing else '"rb"'
     if k == "format":
         return '"lf"'
     if k == "path":
-        return _payload_file(pl, fn, empty=not feed and not pl.file_ctx)[1]
+        plan.on_nothing = not feed and not pl.file_ctx
+        return _payload_file(pl, fn, empty=plan.on_nothing)[1]
     if k == "fd":
         fd = _payload_file(pl, fn)[0]
         if pl.idx.returns_owned(fn):

@@ -79,6 +79,7 @@ class CallPlan:
     out_cap: str | None = None  # the output buffer's capacity
     out_by_value: bool = False  # the capacity went by value: the return value tells the length
     outs: dict[int, str] = field(default_factory=dict)  # parameter index -> the variable a `T *`/`T **` fills
+    on_nothing: bool = False  # its path names an empty file (the input goes elsewhere): open it to write
 
 
 WORKSPACE = 1000  # elements of a caller-provided work array (its count is passed along)
