@@ -52,7 +52,7 @@ _CALL = re.compile(r"call (\w+)\b")
 
 
 def _prose(steps: Sequence[Step]) -> str:
-    """What models wrote into the trajectory, one step a line: constraints, changes, fixes, directions."""
+    """What models wrote into the trajectory, a step a line: constraints, changes, fixes, directions."""
     out = []
     for step in steps:
         if isinstance(step, ConstraintStep):
@@ -62,6 +62,8 @@ def _prose(steps: Sequence[Step]) -> str:
         elif isinstance(step, FixStep):
             out.append(step.content)
         elif isinstance(step, DirectionStep) and step.direction:
+            out.append(step.direction)
+        elif isinstance(step, DroppedStep):
             out.append(step.direction)
     return "\n".join(" ".join(line.split()) for line in out)
 
