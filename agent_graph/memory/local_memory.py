@@ -23,18 +23,21 @@ from agent_graph.memory.local_memory_schema import (
     MAX_DIRECTIONS,
     Direction,
     ExtractionReply,
+    MeasurementFacts,
     MemoryItem,
     clip_line,
     copy_memory,
     empty_local_memory,
     same_direction,
 )
+from fuzzkit.facts_block import render_facts
 
 Branch = Literal["success", "failure", "noise"]
 MAX_DIFF_LINES = 200
 
 __all__ = [
-    "Direction", "ExtractionReply", "MemoryItem", "apply_extraction", "branch_for", "compress",
+    "MEASUREMENT_KIND", "Direction", "ExtractionReply", "MeasurementFacts", "MemoryItem",
+    "apply_extraction", "branch_for", "compress",
     "describe_approach", "empty_local_memory", "extraction_variables", "failed_directions",
     "failure_mode", "harness_diff", "is_tabu", "item_gain", "local_memory_tokens",
     "metrics_delta", "record_failed_attempt", "render_local_memory",
@@ -85,6 +88,9 @@ def _directions_json(memory: Mapping[str, Any]) -> str:
     return "[\n" + ",\n".join(json.dumps(dict(d), ensure_ascii=False) for d in rows) + "\n]"
 
 
+_OUTCOME: dict[str, Literal["Success", "Failed", "Noise"]] = {
+    "success": "Success", "failure": "Failed", "noise": "Noise"}
+MEASUREMENT_KIND = "measurement"
 _VERDICT = {
     "success": "SUCCESS (the gain is larger than the measurement noise)",
     "failure": "FAILURE (coverage dropped by more than the measurement noise)",
@@ -140,6 +146,10 @@ def extraction_variables(
         "Stated directions:",
         *([f"- {c}" for c in stated] or ["- (none stated)"]),
     ])
+    metrics += "\n\n" + render_facts(MEASUREMENT_KIND, MeasurementFacts(
+        outcome=_OUTCOME[branch], old_coverage=old_coverage, new_coverage=new_coverage, noise=noise,
+        version=ref, parent=parent, iteration=iteration, operator=operator or "improve",
+        directions=stated, archetype=archetype))
     problem = (f"Fuzz target `{' '.join(target.split())}` (archetype: {archetype or 'unknown'}). "
                "The loop changes its libFuzzer harness to raise the library's line coverage.")
     return {

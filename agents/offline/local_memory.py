@@ -1,8 +1,9 @@
 """The offline model's local-memory skills: the extraction job, and the tabu list it honours.
 
 :func:`extract` answers ``prompts/local_memory_extraction.txt`` from what the prompt shows: the
-outcome the measurement states, the directions the change followed, the calls the diff adds
-and removes, and the current direction list (updated in place, merged, never duplicated).
+measurement block (outcome, coverage, versions, the directions the change followed; never the
+lines beside it), the calls the diff adds and removes, and the current direction list (updated
+in place, merged, never duplicated).
 :func:`tabu_names` reads a rendered local memory back: the API functions of failed directions,
 except those the prompt's new evidence names.
 """
@@ -15,33 +16,35 @@ from collections.abc import Collection
 from typing import Any
 
 from agent_graph.memory.code_memory_c import C_KEYWORDS, LIBC, blank_comments_and_literals, called_names
-from agent_graph.memory.local_memory_schema import api_tokens, clip_line, same_direction
+from agent_graph.memory.local_memory import MEASUREMENT_KIND
+from agent_graph.memory.local_memory_schema import MeasurementFacts, api_tokens, clip_line, same_direction
 from agents.offline.prompt_reader import PromptFacts, bullets, identifiers
+from fuzzkit.facts_block import read_facts
 
 Reply = tuple[dict[str, Any], None]
-_OUTCOME = {"SUCCESS": "Success", "FAILURE": "Failed", "NOISE": "Noise"}
 _MAX_EVIDENCE = 300
 
 
-def _outcome(facts: PromptFacts) -> str:
-    found = re.search(r"Outcome:\s*(SUCCESS|FAILURE|NOISE)", facts.text("Measurement"))
-    return _OUTCOME[found.group(1)] if found else "Noise"
+def _measured(facts: PromptFacts) -> MeasurementFacts | None:
+    """The measurement block of the prompt (None when it has none).
+
+    Raises:
+        FactsBlockError: the block does not fit :class:`MeasurementFacts`.
+    """
+    return read_facts(facts.text("Measurement"), MEASUREMENT_KIND, MeasurementFacts)
 
 
-def _numbers(facts: PromptFacts) -> tuple[str, str]:
-    text = facts.text("Measurement")
-    old = re.search(r"Old line coverage[^:]*:\s*([\d.]+)%", text)
-    new = re.search(r"New line coverage[^:]*:\s*([\d.]+)%", text)
-    return (old.group(1) if old else "?"), (new.group(1) if new else "?")
+def _numbers(measured: MeasurementFacts | None) -> tuple[str, str]:
+    if measured is None:
+        return "?", "?"
+    return f"{measured.old_coverage:.2f}", f"{measured.new_coverage:.2f}"
 
 
-def _version(facts: PromptFacts) -> tuple[str, str, str]:
-    """(version id, parent id, operator) from the Change section."""
-    text = facts.text("Change")
-    found = re.search(r"Version:\s*(\S+)\s*\(parent\s+([^,)]+)", text)
-    operator = re.search(r"Operator:\s*(\S+)", text)
-    return (found.group(1) if found else "new", found.group(2) if found else "old",
-            operator.group(1) if operator else "improve")
+def _version(measured: MeasurementFacts | None) -> tuple[str, str, str]:
+    """(version id, parent id, operator) of the measured change."""
+    if measured is None:
+        return "new", "old", "improve"
+    return measured.version, measured.parent, measured.operator
 
 
 def diff_calls(diff: str) -> tuple[list[str], list[str]]:
@@ -56,8 +59,8 @@ def diff_calls(diff: str) -> tuple[list[str], list[str]]:
     return [c for c in plus if c not in minus], [c for c in minus if c not in plus]
 
 
-def _stated(facts: PromptFacts, added: list[str]) -> list[str]:
-    stated = [body for _tag, body in facts.bullets("Change") if body != "(none stated)"]
+def _stated(measured: MeasurementFacts | None, added: list[str]) -> list[str]:
+    stated = measured.directions if measured else []
     if stated:
         return stated
     return [f"call {name}" for name in added] or ["unrecorded change"]
@@ -95,15 +98,16 @@ def _change_text(added: list[str], removed: list[str]) -> str:
 
 def extract(facts: PromptFacts) -> Reply:
     """Local memory extractor: updated directions and at most one lesson, as the prompt asks."""
-    outcome = _outcome(facts)
-    old, new = _numbers(facts)
-    version, parent, operator = _version(facts)
+    measured = _measured(facts)
+    outcome = measured.outcome if measured else "Noise"
+    old, new = _numbers(measured)
+    version, parent, operator = _version(measured)
     diff = facts.code("Code diff")
     added, removed = diff_calls(diff)
     change = _change_text(added, removed)
     rows = _merge_duplicates(_current(facts))
     repeated_failure = False
-    for direction in _stated(facts, added):
+    for direction in _stated(measured, added):
         evidence = f"line coverage {old}% -> {new}%; {change}"
         index = next((k for k, r in enumerate(rows) if same_direction(r["direction"], direction)),
                      None)
@@ -123,17 +127,16 @@ def extract(facts: PromptFacts) -> Reply:
                        "source_ref": version, "evidence": evidence[:_MAX_EVIDENCE]}
     item = None
     if outcome != "Noise" and diff.strip() not in ("", "(no code change)") and not repeated_failure:
-        item = _lesson(facts, outcome, _stated(facts, added)[0], change, operator,
+        item = _lesson(measured, outcome, _stated(measured, added)[0], change, operator,
                        (old, new, version, parent))
     rows = [{**row, "direction": clip_line(str(row["direction"]))} for row in rows]  # the schema's limit
     return {"updated_directions": rows, "new_memory_item": item}, None
 
 
-def _lesson(facts: PromptFacts, outcome: str, direction: str, change: str, operator: str,
+def _lesson(measured: MeasurementFacts | None, outcome: str, direction: str, change: str, operator: str,
             refs: tuple[str, str, str, str]) -> dict[str, Any]:
     old, new, version, parent = refs
-    archetype = re.search(r"archetype:\s*([\w-]+)", facts.text("Problem"))
-    context = f"the target is a {archetype.group(1)}" if archetype else "the same target"
+    context = f"the target is a {measured.archetype or 'unknown'}" if measured else "the same target"
     verb = "raised" if outcome == "Success" else "lowered"
     title = direction[:1].upper() + direction[1:80]
     insight = ("Calling more of the API on objects the harness already builds executes library "
