@@ -1,10 +1,11 @@
 """Actionable lessons from a trajectory's repairs: scope, failure signature and action.
 
-The offline extractor reads the repairs the trajectory recorded (the enhancer's fix sentences
-in ``[harness] vN by enhancer.fix: ...`` and ``[fix] ...`` steps), the failure that called for
-them (a compiler error class, a sanitizer kind and frame, input that never reached the target)
-and the final harness, and turns each repair it recognizes into an item whose action the
-offline engine can apply to the next target of the same family (see
+The offline extractor reads the trajectory's steps from its facts block
+(:mod:`long_term_memory.experience.trajectory_steps`): the repairs it recorded (the builder's
+``repair`` and ``misuse`` steps, and the enhancer's fix notes in ``harness`` and ``fix`` steps),
+the failure that called for them (a compiler error class, a sanitizer kind and frame, input that
+never reached the target) and the final harness, and turns each repair it recognizes into an
+item whose action the offline engine can apply to the next target of the same family (see
 :mod:`agents.offline.lesson_apply`). Deterministic; names no library.
 """
 

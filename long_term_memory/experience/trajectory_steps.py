@@ -10,7 +10,6 @@ that does not fit these models is a :class:`fuzzkit.facts_block.FactsBlockError`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -350,8 +349,3 @@ def read_trajectories(text: str) -> list[TrajectoryFacts]:
         FactsBlockError: a block does not fit :class:`TrajectoryFacts`.
     """
     return read_all_facts(text, KIND, TrajectoryFacts)
-
-
-def of(steps: Sequence[Step], *kinds: type[_Step]) -> list[Step]:
-    """The steps of the given model classes, in order."""
-    return [s for s in steps if isinstance(s, kinds)]
