@@ -66,7 +66,7 @@ def final_crash(kind: str, summary: str) -> FinalCrashStep:
 
 def reverted(version: int, reason: str = "did not run cleanly") -> RevertStep:
     return RevertStep(step="revert", version=version, reason=reason,
-                      ran_cleanly=not reason.startswith("did not run cleanly"))
+                      run_failed=reason.startswith("did not run cleanly"))
 
 
 def dropped(version: int, direction: str, next_version: int) -> DroppedStep:

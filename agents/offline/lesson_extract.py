@@ -326,7 +326,7 @@ def _dropped_calls(steps: Sequence[Step]) -> list[tuple[str, str]]:
 
 def _reverted(step: Step) -> int | None:
     """The version a step gives up because it did not run cleanly (all of it, or one of its blocks)."""
-    if isinstance(step, DroppedStep) or (isinstance(step, RevertStep) and not step.ran_cleanly):
+    if isinstance(step, DroppedStep) or (isinstance(step, RevertStep) and step.run_failed):
         return step.version
     return None
 

@@ -253,7 +253,7 @@ def _loop_step(kind: str, data: Mapping[str, Any]) -> Step | None:
     if kind == "iteration.reverted":
         reason = str(data.get("reason", ""))
         return RevertStep(step="revert", version=version, reason=reason,
-                          ran_cleanly=not reason.startswith(_NOT_CLEAN))
+                          run_failed=reason.startswith(_NOT_CLEAN))
     if kind == "guard.fired":
         reason = str(data.get("reason", ""))
         return StopStep(step="stop", reason=reason, guard=str(data.get("guard")), fired=True,

@@ -198,12 +198,12 @@ class DroppedStep(_Step):
 
 
 class RevertStep(_Step):
-    """A version given up: back to the best one (``ran_cleanly`` False: it built but did not run)."""
+    """A version given up: back to the best one (``run_failed``: it built but did not run cleanly)."""
 
     step: Literal["revert"]
     version: int | None = None
     reason: str = ""
-    ran_cleanly: bool = True
+    run_failed: bool = False
 
     def line(self) -> str:
         """The step as a person reads it."""

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agent_graph.memory.local_memory import extraction_variables
+from agent_graph.routing import Limits, route
 from agents.offline.experience import distil
 from agents.offline.local_memory import extract
 from agents.offline.prompt_reader import read_prompt
@@ -201,7 +202,25 @@ def test_the_builder_writes_the_flags_the_extractor_reads(tmp_path: Path) -> Non
                   "evidence": "crashed the harness (harness misuse)"},
                  {"direction": "call vv_probe", "outcome": "Failed", "evidence": "did not run cleanly"}]}}
     steps = trajectory_from_state(state, config(), "r", events=events).steps
-    assert [s.ran_cleanly for s in steps if isinstance(s, RevertStep)] == [False, True]
+    assert [s.run_failed for s in steps if isinstance(s, RevertStep)] == [True, False]
     assert [(s.fired, s.gave_up) for s in steps if isinstance(s, StopStep)] == [(True, True), (False, False)]
     assert [s.misuse_crash for s in steps if isinstance(s, DirectionStep)] == [True, False]
     assert json.dumps([s.model_dump() for s in steps])  # data all through
+
+
+def test_the_gave_up_flag_follows_the_reason_the_router_writes(tmp_path: Path) -> None:
+    """The router's own words for giving up on a harness crash set the flag (a reworded reason
+    there fails here, not silently in the lessons)."""
+    crashed = {"analysis": {"archetype": "x"}, "harness_code": "int f;", "harness_version": 1,
+               "build": {"version": 1, "ok": True}, "run": {"version": 1, "crashed": True},
+               "crash_analysis": {"version": 1, "feasible": False}, "fix_rounds": 5,
+               "extras": {"finalized": True}}
+    reason = route(crashed, Limits()).reason  # type: ignore[arg-type]
+    state = {"project": "vv", "function": "vv_check", "work_dir": str(tmp_path), "termination_reason": reason}
+    steps = trajectory_from_state(state, config(), "r", events=[]).steps
+    assert [s.gave_up for s in steps if isinstance(s, StopStep)] == [True]
+    ran = {**crashed, "run": {"version": 1, "usable": True}, "local_memory": {"recorded_version": 1}}
+    budget = {**state, "termination_reason": route(ran, Limits(max_iterations=0)).reason}  # type: ignore[arg-type]
+    assert budget["termination_reason"].startswith("iteration budget")
+    assert [s.gave_up for s in trajectory_from_state(budget, config(), "r", events=[]).steps
+            if isinstance(s, StopStep)] == [False]
