@@ -16,9 +16,11 @@ from typing import Any
 
 import pytest
 
+from agent_graph.context import Context
 from agent_graph.memory.local_memory import extraction_variables
 from agent_graph.routing import Limits, route
 from agents.offline.experience import distil
+from agents.offline.lesson_extract import actionable_items
 from agents.offline.local_memory import extract
 from agents.offline.prompt_reader import read_prompt
 from fuzzkit.facts_block import FactsBlockError
@@ -37,6 +39,7 @@ from long_term_memory.experience.trajectory_steps import (
     StopStep,
     read_trajectory,
 )
+from nodes.memory_manager import revert_failed
 from prompts import render
 from tests.trajectories import (
     analysis,
@@ -54,6 +57,7 @@ from tests.trajectories import (
     verdict,
 )
 from tests.unit.test_avoid_call_lessons import BY, first_draft
+from tests.unit.test_block_drop import _state
 from tests.unit.test_experience_support import config
 
 STEPS: list[Step] = [
@@ -224,3 +228,16 @@ def test_the_gave_up_flag_follows_the_reason_the_router_writes(tmp_path: Path) -
     assert budget["termination_reason"].startswith("iteration budget")
     assert [s.gave_up for s in trajectory_from_state(budget, config(), "r", events=[]).steps
             if isinstance(s, StopStep)] == [False]
+
+
+def test_the_misuse_drop_flag_follows_the_memory_managers_own_evidence(tmp_path: Path) -> None:
+    """A block dropped by the memory manager: its failed direction is marked a misuse drop, and
+    the extractor leaves its call out (a reworded evidence there fails here)."""
+    before = _state(tmp_path, 11)
+    update = revert_failed(before, Context())  # type: ignore[arg-type]
+    done = {**before, **update, "termination_reason": "iteration budget 1 used"}
+    steps = trajectory_from_state(done, config(), "r").steps
+    assert [(s.direction, s.misuse_crash) for s in steps if isinstance(s, DirectionStep)] == [
+        ("call ed_copy_content on result", True)]
+    actions = [i["action"] for i in actionable_items("int ed_x(void);", steps, "")]
+    assert "avoid_call(ed_copy_content)" in actions
