@@ -4,8 +4,8 @@
 measurement block (outcome, coverage, versions, the directions the change followed; never the
 lines beside it), the calls the diff adds and removes, and the current direction list (updated
 in place, merged, never duplicated).
-:func:`tabu_names` reads a rendered local memory back: the API functions of failed directions,
-except those the prompt's new evidence names.
+:func:`tabu_names` reads the ``directions`` facts block a rendered local memory carries: the API
+functions of failed directions, except those the prompt's new evidence names.
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ from typing import Any
 from agent_graph.memory.code_memory_c import C_KEYWORDS, LIBC, blank_comments_and_literals, called_names
 from agent_graph.memory.local_memory import MEASUREMENT_KIND
 from agent_graph.memory.local_memory_schema import MeasurementFacts, api_tokens, clip_line, same_direction
-from agents.offline.prompt_reader import PromptFacts, bullets, identifiers
+from agents.offline.prompt_reader import PromptFacts, identifiers
 from fuzzkit.facts_block import read_facts
+from long_term_memory.directions_facts import read_directions
 
 Reply = tuple[dict[str, Any], None]
+_PARENS = re.compile(r"\([^()]*\)")  # in a direction a model wrote
 _MAX_EVIDENCE = 300
 
 
@@ -155,24 +157,23 @@ def _lesson(measured: MeasurementFacts | None, outcome: str, direction: str, cha
 
 
 def tabu_names(facts: PromptFacts, api_names: Collection[str]) -> list[str]:
-    """API functions named by ``[Failed]`` directions and not by any ``New evidence`` bullet.
+    """API functions named by failed directions and not by any new evidence.
 
-    Reads every section of the prompt, so it works wherever the rendered local memory is put.
+    Reads the ``directions`` facts blocks of every section of the prompt (the rendered local
+    memory, a MaTTS round's earlier directions), wherever they are put; never their lines.
+
+    Raises:
+        FactsBlockError: a directions block does not fit :class:`DirectionsFacts`.
     """
     names = {n.casefold(): n for n in api_names}
     failed: set[str] = set()
     cleared: set[str] = set()
     for section in facts.sections.values():
-        parts = re.split(r"^### (.+?)\s*$", section, flags=re.M)
-        for k in range(0, len(parts), 2):
-            heading = parts[k - 1] if k else ""
-            for tag, body in bullets(parts[k]):
+        for block in read_directions(section):
+            for direction in block.failed:
                 # the direction without its parenthesized parts: a type it names, then its detail
-                bare = re.sub(r"\([^()]*\)", " ", re.sub(r"\([^()]*\)", " ", body))
-                named = {names[t] for t in api_tokens(bare, names) if t in names}
-                if heading == "New evidence":
-                    cleared |= {names[t.casefold()] for t in identifiers(body)
-                                if t.casefold() in names}
-                elif tag.casefold() == "failed":
-                    failed |= named
+                bare = _PARENS.sub(" ", _PARENS.sub(" ", direction))
+                failed |= {names[t] for t in api_tokens(bare, names) if t in names}
+            for evidence in block.new_evidence:
+                cleared |= {names[t.casefold()] for t in identifiers(evidence) if t.casefold() in names}
     return sorted(failed - cleared)

@@ -2,9 +2,10 @@
 
 An extraction prompt shows a trajectory's steps as tagged lines and, beside them, as a
 ``# facts: trajectory v1`` block; the local-memory extraction prompt shows its measurement as
-lines and as a ``# facts: measurement v1`` block. The offline extractors read the blocks with the
-models that rendered them: lines written any other way give the same lessons, and a block that
-does not fit its model is an error naming its kind.
+lines and as a ``# facts: measurement v1`` block; the rendered local memory shows its failed
+directions as lines and as a ``# facts: directions v1`` block (the offline tabu list). The offline
+readers take the blocks with the models that rendered them: lines written any other way give the
+same lessons, and a block that does not fit its model is an error naming its kind.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import pytest
 
 from agent_graph.context import Context
 from agent_graph.memory.local_memory import extraction_variables
+from agent_graph.memory.local_memory_render import render_local_memory
 from agent_graph.routing import Limits, route
 from agents.offline.experience import distil
 from agents.offline.lesson_extract import actionable_items
-from agents.offline.local_memory import extract
+from agents.offline.local_memory import extract, tabu_names
 from agents.offline.prompt_reader import read_prompt
 from fuzzkit.facts_block import FactsBlockError
 from long_term_memory.experience.extraction import build_extraction_prompt
@@ -241,3 +243,21 @@ def test_the_misuse_drop_flag_follows_the_memory_managers_own_evidence(tmp_path:
         ("call ed_copy_content on result", True)]
     actions = [i["action"] for i in actionable_items("int ed_x(void);", steps, "")]
     assert "avoid_call(ed_copy_content)" in actions
+
+
+def test_the_tabu_list_comes_from_the_directions_block_and_rewording_its_lines_changes_nothing() -> None:
+    memory = {"attempted_directions": [
+        {"direction": "call ed_dump on result (ed_doc)", "outcome": "Failed", "source_ref": "v2",
+         "evidence": "crashed the harness (harness misuse)"},
+        {"direction": "call ed_copy_content on result", "outcome": "Failed", "source_ref": "v3",
+         "evidence": "x"},
+        {"direction": "call ed_free twice", "outcome": "Success", "source_ref": "v4", "evidence": "y"}]}
+    names = ["ed_read", "ed_dump", "ed_copy_content", "ed_free"]
+    text = "## Attempted directions\n" + render_local_memory(memory, ["ed_copy_content works now"])
+    assert tabu_names(read_prompt("ROLE: enhancer", text), names) == ["ed_dump"]
+    said = re.sub(r"^- \[(\w+)\] (.*)$", lambda m: f"* {m.group(1).upper()}: {m.group(2)[::-1]}", text,
+                  flags=re.M)
+    assert said != text and tabu_names(read_prompt("ROLE: enhancer", said), names) == ["ed_dump"]
+    bad = text.replace("failed: [", "fail: [")
+    with pytest.raises(FactsBlockError, match="directions facts block does not fit DirectionsFacts"):
+        tabu_names(read_prompt("ROLE: enhancer", bad), names)
