@@ -14,6 +14,7 @@ model's ``model_dump`` as YAML.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TypeVar
 
 import yaml
@@ -44,6 +45,19 @@ def read_facts(text: str, kind: str, model: type[M]) -> M | None:
         FactsBlockError: The block is there but is not valid YAML or does not fit ``model``;
             the message says which and where.
     """
+    return next(_read(text, kind, model), None)
+
+
+def read_all_facts(text: str, kind: str, model: type[M]) -> list[M]:
+    """Every ``kind`` block of ``text`` as a ``model``, in order (a prompt may carry several).
+
+    Raises:
+        FactsBlockError: A block is not valid YAML or does not fit ``model``.
+    """
+    return list(_read(text, kind, model))
+
+
+def _read(text: str, kind: str, model: type[M]) -> Iterator[M]:
     for match in _FENCE.finditer(text):
         body = match.group("body")
         first, _, rest = body.partition("\n")
@@ -57,7 +71,6 @@ def read_facts(text: str, kind: str, model: type[M]) -> M | None:
             )
         try:
             data = yaml.safe_load(rest) or {}
-            return model.model_validate(data)
+            yield model.model_validate(data)
         except (yaml.YAMLError, ValidationError) as exc:
             raise FactsBlockError(f"the {kind} facts block does not fit {model.__name__}: {exc}") from exc
-    return None

@@ -23,18 +23,21 @@ from agent_graph.memory.local_memory_schema import (
     MAX_DIRECTIONS,
     Direction,
     ExtractionReply,
+    MeasurementFacts,
     MemoryItem,
     clip_line,
     copy_memory,
     empty_local_memory,
     same_direction,
 )
+from fuzzkit.facts_block import render_facts
 
 Branch = Literal["success", "failure", "noise"]
 MAX_DIFF_LINES = 200
 
 __all__ = [
-    "Direction", "ExtractionReply", "MemoryItem", "apply_extraction", "branch_for", "compress",
+    "MEASUREMENT_KIND", "Direction", "ExtractionReply", "MeasurementFacts", "MemoryItem",
+    "apply_extraction", "branch_for", "compress",
     "describe_approach", "empty_local_memory", "extraction_variables", "failed_directions",
     "failure_mode", "harness_diff", "is_tabu", "item_gain", "local_memory_tokens",
     "metrics_delta", "record_failed_attempt", "render_local_memory",
@@ -85,6 +88,10 @@ def _directions_json(memory: Mapping[str, Any]) -> str:
     return "[\n" + ",\n".join(json.dumps(dict(d), ensure_ascii=False) for d in rows) + "\n]"
 
 
+_OUTCOME: dict[Branch, Literal["Success", "Failed", "Noise"]] = {
+    "success": "Success", "failure": "Failed", "noise": "Noise"}
+_BRANCH: dict[str, Branch] = {v: k for k, v in _OUTCOME.items()}
+MEASUREMENT_KIND = "measurement"
 _VERDICT = {
     "success": "SUCCESS (the gain is larger than the measurement noise)",
     "failure": "FAILURE (coverage dropped by more than the measurement noise)",
@@ -125,30 +132,38 @@ def extraction_variables(
         parent_ref: the parent's id (``v4``).
         iteration: the phase-2 iteration that measured it.
     """
-    branch = branch_for(old_coverage, new_coverage, noise)
     ref, parent = source_ref or "new", parent_ref or "old"
-    metrics = "\n".join([
-        f"- Old line coverage ({parent}): {old_coverage:.2f}%",
-        f"- New line coverage ({ref}): {new_coverage:.2f}%",
-        f"- Delta: {new_coverage - old_coverage:+.2f} points; measurement noise: ±{noise:.2f} points",
-        f"- Outcome: {_VERDICT[branch]}",
-    ])
-    stated = [" ".join(c.split()) for c in change if c.strip()]
+    facts = MeasurementFacts(
+        outcome=_OUTCOME[branch_for(old_coverage, new_coverage, noise)], old_coverage=old_coverage,
+        new_coverage=new_coverage, noise=noise, version=ref, parent=parent, iteration=iteration,
+        operator=operator or "improve", directions=[" ".join(c.split()) for c in change if c.strip()],
+        archetype=archetype)
     change_text = "\n".join([
-        f"Operator: {operator or 'improve'}",
+        f"Operator: {facts.operator}",
         f"Version: {ref} (parent {parent}, iteration {iteration})",
         "Stated directions:",
-        *([f"- {c}" for c in stated] or ["- (none stated)"]),
+        *([f"- {c}" for c in facts.directions] or ["- (none stated)"]),
     ])
     problem = (f"Fuzz target `{' '.join(target.split())}` (archetype: {archetype or 'unknown'}). "
                "The loop changes its libFuzzer harness to raise the library's line coverage.")
     return {
         "problem": problem,
-        "metrics": metrics,
+        "metrics": _metrics_text(facts),
         "change": change_text,
         "diff": harness_diff(old_code, new_code, f"{parent}/harness.c", f"{ref}/harness.c"),
         "current_directions": _directions_json(memory or {}),
     }
+
+
+def _metrics_text(facts: MeasurementFacts) -> str:
+    """The Measurement section: its lines, then the same facts as a ``measurement`` block."""
+    old, new, noise = facts.old_coverage, facts.new_coverage, facts.noise
+    return "\n".join([
+        f"- Old line coverage ({facts.parent}): {old:.2f}%",
+        f"- New line coverage ({facts.version}): {new:.2f}%",
+        f"- Delta: {new - old:+.2f} points; measurement noise: ±{noise:.2f} points",
+        f"- Outcome: {_VERDICT[_BRANCH[facts.outcome]]}",
+    ]) + "\n\n" + render_facts(MEASUREMENT_KIND, facts)
 
 
 def apply_extraction(

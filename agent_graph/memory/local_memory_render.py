@@ -1,8 +1,8 @@
 """Local memory as the compact Markdown the enhancer and coverage analyzer read.
 
 Heavy storage, light display: the JSON is flattened to values only (no keys), one bullet per
-direction and per lesson. Direction bullets keep the ``- [Outcome] direction (evidence)`` form
-the offline model reads its tabu list from.
+direction and per lesson (``- [Outcome] direction (evidence)``); the failed directions follow as
+a ``directions`` facts block, the tabu list the offline model reads.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_graph.memory.tokens import count_text_tokens
+from long_term_memory.directions_facts import DirectionsFacts, render_directions
 
 EMPTY = "(none yet)"
 TABU_RULE = (
@@ -60,13 +61,16 @@ def lesson_line(item: Mapping[str, Any]) -> str:
     return f"{line} ({tail})" if tail else line
 
 
-def render_local_memory(memory: Mapping[str, Any] | None, new_evidence: Sequence[str] = ()) -> str:
+def render_local_memory(memory: Mapping[str, Any] | None, new_evidence: Sequence[str] = (),
+                        facts: bool = True) -> str:
     """The memory as Markdown subsections (no JSON keys); ``(none yet)`` when it is empty.
 
     Args:
         memory: the state's ``local_memory``.
         new_evidence: facts learned since directions failed (a new API constraint, a fix
             that now builds); listed so a failed direction may be retried when they name it.
+        facts: end with the failed directions and the new evidence as a ``directions`` facts
+            block (:mod:`long_term_memory.directions_facts`), which the offline engine reads.
     """
     memory = memory or {}
     blocks = []
@@ -85,9 +89,12 @@ def render_local_memory(memory: Mapping[str, Any] | None, new_evidence: Sequence
     evidence = [_clean(e) for e in new_evidence if _clean(e)]
     if evidence:
         blocks.append("\n".join([SUBHEADINGS[3], *(f"- {e}" for e in evidence)]))
-    return "\n\n".join(blocks) if blocks else EMPTY
+    failed = [_clean(d.get("direction")) for d in directions
+              if _clean(d.get("outcome")).casefold() == "failed"]
+    block = render_directions(DirectionsFacts(failed=failed, new_evidence=evidence)) if facts else ""
+    return "\n\n".join([*blocks, block] if block else blocks) if blocks else EMPTY
 
 
 def local_memory_tokens(memory: Mapping[str, Any] | None, model: str = "") -> int:
     """Tokens of the rendered memory: what compression keeps under its threshold."""
-    return count_text_tokens(render_local_memory(memory), model)
+    return count_text_tokens(render_local_memory(memory, facts=False), model)

@@ -45,6 +45,28 @@ _STOPWORDS = frozenset(
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+class MeasurementFacts(BaseModel):
+    """What the extraction prompt states about one measured version, as its ``measurement`` block.
+
+    The prompt's Problem, Measurement and Change sections say it in lines; the same facts follow
+    as a fenced ``# facts: measurement v1`` block (:mod:`fuzzkit.facts_block`) that the offline
+    extractor reads back with this model.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    outcome: Outcome  # the branch the coverage delta took
+    old_coverage: float  # the parent's line coverage, percent
+    new_coverage: float
+    noise: float = 0.0
+    version: str  # the measured version's id (``v5``)
+    parent: str
+    iteration: int = 0
+    operator: str = "improve"
+    directions: list[str] = Field(default_factory=list)  # what the enhancer said it followed
+    archetype: str = ""
+
+
 def _normalized(value: Any, table: Mapping[str, str], what: str) -> Any:
     if isinstance(value, str) and value.strip().casefold() in table:
         return table[value.strip().casefold()]

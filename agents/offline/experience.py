@@ -1,8 +1,9 @@
 """The offline model's experience-extraction skill: a trajectory in, 1–3 specific lessons out.
 
 It reads the same prompt a real model gets (``experience_success``, ``experience_failure``,
-``experience_contrastive``): the target line, the measured outcome, the trajectory's tagged
-steps (``- [build] v2 failed: error: ...``) and the final harness, and distils what they show:
+``experience_contrastive``): the trajectory's facts block (its target, measured outcome and
+steps, :mod:`long_term_memory.experience.trajectory_steps`; never the tagged lines beside it)
+and the final harness, and distils what they show:
 the archetype and call sequence that worked, the fixes that made it compile, the directions
 that raised coverage, the error or harness-misuse crash that sank it. Deterministic.
 """
@@ -17,6 +18,7 @@ from agents.offline.experience_lessons import contrastive_items, failure_items, 
 from agents.offline.experience_reading import target
 from agents.offline.lesson_extract import actionable_items
 from agents.offline.prompt_reader import PromptFacts
+from long_term_memory.experience.trajectory_steps import read_trajectory
 
 Reply = tuple[dict[str, Any], None]
 
@@ -25,12 +27,12 @@ def distil(facts: PromptFacts) -> Reply:
     """Lessons for the roles in :data:`ROLES`, as ``{"memory_items": [...]}``."""
     if facts.role == "experience_contrastive":
         return {"memory_items": contrastive_items(facts)}, None
-    trajectory = facts.text("Trajectory")
+    trajectory = read_trajectory(facts.text("Trajectory"))  # the steps as data, never the lines
     code = facts.code("Final harness")
     make = success_items if facts.role == "experience_success" else failure_items
     items: list[dict[str, Any]] = list(make(facts, trajectory, code))
     # The repairs the run made, as actions the next target of the family gets applied.
-    actionable = actionable_items(target(facts)[0], trajectory, code)
+    actionable = actionable_items(target(trajectory, facts.text("Target"))[0], trajectory.steps, code)
     return {"memory_items": [*items[:1], *actionable, *items[1:]][:3]}, None
 
 

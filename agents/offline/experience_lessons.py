@@ -6,7 +6,7 @@ One function per prompt kind (``experience_success``, ``experience_failure``,
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents.offline.experience_reading import (
@@ -16,18 +16,47 @@ from agents.offline.experience_reading import (
     coverage,
     input_handling,
     item,
-    steps,
+    lines,
     target,
 )
 from agents.offline.prompt_reader import PromptFacts
 from agents.parsing import fenced_blocks
+from long_term_memory.experience.trajectory_steps import (
+    CrashStep,
+    DirectionStep,
+    FinalCrashStep,
+    FixStep,
+    RunStep,
+    Step,
+    StopStep,
+    TrajectoryFacts,
+    VerdictStep,
+    one_line,
+    read_trajectories,
+)
 
-_SUBSECTION = re.compile(r"^### Trajectory (\d+): (SUCCESS|FAILURE)\s*$", re.M)
+
+def _fixes(steps: Sequence[Step], worked: bool) -> list[str]:
+    return [one_line(s.content) for s in steps if isinstance(s, FixStep) and s.worked == worked]
 
 
-def success_items(facts: PromptFacts, trajectory: str, code: str) -> list[dict[str, str]]:
+def _directions(steps: Sequence[Step], *outcomes: str) -> list[DirectionStep]:
+    return [s for s in steps if isinstance(s, DirectionStep) and str(s.outcome).startswith(outcomes)]
+
+
+def _verdicts(steps: Sequence[Step], feasible: bool) -> list[str]:
+    return [one_line(s.line()) for s in steps if isinstance(s, VerdictStep) and s.feasible == feasible]
+
+
+def _crash_detail(steps: Sequence[Step], default: str) -> str:
+    """The first crash step that is not a verdict (what crashed, where)."""
+    return next(iter(lines(steps, CrashStep, FinalCrashStep)), default)
+
+
+def success_items(facts: PromptFacts, trajectory: TrajectoryFacts, code: str) -> list[dict[str, str]]:
     """What made a run work: its call sequence, the fixes that made it build, what raised coverage."""
-    proto, name, archetype = target(facts)
+    proto, name, archetype = target(trajectory, facts.text("Target"))
+    steps = trajectory.steps
     calls = api_calls(code, name)
     handling = input_handling(code)
     kind = archetype or "the chosen"
@@ -36,14 +65,14 @@ def success_items(facts: PromptFacts, trajectory: str, code: str) -> list[dict[s
         item(
             f"{kind} harness: {' -> '.join(calls[:4]) or name}",
             f"{where}.",
-            f"A {kind} harness for {name} built, ran and reached {coverage(facts.text('Outcome'))}% line "
+            f"A {kind} harness for {name} built, ran and reached {coverage(trajectory.outcome)}% line "
             f"coverage. It calls {', '.join(calls) or name} in that order"
             + (f" and {handling}" if handling else "")
             + ". Start from this call sequence.",
         )
     ]
-    fixes = [f.removesuffix(" (worked)") for f in steps(trajectory, "fix") if f.endswith("(worked)")]
-    errors = build_errors(trajectory)
+    fixes = _fixes(steps, True)
+    errors = build_errors(steps)
     if fixes:
         items.append(
             item(
@@ -55,8 +84,8 @@ def success_items(facts: PromptFacts, trajectory: str, code: str) -> list[dict[s
                 + ".",
             )
         )
-    gains = [d.removeprefix("Success: ") for d in steps(trajectory, "direction") if d.startswith("Success")]
-    real = [c for c in steps(trajectory, "crash") if "real library bug" in c]
+    gains = [one_line(d.line()).removeprefix("Success: ") for d in _directions(steps, "Success")]
+    real = _verdicts(steps, True)
     if gains:
         items.append(
             item(
@@ -66,7 +95,7 @@ def success_items(facts: PromptFacts, trajectory: str, code: str) -> list[dict[s
             )
         )
     elif real:
-        crash = next((c for c in steps(trajectory, "crash") if "verdict" not in c), real[0])
+        crash = _crash_detail(steps, real[0])
         items.append(
             item(
                 f"{name} reaches a real library bug",
@@ -78,18 +107,20 @@ def success_items(facts: PromptFacts, trajectory: str, code: str) -> list[dict[s
     return items[:3]
 
 
-def failure_items(facts: PromptFacts, trajectory: str, code: str) -> list[dict[str, str]]:
+def failure_items(facts: PromptFacts, trajectory: TrajectoryFacts, code: str) -> list[dict[str, str]]:
     """What sank a failed run: its last build error, a misuse crash, a target never reached."""
-    proto, name, archetype = target(facts)
+    proto, name, archetype = target(trajectory, facts.text("Target"))
     where = _where(proto, archetype)
-    outcome = facts.text("Outcome")
+    steps, measured = trajectory.steps, trajectory.outcome
+    outcome = (f"{'SUCCESS' if trajectory.success else 'FAILURE'}: {measured.summary()}" if measured
+               else facts.text("Outcome"))
     found = (
-        _build_failure(trajectory, outcome, name, where),
-        _misuse_crash(trajectory, name, where),
-        _never_executed(trajectory, code, name, where),
+        _build_failure(steps, measured is not None and not measured.compiles, name, where),
+        _misuse_crash(steps, name, where),
+        _never_executed(steps, code, name, where),
     )
     items = [i for i in found if i is not None]
-    bad = [d for d in steps(trajectory, "direction") if d.startswith(("Failed", "Noise"))]
+    bad = [one_line(d.line()) for d in _directions(steps, "Failed", "Noise")]
     if bad and len(items) < 3:
         items.append(
             item(
@@ -99,7 +130,7 @@ def failure_items(facts: PromptFacts, trajectory: str, code: str) -> list[dict[s
             )
         )
     if not items:
-        stop = (steps(trajectory, "stop") or ["the iteration budget ran out"])[-1]
+        stop = (lines(steps, StopStep) or ["the iteration budget ran out"])[-1]
         items.append(
             item(
                 f"No usable harness for {name}",
@@ -115,15 +146,11 @@ def _where(proto: str, archetype: str) -> str:
     return f"Targets like {proto}" + (f" (archetype {archetype})" if archetype else "")
 
 
-def _build_failure(trajectory: str, outcome: str, name: str, where: str) -> dict[str, str] | None:
-    errors = build_errors(trajectory)
-    if "compiles: no" not in outcome or not errors:
+def _build_failure(steps: Sequence[Step], never_built: bool, name: str, where: str) -> dict[str, str] | None:
+    errors = build_errors(steps)
+    if not never_built or not errors:
         return None
-    failed = [
-        f.removesuffix(" (did not fix the build)")
-        for f in steps(trajectory, "fix")
-        if f.endswith("(did not fix the build)")
-    ]
+    failed = _fixes(steps, False)
     last = errors[-1]
     return item(
         f"Build failure on {name}: {last.split(';')[0][:70]}",
@@ -133,11 +160,11 @@ def _build_failure(trajectory: str, outcome: str, name: str, where: str) -> dict
     )
 
 
-def _misuse_crash(trajectory: str, name: str, where: str) -> dict[str, str] | None:
-    misuse = [c for c in steps(trajectory, "crash") if "harness misuse" in c]
+def _misuse_crash(steps: Sequence[Step], name: str, where: str) -> dict[str, str] | None:
+    misuse = _verdicts(steps, False)
     if not misuse:
         return None
-    detail = next((c for c in steps(trajectory, "crash") if "verdict" not in c), misuse[0])
+    detail = _crash_detail(steps, misuse[0])
     return item(
         f"Harness misuse crash with {name}",
         f"{where}, when the harness crashes in its own code.",
@@ -147,8 +174,8 @@ def _misuse_crash(trajectory: str, name: str, where: str) -> dict[str, str] | No
     )
 
 
-def _never_executed(trajectory: str, code: str, name: str, where: str) -> dict[str, str] | None:
-    if not any("target hit 0x" in r for r in steps(trajectory, "run")):
+def _never_executed(steps: Sequence[Step], code: str, name: str, where: str) -> dict[str, str] | None:
+    if not any(isinstance(r, RunStep) and not r.crashed and str(r.target_hits) == "0" for r in steps):
         return None
     calls = api_calls(code, name)
     return item(
@@ -164,15 +191,18 @@ def _never_executed(trajectory: str, code: str, name: str, where: str) -> dict[s
 class _Run:
     ok: bool
     calls: set[str]
-    body: str
+    steps: list[Step]
     cov: float
 
 
 def contrastive_items(facts: PromptFacts) -> list[dict[str, str]]:
     """What the successful trajectories share that the failed ones lack, and why those failed."""
-    proto, name, archetype = target(facts)
+    section = facts.sections.get("Trajectories", "")
+    trajectories = read_trajectories(section)
+    first = trajectories[0] if trajectories else TrajectoryFacts()
+    proto, name, archetype = target(first, facts.text("Target"))
     where = _where(proto, archetype)
-    runs = _runs(facts.sections.get("Trajectories", ""), name)
+    runs = _runs(section, trajectories, name)
     wins, losses = [r for r in runs if r.ok], [r for r in runs if not r.ok]
     items = []
     if wins:
@@ -189,23 +219,12 @@ def contrastive_items(facts: PromptFacts) -> list[dict[str, str]]:
     ]
 
 
-def _runs(text: str, name: str) -> list[_Run]:
-    """One :class:`_Run` per ``### Trajectory N: SUCCESS|FAILURE`` subsection."""
-    marks = list(_SUBSECTION.finditer(text))
-    runs: list[_Run] = []
-    for i, mark in enumerate(marks):
-        body = text[mark.end() : marks[i + 1].start() if i + 1 < len(marks) else len(text)]
-        code = next((b for lang, b in fenced_blocks(body) if lang == "c"), "")
-        cov = re.search(r"line coverage: ([\d.]+)%", body)
-        runs.append(
-            _Run(
-                mark.group(2) == "SUCCESS",
-                set(api_calls(code, name)),
-                body,
-                float(cov.group(1)) if cov else 0.0,
-            )
-        )
-    return runs
+def _runs(section: str, trajectories: list[TrajectoryFacts], name: str) -> list[_Run]:
+    """One :class:`_Run` per trajectory block, with the harness that follows it."""
+    codes = [body for lang, body in fenced_blocks(section) if lang == "c"]
+    return [_Run(t.success, set(api_calls(codes[i] if i < len(codes) else "", name)), t.steps,
+                 float(coverage(t.outcome)) if t.outcome else 0.0)
+            for i, t in enumerate(trajectories)]
 
 
 def _win_pattern(wins: list[_Run], losses: list[_Run], name: str, where: str) -> dict[str, str]:
@@ -227,8 +246,8 @@ def _win_pattern(wins: list[_Run], losses: list[_Run], name: str, where: str) ->
 
 def _loss_cause(losses: list[_Run], total: int, name: str, where: str) -> dict[str, str]:
     # The error each failed attempt ended on (its last failed build), not its first.
-    errors = [fails[-1] for r in losses if (fails := build_errors(r.body))]
-    misuse = [c for r in losses for c in steps(r.body, "crash") if "harness misuse" in c]
+    errors = [fails[-1] for r in losses if (fails := build_errors(r.steps))]
+    misuse = [c for r in losses for c in _verdicts(r.steps, False)]
     cause = (
         f"the build failed ({errors[0]}); {advice(errors[0])}"
         if errors

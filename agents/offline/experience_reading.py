@@ -1,4 +1,4 @@
-"""Reading an experience prompt: the target, the calls a harness makes, the tagged steps.
+"""Reading an experience prompt: the target, the calls a harness makes, the trajectory's steps.
 
 The pieces the offline experience skill builds its lessons from (see
 :mod:`agents.offline.experience_lessons`), and the advice it gives for a compiler error.
@@ -7,11 +7,15 @@ The pieces the offline experience skill builds its lessons from (see
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel
 
 from agent_graph.memory.code_memory_c import C_KEYWORDS
 from agents.offline.libc import LIBC
-from agents.offline.prompt_reader import PromptFacts, bullets
 from fuzzkit.vocabulary import libc_released_by
+from long_term_memory.experience.models import Outcome
+from long_term_memory.experience.trajectory_steps import BuildStep, Step, TrajectoryFacts, one_line
 
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 # The C library's memory functions <stdlib.h> declares (`malloc`, `free`...).
@@ -44,17 +48,12 @@ ERROR_ADVICE = (
 
 
 
-def target(facts: PromptFacts) -> tuple[str, str, str]:
-    """(target prototype, target function name, archetype) from the Target section."""
-    text = facts.text("Target")
-    proto = re.search(r"target (.+?\))", text)
-    name = re.search(r"\b(\w+)\s*\(", proto.group(1)) if proto else None
-    archetype = re.search(r"archetype (\w+)", text)
-    return (
-        proto.group(1) if proto else text[:120],
-        name.group(1) if name else "the target",
-        archetype.group(1) if archetype else "",
-    )
+def target(trajectory: TrajectoryFacts, text: str) -> tuple[str, str, str]:
+    """(target prototype, target function name, archetype) from a trajectory's facts.
+
+    ``text`` (the Target section) stands in for the prototype when the facts name no target.
+    """
+    return (trajectory.target or text[:120], trajectory.function or "the target", trajectory.archetype)
 
 
 def api_calls(code: str, target: str) -> list[str]:
@@ -80,14 +79,14 @@ def input_handling(code: str) -> str:
     return "; ".join(notes)
 
 
-def steps(text: str, tag: str) -> list[str]:
-    """The bodies of the trajectory steps tagged ``tag`` (``- [build] ...``), in order."""
-    return [body for t, body in bullets(text) if t == tag]
-
-
-def build_errors(text: str) -> list[str]:
+def build_errors(steps: Sequence[Step]) -> list[str]:
     """The errors of the failed builds among the trajectory steps, in order."""
-    return [b.split(": ", 1)[1] for b in steps(text, "build") if "failed: " in b]
+    return [one_line(s.errors) for s in steps if isinstance(s, BuildStep) and not s.ok and s.errors]
+
+
+def lines(steps: Sequence[Step], *kinds: type[BaseModel]) -> list[str]:
+    """The lines of the steps of the given kinds, as a prompt shows them."""
+    return [one_line(s.line()) for s in steps if isinstance(s, kinds)]
 
 
 def advice(error: str) -> str:
@@ -104,7 +103,6 @@ def item(title: str, description: str, content: str) -> dict[str, str]:
     return {"title": title[:120], "description": description[:400], "content": content[:2000]}
 
 
-def coverage(outcome: str) -> str:
-    """The line coverage percentage an Outcome section reports (``?`` when none)."""
-    found = re.search(r"line coverage: ([\d.]+)%", outcome)
-    return found.group(1) if found else "?"
+def coverage(outcome: Outcome | None) -> str:
+    """The line coverage percentage an outcome reports (``?`` when none)."""
+    return f"{outcome.lines_percent:.1f}" if outcome else "?"

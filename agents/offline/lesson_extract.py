@@ -1,50 +1,80 @@
 """Actionable lessons from a trajectory's repairs: scope, failure signature and action.
 
-The offline extractor reads the repairs the trajectory recorded (the enhancer's fix sentences
-in ``[harness] vN by enhancer.fix: ...`` and ``[fix] ...`` steps), the failure that called for
-them (a compiler error class, a sanitizer kind and frame, input that never reached the target)
-and the final harness, and turns each repair it recognizes into an item whose action the
-offline engine can apply to the next target of the same family (see
+The offline extractor reads the trajectory's steps from its facts block
+(:mod:`long_term_memory.experience.trajectory_steps`): the repairs it recorded (the builder's
+``repair`` and ``misuse`` steps, and the enhancer's fix notes in ``harness`` and ``fix`` steps),
+the failure that called for them (a compiler error class, a sanitizer kind and frame, input that
+never reached the target) and the final harness, and turns each repair it recognizes into an
+item whose action the offline engine can apply to the next target of the same family (see
 :mod:`agents.offline.lesson_apply`). Deterministic; names no library.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from agents.offline.cdecl import parse_prototype
-from agents.offline.lesson_guards import THROUGH as _THROUGH
-from agents.offline.lesson_guards import empty_input_items
+from agents.offline.lesson_guards import empty_input_items, fixed_by, through
 from agents.offline.lesson_guards import item as _item
 from agents.offline.synth_finders import words
 from fuzzkit.api import FunctionDecl
 from fuzzkit.vocabulary import words_of
 from long_term_memory.experience.lessons import name_family, shape_of, type_name
+from long_term_memory.experience.trajectory_steps import (
+    BuildStep,
+    ConstraintStep,
+    CrashStep,
+    DirectionStep,
+    DroppedStep,
+    FinalCrashStep,
+    FixStep,
+    HarnessStep,
+    MisuseStep,
+    RepairStep,
+    RevertStep,
+    RunStep,
+    Step,
+    StopStep,
+    is_token,
+)
 
+# The fixer's notes of the changes it made (the enhancer's reply states them; ``[harness]`` and
+# ``[fix]`` steps carry them), and the improver's directions: prose a model writes.
 _RELEASE = re.compile(r"release (\w+) \(from (\w+)\) with (\w+) before returning")
 _FIELD_RELEASE = re.compile(r"release (\w+)\.(\w+) \(filled by (\w+)\) with (\w+) before returning")
 _FEED = re.compile(r"hand the fuzz input to (\w+)'s object with (\w+) before the call")
 _TAG = re.compile(r"add the (struct|union|enum) tag to (\w+)")
 _OPAQUE = re.compile(r"declare \w+ as ((?:(?:struct|union) )?[A-Za-z_]\w*) \* [^,\n]*?\(\1 is opaque")
 _RENAME = re.compile(r"replace (\w+) with (\w+) \(clang's fix-it\)")
-_CRASH = re.compile(r"^- \[crash\] ([\w-]+)(?: at| in|:)", re.M)
-_IMPROVE = re.compile(r"^- \[harness\] v(\d+) by enhancer\.improve\b.*\(adds calls to ([\w, ]+)\)\s*$")
-_ALLOCATED = re.compile(r"^- \[crash\] leak at \S+ through (\w+) \(allocated in (\w+)\)", re.M)
-_REPAIRED = re.compile(
-    r"^- \[repair\] v\d+ leaked what (\w+) returned \(([^)]*)\): v(\d+) releases it with (\w+)", re.M)
-_REPAIRED_FIELD = re.compile(
-    r"^- \[repair\] v\d+ leaked what (\w+) made in the (\w+) field of (\w+)'s ([^:\n]+): "
-    r"v\d+ releases it with (\w+)", re.M)
-_REVERT = re.compile(r"^- \[revert\] v(\d+) did not run cleanly")
-_OWNED = re.compile(r"^- \[misuse\] v\d+ released what (\w+) returned with (\w+): an? ([\w-]+)", re.M)
-_KEPT = re.compile(r"\(v(\d+) has the others\)")
-_GAVE_UP = re.compile(r"^- \[stop\] .*crash caused by the harness.*\bgave up\b")
-# The run's local memory of directions, at the trajectory's end: a block dropped for a misuse crash
-# whose steps a long trajectory left out ("[...] N steps omitted") is still named here.
-_FAILED_DIRECTION = re.compile(
-    r"^- \[direction\] Failed: call (\w+)\b.*\(crashed the harness \(harness misuse\)\)")
-_LEFT_OUT = re.compile(r"^- \[harness\] v\d+ by enhancer\.fix: .*\bleft out the follow-up call to (\w+)")
+_LEFT_OUT = re.compile(r"\bleft out the follow-up call to (\w+)")
+_CALL = re.compile(r"call (\w+)\b")
+
+
+def _prose(steps: Sequence[Step]) -> str:
+    """What models wrote into the trajectory, a step a line: constraints, changes, fixes, directions."""
+    out = []
+    for step in steps:
+        if isinstance(step, ConstraintStep):
+            out.append(step.text)
+        elif isinstance(step, HarnessStep):
+            out.append(", ".join(step.changes))
+        elif isinstance(step, FixStep):
+            out.append(step.content)
+        elif isinstance(step, DirectionStep) and step.direction:
+            out.append(step.direction)
+        elif isinstance(step, DroppedStep):
+            out.append(step.direction)
+    return "\n".join(" ".join(line.split()) for line in out)
+
+
+def _leaked(steps: Sequence[Step]) -> bool:
+    """Whether a crash of the trajectory was a leak (its kind, or LeakSanitizer's own report)."""
+    kinds = [s.kind for s in steps if isinstance(s, CrashStep | FinalCrashStep) and is_token(s.kind)]
+    reports = [s.summary or "" for s in steps if isinstance(s, FinalCrashStep)]
+    reports += [s.errors for s in steps if isinstance(s, BuildStep)]
+    return "leak" in " ".join(kinds) or any("LeakSanitizer" in r for r in [*reports, _prose(steps)])
 
 
 def _decl(prototype: str) -> FunctionDecl | None:
@@ -61,10 +91,10 @@ def _declared_type(code: str, var: str) -> str:
     return found.group(1) if found else ""
 
 
-def _release_items(trajectory: str, code: str) -> list[dict[str, Any]]:
+def _release_items(steps: Sequence[Step], code: str) -> list[dict[str, Any]]:
     out = []
-    leak = "leak" in " ".join(_CRASH.findall(trajectory)) or "LeakSanitizer" in trajectory
-    for var, producer, releaser in dict.fromkeys(_RELEASE.findall(trajectory)):
+    leak = _leaked(steps)
+    for var, producer, releaser in dict.fromkeys(_RELEASE.findall(_prose(steps))):
         ctype = _declared_type(code, var)
         if not ctype:
             continue
@@ -84,7 +114,7 @@ def _release_items(trajectory: str, code: str) -> list[dict[str, Any]]:
     return out
 
 
-def _repaired_items(trajectory: str) -> list[dict[str, Any]]:
+def _repaired_items(steps: Sequence[Step]) -> list[dict[str, Any]]:
     """An improvement's call whose returned pointer leaked, kept and released (``[repair]`` steps).
 
     The lesson is about every function of the library returning that type, not the one call:
@@ -94,12 +124,13 @@ def _repaired_items(trajectory: str) -> list[dict[str, Any]]:
     use-after-free), nor a release of what a ``[misuse]`` step says the harness must keep.
     """
     out, seen = [], set()
-    kept = {function for function, _releaser, _kind in _OWNED.findall(trajectory)}
-    for producer, ctype, version, releaser in _REPAIRED.findall(trajectory):
+    kept = {s.function for s in steps if isinstance(s, MisuseStep)}
+    for step in _repairs(steps, field=False):
+        producer, ctype, releaser = step.function, step.type, step.releaser
         named = type_name(ctype)
         if not named or named == "void" or "*" not in ctype or (named, releaser) in seen:
             continue
-        if producer in kept or _crashed(trajectory, version):
+        if producer in kept or _crashed(steps, step.next_version):
             continue
         seen.add((named, releaser))
         out.append(_item(
@@ -115,15 +146,22 @@ def _repaired_items(trajectory: str) -> list[dict[str, Any]]:
     return out
 
 
-def _crashed(trajectory: str, version: str) -> bool:
+def _repairs(steps: Sequence[Step], field: bool) -> list[RepairStep]:
+    """The ``[repair]`` steps of one kind (a result, or what a call left in a field) of both versions."""
+    return [s for s in steps if isinstance(s, RepairStep) and bool(s.field) == field
+            and s.version is not None and s.next_version is not None and ")" not in s.type]
+
+
+def _crashed(steps: Sequence[Step], version: int | None) -> bool:
     """Whether the trajectory's run of harness ``v<version>`` crashed."""
-    return re.search(rf"^- \[run\] v{version} crashed\b", trajectory, re.M) is not None
+    return any(isinstance(s, RunStep) and s.version == version and s.crashed for s in steps)
 
 
-def _kept_items(trajectory: str) -> list[dict[str, Any]]:
+def _kept_items(steps: Sequence[Step]) -> list[dict[str, Any]]:
     """``keep_result(F)`` for each result a harness released though its object owned it (``[misuse]``)."""
     out = []
-    for function, releaser, kind in dict.fromkeys(_OWNED.findall(trajectory)):
+    owned = [(s.function, s.releaser, s.kind) for s in steps if isinstance(s, MisuseStep)]
+    for function, releaser, kind in dict.fromkeys(owned):
         out.append(_item(
             f"What {function} returns stays its object's: never release it",
             f"Harnesses of the library that call {function} or a function named like it but for one word, "
@@ -137,14 +175,15 @@ def _kept_items(trajectory: str) -> list[dict[str, Any]]:
     return out
 
 
-def _repaired_field_items(trajectory: str) -> list[dict[str, Any]]:
+def _repaired_field_items(steps: Sequence[Step]) -> list[dict[str, Any]]:
     """A call that left what it made in a field of its object, released after the call (``[repair]``).
 
     The lesson covers the function and those with its signature (another parse of the same
     context leaves its document in the same field), in later harnesses of the library.
     """
     out, seen = [], set()
-    for maker, fld, function, holder, releaser in dict.fromkeys(_REPAIRED_FIELD.findall(trajectory)):
+    found = [(s.maker, s.field, s.function, s.holder, s.releaser) for s in _repairs(steps, field=True)]
+    for maker, fld, function, holder, releaser in dict.fromkeys(found):
         held = type_name(holder)
         if not held or (fld, releaser) in seen:  # a second parse of the same context: one lesson
             continue
@@ -162,10 +201,10 @@ def _repaired_field_items(trajectory: str) -> list[dict[str, Any]]:
     return out
 
 
-def _field_release_items(trajectory: str, code: str) -> list[dict[str, Any]]:
+def _field_release_items(steps: Sequence[Step], code: str) -> list[dict[str, Any]]:
     """A record passed by pointer that came back holding an owned buffer in a field."""
     out = []
-    for var, fld, producer, releaser in dict.fromkeys(_FIELD_RELEASE.findall(trajectory)):
+    for var, fld, producer, releaser in dict.fromkeys(_FIELD_RELEASE.findall(_prose(steps))):
         found = re.search(rf"\b(?:struct\s+)?([A-Za-z_]\w*)\s+{re.escape(var)}\s*[;=]", code)
         if not found:
             continue
@@ -182,18 +221,19 @@ def _field_release_items(trajectory: str, code: str) -> list[dict[str, Any]]:
     return out
 
 
-def _fed_and_crashed(trajectory: str, feeder: str) -> bool:
+def _fed_and_crashed(steps: Sequence[Step], feeder: str) -> bool:
     """Whether the harness version that fed the input through ``feeder`` crashed when run."""
-    fed = re.search(rf"^- \[harness\] (v\d+) by [^\n]*with {re.escape(feeder)} before the call",
-                    trajectory, re.M)
-    ran = fed and re.search(rf"^- \[run\] {fed.group(1)} (\w+)", trajectory, re.M)
-    return bool(ran and ran.group(1) == "crashed")
+    said = f"with {feeder} before the call"
+    fed = next((s for s in steps if isinstance(s, HarnessStep) and s.version is not None
+                and said in " ".join(", ".join(s.changes).split())), None)
+    ran = fed and next((s for s in steps if isinstance(s, RunStep) and s.version == fed.version), None)
+    return bool(ran and ran.crashed)
 
 
-def _feed_items(trajectory: str, target: FunctionDecl | None) -> list[dict[str, Any]]:
+def _feed_items(steps: Sequence[Step], target: FunctionDecl | None) -> list[dict[str, Any]]:
     out = []
-    for function, feeder in dict.fromkeys(_FEED.findall(trajectory)):
-        if _fed_and_crashed(trajectory, feeder):
+    for function, feeder in dict.fromkeys(_FEED.findall(_prose(steps))):
+        if _fed_and_crashed(steps, feeder):
             continue  # what the feeder did with the input crashed: no lesson to copy it
         family = name_family(function)
         shape = "object_param" if target is None or "object_param" in shape_of(target) else ""
@@ -207,9 +247,10 @@ def _feed_items(trajectory: str, target: FunctionDecl | None) -> list[dict[str, 
     return out
 
 
-def _compile_items(trajectory: str, target: FunctionDecl | None) -> list[dict[str, Any]]:
+def _compile_items(steps: Sequence[Step], target: FunctionDecl | None) -> list[dict[str, Any]]:
     out = []
-    for kind, tag in dict.fromkeys(_TAG.findall(trajectory)):
+    prose = _prose(steps)
+    for kind, tag in dict.fromkeys(_TAG.findall(prose)):
         out.append(_item(
             f"{tag} is a {kind} tag, not a typedef",
             f"Any harness that declares a {tag}.",
@@ -218,7 +259,7 @@ def _compile_items(trajectory: str, target: FunctionDecl | None) -> list[dict[st
             {"type": tag}, "compile:must-use-tag", f"keep_struct_tag(tag={tag}, kind={kind})",
         ))
     family = name_family(target.name) if target else ""
-    for ctype in dict.fromkeys(_OPAQUE.findall(trajectory)) if family else ():
+    for ctype in dict.fromkeys(_OPAQUE.findall(prose)) if family else ():
         name = ctype.split()[-1]
         out.append(_item(
             f"{name} is opaque: hold it through a pointer",
@@ -228,7 +269,7 @@ def _compile_items(trajectory: str, target: FunctionDecl | None) -> list[dict[st
             f"none) and pass `v`, never a `{ctype}` by value or `&v`.",
             {"name": family}, "compile:incomplete-type", f"hold_by_pointer({name})",
         ))
-    for old, new in dict.fromkeys(_RENAME.findall(trajectory)):
+    for old, new in dict.fromkeys(_RENAME.findall(prose)):
         if not family:
             break
         out.append(_item(
@@ -241,7 +282,7 @@ def _compile_items(trajectory: str, target: FunctionDecl | None) -> list[dict[st
     return out
 
 
-def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
+def _dropped_calls(steps: Sequence[Step]) -> list[tuple[str, str]]:
     """``(kind, function)`` for each call that crashed by misuse and was never repaired.
 
     Either an improvement was dropped after crashing through a call it added (the steps read
@@ -256,38 +297,50 @@ def _dropped_calls(trajectory: str) -> list[tuple[str, str]]:
     out the steps of the block it dropped.
     """
     out: list[tuple[str, str]] = []
-    added: dict[str, set[str]] = {}
+    added: dict[int, set[str]] = {}
     crash: tuple[str, str] = ("", "")
-    for line in trajectory.splitlines():
-        if m := _IMPROVE.match(line):
-            added[m.group(1)] = {n.strip() for n in m.group(2).split(",")}
+    for step in steps:
+        if isinstance(step, HarnessStep) and step.by_role("enhancer.improve") and step.added_calls \
+                and step.version is not None:
+            added[step.version] = set(step.added_calls)
             crash = ("", "")
-        elif m := _THROUGH.match(line):
-            crash = (m.group(1), m.group(2))
-        elif m := _REVERT.match(line):
-            if crash[1] in added.get(m.group(1), ()):
+        elif crashed := through(step):
+            crash = crashed
+        elif (version := _reverted(step)) is not None:
+            if crash[1] in added.get(version, ()):
                 out.append(crash)
             crash = ("", "")
-            if kept := _KEPT.search(line):  # a block dropped: the next version has the other calls
-                added[kept.group(1)] = added.get(m.group(1), set())
-        elif _GAVE_UP.match(line) and crash[1]:
+            if isinstance(step, DroppedStep) and step.next_version is not None:
+                # a block dropped: the next version has the other calls
+                added[step.next_version] = added.get(version, set())
+        elif isinstance(step, StopStep) and step.gave_up and crash[1]:
             out.append(crash)
-        elif m := _LEFT_OUT.match(line):
-            out.append((crash[0] or "crash", m.group(1)))
-        elif (m := _FAILED_DIRECTION.match(line)) and m.group(1) not in {f for _, f in out}:
-            out.append(("crash", m.group(1)))
+        elif left := fixed_by(step, _LEFT_OUT):
+            out.append((crash[0] or "crash", left.group(1)))
+        elif (isinstance(step, DirectionStep) and step.misuse_crash and str(step.outcome) == "Failed"
+              and (call := _CALL.match(step.direction or ""))
+              and call.group(1) not in {f for _, f in out}):
+            out.append(("crash", call.group(1)))
     return list(dict.fromkeys(out))
 
 
-def _avoid_items(trajectory: str) -> list[dict[str, Any]]:
+def _reverted(step: Step) -> int | None:
+    """The version a step gives up because it did not run cleanly (all of it, or one of its blocks)."""
+    if isinstance(step, DroppedStep) or (isinstance(step, RevertStep) and step.run_failed):
+        return step.version
+    return None
+
+
+def _avoid_items(steps: Sequence[Step]) -> list[dict[str, Any]]:
     """Tried and failed: a call crashed by misuse and was dropped, or its repairs gave up.
 
     A leak through ``F`` of what ``G`` allocated also leaves out ``G``: a harness that calls ``G``
     itself leaks the same block (the lesson is shown only where ``G`` is a library function).
     """
     out = []
-    dropped = _dropped_calls(trajectory)
-    makers = dict(_ALLOCATED.findall(trajectory))
+    dropped = _dropped_calls(steps)
+    makers = {s.entry: s.allocated_in for s in steps if isinstance(s, CrashStep) and s.kind == "leak"
+              and s.entry and s.allocated_in}
     # the allocator first: several calls may leak its block, and items are capped at three
     dropped = [*(("leak", makers[f]) for kind, f in dropped if kind == "leak" and f in makers), *dropped]
     for kind, function in dict.fromkeys(dropped):
@@ -306,10 +359,14 @@ def _avoid_items(trajectory: str) -> list[dict[str, Any]]:
     return out
 
 
-def actionable_items(prototype: str, trajectory: str, code: str) -> list[dict[str, Any]]:
-    """Items with a scope, a failure signature and an action, one per recognized repair or dropped call."""
+def actionable_items(prototype: str, steps: Sequence[Step], code: str) -> list[dict[str, Any]]:
+    """Items with a scope, a failure signature and an action, one per recognized repair or dropped call.
+
+    ``steps`` are the trajectory's steps as its facts block carries them
+    (:class:`long_term_memory.experience.trajectory_steps.TrajectoryFacts`).
+    """
     target = _decl(prototype)
-    return [*_kept_items(trajectory), *_release_items(trajectory, code), *_repaired_items(trajectory),
-            *_repaired_field_items(trajectory), *_field_release_items(trajectory, code),
-            *_feed_items(trajectory, target),
-            *_compile_items(trajectory, target), *empty_input_items(trajectory), *_avoid_items(trajectory)]
+    return [*_kept_items(steps), *_release_items(steps, code), *_repaired_items(steps),
+            *_repaired_field_items(steps), *_field_release_items(steps, code),
+            *_feed_items(steps, target),
+            *_compile_items(steps, target), *empty_input_items(steps), *_avoid_items(steps)]

@@ -9,10 +9,28 @@ harness of the library that calls the function: ``guard_empty_input(F)``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
-THROUGH = re.compile(r"^- \[crash\] ([\w-]+) at \S+ through (\w+)")
-_EMPTY_FIX = re.compile(r"^- \[harness\] v\d+ by enhancer\.fix: .*\breturn early on an empty input\b")
+from long_term_memory.experience.trajectory_steps import CrashStep, HarnessStep, RunStep, Step, is_token
+
+# The fixer's own note for the guard it adds (a change the enhancer's reply states).
+_EMPTY_FIX = re.compile(r"\breturn early on an empty input\b")
+
+
+def through(step: Step) -> tuple[str, str] | None:
+    """``(kind, function)`` of a triaged crash that came through a library call (None otherwise)."""
+    if isinstance(step, CrashStep) and step.entry and is_token(step.kind):
+        return step.kind, step.entry
+    return None
+
+
+def fixed_by(step: Step, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    """The last match of ``pattern`` in the changes a fix round (``enhancer.fix``) states."""
+    if not (isinstance(step, HarnessStep) and step.by == "enhancer.fix" and step.changes
+            and step.version is not None):
+        return None
+    return next(reversed(list(pattern.finditer(", ".join(step.changes)))), None)
 
 
 def item(title: str, description: str, content: str, scope: dict[str, str], failure: str,
@@ -22,7 +40,7 @@ def item(title: str, description: str, content: str, scope: dict[str, str], fail
             "scope": {k: v for k, v in scope.items() if v}, "failure": failure, "action": action}
 
 
-def empty_input_items(trajectory: str) -> list[dict[str, Any]]:
+def empty_input_items(steps: Sequence[Step]) -> list[dict[str, Any]]:
     """``guard_empty_input(F)`` for each call that crashed on the empty input and, guarded, ran.
 
     The fixer's guard counts only when the next run of the harness did not crash: the fuzzer runs
@@ -30,13 +48,13 @@ def empty_input_items(trajectory: str) -> list[dict[str, Any]]:
     """
     found: list[str] = []
     crash = pending = ""
-    for line in trajectory.splitlines():
-        if m := THROUGH.match(line):
-            crash = m.group(2)
-        elif _EMPTY_FIX.match(line) and crash:
+    for step in steps:
+        if crashed := through(step):
+            crash = crashed[1]
+        elif fixed_by(step, _EMPTY_FIX) and crash:
             pending = crash
-        elif line.startswith("- [run] ") and pending:
-            found += [] if " crashed" in line else [pending]
+        elif isinstance(step, RunStep) and pending:
+            found += [] if step.crashed else [pending]
             pending = ""
     return [item(
         f"{function} fails on the empty input: return early on it",

@@ -1,10 +1,11 @@
 """The offline model's local-memory skills: the extraction job, and the tabu list it honours.
 
 :func:`extract` answers ``prompts/local_memory_extraction.txt`` from what the prompt shows: the
-outcome the measurement states, the directions the change followed, the calls the diff adds
-and removes, and the current direction list (updated in place, merged, never duplicated).
-:func:`tabu_names` reads a rendered local memory back: the API functions of failed directions,
-except those the prompt's new evidence names.
+measurement block (outcome, coverage, versions, the directions the change followed; never the
+lines beside it), the calls the diff adds and removes, and the current direction list (updated
+in place, merged, never duplicated).
+:func:`tabu_names` reads the ``directions`` facts block a rendered local memory carries: the API
+functions of failed directions, except those the prompt's new evidence names.
 """
 
 from __future__ import annotations
@@ -15,33 +16,37 @@ from collections.abc import Collection
 from typing import Any
 
 from agent_graph.memory.code_memory_c import C_KEYWORDS, LIBC, blank_comments_and_literals, called_names
-from agent_graph.memory.local_memory_schema import api_tokens, clip_line, same_direction
-from agents.offline.prompt_reader import PromptFacts, bullets, identifiers
+from agent_graph.memory.local_memory import MEASUREMENT_KIND
+from agent_graph.memory.local_memory_schema import MeasurementFacts, api_tokens, clip_line, same_direction
+from agents.offline.prompt_reader import PromptFacts, identifiers
+from fuzzkit.facts_block import read_facts
+from long_term_memory.directions_facts import read_directions
 
 Reply = tuple[dict[str, Any], None]
-_OUTCOME = {"SUCCESS": "Success", "FAILURE": "Failed", "NOISE": "Noise"}
+_PARENS = re.compile(r"\([^()]*\)")  # in a direction a model wrote
 _MAX_EVIDENCE = 300
 
 
-def _outcome(facts: PromptFacts) -> str:
-    found = re.search(r"Outcome:\s*(SUCCESS|FAILURE|NOISE)", facts.text("Measurement"))
-    return _OUTCOME[found.group(1)] if found else "Noise"
+def _measured(facts: PromptFacts) -> MeasurementFacts | None:
+    """The measurement block of the prompt (None when it has none).
+
+    Raises:
+        FactsBlockError: the block does not fit :class:`MeasurementFacts`.
+    """
+    return read_facts(facts.text("Measurement"), MEASUREMENT_KIND, MeasurementFacts)
 
 
-def _numbers(facts: PromptFacts) -> tuple[str, str]:
-    text = facts.text("Measurement")
-    old = re.search(r"Old line coverage[^:]*:\s*([\d.]+)%", text)
-    new = re.search(r"New line coverage[^:]*:\s*([\d.]+)%", text)
-    return (old.group(1) if old else "?"), (new.group(1) if new else "?")
+def _numbers(measured: MeasurementFacts | None) -> tuple[str, str]:
+    if measured is None:
+        return "?", "?"
+    return f"{measured.old_coverage:.2f}", f"{measured.new_coverage:.2f}"
 
 
-def _version(facts: PromptFacts) -> tuple[str, str, str]:
-    """(version id, parent id, operator) from the Change section."""
-    text = facts.text("Change")
-    found = re.search(r"Version:\s*(\S+)\s*\(parent\s+([^,)]+)", text)
-    operator = re.search(r"Operator:\s*(\S+)", text)
-    return (found.group(1) if found else "new", found.group(2) if found else "old",
-            operator.group(1) if operator else "improve")
+def _version(measured: MeasurementFacts | None) -> tuple[str, str, str]:
+    """(version id, parent id, operator) of the measured change."""
+    if measured is None:
+        return "new", "old", "improve"
+    return measured.version, measured.parent, measured.operator
 
 
 def diff_calls(diff: str) -> tuple[list[str], list[str]]:
@@ -56,8 +61,8 @@ def diff_calls(diff: str) -> tuple[list[str], list[str]]:
     return [c for c in plus if c not in minus], [c for c in minus if c not in plus]
 
 
-def _stated(facts: PromptFacts, added: list[str]) -> list[str]:
-    stated = [body for _tag, body in facts.bullets("Change") if body != "(none stated)"]
+def _stated(measured: MeasurementFacts | None, added: list[str]) -> list[str]:
+    stated = measured.directions if measured else []
     if stated:
         return stated
     return [f"call {name}" for name in added] or ["unrecorded change"]
@@ -95,15 +100,16 @@ def _change_text(added: list[str], removed: list[str]) -> str:
 
 def extract(facts: PromptFacts) -> Reply:
     """Local memory extractor: updated directions and at most one lesson, as the prompt asks."""
-    outcome = _outcome(facts)
-    old, new = _numbers(facts)
-    version, parent, operator = _version(facts)
+    measured = _measured(facts)
+    outcome = measured.outcome if measured else "Noise"
+    old, new = _numbers(measured)
+    version, parent, operator = _version(measured)
     diff = facts.code("Code diff")
     added, removed = diff_calls(diff)
     change = _change_text(added, removed)
     rows = _merge_duplicates(_current(facts))
     repeated_failure = False
-    for direction in _stated(facts, added):
+    for direction in _stated(measured, added):
         evidence = f"line coverage {old}% -> {new}%; {change}"
         index = next((k for k, r in enumerate(rows) if same_direction(r["direction"], direction)),
                      None)
@@ -123,17 +129,16 @@ def extract(facts: PromptFacts) -> Reply:
                        "source_ref": version, "evidence": evidence[:_MAX_EVIDENCE]}
     item = None
     if outcome != "Noise" and diff.strip() not in ("", "(no code change)") and not repeated_failure:
-        item = _lesson(facts, outcome, _stated(facts, added)[0], change, operator,
+        item = _lesson(measured, outcome, _stated(measured, added)[0], change, operator,
                        (old, new, version, parent))
     rows = [{**row, "direction": clip_line(str(row["direction"]))} for row in rows]  # the schema's limit
     return {"updated_directions": rows, "new_memory_item": item}, None
 
 
-def _lesson(facts: PromptFacts, outcome: str, direction: str, change: str, operator: str,
+def _lesson(measured: MeasurementFacts | None, outcome: str, direction: str, change: str, operator: str,
             refs: tuple[str, str, str, str]) -> dict[str, Any]:
     old, new, version, parent = refs
-    archetype = re.search(r"archetype:\s*([\w-]+)", facts.text("Problem"))
-    context = f"the target is a {archetype.group(1)}" if archetype else "the same target"
+    context = f"the target is a {measured.archetype or 'unknown'}" if measured else "the same target"
     verb = "raised" if outcome == "Success" else "lowered"
     title = direction[:1].upper() + direction[1:80]
     insight = ("Calling more of the API on objects the harness already builds executes library "
@@ -152,24 +157,23 @@ def _lesson(facts: PromptFacts, outcome: str, direction: str, change: str, opera
 
 
 def tabu_names(facts: PromptFacts, api_names: Collection[str]) -> list[str]:
-    """API functions named by ``[Failed]`` directions and not by any ``New evidence`` bullet.
+    """API functions named by failed directions and not by any new evidence.
 
-    Reads every section of the prompt, so it works wherever the rendered local memory is put.
+    Reads the ``directions`` facts blocks of every section of the prompt (the rendered local
+    memory, a MaTTS round's earlier directions), wherever they are put; never their lines.
+
+    Raises:
+        FactsBlockError: a directions block does not fit :class:`DirectionsFacts`.
     """
     names = {n.casefold(): n for n in api_names}
     failed: set[str] = set()
     cleared: set[str] = set()
     for section in facts.sections.values():
-        parts = re.split(r"^### (.+?)\s*$", section, flags=re.M)
-        for k in range(0, len(parts), 2):
-            heading = parts[k - 1] if k else ""
-            for tag, body in bullets(parts[k]):
+        for block in read_directions(section):
+            for direction in block.failed:
                 # the direction without its parenthesized parts: a type it names, then its detail
-                bare = re.sub(r"\([^()]*\)", " ", re.sub(r"\([^()]*\)", " ", body))
-                named = {names[t] for t in api_tokens(bare, names) if t in names}
-                if heading == "New evidence":
-                    cleared |= {names[t.casefold()] for t in identifiers(body)
-                                if t.casefold() in names}
-                elif tag.casefold() == "failed":
-                    failed |= named
+                bare = _PARENS.sub(" ", _PARENS.sub(" ", direction))
+                failed |= {names[t] for t in api_tokens(bare, names) if t in names}
+            for evidence in block.new_evidence:
+                cleared |= {names[t.casefold()] for t in identifiers(evidence) if t.casefold() in names}
     return sorted(failed - cleared)

@@ -25,6 +25,7 @@ from long_term_memory.experience.lesson_effects import by_value
 from long_term_memory.experience.lessons import RELEASE_NAME, calls, name_family
 from long_term_memory.experience.models import MemoryItem
 from long_term_memory.experience.trajectory import Trajectory
+from long_term_memory.experience.trajectory_steps import CrashStep, is_token
 
 _TAGGED = re.compile(r"\b(struct|union|enum)\s+([A-Za-z_]\w*)")
 _DECL = re.compile(r"(?m)^[ \t]*(?:const\s+)?([A-Za-z_]\w*)\s+[A-Za-z_]\w*\s*(?:=[^;]*)?;")
@@ -35,7 +36,6 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _RELEASE = re.compile(rf"\b({RELEASE_NAME})\s*\(\s*([A-Za-z_]\w*)\s*\)", re.I)
 _FIELD_RELEASE = re.compile(rf"\b({RELEASE_NAME})\s*\(\s*([A-Za-z_]\w*)->([A-Za-z_]\w*)\s*\)", re.I)
-_CRASH_STEP = re.compile(r"^([\w-]+) at \S+ through (\w+)")
 _KEYWORDS = c_words("statement") | {"LLVMFuzzerTestOneInput"}
 
 
@@ -158,14 +158,13 @@ def _run_items(failing: Trajectory, passing: Trajectory, target: FunctionDecl | 
         out.append(_item(f"{name} fails on the empty input: return early on it",
                          "The harness that called it on zero bytes crashed; the one that returned early ran.",
                          {"name": name}, f"empty-input@{name}", f"guard_empty_input({name})"))
-    for tag, body in failing.steps:
-        crash = _CRASH_STEP.match(body) if tag == "crash" else None
-        if crash and crash.group(2) != name and calls(a, crash.group(2)) and not calls(b, crash.group(2)):
-            function = crash.group(2)
-            out.append(_item(f"Calling {function} crashed ({crash.group(1)}); the harness without it ran",
+    for crash in (s for s in failing.steps if isinstance(s, CrashStep) and is_token(s.kind)):
+        function = crash.entry
+        if function and function != name and calls(a, function) and not calls(b, function):
+            out.append(_item(f"Calling {function} crashed ({crash.kind}); the harness without it ran",
                              f"Tried and failed: the harness that called {function} crashed through it; "
                              f"the one without it ran. Do not add {function}.", {"name": function},
-                             f"sanitizer:{crash.group(1)}@{function}", f"avoid_call({function})"))
+                             f"sanitizer:{crash.kind}@{function}", f"avoid_call({function})"))
     return out
 
 

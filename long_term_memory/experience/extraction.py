@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from long_term_memory.experience.trajectory import Step, Trajectory
+from long_term_memory.experience.trajectory_steps import TrajectoryFacts, render_trajectory, step_line
 
 ExtractionKind = Literal["success", "failure", "contrastive"]
 TEMPLATES: dict[str, str] = {
@@ -41,31 +42,44 @@ def label(trajectory: Trajectory) -> str:
     return "SUCCESS" if trajectory.is_success else "FAILURE"
 
 
-def _steps_text(steps: Sequence[Step], budget: int) -> str:
-    lines = [f"- [{tag}] {' '.join(body.split())}" for tag, body in steps]
-    if not lines:
-        return "(no steps recorded)"
-    text = "\n".join(lines)
-    if len(text) <= budget:
-        return text
-    # Keep the beginning (how it started) and the end (how it finished).
+def _kept(steps: Sequence[Step], budget: int) -> tuple[list[Step], int]:
+    """The steps a prompt shows within ``budget`` characters of lines: ``(steps, index of the cut)``.
+
+    A long trajectory keeps its beginning (how it started) and its end (how it finished); the
+    index says where the steps left out were (``len(steps)`` when none were).
+    """
+    lines = [step_line(step) for step in steps]
+    if len("\n".join(lines)) <= budget:
+        return list(steps), len(steps)
     half = max(0, budget - 40) // 2
-    head: list[str] = []
-    used = 0
+    head = used = 0
     for line in lines:
         if used + len(line) + 1 > half:
             break
-        head.append(line)
-        used += len(line) + 1
-    tail: list[str] = []
-    used = 0
-    for line in reversed(lines[len(head) :]):
+        head, used = head + 1, used + len(line) + 1
+    tail = used = 0
+    for line in reversed(lines[head:]):
         if used + len(line) + 1 > half:
             break
-        tail.insert(0, line)
-        used += len(line) + 1
-    omitted = len(lines) - len(head) - len(tail)
-    return "\n".join([*head, f"- [...] {omitted} steps omitted", *tail])
+        tail, used = tail + 1, used + len(line) + 1
+    return [*steps[:head], *steps[len(steps) - tail:]], head
+
+
+def trajectory_text(trajectory: Trajectory, budget: int) -> str:
+    """A trajectory's steps as tagged lines, then the same steps as a ``trajectory`` facts block.
+
+    The lines are what a person or a model reads; the block (:mod:`long_term_memory.experience.
+    trajectory_steps`) is what the offline extractor reads, with the target and the measured outcome.
+    """
+    kept, cut = _kept(trajectory.steps, budget)
+    omitted = len(trajectory.steps) - len(kept)
+    lines = [step_line(step) for step in kept]
+    if omitted:
+        lines.insert(cut, f"- [...] {omitted} steps omitted")
+    facts = TrajectoryFacts(success=trajectory.is_success, target=trajectory.target,
+                            function=trajectory.function, archetype=trajectory.archetype,
+                            outcome=trajectory.outcome, steps=kept, omitted=omitted)
+    return "\n".join(lines or ["(no steps recorded)"]) + "\n\n" + render_trajectory(facts)
 
 
 def _harness_excerpt(code: str, limit: int = HARNESS_CHARS) -> str:
@@ -104,7 +118,7 @@ def build_extraction_prompt(
         return TEMPLATES[kind], {
             "task": first.query,
             "outcome": f"{label(first)}: {first.outcome.summary()}",
-            "trajectory": _steps_text(first.steps, max_chars),
+            "trajectory": trajectory_text(first, max_chars),
             "harness": _harness_excerpt(first.harness),
         }
     share = max(400, max_chars // len(trajectories))
@@ -112,7 +126,7 @@ def build_extraction_prompt(
     for n, t in enumerate(trajectories, 1):
         blocks.append(
             f"### Trajectory {n}: {label(t)}\nOutcome: {t.outcome.summary()}\n"
-            f"{_steps_text(t.steps, share)}\n```c\n"
+            f"{trajectory_text(t, share)}\n```c\n"
             f"{_harness_excerpt(t.harness, max(600, HARNESS_CHARS // len(trajectories)))}\n```"
         )
     wins = sum(t.is_success for t in trajectories)

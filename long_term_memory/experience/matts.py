@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from long_term_memory.directions_facts import DirectionsFacts, render_directions
 from long_term_memory.experience.config import ExperienceConfig
 from long_term_memory.experience.extraction import (
     ExtractionKind,
@@ -78,6 +79,7 @@ def refinement_prompt(
     earlier: Sequence[str] = (),
     directions: Sequence[str] = (),
     start: str = "",
+    failed: Sequence[str] = (),
 ) -> str:
     """The ``## Self-refinement`` section of a sequential refinement round (1-based).
 
@@ -85,15 +87,18 @@ def refinement_prompt(
         round_index: The refinement round (round 0 is the first attempt).
         previous_summary: The measured outcome of the round before.
         earlier: One line per round before that one.
-        directions: ``- [Outcome] direction (evidence)`` bullets of the earlier rounds; the
-            offline model reads ``[Failed]`` ones as its tabu list, as in the local memory.
+        directions: ``- [Outcome] direction (evidence)`` bullets of the earlier rounds.
         start: What the round starts from (the previous best harness, or nothing).
+        failed: The failed directions of ``directions``, which follow them as a ``directions``
+            facts block (the tabu list the offline model reads).
     """
     parts = [f"## Self-refinement (round {round_index})\nPrevious attempt: {_one_line(previous_summary)}"]
     if earlier:
         parts.append("Earlier rounds:\n" + "\n".join(f"- {_one_line(line)}" for line in earlier))
     if directions:
         parts.append("Directions tried in earlier rounds:\n" + "\n".join(directions))
+    if block := render_directions(DirectionsFacts(failed=list(failed))):
+        parts.append(block)
     if start:
         parts.append(_one_line(start))
     return "\n\n".join([*parts, REFINE_INSTRUCTION])
@@ -117,8 +122,8 @@ def round_summary(state: Mapping[str, Any], outcome: Outcome) -> str:
     return "; ".join(parts)
 
 
-def _direction_line(entry: Mapping[str, Any], index: int, best_version: int) -> str:
-    """``- [Outcome] direction (round i: evidence)``.
+def _direction_line(entry: Mapping[str, Any], index: int, best_version: int) -> tuple[str, bool]:
+    """``- [Outcome] direction (round i: evidence)``, and whether it is shown as failed.
 
     A direction measured after its round's best version gained nothing for the trajectory (the
     round ended on an earlier version): it is shown as failed, with the round's own label kept.
@@ -132,12 +137,13 @@ def _direction_line(entry: Mapping[str, Any], index: int, best_version: int) -> 
     if _one_line(entry.get("evidence")):
         notes.append(_one_line(entry.get("evidence"), 160))
     detail = f"round {index}" + (f": {'; '.join(notes)}" if notes else "")
-    return f"- [{outcome}] {_one_line(entry.get('direction'), 200)} ({detail})"
+    return (f"- [{outcome}] {_one_line(entry.get('direction'), 200)} ({detail})",
+            outcome.casefold() == "failed")
 
 
-def _directions(states: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The earlier rounds' attempted directions, one bullet each, a later record winning."""
-    seen: dict[str, str] = {}
+def _directions(states: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+    """The earlier rounds' directions, one bullet each, a later record winning; the failed ones' texts."""
+    seen: dict[str, tuple[str, bool, str]] = {}
     for index, state in enumerate(states):
         best_version = int((state.get("best") or {}).get("version") or 0)
         for entry in (state.get("local_memory") or {}).get("attempted_directions") or []:
@@ -145,8 +151,9 @@ def _directions(states: Sequence[Mapping[str, Any]]) -> list[str]:
                 continue
             key = _one_line(entry["direction"], 200).casefold()
             seen.pop(key, None)
-            seen[key] = _direction_line(entry, index, best_version)
-    return list(seen.values())[-MAX_DIRECTIONS:]
+            seen[key] = (*_direction_line(entry, index, best_version), _one_line(entry["direction"], 200))
+    kept = list(seen.values())[-MAX_DIRECTIONS:]
+    return [line for line, _, _ in kept], [text for _, failed, text in kept if failed]
 
 
 def start_harness(states: Sequence[Mapping[str, Any]]) -> tuple[str, int, int, bool]:
@@ -199,7 +206,8 @@ def refinement_seed(
             f"No earlier round ran a harness: this round starts from round {source}'s last "
             f"harness (its v{version}), which did not work; repair it."
         )
-    section = refinement_prompt(round_index, lines[-1], lines[:-1], _directions(states), start)
+    directions, failed = _directions(states)
+    section = refinement_prompt(round_index, lines[-1], lines[:-1], directions, start, failed)
     seed: dict[str, Any] = {
         "extras": {
             REFINEMENT_KEY: {

@@ -19,8 +19,28 @@ from long_term_memory.experience.config import ExperienceConfig
 from long_term_memory.experience.lessons import RELEASE_NAME
 from long_term_memory.experience.models import Outcome
 from long_term_memory.experience.rules import is_success
+from long_term_memory.experience.trajectory_steps import (
+    AnalysisStep,
+    BuildStep,
+    ConstraintStep,
+    CrashStep,
+    DirectionStep,
+    DroppedStep,
+    FinalCrashStep,
+    FixStep,
+    HarnessStep,
+    IterationStep,
+    MisuseStep,
+    RepairStep,
+    RevertStep,
+    RunStep,
+    Step,
+    StopStep,
+    VerdictStep,
+)
 
-Step = tuple[str, str]
+__all__ = ["Step", "Trajectory", "outcome_from_state", "released_result", "target_query", "task_id_of",
+           "trajectory_from_state"]
 _ERROR_LINE = re.compile(r"\berror: .*")
 
 
@@ -34,6 +54,9 @@ class Trajectory:
     is_success: bool
     steps: list[Step] = field(default_factory=list)
     harness: str = ""
+    target: str = ""  # the target's prototype, without its ';'
+    function: str = ""  # the target's name
+    archetype: str = ""
 
 
 def _pct(run: Mapping[str, Any], key: str) -> float:
@@ -143,12 +166,10 @@ def _repair_step(event: Mapping[str, Any]) -> Step | None:
     function, releaser = data.get("function"), data.get("releaser")
     if event.get("type") != "improvement.block_repaired" or not (function and releaser):
         return None
-    if data.get("field"):
-        left = (f"v{data.get('version')} leaked what {data.get('maker', '?')} made in the "
-                f"{data['field']} field of {function}'s {data.get('holder', '?')}")
-        return "repair", f"{left}: v{data.get('next_version')} releases it with {releaser} after the call"
-    leaked = f"v{data.get('version')} leaked what {function} returned ({data.get('type', '?')})"
-    return "repair", f"{leaked}: v{data.get('next_version')} releases it with {releaser} after the call"
+    return RepairStep(step="repair", version=data.get("version"), next_version=data.get("next_version"),
+                      function=function, releaser=releaser, type=str(data.get("type", "?")),
+                      field=str(data.get("field") or ""), maker=str(data.get("maker", "?")),
+                      holder=str(data.get("holder", "?")))
 
 
 _RELEASE_VERB = re.compile(RELEASE_NAME, re.I)
@@ -175,9 +196,11 @@ def _misuse_steps(events: list[dict[str, Any]], work_dir: Path) -> list[Step]:
         path = work_dir / f"v{version}" / "harness.c"
         code = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
         if verdict.get("feasible") is False and released_result(code, made, freed):
-            out.append(("misuse", f"v{version} released what {made} returned with {freed}: a {data['kind']} "
-                                  f"(allocated in {made}, released first in {freed}); its object owned it"))
-    return list(dict.fromkeys(out))
+            step = MisuseStep(step="misuse", version=version, function=made, releaser=freed,
+                              kind=data["kind"])
+            if step not in out:
+                out.append(step)
+    return out
 
 
 def released_result(code: str, function: str, releaser: str) -> bool:
@@ -191,43 +214,81 @@ def _event_step(event: Mapping[str, Any], work_dir: Path) -> Step | None:
     kind, data = event.get("type", ""), event.get("data") or {}
     version = data.get("version")
     if kind == "harness.written":
-        what = ", ".join(data.get("calls") or data.get("fixes") or data.get("directions") or [])
-        added = f" (adds calls to {', '.join(data['added_calls'])})" if data.get("added_calls") else ""
-        return "harness", f"v{version} by {data.get('by', '?')}" + (f": {what}" if what else "") + added
+        return HarnessStep(step="harness", version=version, by=str(data.get("by", "?")),
+                           changes=[str(c) for c in data.get("calls") or data.get("fixes")
+                                    or data.get("directions") or []],
+                           added_calls=[str(c) for c in data.get("added_calls") or []])
     if kind == "build.done":
-        if data.get("ok"):
-            return "build", f"v{version} built"
-        errors = _build_errors(work_dir, version)
-        return "build", f"v{version} failed" + (f": {errors}" if errors else "")
+        ok = bool(data.get("ok"))
+        return BuildStep(step="build", version=version, ok=ok,
+                         errors="" if ok else _build_errors(work_dir, version))
     if kind == "execution.done":
         lines = data.get("lines") or {}
         pct = lines.get("percent", 0.0) if isinstance(lines, dict) else lines
-        state = "crashed" if data.get("crashed") else f"ran, target hit {data.get('target_hits', 0)}x"
-        return "run", f"v{version} {state}; line coverage {float(pct or 0):.1f}%"
+        return RunStep(step="run", version=version, crashed=bool(data.get("crashed")),
+                       target_hits=data.get("target_hits", 0), lines=float(pct or 0))
     if kind == "crash.triaged":
-        entry = f" through {data['entry']}" if data.get("entry") else ""
         # A leak's first frame is the function that allocated what leaked (a public one, which
         # a harness could call directly too).
         frames = str(data.get("signature") or "").partition("@")[2].split("<")
         maker = frames[0] if data.get("kind") == "leak" and len(frames) > 2 else ""
-        made = f" (allocated in {maker})" if maker and maker != data.get("entry") else ""
-        return "crash", f"{data.get('kind') or '?'} at {data.get('location') or '?'}{entry}{made}"
+        return CrashStep(step="crash", kind=str(data.get("kind") or ""),
+                         location=str(data.get("location") or ""), entry=str(data.get("entry") or ""),
+                         allocated_in=maker if maker != data.get("entry") else "")
     if kind == "crash.verdict":
-        real = "a real library bug" if data.get("feasible") else "a harness misuse"
-        return "crash", f"verdict {data.get('verdict')}: {real}"
+        verdict = data.get("verdict")
+        return VerdictStep(step="verdict", verdict=None if verdict is None else str(verdict),
+                           feasible=bool(data.get("feasible")))
+    return _loop_step(kind, data)
+
+
+def _loop_step(kind: str, data: Mapping[str, Any]) -> Step | None:
+    version = data.get("version")
     if kind == "iteration.measured":
-        return "iteration", (
-            f"#{data.get('iteration')} {data.get('outcome')}: line coverage "
-            f"{data.get('lines')}% (delta {data.get('delta')})"
-        )
+        return IterationStep(step="iteration", iteration=data.get("iteration"), outcome=data.get("outcome"),
+                             lines=data.get("lines"), delta=data.get("delta"))
     if kind == "improvement.block_dropped":
-        return "revert", (f"v{version} did not run cleanly: dropped its block '{data.get('direction', '')}' "
-                          f"(v{data.get('next_version')} has the others)")
+        return DroppedStep(step="dropped", version=version, direction=str(data.get("direction", "")),
+                           next_version=data.get("next_version"))
     if kind == "iteration.reverted":
-        return "revert", f"v{version} {data.get('reason', '')}, back to the best version"
+        reason = str(data.get("reason", ""))
+        return RevertStep(step="revert", version=version, reason=reason,
+                          run_failed=reason.startswith(_NOT_CLEAN))
     if kind == "guard.fired":
-        return "stop", f"guard {data.get('guard')}: {data.get('reason', '')}"
+        reason = str(data.get("reason", ""))
+        return StopStep(step="stop", reason=reason, guard=str(data.get("guard")), fired=True,
+                        gave_up=_gave_up(reason))
     return None
+
+
+# How the memory manager and the router word what the extractor needs as a flag: said once here.
+_NOT_CLEAN = "did not run cleanly"
+_HARNESS_CRASH, _GAVE_UP = "crash caused by the harness", "gave up"
+_MISUSE_DROP = "crashed the harness (harness misuse)"
+
+
+def _gave_up(reason: str) -> bool:
+    """Whether a stop reason says the repairs of a crash the harness caused ran out."""
+    at = reason.find(_HARNESS_CRASH)
+    return at >= 0 and _GAVE_UP in reason[at:]
+
+
+def _memory_steps(state: Mapping[str, Any]) -> list[Step]:
+    """The build fixes of session memory and the directions of local memory."""
+    steps: list[Step] = []
+    memory = state.get("session_memory") or {}
+    for fix in memory.get("known_fixes") or []:
+        steps.append(FixStep(step="fix", content=str(fix.get("content", "")),
+                             worked=bool(fix.get("success"))))
+    for direction in (state.get("local_memory") or {}).get("attempted_directions") or []:
+        evidence = str(direction.get("evidence", ""))
+        outcome, text = direction.get("outcome"), direction.get("direction")
+        steps.append(DirectionStep(
+            step="direction", outcome=None if outcome is None else str(outcome),
+            direction=None if text is None else str(text), evidence=evidence,
+            misuse_crash=outcome == "Failed"
+            and (evidence == _MISUSE_DROP or f"({_MISUSE_DROP})" in evidence)))
+    return steps
 
 
 def trajectory_from_state(
@@ -243,35 +304,25 @@ def trajectory_from_state(
     steps: list[Step] = []
     analysis = state.get("analysis") or {}
     if analysis.get("archetype"):
-        steps.append(
-            ("analysis", f"archetype {analysis['archetype']} ({analysis.get('confidence', '?')} confidence)")
-        )
+        steps.append(AnalysisStep(step="analysis", archetype=str(analysis["archetype"]),
+                                  confidence=str(analysis.get("confidence", "?"))))
     for constraint in (analysis.get("constraints") or [])[:4]:
-        steps.append(("constraint", str(constraint)))
+        steps.append(ConstraintStep(step="constraint", text=str(constraint)))
     events = events if events is not None else _read_events(work_dir)
-    for event in events:
-        step = _event_step(event, work_dir)
-        if step:
-            steps.append(step)
-    memory = state.get("session_memory") or {}
-    for fix in memory.get("known_fixes") or []:
-        verdict = "worked" if fix.get("success") else "did not fix the build"
-        steps.append(("fix", f"{fix.get('content', '')} ({verdict})"))
-    for direction in (state.get("local_memory") or {}).get("attempted_directions") or []:
-        steps.append(
-            (
-                "direction",
-                f"{direction.get('outcome')}: {direction.get('direction')} ({direction.get('evidence', '')})",
-            )
-        )
+    steps += [step for step in (_event_step(event, work_dir) for event in events) if step]
+    steps += _memory_steps(state)
     steps += [step for step in map(_repair_step, events) if step]
     steps += _misuse_steps(events, work_dir)
     crash = state.get("crash") or {}
     if crash:
-        steps.append(("crash", f"{crash.get('kind', '?')}: {crash.get('summary') or crash.get('signature')}"))
+        summary = crash.get("summary") or crash.get("signature")
+        steps.append(FinalCrashStep(step="final_crash", kind=str(crash.get("kind", "?")),
+                                    summary=None if summary is None else str(summary)))
     if outcome.termination_reason:
-        steps.append(("stop", outcome.termination_reason))
+        steps.append(StopStep(step="stop", reason=outcome.termination_reason,
+                              gave_up=_gave_up(outcome.termination_reason)))
     best = state.get("best") or {}
+    target = FunctionDecl.from_dict(dict(state["target"])) if state.get("target") else None
     return Trajectory(
         task_id=outcome.task_id,
         query=target_query(state),
@@ -279,4 +330,7 @@ def trajectory_from_state(
         is_success=is_success(outcome, config),
         steps=steps,
         harness=str(best.get("code") or state.get("harness_code") or ""),
+        target=target.prototype().rstrip(";") if target else "",
+        function=target.name if target else "",
+        archetype=str(analysis.get("archetype") or ""),
     )

@@ -53,7 +53,7 @@ def test_a_real_run_becomes_a_lesson_the_next_target_retrieves(kv_benchmark: Pat
     assert outcome.lines_percent > 0 and outcome.model_calls >= 2 and outcome.harness_versions >= 1
 
     trajectory = trajectory_from_state(state, cfg, run_id="run")
-    tags = {tag for tag, _ in trajectory.steps}
+    tags = {step.tag for step in trajectory.steps}
     assert {"harness", "build", "run"} <= tags and trajectory.is_success
     template, variables = build_extraction_prompt(extraction_kind([trajectory]), [trajectory])
     assert template == "experience_success"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.experience import distil
@@ -24,6 +25,17 @@ from long_term_memory.experience.lessons import (
 from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.models import MemoryItem
 from prompts import render
+from tests.trajectories import (
+    analysis,
+    build,
+    extraction_prompt,
+    final_crash,
+    harness,
+    run,
+    stop,
+    trajectory,
+    verdict,
+)
 from tests.types_text import render_types
 
 API = parse_prototypes("""
@@ -43,18 +55,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 """
-TRAJECTORY = "\n".join([
-    "- [analysis] archetype stateless_parser (HIGH confidence)",
-    "- [harness] v1 by prototyper: qq_parse",
-    "- [build] v1 built",
-    "- [run] v1 crashed; line coverage 12.0%",
-    "- [crash] leak: Direct leak of 64 byte(s) in 1 object(s) allocated from qq_parse",
-    "- [crash] verdict harness_misuse: a harness misuse",
-    "- [harness] v2 by enhancer.fix: release out_v (from qq_parse) with qq_finish before returning",
-    "- [build] v2 built",
-    "- [run] v2 ran, target hit 900x; line coverage 31.0%",
-    "- [stop] iteration budget",
-])
+TRAJECTORY = [
+    analysis("stateless_parser"),
+    harness(1, "prototyper", "qq_parse"),
+    build(1),
+    run(1, lines=12.0, crashed=True),
+    final_crash("leak", "Direct leak of 64 byte(s) in 1 object(s) allocated from qq_parse"),
+    verdict(feasible=False),
+    harness(2, "enhancer.fix", "release out_v (from qq_parse) with qq_finish before returning"),
+    build(2),
+    run(2, hits=900, lines=31.0),
+    stop("iteration budget"),
+]
 
 
 def lesson(action: str = RELEASE, scope: str = "name=qq_* shape=out_param type=qq_doc") -> ActionableLesson:
@@ -67,16 +79,14 @@ def first_draft(name: str) -> str:
     return write_harness(BY[name], API, ["qq.h"], "stateless_parser", skeleton).code
 
 
-def extraction_reply(role: str, outcome: str) -> list[MemoryItem]:
-    system, user = render(role, {"task": "project qq; target int qq_parse(const uint8_t *data, size_t size, "
-                                         "struct qq_doc **out); archetype stateless_parser",
-                                 "outcome": outcome, "trajectory": TRAJECTORY, "harness": HARNESS})
-    payload, _ = distil(read_prompt(system, user))
+def extraction_reply(success: bool, **outcome: Any) -> list[MemoryItem]:
+    t = trajectory(BY["qq_parse"], TRAJECTORY, HARNESS, success, "stateless_parser", **outcome)
+    payload, _ = distil(extraction_prompt(t))
     return parse_memory_items(json.dumps(payload))
 
 
 def test_success_trajectory_with_a_leak_repair_yields_a_structured_item() -> None:
-    items = extraction_reply("experience_success", "SUCCESS: compiles: yes; runs: yes; line coverage: 31.0%")
+    items = extraction_reply(True, lines_percent=31.0)
     actionable = [i for i in items if i.action]
     assert len(actionable) == 1 and 1 <= len(items) <= 3
     item = actionable[0]
@@ -87,7 +97,7 @@ def test_success_trajectory_with_a_leak_repair_yields_a_structured_item() -> Non
 
 
 def test_failure_trajectory_keeps_the_pitfall_first_and_adds_the_action() -> None:
-    items = extraction_reply("experience_failure", "FAILURE: compiles: yes; runs: yes; crash: harness misuse")
+    items = extraction_reply(False, runs=True, crashed=True)
     assert items[0].title.startswith("Harness misuse crash with qq_parse")
     assert [i.action for i in items if i.action] == [RELEASE]
 
@@ -209,12 +219,11 @@ def test_a_long_skeleton_comment_does_not_hide_the_declaration_a_lesson_needs() 
     from tests.unit.test_experience_support import outcome
 
     doc = "/*\n" + " * how to write this harness, at length\n" * (HARNESS_CHARS // 30) + " */\n"
-    trajectory = Trajectory("qq/qq_parse", "project qq; target int qq_parse(const uint8_t *data, "
-                            "size_t size, struct qq_doc **out)", outcome("qq/qq_parse", runs=False),
-                            False, harness=doc + HARNESS)
-    _, variables = build_extraction_prompt("failure", [trajectory])
+    prototype = "int qq_parse(const uint8_t *data, size_t size, struct qq_doc **out)"
+    failed = Trajectory("qq/qq_parse", f"project qq; target {prototype}", outcome("qq/qq_parse", runs=False),
+                        False, TRAJECTORY, doc + HARNESS, prototype, "qq_parse")
+    _, variables = build_extraction_prompt("failure", [failed])
     assert "struct qq_doc *out_v = NULL;" in variables["harness"] and "at length" not in variables["harness"]
-    variables["trajectory"] = TRAJECTORY
     payload, _ = distil(read_prompt(*render("experience_failure", variables)))
     assert [i.action for i in parse_memory_items(json.dumps(payload)) if i.action] == [RELEASE]
 
@@ -222,10 +231,10 @@ def test_a_long_skeleton_comment_does_not_hide_the_declaration_a_lesson_needs() 
 def test_an_opaque_type_repair_becomes_a_lesson_the_next_first_draft_applies() -> None:
     """The fixer turned `ww_ctx v;` (incomplete type) into a pointer; the next target of the
     family gets the same change in its first draft, with the fixer's own repair."""
-    trajectory = ("- [build] v1 failed: variable has incomplete type 'ww_ctx'\n"
-                  "- [harness] v2 by enhancer.fix: declare arg0 as ww_ctx * (ww_ctx is opaque; no "
-                  "constructor found), use arg0 as the pointer it now is\n")
-    (item,) = actionable_items("int ww_run(const uint8_t *d, size_t n);", trajectory, "")
+    steps = [build(1, "variable has incomplete type 'ww_ctx'"),
+             harness(2, "enhancer.fix", "declare arg0 as ww_ctx * (ww_ctx is opaque; no constructor found)",
+                     "use arg0 as the pointer it now is")]
+    (item,) = actionable_items("int ww_run(const uint8_t *d, size_t n);", steps, "")
     assert (item["scope"], item["failure"], item["action"]) == (
         {"name": "ww_*"}, "compile:incomplete-type", "hold_by_pointer(ww_ctx)")
     api = parse_prototypes("ww_tool *ww_tool_new(ww_ctx *ctx);\nint ww_scan(const uint8_t *d, size_t n);")
@@ -250,11 +259,11 @@ def test_a_buffer_left_in_a_field_of_a_record_becomes_a_release_lesson_for_that_
   return 0;
 }
 """
-    trajectory = ("- [crash] leak: Direct leak of 64 byte(s) allocated from qq_decode\n"
-                  "- [harness] v2 by enhancer.fix: release cfg.output (filled by qq_decode) with "
-                  "qq_buffer_free before returning\n")
+    steps = [final_crash("leak", "Direct leak of 64 byte(s) allocated from qq_decode"),
+             harness(2, "enhancer.fix",
+                     "release cfg.output (filled by qq_decode) with qq_buffer_free before returning")]
     [found] = actionable_items("int qq_decode(const uint8_t *data, size_t size, struct qq_config *config);",
-                               trajectory, code)
+                               steps, code)
     assert found["scope"] == {"shape": "object_param", "type": "qq_config"}
     assert found["action"] == "release_out_param(type=qq_config, releaser=qq_buffer_free)"
     assert found["failure"] == "sanitizer:leak@qq_decode"
@@ -315,13 +324,12 @@ def test_feeding_the_input_becomes_a_lesson_only_when_the_fed_harness_ran() -> N
     from agents.offline.lesson_extract import actionable_items
 
     prototype = "int im_read_dir(im_file *f)"
-    fed = ("- [harness] v1 by prototyper: im_new, im_read_dir\n"
-           "- [run] v1 ran, target hit 3x; line coverage 1.0%\n"
-           "- [harness] v2 by enhancer.fix: hand the fuzz input to im_read_dir's object with im_set_buffer "
-           "before the call\n- [build] v2 built\n")
-    ran = fed + "- [run] v2 ran, target hit 90x; line coverage 4.0%\n"
-    crashed = fed + ("- [run] v2 crashed; line coverage 1.1%\n"
-                     "- [crash] verdict harness_misuse: a harness misuse\n")
+    fed = [harness(1, "prototyper", "im_new", "im_read_dir"), run(1, hits=3, lines=1.0),
+           harness(2, "enhancer.fix",
+                   "hand the fuzz input to im_read_dir's object with im_set_buffer before the call"),
+           build(2)]
+    ran = [*fed, run(2, hits=90, lines=4.0)]
+    crashed = [*fed, run(2, lines=1.1, crashed=True), verdict(feasible=False)]
     actions = [i["action"] for i in actionable_items(prototype, ran, "")]
     assert actions == ["feed_input_via(im_set_buffer)"], actions
     assert not [i for i in actionable_items(prototype, crashed, "") if "feed" in i["action"]]

@@ -20,12 +20,25 @@ from agents.offline.prompt_reader import read_prompt
 from agents.offline.roles import enhance
 from agents.offline.synth import default_skeleton, write_harness
 from long_term_memory.experience import parse_memory_items
+from long_term_memory.experience.extraction import build_extraction_prompt
 from long_term_memory.experience.inject import render_experience
 from long_term_memory.experience.lesson_effects import used_items
 from long_term_memory.experience.lessons import lesson_fits
 from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.trajectory import _event_step
+from long_term_memory.experience.trajectory_steps import CrashStep, RevertStep, Step, step_line
 from prompts import render
+from tests.trajectories import (
+    build,
+    crash,
+    direction,
+    harness,
+    reverted,
+    run,
+    stop,
+    trajectory,
+    verdict,
+)
 
 API = parse_prototypes("""
 int vv_parse(const uint8_t *data, size_t size, struct vv_doc **out);
@@ -36,20 +49,20 @@ int vv_check(const uint8_t *data, size_t size);
 int vv_scan(const uint8_t *data, size_t size);
 """)
 BY = {f.name: f for f in API}
-IMPROVED = ("- [harness] v2 by enhancer.improve: call vv_render on the input, call vv_check on the input "
-            "(adds calls to vv_render, vv_check)")
-DROPPED = "\n".join([
-    "- [harness] v1 by prototyper: vv_check",
-    "- [build] v1 built",
-    "- [run] v1 ran, target hit 300x; line coverage 10.0%",
+IMPROVED = harness(2, "enhancer.improve", "call vv_render on the input", "call vv_check on the input",
+                   added=("vv_render", "vv_check"))
+DROPPED: list[Step] = [
+    harness(1, "prototyper", "vv_check"),
+    build(1),
+    run(1, hits=300, lines=10.0),
     IMPROVED,
-    "- [build] v2 built",
-    "- [run] v2 crashed; line coverage 14.0%",
-    "- [crash] heap-buffer-overflow at library through vv_render",
-    "- [crash] verdict harness_misuse: a harness misuse",
-    "- [revert] v2 did not run cleanly, back to the best version",
-    "- [stop] iteration budget 1 used",
-])
+    build(2),
+    run(2, lines=14.0, crashed=True),
+    crash("heap-buffer-overflow", "vv_render"),
+    verdict(),
+    reverted(2),
+    stop("iteration budget 1 used"),
+]
 AVOID = "avoid_call(function=vv_render)"
 GAVE_UP = "crash caused by the harness; the last fix round changed nothing; gave up after 2 fix rounds"
 
@@ -81,9 +94,9 @@ def test_the_trajectory_names_the_calls_an_improvement_added_and_the_call_a_cras
     written = {"type": "harness.written", "data": {"version": 2, "by": "enhancer.improve",
                                                    "directions": ["call vv_render on the input"],
                                                    "added_calls": ["vv_render"]}}
-    crash = {"type": "crash.triaged", "data": {"kind": "leak", "location": "library", "entry": "vv_render"}}
-    assert _event_step(written, None)[1].endswith("(adds calls to vv_render)")  # type: ignore[arg-type,index]
-    assert _event_step(crash, None) == ("crash", "leak at library through vv_render")  # type: ignore[arg-type]
+    triaged = {"type": "crash.triaged", "data": {"kind": "leak", "location": "library", "entry": "vv_render"}}
+    assert step_line(_event_step(written, None)).endswith("(adds calls to vv_render)")  # type: ignore[arg-type]
+    assert step_line(_event_step(triaged, None)) == "- [crash] leak at library through vv_render"  # type: ignore[arg-type]
 
 
 def test_a_dropped_improvement_becomes_an_avoid_call_lesson_scoped_to_the_call() -> None:
@@ -91,35 +104,34 @@ def test_a_dropped_improvement_becomes_an_avoid_call_lesson_scoped_to_the_call()
     assert [(i["action"], i["scope"], i["failure"]) for i in items] == [
         ("avoid_call(vv_render)", {"name": "vv_render"}, "sanitizer:heap-buffer-overflow@vv_render")]
     # an improvement that was kept, or a crash through a call it did not add, teaches nothing
-    kept = DROPPED.replace("- [revert] v2 did not run cleanly, back to the best version\n", "")
+    kept = [s for s in DROPPED if not isinstance(s, RevertStep)]
     assert actionable_items("int vv_scan(const uint8_t *data, size_t size);", kept, "") == []
-    through_old = DROPPED.replace("through vv_render", "through vv_parse")
+    through_old = [crash("heap-buffer-overflow", "vv_parse") if isinstance(s, CrashStep) else s
+                   for s in DROPPED]
     assert actionable_items("int vv_scan(const uint8_t *data, size_t size);", through_old, "") == []
 
 
 def test_a_target_whose_repairs_gave_up_on_a_misuse_crash_teaches_the_others_to_leave_it_out() -> None:
-    stuck = "\n".join([
-        "- [harness] v1 by prototyper: vv_render",
-        "- [run] v1 crashed; line coverage 0.1%",
-        "- [crash] SEGV at library through vv_render",
-        "- [crash] verdict harness_misuse: a harness misuse",
-        "- [harness] v2 by enhancer.fix: return early on an empty input",
-        "- [run] v2 crashed; line coverage 0.1%",
-        "- [crash] SEGV at library through vv_render",
-        "- [crash] verdict harness_misuse: a harness misuse",
-        f"- [stop] {GAVE_UP}",
-    ])
+    stuck = [
+        harness(1, "prototyper", "vv_render"),
+        run(1, lines=0.1, crashed=True),
+        crash("SEGV", "vv_render"),
+        verdict(),
+        harness(2, "enhancer.fix", "return early on an empty input"),
+        run(2, lines=0.1, crashed=True),
+        crash("SEGV", "vv_render"),
+        verdict(),
+    ]
     render_decl = "int vv_render(const uint8_t *data, size_t size);"
-    items = actionable_items(render_decl, stuck, "")
+    items = actionable_items(render_decl, [*stuck, stop(GAVE_UP, gave_up=True)], "")
     assert [(i["action"], i["failure"]) for i in items] == [
         ("avoid_call(vv_render)", "sanitizer:SEGV@vv_render")]
-    assert actionable_items(render_decl, stuck.replace(GAVE_UP, "iteration budget 1 used"), "") == []
+    assert actionable_items(render_decl, [*stuck, stop("iteration budget 1 used")], "") == []
 
 
 def test_the_offline_extractor_returns_it_from_the_failure_prompt() -> None:
-    system, user = render("experience_failure", {
-        "task": "project vv; target int vv_check(const uint8_t *data, size_t size)",
-        "outcome": "FAILURE: runs: yes", "trajectory": DROPPED, "harness": first_draft("vv_check")})
+    failed = trajectory(BY["vv_check"], DROPPED, first_draft("vv_check"), runs=True)
+    system, user = render(*build_extraction_prompt("failure", [failed]))
     payload, _ = distil(read_prompt(system, user))
     items = parse_memory_items(json.dumps(payload))
     assert any(i.action == "avoid_call(function=vv_render)" for i in items)
@@ -228,16 +240,16 @@ def test_a_follow_up_the_repair_left_out_teaches_the_next_first_draft_to_leave_i
     """A type-specific accessor called as a follow-up asserted on another target's object; the
     repair left it out. Every harness of the library adds the same follow-ups on its objects, so
     the next target's first draft leaves it out from the start (one fix round each, before)."""
-    left_out = "\n".join([
-        "- [harness] v1 by prototyper: ww_doc_load, ww_doc_count",
-        "- [run] v1 crashed; line coverage 7.9%",
-        "- [crash] deadly-signal at library through ww_doc_count",
-        "- [crash] verdict harness_misuse: a harness misuse",
-        "- [harness] v2 by enhancer.fix: left out the follow-up call to ww_doc_count, which crashed "
-        "after the target with arguments the harness picked",
-        "- [run] v2 ran, target hit 12x; line coverage 7.5%",
-        "- [stop] iteration budget 1 used",
-    ])
+    left_out = [
+        harness(1, "prototyper", "ww_doc_load", "ww_doc_count"),
+        run(1, lines=7.9, crashed=True),
+        crash("deadly-signal", "ww_doc_count"),
+        verdict(),
+        harness(2, "enhancer.fix", "left out the follow-up call to ww_doc_count, which crashed "
+                "after the target with arguments the harness picked"),
+        run(2, hits=12, lines=7.5),
+        stop("iteration budget 1 used"),
+    ]
     items = actionable_items("int ww_doc_load(const char *text, struct ww_doc **out);", left_out, "")
     assert [(i["action"], i["failure"], i["scope"]) for i in items] == [
         ("avoid_call(ww_doc_count)", "sanitizer:deadly-signal@ww_doc_count", {"name": "ww_doc_count"})]
@@ -275,26 +287,25 @@ def test_a_dropped_block_teaches_like_a_dropped_improvement_and_the_rest_carries
         {"type": "crash.verdict", "data": {"feasible": False, "verdict": "harness_misuse"}},
         {"type": "iteration.reverted", "data": {"version": 3, "reason": "did not run cleanly"}},
     ]
-    steps = [_event_step(e, None) for e in events]  # type: ignore[arg-type]
-    trajectory = "\n".join(f"- [{kind}] {text}" for kind, text in steps if kind)  # type: ignore[misc]
+    steps = [step for e in events if (step := _event_step(e, None))]  # type: ignore[arg-type]
     assert "- [revert] v2 did not run cleanly: dropped its block 'call vv_render on the input' " \
-           "(v3 has the others)" in trajectory
-    items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", trajectory, "")
+           "(v3 has the others)" in map(step_line, steps)
+    items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", steps, "")
     assert [i["action"] for i in items] == ["avoid_call(vv_render)", "avoid_call(vv_check)"]
 
 
 def test_a_failed_direction_teaches_when_the_trajectory_left_its_steps_out() -> None:
     """A long trajectory keeps its beginning and end: the dropped block's steps were among the
     omitted ones, and only the local memory's direction line at the end still named the call."""
-    trajectory = "\n".join([
-        "- [harness] v1 by prototyper: vv_scan",
-        "- [...] 16 steps omitted",
-        "- [direction] Success: call vv_check on the input (line coverage 2.0% -> 3.0%)",
-        "- [direction] Failed: call vv_render on a new vv_frame (crashed the harness (harness misuse))",
-        "- [direction] Failed: call vv_probe on the input (did not compile after fix rounds)",
-        "- [stop] iteration budget 3 used",
-    ])
-    items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", trajectory, "")
+    steps = [
+        harness(1, "prototyper", "vv_scan"),
+        direction("Success", "call vv_check on the input", "line coverage 2.0% -> 3.0%"),
+        direction("Failed", "call vv_render on a new vv_frame", "crashed the harness (harness misuse)",
+                  misuse_crash=True),
+        direction("Failed", "call vv_probe on the input", "did not compile after fix rounds"),
+        stop("iteration budget 3 used"),
+    ]
+    items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", steps, "")
     assert [(i["action"], i["failure"]) for i in items] == [
         ("avoid_call(vv_render)", "sanitizer:crash@vv_render")]
 
@@ -302,17 +313,16 @@ def test_a_failed_direction_teaches_when_the_trajectory_left_its_steps_out() -> 
 def test_a_leak_through_a_constructor_teaches_no_avoidance() -> None:
     # What `vv_item_new` made was not released (another call kept a reference to it): leaving the
     # constructor out would make the next harness build its object some worse way.
-    leak = "\n".join([
-        "- [harness] v2 by enhancer.improve: call vv_add on a new vv_item "
-        "(adds calls to vv_item_new, vv_add)",
-        "- [build] v2 built",
-        "- [run] v2 crashed; line coverage 14.0%",
-        "- [crash] leak at library through vv_item_new",
-        "- [crash] verdict harness_misuse: a harness misuse",
-        "- [revert] v2 did not run cleanly, back to the best version",
-    ])
+    leak = [
+        harness(2, "enhancer.improve", "call vv_add on a new vv_item", added=("vv_item_new", "vv_add")),
+        build(2),
+        run(2, lines=14.0, crashed=True),
+        crash("leak", "vv_item_new"),
+        verdict(),
+        reverted(2),
+    ]
     assert actionable_items("int vv_scan(const uint8_t *data, size_t size);", leak, "") == []
-    crashed = leak.replace("[crash] leak at", "[crash] SEGV at")
+    crashed = [crash("SEGV", "vv_item_new") if isinstance(s, CrashStep) else s for s in leak]
     assert [i["action"] for i in actionable_items("int vv_scan(const uint8_t *data, size_t size);",
                                                    crashed, "")] == ["avoid_call(vv_item_new)"]
 
@@ -358,15 +368,15 @@ def test_an_avoided_call_is_not_used_as_a_helper_of_another_direction_either() -
 def test_a_leak_through_a_call_also_leaves_out_the_library_function_that_allocated_it() -> None:
     """``vv_render`` leaked a block ``vv_store`` allocated (a public function a harness could call
     itself, and leak the same way): the lesson leaves out both, the allocator first."""
-    crash = {"type": "crash.triaged", "data": {"kind": "leak", "location": "library", "entry": "vv_render",
-                                               "signature": "leak@vv_store<vv_render<LLVMFuzzerTestOneInput"}}
-    line = _event_step(crash, None)[1]  # type: ignore[arg-type,index]
-    assert line == "leak at library through vv_render (allocated in vv_store)"
-    leaked = DROPPED.replace("- [crash] heap-buffer-overflow at library through vv_render",
-                             f"- [crash] {line}")
+    leaked_crash = {"type": "crash.triaged", "data": {
+        "kind": "leak", "location": "library", "entry": "vv_render",
+        "signature": "leak@vv_store<vv_render<LLVMFuzzerTestOneInput"}}
+    step = _event_step(leaked_crash, None)  # type: ignore[arg-type]
+    assert step is not None and step.line() == "leak at library through vv_render (allocated in vv_store)"
+    leaked = [step if isinstance(s, CrashStep) else s for s in DROPPED]
     items = actionable_items("int vv_scan(const uint8_t *data, size_t size);", leaked, "")
     assert [i["action"] for i in items] == ["avoid_call(vv_store)", "avoid_call(vv_render)"]
     # allocated right in the call the harness made: one lesson
     direct = {"type": "crash.triaged", "data": {"kind": "leak", "location": "library", "entry": "vv_render",
                                                 "signature": "leak@vv_render<LLVMFuzzerTestOneInput"}}
-    assert _event_step(direct, None)[1] == "leak at library through vv_render"  # type: ignore[arg-type,index]
+    assert step_line(_event_step(direct, None)) == "- [crash] leak at library through vv_render"  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from agents.offline.lesson_apply import ActionableLesson, apply_lessons
 from agents.offline.lesson_extract import actionable_items
 from long_term_memory.experience.lesson_effects import effect_present
 from long_term_memory.experience.lessons import lesson_fits, parse_action, parse_scope
+from tests.trajectories import crash, harness, run
 
 API = parse_prototypes("""
 ww_dec *ww_new(void);
@@ -40,13 +41,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 
 def test_the_fixers_guard_counts_only_when_the_next_run_ran() -> None:
-    lines = ["- [harness] v1 by prototyper: ww_append", "- [run] v1 crashed; line coverage 0.1%",
-             "- [crash] deadly-signal at library through ww_append",
-             "- [harness] v2 by enhancer.fix: return early on an empty input (the crash input is empty)"]
+    steps = [harness(1, "prototyper", "ww_append"), run(1, lines=0.1, crashed=True),
+             crash("deadly-signal", "ww_append"),
+             harness(2, "enhancer.fix", "return early on an empty input (the crash input is empty)")]
     decl = "int ww_append(ww_dec *dec, const uint8_t *data, size_t size);"
-    ran = actionable_items(decl, "\n".join([*lines, "- [run] v2 ran, target hit 9x; line coverage 3.0%"]), "")
+    ran = actionable_items(decl, [*steps, run(2, hits=9, lines=3.0)], "")
     assert [i["action"] for i in ran] == ["guard_empty_input(ww_append)"]
-    crashed = actionable_items(decl, "\n".join([*lines, "- [run] v2 crashed; line coverage 0.1%"]), "")
+    crashed = actionable_items(decl, [*steps, run(2, lines=0.1, crashed=True)], "")
     assert all(i["action"] != "guard_empty_input(ww_append)" for i in crashed)
 
 

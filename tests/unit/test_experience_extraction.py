@@ -27,6 +27,7 @@ from long_term_memory.experience import (
     trajectory_from_state,
 )
 from long_term_memory.experience.trajectory import harness_runs
+from long_term_memory.experience.trajectory_steps import BuildStep, read_trajectory, step_line
 from prompts import placeholders, render
 from tests.unit.test_experience_support import config
 
@@ -135,7 +136,7 @@ def test_a_harness_that_found_a_library_bug_runs() -> None:
 def test_trajectory_reads_events_build_logs_and_memory(tmp_path: Path) -> None:
     t = trajectory_from_state(finished_state(tmp_path), config(), "run-7")
     assert t.is_success and t.harness == HARNESS
-    steps = [f"[{tag}] {body}" for tag, body in t.steps]
+    steps = [step_line(s).removeprefix("- ") for s in t.steps]
     assert "[harness] v1 by prototyper: kv_parse, kv_free" in steps
     assert any(s.startswith("[build] v1 failed: error: too many arguments to function call") for s in steps)
     assert "[run] v3 ran, target hit 900x; line coverage 80.0%" in steps
@@ -236,7 +237,7 @@ def test_offline_reply_parses_and_becomes_a_candidate(tmp_path: Path) -> None:
     gk = Gatekeeper(config())
     out = outcome_from_state(state, "run-7")
     decision = gk.admit(gk.evaluate([], [], out), out, items, query=t.query,
-                        trajectory="\n".join(f"- [{a}] {b}" for a, b in t.steps), task_type="fuzz-c")
+                        trajectory="\n".join(map(step_line, t.steps)), task_type="fuzz-c")
     assert decision.candidate is not None and decision.candidate.kind == "success"
     assert decision.confidence >= 0.9
     assert [i.title for i in decision.candidate.memory_items] == [i.title for i in items]
@@ -244,10 +245,15 @@ def test_offline_reply_parses_and_becomes_a_candidate(tmp_path: Path) -> None:
 
 def test_long_trajectories_keep_beginning_and_end(tmp_path: Path) -> None:
     t = trajectory_from_state(finished_state(tmp_path), config(), "r")
-    t.steps = [("build", f"v{n} failed: error: number {n}") for n in range(400)]
+    t.steps = [BuildStep(step="build", version=n, ok=False, errors=f"error: number {n}") for n in range(400)]
     _, variables = build_extraction_prompt("success", [t], max_chars=2000)
-    text = variables["trajectory"]
+    text, _, block = variables["trajectory"].partition("\n\n```yaml")
     assert len(text) < 2100 and "number 0" in text and "number 399" in text and "steps omitted" in text
+    # the block carries the steps the lines show, and how many were left out between them
+    facts = read_trajectory(variables["trajectory"])
+    shown = [step_line(s) for s in facts.steps]
+    assert shown == [line for line in text.splitlines() if "steps omitted" not in line]
+    assert facts.omitted == 400 - len(shown) > 0 and f"- [...] {facts.omitted} steps omitted" in text
 
 
 def test_prototyper_prompt_experience_is_readable_by_the_offline_roles() -> None:

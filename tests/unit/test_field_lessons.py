@@ -23,6 +23,7 @@ from long_term_memory.experience.lesson_effects import used_items
 from long_term_memory.experience.lessons import lesson_fits, parse_action, parse_scope
 from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.trajectory import trajectory_from_state
+from long_term_memory.experience.trajectory_steps import read_trajectory
 from nodes.memory_manager import revert_failed
 from tests.types_text import render_types
 from tests.unit.test_field_repair import API, HARNESS, _state
@@ -46,8 +47,8 @@ def _learned(tmp_path: Path) -> dict[str, str]:
     text = build_extraction_prompt(extraction_kind([trajectory]), [trajectory])[1]["trajectory"]
     assert ("- [repair] v2 leaked what dp_new_doc made in the doc field of dp_parse_all's dp_parser_ptr: "
             "v3 releases it with dp_doc_free after the call") in text
-    items = actionable_items("dp_parser_ptr dp_parser_new(const uint8_t *data, size_t size);", text,
-                             update["harness_code"])
+    items = actionable_items("dp_parser_ptr dp_parser_new(const uint8_t *data, size_t size);",
+                             read_trajectory(text).steps, update["harness_code"])
     return next(i for i in items if i["action"].startswith("release_field"))
 
 

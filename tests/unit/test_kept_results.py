@@ -29,6 +29,7 @@ from long_term_memory.experience.lesson_effects import effect_present
 from long_term_memory.experience.lessons import lesson_fits, parse_action, parse_scope
 from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.trajectory import trajectory_from_state
+from long_term_memory.experience.trajectory_steps import read_trajectory
 from nodes.memory_manager import revert_failed
 
 API = parse_prototypes("""
@@ -81,7 +82,8 @@ def _trajectory(tmp_path: Path, released: bool = True, feasible: bool = False) -
 
 
 def _items(text: str) -> dict[str, dict[str, Any]]:
-    return {i["action"]: i for i in actionable_items("tr_node *tr_parse(const char *text);", text, CRASHED)}
+    steps = read_trajectory(text).steps
+    return {i["action"]: i for i in actionable_items("tr_node *tr_parse(const char *text);", steps, CRASHED)}
 
 
 def test_a_released_result_its_object_owned_becomes_a_keep_result_lesson(tmp_path: Path) -> None:

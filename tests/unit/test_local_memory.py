@@ -24,6 +24,7 @@ from agent_graph.memory.local_memory import (
 from agent_graph.memory.local_memory_schema import same_direction
 from agent_graph.memory.session_memory import HEADERS
 from agents.local_memory_extractor import fold_reply
+from long_term_memory.directions_facts import DirectionsFacts, read_directions
 from prompts import placeholders, render
 
 OLD = """#include <stdint.h>
@@ -186,7 +187,10 @@ def test_render_empty_and_new_evidence() -> None:
     assert render_local_memory(None) == "(none yet)"
     assert render_local_memory(empty_local_memory()) == "(none yet)"
     text = render_local_memory(empty_local_memory(), new_evidence=["", " buffer needs 5 bytes "])
-    assert text == "### New evidence\n- buffer needs 5 bytes"
+    lines, _, block = text.partition("\n\n```yaml\n# facts: directions v1\n")
+    assert lines == "### New evidence\n- buffer needs 5 bytes"
+    assert read_directions(text) == [DirectionsFacts(new_evidence=["buffer needs 5 bytes"])]
+    assert render_local_memory(empty_local_memory(), ["buffer needs 5 bytes"], facts=False) == lines
 
 
 @pytest.mark.parametrize(("a", "b", "same"), [

@@ -22,6 +22,7 @@ from long_term_memory.experience.lesson_effects import used_items
 from long_term_memory.experience.lessons import lesson_fits, parse_action, parse_scope
 from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.trajectory import trajectory_from_state
+from long_term_memory.experience.trajectory_steps import read_trajectory
 from nodes.memory_manager import revert_failed
 from tests.unit.test_block_repair import _state
 
@@ -44,7 +45,8 @@ def _learned(tmp_path: Path) -> dict[str, str]:
     trajectory = trajectory_from_state(finished, ExperienceConfig(), "run-1", events=events)
     text = build_extraction_prompt(extraction_kind([trajectory]), [trajectory])[1]["trajectory"]
     assert "- [repair] v2 leaked what ur_build returned (ur_char *): v3 releases it with free" in text
-    items = actionable_items("ur_uri *ur_parse(const char *text);", text, update["harness_code"])
+    items = actionable_items("ur_uri *ur_parse(const char *text);", read_trajectory(text).steps,
+                             update["harness_code"])
     return next(i for i in items if i["action"].startswith("release_out_param"))
 
 

@@ -22,6 +22,7 @@ from long_term_memory.experience.lesson_effects import effect_present
 from long_term_memory.experience.lessons import parse_action, parse_scope
 from long_term_memory.experience.matches import InjectItem
 from long_term_memory.experience.models import MemoryItem
+from tests.trajectories import build, harness
 
 HEADER = """#include <stdint.h>
 #include <stddef.h>
@@ -39,13 +40,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return (int)sizeof(ee_value) - (int)sizeof(out);
 }
 """
-TRAJECTORY = "\n".join([
-    "- [harness] v1 by prototyper: ee_run",
-    "- [build] v1 failed: must use 'enum' tag to refer to type 'ee_mode'",
-    "- [harness] v2 by enhancer.fix: add the enum tag to ee_mode at line 3 (it is enum ee_mode); "
-    "add the union tag to ee_value at line 4 (it is union ee_value)",
-    "- [build] v2 built",
-])
+TRAJECTORY = [
+    harness(1, "prototyper", "ee_run"),
+    build(1, "must use 'enum' tag to refer to type 'ee_mode'"),
+    harness(2, "enhancer.fix", "add the enum tag to ee_mode at line 3 (it is enum ee_mode); "
+            "add the union tag to ee_value at line 4 (it is union ee_value)"),
+    build(2),
+]
 
 
 def lesson(action: str, item_id: str = "MEM-0000e001") -> ActionableLesson:
