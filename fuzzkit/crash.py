@@ -16,6 +16,7 @@ __all__ = ["CrashGroup", "CrashReport", "Frame", "dedupe_crashes", "library_fram
 
 _ERROR = re.compile(r"^==\d+==\s*ERROR: (?P<tool>\w+): (?P<what>.*)$")
 _SUMMARY = re.compile(r"^SUMMARY: (?P<tool>\w+): (?P<what>.*)$")
+_LOADING_FILES = re.compile(r"INFO: seed corpus: files: [1-9]")
 _UNIT = re.compile(r"Test unit written to (?P<path>\S+)")
 _KIND_ALIASES = {"out-of-memory": "oom", "allocator": "oom"}
 # glibc's message before abort(): "prog: file.c:56: void f(size_t): Assertion `n % 16 == 0' failed."
@@ -148,8 +149,10 @@ def parse_sanitizer_report(text: str, harness_name: str = "") -> CrashReport | N
     in_harness = bool(project) and is_harness_frame(project[0], harness)
     before = "\n".join(lines[:start])
     fuzzing_log = "INFO: Seed:" in before or "INFO: Running with" in before
+    # Before INITED libFuzzer runs the empty input (a crash there fails on every input: setup)
+    # or loads a corpus of real files (a crash there is one file's: input-dependent, no setup).
     near_init = any(f.function == "LLVMFuzzerInitialize" for f in frames) or (
-        fuzzing_log and "INITED" not in before
+        fuzzing_log and "INITED" not in before and not _LOADING_FILES.search(before)
     )
     report_end = summary_idx + 1 if summary_idx is not None else len(lines)
     found = triage(kind, lines[start:report_end], harness, near_init)
