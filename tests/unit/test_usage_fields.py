@@ -122,7 +122,8 @@ def _facts() -> UsageFacts:
         fields=[FieldAssignment(var="image", field="version", value="ZQ_VERSION", kind="constant", line=3),
                 FieldAssignment(var="image", field="width", value="w", line=4),
                 FieldAssignment(var="image", field="height", value="h", line=5),
-                FieldAssignment(var="image", field="format", value="ZQ_FORMAT_RGBA", kind="constant", line=9)],
+                FieldAssignment(var="image", field="format", value="ZQ_FORMAT_RGBA", kind="constant",
+                                line=9)],
         calls=[CallSite(function="zq_begin_read", args=[image, data, size], line=6),
                CallSite(function="zq_write_to_memory", args=[image], line=7),
                CallSite(function="zq_finish_read", args=[image, Arg(text="out", kind="variable", var="out"),
@@ -164,9 +165,8 @@ def test_without_fields_the_first_draft_is_unchanged() -> None:
 def test_the_replay_sets_the_fields_with_option_bytes_before_its_first_call() -> None:
     decls = _decls()
     target = next(d for d in decls if d.name == "zq_finish_read")
-    fn_facts = _facts()
     usage = target_usage(UsageIndex(functions=[_usage_of_reading()]), target, decls, {}, {})
-    assert fn_facts.records and usage.facts.records
+    assert usage.facts.records
     with using(read_types(render_types(TYPES))):
         replayed = usage_draft(usage.facts, target, decls, ["zq.h"])
     assert replayed is not None
@@ -185,7 +185,8 @@ def _usage_of_reading() -> UsageFunction:
                    "out": "unsigned char *"},
         fields=[FieldAssignment(var="image", field="version", value="ZQ_VERSION", kind="constant", line=3),
                 FieldAssignment(var="image", field="width", value="w", line=4),
-                FieldAssignment(var="image", field="format", value="ZQ_FORMAT_RGBA", kind="constant", line=7)],
+                FieldAssignment(var="image", field="format", value="ZQ_FORMAT_RGBA", kind="constant",
+                                line=7)],
         calls=[CallSite(function="zq_begin_read", args=[image, Arg(text="buf", kind="data", var="buf"),
                                                         Arg(text="n", kind="size", var="n")], line=6),
                CallSite(function="zq_finish_read", args=[image, Arg(text="out", kind="variable", var="out"),
