@@ -62,7 +62,7 @@ def record_fields(
     out: list[RecordFields] = []
     done: set[str] = set()
     for ctype in candidates:
-        want = same(value_type(ctype))
+        want = value_type(same(value_type(ctype)))  # through a pointer typedef (`acme_descp`)
         if want in done or not base_names(ctype) & api_types or ctype.lstrip().startswith("enum "):
             continue
         done.add(want)
@@ -96,7 +96,9 @@ def _evidence(index: UsageIndex, target: str, want: str, same: Callable[[str], s
         hit: Evidence | None = None
         for c in fn.calls:
             for a in c.args:
-                if not a.var or not _local_record(fn, a.var) or same(value_type(fn.variables[a.var])) != want:
+                if not a.var or not _local_record(fn, a.var):
+                    continue
+                if value_type(same(value_type(fn.variables[a.var]))) != want:
                     continue
                 if "*" in fn.variables[a.var] and a.address:
                     continue  # `&p`: the call writes the pointer

@@ -192,3 +192,21 @@ def _usage_of_reading() -> UsageFunction:
                CallSite(function="zq_finish_read", args=[image, Arg(text="out", kind="variable", var="out"),
                                                          Arg(text="0", kind="null")], line=8),
                CallSite(function="zq_free", args=[image], line=9)])
+
+
+def test_a_pointer_typedef_parameter_finds_the_record_another_call_takes() -> None:
+    # `int zq_begin(zq_descp image, ...)`, `typedef zq_desc *zq_descp`: the usage never calls the target
+    # but sets the record's version before another call taking it.
+    image = Arg(text="&image", kind="object", var="image", address=True)
+    fn = UsageFunction(
+        file="examples/x.c", name="main", origin="example", variables={"image": "zq_desc"},
+        fields=[FieldAssignment(var="image", field="version", value="ZQ_VERSION", kind="constant", line=2),
+                FieldAssignment(var="image", field="opaque", value="NULL", line=3)],
+        calls=[CallSite(function="zq_begin_read_from_file", args=[image], line=4)])
+    target = parse_prototypes("typedef struct zq_desc *zq_descp;\n"
+                              "int zq_begin(zq_descp image, const void *data, size_t size);")[0]
+    api = [target, *_decls()]
+    found = target_usage(UsageIndex(functions=[fn]), target, api, {"zq_descp": "zq_desc *"}, RECORDS).facts
+    record = found.record("zq_desc")  # as the usage declares it
+    assert record is not None and record.call == "zq_begin_read_from_file"
+    assert [(f.field, f.value) for f in record.fields] == [("version", "ZQ_VERSION")]  # not the pointer
