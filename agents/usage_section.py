@@ -44,6 +44,9 @@ def summary(facts: UsageFacts) -> list[str]:
     for t in facts.targets:
         calls = " -> ".join(s.call for s in t.sequence)
         lines.append(f"- {t.function} in {t.seen_in} ({t.origin}): {calls}")
+    for r in facts.records:
+        sets = ", ".join(f"{f.field} = {f.value or f.kind}" for f in r.fields)
+        lines.append(f"- a {r.type} passed to {r.call} is set first: {sets} ({r.uses} uses)")
     return lines
 
 
@@ -68,7 +71,7 @@ def render_usage(usage: TargetUsage, budget: int = USAGE_TOKENS) -> str:
 
 
 def _compose(facts: UsageFacts, snippets: list[Any]) -> str:
-    if not facts.objects and not facts.targets and not snippets:
+    if not facts.objects and not facts.targets and not facts.records and not snippets:
         return ""
     out = [
         "How the library's own tests, examples and tools use this API (never its fuzz harnesses):",
@@ -76,7 +79,7 @@ def _compose(facts: UsageFacts, snippets: list[Any]) -> str:
     ]
     for s in snippets:
         out += [f"From {s.seen_in} ({s.origin}):", "```c", s.code.rstrip(), "```"]
-    if facts.objects or facts.targets:
+    if facts.objects or facts.targets or facts.records:
         out += ["The same as data:", render_facts(KIND, facts)]
     return "\n".join(out)
 

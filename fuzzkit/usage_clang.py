@@ -15,9 +15,17 @@ from typing import Any
 
 from fuzzkit.headers import cindex_module
 from fuzzkit.tools import resource_include_dir
-from fuzzkit.usage_models import Arg, CallSite, UsageFunction
+from fuzzkit.usage_models import Arg, CallSite, FieldAssignment, UsageFunction
 from fuzzkit.usage_sources import UsageSource
-from fuzzkit.usage_text import KEPT_CALLS, call_site, constant_arg, cut_source, join_tokens, split_arguments
+from fuzzkit.usage_text import (
+    KEPT_CALLS,
+    call_site,
+    constant_arg,
+    cut_source,
+    field_assignment,
+    join_tokens,
+    split_arguments,
+)
 
 _WRAPPERS = ("UNEXPOSED_EXPR", "PAREN_EXPR", "CSTYLE_CAST_EXPR")
 
@@ -72,6 +80,7 @@ def clang_functions(
                 types=types,
                 callbacks=callbacks,
                 assigned=reader.assigned,
+                fields=reader.fields,
                 source=cut_source(text),
                 lines=fn.extent.end.line - fn.extent.start.line + 1,
                 parsed_by="libclang",
@@ -173,6 +182,7 @@ class _Reader:
         self.assigned: dict[str, list[str]] = {}
         self.callbacks: set[str] = set()
         self.inits: dict[str, str] = {}
+        self.fields: list[FieldAssignment] = []
         self._pending: list[tuple[int, CallSite]] = []
 
     def text(self, c: Any) -> str:
@@ -190,6 +200,12 @@ class _Reader:
             if holder:
                 self.assigned.setdefault(holder, []).append(node.spelling)
                 self.callbacks.add(node.spelling)
+        elif kind == "BINARY_OPERATOR" and parents and parents[-1].kind.name == "COMPOUND_STMT":
+            lhs = next(iter(node.get_children()), None)
+            if lhs is not None and lhs.kind.name == "MEMBER_REF_EXPR" and _operator(node, lhs) == "=":
+                toks = [t.spelling for t in node.get_tokens()]
+                if (found := field_assignment(toks, self.public, node.location.line)) is not None:
+                    self.fields.append(found)
         children = list(node.get_children())
         for child in children:
             self.walk(child, [*parents, node])

@@ -11,9 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from fuzzkit.usage_models import Arg, CallSite, UsageFunction
+from fuzzkit.usage_models import Arg, CallSite, FieldAssignment, UsageFunction
 from fuzzkit.usage_sources import UsageSource
-from fuzzkit.usage_text import KEPT_CALLS, call_site, constant_arg, cut_source, join_tokens, split_arguments
+from fuzzkit.usage_text import (
+    KEPT_CALLS,
+    call_site,
+    constant_arg,
+    cut_source,
+    field_assignment,
+    join_tokens,
+    split_arguments,
+)
 from fuzzkit.vocabulary import c_words
 
 _TOKEN = re.compile(
@@ -117,7 +125,10 @@ def _function(
     defines = len(body) > 1 and body[1][0] == "("
     opening = next((i for i, (t, _l) in enumerate(body) if t == "{"), 0) if defines else 0
     params: list[str] = []
+    fields = []
     for i, (tok, line) in enumerate(body):
+        if tok == "=" and (found := _field_statement(body, i, known)) is not None:
+            fields.append(found)
         decl = _declaration(body, i)
         if decl:
             variables.setdefault(decl[1], decl[0])
@@ -142,7 +153,24 @@ def _function(
         result = _lvalue(body, i - 1) if i > 0 and body[i - 1][0] == "=" else ""
         check, loop = _condition(body, i)
         calls.append(call_site(KEPT_CALLS.get(tok, tok), args, result, check, line, loop))
-    return UsageFunction(file="", name="", calls=calls, variables=variables, params=params, assigned=assigned)
+    return UsageFunction(file="", name="", calls=calls, variables=variables, params=params, assigned=assigned,
+                         fields=fields)
+
+
+def _field_statement(body: list[tuple[str, int]], eq: int, known: set[str]) -> FieldAssignment | None:
+    """The statement ``var.field = value;`` whose ``=`` is ``body[eq]``, if it is one."""
+    j = eq - 1
+    while j >= 2 and body[j - 1][0] in (".", "->") and _IDENT.match(body[j - 2][0]):
+        j -= 2
+    if j == eq - 1 or j > 0 and body[j - 1][0] not in (";", "{", "}", ")"):
+        return None
+    end = eq
+    depth = 0
+    while end < len(body) and not (body[end][0] == ";" and depth == 0):
+        depth += body[end][0] in "([{"
+        depth -= body[end][0] in ")]}"
+        end += 1
+    return field_assignment([t for t, _l in body[j:end]], known, body[eq][1])
 
 
 def _arg(part: list[str], known: set[str], defined: set[str]) -> Arg:

@@ -16,11 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fuzzkit.vocabulary import c_words
 
-INDEX_VERSION = 8
+INDEX_VERSION = 9
 
 # What an argument is, as the library's code wrote it.
 ArgKind = Literal["constant", "object", "data", "size", "string", "callback", "null", "variable", "other"]
 Origin = Literal["test", "example", "tool", "doc", "bench", "other"]
+# What a value assigned to a record's field is: a constant of the library's headers, a literal, other.
+ValueKind = Literal["constant", "literal", "other"]
 
 
 class _Data(BaseModel):
@@ -50,6 +52,16 @@ class CallSite(_Data):
     line: int = 0
 
 
+class FieldAssignment(_Data):
+    """``var.field = value;`` (or ``var->field = value;``) as a statement of a usage function."""
+
+    var: str
+    field: str  # ``width``; ``info.width`` for a record held inside it
+    value: str  # as written
+    kind: ValueKind = "other"
+    line: int = 0
+
+
 class UsageFunction(_Data):
     """A function of the library's own code (or a documentation snippet) that calls its API."""
 
@@ -65,6 +77,7 @@ class UsageFunction(_Data):
         default_factory=dict
     )  # function of the file passed as a callback -> its source
     assigned: dict[str, list[str]] = Field(default_factory=dict)  # variable -> functions stored in it
+    fields: list[FieldAssignment] = Field(default_factory=list)  # in the order written
     source: str = ""  # the function's text, cut at MAX_SOURCE lines
     lines: int = 0
     parsed_by: Literal["libclang", "lexical"] = "libclang"
@@ -135,11 +148,40 @@ class TargetProtocol(_Data):
     callbacks: list[Callback] = Field(default_factory=list)
 
 
+class FieldValue(_Data):
+    """A field the library's own code sets on a record before passing it, and the value it sets.
+
+    ``kind``: ``constant`` or ``literal``, written as ``value``; ``input``, an integer the harness
+    draws from the input in ``low..high``; ``record_size``, the size of the record itself.
+    """
+
+    field: str
+    kind: Literal["constant", "literal", "input", "record_size"] = "input"
+    value: str = ""
+    low: int = 0
+    high: int = 0
+
+
+class RecordFields(_Data):
+    """The fields most usage functions set on a record of ``type`` before ``call`` takes it, in order."""
+
+    type: str  # the record as the usage declares it (``acme_desc``, ``struct acme_desc``)
+    call: str  # the target, or the call that takes the same record type in the usage
+    fields: list[FieldValue] = Field(default_factory=list)
+    uses: int = 0  # usage functions that pass such a record to ``call``
+
+
 class UsageFacts(_Data):
     """What one target's prompt carries of the library's own usage."""
 
     objects: list[ObjectProtocol] = Field(default_factory=list)
     targets: list[TargetProtocol] = Field(default_factory=list)
+    records: list[RecordFields] = Field(default_factory=list)
+
+    def record(self, ctype: str) -> RecordFields | None:
+        """The fields set on a record of ``ctype`` (a value or a pointer to one), if the usage sets any."""
+        want = type_key(ctype).replace("*", "").strip()
+        return next((r for r in self.records if type_key(r.type).replace("*", "").strip() == want), None)
 
     def object(self, ctype: str) -> ObjectProtocol | None:
         """The protocol of ``ctype`` (spelled as declared, ``const`` and spacing ignored)."""

@@ -31,6 +31,7 @@ from fuzzkit.usage_models import (
     UsageSnippet,
     type_key,
 )
+from fuzzkit.usage_records import record_fields
 from fuzzkit.vocabulary import has_verb
 
 MAX_SNIPPETS = 4
@@ -334,11 +335,14 @@ def snippets(index: UsageIndex, target: str, types: Sequence[str]) -> list[Usage
 
 
 def target_usage(index: UsageIndex, target: FunctionDecl, api: Sequence[FunctionDecl],
-                 canonical: Mapping[str, str] | None = None) -> TargetUsage:
+                 canonical: Mapping[str, str] | None = None,
+                 records: Mapping[str, Mapping[str, str]] | None = None) -> TargetUsage:
     """What the prompt of ``target`` carries of the library's own usage (empty when none).
 
     ``canonical``: each typedef with the type it stands for (the header facts'), so that the
     spellings of one type (``rd_structrp`` in the target, ``rd_structp`` in a test) are one.
+    ``records``: each record of the headers (tag or typedef name) -> its fields' types, for the
+    fields the usage sets on a record before passing it (:mod:`fuzzkit.usage_records`).
     """
     if not index.functions:
         return TargetUsage()
@@ -355,7 +359,8 @@ def target_usage(index: UsageIndex, target: FunctionDecl, api: Sequence[Function
                 types.append(t)
     spellings = list(dict.fromkeys(type_key(t) for t in types))
     objects = object_protocols(index, spellings, api_types, same)[:MAX_OBJECTS]
-    facts = UsageFacts(objects=objects, targets=[protocol] if protocol else [])
+    filled = record_fields(index, target, protocol, api_types, same, records or {}, canonical or {})
+    facts = UsageFacts(objects=objects, targets=[protocol] if protocol else [], records=filled)
     return TargetUsage(facts=facts, snippets=snippets(index, target.name, types))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from fuzzkit.usage_models import Arg, CallSite
+from fuzzkit.usage_models import Arg, CallSite, FieldAssignment, ValueKind
 
 MAX_SOURCE = 80  # lines of a usage function kept for snippets
 _CONSTANT_TOKEN = re.compile(
@@ -97,3 +97,36 @@ def split_arguments(tokens: Sequence[str]) -> list[list[str]]:
         else:
             parts[-1].append(tok)
     return [p for p in parts if p]
+
+
+_NAME = re.compile(r"^[A-Za-z_]\w*$")
+_LITERAL = re.compile(r"^(?:0[xX][0-9a-fA-F]+|\d[\w.]*|true|false|[-+~()<>|&*]|<<|>>|'(?:\\.|[^'])*')$")
+
+
+def value_kind(tokens: Sequence[str], public: set[str]) -> ValueKind:
+    """What an assigned value is: a constant of the headers (``public``), a literal, or other."""
+    if len(tokens) == 1 and tokens[0].startswith('"'):
+        return "literal"
+    names = constant_arg(tokens, public)
+    if names is not None and names and all(n in public for n in names):
+        return "constant"
+    numeric = any(t[0].isdigit() or t[0] == "'" for t in tokens)
+    if tokens and numeric and all(_LITERAL.match(t) for t in tokens):
+        return "literal"
+    return "other"
+
+
+def field_assignment(tokens: Sequence[str], public: set[str], line: int = 0) -> FieldAssignment | None:
+    """``var.field = value`` (``var->a.b = value``) from a statement's tokens, else None."""
+    tokens = list(tokens[:-1] if tokens and tokens[-1] == ";" else tokens)
+    if "=" not in tokens:
+        return None
+    eq = tokens.index("=")
+    lhs, rhs = tokens[:eq], tokens[eq + 1 :]
+    if len(lhs) < 3 or len(lhs) % 2 == 0 or not rhs or not _NAME.match(lhs[0]) or lhs[1] not in (".", "->"):
+        return None
+    path = lhs[2::2]
+    if any(not _NAME.match(p) for p in path) or any(op != "." for op in lhs[3::2]):
+        return None
+    return FieldAssignment(var=lhs[0], field=".".join(path), value=join_tokens(rhs),
+                           kind=value_kind(rhs, public), line=line)

@@ -64,7 +64,8 @@ def prepared_fields(bench: Benchmark, function: str,
         # A prototype's unnamed parameters are named as the library's own calls name their arguments.
         api = name_unnamed(api, index)
         target = next((d for d in api if d.name == target.name), target)
-        seen = target_usage(index, target, api, canonical)
+        records = {n: dict(r.fields) for r in facts.records for n in (r.tag, *r.names) if n}
+        seen = target_usage(index, target, api, canonical, records)
     return {
         "project": bench.project, "target": target.to_dict(), "api": [d.to_dict() for d in api],
         "header_facts": facts.to_dict(), "headers": harness_headers(lib.headers),

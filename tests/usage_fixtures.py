@@ -455,8 +455,59 @@ int test_roundtrip(void) {
 """,
 }
 
+CONTROL_RECORD = {
+    "cr.h": """\
+#include <stddef.h>
+#define CR_VERSION 7
+#define CR_FORMAT_GRAY 1
+#define CR_FORMAT_RGBA 4
+/* Describes the pixels to encode; the caller fills it (version first) before each call. */
+typedef struct cr_image {
+  unsigned version; /* CR_VERSION */
+  unsigned width;
+  unsigned height;
+  unsigned format; /* CR_FORMAT_GRAY or CR_FORMAT_RGBA */
+  void *opaque;
+} cr_image;
+/* Encodes the pixels image describes into mem; the bytes written, 0 on error. */
+size_t cr_encode(cr_image *image, unsigned char *mem, size_t cap, const unsigned char *pixels, size_t n);
+""",
+    "cr.c": """\
+#include <stdlib.h>
+#include "cr.h"
+size_t cr_encode(cr_image *image, unsigned char *mem, size_t cap, const unsigned char *pixels, size_t n) {
+  if (image == NULL || image->version != CR_VERSION) return 0;
+  if (image->width == 0 || image->height == 0 || image->width > 1024 || image->height > 1024) return 0;
+  size_t need = (size_t)image->width * image->height * (image->format == CR_FORMAT_RGBA ? 4 : 1);
+  if (need > n || cap < 2) return 0;
+  unsigned sum = 0;
+  for (size_t i = 0; i < need; i++) sum += pixels[i];
+  mem[0] = (unsigned char)sum;
+  mem[1] = (unsigned char)need;
+  abort(); /* stands for a bug only a described image reaches */
+}
+""",
+    "tests/encode.c": """\
+#include <string.h>
+#include "cr.h"
+static int encode_one(unsigned w, unsigned h) {
+  unsigned char px[64 * 64];
+  unsigned char out[256];
+  cr_image image;
+  memset(px, 7, sizeof px);
+  memset(&image, 0, sizeof image);
+  image.version = CR_VERSION;
+  image.width = w;
+  image.height = h;
+  image.format = CR_FORMAT_GRAY;
+  return cr_encode(&image, out, sizeof out, px, (size_t)w * h) != 0;
+}
+int main(void) { return !(encode_one(1, 1) && encode_one(16, 8)); }
+""",
+}
+
 LIBRARIES = {"hnd": OPENER, "em": ERROR_MANAGER, "cbs": CALLBACK_STREAM, "pr": PARTIAL_RELEASER,
-             "ver": VERSION_CHECK, "sj": LONGJMP_ERRORS, "ms": READ_SETTER}
+             "ver": VERSION_CHECK, "sj": LONGJMP_ERRORS, "ms": READ_SETTER, "cr": CONTROL_RECORD}
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

@@ -163,6 +163,8 @@ def _fill(
     idx = ApiIndex(api)
     idx.usage_constants = usage.constants
     idx.usage_setup = usage.setup
+    for record in usage.fields:
+        idx.usage_fields.setdefault(idx.type_key(record.type) or record.type, record)
     idx.made_destroy = {m: r for m, r in usage.made_releasers.items() if r in idx.by_name}
     for name in guide.release:
         idx.prefer(name)

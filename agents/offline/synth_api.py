@@ -18,6 +18,7 @@ from agents.offline.synth_handles import by_name, handle_name, handle_types, out
 from agents.offline.synth_types import Lifecycle
 from agents.offline.synth_vocab import CREATE, DESTROY, DESTROY_RANK, FINISH, INIT, PRINT, VERBS
 from fuzzkit.api import FunctionDecl
+from fuzzkit.usage_models import RecordFields
 from fuzzkit.vocabulary import alternation, undone_by, words_of
 
 _CONVERSION = re.compile(r"[a-z]2[a-z]|_to_[a-z]", re.I)
@@ -61,6 +62,8 @@ class ApiIndex(ApiFinders):
         self.usage_constants: dict[str, dict[int, list[str]]] = {}
         # function -> parameter index -> the constant the target's own usage sets it up with
         self.usage_setup: dict[str, dict[int, str]] = {}
+        # record type -> the fields the library's own code sets on one before passing it
+        self.usage_fields: dict[str, RecordFields] = {}
 
     def prefer(self, name: str) -> None:
         """Make ``name`` the destructor or initializer of its first parameter's type."""

@@ -18,6 +18,7 @@ from agents.offline.synth_instances import draw_documented_fields, fill_fields
 from agents.offline.synth_knowledge import success_test
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_types import CallPlan, Obj, Role, Unsupported
+from agents.offline.synth_usage_fields import set_usage_fields
 from agents.offline.synth_vocab import INIT, risky
 from fuzzkit.api import FunctionDecl
 from fuzzkit.vocabulary import words_of
@@ -26,8 +27,12 @@ if TYPE_CHECKING:
     from agents.offline.synth_plan import Planner
 
 
-def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
-    """A zero-filled struct of type ``key`` on the stack."""
+def zeroed(pl: Planner, key: str, base: str, hoist: bool = False, usage: bool = True) -> str:
+    """A zero-filled struct of type ``key`` on the stack.
+
+    ``usage``: then set the fields the library's own code sets before passing one (its caller
+    does it otherwise: after an initializer, where the usage sets them after it).
+    """
     if pl.strict_release and (ckinds.is_opaque(key) or type_table.active().unlisted(key)):
         raise Unsupported(f"{key} may be opaque: it cannot be declared by value")  # optional code only
     v = pl.f.name(base)
@@ -38,6 +43,8 @@ def zeroed(pl: Planner, key: str, base: str, hoist: bool = False) -> str:
     if not hoist:
         fill_fields(pl, key, v)
         settle_fields(pl, key, v)
+        if usage:
+            set_usage_fields(pl, key, v)
     return v
 
 
@@ -200,16 +207,21 @@ def initialize(
     if init is None:
         raise Unsupported(f"no usable initializer for {key}")
     base = (key[:-2].split("_")[-1] if key.endswith("_t") else key.split("_")[-1]).lower()
-    v = zeroed(pl, key, base)
+    v = zeroed(pl, key, base, usage=False)
     ready = f"{v}_ready"
     pl.f.taken.add(ready)
     pl.f.decls.append(f"int {ready} = 0;")
+    given = pl.idx.usage_fields.get(key)
+    if given is not None and given.call == init.name:  # the usage sets them for the initializer
+        set_usage_fields(pl, key, v, into)
     plan = pl.plan(init, bind={0: f"&{v}"}, payload=False)
     rc = pl.emit(plan, into)
     if rc is not None:
         test = success_test(init.name, init.return_type, rc, ckinds.is_bool(init.return_type), False)
         into.append(f"if (!({test})) {pl.f.fail()}")
     into.append(f"{ready} = 1;")
+    if given is not None and given.call != init.name:
+        set_usage_fields(pl, key, v, into)
     draw_documented_fields(pl, key, v, into)
     synth_io.fill_output_hooks(pl, key, v, into)
     dtor = stack_releaser(pl.idx, key, init.name)

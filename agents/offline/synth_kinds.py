@@ -23,6 +23,7 @@ from agents.offline.synth_outs import release_out
 from agents.offline.synth_ranges import cursor, position
 from agents.offline.synth_roles import payload_slot
 from agents.offline.synth_types import WORKSPACE, CallPlan, Role, decl_cast, decl_type
+from agents.offline.synth_usage_fields import set_usage_fields
 from fuzzkit.api import FunctionDecl
 
 if TYPE_CHECKING:
@@ -220,6 +221,7 @@ def _zero_value(c: Call, r: Role) -> None:
     v = c.pl.f.name(r.param.name)
     c.pl.f.decls += [f"{decl_type(r.param.type)} {v};", f"memset(&{v}, 0, sizeof {v});"]
     c.pl.f.include("<string.h>")
+    set_usage_fields(c.pl, r.type_key or c.pl.idx.type_key(r.param.type) or "", v)
     c.args[r.index] = v
 
 

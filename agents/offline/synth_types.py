@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from agents.offline import cdecl
 from fuzzkit.api import FunctionDecl, Param
+from fuzzkit.usage_models import RecordFields
 from fuzzkit.vocabulary import alternation
 
 MAX_OUT = 1 << 20
@@ -125,3 +126,4 @@ class UsageHints:
     constants: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     setup: dict[str, dict[int, str]] = field(default_factory=dict)
     before: list[str] = field(default_factory=list)  # calls made on the target's objects before it
+    fields: list[RecordFields] = field(default_factory=list)  # set on a record before passing it

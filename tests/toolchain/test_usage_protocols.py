@@ -99,3 +99,21 @@ def test_the_fuzz_harness_is_never_read(tmp_path: Path) -> None:
     # The shipped harness opens with HND_FMT_RAW; the library's test with HND_FMT_PACKED.
     assert "HND_FMT_RAW" not in str(state["library_usage"])
     assert "HND_FMT_PACKED" in str(state["library_usage"])
+
+
+def test_a_control_record_gets_the_fields_its_usage_sets_and_passes_the_version_check(tmp_path: Path) -> None:
+    # cr_encode returns at once unless the record's version is CR_VERSION and its size fits the
+    # pixels; past those checks it aborts (a bug only a described image reaches).
+    state = prepared(tmp_path / "on", "cr", "cr_encode")
+    code, notes, _p = first_draft(state)
+    assert code.index("image.version = CR_VERSION;") < code.index("cr_encode("), code
+    assert re.search(r"width_v = \(unsigned int\)lf_take_int\(&lf_in, 1, 64\);", code), code
+    assert any("set before cr_encode" in n for n in notes), notes
+    crashed, kind = _fuzz(tmp_path / "on", state, code)
+    assert crashed and kind, code  # reached past the version check
+
+    without = prepared(tmp_path / "off", "cr", "cr_encode", usage=False)
+    code_off, _n, _p = first_draft(without)
+    assert "CR_VERSION" not in code_off
+    crashed_off, _kind = _fuzz(tmp_path / "off", without, code_off)
+    assert not crashed_off, code_off  # a zeroed record: only the error path runs

@@ -43,7 +43,7 @@ def usage_hints(facts: UsageFacts, target: FunctionDecl, api: list[FunctionDecl]
     """Everything the synthesizer takes from the library's own usage of ``target``'s API."""
     return UsageHints(releasers=usage_releasers(facts), made_releasers=usage_made_releasers(facts),
                       constants=usage_constants(facts, api), setup=usage_setup_constants(facts, target),
-                      before=usage_before(facts, target))
+                      before=usage_before(facts, target), fields=list(facts.records))
 
 
 def usage_before(facts: UsageFacts, target: FunctionDecl) -> list[str]:

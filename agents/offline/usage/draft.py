@@ -21,9 +21,10 @@ import re
 from dataclasses import dataclass, field
 
 from agents.offline.libc import LIBC
+from agents.offline.synth_usage_fields import field_lines
 from agents.offline.type_table import active
 from fuzzkit.api import FunctionDecl
-from fuzzkit.usage_models import Arg, Step, TargetProtocol, UsageFacts, type_key
+from fuzzkit.usage_models import Arg, FieldValue, Step, TargetProtocol, UsageFacts, type_key
 from fuzzkit.vocabulary import c_words, has_verb
 
 MAX_INPUT = 1 << 20
@@ -201,6 +202,7 @@ class UsageDraft:
         self.cleanup.append("free(lf_buf);")
         self._input_variables()
         fills = self._stream_states()
+        fields = self._record_fields()
         for var, ctype in self.protocol.variables.items():
             if var in self._data_vars or var in self._size_vars:
                 continue
@@ -208,7 +210,32 @@ class UsageDraft:
             if init and re.search(r"\b\w+\s*\(", init) and not init.lstrip().startswith("{"):
                 init = ""  # a call: the sequence makes it
             self.decls.append(declaration(ctype, var, self.substitute(init) if init else ""))
-        self.decls += fills
+        self.decls += fills + fields
+
+    def _record_fields(self) -> list[str]:
+        """The fields the library's code sets on each record the sequence passes, set so here.
+
+        An input integer comes from an option byte taken off the input's end before the copy.
+        """
+        passed = {a.var for s in self.protocol.sequence for a in s.args if a.var}
+        draws: list[str] = []
+
+        def draw(f: FieldValue, _ftype: str) -> str:
+            draws.append(f"{f.low} + (int)(lf_opt[{len(draws)}] % {min(f.high - f.low + 1, 256)}u)")
+            return draws[-1]
+
+        lines: list[str] = []
+        for var, ctype in self.protocol.variables.items():
+            found = self.facts.record(ctype) if "*" not in ctype and "[" not in ctype else None
+            if found is None or var not in passed or var in self._data_vars:
+                continue
+            lines += field_lines(var, found, type_key(ctype), draw)
+            self.notes.append(f"{var}: its fields are set before {found.call}, as the library's code does")
+        if draws:
+            self.decls[:0] = [f"uint8_t lf_opt[{len(draws)}] = {{0}};",
+                              f"for (size_t lf_k = 0; lf_k < {len(draws)} && size > 0; lf_k++) "
+                              "lf_opt[lf_k] = data[--size];"]
+        return lines
 
     def _stream_states(self) -> list[str]:
         """Lines putting the input in the state a reader callback reads from (``mem_buf buf``).
@@ -353,6 +380,7 @@ class UsageDraft:
         """Names in ``text`` that nothing the draft declares or includes defines."""
         known = set(self.protocol.variables) | set(self.api) | set(active().constants) | set(LIBC) | _C_WORDS
         known |= callbacks | types | {"lf_buf", "lf_i", "lf_cleanup", "lf_jumps", *self._flags}
+        known |= {"lf_opt", "lf_k"}  # option bytes for the fields of a record (_record_fields)
         known |= {m for line in self.decls for m in re.findall(r"\b(lf_fill_\w+) =", line)}
         known |= {self.path} - {""}
         known |= set(active().typedefs) | {r for r in active().records}
