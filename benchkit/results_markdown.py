@@ -16,6 +16,7 @@ import contextlib
 import io
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -83,6 +84,18 @@ def _portable(arg: str) -> str:
     return f"{name}{eq}{'/'.join(path.parts[-2:])}"
 
 
+_ABSOLUTE = re.compile(r"(?<![\w.:/])/(?:[\w.+-]+/)*[\w.+-]+")
+
+
+def portable_text(text: str) -> str:
+    """``text`` with each absolute path outside the repository cut as :func:`command_line` cuts it.
+
+    What a bench prints (a run directory, a log) is this machine's layout; the file that keeps the
+    table names the file, not where it was.
+    """
+    return _ABSOLUTE.sub(lambda m: _portable(m.group(0)), text)
+
+
 def header(title: str, argv: list[str]) -> str:
     """The lines above a bench's table: title, command, commit, machine, time."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -141,7 +154,7 @@ def markdown_copy(path: Path | None, title: str, *, fenced: bool = False) -> Ite
         yield
     finally:
         sys.stdout = real
-    body = tee.copy.getvalue()
+    body = portable_text(tee.copy.getvalue())
     if fenced:
         body = "```text\n" + body + ("" if body.endswith("\n") else "\n") + "```\n"
     path.write_text(header(title, sys.argv) + body, encoding="utf-8")

@@ -65,3 +65,10 @@ def test_no_path_of_the_machine_reaches_the_command_line() -> None:
          str(REPO / "docs" / "results" / "a.md"), "libpng1.6"])
     assert "/tmp" not in line and "/scratch" not in line and str(REPO) not in line, line
     assert "new4/generality.json" in line and "--out=x/run" in line and "docs/results/a.md" in line, line
+
+
+def test_no_path_of_the_machine_reaches_the_printed_table(tmp_path: Path) -> None:
+    from benchkit.results_markdown import portable_text
+
+    rest = " | 2/3 | LF/up | see https://example.org/a/b and docs/results/x.md\n"
+    assert portable_text("# memory A/B (runs in /tmp/s9/mab)" + rest) == "# memory A/B (runs in s9/mab)" + rest
