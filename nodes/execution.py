@@ -97,6 +97,8 @@ def _run_seeds(state: FuzzState, tools: Toolchain, lib: LibraryBuild, out: Path,
     if count_hits and not run.crashed:
         cov = tools.measure_coverage(Path(build["cov_binary"]), [seeds], lib, out / "coverage")
         hits = int(cov.function_hits.get(state["target"]["name"], 0))
+    elif count_hits and run.crash is not None and run.crash.entry_function == state["target"]["name"]:
+        hits = 1  # a sample file crashed inside the target: the harness reached it
     log_event(state, "execution.seeds", crashed=run.crashed, target_hits=hits)
     return run, hits
 

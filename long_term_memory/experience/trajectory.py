@@ -97,7 +97,8 @@ def harness_runs(state: Mapping[str, Any]) -> bool:
     if run.get("usable"):
         return True
     verdict = state.get("crash_analysis") or {}
-    return bool(run.get("crashed") and run.get("target_hits") and verdict.get("feasible")
+    reached = run.get("target_hits") or run.get("seed_target_hits")  # a sample file's crash in it counts
+    return bool(run.get("crashed") and reached and verdict.get("feasible")
                 and verdict.get("version") == run.get("version"))
 
 

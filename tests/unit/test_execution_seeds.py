@@ -84,3 +84,15 @@ def test_the_fuzzer_gets_the_prepared_dictionary_unless_told_not_to(tmp_path: Pa
     _run(tmp_path / "a", tools)
     _run(tmp_path / "b", tools, dictionary=False)
     assert tools.dicts == [str(tmp_path / "a" / "fuzz.dict"), ""]
+
+
+def test_a_sample_file_crashing_inside_the_target_shows_the_target_reached(tmp_path: Path) -> None:
+    """A crash the library's own sample file set off inside the target: the harness reached it."""
+    tools = SeedsReachTarget(seed_crash=True)
+    inner = CrashReport(kind="SEGV", summary="SEGV", signature="SEGV@put_tile<get_strip", entry_function="rd_read")
+    tools.run_inputs = lambda *a, **k: FuzzRun(1, 0.2, False, True, [str(tmp_path / "a")], "c", "l",  # type: ignore[method-assign]
+                                               FuzzStats(), crash=inner)
+    run = _run(tmp_path, tools)["run"]
+    assert run["crashed"] and run["target_hits"] == 0 and run["seed_target_hits"] == 1
+    other = SeedsReachTarget(seed_crash=True)  # a crash in rd_open, before the target
+    assert _run(tmp_path / "b", other)["run"]["seed_target_hits"] == 0

@@ -131,6 +131,9 @@ def test_a_harness_that_found_a_library_bug_runs() -> None:
     assert not harness_runs({**found, "crash_analysis": {"version": 1, "feasible": False}})  # misuse
     assert not harness_runs({**found, "crash_analysis": {"version": 2, "feasible": True}})  # not this run's
     assert not harness_runs({**found, "run": {**found["run"], "target_hits": 0}})  # target never reached
+    # A sample file of the library's that crashed inside the target: reached, though the fuzzer never did.
+    seeded = {**found, "run": {**found["run"], "target_hits": 0, "seed_target_hits": 1}}
+    assert harness_runs(seeded)
 
 
 def test_trajectory_reads_events_build_logs_and_memory(tmp_path: Path) -> None:
