@@ -161,6 +161,24 @@ def _run_seen(signature: Signature, lesson: Mapping[str, Any], obs: Mapping[str,
     return same and _function_seen(signature.function, lesson, names, api)
 
 
+# A change that prevents one failure can cause its opposite: keeping a result its object does not
+# own leaks it; releasing one another holds frees it twice.
+_OPPOSITE = {"keep_result": (("leak",), "function"),
+             "release_out_param": (("double-free", "heap-use-after-free", "bad-free"), "releaser")}
+
+
+def _caused(lesson: Mapping[str, Any], obs: Mapping[str, Any]) -> str:
+    """The opposite failure of the lesson's change, when a run that had it shows it (else '')."""
+    action = parse_action(lesson.get("action"))
+    if action is None or action.verb not in _OPPOSITE or not obs.get("crashed"):
+        return ""
+    kinds, key = _OPPOSITE[action.verb]
+    name = action.args.get(key, "")
+    if str(obs.get("kind") or "") in kinds and name in (obs.get("functions") or []):
+        return f"a {obs.get('kind')} naming {name} (the failure its change causes when it does not fit)"
+    return ""
+
+
 def judge_observation(lesson: Mapping[str, Any], obs: Mapping[str, Any],
                       api: Sequence[FunctionDecl] = ()) -> tuple[str | None, str]:
     """One version's verdict on a lesson whose change it had: ``pass``, ``fail`` or ``None``, and why."""
@@ -178,6 +196,9 @@ def judge_observation(lesson: Mapping[str, Any], obs: Mapping[str, Any],
         return None, f"the build of {where} failed for another reason"
     if _run_seen(signature, lesson, obs, api):
         return "fail", f"{text} seen in the run of {where}"
+    caused = _caused(lesson, obs) if obs.get("stage") == "run" else ""
+    if caused:
+        return "fail", f"{caused} in the run of {where}, which had its change"
     if obs.get("crashed"):
         return None, f"the run of {where} crashed for another reason ({obs.get('kind') or '?'})"
     if int(obs.get("target_hits") or 0) <= 0:

@@ -122,3 +122,23 @@ def test_lessons_without_an_action_keep_the_targets_result() -> None:
     # Without evidence (a caller that recorded none) every item keeps today's rule.
     old = Gatekeeper(config()).evaluate(items, ["MEM-0000000a"], failed, [])
     assert [(p.item_id, p.result) for p in old.validations] == [("MEM-0000000a", "fail")]
+
+
+KEEP = {"scope": {"name": "kv_child_*"}, "failure": "sanitizer:heap-use-after-free@kv_child_add",
+        "action": "keep_result(kv_child_add)"}
+
+
+def test_a_lesson_whose_change_causes_the_opposite_failure_fails() -> None:
+    """Keeping what a function returns, when its object does not own it, leaks it: the lesson fails.
+
+    Releasing with a lesson's releaser what another holds frees it twice: that lesson fails too.
+    A crash of another kind, or one naming neither, gives no verdict, as before.
+    """
+    leaked = {"kind": "leak", "entry_function": "kv_child_add", "frames": [{"function": "malloc"}]}
+    got = plans(KEEP, [built(1, True), ran(1, leaked)], runs=False)
+    assert got["MEM-0000000a"].result == "fail", got
+    assert "a leak naming kv_child_add" in got["MEM-0000000a"].notes
+    twice = {"kind": "double-free", "entry_function": "kv_free", "frames": [{"function": "kv_free"}]}
+    assert plans(RELEASE, [built(1, True), ran(1, twice)], runs=False)["MEM-0000000a"].result == "fail"
+    elsewhere = {"kind": "leak", "entry_function": "kv_new"}
+    assert plans(KEEP, [built(1, True), ran(1, elsewhere)], runs=False) == {}
