@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from agents.base import Agent
 from agents.sections import api_prototypes, memory_section, target_decl, types_section
 from agents.usage_section import usage_section
-from fuzzkit.guidance_facts import Rule
+from fuzzkit.guidance_facts import Rule, valid_rules
 
 
 class FunctionAnalysis(BaseModel):
@@ -22,6 +22,11 @@ class FunctionAnalysis(BaseModel):
     constraints: list[str] = Field(default_factory=list)
     related_functions: list[str] = Field(default_factory=list)
     rules: list[Rule] = Field(default_factory=list)  # what the constraints ask, as data
+
+    @field_validator("rules", mode="before")
+    @classmethod
+    def _fitting_rules(cls, value: Any) -> list[Any]:
+        return valid_rules(value)
 
 
 class FunctionAnalyzer(Agent[FunctionAnalysis]):

@@ -94,6 +94,21 @@ def read_rules(text: str) -> list[Rule]:
     return found.rules if found else []
 
 
+def valid_rules(data: Any) -> list[Any]:
+    """The entries of a model's ``rules`` that fit :class:`Rule`; the others are left out.
+
+    A reply's rule that names no function or lacks its field is no reason to lose the whole
+    reply (its sentences and its other rules): a pydantic ``before`` validator for such fields.
+    """
+    out: list[Any] = []
+    for entry in data if isinstance(data, list) else []:
+        try:
+            out.append(entry if isinstance(entry, Rule) else Rule.model_validate(entry))
+        except ValueError:
+            continue
+    return out
+
+
 def rules_of(data: Iterable[Any]) -> list[Rule]:
     """Rules from JSON data (dicts or models), as an agent's reply or a memory entry holds them."""
     return [r if isinstance(r, Rule) else Rule.model_validate(r) for r in data]

@@ -197,8 +197,9 @@ def _out_object_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiInde
 
 
 def _text_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -> Said:
-    text = f"{r.param.name} must be a NUL-terminated string"
-    return Said(text, (Rule(kind="nul_terminated", name=r.param.name, text=text),))
+    text = f"{r.param.name or f'argument {r.index + 1}'} must be a NUL-terminated string"
+    # (a parameter the header leaves unnamed has no name a rule could give)
+    return Said(text, (Rule(kind="nul_terminated", name=r.param.name, text=text),) if r.param.name else ())
 
 
 def _int_rule(r: Role, rs: list[Role], target: FunctionDecl, idx: ApiIndex) -> str | None:

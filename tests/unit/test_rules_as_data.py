@@ -101,3 +101,24 @@ def test_the_offline_analyzer_and_fixer_reply_with_rules() -> None:
     broken = '#include "yy.h"\nint f(void) { return yy_pars(0, 0); }\n'
     fixed = fix_harness(broken, "h.c:2:23: error: call to undeclared function 'yy_pars'\n", api, ["yy.h"])
     assert [(r.kind, r.name, r.then) for r in fixed.rules] == [("rename", "yy_pars", "yy_parse")], fixed
+
+
+def test_an_unnamed_parameter_gets_a_sentence_and_no_rule() -> None:
+    from agents.offline.analysis import analyze_function
+    from fuzzkit.api import FunctionDecl, Param
+
+    decl = FunctionDecl("uu_decode", "int", (Param("", "int32_t"), Param("", "const char *")))
+    found = analyze_function(decl, [decl])
+    assert not any(r.kind == "nul_terminated" for r in found.rules)
+    assert "argument 2 must be a NUL-terminated string" in found.constraints
+
+
+def test_a_reply_s_misfit_rule_is_left_out_not_the_reply() -> None:
+    from agents.enhancer import EnhancerReply
+    from agents.function_analyzer import FunctionAnalysis
+
+    reply = FunctionAnalysis.model_validate({"archetype": "x", "constraints": ["c"], "rules": [
+        {"kind": "call_before", "name": "zz_tune"}, {"kind": "release_with", "name": "zz_free"}, "junk"]})
+    assert [(r.kind, r.name) for r in reply.rules] == [("release_with", "zz_free")]
+    assert reply.constraints == ["c"]
+    assert EnhancerReply.model_validate({"fixes": ["f"], "rules": {"kind": "include"}}).rules == []
