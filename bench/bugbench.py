@@ -216,6 +216,20 @@ def replay_verdicts(verdicts: list[dict[str, Any]], vulnerable: LibraryBuild, fi
         v["replay"] = said.get(got["class"], got["class"])
 
 
+def known_by_replay(verdicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The verdicts whose reproducer crashes the vulnerable build alone, marked the known bug.
+
+    The same differential oracle as the sides' crashes: LogicFuzz's run met the bug (on a sample
+    file, say) though neither side's equal-CPU fuzzing did. Returns them as known crashes.
+    """
+    out = []
+    for v in verdicts:
+        if v.get("replay") == "vulnerable only" and not v.get("known_bug"):
+            v["known_bug"] = True
+            out.append({"signature": v["signature"], "class": KNOWN})
+    return out
+
+
 def hunt(harnesses: dict[str, list[Path]], vulnerable: LibraryBuild, fixed: LibraryBuild, work: Path,
          args: argparse.Namespace) -> dict[str, Any]:
     """Both sides built on both builds, fuzzed on the vulnerable one at equal CPU, crashes judged."""
@@ -284,10 +298,11 @@ def measure(entry: BugEntry, args: argparse.Namespace) -> dict[str, Any]:
         if bench is not None:
             known = [c for s in row["sides"].values() for r in s["repeat_runs"] for c in r["crashes"]
                      if c["class"] == KNOWN]
-            row["logicfuzz_verdict"] = verdict_for(known, run_verdicts(Path(row["run_dir"])))
             row["library_bug_verdicts"] = library_bug_verdicts(Path(row["run_dir"]), known)
             stage = "verdict replay"
             replay_verdicts(row["library_bug_verdicts"], lib, fixed, work / "verdicts")
+            known += known_by_replay(row["library_bug_verdicts"])
+            row["logicfuzz_verdict"] = verdict_for(known, run_verdicts(Path(row["run_dir"])))
     except StageError as exc:
         row.update(error=str(exc), stage=exc.stage)
     except Exception as exc:  # noqa: BLE001 - one bug's failure must not stop the others

@@ -212,3 +212,14 @@ def test_every_library_bug_verdict_is_listed_with_its_review(tmp_path: Path) -> 
     assert "the known bug 1 and other crashes 1" in text[1]
     assert ("set_alpha<LLVMFuzzerTestOneInput` (set_alpha; replays on: not tried): misuse "
             "(the count was not the buffer's)") in text[2]
+
+
+def test_a_verdict_replaying_on_the_vulnerable_build_alone_is_the_known_bug() -> None:
+    bench = load_bench_script("bugbench")
+    verdicts = [{"signature": "SEGV@put_tile<get_strip", "known_bug": False, "replay": "vulnerable only"},
+                {"signature": "leak@x", "known_bug": False, "replay": "both builds"}]
+    known = bench.known_by_replay(verdicts)
+    assert [v["known_bug"] for v in verdicts] == [True, False]
+    assert known == [{"signature": "SEGV@put_tile<get_strip", "class": "known"}]
+    judged = [{"signature": "SEGV@put_tile<get_strip<img_read", "verdict": "library_bug"}]
+    assert oracle.verdict_for(known, judged) == "library_bug"
