@@ -92,13 +92,24 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
         return {"feasible": True, "verdict": "library_bug", "reasoning": past, "fix_hint": ""}, None
     if followup and not harness_fault:
         return _followup_verdict(facts, kind, followup)
+    return _by_location(kind, harness_fault, report), None
+
+
+def _by_location(kind: str, harness_fault: bool, report: CrashFacts) -> dict[str, Any]:
+    """The verdict by where the fault is, when no rule above decided it."""
     if harness_fault:
         return {"feasible": False, "verdict": "harness_misuse",
                 "reasoning": f"The {kind} originates in harness code, not in the library.",
-                "fix_hint": "free what the harness allocates and respect the API's preconditions"}, None
+                "fix_hint": "free what the harness allocates and respect the API's preconditions"}
+    if report.category == "unknown":  # no frame of the project at all (ASan's "nested bug", say)
+        return {"feasible": False, "verdict": "harness_misuse",
+                "reasoning": f"The {kind} report shows no frame of the library or the harness: nothing "
+                             "places the fault in library code, so it is no library bug (the harness's "
+                             "version is repaired or dropped).",
+                "fix_hint": "give each call buffers as large as it documents"}
     return {"feasible": True, "verdict": "library_bug",
             "reasoning": f"The {kind} happens inside library code reached through its public API "
-                         "with input the harness passes as documented.", "fix_hint": ""}, None
+                         "with input the harness passes as documented.", "fix_hint": ""}
 
 
 def _followup_verdict(facts: PromptFacts, kind: str, followup: str) -> Reply:

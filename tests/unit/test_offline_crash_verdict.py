@@ -31,6 +31,9 @@ UNTERMINATED = {**LIBRARY_BUG, "kind": "heap-buffer-overflow", "access": "READ o
                                "buffer, which the harness passed to kv_check unchanged"}
 IN_HARNESS = {**LIBRARY_BUG, "in_harness": True, "category": "harness",
               "misuse_hint": "the fault is in the harness's own code (harness.c:12): fix the harness"}
+# ASan's "nested bug in the same thread": a WRITE on the stack and no frame at all.
+NO_FRAMES = {**LIBRARY_BUG, "kind": "stack-buffer-overflow", "signature": "stack-buffer-overflow",
+             "category": "unknown", "entry_function": "", "access": "WRITE of size 4", "frames": []}
 
 
 def verdict(crash: dict[str, Any]) -> str:
@@ -47,6 +50,7 @@ def verdict(crash: dict[str, Any]) -> str:
     (LIBRARY_BUG, "library_bug"),  # an empty misuse hint is no evidence of misuse
     (UNTERMINATED, "harness_misuse"),
     (IN_HARNESS, "harness_misuse"),
+    (NO_FRAMES, "harness_misuse"),  # nothing places the fault in the library: no library bug
 ])
 def test_verdict_follows_the_parsed_report(crash: dict[str, Any], expected: str) -> None:
     assert verdict(crash) == expected
