@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 import yaml
 
+from benchkit.generality_table import COLUMNS
 from tests.bench_scripts import load_bench_script
 from tests.conftest import harness
 
@@ -105,7 +105,7 @@ def test_equal_cpu_table_and_json(benches: dict[str, Path], run_dir: Path, tmp_p
 
     table = capsys.readouterr().out
     header = table.splitlines()[0]
-    for column in sys.modules["generality_table"].COLUMNS:
+    for column in COLUMNS:
         assert f"| {column} |" in header
     assert "| kv | 2/3 | 3 | 2 | 1 built | 2/4 |" in table
     assert all(line.count("|") == len(header.split(" | ")) + 1 for line in table.splitlines()[:5])
