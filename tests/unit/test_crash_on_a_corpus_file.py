@@ -26,7 +26,7 @@ AddressSanitizer:DEADLYSIGNAL
     #0 0x1 in put_tile /src/img/get_image.c:1540:19
     #1 0x2 in get_strip /src/img/get_image.c:1126:9
     #2 0x3 in img_read_rgba /src/img/get_image.c:621:14
-    #3 0x4 in LLVMFuzzerTestOneInput /work/harness.c:112:12
+    #3 0x4 in LLVMFuzzerTestOneInput /src/fuzz/harness.c:112:12
 SUMMARY: AddressSanitizer: SEGV /src/img/get_image.c:1540:19 in put_tile
 """
 
