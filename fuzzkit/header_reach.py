@@ -100,7 +100,10 @@ class TypeReach:
         ``alias`` is the typedef naming an anonymous record (its only name).
         """
         canonical = t.get_canonical().spelling
-        if (canonical in self.records or len(self.records) >= MAX_RECORDS or "__" in canonical
+        # A reserved name (`struct __pthread_x`, `_IO_FILE`'s internals) is the C library's, not
+        # the API's; a library's own double underscore inside a name (`LIB__Entry`) is not reserved.
+        reserved = (canonical.split() or [""])[-1].startswith("__")
+        if (canonical in self.records or len(self.records) >= MAX_RECORDS or reserved
                 or _UNNAMED.search(canonical)):
             return
         cur = self.record_cursors.get(canonical) or t.get_canonical().get_declaration()
