@@ -96,6 +96,17 @@ def called_on_an_object(name: str, api: Sequence[FunctionDecl], canonical: Mappi
     return False
 
 
+def kept_family(name: str, api: Sequence[FunctionDecl], canonical: Mapping[str, str]) -> list[str]:
+    """What "what ``name`` returns stays its object's" covers: ``name`` and its slot twins.
+
+    Nothing when ``name`` is called on no object (:func:`called_on_an_object`): what it returns
+    is its caller's, and such a claim was learned wrong.
+    """
+    if not called_on_an_object(name, api, canonical):
+        return []
+    return [name, *slot_twins(name, api, canonical)]
+
+
 def _object_key(decl: FunctionDecl, canonical: Mapping[str, str]) -> tuple[str, str] | None:
     """``(object type, result type)`` when the first parameter points at a record or opaque type."""
     if not decl.params:

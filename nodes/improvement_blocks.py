@@ -15,7 +15,7 @@ from typing import Any
 from agent_graph.state import FuzzState, counter
 from agents import improvement_blocks as blocks
 from fuzzkit.api import FunctionDecl
-from fuzzkit.api_twins import called_on_an_object, slot_twins
+from fuzzkit.api_twins import kept_family
 from fuzzkit.header_facts import HeaderFacts
 from long_term_memory.experience import InjectItem
 from long_term_memory.experience.lessons import parse_action
@@ -107,10 +107,8 @@ def release_left_in_field(state: FuzzState) -> tuple[dict[str, Any], str, dict[s
 def kept_results(state: FuzzState) -> set[str]:
     """The functions whose results a shown ``keep_result`` lesson says stay their object's.
 
-    The lesson's function and its slot twins (:func:`fuzzkit.api_twins.slot_twins`), when the
-    library has it and it is called on an object (:func:`fuzzkit.api_twins.called_on_an_object`;
-    what a function of no object returns is its caller's): a block that keeps such a result
-    never releases it.
+    The lesson's function and its slot twins (:func:`fuzzkit.api_twins.kept_family`), when the
+    library has it and calls it on an object: a block that keeps such a result never releases it.
     """
     exp = (state.get("extras") or {}).get("experience") or {}
     api = [FunctionDecl.from_dict(d) for d in state.get("api") or []]
@@ -119,8 +117,8 @@ def kept_results(state: FuzzState) -> set[str]:
     for item in (InjectItem.from_dict(i) for i in exp.get("shown", [])):
         action = parse_action(item.lesson.get("action"))
         name = action.args["function"] if action is not None and action.verb == "keep_result" else ""
-        if name and called_on_an_object(name, api, canonical):
-            out.update([name, *slot_twins(name, api, canonical)])
+        if name:
+            out.update(kept_family(name, api, canonical))
     return out
 
 

@@ -180,10 +180,8 @@ def kept_results(lessons: list[ActionableLesson], api: list[FunctionDecl]) -> di
     for lesson in lessons:
         if lesson.action is None or lesson.action.verb != "keep_result":
             continue
-        name = lesson.action.args["function"]
-        if api_twins.called_on_an_object(name, api, canonical):  # (and this library has it)
-            for kept in [name, *api_twins.slot_twins(name, api, canonical)]:
-                out.setdefault(kept, lesson)
+        for kept in api_twins.kept_family(lesson.action.args["function"], api, canonical):
+            out.setdefault(kept, lesson)
     return out
 
 
