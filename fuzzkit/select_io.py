@@ -43,15 +43,17 @@ def reads_file(decl: FunctionDecl, canonical: Mapping[str, str] | None = None) -
 
 _FUNCTION_POINTER = re.compile(r"^(?P<ret>.*?)\s*\(\*\)\s*\((?P<args>.*)\)$")
 _BYTES = re.compile(r"^(unsigned char|signed char|char|void|u?int8_t) ?\*$")
+# (a size it may be handed by pointer: `size_t *bytes`, asked for on the way in, given on the way out)
 _COUNT = re.compile(r"^(unsigned |signed )?(int|long|long long|short|size_t|ssize_t|long unsigned int"
-                    r"|unsigned)$")
+                    r"|unsigned)( ?\*)?$")
 
 
 def _fills_bytes(ctype: str) -> bool:
     """A callback type that fills a writable byte buffer of a size it is given.
 
     ``int (*)(obj *, uint8_t *buf, int n)`` or ``(void *ctx, void *buf, size_t n)``: after the
-    first argument (the object or the user pointer), a writable byte pointer, then its size.
+    first argument (the object or the user pointer), a writable byte pointer, then its size
+    (or a pointer to it: ``(obj *, uint8_t *buf, size_t *bytes, void *user)``).
     """
     m = _FUNCTION_POINTER.match(ctype.strip())
     # (`void *(*)(void *ctx, void *ptr, int size)` hands back memory: an allocator, no reader)

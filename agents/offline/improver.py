@@ -10,6 +10,7 @@ the slot markers, so the harness still builds and later passes still find their 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agents.offline import ckinds
@@ -54,15 +55,18 @@ def improve_harness(
     avoid: list[str] | tuple[str, ...] = (),
     max_new_calls: int = 4,
     later: set[str] | frozenset[str] = frozenset(),
+    makers: Mapping[str, str] | None = None,
 ) -> Improvement:
     """Add up to ``max_new_calls`` blocks calling functions from ``uncovered``.
 
     Functions in ``avoid`` (directions that already failed) are used only when nothing else
     can be added; those in ``later`` (another harness of the run calls them) after the others,
-    unless they take an object the harness holds.
+    unless they take an object the harness holds. ``makers``: object type -> the constructor
+    the library's own code makes one with (:func:`agents.offline.usage.usage_makers`).
     Returns the code unchanged (and no directions) when nothing applies.
     """
     idx = ApiIndex(with_target(target, api))
+    idx.made_as_usage(makers or {})
     # Entries may be names or recorded directions ("call X on y"): keep the API names in them.
     avoid = sorted({w for entry in avoid for w in re.findall(r"\w+", entry) if w in idx.by_name})
     entry = _ENTRY.search(code)

@@ -166,6 +166,8 @@ def _fill(
     for record in usage.fields:
         idx.usage_fields.setdefault(idx.type_key(record.type) or record.type, record)
     idx.made_destroy = {m: r for m, r in usage.made_releasers.items() if r in idx.by_name}
+    idx.usage_after = list(usage.after)
+    idx.made_as_usage(usage.makers)
     for name in guide.release:
         idx.prefer(name)
     for ctype, name in usage.releasers.items():  # the library's own code releases these so

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -64,6 +64,14 @@ class ApiIndex(ApiFinders):
         self.usage_setup: dict[str, dict[int, str]] = {}
         # record type -> the fields the library's own code sets on one before passing it
         self.usage_fields: dict[str, RecordFields] = {}
+        # object type -> the constructor the library's own code makes one with
+        self.usage_makers: dict[str, str] = {}
+        # the calls the target's usage makes after it
+        self.usage_after: list[str] = []
+
+    def made_as_usage(self, makers: Mapping[str, str]) -> None:
+        """Take ``type -> maker`` from the library's own usage (makers the API declares)."""
+        self.usage_makers = {k: m for t, m in makers.items() if m in self.by_name and (k := self.type_key(t))}
 
     def prefer(self, name: str) -> None:
         """Make ``name`` the destructor or initializer of its first parameter's type."""

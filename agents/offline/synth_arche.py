@@ -233,7 +233,13 @@ def callbacks(ctx: Ctx) -> None:
         stateless(ctx)
         return
     is_setter = bool(re.search(r"(input|output)", t.name, re.I))
-    inits = [n for n in idx.lifecycle(key).init if n != t.name and n not in pl.avoid]
+    life = idx.lifecycle(key)
+    inits = [n for n in life.init if n != t.name and n not in pl.avoid]
+    if t.name in life.init and idx.usage_makers.get(key) in life.create:
+        # The target sets the object up itself, on one the library's own code makes with a
+        # constructor: no other initializer runs on it first.
+        inits = []
+        pl.configuring.add(key)
     obj = (
         initialize(
             pl,

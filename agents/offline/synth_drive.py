@@ -22,6 +22,7 @@ from agents.offline.synth_objects import obtain, producer
 from agents.offline.synth_plan import Obj
 from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import reader_loop, stream_drive
+from agents.offline.synth_usage_after import follow_usage
 from agents.offline.synth_vocab import CONSUME
 from agents.offline.type_table import active
 from agents.stepper_api import STEP_WORDS
@@ -217,6 +218,8 @@ def drive(ctx: Ctx, obj: Obj) -> None:
     """After setup: step the object with its producer, pipe into it, or call cheap functions."""
     fields = stream_fields(obj.type_key)
     if fields is not None and stream_drive(ctx, obj, fields):
+        return
+    if follow_usage(ctx, obj):
         return
     prod = producer(ctx.idx, ctx.pl.avoid, key=obj.type_key)
     if prod is not None and prod.name != ctx.target.name:

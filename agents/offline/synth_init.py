@@ -259,8 +259,8 @@ def configure_made(pl: Planner, obj: Obj, key: str, near: str) -> Obj:
     (``ctx_init(ctx)``) would set up again what the constructor did, so it is not called.
     """
     init = choose_init(pl.idx, key, near, pl.avoid)
-    if init is None or len(init.params) < 2 or obj.expr == "NULL":
-        return obj
+    if init is None or len(init.params) < 2 or obj.expr == "NULL" or key in pl.configuring:
+        return obj  # (one the target itself sets up is not set up before it)
     rc = pl.emit(pl.plan(init, bind={0: obj.expr}, payload=False), pl.f.setup)
     if rc is not None:
         test = success_test(init.name, init.return_type, rc, ckinds.is_bool(init.return_type), False)

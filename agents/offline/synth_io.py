@@ -17,7 +17,7 @@ from agents.offline.synth_knowledge import Callback
 from agents.offline.synth_types import WRITE_WORDS, CallPlan, Role, decl_cast
 from fuzzkit.api import FunctionDecl
 from fuzzkit.select_io import words
-from fuzzkit.vocabulary import alternation
+from fuzzkit.vocabulary import alternation, words_of
 
 if TYPE_CHECKING:
     from agents.offline.synth_api import ApiIndex
@@ -173,6 +173,10 @@ def _signature(ctype: str) -> Callback | None:
             and ckinds.is_integer(params[2]) and ckinds.is_pointer(params[3])
             and ckinds.is_integer(ckinds.pointee(params[3]))):
         shape = "reader"  # (ctx, buffer to fill, its size, where the count goes)
+    elif (len(params) >= 4 and ckinds.is_bytes(params[1]) and not ckinds.is_const_target(params[1])
+          and ckinds.is_pointer(params[2]) and ckinds.is_integer(ckinds.pointee(params[2]))
+          and _untyped(params[-1])):
+        shape = "reader_inout"  # (obj, buffer to fill, its size in and the count out, user pointer)
     elif len(params) == 3 and ckinds.is_bytes(params[1]):
         shape = "writer" if ckinds.is_const_target(params[1]) else "reader_count"
     elif len(params) == 2 and ckinds.pointer_depth(params[1]) == 2:
@@ -218,7 +222,7 @@ def callback_source(fn: FunctionDecl) -> bool:
     """``set_read_fn(obj, void *user, read_fn)`` or ``open(void *user, read_fn)``: input through a reader."""
     user = any(not ckinds.is_function_pointer(p.type) and _untyped(p.type) for p in fn.params)
     return user and any(
-        (sig := _signature(p.type)) is not None and sig.shape in ("reader", "reader_count", "pull")
+        (sig := _signature(p.type)) is not None and sig.shape in _READERS
         for p in fn.params if ckinds.is_function_pointer(p.type))
 
 
@@ -232,7 +236,7 @@ def user_getter(pl: Planner, fn: FunctionDecl, ctype: str) -> str | None:
     """
     sig = _signature(ctype)
     if sig is None or not sig.params or sig.shape not in ("reader", "reader_count", "pull"):
-        return None
+        return None  # (a reader_inout callback is handed the user pointer itself)
     key = pl.idx.type_key(sig.params[0])
     user = next((p.name for p in fn.params
                  if not ckinds.is_function_pointer(p.type) and _untyped(p.type)), "")
@@ -261,7 +265,9 @@ def callback(pl: Planner, ctype: str, getter: str | None = None) -> str:
         f"{t}{'' if t.endswith('*') else ' '}{n}" for t, n in zip(sig.params, names, strict=True)
     )
     body = _BODIES.get(sig.shape, _sink_body)(sig, names)
-    if (field := _user_field(sig)) is not None:  # `read(obj, buf, n)`: the user pointer is obj's
+    if sig.shape == "reader_inout":
+        body = _served_inout(sig, names)
+    elif (field := _user_field(sig)) is not None:  # `read(obj, buf, n)`: the user pointer is obj's
         body = [b.replace(f"(lf_input_t *){names[0]};", f"(lf_input_t *){names[0]}->{field};") for b in body]
     elif getter is not None:  # `read(obj, buf, n)`: the user pointer comes back from `get_io_ptr(obj)`
         body = [b.replace(f"(lf_input_t *){names[0]};", f"(lf_input_t *){getter}({names[0]});") for b in body]
@@ -311,6 +317,28 @@ def _served(names: list[str]) -> list[str]:
     ]
 
 
+def _served_inout(sig: Callback, names: list[str]) -> list[str]:
+    """``status read(obj, buf, size_t *bytes, void *user)``: serve up to ``*bytes``, say how many.
+
+    Of a status enum, the constant saying "more follows" while bytes are served and the one saying
+    the stream ended once none are (a reader that keeps answering "continue" with nothing would be
+    asked again forever); a plain integer status is 0 both ways.
+    """
+    more, end = status_constants(sig.return_type)
+    return [*_served([names[-1], names[1], f"*{names[2]}"]), f"*{names[2]} = n;",
+            f"return n ? ({sig.return_type}){more} : ({sig.return_type}){end};"]
+
+
+def status_constants(ctype: str) -> tuple[str, str]:
+    """The members of status enum ``ctype`` meaning "more follows" and "the stream ended" ("0" if none)."""
+    name = ckinds.strip_const(ctype).removeprefix("enum ").strip()
+    members = type_table.active().enum_members.get(name, [])
+
+    def first(kind: str) -> str:
+        return next((m for m in members if set(words(m)) & words_of(kind)), "0")
+    return first("status_more"), first("status_end")
+
+
 def _sink_body(sig: Callback, names: list[str]) -> list[str]:
     body = [f"(void){n};" for n in names]
     if not ckinds.is_void(sig.return_type):
@@ -335,7 +363,9 @@ _BODIES: dict[str, Callable[[Callback, list[str]], list[str]]] = {  # by callbac
         f"return ({sig.return_type})n;",
     ],
 }
+_READERS = ("reader", "reader_count", "pull", "reader_inout")
 _COMMENTS = {
+    "reader_inout": "/* Serves the payload in the pieces the library asks for; says when it has ended. */",
     "reader": "/* Serves the payload to the library in the pieces it asks for. */",
     "reader_count": "/* Serves the payload to the library; returns the byte count. */",
     "pull": "/* Hands the whole remaining payload to the library at once. */",

@@ -16,7 +16,7 @@ from agents.offline.synth_config import listed
 from agents.offline.synth_fill import prepare_made
 from agents.offline.synth_finders import piecewise_ctor
 from agents.offline.synth_handles import takes_own
-from agents.offline.synth_init import initialize, set_up_by, usable, zeroed, zeroed_array
+from agents.offline.synth_init import fed_by_init, initialize, set_up_by, usable, zeroed, zeroed_array
 from agents.offline.synth_instances import is_allocator_suite, library_object, null_opaque, object_name
 from agents.offline.synth_knowledge import always_consumes, success_test
 from agents.offline.synth_outs import whole_list_releaser, written_out
@@ -125,6 +125,7 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
         simplest = sorted(ctors, key=lambda c: synth_readers.simplicity(pl.idx, c, key, near))
         piecewise = piecewise_ctor(ctors, near) if not feed else None
         readers = share_readers(pl.idx, fed, near) if share else []
+        usage_made = bool(simplest) and pl.idx.usage_makers.get(key) == simplest[0].name
         if readers:
             obj = first_built(pl, readers, lambda c: _construct(pl, c, key, payload=False))
             fall_back(pl, obj.var, simplest, readers)
@@ -136,9 +137,10 @@ def obtain(pl: Planner, key: str, near: str, feed: bool = True, share: bool = Fa
             obj = _construct(pl, piecewise, key, payload=False)
         elif prod is not None and roles(prod, pl.idx)[0].type_key != key:
             obj = _produce(pl, prod, key)
-        elif simplest and not simplest[0].params and not (feed and synth_init.fed_by_init(pl, key)):
+        elif simplest and not simplest[0].params and (usage_made or not (feed and fed_by_init(pl, key))):
             # An object the library allocates itself: its destructor may free the pointer, so
-            # a caller's zeroed struct set up by an initializer would be freed by it.
+            # a caller's zeroed struct set up by an initializer would be freed by it. (One an
+            # initializer feeds is set up on the stack, unless the library's own code makes it so.)
             obj = synth_init.configure_made(pl, _construct(pl, simplest[0], key, payload=False), key, near)
         elif (life.init and not ckinds.is_opaque(key)
               and any(usable(pl, pl.idx.by_name[n]) for n in life.init)):

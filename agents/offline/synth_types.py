@@ -122,6 +122,8 @@ class UsageHints:
     # object type -> its releaser; maker -> its objects' releaser (over their type's)
     releasers: dict[str, str] = field(default_factory=dict)
     made_releasers: dict[str, str] = field(default_factory=dict)
+    makers: dict[str, str] = field(default_factory=dict)  # object type -> what the code makes one with
+    after: list[str] = field(default_factory=list)  # the calls the target's usage makes after it
     # function -> parameter index -> the constants the code passes; the one the target's setup passes
     constants: dict[str, dict[int, list[str]]] = field(default_factory=dict)
     setup: dict[str, dict[int, str]] = field(default_factory=dict)

@@ -23,14 +23,14 @@ from agents.offline.usage.repair import made_as_usage, release_as_usage
 from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
 from fuzzkit.usage_models import Arg, Step, UsageFacts, type_key
-from fuzzkit.vocabulary import alternation, has_verb
+from fuzzkit.vocabulary import alternation, has_verb, name_words, words_of
 
 # Marks a harness replayed from the library's own code: a compile error in it is answered by the
 # synthesizer's draft instead of edits to code the engine did not write.
 REPLAY_MARK = "/* LF replay of"
 
 __all__ = ["REPLAY_MARK", "made_as_usage", "read_usage", "release_as_usage", "usage_constants", "usage_draft",
-           "usage_followups", "usage_hints", "usage_made_releasers", "usage_releasers",
+           "usage_followups", "usage_hints", "usage_made_releasers", "usage_makers", "usage_releasers",
            "usage_setup_constants", "with_jump_guard"]
 
 
@@ -42,6 +42,7 @@ def usage_releasers(facts: UsageFacts) -> dict[str, str]:
 def usage_hints(facts: UsageFacts, target: FunctionDecl, api: list[FunctionDecl]) -> UsageHints:
     """Everything the synthesizer takes from the library's own usage of ``target``'s API."""
     return UsageHints(releasers=usage_releasers(facts), made_releasers=usage_made_releasers(facts),
+                      makers=usage_makers(facts), after=usage_followups(facts, target),
                       constants=usage_constants(facts, api), setup=usage_setup_constants(facts, target),
                       before=usage_before(facts, target), fields=list(facts.records))
 
@@ -63,6 +64,11 @@ def usage_before(facts: UsageFacts, target: FunctionDecl) -> list[str]:
         if s.call not in made and s.call != "setjmp" and not has_verb(s.call, "release") and not s.check
         and s.args and all(a.kind in ("object", "null", "constant") for a in s.args)
         and any(a.kind == "object" for a in s.args)))
+
+
+def usage_makers(facts: UsageFacts) -> dict[str, str]:
+    """``type -> maker``: the call the library's own code makes each object type with (its best)."""
+    return {type_key(o.type): o.make[0].call for o in facts.objects if o.make and not o.declared}
 
 
 def usage_made_releasers(facts: UsageFacts) -> dict[str, str]:
@@ -227,8 +233,17 @@ def usage_followups(facts: UsageFacts, target: FunctionDecl) -> list[str]:
     if protocol is None:
         return []
     at = next((i for i, s in enumerate(protocol.sequence) if s.call == target.name), len(protocol.sequence))
+    releases = {"free"} | {o.release for o in facts.objects}
+    releases |= {r for o in facts.objects for r in o.release_after.values()}
     return [s.call for s in protocol.sequence[at + 1:]
-            if s.call != target.name and not has_verb(s.call, "release") and s.call != "free"]
+            if s.call != target.name and s.call not in releases and not _releases(s.call)]
+
+
+def _releases(name: str) -> bool:
+    """Named as a release: a release verb with no verb of work before it (``process_until_end`` is none)."""
+    words = name_words(name)
+    at = next((i for i, w in enumerate(words) if w in words_of("release")), None)
+    return at is not None and not any(w in words_of("feed") | words_of("parse") for w in words[:at])
 
 
 def usage_draft(

@@ -1,0 +1,120 @@
+"""A decoder made by its constructor, set up by the target with a reader callback, then driven.
+
+An invented audio library: ``sd_decoder`` is a record the library allocates
+(``sd_decoder_new()``, its private parts behind a pointer) and releases (``sd_decoder_delete``).
+``sd_decoder_init_stream(dec, read, error, client)`` registers a reader that is handed the user
+pointer last and the size it may fill by pointer (``size_t *bytes``: asked in, served out), and
+answers with a status enum whose members say "continue" and "end of stream". Nothing is read
+until ``sd_decoder_process_until_end_of_stream(dec)``: the library's own tests call it, then
+``sd_decoder_finish(dec)``, after the init. A stack ``sd_decoder`` set up by another initializer
+(``sd_decoder_init_FILE``) would leave the private parts NULL.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.offline.analysis import analyze_function
+from agents.offline.cdecl import parse_prototypes
+from agents.offline.synth import default_skeleton, write_harness
+from agents.offline.type_table import read_types, using
+from agents.offline.usage import usage_followups, usage_hints
+from fuzzkit.api import FunctionDecl
+from fuzzkit.select_io import reads_through_callback
+from fuzzkit.usage_models import Arg, ObjectProtocol, Step, TargetProtocol, UsageFacts
+from tests.types_text import render_types
+
+API = """
+typedef unsigned char sd_byte;
+typedef struct { struct sd_private *private_; } sd_decoder;
+typedef enum { SD_READ_STATUS_CONTINUE, SD_READ_STATUS_END_OF_STREAM, SD_READ_STATUS_ABORT } sd_read_status;
+typedef enum { SD_INIT_STATUS_OK, SD_INIT_STATUS_ERROR } sd_init_status;
+typedef sd_read_status (*sd_read_cb)(const sd_decoder *dec, sd_byte buffer[], size_t *bytes, void *client);
+typedef void (*sd_error_cb)(const sd_decoder *dec, int status, void *client);
+sd_decoder *sd_decoder_new(void);
+void sd_decoder_delete(sd_decoder *dec);
+sd_init_status sd_decoder_init_stream(sd_decoder *dec, sd_read_cb read, sd_error_cb error, void *client);
+sd_init_status sd_decoder_init_FILE(sd_decoder *dec, FILE *file, sd_error_cb error, void *client);
+int sd_decoder_process_until_end_of_stream(sd_decoder *dec);
+int sd_decoder_finish(sd_decoder *dec);
+unsigned sd_decoder_get_channels(const sd_decoder *dec);
+"""
+TYPES = render_types("""```c
+typedef unsigned char sd_byte;
+typedef struct { struct sd_private *private_; } sd_decoder;
+typedef enum { SD_READ_STATUS_CONTINUE = 0, SD_READ_STATUS_END_OF_STREAM = 1 } sd_read_status;
+typedef enum { SD_INIT_STATUS_OK = 0, SD_INIT_STATUS_ERROR = 1 } sd_init_status;
+typedef sd_read_status (*sd_read_cb)(const sd_decoder *, sd_byte *, size_t *, void *);
+typedef void (*sd_error_cb)(const sd_decoder *, int, void *);
+```
+Release functions:
+- sd_decoder_delete releases sd_decoder * (parameter type)
+""")
+CANONICAL = {"sd_read_cb": "sd_read_status (*)(const sd_decoder *, unsigned char *, unsigned long *, void *)"}
+
+
+def _facts() -> UsageFacts:
+    dec = Arg(text="dec", kind="object", var="dec")
+    init = Step(call="sd_decoder_init_stream",
+                args=[dec, Arg(text="read_cb", kind="callback"), Arg(text="error_cb", kind="callback"),
+                      Arg(text="&client", kind="variable", var="client")])
+    return UsageFacts(
+        objects=[ObjectProtocol(type="sd_decoder *", make=[Step(call="sd_decoder_new", result="dec")],
+                                feed=[init], release="sd_decoder_delete", uses=3)],
+        targets=[TargetProtocol(
+            function="sd_decoder_init_stream", seen_in="tests/decode.c:decode_stream", origin="test",
+            complete=False, variables={"dec": "sd_decoder *"},
+            sequence=[Step(call="sd_decoder_new", result="dec"), init,
+                      Step(call="sd_decoder_process_until_end_of_stream", args=[dec]),
+                      Step(call="sd_decoder_finish", args=[dec]),
+                      Step(call="sd_decoder_delete", args=[dec])])])
+
+
+def _draft(facts: UsageFacts) -> str:
+    decls = parse_prototypes(API)
+    target = next(d for d in decls if d.name == "sd_decoder_init_stream")
+    with using(read_types(TYPES, decls)):
+        arche = analyze_function(target, decls).archetype
+        return write_harness(target, decls, ["sd.h"], arche, default_skeleton(arche),
+                             usage=usage_hints(facts, target, decls)).code
+
+
+def test_a_reader_handed_the_size_by_pointer_is_a_way_in_for_choosing_targets() -> None:
+    decl = FunctionDecl.from_dict({
+        "name": "sd_decoder_init_stream", "return_type": "sd_init_status",
+        "params": [{"name": "dec", "type": "sd_decoder *"}, {"name": "read", "type": "sd_read_cb"},
+                   {"name": "client", "type": "void *"}]})
+    assert reads_through_callback(decl, CANONICAL)
+    no_buffer = {"sd_read_cb": "int (*)(const sd_decoder *, unsigned long *, void *)"}
+    assert not reads_through_callback(decl, no_buffer)
+
+
+def test_the_decoder_is_made_as_the_usage_makes_it_fed_through_its_reader_and_driven() -> None:
+    code = _draft(_facts())
+    assert re.search(r"= sd_decoder_new\(\);", code), code
+    assert "sd_decoder_init_FILE" not in code, code  # no second initializer on a stack record
+    assert not re.search(r"sd_decoder \w+;", code), code
+    # The reader serves the input from the user pointer (its last argument) and says when it ended.
+    reader = re.search(r"static sd_read_status (\w+)\(.*?\n\}", code, re.S)
+    assert reader, code
+    body = reader.group(0)
+    assert "(lf_input_t *)a3" in body and "*a2 = n;" in body, body
+    assert "SD_READ_STATUS_CONTINUE" in body and "SD_READ_STATUS_END_OF_STREAM" in body, body
+    call = re.search(r"sd_decoder_init_stream\((\w+), " + reader.group(1) + r", \w+, \(void \*\)&\w+\)", code)
+    assert call, code
+    # Then what the library's own code calls next, in its order, before the object's release.
+    process = code.index("sd_decoder_process_until_end_of_stream(")
+    assert call.start() < process < code.index("sd_decoder_finish(") < code.index("sd_decoder_delete("), code
+
+
+def test_without_the_usage_the_draft_neither_makes_nor_drives_it_so() -> None:
+    code = _draft(UsageFacts())
+    assert "sd_decoder_process_until_end_of_stream(" not in code, code
+    assert "sd_decoder_new()" not in code, code
+
+
+def test_a_call_named_with_end_after_a_verb_of_work_is_a_follow_up_not_a_release() -> None:
+    decls = parse_prototypes(API)
+    target = next(d for d in decls if d.name == "sd_decoder_init_stream")
+    after = usage_followups(_facts(), target)
+    assert after == ["sd_decoder_process_until_end_of_stream", "sd_decoder_finish"], after
