@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field
 
 from agents.base import Agent
 from agents.sections import (
@@ -21,21 +21,18 @@ from agents.sections import (
 )
 from agents.stepper_api import steppers_for
 from agents.usage_section import usage_section
-from fuzzkit.guidance_facts import Rule, valid_rules
+from fuzzkit.guidance_facts import WithRules
 from long_term_memory.experience.matts import refinement_section
 
 
-class EnhancerReply(BaseModel):
-    """The enhancer's JSON; the new harness comes in the ```c block."""
+class EnhancerReply(WithRules):
+    """The enhancer's JSON; the new harness comes in the ```c block.
+
+    ``rules``: the fixes a later draft should repeat, as data.
+    """
 
     fixes: list[str] = Field(default_factory=list)
     unresolved: list[str] = Field(default_factory=list)
-    rules: list[Rule] = Field(default_factory=list)  # the fixes a later draft should repeat, as data
-
-    @field_validator("rules", mode="before")
-    @classmethod
-    def _fitting_rules(cls, value: Any) -> list[Any]:
-        return valid_rules(value)
     directions: list[str] = Field(default_factory=list)
     added_calls: list[str] = Field(default_factory=list)
 

@@ -5,28 +5,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field
 
 from agents.base import Agent
 from agents.sections import api_prototypes, memory_section, target_decl, types_section
 from agents.usage_section import usage_section
-from fuzzkit.guidance_facts import Rule, valid_rules
+from fuzzkit.guidance_facts import WithRules
 
 
-class FunctionAnalysis(BaseModel):
-    """The analyzer's verdict."""
+class FunctionAnalysis(WithRules):
+    """The analyzer's verdict; ``rules``: what the constraints ask, as data."""
 
     archetype: str
     confidence: Literal["HIGH", "MEDIUM", "LOW"] = "MEDIUM"
     reasoning: str = ""
     constraints: list[str] = Field(default_factory=list)
     related_functions: list[str] = Field(default_factory=list)
-    rules: list[Rule] = Field(default_factory=list)  # what the constraints ask, as data
-
-    @field_validator("rules", mode="before")
-    @classmethod
-    def _fitting_rules(cls, value: Any) -> list[Any]:
-        return valid_rules(value)
 
 
 class FunctionAnalyzer(Agent[FunctionAnalysis]):

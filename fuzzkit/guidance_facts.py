@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
 from fuzzkit.facts_block import read_facts, render_facts
 
@@ -92,6 +92,36 @@ def read_rules(text: str) -> list[Rule]:
     """
     found = read_facts(text, KIND, Rules)
     return found.rules if found else []
+
+
+class WithRules(BaseModel):
+    """A model's reply that states rules: those that fit :class:`Rule` are kept, the rest counted.
+
+    A reply's rule that names no function or lacks its field is no reason to lose the whole
+    reply (its sentences and its other rules); how many were left out is ``rules_dropped`` (not
+    part of the reply's schema), for the node's event.
+    """
+
+    rules: list[Rule] = Field(default_factory=list)  # what the reply asks, as data
+    _rules_dropped: int = PrivateAttr(default=0)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _fitting_rules(cls, data: Any, handler: ModelWrapValidatorHandler[WithRules]) -> WithRules:
+        dropped = 0
+        if isinstance(data, dict) and "rules" in data:
+            given = data["rules"] if isinstance(data["rules"], list) else []
+            kept = valid_rules(given)
+            dropped = len(given) - len(kept)
+            data = {**data, "rules": kept}
+        reply = handler(data)
+        reply._rules_dropped = dropped
+        return reply
+
+    @property
+    def rules_dropped(self) -> int:
+        """How many of the reply's rules did not fit :class:`Rule` and were left out."""
+        return self._rules_dropped
 
 
 def valid_rules(data: Any) -> list[Any]:

@@ -165,8 +165,14 @@ def target_protocol(index: UsageIndex, target: str) -> TargetProtocol | None:
         Callback(name=a.text, passed_to=c.function, source=fn.callbacks.get(a.text, ""))
         for c in steps
         for a in c.args
-        if a.kind == "callback" and all(cb.name != a.text for cb in callbacks)
+        if a.kind == "callback"
     ]
+    # Each callback once, where it is first passed (a test registering one reader with several
+    # init variants lists it once, not once per call).
+    first: dict[str, Callback] = {}
+    for cb in callbacks:
+        first.setdefault(cb.name, cb)
+    callbacks = list(first.values())
     text = " ".join([*variables.values(), *(cb.source for cb in callbacks)])
     types = [d for t, d in fn.types.items() if t in text.replace("*", " ").split() or f"struct {t}" in text]
     return TargetProtocol(

@@ -126,17 +126,19 @@ def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
         # (its later fix rounds repair that draft, as it would on its own).
         result, update = fresh_draft(state, runtime, experience, weak)
         fixes, unresolved, rules = [f"a fresh draft by the fallback model: {weak}"], [], []
+        dropped = 0
     else:
         result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_fix", fall_back=weak)
         fixes, unresolved = result.output.fixes, result.output.unresolved
         rules = [r.model_dump(exclude_defaults=True) for r in result.output.rules]
+        dropped = result.output.rules_dropped
     # A repair that leaves the harness as it was: building and measuring it again can only
     # repeat the last result, so the version stays, with its build and run, and the router
     # ends the repairs (or asks again, for a harness that does not build).
     unchanged = result.code.strip() == (state.get("harness_code") or "").strip()
     log_event(state, "harness.unchanged" if unchanged else "harness.written",
               version=state.get("harness_version") if unchanged else version, by="enhancer.fix",
-              fixes=fixes, unresolved=unresolved)
+              fixes=fixes, unresolved=unresolved, rules=len(rules), rules_dropped=dropped)
     previous = state.get("last_change") or {}
     if previous.get("kind") == "improve":
         # Fixing an improvement: the direction being tried is still the improvement's.

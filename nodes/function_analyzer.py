@@ -42,6 +42,7 @@ def function_analyzer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[
     )
     result, update = call_agent(FunctionAnalyzer, state, runtime, variables)
     analysis = result.output
+    dropped = analysis.rules_dropped  # a stated rule that fit no Rule: left out, counted in the event
     known = retriever.list_archetypes()
     if analysis.archetype not in known:
         # A model may invent an id; fall back to the nearest archetype by meaning.
@@ -58,5 +59,5 @@ def function_analyzer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[
     for rule in (r for r in analysis.rules if r.text.strip() not in stated):  # a rule with no sentence
         memory = add_api_constraint(memory, rule.sentence(), analysis.confidence, rules=[rule])
     log_event(state, "analysis.done", archetype=analysis.archetype,
-              constraints=len(analysis.constraints))
+              constraints=len(analysis.constraints), rules=len(analysis.rules), rules_dropped=dropped)
     return {**update, "analysis": analysis.model_dump(), "session_memory": memory}

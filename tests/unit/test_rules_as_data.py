@@ -121,4 +121,7 @@ def test_a_reply_s_misfit_rule_is_left_out_not_the_reply() -> None:
         {"kind": "call_before", "name": "zz_tune"}, {"kind": "release_with", "name": "zz_free"}, "junk"]})
     assert [(r.kind, r.name) for r in reply.rules] == [("release_with", "zz_free")]
     assert reply.constraints == ["c"]
+    assert reply.rules_dropped == 2  # counted for the node's event, never silently
     assert EnhancerReply.model_validate({"fixes": ["f"], "rules": {"kind": "include"}}).rules == []
+    assert EnhancerReply.model_validate({"fixes": ["f"]}).rules_dropped == 0
+    assert "rules_dropped" not in str(EnhancerReply.model_json_schema())  # no field a model must fill

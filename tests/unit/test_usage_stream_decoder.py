@@ -118,3 +118,22 @@ def test_a_call_named_with_end_after_a_verb_of_work_is_a_follow_up_not_a_release
     target = next(d for d in decls if d.name == "sd_decoder_init_stream")
     after = usage_followups(_facts(), target)
     assert after == ["sd_decoder_process_until_end_of_stream", "sd_decoder_finish"], after
+
+
+def test_a_callback_passed_to_several_init_variants_is_listed_once() -> None:
+    from fuzzkit.usage_models import CallSite, UsageFunction, UsageIndex
+    from fuzzkit.usage_protocols import target_protocol
+
+    dec = Arg(text="dec", kind="object", var="dec")
+    reader = Arg(text="read_cb", kind="callback")
+    calls = [CallSite(function="sd_decoder_new", result="dec", result_var="dec", line=1),
+             CallSite(function="sd_decoder_init_FILE", args=[dec, reader], line=2),
+             CallSite(function="sd_decoder_init_stream", args=[dec, reader, Arg(text="data", kind="data")],
+                      line=3),
+             CallSite(function="sd_decoder_process_until_end_of_stream", args=[dec], line=4)]
+    fn = UsageFunction(file="tests/decode.c", name="decode_all", origin="test",
+                       variables={"dec": "sd_decoder *"}, calls=calls,
+                       callbacks={"read_cb": "static sd_read_status read_cb(...) { ... }"})
+    protocol = target_protocol(UsageIndex(functions=[fn]), "sd_decoder_init_stream")
+    assert protocol is not None
+    assert [cb.name for cb in protocol.callbacks] == ["read_cb"], protocol.callbacks
