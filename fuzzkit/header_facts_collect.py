@@ -34,8 +34,11 @@ _C_OCTAL = re.compile(r"(?<![\w.])0([0-7]+)\b")  # C's `0170000` is Python's `0o
 _INT_LITERAL = re.compile(r"^\(?\s*(-?\s*(0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*\)?$")
 _KEEPS_DOC = re.compile(r"(survive|outlive|not (be )?copied|must (remain|stay) valid|"
                         r"keeps? a (reference|pointer))", re.I)
+# ("The file becomes owned by the decoder": the argument is the object's from the call on)
 _TAKES_DOC = re.compile(r"(even if (the function |it )?fails|takes? (the )?(responsibility|ownership) "
-                        r"(for|of) the)", re.I)
+                        r"(for|of) the|becomes? owned by (the|its|this) "
+                        r"(?!caller|user|application|client)\w+)",
+                        re.I)
 # "If NULL, @p body will have been de-allocated": the call releases that argument itself.
 _FREED_PARAM = re.compile(r"(?:[@\\][pa]\s+|@)(\w+)\s+(?:will\s+(?:have\s+been|be)|is|has\s+been)\s+"
                           r"(?:de-?allocated|freed|released)\b", re.I)

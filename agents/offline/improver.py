@@ -10,7 +10,6 @@ the slot markers, so the harness still builds and later passes still find their 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agents.offline import ckinds
@@ -31,6 +30,7 @@ from agents.offline.synth_io import sets_allocator
 from agents.offline.synth_plan import Obj
 from agents.offline.synth_release_args import complete_release_calls
 from agents.offline.synth_roles import roles
+from agents.offline.synth_types import UsageHints
 from agents.offline.synth_vocab import has_checked_twin, risky
 from fuzzkit.api import FunctionDecl
 from fuzzkit.vocabulary import c_words, has_verb, libc_released_by, words_of
@@ -55,18 +55,21 @@ def improve_harness(
     avoid: list[str] | tuple[str, ...] = (),
     max_new_calls: int = 4,
     later: set[str] | frozenset[str] = frozenset(),
-    makers: Mapping[str, str] | None = None,
+    usage: UsageHints | None = None,
 ) -> Improvement:
     """Add up to ``max_new_calls`` blocks calling functions from ``uncovered``.
 
     Functions in ``avoid`` (directions that already failed) are used only when nothing else
     can be added; those in ``later`` (another harness of the run calls them) after the others,
-    unless they take an object the harness holds. ``makers``: object type -> the constructor
-    the library's own code makes one with (:func:`agents.offline.usage.usage_makers`).
+    unless they take an object the harness holds. ``usage``: what the library's own code shows
+    (:func:`agents.offline.usage.usage_hints`): the constructor it makes each object with, the
+    calls it makes after the target.
     Returns the code unchanged (and no directions) when nothing applies.
     """
     idx = ApiIndex(with_target(target, api))
-    idx.made_as_usage(makers or {})
+    if usage is not None:
+        idx.made_as_usage(usage.makers)
+        idx.usage_after = list(usage.after)
     # Entries may be names or recorded directions ("call X on y"): keep the API names in them.
     avoid = sorted({w for entry in avoid for w in re.findall(r"\w+", entry) if w in idx.by_name})
     entry = _ENTRY.search(code)

@@ -227,6 +227,17 @@ def _call_on_stream(job: _Job) -> str | None:
 
 def _set_up(job: _Job) -> str | None:
     ctx, pl, fn, first = job.ctx, job.ctx.pl, job.fn, job.key
+    if ctx.idx.usage_makers.get(first) in ctx.idx.lifecycle(first).create:
+        # The library's own code makes it with its constructor, then sets it up: a stack record
+        # the initializer fills would lack what the constructor allocates.
+        pl.configuring.add(first)  # (set up here, by fn, not by another initializer first)
+        made = obtain(pl, first, fn.name, feed=False)
+        pl.emit(pl.plan(fn, bind={0: made.expr}), pl.f.call)
+        follow = [ctx.idx.by_name[n] for n in dict.fromkeys(ctx.idx.usage_after) if n in ctx.idx.by_name]
+        for after in (f for f in follow if len(f.params) == 1 and ctx.idx.type_key(f.params[0].type) == first
+                      and ctx.idx.kind(f) != "init"):
+            pl.emit(pl.plan(after, bind={0: made.expr}), pl.f.call)
+        return f"set up a new {first} made by {made.origin} with {fn.name}"
     made = initialize(pl, first, fn.name, init=fn, into=pl.f.call)
     prod = producer(ctx.idx, job.avoid, key=first)
     if prod is not None:

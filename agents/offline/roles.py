@@ -38,7 +38,6 @@ from agents.offline.usage import (
     usage_draft,
     usage_followups,
     usage_hints,
-    usage_makers,
     with_jump_guard,
 )
 from agents.sections import ELSEWHERE_HEADING
@@ -86,15 +85,15 @@ def _improve(harness: str, target: FunctionDecl, api: list[FunctionDecl], uncove
     and noted, only when it takes out a call the improver was about to add.
     """
     tabu, later = _tabu(facts, api), _called_elsewhere(facts)
-    makers = usage_makers(read_usage(facts.sections.get(USAGE_HEADING, "")))
-    result = improve_harness(harness, target, api, uncovered, avoid=tabu, later=later, makers=makers)
+    usage = usage_hints(read_usage(facts.sections.get(USAGE_HEADING, "")), target, api)
+    result = improve_harness(harness, target, api, uncovered, avoid=tabu, later=later, usage=usage)
     avoided = avoided_calls(lessons, target, api)
     hit = [name for name in result.added_calls if name in avoided]
     if not hit:
         return result, []
     pool = [name for name in uncovered if name not in avoided]  # (nor as a helper of another call)
     again = improve_harness(harness, target, api, pool, avoid=sorted({*tabu, *avoided}), later=later,
-                            makers=makers)
+                            usage=usage)
     if any(calls(again.code, name) and not calls(harness, name) for name in avoided):
         return result, []
     return again, avoid_notes(hit, avoided, "add")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agents.offline import cdecl, ckinds, type_table
-from agents.offline.synth_knowledge import Callback
+from agents.offline.synth_knowledge import Callback, always_consumes
 from agents.offline.synth_types import WRITE_WORDS, CallPlan, Role, decl_cast
 from fuzzkit.api import FunctionDecl
 from fuzzkit.select_io import words
@@ -77,22 +77,7 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
             return dup
         return fd
     if k == "file":
-        fd = _payload_file(pl, fn)[0]
-        fp = pl.var("FILE *", "fp", "NULL")
-        dup = pl.var("int", "fp_fd", "-1")
-        mode = '"wb"' if _writes(pl, fn) else '"rb"'
-        pl.f.setup.append(f"lseek({fd}, 0, SEEK_SET);")
-        pl.f.setup.append(f"{dup} = dup({fd});")
-        pl.f.setup.append(f"if ({dup} < 0) {pl.f.fail()}")
-        pl.f.setup.append(f"{fp} = fdopen({dup}, {mode});")
-        pl.f.setup.append(f"if ({fp} == NULL) {{ close({dup}); {pl.f.fail()} }}")
-        pl.f.cleanup.append(f"if ({fp} != NULL) fclose({fp});")
-        pl.f.include("<stdio.h>", "<unistd.h>")
-        if _closes_its_stream(pl, fn):
-            # Opened on the stream and closed by a `close`: the object closes the stream with it.
-            plan.after.append(f"if ({{result}} != NULL) {fp} = NULL;")
-            pl.f.notes.append(f"{fn.name}'s object closes the stream it is given")
-        return fp
+        return _file_arg(pl, fn, plan)
     if k == "callback":
         if any(_is_allocator(p.name, p.type) for p in fn.params if ckinds.is_function_pointer(p.type)):
             # Custom allocator hooks come in pairs (malloc, free): NULL keeps the library's own.
@@ -112,6 +97,30 @@ def io_arg(pl: Planner, fn: FunctionDecl, r: Role, plan: CallPlan, feed: bool = 
         pl.fed = True  # the reader callback registered beside it serves the input from it
         return f"({decl_cast(r.param.type)})&{src}"
     return "NULL"
+
+
+def _file_arg(pl: Planner, fn: FunctionDecl, plan: CallPlan) -> str:
+    """A ``FILE *`` over the payload's file for ``fn``, closed at cleanup unless ``fn``'s object takes it."""
+    fd = _payload_file(pl, fn)[0]
+    fp = pl.var("FILE *", "fp", "NULL")
+    dup = pl.var("int", "fp_fd", "-1")
+    mode = '"wb"' if _writes(pl, fn) else '"rb"'
+    pl.f.setup.append(f"lseek({fd}, 0, SEEK_SET);")
+    pl.f.setup.append(f"{dup} = dup({fd});")
+    pl.f.setup.append(f"if ({dup} < 0) {pl.f.fail()}")
+    pl.f.setup.append(f"{fp} = fdopen({dup}, {mode});")
+    pl.f.setup.append(f"if ({fp} == NULL) {{ close({dup}); {pl.f.fail()} }}")
+    pl.f.cleanup.append(f"if ({fp} != NULL) fclose({fp});")
+    pl.f.include("<stdio.h>", "<unistd.h>")
+    if always_consumes(fn.name):
+        # Documented: the stream becomes the object's at the call (closed when it is finished).
+        plan.after.append(f"{fp} = NULL;")
+        pl.f.notes.append(f"the stream given to {fn.name} is its object's from the call on")
+    elif _closes_its_stream(pl, fn):
+        # Opened on the stream and closed by a `close`: the object closes the stream with it.
+        plan.after.append(f"if ({{result}} != NULL) {fp} = NULL;")
+        pl.f.notes.append(f"{fn.name}'s object closes the stream it is given")
+    return fp
 
 
 def _payload_file(pl: Planner, fn: FunctionDecl, empty: bool = False) -> tuple[str, str]:

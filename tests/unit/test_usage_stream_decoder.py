@@ -13,6 +13,7 @@ until ``sd_decoder_process_until_end_of_stream(dec)``: the library's own tests c
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from agents.offline.analysis import analyze_function
 from agents.offline.cdecl import parse_prototypes
@@ -137,3 +138,62 @@ def test_a_callback_passed_to_several_init_variants_is_listed_once() -> None:
     protocol = target_protocol(UsageIndex(functions=[fn]), "sd_decoder_init_stream")
     assert protocol is not None
     assert [cb.name for cb in protocol.callbacks] == ["read_cb"], protocol.callbacks
+
+
+FILE_HEADER = """\
+#include <stdio.h>
+typedef struct sd_private sd_private;
+typedef struct { sd_private *private_; } sd_decoder;
+typedef void (*sd_error_cb)(const sd_decoder *, int, void *);
+sd_decoder *sd_decoder_new(void);
+void sd_decoder_delete(sd_decoder *dec);
+/**
+ * Set up a decoder to read a stream.
+ * \\param dec  A decoder from sd_decoder_new().
+ * \\param file An open file. The file becomes owned by the decoder and is closed by sd_decoder_finish().
+ * \\param error Called on a decoding error.
+ * \\param client Given to the callbacks.
+ */
+int sd_decoder_init_FILE(sd_decoder *dec, FILE *file, sd_error_cb error, void *client);
+int sd_decoder_finish(sd_decoder *dec);
+"""
+
+
+def test_a_stream_documented_to_become_the_objects_is_not_closed_by_the_harness(tmp_path: Path) -> None:
+    from fuzzkit.header_facts_collect import collect_facts
+
+    header = tmp_path / "sd.h"
+    header.write_text(FILE_HEADER)
+    api = parse_prototypes("\n".join(line for line in FILE_HEADER.splitlines()
+                                     if line.startswith(("sd_decoder *", "void sd", "int sd"))))
+    facts = collect_facts([header], [tmp_path], api=api)
+    assert facts.consumes == ["sd_decoder_init_FILE"], facts.consumes
+    target = next(d for d in api if d.name == "sd_decoder_init_FILE")
+    with using(read_types("\n".join(facts.render().splitlines()[1:]), api)):
+        arche = analyze_function(target, api).archetype
+        code = write_harness(target, api, ["sd.h"], arche, default_skeleton(arche)).code
+    call = re.search(r"sd_decoder_init_FILE\(\w+, (\w+),", code)
+    assert call, code
+    fp = call.group(1)
+    # Right after the call the harness lets go of the stream: the decoder closes it.
+    assert re.search(rf"sd_decoder_init_FILE\([^;]*;\s*(?:\(void\)\w+;\s*)?{fp} = NULL;", code), code
+
+
+def test_an_improvement_sets_up_a_decoder_made_as_the_usage_makes_it() -> None:
+    from agents.offline.improver import improve_harness
+
+    facts = _facts()
+    decls = parse_prototypes(API)
+    target = next(d for d in decls if d.name == "sd_decoder_init_stream")
+    code = ('#include "sd.h"\nint LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {\n'
+            "  /* @LF:USE */\n  /* @LF:CLEANUP */\n  return 0;\n}\n")
+    with using(read_types(TYPES, decls)):
+        hints = usage_hints(facts, target, decls)
+        made = improve_harness(code, target, decls, ["sd_decoder_init_FILE"], usage=hints).code
+        plain = improve_harness(code, target, decls, ["sd_decoder_init_FILE"]).code
+    block = made[made.index("LF improve"):]
+    assert "sd_decoder_new()" in block and "sd_decoder_init_FILE(" in block, block
+    assert not re.search(r"sd_decoder \w+;", block), block  # no stack record for the initializer
+    assert block.index("sd_decoder_init_FILE(") < block.index("sd_decoder_process_until_end_of_stream(")
+    assert block.index("sd_decoder_process_until_end_of_stream(") < block.index("sd_decoder_delete(")
+    assert re.search(r"sd_decoder \w+;", plain[plain.index("LF improve"):]), plain  # as before, without usage
