@@ -172,3 +172,17 @@ def test_the_offline_enhancers_crash_repair_states_its_rule_in_the_reply(tmp_pat
     reply = EnhancerReply.model_validate(payload)
     assert [(r.kind, r.size, r.text) for r in reply.rules] == [("min_size", 1, payload["fixes"][0])]
     assert "rules" not in _fix(tmp_path, b"\x01")[0]  # no repair, no rule
+
+
+def test_a_failed_directions_calls_survive_an_extraction_reply_that_restates_it() -> None:
+    from agent_graph.memory.local_memory import apply_extraction, record_failed_attempt
+    from agent_graph.memory.local_memory_schema import ExtractionReply
+
+    memory = record_failed_attempt(None, "call qq_count on the doc", "crashed the harness (harness misuse)",
+                                   "v3", calls=["qq_count", "qq_doc_new"])
+    assert memory["attempted_directions"][0]["calls"] == ["qq_count", "qq_doc_new"]
+    reply = ExtractionReply.model_validate({"updated_directions": [
+        {"direction": "call qq_count on the doc", "outcome": "Failed", "evidence": "crashed"},
+        {"direction": "call qq_scan on the input", "outcome": "Success"}]})
+    rows = apply_extraction(memory, reply)[0]["attempted_directions"]
+    assert [row.get("calls") for row in rows] == [["qq_count", "qq_doc_new"], None]
