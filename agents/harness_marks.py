@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from fuzzkit.guidance_facts import Rule
 from fuzzkit.input_flow import EMPTY_GUARD
 
 IMPROVE_MARK = "LF improve:"
@@ -18,12 +19,13 @@ IMPROVE_MARK = "LF improve:"
 _ENTRY = re.compile(r"LLVMFuzzerTestOneInput\s*\([^)]*\)\s*\{")
 
 
-def guard_empty_input(code: str) -> tuple[str, str | None]:
+def guard_empty_input(code: str, rules: list[Rule] | None = None) -> tuple[str, str | None]:
     """The harness returning early on an empty input, and a sentence saying so.
 
     For a crash whose reproducer is empty: the library's precondition (an assertion on a
     zero length, say) is not what the fuzzer should spend its time on. ``None`` when the
-    harness already has such a guard or no entry point to put it in.
+    harness already has such a guard or no entry point to put it in. ``rules`` gets the guard
+    as data too (``min_size`` 1).
     """
     if EMPTY_GUARD.search(code):
         return code, None
@@ -37,4 +39,7 @@ def guard_empty_input(code: str) -> tuple[str, str | None]:
         at = entry.end()
         at = code.index("\n", at) + 1 if "\n" in code[at:] else at
     guard = "  if (size == 0) return 0; /* LF fix: the library fails on an empty input */\n"
-    return code[:at] + guard + code[at:], "return early on an empty input (the crash input is empty)"
+    how = "return early on an empty input (the crash input is empty)"
+    if rules is not None:
+        rules.append(Rule(kind="min_size", size=1, text=how))
+    return code[:at] + guard + code[at:], how

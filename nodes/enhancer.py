@@ -138,7 +138,7 @@ def _repair(state: FuzzState, runtime: Runtime[Context], reads: Any,
     unchanged = result.code.strip() == (state.get("harness_code") or "").strip()
     log_event(state, "harness.unchanged" if unchanged else "harness.written",
               version=state.get("harness_version") if unchanged else version, by="enhancer.fix",
-              fixes=fixes, unresolved=unresolved, rules=len(rules), rules_dropped=dropped)
+              fixes=fixes, unresolved=unresolved, rules=rules, rules_kept=len(rules), rules_dropped=dropped)
     previous = state.get("last_change") or {}
     if previous.get("kind") == "improve":
         # Fixing an improvement: the direction being tried is still the improvement's.
@@ -171,7 +171,8 @@ def enhancer_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any]
         variables = Enhancer.improve_variables(state, reads, uncovered, directions_text(state), experience)
         result, update = call_agent(Enhancer, state, runtime, variables, "enhancer_improve")
         log_event(state, "harness.written", version=version, by="enhancer.improve",
-                  directions=result.output.directions, added_calls=result.output.added_calls)
+                  directions=result.output.directions, added_calls=result.output.added_calls,
+                  rules=[r.model_dump(exclude_defaults=True) for r in result.output.rules])
         code, again = reapply_releases(result.code, state) if result.code else (result.code, [])
         code, fields = reapply_field_releases(code, state) if code else (code, [])
         again = sorted({*again, *fields})

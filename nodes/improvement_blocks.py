@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_graph.memory.code_memory_c import called_names
 from agent_graph.state import FuzzState, counter
 from agents import improvement_blocks as blocks
 from fuzzkit.api import FunctionDecl
@@ -48,15 +49,35 @@ def _crashed(state: FuzzState) -> blocks.CrashedBlock | None:
         frames=tuple(f.get("function") or "" for f in crash.get("frames") or []))
 
 
+def block_calls(state: FuzzState, crashed: blocks.CrashedBlock) -> list[str]:
+    """The library calls the crashed block added: the one its mark names first, then the others.
+
+    Read from the block's C code (its ``LF improve`` mark and its calls): the calls the
+    improvement said it added when it said so, else the API's functions, else every call, in
+    the order the code makes them; the call the block is for (:func:`agents.improvement_blocks.
+    called`) goes first, before the makers of its arguments.
+    """
+    lines = crashed.code.splitlines()
+    end = blocks.block_end(lines, crashed.index)
+    called = called_names("\n".join(lines[crashed.index + 1:(end or crashed.index) + 1]))
+    added = set((state.get("last_change") or {}).get("added_calls") or [])
+    api = {str(d.get("name")) for d in state.get("api") or []}
+    known = added & set(called) or api & set(called)
+    found = [name for name in called if not known or name in known]
+    own = blocks.called(crashed.direction)
+    return sorted(found, key=lambda name: name != own)
+
+
 def _leak(state: FuzzState) -> blocks.CrashedBlock | None:
     """The crashed block when the crash is a leak (None otherwise)."""
     return _crashed(state) if (state.get("crash") or {}).get("kind") == "leak" else None
 
 
-def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:
-    """The next version without the block the crash happened in (and its twins'), and that block's direction.
+def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str, list[str]] | None:
+    """The next version without the crashed block (and its twins'), the block's direction and calls.
 
     None when the crash is outside the change's blocks, or nothing of the change would be left.
+    The calls are those the block added (:func:`block_calls`).
     """
     crashed = _crashed(state)
     if crashed is None:
@@ -72,7 +93,8 @@ def drop_crashed_block(state: FuzzState) -> tuple[dict[str, Any], str] | None:
     change.update(version=version, from_version=state.get("harness_version"),
                   directions=[d for d in change.get("directions") or [] if d.split(" (")[0] not in gone])
     return ({"harness_code": smaller, "harness_version": version, "last_change": change, "fix_rounds": 0,
-             "counters": {"harness_versions": 1, "dropped_blocks": len(directions)}}, crashed.direction)
+             "counters": {"harness_versions": 1, "dropped_blocks": len(directions)}}, crashed.direction,
+            block_calls(state, crashed))
 
 
 def release_leaked_result(state: FuzzState) -> tuple[dict[str, Any], str, dict[str, str]] | None:

@@ -191,10 +191,11 @@ def revert_failed(state: FuzzState, ctx: Context) -> dict[str, Any]:
         return update
     dropped = drop_crashed_block(state)
     if dropped is not None:
-        update, direction = dropped
+        update, direction, calls = dropped
         version = f"v{state.get('harness_version')}"
         local = record_failed_attempt(state.get("local_memory") or empty_local_memory(), direction,
-                                      "crashed the harness (harness misuse)", version, _api_names(state))
+                                      "crashed the harness (harness misuse)", version, _api_names(state),
+                                      calls=calls)
         log_event(state, "improvement.block_dropped", version=state.get("harness_version"),
                   next_version=update["harness_version"], direction=direction)
         return {**update, "local_memory": local}

@@ -11,6 +11,7 @@ from typing import Any
 
 from agents.offline.prompt_reader import PromptFacts, read_prompt
 from fuzzkit.api import FunctionDecl
+from fuzzkit.guidance_facts import Rule
 from long_term_memory.experience.extraction import build_extraction_prompt
 from long_term_memory.experience.models import Outcome
 from long_term_memory.experience.trajectory import Trajectory
@@ -38,8 +39,11 @@ def analysis(archetype: str) -> AnalysisStep:
     return AnalysisStep(step="analysis", archetype=archetype, confidence="HIGH")
 
 
-def harness(version: int, by: str, *changes: str, added: tuple[str, ...] = ()) -> HarnessStep:
-    return HarnessStep(step="harness", version=version, by=by, changes=list(changes), added_calls=list(added))
+def harness(version: int, by: str, *changes: str, added: tuple[str, ...] = (),
+            rules: tuple[Rule, ...] = ()) -> HarnessStep:
+    """A version written; ``rules``: what its changes ask as data (what the extractor reads)."""
+    return HarnessStep(step="harness", version=version, by=by, changes=list(changes), added_calls=list(added),
+                       rules=list(rules))
 
 
 def build(version: int, errors: str | None = None) -> BuildStep:
@@ -81,9 +85,10 @@ def fix(content: str, worked: bool = True) -> FixStep:
     return FixStep(step="fix", content=content, worked=worked)
 
 
-def direction(outcome: str, text: str, evidence: str = "", misuse_crash: bool = False) -> DirectionStep:
+def direction(outcome: str, text: str, evidence: str = "", misuse_crash: bool = False,
+              calls: tuple[str, ...] = ()) -> DirectionStep:
     return DirectionStep(step="direction", outcome=outcome, direction=text, evidence=evidence,
-                         misuse_crash=misuse_crash)
+                         misuse_crash=misuse_crash, calls=list(calls))
 
 
 def repair(version: int, function: str, releaser: str, **data: Any) -> RepairStep:

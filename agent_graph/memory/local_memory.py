@@ -184,7 +184,7 @@ def apply_extraction(
     """
     out = copy_memory(memory)
     before = len(out["attempted_directions"])
-    rows = [d.model_dump() for d in reply.updated_directions]
+    rows = [_with_calls(d.model_dump(), out["attempted_directions"]) for d in reply.updated_directions]
     kept = [row for row in out["attempted_directions"] if isinstance(row, Mapping)
             and row.get("outcome") == "Failed"
             and not any(same_direction(str(row.get("direction", "")), r["direction"]) for r in rows)]
@@ -202,6 +202,13 @@ def apply_extraction(
         record["evidence"]["metrics_delta"] = metrics
     out["reasoning_bank"].append(record)
     return out, reason + f"; lesson added: {item.type} {item.title!r}"
+
+
+def _with_calls(row: dict[str, Any], before: Sequence[Any]) -> dict[str, Any]:
+    """``row`` with the ``calls`` the memory recorded for the same direction (a reply restates its text)."""
+    calls = next((old["calls"] for old in before if isinstance(old, Mapping) and old.get("calls")
+                  and same_direction(str(old.get("direction", "")), row["direction"])), None)
+    return {**row, "calls": list(calls)} if calls else row
 
 
 def set_global_status(
@@ -227,15 +234,18 @@ def describe_approach(archetype: str, library_calls: Sequence[str], limit: int =
 
 def record_failed_attempt(
     memory: Mapping[str, Any] | None, direction: str, evidence: str, source_ref: str,
-    api_names: Collection[str] = (),
+    api_names: Collection[str] = (), calls: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Record an attempt that was never measured (it did not build or run after the fix rounds).
 
     The matching direction becomes ``Failed`` with this evidence, or a new one is added.
+    ``calls``: the library calls the attempt added, as data (the direction is a sentence).
     """
     out = copy_memory(memory)
-    entry = {"direction": clip_line(direction) or "unrecorded change", "outcome": "Failed",
-             "source_ref": source_ref, "evidence": " ".join(evidence.split())}
+    entry: dict[str, Any] = {"direction": clip_line(direction) or "unrecorded change", "outcome": "Failed",
+                             "source_ref": source_ref, "evidence": " ".join(evidence.split())}
+    if calls:
+        entry["calls"] = [str(c) for c in calls]
     rows = out["attempted_directions"]
     for index, row in enumerate(rows):
         if same_direction(str(row.get("direction", "")), entry["direction"], api_names):

@@ -6,6 +6,7 @@ The state's ``local_memory`` value, maintained by the memory manager during phas
                        "current_approach": str},
      "attempted_directions": [{"direction": str, "outcome": "Success" | "Failed" | "Noise",
                                "source_ref": str, "evidence": str}],
+     # a direction dropped for a crash adds "calls": [str] (the library calls its block added)
      "reasoning_bank": [{"type": "Success" | "Failure", "title": str, "description": str,
                          "content": str, "related_operator": str, "source_ref": dict,
                          "evidence": {"code_change": str, "metrics_delta": str, "context": str}}],

@@ -11,7 +11,14 @@ enhancer nodes (``nodes.improvement_blocks``) only carry state to them and back.
 
 from agents.improvement_blocks.drop import drop_crashed_block
 from agents.improvement_blocks.fields import reapply_field_releases, release_left_in_field
-from agents.improvement_blocks.marks import HARNESS_ENTRY, CrashedBlock, block_at, block_end, without_block
+from agents.improvement_blocks.marks import (
+    HARNESS_ENTRY,
+    CrashedBlock,
+    block_at,
+    block_end,
+    called,
+    without_block,
+)
 from agents.improvement_blocks.results import Repair, reapply_releases, release_leaked_result
 
 __all__ = [
@@ -20,6 +27,7 @@ __all__ = [
     "Repair",
     "block_at",
     "block_end",
+    "called",
     "drop_crashed_block",
     "reapply_field_releases",
     "reapply_releases",

@@ -14,6 +14,7 @@ from agents.offline.fixer_diag import Diag
 from agents.offline.fixer_edit import offset
 from fuzzkit.api import FunctionDecl
 from fuzzkit.diagnostics import FixIt
+from fuzzkit.guidance_facts import Rule
 from fuzzkit.vocabulary import c_words
 
 _MUST_USE_TAG = re.compile(r"must use '(struct|enum|union)' tag to refer to type '(\w+)'")
@@ -56,7 +57,7 @@ def apply_fixits(fixer: FixerBase, d: Diag) -> bool:
         old = fixer.code[start:end]
         if _IDENT.fullmatch(old) and _IDENT.fullmatch(fix.text) and old not in _C_WORDS:
             # A corrected name: every use is misspelled the same way, not only this one.
-            fixer.rename(old, fix.text, "clang's fix-it")
+            fixer.rename(old, fix.text, "clang's fix-it", fixit=True)
         else:
             fixer.edit(start, end, fix.text, _describe(fixer.code, start, end, fix))
     return True
@@ -71,7 +72,8 @@ def add_tag(fixer: FixerBase, kind: str, name: str, pos: int, line: int) -> bool
         return False
     fixer.tagged_lines.add(line)
     if not re.search(rf"\b{kind}\s+$", fixer.code[max(0, pos - 16) : pos]):
-        fixer.edit(pos, pos, f"{kind} ", f"add the {kind} tag to {name} at line {line} (it is {kind} {name})")
+        fixer.edit(pos, pos, f"{kind} ", f"add the {kind} tag to {name} at line {line} (it is {kind} {name})",
+                   Rule(kind="keep_tag", name=name, then=kind))
     fixer.missing_library_headers(name)
     return True
 

@@ -36,19 +36,25 @@ class FixerBase:
         if not re.search(rf"#\s*include\s*{re.escape(header)}", self.code):
             self.includes.append((header, f"add #include {header} for {why}"))
 
-    def edit(self, start: int, end: int, text: str, fix: str) -> None:
-        """Replace ``code[start:end]`` by ``text`` at the end; overlapping edits lose."""
+    def edit(self, start: int, end: int, text: str, fix: str, rule: Rule | None = None) -> bool:
+        """Replace ``code[start:end]`` by ``text`` at the end; overlapping edits lose (False).
+
+        ``rule``: what the edit asks as data, recorded with its sentence ``fix``.
+        """
         if any(s < end and start < e or (s == start == e == end) for s, e, _ in self.edits):
-            return  # an overlapping edit from an earlier diagnostic wins
+            return False  # an overlapping edit from an earlier diagnostic wins
         self.edits.append((start, end, text))
         self.fixes.append(fix)
+        if rule is not None:
+            self.rules.append(rule.model_copy(update={"text": fix}))
+        return True
 
-    def rename(self, old: str, new: str, why: str) -> None:
-        """Rename identifier ``old`` everywhere at the end."""
+    def rename(self, old: str, new: str, why: str, fixit: bool = False) -> None:
+        """Rename identifier ``old`` everywhere at the end (``fixit``: clang's own fix-it says so)."""
         if old not in self.renames:
             self.renames[old] = new
             self.fixes.append(fix := f"replace {old} with {new} ({why})")
-            self.rules.append(Rule(kind="rename", name=old, then=new, text=fix))
+            self.rules.append(Rule(kind="rename", name=old, then=new, fixit=fixit, text=fix))
 
     def library_header(self, name: str) -> str | None:
         """The header declaring API function ``name`` (else the first library header)."""

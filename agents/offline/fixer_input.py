@@ -16,14 +16,16 @@ from agents.offline.fixer_edit import matching_paren, split_args, statement_span
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
 from fuzzkit.crash_facts import read_crash
+from fuzzkit.guidance_facts import Rule
 
 
 def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl],
-               via: str = "") -> tuple[str, str | None]:
+               via: str = "", rules: list[Rule] | None = None) -> tuple[str, str | None]:
     """The harness with the input handed to the target's object, and a sentence saying how.
 
     ``via`` names the feeder a lesson chose; it is tried first. Returns the code unchanged and
-    ``None`` when the API has no function taking input for it.
+    ``None`` when the API has no function taking input for it. ``rules`` gets a feed before the
+    target's call as data too (``feed_input``).
     """
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     key = idx.first_object(target)
@@ -48,6 +50,8 @@ def feed_input(code: str, target: FunctionDecl, api: list[FunctionDecl],
         if line is None:
             continue
         how = f"hand the fuzz input to {target.name}'s object with {feeder.name} before the call"
+        if rules is not None:
+            rules.append(Rule(kind="feed_input", name=feeder.name, then=target.name, text=how))
         return insert_before(code, call.start(), line), how
     return code, None
 

@@ -16,6 +16,7 @@ from agents.offline import ckinds, type_releasers, type_table
 from agents.offline.fixer_edit import split_args
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
+from fuzzkit.guidance_facts import Rule
 from fuzzkit.release_names import paired_releaser
 from long_term_memory.experience.lessons import RELEASE_NAME, type_name
 
@@ -36,7 +37,7 @@ def _calls(code: str, name: str) -> Iterator[tuple[re.Match[str], list[str]]]:
 def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
                     releasers: Mapping[str, str] | None = None,
                     fields_only: bool = False, allocators: Sequence[str] = (),
-                    byte_fields: bool = False) -> tuple[str, list[str]]:
+                    byte_fields: bool = False, rules: list[Rule] | None = None) -> tuple[str, list[str]]:
     """The harness with the target's results released before it returns, and what was added.
 
     ``releasers`` maps a type name to the function a lesson says releases it; it wins over
@@ -46,7 +47,8 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     releaser of its own goes back through the release function paired with one of them by name
     (:func:`paired_releaser`) before the API's generic one or ``free``. ``byte_fields``: a leak
     inside ``target`` was reported: the plain bytes it left in a record's pointer fields are
-    freed too (:func:`byte_field_releases`).
+    freed too (:func:`byte_field_releases`). ``rules`` gets each release as data too
+    (``release_result``, ``release_field``), with its sentence.
     """
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     owned: list[tuple[str, str]] = []  # (variable, the type it points at)
@@ -61,6 +63,7 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
             owned.append((call.group("lhs"), ret))
     added: list[str] = []
     lines: list[str] = []
+    said: list[Rule] = []
     for var, ctype in dict.fromkeys([] if fields_only else owned):
         release_call = rf"\b{RELEASE_NAME}\s*\(\s*(?:\([^()]*\)\s*)?{re.escape(var)}\s*\)"
         if re.search(release_call, code, re.I):
@@ -70,10 +73,14 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
         releaser = ((releasers or {}).get(type_name(ctype))
                     or _releaser(idx, ctype, target.name, paired_releaser(allocators, idx.api)))
         lines.append(f"if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}")
-        added.append(f"release {var} (from {target.name}) with {releaser} before returning")
+        added.append(how := f"release {var} (from {target.name}) with {releaser} before returning")
+        said.append(Rule(kind="release_result", name=releaser, producer=target.name, var=var, text=how))
     for expr, releaser in field_releases(code, target, idx):
         lines.append(f"{releaser}({expr});")
-        added.append(f"release {expr[1:]} (filled by {target.name}) with {releaser} before returning")
+        added.append(how := f"release {expr[1:]} (filled by {target.name}) with {releaser} before returning")
+        record, _, fld = expr[1:].partition(".")
+        said.append(Rule(kind="release_field", name=releaser, producer=target.name, var=record, field=fld,
+                         text=how))
     for expr in byte_field_releases(code, target, idx) if byte_fields else []:
         lines.append(f"free({expr}); {expr} = NULL;")
         added.append(f"free {expr} (bytes {target.name} allocated into the record) before returning")
@@ -85,6 +92,7 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     space = re.search(r"([ \t]*)$", code[:last])
     indent = space.group(1) if space else ""
     block = "".join(f"{line}\n{indent}" for line in lines)
+    (rules if rules is not None else []).extend(said)
     return code[:last] + block + code[last:], added
 
 

@@ -14,6 +14,7 @@ from agents.offline import ckinds
 from agents.offline.fixer_core import FixerBase
 from agents.offline.fixer_edit import arg_index, call_at, default_arg, expression_end, statement_span
 from agents.offline.synth_api import ApiIndex
+from fuzzkit.guidance_facts import Rule
 
 _PASSING = re.compile(
     r"passing '(?P<arg>[^']+)'(?: \(aka '[^']+'\))? to parameter of type '(?P<param>[^']+)'"
@@ -60,10 +61,11 @@ def opaque_variable(fixer: FixerBase, ctype: str, pos: int) -> None:
     dtor = index.destructor(key, near=filled_by[0] if filled_by else (create[0] if create else ""))
     freed = f" and release it with {dtor}" if dtor else ""
     at = start + len(decl[1])
+    held = Rule(kind="opaque", name=ctype)
     if filled_by:
         # The harness already gets the object through a ``T **``: only the declaration was wrong.
         fixer.edit(at, end, f"{written} *{var} = NULL;",
-                   f"declare {var} as {ctype} * filled by {filled_by[0]}{freed} ({ctype} is opaque)")
+                   f"declare {var} as {ctype} * filled by {filled_by[0]}{freed} ({ctype} is opaque)", held)
         if dtor:
             _release_at_end(fixer, f"if ({var}) {dtor}({var});", var, dtor, end, close)
     elif create:
@@ -74,12 +76,12 @@ def opaque_variable(fixer: FixerBase, ctype: str, pos: int) -> None:
         text = (f"{written} *{var} = NULL;\n{indent}{call};" if slot is not None
                 else f"{written} *{var} = {call};")
         fixer.edit(at, end, f"{text}\n{indent}if (!{var}) return 0;",
-                   f"declare {var} as {ctype} * made by {ctor.name}{freed} ({ctype} is opaque)")
+                   f"declare {var} as {ctype} * made by {ctor.name}{freed} ({ctype} is opaque)", held)
         if dtor:
             _release_at_end(fixer, f"{dtor}({var});", var, dtor, end, close)
     else:
         fixer.edit(at, end, f"{written} *{var} = NULL;",
-                   f"declare {var} as {ctype} * ({ctype} is opaque; no constructor found)")
+                   f"declare {var} as {ctype} * ({ctype} is opaque; no constructor found)", held)
         fixer.unresolved.append(f"no constructor of {ctype} in the API: {var} stays NULL")
     _use_as_pointer(fixer, var, end, close)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from fuzzkit.guidance_facts import Rule
 from fuzzkit.vocabulary import libc_released_by
 
 _FRAME = re.compile(r"^#(\d+) (\S+) \S*?:(\d+)", re.M)
@@ -67,15 +68,22 @@ def drop_followup(harness: str, name: str, target: str) -> str | None:
     return "".join(lines[:start] + lines[end + 1:])
 
 
-def without_crashed_followup(harness: str, stack: str, target: str) -> tuple[str, str] | None:
-    """``(harness without the follow-up that crashed, what was done)``, if a follow-up did."""
+def without_crashed_followup(harness: str, stack: str, target: str,
+                             rules: list[Rule] | None = None) -> tuple[str, str] | None:
+    """``(harness without the follow-up that crashed, what was done)``, if a follow-up did.
+
+    ``rules`` gets the call left out as data too (``avoid``).
+    """
     hinted = _HINT.search(stack)  # the crash judge's own finding, when the stack is cut short
     followup = crashed_followup(harness, stack, target) or (hinted.group(1) if hinted else None)
     dropped = drop_followup(harness, followup, target) if followup else None
     if followup is None or dropped is None:
         return None
-    return dropped, (f"left out the follow-up call to {followup}, which crashed after the target "
-                     "with arguments the harness picked")
+    how = (f"left out the follow-up call to {followup}, which crashed after the target "
+           "with arguments the harness picked")
+    if rules is not None:
+        rules.append(Rule(kind="avoid", name=followup, text=how))
+    return dropped, how
 
 
 _STREAM_MAKERS = tuple(a for a, r in libc_released_by().items() if r == "fclose")

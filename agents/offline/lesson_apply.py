@@ -26,6 +26,7 @@ from fuzzkit import api_twins
 from fuzzkit.api import FunctionDecl
 from fuzzkit.facts_block import read_facts
 from fuzzkit.field_release import held_argument, release_line
+from fuzzkit.guidance_facts import Rule
 from fuzzkit.input_flow import input_reaches_api
 from long_term_memory.experience.inject import LESSONS_KIND
 from long_term_memory.experience.lesson_effects import applied_note, by_value, results_released
@@ -115,8 +116,8 @@ def twins_of(name: str, api: list[FunctionDecl]) -> list[str]:
     return api_twins.twins(name, api, type_table.active().canonical)
 
 
-def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
-                  lessons: list[ActionableLesson]) -> tuple[str, list[str]]:
+def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl], lessons: list[ActionableLesson],
+                  rules: list[Rule] | None = None) -> tuple[str, list[str]]:
     """The harness with every fitting lesson's action applied, and one note per lesson that changed it.
 
     A lesson fits the target, or a function of the API the harness calls (an improvement that
@@ -124,13 +125,14 @@ def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
     is how the graph learns a lesson was used, is the counterfactual: each lesson is applied
     alone to the harness as it was before any lesson, and only one whose change makes that
     harness differ gets ``applied [MEM-...] <action>: <what changed>``. A lesson whose change
-    the harness had anyway (or whose function is not in this API) leaves no note.
+    the harness had anyway (or whose function is not in this API) leaves no note. ``rules``
+    gets what the changes ask as data (a release, a feed, a guard), as the fixers state them.
     """
     before, notes = code, []
     avoided = avoided_calls(lessons, target, api)
     kept = kept_results(lessons, api)
     for lesson in lessons:
-        code, how = _apply_one(code, lesson, target, api, avoided, kept)
+        code, how = _apply_one(code, lesson, target, api, avoided, kept, rules)
         alone, alone_how = _apply_one(before, lesson, target, api, avoided, kept)
         if lesson.action is not None and alone != before:
             notes.append(applied_note(lesson.item_id, lesson.action, how or alone_how))
@@ -142,15 +144,22 @@ def apply_lessons(code: str, target: FunctionDecl, api: list[FunctionDecl],
 
 
 def _apply_one(code: str, lesson: ActionableLesson, target: FunctionDecl, api: list[FunctionDecl],
-               avoided: dict[str, ActionableLesson], kept: dict[str, ActionableLesson]) -> tuple[str, str]:
+               avoided: dict[str, ActionableLesson], kept: dict[str, ActionableLesson],
+               rules: list[Rule] | None = None) -> tuple[str, str]:
     """One lesson's action applied to ``code``: the new code and what changed ('' for nothing)."""
     action = lesson.action
     if action is None or action.verb in ("avoid_call", "keep_result"):
         return code, ""  # a call to leave out is the improver's choice (see avoided_calls); kept: after
     if action.verb == "guard_empty_input":  # wherever the harness calls it
-        guarded, how = guard_empty_input(code) if calls(code, action.args["function"]) else (code, None)
-        return (guarded, f"return early on an empty input, which {action.args['function']} fails on") \
-            if how else (code, "")
+        if not calls(code, action.args["function"]):
+            return code, ""
+        guarded, how = guard_empty_input(code)
+        if not how:
+            return code, ""
+        how = f"return early on an empty input, which {action.args['function']} fails on"
+        if rules is not None:
+            rules.append(Rule(kind="min_size", size=1, text=how))
+        return guarded, how
     if action.verb == "release_field":
         code, hows = release_field_after_calls(code, action, target, api)
         return code, "; ".join(hows)
@@ -160,8 +169,8 @@ def _apply_one(code: str, lesson: ActionableLesson, target: FunctionDecl, api: l
     for callee in _fitting_callees(code, target, api, lesson):
         if action.verb == "release_out_param" and callee.name in kept:
             continue  # another lesson saw that release crash: what it returns is its object's
-        changed, how = (apply_action(code, action, callee, api) if callee is target
-                        else release_after_call(code, callee, action, api))
+        changed, how = (apply_action(code, action, callee, api, rules) if callee is target
+                        else release_after_call(code, callee, action, api, rules))
         if changed != code:
             code = changed
             hows.append(how)
@@ -254,8 +263,8 @@ def _borrowed(fn: FunctionDecl, idx: ApiIndex) -> bool:
     return bool(inside) and bool(set(idx.verbs(fn.name)) & {"get", "find", "lookup"})
 
 
-def release_after_call(code: str, callee: FunctionDecl, action: Action,
-                       api: list[FunctionDecl]) -> tuple[str, str]:
+def release_after_call(code: str, callee: FunctionDecl, action: Action, api: list[FunctionDecl],
+                       rules: list[Rule] | None = None) -> tuple[str, str]:
     """A call of ``callee`` other than the target's: its result released right after the call.
 
     Calls an improvement adds sit in their own block and keep nothing for later, so the release
@@ -263,7 +272,7 @@ def release_after_call(code: str, callee: FunctionDecl, action: Action,
     scope). Only results of the lesson's type that the call hands its caller (not a borrowed
     child), only when nothing releases them yet. A releaser
     this library does not have (the lesson was learned on another) gives way to the one its
-    header names for the type.
+    header names for the type. ``rules`` gets the fields released before returning as data.
     """
     releaser, ctype = action.args.get("releaser", ""), action.args.get("type", "")
     if releaser not in {f.name for f in api} | {"free"}:
@@ -283,36 +292,44 @@ def release_after_call(code: str, callee: FunctionDecl, action: Action,
         done.append(f"release {var} (from {callee.name}) with {releaser} after the call")
     fields: list[str] = []
     if ctype in shape_types(callee).get("object_param", set()):  # a record the call fills
-        code, fields = release_results(code, callee, api, fields_only=True)
+        code, fields = release_results(code, callee, api, fields_only=True, rules=rules)
     return code, "; ".join([*reversed(done), *fields])
 
 
-def apply_action(code: str, action: Action, target: FunctionDecl,
-                 api: list[FunctionDecl]) -> tuple[str, str]:
-    """One action applied to ``code``: the new code and a sentence (the code unchanged, '')."""
+def apply_action(code: str, action: Action, target: FunctionDecl, api: list[FunctionDecl],
+                 rules: list[Rule] | None = None) -> tuple[str, str]:
+    """One action applied to ``code``: the new code and a sentence (the code unchanged, '').
+
+    ``rules`` gets what the change asks as data, as the fixer it goes through states it.
+    """
     names = {f.name for f in api} | {target.name}
     a = action.args
     if action.verb == "release_out_param":
         if a["releaser"] not in names and a["releaser"] != "free":  # learned on another library
             if results_released(code, target):
                 return code, ""
-            changed, added = release_results(code, target, api)
+            changed, added = release_results(code, target, api, rules=rules)
             return changed, "; ".join(f"{how} (this library's releaser for {a['type']})" for how in added)
         if results_released(code, target, a["releaser"]):
             return code, ""
-        changed, added = release_results(code, target, api, {a["type"]: a["releaser"]})
+        changed, added = release_results(code, target, api, {a["type"]: a["releaser"]}, rules=rules)
         return changed, "; ".join(added)
     if action.verb == "feed_input_via":
         if a["function"] not in names or re.search(rf"\b{re.escape(a['function'])}\s*\(", code):
             return code, ""
         if input_reaches_api(code, names):
             return code, ""  # the input reaches the object another way (a file it was written to)
-        changed, how = feed_input(code, target, api, via=a["function"])
-        return (changed, how or "") if how and a["function"] in how else (code, "")
+        fed: list[Rule] = []
+        changed, how = feed_input(code, target, api, via=a["function"], rules=fed)
+        if not (how and a["function"] in how):
+            return code, ""
+        if rules is not None:
+            rules += fed
+        return changed, how
     if action.verb == "keep_struct_tag":
         return _tag(code, a["tag"], a.get("kind", ""))
     if action.verb == "hold_by_pointer":
-        return _by_pointer(code, a["type"], api)
+        return _by_pointer(code, a["type"], api, rules)
     old, new = a["old"], a["new"]
     if old in names or new not in names | _type_names(api):
         return code, ""  # only a name this API does not have is respelled, and only to one it has
@@ -320,9 +337,11 @@ def apply_action(code: str, action: Action, target: FunctionDecl,
     return changed, f"write {new} instead of {old}" if changed != code else ""
 
 
-def _by_pointer(code: str, ctype: str, api: list[FunctionDecl]) -> tuple[str, str]:
+def _by_pointer(code: str, ctype: str, api: list[FunctionDecl],
+                rules: list[Rule] | None = None) -> tuple[str, str]:
     """Every by-value ``ctype`` variable held through a pointer, with the compile fixer's own repair."""
     hows: list[str] = []
+    said: list[Rule] = []
     for _ in range(8):  # one declaration per pass: the fixer's edits move the later ones
         found = by_value(code, ctype)
         if found is None:
@@ -332,7 +351,9 @@ def _by_pointer(code: str, ctype: str, api: list[FunctionDecl]) -> tuple[str, st
         fixer.finish()
         if fixer.code == code:
             break
-        code, hows = fixer.code, hows + fixer.fixes
+        code, hows, said = fixer.code, hows + fixer.fixes, said + fixer.rules
+    if rules is not None:
+        rules += said
     return code, "; ".join(dict.fromkeys(hows))
 
 

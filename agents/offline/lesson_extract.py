@@ -2,11 +2,13 @@
 
 The offline extractor reads the trajectory's steps from its facts block
 (:mod:`long_term_memory.experience.trajectory_steps`): the repairs it recorded (the builder's
-``repair`` and ``misuse`` steps, and the enhancer's fix notes in ``harness`` and ``fix`` steps),
-the failure that called for them (a compiler error class, a sanitizer kind and frame, input that
-never reached the target) and the final harness, and turns each repair it recognizes into an
-item whose action the offline engine can apply to the next target of the same family (see
-:mod:`agents.offline.lesson_apply`). Deterministic; names no library.
+``repair`` and ``misuse`` steps, and the rules the enhancer's fixes state as data in ``harness``
+and ``fix`` steps: :class:`fuzzkit.guidance_facts.Rule`), the failure that called for them (a
+compiler error class, a sanitizer kind and frame, input that never reached the target) and the
+final harness, and turns each repair it recognizes into an item whose action the offline engine
+can apply to the next target of the same family (see :mod:`agents.offline.lesson_apply`). It
+reads no sentence a model or the fixer wrote: rewording a fix changes no lesson, and a fix that
+states no rule teaches none. Deterministic; names no library.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from agents.offline.lesson_guards import empty_input_items, fixed_by, through
 from agents.offline.lesson_guards import item as _item
 from agents.offline.synth_finders import words
 from fuzzkit.api import FunctionDecl
+from fuzzkit.guidance_facts import Rule
 from fuzzkit.vocabulary import words_of
 from long_term_memory.experience.lessons import name_family, shape_of, type_name
 from long_term_memory.experience.trajectory_steps import (
     BuildStep,
-    ConstraintStep,
     CrashStep,
     DirectionStep,
     DroppedStep,
@@ -40,33 +42,11 @@ from long_term_memory.experience.trajectory_steps import (
     is_token,
 )
 
-# The fixer's notes of the changes it made (the enhancer's reply states them; ``[harness]`` and
-# ``[fix]`` steps carry them), and the improver's directions: prose a model writes.
-_RELEASE = re.compile(r"release (\w+) \(from (\w+)\) with (\w+) before returning")
-_FIELD_RELEASE = re.compile(r"release (\w+)\.(\w+) \(filled by (\w+)\) with (\w+) before returning")
-_FEED = re.compile(r"hand the fuzz input to (\w+)'s object with (\w+) before the call")
-_TAG = re.compile(r"add the (struct|union|enum) tag to (\w+)")
-_OPAQUE = re.compile(r"declare \w+ as ((?:(?:struct|union) )?[A-Za-z_]\w*) \* [^,\n]*?\(\1 is opaque")
-_RENAME = re.compile(r"replace (\w+) with (\w+) \(clang's fix-it\)")
-_LEFT_OUT = re.compile(r"\bleft out the follow-up call to (\w+)")
-_CALL = re.compile(r"call (\w+)\b")
 
-
-def _prose(steps: Sequence[Step]) -> str:
-    """What models wrote into the trajectory, a step a line: constraints, changes, fixes, directions."""
-    out = []
-    for step in steps:
-        if isinstance(step, ConstraintStep):
-            out.append(step.text)
-        elif isinstance(step, HarnessStep):
-            out.append(", ".join(step.changes))
-        elif isinstance(step, FixStep):
-            out.append(step.content)
-        elif isinstance(step, DirectionStep) and step.direction:
-            out.append(step.direction)
-        elif isinstance(step, DroppedStep):
-            out.append(step.direction)
-    return "\n".join(" ".join(line.split()) for line in out)
+def _stated(steps: Sequence[Step], kind: str) -> list[Rule]:
+    """The rules of ``kind`` the trajectory's harness versions and session memory's fixes state."""
+    return [rule for step in steps if isinstance(step, HarnessStep | FixStep) for rule in step.rules
+            if rule.kind == kind]
 
 
 def _leaked(steps: Sequence[Step]) -> bool:
@@ -74,7 +54,7 @@ def _leaked(steps: Sequence[Step]) -> bool:
     kinds = [s.kind for s in steps if isinstance(s, CrashStep | FinalCrashStep) and is_token(s.kind)]
     reports = [s.summary or "" for s in steps if isinstance(s, FinalCrashStep)]
     reports += [s.errors for s in steps if isinstance(s, BuildStep)]
-    return "leak" in " ".join(kinds) or any("LeakSanitizer" in r for r in [*reports, _prose(steps)])
+    return "leak" in " ".join(kinds) or any("LeakSanitizer" in r for r in reports)
 
 
 def _decl(prototype: str) -> FunctionDecl | None:
@@ -94,7 +74,8 @@ def _declared_type(code: str, var: str) -> str:
 def _release_items(steps: Sequence[Step], code: str) -> list[dict[str, Any]]:
     out = []
     leak = _leaked(steps)
-    for var, producer, releaser in dict.fromkeys(_RELEASE.findall(_prose(steps))):
+    for var, producer, releaser in dict.fromkeys((r.var, r.producer, r.name)
+                                                 for r in _stated(steps, "release_result")):
         ctype = _declared_type(code, var)
         if not ctype:
             continue
@@ -204,7 +185,8 @@ def _repaired_field_items(steps: Sequence[Step]) -> list[dict[str, Any]]:
 def _field_release_items(steps: Sequence[Step], code: str) -> list[dict[str, Any]]:
     """A record passed by pointer that came back holding an owned buffer in a field."""
     out = []
-    for var, fld, producer, releaser in dict.fromkeys(_FIELD_RELEASE.findall(_prose(steps))):
+    for var, fld, producer, releaser in dict.fromkeys((r.var, r.field, r.producer, r.name)
+                                                      for r in _stated(steps, "release_field")):
         found = re.search(rf"\b(?:struct\s+)?([A-Za-z_]\w*)\s+{re.escape(var)}\s*[;=]", code)
         if not found:
             continue
@@ -223,16 +205,15 @@ def _field_release_items(steps: Sequence[Step], code: str) -> list[dict[str, Any
 
 def _fed_and_crashed(steps: Sequence[Step], feeder: str) -> bool:
     """Whether the harness version that fed the input through ``feeder`` crashed when run."""
-    said = f"with {feeder} before the call"
     fed = next((s for s in steps if isinstance(s, HarnessStep) and s.version is not None
-                and said in " ".join(", ".join(s.changes).split())), None)
+                and any(r.kind == "feed_input" and r.name == feeder for r in s.rules)), None)
     ran = fed and next((s for s in steps if isinstance(s, RunStep) and s.version == fed.version), None)
     return bool(ran and ran.crashed)
 
 
 def _feed_items(steps: Sequence[Step], target: FunctionDecl | None) -> list[dict[str, Any]]:
     out = []
-    for function, feeder in dict.fromkeys(_FEED.findall(_prose(steps))):
+    for function, feeder in dict.fromkeys((r.then, r.name) for r in _stated(steps, "feed_input")):
         if _fed_and_crashed(steps, feeder):
             continue  # what the feeder did with the input crashed: no lesson to copy it
         family = name_family(function)
@@ -249,8 +230,7 @@ def _feed_items(steps: Sequence[Step], target: FunctionDecl | None) -> list[dict
 
 def _compile_items(steps: Sequence[Step], target: FunctionDecl | None) -> list[dict[str, Any]]:
     out = []
-    prose = _prose(steps)
-    for kind, tag in dict.fromkeys(_TAG.findall(prose)):
+    for kind, tag in dict.fromkeys((r.then, r.name) for r in _stated(steps, "keep_tag")):
         out.append(_item(
             f"{tag} is a {kind} tag, not a typedef",
             f"Any harness that declares a {tag}.",
@@ -259,7 +239,7 @@ def _compile_items(steps: Sequence[Step], target: FunctionDecl | None) -> list[d
             {"type": tag}, "compile:must-use-tag", f"keep_struct_tag(tag={tag}, kind={kind})",
         ))
     family = name_family(target.name) if target else ""
-    for ctype in dict.fromkeys(_OPAQUE.findall(prose)) if family else ():
+    for ctype in dict.fromkeys(r.name for r in _stated(steps, "opaque")) if family else ():
         name = ctype.split()[-1]
         out.append(_item(
             f"{name} is opaque: hold it through a pointer",
@@ -269,7 +249,7 @@ def _compile_items(steps: Sequence[Step], target: FunctionDecl | None) -> list[d
             f"none) and pass `v`, never a `{ctype}` by value or `&v`.",
             {"name": family}, "compile:incomplete-type", f"hold_by_pointer({name})",
         ))
-    for old, new in dict.fromkeys(_RENAME.findall(prose)):
+    for old, new in dict.fromkeys((r.name, r.then) for r in _stated(steps, "rename") if r.fixit):
         if not family:
             break
         out.append(_item(
@@ -290,16 +270,19 @@ def _dropped_calls(steps: Sequence[Step]) -> list[tuple[str, str]]:
     through F``, a misuse verdict, ``[revert] vN did not run cleanly``; when only F's block was
     dropped, ``(vM has the others)`` says which version carries the rest), or the repairs of a
     harness that crashed through ``F`` gave up (``[stop] crash caused by the harness; ... gave up``),
-    or a repair left out a follow-up call that crashed after the target (``left out the
-    follow-up call to F``): every harness of the library adds the same follow-ups on its objects.
-    A direction the run's local memory lists as ``Failed: call F ... (crashed the harness (harness
-    misuse))`` counts too: a long trajectory keeps its end, where those lines are, and may leave
-    out the steps of the block it dropped.
+    or the repair of a crashed run left a call out (its ``avoid`` rule: a follow-up call that
+    crashed after the target): every harness of the library adds the same follow-ups on its
+    objects. A direction the run's local memory lists as failed for a misuse crash counts too,
+    through the calls its dropped block added (its ``calls``): a long trajectory keeps its end,
+    where those steps are, and may leave out the steps of the block it dropped.
     """
     out: list[tuple[str, str]] = []
     added: dict[int, set[str]] = {}
     crash: tuple[str, str] = ("", "")
+    after_crash = False  # the last build or run before this step: a run that crashed
     for step in steps:
+        if isinstance(step, BuildStep | RunStep):
+            after_crash = isinstance(step, RunStep) and step.crashed
         if isinstance(step, HarnessStep) and step.by_role("enhancer.improve") and step.added_calls \
                 and step.version is not None:
             added[step.version] = set(step.added_calls)
@@ -315,12 +298,11 @@ def _dropped_calls(steps: Sequence[Step]) -> list[tuple[str, str]]:
                 added[step.next_version] = added.get(version, set())
         elif isinstance(step, StopStep) and step.gave_up and crash[1]:
             out.append(crash)
-        elif left := fixed_by(step, _LEFT_OUT):
-            out.append((crash[0] or "crash", left.group(1)))
+        elif after_crash and (left := fixed_by(step, "avoid")):
+            out += [(crash[0] or "crash", rule.name) for rule in left]
         elif (isinstance(step, DirectionStep) and step.misuse_crash and str(step.outcome) == "Failed"
-              and (call := _CALL.match(step.direction or ""))
-              and call.group(1) not in {f for _, f in out}):
-            out.append(("crash", call.group(1)))
+              and step.calls and step.calls[0] not in {f for _, f in out}):
+            out.append(("crash", step.calls[0]))
     return list(dict.fromkeys(out))
 
 

@@ -2,20 +2,19 @@
 
 A call that fails on the empty input (an assertion on the length, a read of a first byte that is
 not there) is kept, and the harness returns early on zero bytes: the fixer does that after a crash
-whose reproducer is empty. When the next run then ran, the lesson says so up front for the next
-harness of the library that calls the function: ``guard_empty_input(F)``.
+whose reproducer is empty, and states it as a ``min_size`` rule of 1 byte. When the next run then
+ran, the lesson says so up front for the next harness of the library that calls the function:
+``guard_empty_input(F)``. Rules are read as data (:class:`fuzzkit.guidance_facts.Rule`), never the
+fix's sentence.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from fuzzkit.guidance_facts import Rule
 from long_term_memory.experience.trajectory_steps import CrashStep, HarnessStep, RunStep, Step, is_token
-
-# The fixer's own note for the guard it adds (a change the enhancer's reply states).
-_EMPTY_FIX = re.compile(r"\breturn early on an empty input\b")
 
 
 def through(step: Step) -> tuple[str, str] | None:
@@ -25,12 +24,11 @@ def through(step: Step) -> tuple[str, str] | None:
     return None
 
 
-def fixed_by(step: Step, pattern: re.Pattern[str]) -> re.Match[str] | None:
-    """The last match of ``pattern`` in the changes a fix round (``enhancer.fix``) states."""
-    if not (isinstance(step, HarnessStep) and step.by == "enhancer.fix" and step.changes
-            and step.version is not None):
-        return None
-    return next(reversed(list(pattern.finditer(", ".join(step.changes)))), None)
+def fixed_by(step: Step, kind: str) -> list[Rule]:
+    """The rules of ``kind`` a fix round (``enhancer.fix``) states, in order."""
+    if not (isinstance(step, HarnessStep) and step.by == "enhancer.fix" and step.version is not None):
+        return []
+    return [rule for rule in step.rules if rule.kind == kind]
 
 
 def item(title: str, description: str, content: str, scope: dict[str, str], failure: str,
@@ -51,7 +49,7 @@ def empty_input_items(steps: Sequence[Step]) -> list[dict[str, Any]]:
     for step in steps:
         if crashed := through(step):
             crash = crashed[1]
-        elif fixed_by(step, _EMPTY_FIX) and crash:
+        elif any(rule.size == 1 for rule in fixed_by(step, "min_size")) and crash:
             pending = crash
         elif isinstance(step, RunStep) and pending:
             found += [] if step.crashed else [pending]

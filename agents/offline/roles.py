@@ -45,7 +45,7 @@ from agents.usage_section import HEADING as USAGE_HEADING
 from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
 from fuzzkit.crash_facts import read_crash
-from fuzzkit.guidance_facts import Rule, read_rules, rules_of
+from fuzzkit.guidance_facts import Rule, read_rules, rules_of, unique
 from fuzzkit.input_flow import INPUT_PROBLEM
 from long_term_memory.experience.lesson_effects import applied_note
 from long_term_memory.experience.lessons import calls
@@ -183,9 +183,10 @@ def enhance(facts: PromptFacts) -> Reply:
         cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in shown
                  if named & set(result.added_calls)]
         # The calls it added get what a fitting lesson says about their family (a release).
-        code, applied = apply_lessons(result.code, target_function(facts), api, lessons)
+        said: list[Rule] = []
+        code, applied = apply_lessons(result.code, target_function(facts), api, lessons, said)
         return {"directions": [*result.directions, *applied, *left_out, *cited],
-                "added_calls": result.added_calls}, code
+                "added_calls": result.added_calls, **_rules_said(said)}, code
     errors = facts.text("Compile errors")
     known = _memory_rules(facts, "Known fixes")
     target = target_function(facts)
@@ -200,15 +201,26 @@ def enhance(facts: PromptFacts) -> Reply:
         shown = applicable(facts, identifiers(errors))
         cited = [f"applied [{lesson.item_id}] {lesson.title}" for lesson in shown]
         fixed = fix_harness(harness, errors, api, _headers(facts), known_fixes=known)
-        code, applied = apply_lessons(fixed.code, target, api, lessons)
+        said = list(fixed.rules)
+        code, applied = apply_lessons(fixed.code, target, api, lessons, said)
         return {"fixes": [*fixed.fixes, *applied, *cited], "unresolved": fixed.unresolved,
-                "rules": [r.model_dump(exclude_defaults=True) for r in fixed.rules]}, code
-    return _repair_crash(harness, facts, target, api, lessons)
+                "rules": _rules_said(said).get("rules", [])}, code
+    said = []
+    reply, repaired = _repair_crash(harness, facts, target, api, lessons, said)
+    return {**reply, **_rules_said(said)}, repaired
+
+
+def _rules_said(rules: list[Rule]) -> dict[str, list[dict[str, Any]]]:
+    """``{"rules": [...]}`` for a reply stating ``rules`` (each once), ``{}`` for none."""
+    return {"rules": [r.model_dump(exclude_defaults=True) for r in unique(rules)]} if rules else {}
 
 
 def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: list[FunctionDecl],
-                  lessons: list[ActionableLesson]) -> Reply:
-    """A crash judged harness misuse: the first repair its triage calls for, else a revert."""
+                  lessons: list[ActionableLesson], said: list[Rule]) -> Reply:
+    """A crash judged harness misuse: the first repair its triage calls for, else a revert.
+
+    ``said`` gets what the repair asks as data (a release, a feed, a guard, a call left out).
+    """
     usage = read_usage(facts.sections.get(USAGE_HEADING, ""))
     last_good = facts.code("Last working harness")
     problem = facts.text("Problem")
@@ -217,7 +229,7 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
         released, added = release_as_usage(harness, usage)
         if added:
             return {"fixes": added, "unresolved": []}, released
-        released, added = _release_leaked(harness, triage, api, target, lessons)
+        released, added = _release_leaked(harness, triage, api, target, lessons, said)
         if added:
             return {"fixes": added, "unresolved": []}, released
     for guard in (guard_utf8_text, terminate_input, guard_precondition):
@@ -228,15 +240,15 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
         kept, how = repair(harness, triage)
         if how:
             return {"fixes": [how], "unresolved": []}, kept
-    dropped = without_crashed_followup(harness, facts.text("Stack") or triage, target.name)
+    dropped = without_crashed_followup(harness, facts.text("Stack") or triage, target.name, said)
     if dropped:
         return {"fixes": [dropped[1]], "unresolved": []}, dropped[0]
     if INPUT_PROBLEM in problem:
-        fed, fed_notes = _feed(harness, target, api, lessons)
+        fed, fed_notes = _feed(harness, target, api, lessons, said)
         if fed_notes:
             return {"fixes": fed_notes, "unresolved": []}, fed
     if read_crash(triage).input_size == 0:
-        guarded, how = guard_empty_input(harness)
+        guarded, how = guard_empty_input(harness, said)
         if how:
             return {"fixes": [how], "unresolved": []}, guarded
     if not made_as_usage(harness, usage, target):
@@ -254,7 +266,7 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
 
 
 def _release_leaked(harness: str, triage: str, api: list[FunctionDecl], target: FunctionDecl,
-                    lessons: list[ActionableLesson]) -> tuple[str, list[str]]:
+                    lessons: list[ActionableLesson], said: list[Rule]) -> tuple[str, list[str]]:
     """The harness releasing what leaked, through the releaser a lesson, the header or its allocator names.
 
     A lesson whose releaser makes the repair differ from the one made without it is noted
@@ -263,7 +275,8 @@ def _release_leaked(harness: str, triage: str, api: list[FunctionDecl], target: 
     culprit = _leak_culprit(triage, api, target)
     allocators = _allocators(triage, culprit.name)
     given = releasers_of(lessons, culprit)
-    released, added = release_results(harness, culprit, api, given, allocators=allocators, byte_fields=True)
+    released, added = release_results(harness, culprit, api, given, allocators=allocators, byte_fields=True,
+                                      rules=said)
     if given and added and released != release_results(harness, culprit, api, allocators=allocators,
                                                         byte_fields=True)[0]:
         added += [applied_note(lesson.item_id, lesson.action, f"release with {releaser}")
@@ -274,14 +287,14 @@ def _release_leaked(harness: str, triage: str, api: list[FunctionDecl], target: 
 
 
 def _feed(harness: str, target: FunctionDecl, api: list[FunctionDecl],
-          lessons: list[ActionableLesson]) -> tuple[str, list[str]]:
+          lessons: list[ActionableLesson], said: list[Rule]) -> tuple[str, list[str]]:
     """The harness handing the input to the target's object, and what changed.
 
     Through the feeder a fitting lesson names, noted when the harness then differs from the one
     fed without the lesson (the counterfactual).
     """
     via = feeder_of(lessons, target)
-    fed, how = feed_input(harness, target, api, via=via)
+    fed, how = feed_input(harness, target, api, via=via, rules=said)
     if not how:
         return harness, []
     notes = [how]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzkit.api import FunctionDecl
+from fuzzkit.guidance_facts import Rule, valid_rules
 from long_term_memory.experience.config import ExperienceConfig
 from long_term_memory.experience.lessons import RELEASE_NAME
 from long_term_memory.experience.models import Outcome
@@ -218,7 +219,8 @@ def _event_step(event: Mapping[str, Any], work_dir: Path) -> Step | None:
         return HarnessStep(step="harness", version=version, by=str(data.get("by", "?")),
                            changes=[str(c) for c in data.get("calls") or data.get("fixes")
                                     or data.get("directions") or []],
-                           added_calls=[str(c) for c in data.get("added_calls") or []])
+                           added_calls=[str(c) for c in data.get("added_calls") or []],
+                           rules=_rules(data.get("rules")))
     if kind == "build.done":
         ok = bool(data.get("ok"))
         return BuildStep(step="build", version=version, ok=ok,
@@ -268,6 +270,14 @@ _HARNESS_CRASH, _GAVE_UP = "crash caused by the harness", "gave up"
 _MISUSE_DROP = "crashed the harness (harness misuse)"
 
 
+def _rules(data: Any) -> list[Rule]:
+    """The rules an event or a memory entry logged, without their sentences (the step shows those).
+
+    An older event logged only their count; an entry that fits no :class:`Rule` is left out.
+    """
+    return [r.model_copy(update={"text": ""}) for r in valid_rules(data)]
+
+
 def _gave_up(reason: str) -> bool:
     """Whether a stop reason says the repairs of a crash the harness caused ran out."""
     at = reason.find(_HARNESS_CRASH)
@@ -280,7 +290,7 @@ def _memory_steps(state: Mapping[str, Any]) -> list[Step]:
     memory = state.get("session_memory") or {}
     for fix in memory.get("known_fixes") or []:
         steps.append(FixStep(step="fix", content=str(fix.get("content", "")),
-                             worked=bool(fix.get("success"))))
+                             worked=bool(fix.get("success")), rules=_rules(fix.get("rules"))))
     for direction in (state.get("local_memory") or {}).get("attempted_directions") or []:
         evidence = str(direction.get("evidence", ""))
         outcome, text = direction.get("outcome"), direction.get("direction")
@@ -288,7 +298,8 @@ def _memory_steps(state: Mapping[str, Any]) -> list[Step]:
             step="direction", outcome=None if outcome is None else str(outcome),
             direction=None if text is None else str(text), evidence=evidence,
             misuse_crash=outcome == "Failed"
-            and (evidence == _MISUSE_DROP or f"({_MISUSE_DROP})" in evidence)))
+            and (evidence == _MISUSE_DROP or f"({_MISUSE_DROP})" in evidence),
+            calls=[str(c) for c in direction.get("calls") or []]))
     return steps
 
 

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from fuzzkit.facts_block import read_all_facts, read_facts, render_facts
+from fuzzkit.guidance_facts import Rule
 from long_term_memory.experience.models import Outcome
 
 KIND = "trajectory"
@@ -65,13 +66,18 @@ class ConstraintStep(_Step):
 
 
 class HarnessStep(_Step):
-    """A harness version written: by whom, the changes it states, the calls it adds."""
+    """A harness version written: by whom, the changes it states, the calls it adds.
+
+    ``rules``: what its changes ask, as data (the fixer's releases, feeds, guards, tags...); the
+    extractor reads these, never the ``changes`` sentences.
+    """
 
     step: Literal["harness"]
     version: int | None = None
     by: str = "?"
     changes: list[str] = Field(default_factory=list)  # the writer's calls, fixes or directions
     added_calls: list[str] = Field(default_factory=list)
+    rules: list[Rule] = Field(default_factory=list)
 
     def line(self) -> str:
         """The step as a person reads it."""
@@ -228,11 +234,12 @@ class StopStep(_Step):
 
 
 class FixStep(_Step):
-    """A build fix session memory recorded, and whether it made the build work."""
+    """A build fix session memory recorded, whether it made the build work, and its rules as data."""
 
     step: Literal["fix"]
     content: str = ""
     worked: bool = False
+    rules: list[Rule] = Field(default_factory=list)
 
     def line(self) -> str:
         """The step as a person reads it."""
@@ -242,7 +249,8 @@ class FixStep(_Step):
 class DirectionStep(_Step):
     """One direction of the run's local memory: its outcome and evidence.
 
-    ``misuse_crash``: the direction was dropped because its block crashed the harness by misuse.
+    ``misuse_crash``: the direction was dropped because its block crashed the harness by misuse;
+    ``calls``: the library calls that block added, its own call first.
     """
 
     step: Literal["direction"]
@@ -250,6 +258,7 @@ class DirectionStep(_Step):
     direction: str | None = None
     evidence: str = ""
     misuse_crash: bool = False
+    calls: list[str] = Field(default_factory=list)
 
     def line(self) -> str:
         """The step as a person reads it."""

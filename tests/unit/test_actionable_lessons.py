@@ -12,6 +12,7 @@ from agents.offline.lesson_extract import actionable_items
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from fuzzkit.guidance_facts import Rule
 from long_term_memory.experience import parse_memory_items
 from long_term_memory.experience.inject import render_experience
 from long_term_memory.experience.lesson_effects import effect_present, used_items
@@ -62,7 +63,8 @@ TRAJECTORY = [
     run(1, lines=12.0, crashed=True),
     final_crash("leak", "Direct leak of 64 byte(s) in 1 object(s) allocated from qq_parse"),
     verdict(feasible=False),
-    harness(2, "enhancer.fix", "release out_v (from qq_parse) with qq_finish before returning"),
+    harness(2, "enhancer.fix", "release out_v (from qq_parse) with qq_finish before returning",
+            rules=(Rule(kind="release_result", name="qq_finish", producer="qq_parse", var="out_v"),)),
     build(2),
     run(2, hits=900, lines=31.0),
     stop("iteration budget"),
@@ -233,7 +235,7 @@ def test_an_opaque_type_repair_becomes_a_lesson_the_next_first_draft_applies() -
     family gets the same change in its first draft, with the fixer's own repair."""
     steps = [build(1, "variable has incomplete type 'ww_ctx'"),
              harness(2, "enhancer.fix", "declare arg0 as ww_ctx * (ww_ctx is opaque; no constructor found)",
-                     "use arg0 as the pointer it now is")]
+                     "use arg0 as the pointer it now is", rules=(Rule(kind="opaque", name="ww_ctx"),))]
     (item,) = actionable_items("int ww_run(const uint8_t *d, size_t n);", steps, "")
     assert (item["scope"], item["failure"], item["action"]) == (
         {"name": "ww_*"}, "compile:incomplete-type", "hold_by_pointer(ww_ctx)")
@@ -261,7 +263,9 @@ def test_a_buffer_left_in_a_field_of_a_record_becomes_a_release_lesson_for_that_
 """
     steps = [final_crash("leak", "Direct leak of 64 byte(s) allocated from qq_decode"),
              harness(2, "enhancer.fix",
-                     "release cfg.output (filled by qq_decode) with qq_buffer_free before returning")]
+                     "release cfg.output (filled by qq_decode) with qq_buffer_free before returning",
+                     rules=(Rule(kind="release_field", name="qq_buffer_free", producer="qq_decode", var="cfg",
+                                 field="output"),))]
     [found] = actionable_items("int qq_decode(const uint8_t *data, size_t size, struct qq_config *config);",
                                steps, code)
     assert found["scope"] == {"shape": "object_param", "type": "qq_config"}
@@ -326,7 +330,8 @@ def test_feeding_the_input_becomes_a_lesson_only_when_the_fed_harness_ran() -> N
     prototype = "int im_read_dir(im_file *f)"
     fed = [harness(1, "prototyper", "im_new", "im_read_dir"), run(1, hits=3, lines=1.0),
            harness(2, "enhancer.fix",
-                   "hand the fuzz input to im_read_dir's object with im_set_buffer before the call"),
+                   "hand the fuzz input to im_read_dir's object with im_set_buffer before the call",
+                   rules=(Rule(kind="feed_input", name="im_set_buffer", then="im_read_dir"),)),
            build(2)]
     ran = [*fed, run(2, hits=90, lines=4.0)]
     crashed = [*fed, run(2, lines=1.1, crashed=True), verdict(feasible=False)]

@@ -19,6 +19,7 @@ from agents.offline.lesson_extract import actionable_items
 from agents.offline.prompt_reader import read_prompt
 from agents.offline.roles import enhance
 from agents.offline.synth import default_skeleton, write_harness
+from fuzzkit.guidance_facts import Rule
 from long_term_memory.experience import parse_memory_items
 from long_term_memory.experience.extraction import build_extraction_prompt
 from long_term_memory.experience.inject import render_experience
@@ -246,7 +247,8 @@ def test_a_follow_up_the_repair_left_out_teaches_the_next_first_draft_to_leave_i
         crash("deadly-signal", "ww_doc_count"),
         verdict(),
         harness(2, "enhancer.fix", "left out the follow-up call to ww_doc_count, which crashed "
-                "after the target with arguments the harness picked"),
+                "after the target with arguments the harness picked",
+                rules=(Rule(kind="avoid", name="ww_doc_count"),)),
         run(2, hits=12, lines=7.5),
         stop("iteration budget 1 used"),
     ]
@@ -301,7 +303,7 @@ def test_a_failed_direction_teaches_when_the_trajectory_left_its_steps_out() -> 
         harness(1, "prototyper", "vv_scan"),
         direction("Success", "call vv_check on the input", "line coverage 2.0% -> 3.0%"),
         direction("Failed", "call vv_render on a new vv_frame", "crashed the harness (harness misuse)",
-                  misuse_crash=True),
+                  misuse_crash=True, calls=("vv_render", "vv_frame_new")),
         direction("Failed", "call vv_probe on the input", "did not compile after fix rounds"),
         stop("iteration budget 3 used"),
     ]

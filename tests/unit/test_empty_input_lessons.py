@@ -14,6 +14,7 @@ from __future__ import annotations
 from agents.offline.cdecl import parse_prototypes
 from agents.offline.lesson_apply import ActionableLesson, apply_lessons
 from agents.offline.lesson_extract import actionable_items
+from fuzzkit.guidance_facts import Rule
 from long_term_memory.experience.lesson_effects import effect_present
 from long_term_memory.experience.lessons import lesson_fits, parse_action, parse_scope
 from tests.trajectories import crash, harness, run
@@ -43,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 def test_the_fixers_guard_counts_only_when_the_next_run_ran() -> None:
     steps = [harness(1, "prototyper", "ww_append"), run(1, lines=0.1, crashed=True),
              crash("deadly-signal", "ww_append"),
-             harness(2, "enhancer.fix", "return early on an empty input (the crash input is empty)")]
+             harness(2, "enhancer.fix", "return early on an empty input (the crash input is empty)",
+                     rules=(Rule(kind="min_size", size=1),))]
     decl = "int ww_append(ww_dec *dec, const uint8_t *data, size_t size);"
     ran = actionable_items(decl, [*steps, run(2, hits=9, lines=3.0)], "")
     assert [i["action"] for i in ran] == ["guard_empty_input(ww_append)"]

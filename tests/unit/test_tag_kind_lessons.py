@@ -17,6 +17,7 @@ from agents.offline.cdecl import parse_prototypes
 from agents.offline.lesson_apply import ActionableLesson, actionable_lessons, apply_lessons
 from agents.offline.lesson_extract import actionable_items
 from agents.offline.prompt_reader import read_prompt
+from fuzzkit.guidance_facts import Rule
 from long_term_memory.experience.inject import render_experience
 from long_term_memory.experience.lesson_effects import effect_present
 from long_term_memory.experience.lessons import parse_action, parse_scope
@@ -44,7 +45,9 @@ TRAJECTORY = [
     harness(1, "prototyper", "ee_run"),
     build(1, "must use 'enum' tag to refer to type 'ee_mode'"),
     harness(2, "enhancer.fix", "add the enum tag to ee_mode at line 3 (it is enum ee_mode); "
-            "add the union tag to ee_value at line 4 (it is union ee_value)"),
+            "add the union tag to ee_value at line 4 (it is union ee_value)",
+            rules=(Rule(kind="keep_tag", name="ee_mode", then="enum"),
+                   Rule(kind="keep_tag", name="ee_value", then="union"))),
     build(2),
 ]
 
