@@ -47,7 +47,7 @@ def library_leak(harness: str, stack: str, public: list[FunctionDecl],
     entry = api.get(chain[-1])
     if entry is None:
         return ""
-    made = [n for n in chain[:-1] if n in api and is_pointer(api[n].return_type)]
+    made = [n for n in chain[:-1] if n in api and _pointer_like(api[n].return_type)]
     if made:
         return ""  # a public maker's object: a field of what the harness holds may hand it back
     call = re.search(rf"(?:\b(\w+)\s*=\s*(?:\([^()]*\)\s*)?)?\b{re.escape(entry.name)}\s*\(", harness)
@@ -57,9 +57,13 @@ def library_leak(harness: str, stack: str, public: list[FunctionDecl],
     if _handed_back(entry.return_type) and not (call.group(1) and _released(harness, call.group(1),
                                                                            entry.return_type, owners)):
         return ""
+    if call.group(1) and _reassigned(harness[close:], call.group(1), entry.return_type, owners):
+        return ""  # `p = make_ns(); p = make();`: the first object is lost by the harness
     made_by = re.finditer(rf"\b(\w+)\s*=\s*(?:\([^()]*\)\s*)?\b{re.escape(entry.name)}\s*\(", harness)
     if any(_handed_over(harness[m.end():], m.group(1)) for m in made_by):
         return ""  # `add(parent, item)` then `item = NULL`: its new owner may hand it back (a detach)
+    if _kept_object(harness, called, owners):
+        return ""  # an object still held may keep the block alive (`close(db)` fails: a statement is open)
     args = split_args(harness[call.end():close])
     later = {d.name: d for d in called if d.name != entry.name}
     for param, arg in zip(entry.params, args, strict=False):
@@ -81,10 +85,48 @@ def _handed_back(ctype: str) -> bool:
     """
     if _array_typedef(ctype):
         return not ctype.strip().startswith("const ")
-    if not is_pointer(ctype):
+    if not _pointer_like(ctype):
         return False
     inner = pointee(ctype)
     return not (inner.startswith("const ") and not is_pointer(inner))
+
+
+def _pointer_like(ctype: str) -> bool:
+    """A data pointer, or a handle typedef hiding one (``typedef struct p_s *p_t``, kept by that name)."""
+    if is_pointer(ctype):
+        return True
+    under = type_table.active().typedefs.get(strip_const(ctype).strip(), "")
+    return "*" in under and "(*)" not in under
+
+
+def _kept_object(harness: str, called: Sequence[FunctionDecl], owners: Mapping[str, str]) -> str:
+    """A library object a call handed the harness through ``&var`` that nothing releases (else ``""``).
+
+    ``prepare(db, sql, n, &stmt, &tail)`` hands back a statement: unreleased, it keeps its database
+    open (the database's close fails while a statement is live), and every block the database
+    holds leaks with it, allocated under the call that opened it. Plain memory (``&tail``, a
+    ``const char **`` into the caller's text) and read-only views are no such object.
+    """
+    for decl in called:
+        for at in re.finditer(rf"\b{re.escape(decl.name)}\s*\(", harness):
+            close = matching_paren(harness, at.end() - 1)
+            if close is None:
+                continue
+            for param, arg in zip(decl.params, split_args(harness[at.end():close]), strict=False):
+                inner = pointee(param.type) if is_pointer(param.type) else ""
+                name = _object(arg) if arg.strip().startswith("&") else ""
+                if (not name or name == "?" or not _handed_back(inner) or not _pointer_like(inner)
+                        or strip_const(canonical_base(base_name(inner))) in _PLAIN):
+                    continue
+                if not _released(harness, name, inner, owners):
+                    return name
+    return ""
+
+
+def _reassigned(after: str, name: str, ctype: str, owners: Mapping[str, str]) -> bool:
+    """Whether ``name`` is assigned again before anything releases what it holds (the object is lost)."""
+    again = re.search(rf"(?<![\w.>]){re.escape(name)}\s*=(?!=)", after)
+    return again is not None and not _released(after[:again.start()], name, ctype, owners)
 
 
 def _array_typedef(ctype: str) -> bool:
