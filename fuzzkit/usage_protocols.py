@@ -73,7 +73,7 @@ def target_slice(fn: UsageFunction, target: str) -> tuple[list[CallSite], bool] 
             before.insert(0, c)
             wanted |= _objects_of(c) | ({c.result_var} if c.result_var else set())
     half = MAX_STEPS // 2  # the target stays, with the calls nearest to it on each side
-    before = _kept_before(before, call, half)
+    before = _kept_before(_not_overwritten(before, call.result_var), call, half)
     objects = {a.var for c in [*before, call] for a in c.args if a.kind == "object" and a.var}
     objects |= {call.result_var} if call.result_var else set()
     made = {c.result_var for c in before if c.result_var} | {
@@ -89,6 +89,24 @@ def target_slice(fn: UsageFunction, target: str) -> tuple[list[CallSite], bool] 
     after = [c for c in fn.calls[k + 1 :] if _vars_of(c) & objects
              and all(_held(fn, a.var, have) for a in c.args if a.kind == "object" and a.var)][:half]
     return [*before, call, *after], complete
+
+
+def _not_overwritten(before: list[CallSite], var: str) -> list[CallSite]:
+    """``before`` without the calls storing into ``var`` that nothing reads before the target does.
+
+    ``if (ns) p = make_ns(); else p = make();`` reads as two makers in a row: the target stores
+    its own object into ``p``, so an earlier one nothing used is another branch (replayed, it
+    would be made and lost).
+    """
+    if not var:
+        return before
+    out = []
+    for i, c in enumerate(before):
+        read_later = any(var in {a.var for a in d.args} for d in before[i + 1:])
+        if c.result_var == var and not read_later:
+            continue
+        out.append(c)
+    return out
 
 
 def _kept_before(before: list[CallSite], call: CallSite, half: int) -> list[CallSite]:

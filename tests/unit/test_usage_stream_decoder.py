@@ -197,3 +197,27 @@ def test_an_improvement_sets_up_a_decoder_made_as_the_usage_makes_it() -> None:
     assert block.index("sd_decoder_init_FILE(") < block.index("sd_decoder_process_until_end_of_stream(")
     assert block.index("sd_decoder_process_until_end_of_stream(") < block.index("sd_decoder_delete(")
     assert re.search(r"sd_decoder \w+;", plain[plain.index("LF improve"):]), plain  # as before, without usage
+
+
+def test_a_maker_of_the_targets_own_variable_in_another_branch_is_left_out() -> None:
+    # `if (ns) p = sd_decoder_new_ns(); else p = sd_decoder_new();`: two makers in a row
+    from fuzzkit.usage_models import CallSite, UsageFunction, UsageIndex
+    from fuzzkit.usage_protocols import target_protocol
+
+    dec = Arg(text="dec", kind="object", var="dec")
+    calls = [CallSite(function="sd_decoder_new_ns", args=[Arg(text="'!'")], result="dec", result_var="dec",
+                      line=1),
+             CallSite(function="sd_decoder_new", result="dec", result_var="dec", line=2),
+             CallSite(function="sd_decoder_process_until_end_of_stream", args=[dec], line=3),
+             CallSite(function="sd_decoder_delete", args=[dec], line=4)]
+    fn = UsageFunction(file="tests/bench.c", name="main", origin="test",
+                       variables={"dec": "sd_decoder *"}, calls=calls)
+    protocol = target_protocol(UsageIndex(functions=[fn]), "sd_decoder_new")
+    assert protocol is not None
+    first = [s.call for s in protocol.sequence][:2]
+    assert first == ["sd_decoder_new", "sd_decoder_process_until_end_of_stream"], first
+    # read in between, the first object is the test's own: it stays
+    calls.insert(1, CallSite(function="sd_decoder_finish", args=[dec], line=1))
+    read = fn.model_copy(update={"calls": calls})
+    kept = target_protocol(UsageIndex(functions=[read]), "sd_decoder_new")
+    assert kept is not None and kept.sequence[0].call == "sd_decoder_new_ns"
