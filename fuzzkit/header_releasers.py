@@ -68,13 +68,7 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     with_object: list[str] = []
     for decl in api:
         ws = _words(decl.name)
-        # `rxfree(rx_t *)`, `listfree(list_t *)`, `freecode(prog_t *)`: one word fuses the noun
-        # and the verb (not `freeze`)
-        verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS or (
-            w == "put" and i == len(ws) - 1 and len(decl.params) == 1
-            and _REFCOUNT_DOC.search(docs.get(decl.name, ""))) or (
-            i == len(ws) - 1 and len(w) > 4 and len(decl.params) == 1
-            and (w.endswith("free") or (w.startswith("free") and not w.startswith("freez"))))]
+        verbs = _release_verbs(decl, ws, docs.get(decl.name, ""))
         pointers = _object_pointers(decl, _canonical_params(decl, function_types))
         if verbs and len(pointers) == len(decl.params) == 2 and _base(pointers[0].type) != "void":
             with_object.append(decl.name)
@@ -108,6 +102,20 @@ def find_releasers(api: Sequence[FunctionDecl], docs: Mapping[str, str], records
     out += _paired_by_name(api, with_object, out)
     found = _heap_noted(api, out + _allocated_with(api, own, out))
     return whole_first(found, common, RELEASE_VERBS)
+
+
+def _release_verbs(decl: FunctionDecl, ws: list[str], doc: str) -> list[int]:
+    """The positions of ``decl``'s name words that say it releases something.
+
+    ``rxfree(rx_t *)``, ``listfree(list_t *)``, ``freecode(prog_t *)``: one word fuses the noun
+    and the verb (not ``freeze``); ``put`` last, documented as dropping a reference. None after
+    a property verb: ``set_end_element_handler(parser, fn)`` sets a handler, it ends nothing.
+    """
+    verbs = [i for i, w in enumerate(ws) if w in RELEASE_VERBS or (
+        w == "put" and i == len(ws) - 1 and len(decl.params) == 1 and _REFCOUNT_DOC.search(doc)) or (
+        i == len(ws) - 1 and len(w) > 4 and len(decl.params) == 1
+        and (w.endswith("free") or (w.startswith("free") and not w.startswith("freez"))))]
+    return [] if verbs and set(ws[:verbs[0]]) & words_of("property_verbs") else verbs
 
 
 def _object_pointers(decl: FunctionDecl, canonical: list[str]) -> list[Param]:

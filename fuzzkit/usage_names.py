@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from fuzzkit.api import FunctionDecl
@@ -37,8 +37,13 @@ def argument_name(arg: Arg) -> str:
     return name
 
 
-def name_unnamed(api: Sequence[FunctionDecl], index: UsageIndex) -> list[FunctionDecl]:
-    """``api`` with each unnamed parameter named as most of the library's own calls name its argument."""
+def name_unnamed(api: Sequence[FunctionDecl], index: UsageIndex,
+                 canonical: Mapping[str, str] | None = None) -> list[FunctionDecl]:
+    """``api`` with each unnamed parameter named as most of the library's own calls name its argument.
+
+    One the calls leave unnamed, of a type named for a size right after a pointer (``canonical``:
+    typedef -> canonical type, so ``lib_SPTR`` is one), is ``length``.
+    """
     votes: dict[str, list[Counter[str]]] = {}
     arity = {d.name: len(d.params) for d in api if any(not p.name for p in d.params)}
     # one vote per file and name: a file calling it ten times is one author's spelling;
@@ -47,7 +52,7 @@ def name_unnamed(api: Sequence[FunctionDecl], index: UsageIndex) -> list[Functio
     for fn in index.functions:
         weight = 1 if fn.origin == "other" else 2
         for call in fn.calls:
-            if arity.get(call.function) != len(call.args):
+            if arity.get(call.function) != len(call.args) or _placeholders(call.args):
                 continue
             for i, arg in enumerate(call.args):
                 if name := argument_name(arg):
@@ -57,16 +62,39 @@ def name_unnamed(api: Sequence[FunctionDecl], index: UsageIndex) -> list[Functio
                     cast[key] = max(cast.get(key, 0), weight * plain)
     for (_file, function, i, name), vote in cast.items():
         votes.setdefault(function, [Counter() for _ in range(arity[function])])[i][name] += vote
-    return [_named(d, votes[d.name]) if d.name in votes else d for d in api]
+    canon = canonical or {}
+    return [_named(d, votes.get(d.name) or [Counter() for _ in d.params], canon) if d.name in arity else d
+            for d in api]
 
 
-def _named(decl: FunctionDecl, votes: list[Counter[str]]) -> FunctionDecl:
+def _placeholders(args: Sequence[Arg]) -> bool:
+    """``F(G(b),c,d,e)``: a macro's parameters passed on (``#define CALL(a,b,c,d,e) ...``), no names.
+
+    Most of the arguments are single letters: a call written by a person names its values.
+    """
+    letters = sum(bool(re.fullmatch(r"[A-Za-z]", a.text.strip())) for a in args)
+    return letters >= 2 and 2 * letters > len(args)
+
+
+def _named(decl: FunctionDecl, votes: list[Counter[str]], canonical: Mapping[str, str]) -> FunctionDecl:
     taken = {p.name for p in decl.params if p.name}
     params = []
-    for p, counts in zip(decl.params, votes, strict=True):
+    for i, (p, counts) in enumerate(zip(decl.params, votes, strict=True)):
         # the most common first, then the longer (more telling) name
         ranked = sorted(counts, key=lambda n: (-counts[n], -len(n), n))
         name = next((n for n in ranked if n not in taken), "") if not p.name else p.name
+        before = decl.params[i - 1].type.strip() if i else ""
+        if not name and "length" not in taken and _sized_by_type(canonical.get(before, before), p.type):
+            name = "length"  # `compile(lib_SPTR, size_t, ...)`: the buffer's length, by its type
         taken.add(name)
         params.append(replace(p, name=name) if name != p.name else p)
     return replace(decl, params=tuple(params))
+
+
+# A type named for a size (`lib_SIZE`, `foo_len_t`): after a pointer, what it holds is that buffer's length.
+_SIZE_TYPE = re.compile(r"(?:^|_)(?:size|len|length)(?:_t)?$", re.I)
+
+
+def _sized_by_type(before: str, ctype: str) -> bool:
+    """Whether an unnamed ``ctype`` right after a ``before`` pointer is named for a size by its type."""
+    return "*" in before and "(*)" not in before and bool(_SIZE_TYPE.search(ctype.strip()))

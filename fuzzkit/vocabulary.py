@@ -21,7 +21,7 @@ KINDS = ("make", "make_by_reading", "init", "release", "clear", "copy", "open_se
 PATTERNS = ("release_fused", "release_memory", "release_said", "reads_buffer", "counting", "alloc_hook",
             "output_hook", "writes_out", "piecewise", "range_start", "range_end", "entry_reads",
             "entry_writes", "checksum", "not_entry", "ends_process", "accessor", "plumbing", "input_nouns",
-            "allocator", "status_more", "status_end")
+            "allocator", "status_more", "status_end", "property_verbs")
 C_GROUPS = ("statement", "type", "sign", "qualifier", "tag", "storage")
 C_EXTRA = ("extension",)  # asked for by name only: not among `c_words()`'s keywords
 

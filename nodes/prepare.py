@@ -62,7 +62,7 @@ def prepared_fields(bench: Benchmark, function: str,
     if usage:
         index = tools.usage_index(lib, api, facts)
         # A prototype's unnamed parameters are named as the library's own calls name their arguments.
-        api = name_unnamed(api, index)
+        api = name_unnamed(api, index, canonical)
         target = next((d for d in api if d.name == target.name), target)
         records = {n: dict(r.fields) for r in facts.records for n in (r.tag, *r.names) if n}
         seen = target_usage(index, target, api, canonical, records)

@@ -255,8 +255,11 @@ _INPUT_SHARES = (
 
 
 # `text = lf_strndup(data, size);`, `buf = (T *)malloc(n);`: a buffer the harness allocates, and its length
+# The harness's own buffers: copies of the input (`lf_take_str(&in, 16)`: a string of up to 16
+# bytes from it, its length drawn too) and what it allocates.
 _HARNESS_ALLOC = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?"
-                            rf"(lf_strndup|{alternation('allocator')})\s*\(([^;]*)\)\s*;")
+                            r"(lf_strndup|lf_wstrndup|lf_memdup|lf_take_str|lf_take_part"
+                            rf"|{alternation('allocator')})\s*\(([^;]*)\)\s*;")
 
 
 def _count_not_its_length(facts: PromptFacts, report: CrashFacts) -> str:

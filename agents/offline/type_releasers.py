@@ -66,6 +66,13 @@ def producer_releaser(producer: str) -> str | None:
 
 
 def _bare(spelling: str) -> str:
+    """The type's name alone; ``""`` for a record with no name of its own (``struct {...}``).
+
+    Two typedefs of anonymous records are two types, though both are spelled ``struct {...}``
+    canonically: that spelling names neither.
+    """
+    if re.search(r"\{|\(anonymous|\(unnamed", spelling):
+        return ""
     return re.sub(r"\b(const|struct|union)\b|\*|\s+", "", spelling)
 
 

@@ -56,3 +56,11 @@ def test_a_count_drawn_apart_from_the_buffer_is_the_harnesss_misuse() -> None:
 def test_the_buffers_own_length_as_the_count_leaves_the_read_to_the_library() -> None:
     found = _verdict(HARNESS.replace("text, num,", "text, size,"))
     assert found["verdict"] == "library_bug", found
+
+
+def test_a_short_string_taken_from_the_input_with_a_count_drawn_apart_is_the_harnesss() -> None:
+    # `pattern = lf_take_str(&lf_in, 16); c = lf_take_int(...)`: compile(pattern, c, ...) read past
+    # the string's end (a regex compiler's false alarm, three targets at once)
+    taken = HARNESS.replace("text = lf_strndup(data, size);", "text = lf_take_str(&lf_in, 16);")
+    found = _verdict(taken)
+    assert found["verdict"] == "harness_misuse", found

@@ -99,3 +99,32 @@ def test_a_file_calling_it_often_is_one_vote_and_the_library_s_own_tools_count_m
         UsageFunction(file="tools/conv.c", name="main", origin="tool", calls=[
             CallSite(function="x_open", args=[Arg(text="outfilename", var="outfilename")])])])
     assert name_unnamed([decl], index)[0].params[0].name == "outfilename"
+
+
+def test_an_unnamed_size_typed_parameter_after_a_pointer_is_the_buffers_length() -> None:
+    from fuzzkit.api import FunctionDecl, Param
+    from fuzzkit.usage_models import UsageIndex
+    from fuzzkit.usage_names import name_unnamed
+
+    decl = FunctionDecl("rx_compile", "rx_code *", (Param("", "RX_SPTR"), Param("", "RX_SIZE"),
+                                                    Param("", "uint32_t")))
+    canonical = {"RX_SPTR": "const unsigned char *", "RX_SIZE": "unsigned long"}
+    named = name_unnamed([decl], UsageIndex(), canonical)
+    assert [p.name for p in named[0].params] == ["", "length", ""]
+    # not after a value, nor when the type names no size
+    plain = FunctionDecl("rx_set", "int", (Param("", "uint32_t"), Param("", "RX_SIZE")))
+    assert [p.name for p in name_unnamed([plain], UsageIndex())[0].params] == ["", ""]
+
+
+def test_a_macros_letters_passed_on_name_nothing() -> None:
+    from fuzzkit.api import FunctionDecl, Param
+    from fuzzkit.usage_models import Arg, CallSite, UsageFunction, UsageIndex
+    from fuzzkit.usage_names import name_unnamed
+
+    decl = FunctionDecl("rx_compile", "rx_code *", (Param("", "RX_SPTR"), Param("", "RX_SIZE"),
+                                                    Param("", "uint32_t")))
+    letters = CallSite(function="rx_compile", args=[Arg(text=t, kind="variable", var=t) for t in "abc"])
+    index = UsageIndex(functions=[UsageFunction(file="src/rxtest.c", name="main", origin="test",
+                                                calls=[letters])])
+    named = name_unnamed([decl], index, {"RX_SPTR": "const unsigned char *"})
+    assert [p.name for p in named[0].params] == ["", "length", ""], named

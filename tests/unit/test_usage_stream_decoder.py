@@ -221,3 +221,29 @@ def test_a_maker_of_the_targets_own_variable_in_another_branch_is_left_out() -> 
     read = fn.model_copy(update={"calls": calls})
     kept = target_protocol(UsageIndex(functions=[read]), "sd_decoder_new")
     assert kept is not None and kept.sequence[0].call == "sd_decoder_new_ns"
+
+
+def test_a_maker_whose_object_the_usage_then_feeds_is_replayed() -> None:
+    from agents.offline.usage import usage_draft
+
+    api = parse_prototypes("""
+xp_t xp_create(const char *encoding);
+int xp_parse(xp_t p, const char *buf, int len, int final);
+void xp_free(xp_t p);
+""")
+    p = Arg(text="p", kind="object", var="p")
+    steps = [Step(call="xp_create", args=[Arg(text="NULL", kind="null")], result="p"),
+             Step(call="xp_parse", args=[p, Arg(text="buf", kind="data", var="buf"),
+                                         Arg(text="len", kind="size", var="len"),
+                                         Arg(text="0", kind="constant")]),
+             Step(call="xp_free", args=[p])]
+    facts = UsageFacts(
+        objects=[ObjectProtocol(type="xp_t", make=[steps[0]], release="xp_free", uses=2)],
+        targets=[TargetProtocol(function="xp_create", seen_in="tests/bench.c:main", origin="test",
+                                variables={"p": "xp_t", "buf": "char *", "len": "int"}, sequence=steps)])
+    with using(read_types(render_types("```c\ntypedef struct xp_s *xp_t;\n```\n"), api)):
+        replay = usage_draft(facts, api[0], api, ["xp.h"])
+        alone = usage_draft(facts.model_copy(update={"targets": [facts.targets[0].model_copy(
+            update={"sequence": [steps[0], steps[2]]})]}), api[0], api, ["xp.h"])
+    assert replay is not None and "xp_parse(" in replay[0], replay
+    assert alone is None  # made and released, nothing fed: the synthesizer's draft

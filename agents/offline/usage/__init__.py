@@ -258,7 +258,7 @@ def usage_draft(
     if protocol is None or not protocol.complete or not protocol.fed:
         return None
     before = next((i for i, s in enumerate(protocol.sequence) if s.call == target.name), 0)
-    if before == 0:
+    if before == 0 and not _fed_after(protocol.sequence):
         return None  # nothing to set up: the synthesizer feeds a plain call at least as well
     decls = {d.name: d for d in [*api, target]}
     if not _written_whole(protocol.sequence, decls):
@@ -285,6 +285,13 @@ def usage_draft(
     ]
     calls = list(dict.fromkeys(s.call for s in protocol.sequence))
     return code, notes, calls
+
+
+def _fed_after(steps: list[Step]) -> bool:
+    """Whether the target (first) makes an object the usage then feeds (``p = create(); parse(p, buf)``)."""
+    made = steps[0].result if steps and re.fullmatch(r"[A-Za-z_]\w*", steps[0].result) else ""
+    return bool(made) and any(any(a.kind == "data" for a in s.args) and any(a.var == made for a in s.args)
+                              for s in steps[1:])
 
 
 def _written_whole(steps: list[Step], decls: dict[str, FunctionDecl]) -> bool:
