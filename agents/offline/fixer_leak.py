@@ -37,7 +37,8 @@ def _calls(code: str, name: str) -> Iterator[tuple[re.Match[str], list[str]]]:
 def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
                     releasers: Mapping[str, str] | None = None,
                     fields_only: bool = False, allocators: Sequence[str] = (),
-                    byte_fields: bool = False, rules: list[Rule] | None = None) -> tuple[str, list[str]]:
+                    byte_fields: bool = False, rules: list[Rule] | None = None,
+                    early: bool = False) -> tuple[str, list[str]]:
     """The harness with the target's results released before it returns, and what was added.
 
     ``releasers`` maps a type name to the function a lesson says releases it; it wins over
@@ -48,7 +49,9 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     (:func:`paired_releaser`) before the API's generic one or ``free``. ``byte_fields``: a leak
     inside ``target`` was reported: the plain bytes it left in a record's pointer fields are
     freed too (:func:`byte_field_releases`). ``rules`` gets each release as data too
-    (``release_result``, ``release_field``), with its sentence.
+    (``release_result``, ``release_field``), with its sentence. ``early``: the releases open the
+    cleanup instead of closing it (what a call made from an object the harness holds is released
+    before that object: a database refuses to close while a statement of it is live).
     """
     idx = ApiIndex(api if any(f.name == target.name for f in api) else [*api, target])
     owned: list[tuple[str, str]] = []  # (variable, the type it points at)
@@ -72,6 +75,8 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
             continue  # a block's own variable: a release before the function returns could not name it
         releaser = ((releasers or {}).get(type_name(ctype))
                     or _releaser(idx, ctype, target.name, paired_releaser(allocators, idx.api)))
+        if re.search(rf"\b{re.escape(releaser)}\s*\(\s*{re.escape(var)}\s*\)", code):
+            continue  # released already by its releaser, whatever its name says
         lines.append(f"if ({var} != NULL) {{ {releaser}({var}); {var} = NULL; }}")
         added.append(how := f"release {var} (from {target.name}) with {releaser} before returning")
         said.append(Rule(kind="release_result", name=releaser, producer=target.name, var=var, text=how))
@@ -84,16 +89,48 @@ def release_results(code: str, target: FunctionDecl, api: list[FunctionDecl],
     for expr in byte_field_releases(code, target, idx) if byte_fields else []:
         lines.append(f"free({expr}); {expr} = NULL;")
         added.append(f"free {expr} (bytes {target.name} allocated into the record) before returning")
-    if not lines:
+    released = _with_releases(code, lines, early)
+    if released == code:
         return code, []
+    (rules if rules is not None else []).extend(said)
+    return released, added
+
+
+def _with_releases(code: str, lines: list[str], early: bool) -> str:
+    """``code`` with ``lines`` before its final ``return 0;`` (``early``: right after ``lf_cleanup:``)."""
     last = code.rfind("return 0;")
-    if last < 0:
-        return code, []
+    label = code.find("lf_cleanup: ;")
+    if early and label >= 0:
+        last = code.find("\n", label) + 1
+    if not lines or last <= 0:
+        return code
     space = re.search(r"([ \t]*)$", code[:last])
     indent = space.group(1) if space else ""
     block = "".join(f"{line}\n{indent}" for line in lines)
-    (rules if rules is not None else []).extend(said)
-    return code[:last] + block + code[last:], added
+    if early and label >= 0:  # at the start of the line after the label, indented as it is
+        rest = code[last:]
+        indent = rest[:len(rest) - len(rest.lstrip(" \t"))]
+        block = "".join(f"{indent}{line}\n" for line in lines)
+    return code[:last] + block + code[last:]
+
+
+def release_kept_objects(code: str, skip: str, api: list[FunctionDecl], releasers: Mapping[str, str],
+                         rules: list[Rule] | None = None) -> tuple[str, list[str]]:
+    """What other calls handed back through ``&var`` and nothing releases, released first in the cleanup.
+
+    ``prepare(db, sql, n, &stmt, &tail)`` leaves a statement that keeps its database open: the
+    database's blocks leak under the call that opened it (``skip``), which the harness did release.
+    ``releasers``: type -> its releaser (the library's own code's, a lesson's).
+    """
+    for fn in api:
+        if fn.name == skip or not any(ckinds.pointer_depth(p.type) == 2 for p in fn.params):
+            continue
+        if not re.search(rf"\b{re.escape(fn.name)}\s*\(", code):
+            continue
+        released, added = release_results(code, fn, api, releasers, rules=rules, early=True)
+        if added:
+            return released, added
+    return code, []
 
 
 def _function_scope(code: str, var: str) -> bool:

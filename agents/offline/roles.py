@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from agents.harness_marks import guard_empty_input
@@ -13,7 +14,7 @@ from agents.offline.experience import applicable
 from agents.offline.fixer import fix_harness
 from agents.offline.fixer_free import drop_unowned_free, keep_input_owned
 from agents.offline.fixer_input import feed_input, guard_utf8_text
-from agents.offline.fixer_leak import release_results
+from agents.offline.fixer_leak import release_kept_objects, release_results
 from agents.offline.fixer_precondition import guard_precondition
 from agents.offline.fixer_terminated import terminate_input
 from agents.offline.followups import without_crashed_followup
@@ -38,6 +39,7 @@ from agents.offline.usage import (
     usage_draft,
     usage_followups,
     usage_hints,
+    usage_releasers,
     with_jump_guard,
 )
 from agents.sections import ELSEWHERE_HEADING
@@ -229,7 +231,7 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
         released, added = release_as_usage(harness, usage)
         if added:
             return {"fixes": added, "unresolved": []}, released
-        released, added = _release_leaked(harness, triage, api, target, lessons, said)
+        released, added = _release_leaked(harness, triage, api, target, lessons, said, usage_releasers(usage))
         if added:
             return {"fixes": added, "unresolved": []}, released
     for guard in (guard_utf8_text, terminate_input, guard_precondition):
@@ -266,8 +268,12 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
 
 
 def _release_leaked(harness: str, triage: str, api: list[FunctionDecl], target: FunctionDecl,
-                    lessons: list[ActionableLesson], said: list[Rule]) -> tuple[str, list[str]]:
+                    lessons: list[ActionableLesson], said: list[Rule],
+                    owners: Mapping[str, str]) -> tuple[str, list[str]]:
     """The harness releasing what leaked, through the releaser a lesson, the header or its allocator names.
+
+    When what the leak's call made is released already, the objects other calls handed back and
+    nothing releases are (``owners``: type -> the library's own code's releaser).
 
     A lesson whose releaser makes the repair differ from the one made without it is noted
     (``applied [MEM-...]``): the counterfactual that counts it as used.
@@ -277,6 +283,8 @@ def _release_leaked(harness: str, triage: str, api: list[FunctionDecl], target: 
     given = releasers_of(lessons, culprit)
     released, added = release_results(harness, culprit, api, given, allocators=allocators, byte_fields=True,
                                       rules=said)
+    if not added:
+        released, added = release_kept_objects(harness, culprit.name, api, {**owners, **given}, said)
     if given and added and released != release_results(harness, culprit, api, allocators=allocators,
                                                         byte_fields=True)[0]:
         added += [applied_note(lesson.item_id, lesson.action, f"release with {releaser}")
