@@ -53,3 +53,11 @@ void cm_parser_free(struct cm_parser_s *parser);
 """)
     found = {r.function for r in find_releasers(api, {}, [], {})}
     assert found == {"cm_parser_free"}, found
+
+
+def test_a_finalize_of_one_object_releases_it() -> None:
+    # `db_finalize(db_stmt *)`: the statement's releaser (a database refuses to close while one is live)
+    from fuzzkit.header_releasers import find_releasers
+
+    api = parse_prototypes("int db_finalize(struct db_stmt *stmt);\nint db_step(struct db_stmt *stmt);\n")
+    assert {r.function for r in find_releasers(api, {}, [], {})} == {"db_finalize"}
