@@ -3,7 +3,8 @@
 A run's ``findings/index.json`` lists the distinct crashes it judged library bugs (replayed
 alone, minimized; ``logicfuzz findings``). Each is joined with its hand review in
 ``bench/bugs/findings_reviews.yaml`` (keyed ``"PROJECT SIGNATURE"``: ``true_bug``, ``misuse`` or
-``unclear``, and one sentence why). Printed: one row per finding, then the totals: reported,
+``unclear``, and one sentence why). Printed: one row per distinct finding (project and
+signature; how many of the runs reported it), then the totals: reported,
 reviewed as true library bugs, as the harness's own misuse (false alarms), unclear, and not yet
 reviewed; the false-alarm rate is misuse over the reviewed ones. A finding not yet reviewed is
 listed so that someone reads it; the rate is never computed over guesses.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ class Finding:
     replays: bool
     review: str  # one of VERDICTS, or "unreviewed"
     why: str
+    runs: int = 1  # how many of the runs read reported it
 
     @property
     def key(self) -> str:
@@ -91,6 +93,16 @@ def findings_of(run: Path, reviews: dict[str, dict[str, str]]) -> list[Finding]:
     return out
 
 
+def distinct(found: list[Finding]) -> list[Finding]:
+    """One row per finding (project and signature), with the number of runs that reported it."""
+    first: dict[str, Finding] = {}
+    count: dict[str, int] = {}
+    for f in found:
+        first.setdefault(f.key, f)
+        count[f.key] = count.get(f.key, 0) + 1
+    return [replace(f, runs=count[key]) for key, f in first.items()]
+
+
 def totals(found: list[Finding]) -> dict[str, int]:
     """How many findings got each review."""
     return {r: sum(f.review == r for f in found) for r in (*VERDICTS, "unreviewed")}
@@ -98,17 +110,18 @@ def totals(found: list[Finding]) -> dict[str, int]:
 
 def print_table(found: list[Finding], runs: int) -> None:
     """The rows, then the totals and the false-alarm rate over the reviewed findings."""
-    print("| project | kind | top frame | targets | replays alone | review | why |")
-    print("|---|---|---|---|---|---|---|")
+    print("| project | kind | top frame | targets | runs | replays alone | review | why |")
+    print("|---|---|---|---|---|---|---|---|")
     for f in found:
         targets = ", ".join(t.split("/")[-1] for t in f.targets)
-        print(f"| {f.project} | {f.kind} | `{f.top_frame}` | {targets} "
+        print(f"| {f.project} | {f.kind} | `{f.top_frame}` | {targets} | {f.runs} "
               f"| {'yes' if f.replays else 'no'} | {f.review} | {f.why} |")
     n = totals(found)
     reviewed = n["true_bug"] + n["misuse"] + n["unclear"]
     rate = f"{n['misuse']}/{reviewed} ({100 * n['misuse'] / reviewed:.0f}%)" if reviewed else "-"
     print()
-    print(f"- runs read: {runs}; library-bug verdicts: {len(found)}")
+    print(f"- runs read: {runs}; distinct library-bug verdicts: {len(found)} "
+          f"(reported {sum(f.runs for f in found)} times)")
     print(f"- reviewed: true library bug {n['true_bug']}, harness misuse {n['misuse']}, "
           f"unclear {n['unclear']}; not yet reviewed {n['unreviewed']}")
     print(f"- false alarms (misuse of the reviewed): {rate}")
@@ -135,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                   "`logicfuzz run --out` directory or a bench's OUT", file=sys.stderr)
             return 2
         dirs += found
-    rows = [f for d in dict.fromkeys(dirs) for f in findings_of(d, reviews)]
+    rows = distinct([f for d in dict.fromkeys(dirs) for f in findings_of(d, reviews)])
     with markdown_copy(args.markdown, TITLE):
         print_table(rows, len(set(dirs)))
     if args.json:

@@ -33,7 +33,7 @@ def test_verdicts_are_joined_with_their_reviews_and_counted(
     out = capsys.readouterr().out
     assert "true library bug 1, harness misuse 1, unclear 0; not yet reviewed 1" in out
     assert "false alarms (misuse of the reviewed): 1/2 (50%)" in out
-    assert "| acme | leak | `alloc x.c:1` | f | yes | unreviewed |  |" in out
+    assert "| acme | leak | `alloc x.c:1` | f | 1 | yes | unreviewed |  |" in out
     assert "harness misuse 1" in markdown.read_text()
 
 
@@ -54,3 +54,15 @@ def test_a_folder_with_no_run_and_a_bad_review_are_clear_errors(
 def test_the_shipped_reviews_read() -> None:
     bench = load_bench_script("findings_review")
     assert all(r["review"] in bench.VERDICTS for r in bench.load_reviews().values())
+
+
+def test_one_finding_reported_by_two_runs_is_one_row(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = load_bench_script("findings_review")
+    monkeypatch.setattr(bench, "REVIEWS", tmp_path / "none.yaml")
+    _run(tmp_path / "a", "acme", ["leak@a<b"])
+    _run(tmp_path / "b", "acme", ["leak@a<b"])
+    assert bench.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "| f | 2 | yes | unreviewed |" in out
+    assert "distinct library-bug verdicts: 1 (reported 2 times)" in out
