@@ -16,7 +16,7 @@ from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.doc_sentences import affirmed, own_sentences
 from fuzzkit.header_facts import Record, Releaser, _base, _words
 from fuzzkit.release_names import closes_a_part, common_words, whole_first
-from fuzzkit.vocabulary import alternation, ordered, words_of
+from fuzzkit.vocabulary import alternation, ordered, verb_before, words_of
 
 
 def _said(kind: str) -> list[str]:
@@ -115,7 +115,7 @@ def _release_verbs(decl: FunctionDecl, ws: list[str], doc: str) -> list[int]:
         w == "put" and i == len(ws) - 1 and len(decl.params) == 1 and _REFCOUNT_DOC.search(doc)) or (
         i == len(ws) - 1 and len(w) > 4 and len(decl.params) == 1
         and (w.endswith("free") or (w.startswith("free") and not w.startswith("freez"))))]
-    return [] if verbs and set(ws[:verbs[0]]) & words_of("property_verbs") else verbs
+    return [] if verbs and verb_before(ws, verbs[0]) else verbs
 
 
 def _object_pointers(decl: FunctionDecl, canonical: list[str]) -> list[Param]:

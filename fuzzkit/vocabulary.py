@@ -9,6 +9,7 @@ literal elsewhere holding two words of one group.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -125,6 +126,15 @@ def has_verb(name: str, kind: str) -> bool:
     """Whether a word of ``name`` is a verb of ``kind``."""
     verbs = words_of(kind)
     return any(w in verbs for w in name_words(name))
+
+
+def verb_before(words: Sequence[str], at: int) -> bool:
+    """Whether a verb of a property or of work comes before ``words[at]`` (its release verb).
+
+    ``set_end_element_handler`` sets a handler and ``process_until_end_of_stream`` processes: the
+    later verb is not what the function does, so neither releases anything.
+    """
+    return bool(set(words[:at]) & (words_of("property_verbs") | words_of("feed") | words_of("parse")))
 
 
 def alternation(kind: str) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from agents.offline import ckinds, type_releasers, type_table
 from agents.offline.fixer_edit import split_args
+from agents.offline.leak_owner import kept_object
 from agents.offline.synth_api import ApiIndex
 from fuzzkit.api import FunctionDecl
 from fuzzkit.guidance_facts import Rule
@@ -114,23 +115,19 @@ def _with_releases(code: str, lines: list[str], early: bool) -> str:
     return code[:last] + block + code[last:]
 
 
-def release_kept_objects(code: str, skip: str, api: list[FunctionDecl], releasers: Mapping[str, str],
+def release_kept_objects(code: str, api: list[FunctionDecl], releasers: Mapping[str, str],
                          rules: list[Rule] | None = None) -> tuple[str, list[str]]:
-    """What other calls handed back through ``&var`` and nothing releases, released first in the cleanup.
+    """What a call handed back through ``&var`` and nothing releases, released first in the cleanup.
 
     ``prepare(db, sql, n, &stmt, &tail)`` leaves a statement that keeps its database open: the
-    database's blocks leak under the call that opened it (``skip``), which the harness did release.
+    database's blocks leak under the call that opened it, which the harness did release. The
+    object is the one the leak verdict blames the harness for (:func:`leak_owner.kept_object`).
     ``releasers``: type -> its releaser (the library's own code's, a lesson's).
     """
-    for fn in api:
-        if fn.name == skip or not any(ckinds.pointer_depth(p.type) == 2 for p in fn.params):
-            continue
-        if not re.search(rf"\b{re.escape(fn.name)}\s*\(", code):
-            continue
-        released, added = release_results(code, fn, api, releasers, rules=rules, early=True)
-        if added:
-            return released, added
-    return code, []
+    kept = kept_object(code, api, releasers)
+    if kept is None:
+        return code, []
+    return release_results(code, kept[1], api, releasers, rules=rules, early=True)
 
 
 def _function_scope(code: str, var: str) -> bool:

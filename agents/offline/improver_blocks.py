@@ -31,6 +31,7 @@ from agents.offline.synth_roles import payload_slot, roles
 from agents.offline.synth_streams import stream_drive
 from agents.offline.synth_trip import decode_written
 from agents.offline.synth_types import Role
+from agents.offline.synth_usage_after import followups_on
 from agents.offline.synth_vocab import maker_stem
 from fuzzkit.api import FunctionDecl
 from fuzzkit.vocabulary import words_of
@@ -233,9 +234,7 @@ def _set_up(job: _Job) -> str | None:
         pl.configuring.add(first)  # (set up here, by fn, not by another initializer first)
         made = obtain(pl, first, fn.name, feed=False)
         pl.emit(pl.plan(fn, bind={0: made.expr}), pl.f.call)
-        follow = [ctx.idx.by_name[n] for n in dict.fromkeys(ctx.idx.usage_after) if n in ctx.idx.by_name]
-        for after in (f for f in follow if len(f.params) == 1 and ctx.idx.type_key(f.params[0].type) == first
-                      and ctx.idx.kind(f) != "init"):
+        for after in followups_on(ctx.idx, first, made.origin, {fn.name, *job.avoid}):
             pl.emit(pl.plan(after, bind={0: made.expr}), pl.f.call)
         return f"set up a new {first} made by {made.origin} with {fn.name}"
     made = initialize(pl, first, fn.name, init=fn, into=pl.f.call)

@@ -62,7 +62,7 @@ def library_leak(harness: str, stack: str, public: list[FunctionDecl],
     made_by = re.finditer(rf"\b(\w+)\s*=\s*(?:\([^()]*\)\s*)?\b{re.escape(entry.name)}\s*\(", harness)
     if any(_handed_over(harness[m.end():], m.group(1)) for m in made_by):
         return ""  # `add(parent, item)` then `item = NULL`: its new owner may hand it back (a detach)
-    if _kept_object(harness, called, owners):
+    if kept_object(harness, called, owners):
         return ""  # an object still held may keep the block alive (`close(db)` fails: a statement is open)
     args = split_args(harness[call.end():close])
     later = {d.name: d for d in called if d.name != entry.name}
@@ -99,8 +99,9 @@ def _pointer_like(ctype: str) -> bool:
     return "*" in under and "(*)" not in under
 
 
-def _kept_object(harness: str, called: Sequence[FunctionDecl], owners: Mapping[str, str]) -> str:
-    """A library object a call handed the harness through ``&var`` that nothing releases (else ``""``).
+def kept_object(harness: str, called: Sequence[FunctionDecl],
+                owners: Mapping[str, str]) -> tuple[str, FunctionDecl] | None:
+    """A library object a call handed the harness through ``&var`` that nothing releases, and that call.
 
     ``prepare(db, sql, n, &stmt, &tail)`` hands back a statement: unreleased, it keeps its database
     open (the database's close fails while a statement is live), and every block the database
@@ -119,8 +120,8 @@ def _kept_object(harness: str, called: Sequence[FunctionDecl], owners: Mapping[s
                         or strip_const(canonical_base(base_name(inner))) in _PLAIN):
                     continue
                 if not _released(harness, name, inner, owners):
-                    return name
-    return ""
+                    return name, decl
+    return None
 
 
 def _reassigned(after: str, name: str, ctype: str, owners: Mapping[str, str]) -> bool:

@@ -284,7 +284,7 @@ def _release_leaked(harness: str, triage: str, api: list[FunctionDecl], target: 
     released, added = release_results(harness, culprit, api, given, allocators=allocators, byte_fields=True,
                                       rules=said)
     if not added:
-        released, added = release_kept_objects(harness, culprit.name, api, {**owners, **given}, said)
+        released, added = release_kept_objects(harness, api, {**owners, **given}, said)
     if given and added and released != release_results(harness, culprit, api, allocators=allocators,
                                                         byte_fields=True)[0]:
         added += [applied_note(lesson.item_id, lesson.action, f"release with {releaser}")

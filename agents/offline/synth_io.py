@@ -333,12 +333,12 @@ def _served_inout(sig: Callback, names: list[str]) -> list[str]:
     the stream ended once none are (a reader that keeps answering "continue" with nothing would be
     asked again forever); a plain integer status is 0 both ways.
     """
-    more, end = status_constants(sig.return_type)
+    more, end = _status_constants(sig.return_type)
     return [*_served([names[-1], names[1], f"*{names[2]}"]), f"*{names[2]} = n;",
             f"return n ? ({sig.return_type}){more} : ({sig.return_type}){end};"]
 
 
-def status_constants(ctype: str) -> tuple[str, str]:
+def _status_constants(ctype: str) -> tuple[str, str]:
     """The members of status enum ``ctype`` meaning "more follows" and "the stream ended" ("0" if none)."""
     name = ckinds.strip_const(ctype).removeprefix("enum ").strip()
     members = type_table.active().enum_members.get(name, [])

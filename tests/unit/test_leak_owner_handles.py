@@ -97,9 +97,10 @@ def test_the_repair_finalizes_the_statement_first_in_the_cleanup() -> None:
     harness = PREPARED.replace("  FINALIZE\n", "").replace("  db_close(db);\n",
                                                             "  lf_cleanup: ;\n  db_close(db);\n")
     with using(read_types(TYPES, API)):
-        fixed, added = release_kept_objects(harness, "db_open", API, {"db_stmt": "db_finalize"})
+        fixed, added = release_kept_objects(harness, API, {"db_stmt": "db_finalize"})
     assert added == ["release stmt (from db_prepare) with db_finalize before returning"], added
     cleanup = fixed[fixed.index("lf_cleanup: ;"):]
     assert cleanup.index("db_finalize(stmt)") < cleanup.index("db_close(db)"), fixed  # before its database
-    again, more = release_kept_objects(fixed, "db_open", API, {"db_stmt": "db_finalize"})
+    with using(read_types(TYPES, API)):
+        again, more = release_kept_objects(fixed, API, {"db_stmt": "db_finalize"})
     assert more == [] and again == fixed  # released already: nothing more

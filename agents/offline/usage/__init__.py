@@ -23,7 +23,7 @@ from agents.offline.usage.repair import made_as_usage, release_as_usage
 from agents.usage_section import read_usage
 from fuzzkit.api import FunctionDecl
 from fuzzkit.usage_models import Arg, Step, UsageFacts, type_key
-from fuzzkit.vocabulary import alternation, has_verb, name_words, words_of
+from fuzzkit.vocabulary import alternation, has_verb, name_words, verb_before, words_of
 
 # Marks a harness replayed from the library's own code: a compile error in it is answered by the
 # synthesizer's draft instead of edits to code the engine did not write.
@@ -243,7 +243,7 @@ def _releases(name: str) -> bool:
     """Named as a release: a release verb with no verb of work before it (``process_until_end`` is none)."""
     words = name_words(name)
     at = next((i for i, w in enumerate(words) if w in words_of("release")), None)
-    return at is not None and not any(w in words_of("feed") | words_of("parse") for w in words[:at])
+    return at is not None and not verb_before(words, at)
 
 
 def usage_draft(
