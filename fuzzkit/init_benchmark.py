@@ -44,6 +44,7 @@ from fuzzkit.header_facts import blob_types, stream_types
 from fuzzkit.header_facts_collect import collect_facts
 from fuzzkit.headers import canonical_types, deprecated_functions, parse_header
 from fuzzkit.library import LibraryBuild, build_library
+from fuzzkit.reach import call_graph
 from fuzzkit.select_functions import choose_functions, pick_named, usage_bonus
 from fuzzkit.source import SourceSpec, fetch_source
 from fuzzkit.usage_index import base_names, usage_index
@@ -278,7 +279,8 @@ def _default_choice(lib: LibraryBuild, api: list[FunctionDecl], preferred_api: l
     used = usage_bonus((c.function, fed(f, c)) for f in index.functions for c in f.calls)
     # A function declared never to return (an error reporter) is no target: it never comes back.
     candidates = [d for d in preferred_api if d.name not in set(facts.noreturn)]
-    return choose_functions(candidates, max_functions, canonical, fuzzed, streams, used)
+    return choose_functions(candidates, max_functions, canonical, fuzzed, streams, used,
+                            call_graph(lib.cov_archive))
 
 
 def _nothing_chosen(api: list[FunctionDecl], headers: list[str]) -> str:

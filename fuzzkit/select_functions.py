@@ -21,6 +21,7 @@ from collections.abc import Collection, Iterable, Mapping
 from fuzzkit.api import FunctionDecl
 from fuzzkit.errors import ToolchainError
 from fuzzkit.param_kinds import INTEGER, archetype, names_other_input, object_type, spellings
+from fuzzkit.reach import CallGraph
 from fuzzkit.release_names import common_words
 from fuzzkit.select_io import IO_TYPES, reads_file, reads_through_callback
 from fuzzkit.select_io import words as _words
@@ -44,6 +45,8 @@ _ACCESSORS = words_of("init") | words_of("accessor")
 
 
 _ENOUGH = 3  # a plain object function scores 2: not worth a target on its own
+NEW_CODE = 0.005  # of the library's instructions: what counts as reaching new code
+DEPTH = 3  # calls deep: the code a target's harness reaches early; deeper, every entry reaches everything
 
 
 _INPUT_NOUNS = words_of("input_nouns")
@@ -197,12 +200,15 @@ def choose_functions(
     fuzzed: Collection[str] = (),
     streams: Collection[str] = (),
     used: Mapping[str, int] | None = None,
+    graph: CallGraph | None = None,
 ) -> list[FunctionDecl]:
     """A varied, promising default set of at most ``max_functions`` targets, best first.
 
     The set is filled by score, so a small cap keeps the strongest data entry points rather
     than one of each kind; each already chosen variant of a function (``decode2`` after
-    ``uncompress``) lowers its score, which keeps the set varied, and nothing weaker than a
+    ``uncompress``) lowers its score, and so does a function whose code is mostly reached
+    already by the chosen ones (a second document parser reaches the code the first one does,
+    a path evaluator does not), which keeps the set varied, and nothing weaker than a
     plain object function is added just to fill the set. Ties
     keep the headers' order (the main header first, each header top-down: the order the
     library documents its API in), never the alphabet.
@@ -216,6 +222,9 @@ def choose_functions(
         streams: Stream struct names (see :func:`archetype`).
         used: Functions the library's own tests, examples and tools hand data to, with their
             bonus (:func:`usage_bonus`).
+        graph: The library's direct calls (:func:`fuzzkit.reach.call_graph`): a function two
+            thirds of whose code within :data:`DEPTH` calls (by instructions) the chosen ones
+            reach within as many loses 3.
     """
     used = used or {}
     canon = canonical or {}
@@ -234,17 +243,42 @@ def choose_functions(
     ranked = sorted(
         (d for d in decls if scores[d.name] >= _ENOUGH), key=lambda d: (-scores[d.name], order[d.name])
     )
-    chosen: list[FunctionDecl] = []
-    common = common_words([d.name for d in decls])
+    return _spread(ranked, scores, common_words([d.name for d in decls]), graph or CallGraph(), max_functions)
 
-    def adjusted(d: FunctionDecl) -> int:
+
+def _spread(ranked: list[FunctionDecl], scores: Mapping[str, int], common: Collection[str],
+            calls: CallGraph, max_functions: int) -> list[FunctionDecl]:
+    """The best of ``ranked`` one at a time, each time preferring code the chosen ones do not reach.
+
+    A function reaches new code when at least :data:`NEW_CODE` of the library's instructions
+    within :data:`DEPTH` calls of it are not within as many of a chosen one; one that does not
+    loses 3, and so does a variant (``acme_read_sync``) of a waiting function that does not
+    (``acme_read``), so the variant never goes first only because its extra code is new.
+    """
+    order = {d.name: i for i, d in enumerate(ranked)}
+    chosen: list[FunctionDecl] = []
+    reached: set[str] = set()
+    least = sum(calls.sizes.values()) * NEW_CODE
+
+    def worth(d: FunctionDecl) -> int:
         return scores[d.name] - 7 * sum(_related(d.name, c.name, common) for c in chosen)
 
+    def stale(d: FunctionDecl) -> bool:
+        return bool(calls.sizes) and calls.size(calls.reach(d.name, DEPTH) - reached) < least
+
+    def covered(d: FunctionDecl, waiting: list[FunctionDecl]) -> bool:
+        words = _words(d.name)
+        bases = (_words(b.name) for b in waiting if stale(b))
+        return stale(d) or any(len(w) < len(words) and words[: len(w)] == w for w in bases)
+
+    # Reaching chosen code orders a function later; only being a variant can leave it out.
     while len(chosen) < max_functions:
-        rest = sorted((d for d in ranked if d not in chosen), key=lambda d: (-adjusted(d), order[d.name]))
-        if not rest or adjusted(rest[0]) < _ENOUGH:
+        waiting = [d for d in ranked if d not in chosen and worth(d) >= _ENOUGH]
+        if not waiting:
             break
-        chosen.append(rest[0])
+        best = min(waiting, key=lambda d: (-(worth(d) - 3 * covered(d, waiting)), order[d.name]))
+        chosen.append(best)
+        reached.update(calls.reach(best.name, DEPTH))
     return sorted(chosen, key=lambda d: (-scores[d.name], order[d.name]))
 
 
