@@ -61,6 +61,7 @@ def report_text(crash: Mapping[str, Any], location: str = "") -> str:
     utf8 = ", ".join(f"{fn}({', '.join(names)})" for fn, names in facts.utf8.items())
     terminated = [f"{fn}({', '.join(names)})" for fn, names in facts.terminated.params.items()]
     flags = [n if v is None else f"{n}={v:#x}" for n, v in facts.terminated.flags.items()]
+    entry_conditions = facts.conditions.get(facts.entry_function, [])
     terminated += [f"flags {', '.join(flags)}"] if flags else []
     return "\n".join([
         f"kind: {facts.kind}",
@@ -81,6 +82,8 @@ def report_text(crash: Mapping[str, Any], location: str = "") -> str:
         *([f"input text: {facts.input_text}"] if facts.input_text else []),
         *([f"documented utf-8 parameters: {utf8}"] if utf8 else []),
         *([f"documented nul-terminated input: {'; '.join(terminated)}"] if terminated else []),
+        *([f"documented conditions of {facts.entry_function}: {'; '.join(entry_conditions)}"]
+          if entry_conditions else []),
         render_crash(facts),
     ])
 
@@ -91,6 +94,7 @@ def crash_facts(crash: Mapping[str, Any]) -> CrashFacts:
         return str(crash.get(key) or "")
 
     utf8, terminated = crash.get("utf8_arguments"), crash.get("terminated_arguments")
+    conditions = crash.get("documented_conditions")
     return CrashFacts(
         kind=text("kind") or "unknown", summary=text("summary"), in_harness=bool(crash.get("in_harness")),
         near_init=bool(crash.get("near_init")), signature=text("signature"), category=text("category"),
@@ -100,6 +104,7 @@ def crash_facts(crash: Mapping[str, Any]) -> CrashFacts:
         input_size=_input_size(crash.get("reproducer")), input_text=text("input_text"),
         utf8=utf8 if isinstance(utf8, dict) else {},
         terminated=TerminatedInput.model_validate(terminated if isinstance(terminated, dict) else {}),
+        conditions=conditions if isinstance(conditions, dict) else {},
     )
 
 

@@ -239,6 +239,13 @@ def utf8_arguments(state: Mapping[str, Any]) -> dict[str, list[str]]:
     return {fn: list(names) for fn, names in facts.utf8.items() if fn in called}
 
 
+def documented_conditions(state: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The conditions the documentation asserts on the parameters of the functions the harness calls."""
+    called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
+    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    return {fn: list(conds) for fn, conds in facts.conditions.items() if fn in called}
+
+
 def terminated_arguments(state: Mapping[str, Any]) -> dict[str, Any]:
     """Input documented as NUL-terminated, for the functions the harness calls (a TerminatedInput).
 

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fuzzkit.doc_conditions import OBJECT_KIND
 from fuzzkit.facts_block import render_facts
 from fuzzkit.header_wrappers import Wrapper
 from fuzzkit.vocabulary import c_words
@@ -202,7 +203,8 @@ class FunctionNotes(BaseModel):
     """What the documentation and the header's wrappers say of API functions (:data:`NOTES_KIND` block).
 
     Each list names functions; ``optional`` and ``utf8`` map a function to parameter names;
-    ``returns`` gives a function's sentence documenting its return values.
+    ``returns`` gives a function's sentence documenting its return values; ``object_kinds`` the
+    conditions on an argument's field its documentation asserts (``object->type == X_TYPE``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -221,6 +223,7 @@ class FunctionNotes(BaseModel):
     terminated_flags: dict[str, int | None] = Field(default_factory=dict)
     wrappers: list[WrapperCall] = Field(default_factory=list)
     returns: list[DocumentedReturn] = Field(default_factory=list)
+    object_kinds: dict[str, list[str]] = Field(default_factory=dict)
 
 
 NOTES_KIND = "notes"  # the kind of the ``## Types`` section's block of documented behaviour
@@ -240,6 +243,7 @@ NOTES_LEGEND = {
     "terminated_flags": "option constants (and values) that say the input is NUL-terminated",
     "wrappers": "calls in the header's own wrappers (pass the same fixed arguments)",
     "returns": "documented return values",
+    "object_kinds": "the kind of object each takes, as its documentation asserts (never give it another)",
 }
 
 
@@ -272,6 +276,8 @@ class HeaderFacts:
     # (fuzzkit.param_docs), with their values (None: not a plain integer)
     terminated: dict[str, list[str]] = field(default_factory=dict)
     terminated_flags: dict[str, int | None] = field(default_factory=dict)
+    # function -> the C conditions its documentation asserts on its parameters (fuzzkit.doc_conditions)
+    conditions: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -311,6 +317,7 @@ class HeaderFacts:
             terminated={k: list(v) for k, v in data.get("terminated", {}).items()},
             terminated_flags={k: (None if v is None else int(v))
                               for k, v in data.get("terminated_flags", {}).items()},
+            conditions={k: list(v) for k, v in data.get("conditions", {}).items()},
         )
 
     def render(self) -> str:
@@ -364,6 +371,8 @@ class HeaderFacts:
             noreturn=self.noreturn, optional=self.optional, utf8=self.utf8,
             terminated=self.terminated, terminated_flags=self.terminated_flags,
             returns=[DocumentedReturn(function=fn, text=text) for fn, text in self.returns.items()],
+            object_kinds={fn: kinds for fn, conds in self.conditions.items()
+                          if (kinds := [c for c in conds if OBJECT_KIND.fullmatch(c)])},
             wrappers=[WrapperCall(function=w.function, args=list(w.args), caller=w.caller,
                                   params=list(w.params)) for w in self.wrappers],
         )

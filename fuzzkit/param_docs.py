@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from fuzzkit.api import FunctionDecl
+from fuzzkit.doc_conditions import documented_conditions
 
 MAX_BYTES = 64 << 20  # read no more than this much source in all
 
@@ -69,16 +70,21 @@ class ParamFacts(NamedTuple):
     utf8: dict[str, list[str]]
     docs: dict[str, str]
     terminated: Terminated
+    conditions: dict[str, list[str]]  # function -> conditions its comment asserts (fuzzkit.doc_conditions)
 
 
 def param_facts(files: Iterable[str | Path], api: Sequence[FunctionDecl]) -> ParamFacts:
-    """:func:`optional_params`, :func:`utf8_params`, :func:`definition_docs` and :func:`terminated_inputs`.
+    """The parameter facts of ``api`` from one read of the files.
+
+    :func:`optional_params`, :func:`utf8_params`, :func:`definition_docs`, :func:`terminated_inputs`
+    and :func:`fuzzkit.doc_conditions.documented_conditions`.
 
     The files are read once.
     """
     texts = list(_read(files))
     docs = _definition_docs(texts, [d.name for d in api])
-    return ParamFacts(_optional(texts, api), _utf8(texts, api), docs, _terminated(texts, api))
+    return ParamFacts(_optional(texts, api), _utf8(texts, api), docs, _terminated(texts, api),
+                      documented_conditions(texts, api))
 
 
 def optional_params(files: Iterable[str | Path], api: Sequence[FunctionDecl]) -> dict[str, list[str]]:

@@ -120,7 +120,8 @@ class Fuzzkit:
 
         The library's variables a header declares are kept only if the build defines them; the
         parameters documented as taking NULL, as UTF-8 text or as NUL-terminated (and the option
-        constants documented so), and the documentation of functions the headers leave
+        constants documented so), the conditions they assert on parameters, and the documentation of
+        functions the headers leave
         undocumented, are read from the headers' and sources' comments.
         """
         # An inline helper is read as what it is: a wrapper of the functions it calls, if it calls any.
@@ -128,6 +129,7 @@ class Fuzzkit:
         read = param_facts([*lib.headers, *lib.sources], api)  # every file read once
         facts = collect_facts(lib.headers, lib.include_dirs, lib.defines, api, helpers, read.docs)
         facts.optional, facts.utf8, facts.terminated = read.optional, read.utf8, read.terminated.params
+        facts.conditions = read.conditions
         values = {m.name: m.value for m in facts.macros} | {c: v for e in facts.enums for c, v in e.constants}
         facts.terminated_flags = {name: value if value is not None else values.get(name)
                                   for name, value in read.terminated.flags.items()}

@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 
 from agent_graph.context import Context
 from agent_graph.state import FuzzState
-from agents.sections import terminated_arguments, utf8_arguments
+from agents.sections import documented_conditions, terminated_arguments, utf8_arguments
 from fuzzkit.api import FunctionDecl
 from fuzzkit.input_flow import INPUT_PROBLEM, feeder_exists, input_reaches_api
 from fuzzkit.library import LibraryBuild
@@ -74,7 +74,8 @@ def execution_node(state: FuzzState, runtime: Runtime[Context]) -> dict[str, Any
         update["crash"] = {"version": version, **crash_for_prompt(fuzz.crash.to_dict()),
                            "reproducer": reproducer, "input_text": describe(reproducer) if reproducer else "",
                            "utf8_arguments": utf8_arguments(state),
-                           "terminated_arguments": terminated_arguments(state)}
+                           "terminated_arguments": terminated_arguments(state),
+                           "documented_conditions": documented_conditions(state)}
     merged_extras(update, observe_run(state, record, update.get("crash"), version))
     log_event(state, "execution.done", version=version, crashed=crashed,
               lines=summary["lines"], target_hits=target_hits,

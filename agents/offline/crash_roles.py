@@ -11,6 +11,7 @@ from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.fixer_terminated import unterminated_calls
 from agents.offline.followups import crashed_followup, followup_arguments_allowed
 from agents.offline.leak_owner import library_leak, uncast
+from agents.offline.object_kinds import unmet_kinds, wrong_kind_reason
 from agents.offline.prompt_reader import PromptFacts, target_function
 from agents.offline.synth_finders import words
 from agents.offline.usage import usage_releasers
@@ -73,6 +74,13 @@ def judge_feasibility(facts: PromptFacts) -> Reply:
         return {"feasible": False, "verdict": "harness_misuse", "reasoning": raised,
                 "fix_hint": "set up the library's error handler (a protected call, a try, a panic or "
                             "error-handler setter) around the calls, or call the protected variant"}, None
+    called = parse_prototypes(facts.code("Library functions the harness calls"))
+    entry_decl = next((d for d in called if d.name == report.entry_function), None)
+    unmet = unmet_kinds(facts.code("Current harness"), report, entry_decl)
+    if unmet and entry_decl is not None:
+        return {"feasible": False, "verdict": "harness_misuse",
+                "reasoning": wrong_kind_reason(entry_decl, unmet),
+                "fix_hint": f"call {entry_decl.name} only when `{unmet[0]}` holds for its argument"}, None
     broken = _broken_precondition(facts, report) if kind == "deadly-signal" else ""
     if broken:
         return {"feasible": False, "verdict": "harness_misuse", "reasoning": broken,

@@ -5,7 +5,9 @@ states its precondition in code. When the harness called it straight from
 ``LLVMFuzzerTestOneInput`` and that assertion failed (the triage's ``failed assertion`` and
 ``entry function``), the harness passed what the function never accepts: the repair puts the same
 condition, on the harness's own arguments, before the call, and leaves the input when it does not
-hold. The condition is copied only when everything it names is visible to the harness: the
+hold. A condition the function's documentation asserts on the kind of object it takes, which
+the harness never names (:mod:`agents.offline.object_kinds`), is checked the same way after a
+crash inside that call. The condition is copied only when everything it names is visible to the harness: the
 function's parameters (replaced by the arguments), fields after ``->`` or ``.``, the API's own
 functions, C keywords and type names; upper-case names (macros of the public header) are tested
 with ``#if defined``, so a macro private to the library's source leaves the check out instead of
@@ -15,10 +17,12 @@ breaking the build.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from agents.offline import cdecl, ckinds
 from agents.offline.fixer_edit import matching_paren, split_args
 from agents.offline.fixer_input import insert_before
+from agents.offline.object_kinds import unmet_kinds
 from fuzzkit.api import FunctionDecl
 from fuzzkit.crash_facts import read_crash
 from fuzzkit.vocabulary import c_words
@@ -36,8 +40,10 @@ def guard_precondition(code: str, triage: str, api: list[FunctionDecl]) -> tuple
     condition is checked before the call, which the input skips when it does not hold.
     """
     report = read_crash(triage)
-    cond, entry = report.assertion, report.entry_function
+    entry = report.entry_function
     decl = next((d for d in api if entry and d.name == entry), None)
+    documented = "" if report.assertion else next(iter(unmet_kinds(code, report, decl)), "")
+    cond = report.assertion or documented
     call = re.search(rf"\b{re.escape(decl.name)}\s*\(", code) if decl else None
     close = matching_paren(code, call.end() - 1) if call else None
     if not cond or decl is None or call is None or close is None:
@@ -51,14 +57,14 @@ def guard_precondition(code: str, triage: str, api: list[FunctionDecl]) -> tuple
     if bounded:
         return bounded, (f"pass {decl.name} an argument that meets its asserted precondition "
                          f"`{cond}` (the failed assertion was on it)")
-    check = _on_arguments(cond, decl, args, names)
+    check = _on_arguments(cond, decl, args, names, public=_MACRO.findall(documented))
     if check is None:
         return code, None
     test, macros = check
     line = _under(macros, f"if (!({test})) {_exit(code, call.start())} {mark}")
     return insert_before(code, call.start(), line), (
-        f"call {decl.name} only when its asserted precondition `{cond}` holds for the "
-        "harness's arguments (the failed assertion was on them)")
+        f"call {decl.name} only when its asserted precondition `{cond}` holds for the harness's "
+        f"arguments ({'its documentation asserts it' if documented else 'the failed assertion was on them'})")
 
 
 def _bounded(code: str, at: int, close: int, cond: str, decl: FunctionDecl, args: list[str],
@@ -99,9 +105,13 @@ def _exit(code: str, at: int) -> str:
     return "goto lf_cleanup;" if re.search(r"^\s*lf_cleanup\s*:", code[at:], re.M) else "return 0;"
 
 
-def _on_arguments(cond: str, decl: FunctionDecl, args: list[str],
-                  api: set[str], need_param: bool = True) -> tuple[str, list[str]] | None:
-    """``cond`` with the parameters replaced by the arguments, and the macros it needs; None if unsafe."""
+def _on_arguments(cond: str, decl: FunctionDecl, args: list[str], api: set[str], need_param: bool = True,
+                  public: Collection[str] = ()) -> tuple[str, list[str]] | None:
+    """``cond`` with the parameters replaced by the arguments, and the macros it needs; None if unsafe.
+
+    ``public``: upper-case names known to be the header's (a documented condition's constants),
+    used without ``#if defined``.
+    """
     params = {p.name: f"({a})" for p, a in zip(decl.params, args, strict=True) if p.name}
     macros: list[str] = []
     out, at, used = [], 0, False
@@ -115,7 +125,7 @@ def _on_arguments(cond: str, decl: FunctionDecl, args: list[str],
         elif called and name in api or name in _C_WORDS or name.endswith("_t"):
             continue
         elif _MACRO.fullmatch(name) and not called:
-            macros += [name] if name not in macros else []
+            macros += [name] if name not in macros and name not in public else []
         else:
             return None  # a name only the library's source knows
     if (need_param and not used) or '"' in cond or "'" in cond:
