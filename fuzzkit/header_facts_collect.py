@@ -182,13 +182,14 @@ class _Collector:
                 reach.type(arg_type)
         reach.finish()
         words = {w for d in self.api for p in d.params for w in _words(p.name) if len(w) > 2}
+        fields = {name for r in reach.records.values() for name, _t in r.fields if name}
         facts = HeaderFacts(
             typedefs=list(reach.typedefs.values()),
             records=list(reach.records.values())[:MAX_RECORDS],
             enums=_cap_enums(self._relevant_enums(reach)),
             macros=scope_groups(relevant_macros(self.macros, words, option_owner_words(self.api), any(
                 OPTION_PARAM.search(p.name) or (not p.name and "int32" in p.type)
-                for d in self.api for p in d.params)), self.macros, self.api_names),
+                for d in self.api for p in d.params)), self.macros, self.api_names, fields),
             wrappers=list(self.wrappers),
         )
         facts.instances = library_instances(self.variables, reach)

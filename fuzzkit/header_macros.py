@@ -86,8 +86,13 @@ def option_owner_words(api: Sequence[FunctionDecl]) -> set[str]:
             for w in _words(d.name) if len(w) >= 4 and counts[w] <= 2}
 
 
-def scope_groups(kept: list[Macro], macros: Macros, api_names: Collection[str]) -> list[Macro]:
-    """``kept`` with the functions each group is for, and each bit's own narrowing, filled in."""
+def scope_groups(kept: list[Macro], macros: Macros, api_names: Collection[str],
+                 fields: Collection[str] = ()) -> list[Macro]:
+    """``kept`` with the functions each group is for, and each bit's own narrowing, filled in.
+
+    ``fields``: the fields of the API's records; a bit whose own comment names one (``pass the
+    end by re_endp``) makes the call read it, and says so (:attr:`Macro.needs`).
+    """
     texts: dict[str, list[str]] = {}
 
     def lines(path: str) -> list[str]:
@@ -111,8 +116,15 @@ def scope_groups(kept: list[Macro], macros: Macros, api_names: Collection[str]) 
         named = _functions(note, api_names)
         only = named if named and _ONLY.search(note) and not _NOT_FOR.search(note) else ()
         not_for = named if named and _NOT_FOR.search(note) else ()
-        out.append(Macro(m.name, m.value, m.group, scope, only, not_for))
+        out.append(Macro(m.name, m.value, m.group, scope, only, not_for, _named_fields(note, fields)))
     return out
+
+
+def _named_fields(note: str, fields: Collection[str]) -> tuple[str, ...]:
+    """The record fields a constant's comment names: a name of its own (``re_endp``), or after "field"."""
+    said = set(re.findall(r"\b(\w+)\s+(?:field|member)\b|\b(?:field|member)\s+`?(\w+)", note, re.I))
+    return tuple(f for f in fields if re.search(rf"\b{re.escape(f)}\b", note)
+                 and ("_" in f or any(f in pair for pair in said)))
 
 
 def _comment_above(text: list[str], index: int) -> str:

@@ -68,6 +68,7 @@ class TypeTable:
     flag_scope: dict[str, frozenset[str]] = field(default_factory=dict)
     flag_only: dict[str, frozenset[str]] = field(default_factory=dict)
     flag_not_for: dict[str, frozenset[str]] = field(default_factory=dict)
+    flag_needs: set[str] = field(default_factory=set)  # constants that make the call read a field
     fixed_args: dict[str, dict[int, str]] = field(default_factory=dict)
     arg_names: dict[str, dict[int, str]] = field(default_factory=dict)  # from the header's wrappers
     instances: list[tuple[str, str]] = field(default_factory=list)  # (name, type) the library defines
@@ -219,6 +220,7 @@ def _read_constants(table: TypeTable, text: str) -> None:
             table.flag_scope.update(dict.fromkeys(g.constants, frozenset(g.scope)))
         table.flag_only.update({name: frozenset(fns) for name, fns in g.only.items()})
         table.flag_not_for.update({name: frozenset(fns) for name, fns in g.not_for.items()})
+        table.flag_needs.update(g.needs)
 
 
 def _read_declarations(table: TypeTable, text: str) -> None:

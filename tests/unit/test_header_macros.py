@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.offline.synth_choices import scoped_flags
+from agents.offline.synth_choices import high_flags, scoped_flags
 from agents.offline.type_table import read_types, using
 from fuzzkit.header_facts import HeaderFacts, Macro
 from fuzzkit.header_macros import scope_groups
@@ -62,3 +62,34 @@ def test_the_offline_model_reads_the_scopes_back_and_builds_each_functions_mask(
         assert scoped_flags("zq_read_all", "flags", "unsigned int") == 0x5  # no WAIT
         assert scoped_flags("zq_close", "flags", "int") == 0  # no comment names it
         assert scoped_flags("zq_read", "length", "size_t") == 0  # not an option word
+
+
+FIELD_HEADER = """\
+typedef struct { void *code; const char *re_endp; size_t count; } zq_regex;
+int zq_compile(zq_regex *re, const char *pattern, int cflags);
+#define ZQ_ICASE    0x0100
+#define ZQ_PEND     0x0800  /* GNU feature: pass the end of the pattern by re_endp */
+#define ZQ_COUNT    0x1000  /* the count field is filled in */
+#define ZQ_NOSPEC   0x2000  /* the pattern is a literal: count nothing */
+"""
+
+
+def test_a_flag_whose_comment_names_a_field_is_never_drawn_for_an_option_word(tmp_path: Path) -> None:
+    path = tmp_path / "zq.h"
+    path.write_text(FIELD_HEADER)
+    where = {line.split()[1]: (int(line.split()[2], 16), str(path), n)
+             for n, line in enumerate(FIELD_HEADER.splitlines(), 1) if line.startswith("#define")}
+    kept = [Macro(name, value, 0) for name, (value, _p, _l) in where.items()]
+    scoped = {m.name: m for m in scope_groups(kept, where, {"zq_compile"}, {"code", "re_endp", "count"})}
+    # A field of its own name, or one the comment calls a field; a plain word is no field.
+    assert scoped["ZQ_PEND"].needs == ("re_endp",) and scoped["ZQ_COUNT"].needs == ("count",)
+    assert scoped["ZQ_NOSPEC"].needs == () and scoped["ZQ_ICASE"].needs == ()
+    # Another group's constant sharing the bit does not bring it back.
+    others = [Macro("ZQ_OTHER_MODE", 0x800, 1), Macro("ZQ_OTHER_B", 0x4000, 1)]
+    facts = HeaderFacts(macros=[*scoped.values(), *others])
+    text = facts.render()
+    assert "needs:" in text and HeaderFacts.from_dict(facts.to_dict()).macros == facts.macros
+    with using(read_types(text)):
+        picks = high_flags("cflags", "int")
+    assert 0x100 in picks and 0x2000 in picks and 0x4000 in picks
+    assert 0x800 not in picks and 0x1000 not in picks
