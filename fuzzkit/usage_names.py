@@ -68,12 +68,16 @@ def name_unnamed(api: Sequence[FunctionDecl], index: UsageIndex,
 
 
 def _placeholders(args: Sequence[Arg]) -> bool:
-    """``F(G(b),c,d,e)``: a macro's parameters passed on (``#define CALL(a,b,c,d,e) ...``), no names.
+    """``F(G(b,8),c,(T **)d,e)``: a macro's parameters passed on (``#define CALL(a,b,c,d,e) ...``), no names.
 
     Most of the arguments are single letters: a call written by a person names its values.
     """
-    letters = sum(bool(re.fullmatch(r"[A-Za-z]", a.text.strip())) for a in args)
+    letters = sum(bool(_LETTER.fullmatch(a.text.strip())) for a in args)
     return letters >= 2 and 2 * letters > len(args)
+
+
+# A single letter, cast (`(T **)e`) or wrapped in a macro with constants (`G(b,8)`).
+_LETTER = re.compile(r"(?:\([^()]*\)\s*)?[&*]?\s*[A-Za-z]|\w+\(\s*[A-Za-z]\s*(?:,\s*\w+\s*)*\)")
 
 
 def _named(decl: FunctionDecl, votes: list[Counter[str]], canonical: Mapping[str, str]) -> FunctionDecl:

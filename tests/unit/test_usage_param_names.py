@@ -128,3 +128,15 @@ def test_a_macros_letters_passed_on_name_nothing() -> None:
                                                 calls=[letters])])
     named = name_unnamed([decl], index, {"RX_SPTR": "const unsigned char *"})
     assert [p.name for p in named[0].params] == ["", "length", ""], named
+
+
+def test_cast_and_wrapped_letters_of_a_macro_name_nothing_either() -> None:
+    # `#define CONVERT(a,b,c,d,e,f,g) a = rx_convert(G(b,8),c,d,(RX_UCHAR **)e,f,G(g,8))`
+    types = ("RX_SPTR", "RX_SIZE", "uint32_t", "unsigned char **", "RX_SIZE *", "rx_context *")
+    decl = FunctionDecl("rx_convert", "int", tuple(Param("", t) for t in types))
+    texts = ["G(b,8)", "c", "d", "(RX_UCHAR **)e", "f", "G(g,8)"]
+    call = CallSite(function="rx_convert", args=[Arg(text=t, kind="variable", var=t[-1]) for t in texts])
+    index = UsageIndex(functions=[UsageFunction(file="src/rxtest.c", name="main", origin="test",
+                                                calls=[call])])
+    named = name_unnamed([decl], index, {"RX_SPTR": "const unsigned char *"})
+    assert [p.name for p in named[0].params] == ["", "length", "", "", "", ""], named
