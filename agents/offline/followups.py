@@ -69,17 +69,20 @@ def drop_followup(harness: str, name: str, target: str) -> str | None:
 
 
 def without_crashed_followup(harness: str, stack: str, target: str,
-                             rules: list[Rule] | None = None) -> tuple[str, str] | None:
+                             rules: list[Rule] | None = None, entry: str = "") -> tuple[str, str] | None:
     """``(harness without the follow-up that crashed, what was done)``, if a follow-up did.
 
+    ``entry``: the library function the triage found the harness called into (a leak's is the
+    call whose allocation leaked): a follow-up after the target, when no other repair is known.
     ``rules`` gets the call left out as data too (``avoid``).
     """
     hinted = _HINT.search(stack)  # the crash judge's own finding, when the stack is cut short
-    followup = crashed_followup(harness, stack, target) or (hinted.group(1) if hinted else None)
+    followup = (crashed_followup(harness, stack, target) or (hinted.group(1) if hinted else None)
+                or (entry if entry and entry != target else None))
     dropped = drop_followup(harness, followup, target) if followup else None
     if followup is None or dropped is None:
         return None
-    how = (f"left out the follow-up call to {followup}, which crashed after the target "
+    how = (f"left out the follow-up call to {followup}, which crashed (or leaked) after the target "
            "with arguments the harness picked")
     if rules is not None:
         rules.append(Rule(kind="avoid", name=followup, text=how))

@@ -242,7 +242,8 @@ def _repair_crash(harness: str, facts: PromptFacts, target: FunctionDecl, api: l
         kept, how = repair(harness, triage)
         if how:
             return {"fixes": [how], "unresolved": []}, kept
-    dropped = without_crashed_followup(harness, facts.text("Stack") or triage, target.name, said)
+    dropped = without_crashed_followup(harness, facts.text("Stack") or triage, target.name, said,
+                                       read_crash(triage).entry_function)
     if dropped:
         return {"fixes": [dropped[1]], "unresolved": []}, dropped[0]
     if INPUT_PROBLEM in problem:

@@ -90,3 +90,17 @@ def test_the_crash_judge_s_hint_drops_the_follow_up_when_no_frame_shows_it() -> 
               "fix_hint: leave out the follow-up call to kx_get_data\n")
     dropped = without_crashed_followup(HARNESS, triage, "kx_search")
     assert dropped is not None and "kx_get_data" not in dropped[0]
+
+
+def test_a_leak_a_follow_up_made_drops_the_follow_up_when_nothing_else_repairs_it() -> None:
+    from agents.offline.followups import without_crashed_followup
+
+    # The leak's allocation stack runs through a copy the follow-up made (its entry function),
+    # not through a harness line the repair could find.
+    leak = "#0 malloc ?:?\n#1 kx_strdup /src/kx.c:9\n#2 kx_new_doc /src/kx.c:40\n#3 kx_count /src/kx.c:77"
+    assert without_crashed_followup(HARNESS, leak, "kx_search") is None
+    dropped = without_crashed_followup(HARNESS, leak, "kx_search", entry="kx_count")
+    assert dropped is not None and "kx_count" not in dropped[0] and "kx_get_data(re, n)" in dropped[0]
+    # The target itself, or a call before it, is never left out.
+    assert without_crashed_followup(HARNESS, leak, "kx_search", entry="kx_search") is None
+    assert without_crashed_followup(HARNESS, leak, "kx_search", entry="kx_parse") is None

@@ -209,8 +209,22 @@ class UsageDraft:
             init = self.protocol.inits.get(var, "")
             if init and re.search(r"\b\w+\s*\(", init) and not init.lstrip().startswith("{"):
                 init = ""  # a call: the sequence makes it
+            if not init and _FILE.fullmatch(ctype.strip()):
+                self._null_stream(var)
+                continue
             self.decls.append(declaration(ctype, var, self.substitute(init) if init else ""))
         self.decls += fills + fields
+
+    def _null_stream(self, var: str) -> None:
+        """A stream the library's code opened itself (a report file, stdout): one writing nowhere.
+
+        Left zeroed, the first write through it crashed in the C library; the sequence's own
+        ``fclose``, when it has one, closes it.
+        """
+        self.decls.append(f'FILE *{var} = fopen("/dev/null", "w+");')
+        if not any(s.call == "fclose" and any(a.var == var for a in s.args) for s in self.protocol.sequence):
+            self.cleanup.append(f"if ({var} != NULL) fclose({var});")
+        self.notes.append(f"{var}: a stream the library's code opens itself, here one writing nowhere")
 
     def _record_fields(self) -> list[str]:
         """The fields the library's code sets on each record the sequence passes, set so here.
@@ -386,7 +400,8 @@ class UsageDraft:
         known |= set(active().typedefs) | {r for r in active().records}
         # The types the usage declares its variables with.
         known |= {w for t in self.protocol.variables.values() for w in _IDENT.findall(t)}
-        names = {m.group(1) for m in _IDENT.finditer(text)}
+        code = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)  # a string's words name nothing
+        names = {m.group(1) for m in _IDENT.finditer(code)}
         return {n for n in names if n not in known and not n.isupper()}
 
 
@@ -426,6 +441,9 @@ def _byte_field(field_: tuple[str, str, bool]) -> bool:
     element = re.sub(r"\bconst\b", "", element).strip()
     canon = active().canonical.get(element, "") or active().typedefs.get(element, "")
     return bool(element) and bool(_BYTE_ELEMENT.search(f"{element} {canon}"))
+
+
+_FILE = re.compile(r"(?:const\s+)?FILE\s*\*")
 
 
 def declaration(ctype: str, var: str, init: str) -> str:
