@@ -221,7 +221,7 @@ class UsageDraft:
         Left zeroed, the first write through it crashed in the C library; the sequence's own
         ``fclose``, when it has one, closes it.
         """
-        self.decls.append(f'FILE *{var} = fopen("/dev/null", "w+");')
+        self.decls.append(f"FILE *{var} = {_NULL_STREAM};")
         if not any(s.call == "fclose" and any(a.var == var for a in s.args) for s in self.protocol.sequence):
             self.cleanup.append(f"if ({var} != NULL) fclose({var});")
         self.notes.append(f"{var}: a stream the library's code opens itself, here one writing nowhere")
@@ -400,7 +400,7 @@ class UsageDraft:
         known |= set(active().typedefs) | {r for r in active().records}
         # The types the usage declares its variables with.
         known |= {w for t in self.protocol.variables.values() for w in _IDENT.findall(t)}
-        code = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)  # a string's words name nothing
+        code = text.replace(_NULL_STREAM, "")  # the replay's own stream names nothing it lacks
         names = {m.group(1) for m in _IDENT.finditer(code)}
         return {n for n in names if n not in known and not n.isupper()}
 
@@ -444,6 +444,7 @@ def _byte_field(field_: tuple[str, str, bool]) -> bool:
 
 
 _FILE = re.compile(r"(?:const\s+)?FILE\s*\*")
+_NULL_STREAM = 'fopen("/dev/null", "w+")'
 
 
 def declaration(ctype: str, var: str, init: str) -> str:
