@@ -2,10 +2,11 @@
 
 Each round makes a fresh bank directory and starts ``--writers`` processes that open it and add
 ``--writes`` records each (the worker of ``tests/integration/test_experience_concurrency.py``).
-Prints every failure's last line and the count. Before 9a1f6ec about 1 open in 160 failed with
-"database is locked" taken for a damaged lifecycle store.
+Prints the count as a table and every failure's last line below it. Before 9a1f6ec about 1 open
+in 160 failed with "database is locked" taken for a damaged lifecycle store.
 
-    .venv/bin/python bench/bank_open_stress.py --rounds 40 --writers 8 --writes 30
+    .venv/bin/python bench/bank_open_stress.py --rounds 40 --writers 8 --writes 30 \\
+        --markdown docs/results/bank-open-stress.md
 """
 
 from __future__ import annotations
@@ -21,21 +22,30 @@ sys.path.insert(0, str(ROOT))
 from benchkit.bank_writer import WORKER  # noqa: E402
 from benchkit.results_markdown import add_markdown_option, markdown_copy  # noqa: E402
 
+TITLE = "Opening one new bank from many writers at once"
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The bench's arguments (``--markdown`` is checked here, before any round)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--writes", type=int, default=30)
     add_markdown_option(parser)
-    args = parser.parse_args()
-    with markdown_copy(args.markdown, "Opening one new bank from many writers at once", fenced=True):
-        return stress(args)
+    return parser.parse_args(argv)
 
 
-def stress(args: argparse.Namespace) -> int:
-    """Rounds of writers opening one new bank at once; the failed opens."""
-    failures = 0
+def main(argv: list[str] | None = None) -> int:
+    """Run the rounds, print the table; 1 when an open failed."""
+    args = parse_args(argv)
+    failures = stress(args)
+    report(failures, args)
+    return 1 if failures else 0
+
+
+def stress(args: argparse.Namespace) -> list[str]:
+    """Rounds of writers opening one new bank at once; the last line of each failed open."""
+    failures = []
     for _ in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="logicfuzz-bank-stress-") as directory:
             procs = [subprocess.Popen([sys.executable, "-c", WORKER, directory, str(w), str(args.writes)],
@@ -44,10 +54,19 @@ def stress(args: argparse.Namespace) -> int:
             for proc in procs:
                 _, err = proc.communicate()
                 if proc.returncode:
-                    failures += 1
-                    print((err.strip().splitlines() or ["(no output)"])[-1][:300])
-    print(f"failed opens: {failures} of {args.rounds * args.writers}")
-    return 1 if failures else 0
+                    failures.append((err.strip().splitlines() or ["(no output)"])[-1][:300])
+    return failures
+
+
+def report(failures: list[str], args: argparse.Namespace) -> None:
+    """The table (and ``--markdown``'s copy): opens tried and failed, then each failure's last line."""
+    with markdown_copy(args.markdown, TITLE):
+        print("| rounds | writers | writes each | failed opens |\n|---|---|---|---|")
+        print(f"| {args.rounds} | {args.writers} | {args.writes} | "
+              f"{len(failures)} of {args.rounds * args.writers} |")
+        if failures:
+            print("\nlast line of each failed open:\n")
+            print("\n".join("- `" + line.replace("`", "'") + "`" for line in failures))
 
 
 if __name__ == "__main__":

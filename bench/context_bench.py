@@ -8,18 +8,22 @@ code-memory summary (seed 004, the default). Prints, per arm, prompt tokens per 
 outcome (targets compiling and running, line coverage), so the summary's own value shows.
 
     .venv/bin/python bench/context_bench.py benchmarks/cjson.yaml \
-        --functions cJSON_Parse,cJSON_Print --fuzz-seconds 20 --max-iterations 5
+        --functions cJSON_Parse,cJSON_Print --fuzz-seconds 20 --max-iterations 5 \
+        --markdown docs/results/context-bench.md
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from agent_graph.context import Context
 from logicfuzz.runner import RunOptions, run_benchmark
@@ -43,13 +47,13 @@ def p95(values: list[int]) -> float:
     return float(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]) if ordered else 0.0
 
 
-ARMS = {"full history": {"code_memory": False},
+ARMS: dict[str, dict[str, Any]] = {"full history": {"code_memory": False},
         "old turns dropped": {"code_memory": True, "history_summary": False},
         "code-memory summary": {"code_memory": True, "history_summary": True}}
 
 
 def measure(bench: Path, functions: list[str], out: Path, args: argparse.Namespace,
-            arm: dict[str, bool]) -> dict[str, Any]:
+            arm: dict[str, Any]) -> dict[str, Any]:
     ctx = Context(model=args.model, fuzz_seconds=args.fuzz_seconds, max_iterations=args.max_iterations,
                   history_compress_tokens=args.threshold, history_keep_last=args.keep_last,
                   plateau_iterations=args.max_iterations, memory_mode="baseline", **arm)
@@ -62,8 +66,9 @@ def measure(bench: Path, functions: list[str], out: Path, args: argparse.Namespa
             "mean_lines": statistics.mean(lines) if lines else 0.0}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The bench's arguments (``--markdown`` is checked here, before any arm runs)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("benchmark", type=Path)
     parser.add_argument("--functions", default="")
     parser.add_argument("--model", default="offline")
@@ -74,12 +79,31 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
     add_markdown_option(parser)
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the three arms, print one Markdown table."""
+    args = parse_args(argv)
     functions = [f for f in args.functions.split(",") if f]
     root = args.out or Path(tempfile.mkdtemp(prefix="context-bench-"))
     rows = {name: measure(args.benchmark, functions, root / f"arm{n}", args, arm)
             for n, (name, arm) in enumerate(ARMS.items())}
-    with markdown_copy(args.markdown, "Context bench: history compression"):
+    report(args, functions, rows, root)
+
+
+def title(benchmark: Path) -> str:
+    """The Markdown file's title: the arms and the library (the YAML's ``project``)."""
+    project = ""
+    with contextlib.suppress(OSError, yaml.YAMLError, AttributeError):
+        project = str(yaml.safe_load(benchmark.read_text()).get("project") or "")
+    return f"History compression: three arms on {project or benchmark.stem}"
+
+
+def report(args: argparse.Namespace, functions: list[str], rows: dict[str, dict[str, Any]],
+           root: Path) -> None:
+    """Print the table; with ``--markdown``, write it there too under :func:`title`."""
+    with markdown_copy(args.markdown, title(args.benchmark)):
         print_table(args, functions, rows, root)
 
 
@@ -87,8 +111,8 @@ def print_table(args: argparse.Namespace, functions: list[str], rows: dict[str, 
                 root: Path) -> None:
     """One row per arm."""
     base = rows["full history"]["total"] or 1
-    print(f"# context bench: {args.benchmark} {functions or 'all'} model={args.model} "
-          f"fuzz={args.fuzz_seconds}s iterations={args.max_iterations} (runs in {root})")
+    print(f"context bench: {args.benchmark} {functions or 'all'} model={args.model} "
+          f"fuzz={args.fuzz_seconds}s iterations={args.max_iterations} (runs in {root})\n")
     print("| arm | calls | prompt tokens/call median | p95 | total | total vs full | "
           "compiling | running | mean line cov |")
     print("|---|---|---|---|---|---|---|---|---|")

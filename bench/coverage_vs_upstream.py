@@ -29,7 +29,7 @@ budget counts seconds per harness, so this changes the wall time only.
 Example (the numbers in a report come from this command):
 
     python bench/coverage_vs_upstream.py benchmarks/cjson.yaml --seconds 60 --repeats 3 \\
-        --logicfuzz-runs results/cjson-run
+        --logicfuzz-runs results/cjson-run --markdown docs/results/coverage-vs-upstream.md
 """
 
 from __future__ import annotations
@@ -200,34 +200,53 @@ def write_baseline(run_dir: Path, project: str, kind: str, sources: list[Path],
     path.write_text(json.dumps(data, indent=1))
 
 
+def title(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    """The Markdown file's title: which library got which baseline, and how the CPU was shared."""
+    libraries: dict[str, list[str]] = {"upstream": [], "naive": []}
+    for row in rows:
+        libraries.get(row.get("baseline", ""), []).append(row["library"])
+    sides = [f"{kind} ({', '.join(names)})" for kind, names in
+             (("the upstream", libraries["upstream"]), ("a naive", libraries["naive"])) if names]
+    against = " or ".join(sides) or "the upstream or a naive"
+    how = "per harness" if args.per_harness else "equal CPU per side"
+    return f"LogicFuzz's harnesses against {against} harness, {how}"
+
+
 def print_table(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
-    head = ["library", "baseline", "s/harness base|LF", "base lines %", "base branches %",
+    """One Markdown row per library: median [min-max] over repeats, ratios, seconds per harness."""
+    head = ["library", "baseline", "s/harness base / LF", "base lines %", "base branches %",
             "LogicFuzz lines %", "LogicFuzz branches %", "ratio lines", "ratio branches"]  # fmt: skip
-    table = [head]
+    table = []
     for row in rows:
         if "error" in row:
-            table.append([row["library"], "error: " + row["error"][:60], *["-"] * 7])
+            error = " ".join(row["error"].split())[:60].replace("|", "\\|")
+            table.append([row["library"], "error: " + error, *["-"] * 7])
             continue
         b, m, budget = row["base"], row["logicfuzz"], row.get("budget", {})
-        secs = "|".join(str((budget.get(s) or {}).get("per_harness_seconds", "-"))
-                        for s in ("base", "logicfuzz"))
+        secs = " / ".join(str((budget.get(s) or {}).get("per_harness_seconds", "-"))
+                          for s in ("base", "logicfuzz"))
         table.append([
             row["library"], row["baseline"], secs, spread(b["lines"]), spread(b["branches"]),
             spread(m["lines"]), spread(m["branches"]), ratio(m["lines"], b["lines"]),
             ratio(m["branches"], b["branches"]),
         ])  # fmt: skip
-    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     how = (f"{args.seconds} s per harness" if args.per_harness else
            f"equal total CPU per side ({args.budget or str(args.seconds) + ' s x the larger harness count'})")
-    print(f"coverage of the library's own code, {how}, {args.jobs} job(s); median [min-max]")
-    for i, r in enumerate(table):
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
-        if i == 0:
-            print("  ".join("-" * w for w in widths))
+    print(f"coverage of the library's own code, {how}, {args.jobs} job(s); median [min-max]\n")
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for r in table:
+        print("| " + " | ".join(r) + " |")
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    """Print the table; with ``--markdown``, write it there too under :func:`title`."""
+    with markdown_copy(args.markdown, title(rows, args)):
+        print_table(rows, args)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The bench's arguments (``--markdown`` is checked here, before any build or fuzzing)."""
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("benchmarks", nargs="*", type=Path, default=DEFAULT_BENCHMARKS)
     p.add_argument("--seconds", type=int, default=60,
                    help="CPU-seconds per harness of the larger side (default 60); with --per-harness, "
@@ -251,7 +270,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="do not add the baseline to each run's baseline.json (read by `logicfuzz report`)")
     p.add_argument("--out", type=Path, help="keep work files and write results.json here")
     add_markdown_option(p)
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure each benchmark's two sides, print one Markdown table; 1 when a library failed."""
+    args = parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="coverage-vs-upstream-") as tmp:
         scratch = args.out or Path(tmp)
@@ -263,8 +287,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{path}: {exc}", file=sys.stderr)
         if args.out:
             (args.out / "results.json").write_text(json.dumps(rows, indent=1))
-    with markdown_copy(args.markdown, "Coverage vs the upstream or naive harness", fenced=True):
-        print_table(rows, args)
+    report(rows, args)
     return 1 if any("error" in r for r in rows) else 0
 
 

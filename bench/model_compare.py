@@ -11,7 +11,7 @@ Per arm: functions running, union line/branch coverage of the library, model cal
 fallback did, prompt and completion tokens (the server's usage when it reports it, else exact
 counts with tiktoken/bpe-openai), wall time.
 
-    .venv/bin/python bench/model_compare.py                     # cJSON_Parse,cJSON_Minify
+    .venv/bin/python bench/model_compare.py --markdown docs/results/model-compare.md  # cJSON, 2 functions
     .venv/bin/python bench/model_compare.py --model openai:my-model --base-url http://host:8000/v1
 """
 
@@ -75,8 +75,8 @@ def measure(arm: Arm, bench: Path, functions: list[str], out: Path,
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run every arm, print one Markdown table."""
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The bench's arguments (``--markdown`` is checked here, before any server or arm starts)."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("benchmark", type=Path, nargs="?", default=REPO / "benchmarks" / "cjson.yaml")
     parser.add_argument("--functions", default="cJSON_Parse,cJSON_Minify")
@@ -89,7 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-local", action="store_true", help="skip the local SmolLM2 arms")
     parser.add_argument("--out", type=Path, default=None)
     add_markdown_option(parser)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every arm, print one Markdown table."""
+    args = parse_args(argv)
     functions = [f for f in args.functions.split(",") if f]
     root = args.out or Path(tempfile.mkdtemp(prefix="model-compare-"))
     arms = [Arm("offline", "offline")]
@@ -113,16 +118,32 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if server is not None:
             server.stop()
-    with markdown_copy(args.markdown, "Model compare: offline engine vs real models"):
-        print_table(args, functions, rows, root)
+    report(args, functions, rows, root)
     return 0
+
+
+def title(args: argparse.Namespace) -> str:
+    """The Markdown file's title: the offline engine against the real models of the arms."""
+    others = ([] if args.no_local else ["a real small model (SmolLM2-135M-Instruct on llama.cpp)"])
+    others += args.model
+    if not others:
+        return "The offline engine alone"
+    named = others[0] if len(others) == 1 else ", ".join(others[:-1]) + " and " + others[-1]
+    return f"The offline engine against {named}"
+
+
+def report(args: argparse.Namespace, functions: list[str], rows: dict[str, dict[str, Any]],
+           root: Path) -> None:
+    """Print the table; with ``--markdown``, write it there too under :func:`title`."""
+    with markdown_copy(args.markdown, title(args)):
+        print_table(args, functions, rows, root)
 
 
 def print_table(args: argparse.Namespace, functions: list[str], rows: dict[str, dict[str, Any]],
                 root: Path) -> None:
     """One row per arm."""
-    print(f"# model compare: {args.benchmark.name} {functions} fuzz={args.fuzz_seconds}s "
-          f"iterations={args.max_iterations} max_output_tokens={args.max_output_tokens} (runs in {root})")
+    print(f"model compare: {args.benchmark.name} {functions} fuzz={args.fuzz_seconds}s "
+          f"iterations={args.max_iterations} max_output_tokens={args.max_output_tokens} (runs in {root})\n")
     print("| model | running | errors | union lines | union branches | model calls | fallbacks | "
           "prompt tokens | completion tokens | wall s |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -1,6 +1,7 @@
 """The PostgreSQL bank at a given size: opening and searching with the local index vs. pgvector.
 
-    .venv/bin/python bench/pgvector_size.py [--items 25000] [--queries 200] [--store URL]
+    .venv/bin/python bench/pgvector_size.py [--items 25000] [--queries 200] [--store URL] \
+        [--markdown docs/results/pgvector-size.md]
 
 Fills one bank with ``--items`` items (2 per record, model-free ``hashing-256`` vectors,
 written by a local-index writer, so the pgvector columns are filled afterwards from the
@@ -30,6 +31,8 @@ from long_term_memory.experience import (  # noqa: E402
     MemoryRecord,
 )
 from long_term_memory.experience.stores import open_bank  # noqa: E402
+
+TITLE = "Bigger experience banks: local index against pgvector"
 
 
 def measure(url: str, items: int, queries: int) -> list[str]:
@@ -68,13 +71,19 @@ def measure(url: str, items: int, queries: int) -> list[str]:
     return rows
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The bench's arguments (``--markdown`` is checked here, before the bank is filled)."""
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--items", type=int, default=25000)
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--store", default="", help="an empty PostgreSQL database (default: a throwaway server)")
     add_markdown_option(p)
-    args = p.parse_args()
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Fill the bank, time the opens and searches, print one Markdown table."""
+    args = parse_args(argv)
     server = None
     if not args.store:
         from benchkit.pg_server import PgServer
@@ -86,7 +95,12 @@ def main() -> None:
     finally:
         if server:
             server.stop()
-    with markdown_copy(args.markdown, "Experience bank size: local index vs pgvector"):
+    report(rows, args)
+
+
+def report(rows: list[str], args: argparse.Namespace) -> None:
+    """Print the table of :func:`measure`'s rows; with ``--markdown``, write it there too."""
+    with markdown_copy(args.markdown, TITLE):
         print(f"bank of {args.items} items (hashing-256), {args.queries} searches\n")
         print("| step | open ms | search p50 ms | search p95 ms |\n|---|---|---|---|")
         print("\n".join(rows))

@@ -3,7 +3,9 @@ experience bank in PostgreSQL under 4 writers; a projection to 1,000 targets.
 
     .venv/bin/python bench/scale.py [--targets 8] [--build-seconds 1] [--fuzz-seconds 5] [--runs 2]
                                     [--workers 1,2,4] [--executors local,ray] [--store URL]
-                                    [--bank-writes 100]
+                                    [--bank-writes 100] [--markdown docs/results/scale.md]
+
+``--executors ""`` measures the bank only (its file: ``docs/results/scale-pgvector.md``).
 
 A simulated target is the real executor path (a pool process or a Ray task, the progress
 stream, ``events.jsonl``, ``result.json``) around a toolchain that sleeps: ``--runs`` times a
@@ -225,8 +227,9 @@ def _has_pgvector(url: str) -> bool:
         return bool(db.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone())
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The bench's arguments (``--markdown`` is checked here, before any executor starts)."""
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--targets", type=int, default=8)
     p.add_argument("--build-seconds", type=float, default=1.0)
     p.add_argument("--fuzz-seconds", type=float, default=5.0)
@@ -236,7 +239,12 @@ def main() -> None:
     p.add_argument("--store", default="", help="PostgreSQL URL for the bank part (default: a throwaway one)")
     p.add_argument("--bank-writes", type=int, default=100, help="records per writer (0: skip the bank part)")
     add_markdown_option(p)
-    args = p.parse_args()
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Time the executors, then the bank; print their Markdown tables."""
+    args = parse_args(argv)
     rows = []
     with TemporaryDirectory(prefix="lf-scale-") as tmp:
         for kind in filter(None, args.executors.split(",")):
@@ -244,7 +252,22 @@ def main() -> None:
                 rows.append(measure(kind, workers, args, Path(tmp)))
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     bank = _bank(args)
-    with markdown_copy(args.markdown, "Scale: executors and the shared experience bank"):
+    report(rows, bank, args)
+
+
+def title(rows: list[dict[str, Any]], bank: dict[str, Any] | None) -> str:
+    """The Markdown file's title: what was measured (executors, the bank, its two search paths)."""
+    if not rows:
+        if bank and len(bank) > 1:
+            return "Shared experience bank: " + " against ".join(bank) + ", side by side"
+        return "Shared experience bank in PostgreSQL"
+    return "Executors and the shared experience bank (simulated toolchain)" if bank else \
+        "Executors (simulated toolchain)"
+
+
+def report(rows: list[dict[str, Any]], bank: dict[str, Any] | None, args: argparse.Namespace) -> None:
+    """Print the tables; with ``--markdown``, write them there too under :func:`title`."""
+    with markdown_copy(args.markdown, title(rows, bank)):
         print_tables(rows, bank, args)
 
 

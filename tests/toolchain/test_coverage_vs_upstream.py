@@ -71,7 +71,7 @@ def test_union_of_logicfuzz_harnesses_against_the_shipped_one(
     assert baseline["label"].startswith("upstream harness (kv_fuzzer.c), 4 s each")
     table = capsys.readouterr().out
     assert "kv" in table and "upstream" in table and "x" in table.splitlines()[-1]
-    assert "4|2" in table.splitlines()[-1] and "equal total CPU" in table
+    assert "| 4 / 2 |" in table.splitlines()[-1] and "equal total CPU" in table
 
 
 def test_per_harness_gives_every_harness_the_same_seconds(bench: Path, tmp_path: Path) -> None:
