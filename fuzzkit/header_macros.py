@@ -19,6 +19,7 @@ from pathlib import Path
 
 from fuzzkit.api import FunctionDecl
 from fuzzkit.header_facts import OPTION_PARAM, Macro, _words
+from fuzzkit.release_names import common_words
 
 MAX_MACROS, MAX_OPTION_MACROS = 120, 40
 
@@ -73,17 +74,24 @@ def relevant_macros(macros: Macros, param_words: set[str], owner_words: set[str]
 
 
 def option_owner_words(api: Sequence[FunctionDecl]) -> set[str]:
-    """Words naming few functions that take a flags/options/mode parameter (``attach``).
+    """Words naming few of the functions that take a flags/options/mode parameter (``attach``).
 
-    A group of constants named after such a function (``X_ATTACH_*``) holds the values
-    that parameter takes; a word most of the API shares (its prefix) names no function.
+    A group of constants named after such a function (``X_ATTACH_*``) holds the values that
+    parameter takes. Few is two: counted among the functions taking options (``convert`` names one
+    converter, however many functions of its context there are), and a word most of the API
+    shares (its prefix) names no function.
     """
+    def takes_options(d: FunctionDecl) -> bool:
+        # (an unnamed 32-bit integer is an option word too: `convert(pattern, len, uint32_t, ...)`)
+        return any(OPTION_PARAM.search(p.name) or (not p.name and "int32" in p.type) for p in d.params)
+
+    takers = [d for d in api if takes_options(d)]
     counts: dict[str, int] = {}
-    for d in api:
+    for d in takers:
         for w in set(_words(d.name)):
             counts[w] = counts.get(w, 0) + 1
-    return {w for d in api if any(OPTION_PARAM.search(p.name) for p in d.params)
-            for w in _words(d.name) if len(w) >= 4 and counts[w] <= 2}
+    prefix = common_words([d.name for d in api])
+    return {w for d in takers for w in _words(d.name) if len(w) >= 4 and counts[w] <= 2 and w not in prefix}
 
 
 def scope_groups(kept: list[Macro], macros: Macros, api_names: Collection[str],

@@ -93,3 +93,22 @@ def test_a_flag_whose_comment_names_a_field_is_never_drawn_for_an_option_word(tm
         picks = high_flags("cflags", "int")
     assert 0x100 in picks and 0x2000 in picks and 0x4000 in picks
     assert 0x800 not in picks and 0x1000 not in picks
+
+
+def test_a_word_naming_one_option_taker_names_its_group_however_many_functions_share_it() -> None:
+    from fuzzkit.api import FunctionDecl, Param
+    from fuzzkit.header_macros import option_owner_words
+
+    def fn(name: str, *types: str) -> FunctionDecl:
+        return FunctionDecl(name, "int", tuple(Param("", t) for t in types))
+
+    # The converter takes an unnamed 32-bit option word; three functions of its context share its
+    # word and take none; the prefix names every function.
+    api = [fn("zq_pattern_convert", "const char *", "size_t", "uint32_t"), fn("zq_convert_context_create"),
+           fn("zq_convert_context_copy", "void *"), fn("zq_convert_context_free", "void *"),
+           fn("zq_compile", "const char *", "size_t", "uint32_t"), fn("zq_match", "void *", "uint32_t"),
+           fn("zq_dfa_match", "void *", "uint32_t"), fn("zq_jit_match", "void *", "uint32_t")]
+    words = option_owner_words(api)
+    assert "convert" in words and "pattern" in words and "compile" in words
+    assert "match" not in words  # three option takers share it
+    assert "zq" not in words
