@@ -11,6 +11,7 @@ import pytest
 from agents.offline.analysis import analyze_function
 from agents.offline.synth import default_skeleton, write_harness
 from agents.offline.type_table import read_types, using
+from fuzzkit.crash import CrashReport
 from fuzzkit.harness import HarnessBuild, build_harness
 from fuzzkit.header_facts import HeaderFacts
 from fuzzkit.headers import parse_header
@@ -165,6 +166,15 @@ def tiny_library(root: Path, stem: str, header: str, source: str, cache: Path) -
     (root / f"{stem}.c").write_text(source)
     return build_library(fetch_source(SourceSpec(path=str(root))),
                          BuildRecipe(sources=[f"{stem}.c"], headers=[f"{stem}.h"]), cache=cache)
+
+
+def crash_of(code: str, lib: LibraryBuild, work: Path) -> CrashReport | None:
+    """``code`` built against ``lib`` (it must build), fuzzed 3000 runs with seed 1: its crash, if any."""
+    work.mkdir(parents=True)
+    (work / "harness.c").write_text(code)
+    built = build_harness(work / "harness.c", lib, work / "out")
+    assert built.ok, built.log
+    return run_fuzzer(Path(str(built.fuzz_binary)), work / "run", seconds=20, seed=1, runs=3000).crash
 
 
 def header_facts(lib: LibraryBuild) -> HeaderFacts:

@@ -21,11 +21,9 @@ from agents.offline.fixer_precondition import guard_precondition
 from agents.offline.prompt_reader import read_prompt
 from fuzzkit.api import FunctionDecl
 from fuzzkit.crash import CrashReport
-from fuzzkit.harness import build_harness
 from fuzzkit.headers import parse_header
 from fuzzkit.library import LibraryBuild
-from fuzzkit.runner import run_fuzzer
-from tests.toolchain.conftest import tiny_library
+from tests.toolchain.conftest import crash_of, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -94,14 +92,6 @@ def _library(tmp_path: Path, cache: Path) -> tuple[LibraryBuild, list[FunctionDe
     return lib, parse_header(Path(lib.headers[0]), lib.include_dirs, lib.defines)
 
 
-def _crash(code: str, lib: LibraryBuild, work: Path) -> CrashReport | None:
-    work.mkdir(parents=True)
-    (work / "harness.c").write_text(code)
-    built = build_harness(work / "harness.c", lib, work / "out")
-    assert built.ok, built.log
-    return run_fuzzer(Path(str(built.fuzz_binary)), work / "run", seconds=20, seed=1, runs=3000).crash
-
-
 def _verdict(crash: CrashReport, code: str, api: list[FunctionDecl]) -> dict[str, object]:
     data = crash.to_dict()
     shown = [d for d in api if d.name in {f.function for f in crash.frames}]
@@ -117,7 +107,7 @@ def test_the_harness_breaking_an_asserted_precondition_is_repaired_by_checking_i
 ) -> None:
     lib, api = _library(tmp_path, cache)
 
-    crash = _crash(ENCRYPT, lib, tmp_path / "v1")
+    crash = crash_of(ENCRYPT, lib, tmp_path / "v1")
     assert crash is not None and crash.kind == "deadly-signal", "the odd-sized input never aborted"
     assert crash.assertion == "!(length % BK_BLOCK_SIZE)" and crash.entry_function == "bk_encrypt"
     verdict = _verdict(crash, ENCRYPT, api)
@@ -131,7 +121,7 @@ def test_the_harness_breaking_an_asserted_precondition_is_repaired_by_checking_i
     assert "size_t lf_arg1 = (size_t)((size_t)size);" in fixed
     assert "bk_encrypt(&ctx, lf_arg1, out, data)" in fixed
     assert "#if defined(BK_BLOCK_SIZE)\n  lf_arg1 -= lf_arg1 % (BK_BLOCK_SIZE);\n  #endif" in fixed, fixed
-    assert _crash(fixed, lib, tmp_path / "v2") is None
+    assert crash_of(fixed, lib, tmp_path / "v2") is None
     assert guard_precondition(fixed, triage, api) == (fixed, None)  # once
 
     # An upper bound clamps; any other condition is checked, and the input left by the
@@ -159,6 +149,6 @@ def test_an_assertion_on_the_librarys_own_state_deeper_down_stays_a_library_bug(
     tmp_path: Path, cache: Path
 ) -> None:
     lib, api = _library(tmp_path, cache)
-    crash = _crash(DIGEST, lib, tmp_path / "d1")
+    crash = crash_of(DIGEST, lib, tmp_path / "d1")
     assert crash is not None and crash.assertion == "state != 0x2a2a2a2au", crash
     assert _verdict(crash, DIGEST, [api[1], api[0]])["verdict"] == "library_bug"

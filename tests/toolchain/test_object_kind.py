@@ -23,11 +23,8 @@ from agents.offline.fixer_precondition import guard_precondition
 from agents.offline.prompt_reader import read_prompt
 from fuzzkit.api import FunctionDecl
 from fuzzkit.crash import CrashReport
-from fuzzkit.harness import build_harness
-from fuzzkit.library import LibraryBuild
-from fuzzkit.runner import run_fuzzer
 from fuzzkit.toolchain import Fuzzkit
-from tests.toolchain.conftest import header_facts, tiny_library
+from tests.toolchain.conftest import crash_of, header_facts, tiny_library
 
 pytestmark = pytest.mark.toolchain
 
@@ -115,14 +112,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 """
 
 
-def _crash(code: str, lib: LibraryBuild, work: Path) -> CrashReport | None:
-    work.mkdir(parents=True)
-    (work / "harness.c").write_text(code)
-    built = build_harness(work / "harness.c", lib, work / "out")
-    assert built.ok, built.log
-    return run_fuzzer(Path(str(built.fuzz_binary)), work / "run", seconds=20, seed=1, runs=3000).crash
-
-
 def _crash_record(crash: CrashReport, conditions: dict[str, list[str]]) -> dict[str, object]:
     """The run's crash record as the execution node keeps it (the documented conditions beside)."""
     return {**crash.to_dict(), "documented_conditions": conditions}
@@ -148,7 +137,7 @@ def test_a_call_given_an_object_of_another_kind_is_misuse_and_repaired(tmp_path:
                                           "ak_comment_count": ["o->type == AK_TYPE_COMMENT"]}
     conditions = {fn: facts.conditions[fn] for fn in ("ak_comment_count",)}
 
-    crash = _crash(ANY_KIND, lib, tmp_path / "v1")
+    crash = crash_of(ANY_KIND, lib, tmp_path / "v1")
     assert crash is not None and crash.kind == "SEGV" and crash.entry_function == "ak_comment_count", crash
     record = _crash_record(crash, conditions)
     shown = "documented conditions of ak_comment_count: o != NULL; o->type == AK_TYPE_COMMENT"
@@ -163,7 +152,7 @@ def test_a_call_given_an_object_of_another_kind_is_misuse_and_repaired(tmp_path:
     fixed, how = guard_precondition(ANY_KIND, triage, api)
     assert how and "documentation asserts it" in how
     assert "if (!((obj)->type == AK_TYPE_COMMENT)) goto lf_cleanup;" in fixed, fixed
-    assert _crash(fixed, lib, tmp_path / "v2") is None
+    assert crash_of(fixed, lib, tmp_path / "v2") is None
     assert guard_precondition(fixed, triage, api) == (fixed, None)  # it names the kind now: once
 
     # A harness that makes comment objects only, and still crashes inside the call: the library's.
