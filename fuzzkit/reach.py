@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fuzzkit.errors import ToolchainError
 from fuzzkit.tools import tool
 
 _HEAD = re.compile(r"^[0-9a-f]+ <(?P<name>[^>]+)>:$")
@@ -48,13 +49,13 @@ class CallGraph:
 
 
 def call_graph(archive: str | Path) -> CallGraph:
-    """The call graph of ``archive``; an empty one when it cannot be read."""
+    """The call graph of ``archive``; an empty one when it cannot be read or llvm-objdump is missing."""
     path = Path(archive)
     try:
         stamp = path.stat().st_mtime_ns
-    except OSError:
+        return _graph(str(path), stamp)
+    except (OSError, ToolchainError):
         return CallGraph()
-    return _graph(str(path), stamp)
 
 
 @functools.lru_cache(maxsize=4)

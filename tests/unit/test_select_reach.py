@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fuzzkit.api import FunctionDecl, Param
-from fuzzkit.reach import CallGraph, parse_disassembly
+from fuzzkit.reach import CallGraph, call_graph, parse_disassembly
 from fuzzkit.select_functions import choose_functions
 
 # `llvm-objdump -dr` of an invented two-source library: a call out of the source carries a
@@ -81,3 +83,22 @@ def test_a_variant_waits_for_the_function_it_varies() -> None:
     # The inflater reaches only chosen code, yet its variant does not go before it (and so push
     # it out as a variant of a chosen function): the checksum, then the inflater.
     assert chosen[:2] == ["acme_uncompress", "acme_checksum"] and "acme_inflate" in chosen
+
+
+def test_an_archive_that_cannot_be_read_gives_an_empty_graph(tmp_path: Path) -> None:
+
+    assert call_graph(tmp_path / "missing.a") == CallGraph()
+    (tmp_path / "junk.a").write_bytes(b"not an archive")
+    assert call_graph(tmp_path / "junk.a").sizes == {}
+
+
+def test_without_llvm_objdump_the_choice_goes_on_without_a_graph(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    import fuzzkit.reach as reach
+    from fuzzkit.errors import ToolchainError
+
+    def missing(name: str) -> str:
+        raise ToolchainError(f"{name} is not installed", "install LLVM")
+
+    monkeypatch.setattr(reach, "tool", missing)
+    (tmp_path / "lib.a").write_bytes(b"!<arch>\n")
+    assert call_graph(tmp_path / "lib.a") == CallGraph()
