@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.reach import CallGraph, call_graph, parse_disassembly
 from fuzzkit.select_functions import choose_functions
@@ -92,7 +94,8 @@ def test_an_archive_that_cannot_be_read_gives_an_empty_graph(tmp_path: Path) -> 
     assert call_graph(tmp_path / "junk.a").sizes == {}
 
 
-def test_without_llvm_objdump_the_choice_goes_on_without_a_graph(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_without_llvm_objdump_the_choice_goes_on_without_a_graph(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     import fuzzkit.reach as reach
     from fuzzkit.errors import ToolchainError
 
