@@ -203,6 +203,16 @@ class DocumentedReturn(BaseModel):
     text: str
 
 
+class FieldFlag(BaseModel):
+    """A flag constant whose own comment names a field of an argument the call then reads."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    value: int
+    fields: list[str]
+
+
 class FunctionNotes(BaseModel):
     """What the documentation and the header's wrappers say of API functions (:data:`NOTES_KIND` block).
 
@@ -228,6 +238,7 @@ class FunctionNotes(BaseModel):
     wrappers: list[WrapperCall] = Field(default_factory=list)
     returns: list[DocumentedReturn] = Field(default_factory=list)
     object_kinds: dict[str, list[str]] = Field(default_factory=dict)
+    field_flags: list[FieldFlag] = Field(default_factory=list)
 
 
 NOTES_KIND = "notes"  # the kind of the ``## Types`` section's block of documented behaviour
@@ -248,6 +259,7 @@ NOTES_LEGEND = {
     "wrappers": "calls in the header's own wrappers (pass the same fixed arguments)",
     "returns": "documented return values",
     "object_kinds": "the kind of object each takes, as its documentation asserts (never give it another)",
+    "field_flags": "flags that make the call read a field of an argument (set it, or leave the flag out)",
 }
 
 
@@ -282,11 +294,14 @@ class HeaderFacts:
     terminated_flags: dict[str, int | None] = field(default_factory=dict)
     # function -> the C conditions its documentation asserts on its parameters (fuzzkit.doc_conditions)
     conditions: dict[str, list[str]] = field(default_factory=dict)
+    # flags whose own comment names a field of an argument (fuzzkit.header_macros.field_flags)
+    field_flags: list[FieldFlag] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         data = asdict(self)
         data["releasers"] = [r.model_dump() for r in self.releasers]
+        data["field_flags"] = [f.model_dump() for f in self.field_flags]
         return data
 
     @classmethod
@@ -322,6 +337,7 @@ class HeaderFacts:
             terminated_flags={k: (None if v is None else int(v))
                               for k, v in data.get("terminated_flags", {}).items()},
             conditions={k: list(v) for k, v in data.get("conditions", {}).items()},
+            field_flags=[FieldFlag.model_validate(f) for f in data.get("field_flags", [])],
         )
 
     def render(self) -> str:
@@ -379,6 +395,7 @@ class HeaderFacts:
             returns=[DocumentedReturn(function=fn, text=text) for fn, text in self.returns.items()],
             object_kinds={fn: kinds for fn, conds in self.conditions.items()
                           if (kinds := [c for c in conds if OBJECT_KIND.fullmatch(c)])},
+            field_flags=self.field_flags,
             wrappers=[WrapperCall(function=w.function, args=list(w.args), caller=w.caller,
                                   params=list(w.params)) for w in self.wrappers],
         )

@@ -20,7 +20,7 @@ from fuzzkit.header_facts import (
     HeaderFacts,
     _words,
 )
-from fuzzkit.header_macros import option_owner_words, relevant_macros, scope_groups
+from fuzzkit.header_macros import field_flags, option_owner_words, relevant_macros, scope_groups
 from fuzzkit.header_reach import MAX_RECORDS, TypeReach, library_instances
 from fuzzkit.header_releasers import find_releasers
 from fuzzkit.header_wrappers import MAX_WRAPPERS, Wrapper, body_tokens, function_wrapper, macro_wrapper
@@ -192,6 +192,7 @@ class _Collector:
                 for d in self.api for p in d.params)), self.macros, self.api_names, fields),
             wrappers=list(self.wrappers),
         )
+        facts.field_flags = field_flags(self.macros, fields)
         facts.instances = library_instances(self.variables, reach)
         facts.releasers = find_releasers(self.api, self.docs, facts.records, self.function_types,
                                          self.results)

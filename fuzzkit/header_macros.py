@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from fuzzkit.api import FunctionDecl
-from fuzzkit.header_facts import OPTION_PARAM, Macro, _words
+from fuzzkit.header_facts import OPTION_PARAM, FieldFlag, Macro, _words
 from fuzzkit.release_names import common_words
 
 MAX_MACROS, MAX_OPTION_MACROS = 120, 40
@@ -126,6 +126,27 @@ def scope_groups(kept: list[Macro], macros: Macros, api_names: Collection[str],
         not_for = named if named and _NOT_FOR.search(note) else ()
         out.append(Macro(m.name, m.value, m.group, scope, only, not_for, _named_fields(note, fields)))
     return out
+
+
+def field_flags(macros: Macros, fields: Collection[str]) -> list[FieldFlag]:
+    """Every integer macro whose own comment names a field of the API's records (:func:`_named_fields`).
+
+    Read over all of the header's macros, not only those the prompt's budget keeps: the bit of
+    such a flag must never be drawn, whichever constant of a kept group shares it.
+    """
+    found: list[FieldFlag] = []
+    texts: dict[str, list[str]] = {}
+    for name, (value, path, line) in sorted(macros.items(), key=lambda kv: (kv[1][1], kv[1][2])):
+        if path not in texts:
+            try:
+                texts[path] = Path(path).read_text(errors="replace").splitlines()
+            except OSError:
+                texts[path] = []
+        text = texts[path]
+        note = _trailing_comment(text[line - 1]) if 0 < line <= len(text) else ""
+        if named := _named_fields(note, fields):
+            found.append(FieldFlag(name=name, value=value, fields=list(named)))
+    return found
 
 
 def _named_fields(note: str, fields: Collection[str]) -> tuple[str, ...]:

@@ -231,7 +231,7 @@ def high_flags(param_name: str, ctype: str) -> tuple[int, ...]:
     bits = min(ckinds.integer_bits(ctype), 32) - 1
     values = {v for c in names if (v := table.constants.get(c, 0)) > 255 and _usable_flag(c, v, bits)}
     # A bit that makes some call read a field: whatever constant of another group shares it.
-    values -= {table.constants.get(c, 0) for c in table.flag_needs}
+    values -= {table.constants.get(c, 0) for c in table.flag_needs} | table.needed_bits
     return tuple(sorted(values)[:63])
 
 

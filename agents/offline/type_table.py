@@ -69,6 +69,7 @@ class TypeTable:
     flag_only: dict[str, frozenset[str]] = field(default_factory=dict)
     flag_not_for: dict[str, frozenset[str]] = field(default_factory=dict)
     flag_needs: set[str] = field(default_factory=set)  # constants that make the call read a field
+    needed_bits: set[int] = field(default_factory=set)  # their values (whatever group shares them)
     fixed_args: dict[str, dict[int, str]] = field(default_factory=dict)
     arg_names: dict[str, dict[int, str]] = field(default_factory=dict)  # from the header's wrappers
     instances: list[tuple[str, str]] = field(default_factory=list)  # (name, type) the library defines
@@ -192,6 +193,8 @@ def _read_notes(table: TypeTable, text: str) -> None:
     table.inside_only = set(notes.inside_only) | set(notes.internal) | set(notes.noreturn)
     table.borrows = set(notes.borrows)
     table.optional = {fn: set(names) for fn, names in notes.optional.items()}
+    table.flag_needs.update(f.name for f in notes.field_flags)
+    table.needed_bits.update(f.value for f in notes.field_flags)
     table.returns = {r.function: r.text for r in notes.returns}
     wrappers = [Wrapper(w.function, tuple(w.args), w.caller, tuple(w.params)) for w in notes.wrappers]
     table.fixed_args = fixed_arguments(wrappers)

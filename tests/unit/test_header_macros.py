@@ -112,3 +112,23 @@ def test_a_word_naming_one_option_taker_names_its_group_however_many_functions_s
     assert "convert" in words and "pattern" in words and "compile" in words
     assert "match" not in words  # three option takers share it
     assert "zq" not in words
+
+
+def test_a_field_flag_left_out_of_the_kept_groups_still_keeps_its_bit_out(tmp_path: Path) -> None:
+    from fuzzkit.header_macros import field_flags
+
+    path = tmp_path / "zq.h"
+    path.write_text(FIELD_HEADER)
+    where = {line.split()[1]: (int(line.split()[2], 16), str(path), n)
+             for n, line in enumerate(FIELD_HEADER.splitlines(), 1) if line.startswith("#define")}
+    flags = field_flags(where, {"code", "re_endp", "count"})
+    assert [(f.name, f.value, f.fields) for f in flags] == [("ZQ_PEND", 0x800, ["re_endp"]),
+                                                           ("ZQ_COUNT", 0x1000, ["count"])]
+    # The prompt's budget kept another group only, whose constant shares the bit.
+    facts = HeaderFacts(macros=[Macro("ZQ_OTHER_MODE", 0x800, 1), Macro("ZQ_OTHER_B", 0x4000, 1),
+                                Macro("ZQ_OTHER_C", 0x8000, 1)], field_flags=flags)
+    text = facts.render()
+    assert "field_flags" in text and HeaderFacts.from_dict(facts.to_dict()).field_flags == flags
+    with using(read_types(text)):
+        picks = high_flags("cflags", "int")
+    assert 0x4000 in picks and 0x800 not in picks
