@@ -95,7 +95,7 @@ def test_bank_open_stress_writes_its_count_as_a_table(
 def test_context_bench_writes_one_row_per_arm(tmp_path: Path, load: Any,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     yaml_file = tmp_path / "lib.yaml"
-    yaml_file.write_text("project: cJSON\n")
+    yaml_file.write_text("project: cjson\n")
     bench, out = load("context_bench"), tmp_path / "r.md"
     args, command = _written(bench, "context_bench.py", [str(yaml_file)], out, monkeypatch)
     arm = {"calls": 22, "median": 3439, "p95": 16619, "total": 131903, "compiling": 2, "running": 2,
