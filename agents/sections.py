@@ -232,17 +232,21 @@ def types_section(state: Mapping[str, Any]) -> str:
     return facts.render() or "(none)"
 
 
+def _called_and_facts(state: Mapping[str, Any]) -> tuple[set[str], HeaderFacts]:
+    """The names the harness calls, and the header facts (for the crash record's documented facts)."""
+    return set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or "")), \
+        HeaderFacts.from_dict(state.get("header_facts"))
+
+
 def utf8_arguments(state: Mapping[str, Any]) -> dict[str, list[str]]:
     """The UTF-8 text parameters (documentation) of the functions the harness calls."""
-    called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
-    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    called, facts = _called_and_facts(state)
     return {fn: list(names) for fn, names in facts.utf8.items() if fn in called}
 
 
 def documented_conditions(state: Mapping[str, Any]) -> dict[str, list[str]]:
     """The conditions the documentation asserts on the parameters of the functions the harness calls."""
-    called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
-    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    called, facts = _called_and_facts(state)
     return {fn: list(conds) for fn, conds in facts.conditions.items() if fn in called}
 
 
@@ -252,8 +256,7 @@ def terminated_arguments(state: Mapping[str, Any]) -> dict[str, Any]:
     The parameters of the called functions documented so, and the option constants whose
     documentation says the input is NUL-terminated (with their values, when known).
     """
-    called = set(re.findall(r"\b(\w+)\s*\(", state.get("harness_code") or ""))
-    facts = HeaderFacts.from_dict(state.get("header_facts"))
+    called, facts = _called_and_facts(state)
     params = {fn: list(names) for fn, names in facts.terminated.items() if fn in called}
     found = TerminatedInput(params=params, flags=dict(facts.terminated_flags))
     return found.model_dump(mode="json")

@@ -47,7 +47,7 @@ class CrashFacts(_Data):
     input_text: str = ""  # what the input is as text (``not valid UTF-8 ...``)
     utf8: dict[str, list[str]] = Field(default_factory=dict)  # function -> its UTF-8 text parameters
     terminated: TerminatedInput = Field(default_factory=TerminatedInput)
-    # function -> the conditions its documentation asserts on its parameters (fuzzkit.doc_conditions)
+    # function -> the conditions its documentation asserts on its parameters (fuzzkit.param_docs)
     conditions: dict[str, list[str]] = Field(default_factory=dict)
     location: str = ""  # where the crash analyzer put the fault (harness, library), once it has
 

@@ -66,7 +66,6 @@ class Macro:
     scope: tuple[str, ...] = ()  # the functions the comment above its group names (fuzzkit.header_macros)
     only: tuple[str, ...] = ()  # its own comment: "f() only"
     not_for: tuple[str, ...] = ()  # its own comment: "not for f()"
-    needs: tuple[str, ...] = ()  # record fields its own comment names: set them before passing it
 
 
 class Releaser(BaseModel):
@@ -146,9 +145,7 @@ class MacroGroup(BaseModel):
     """Integer ``#define`` lines that sit together in a header (:class:`Macro`).
 
     ``scope``: the functions the comment above the group names (its flags); ``only`` and
-    ``not_for``: per constant, the functions its own comment limits it to or rules out;
-    ``needs``: per constant, the fields of an argument its own comment names (``pass the end
-    by re_endp``): the call then reads them, so the constant is passed only with them set.
+    ``not_for``: per constant, the functions its own comment limits it to or rules out.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -157,7 +154,6 @@ class MacroGroup(BaseModel):
     constants: dict[str, int] = Field(default_factory=dict)
     only: dict[str, list[str]] = Field(default_factory=dict)
     not_for: dict[str, list[str]] = Field(default_factory=dict)
-    needs: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class ConstantFacts(BaseModel):
@@ -170,8 +166,8 @@ class ConstantFacts(BaseModel):
 
 
 CONSTANTS_KIND = "constants"  # the kind of the ``## Types`` section's block of enums and macros
-CONSTANTS_LEGEND = ("Enums (`typedef: true`: no tag) and #define groups (`scope`: the functions they serve; "
-                    "`needs`: fields a constant makes the call read, set them first), as data:")
+CONSTANTS_LEGEND = ("Enums (`typedef: true`: no tag) and #define groups (`scope`: the functions they serve), "
+                    "as data:")
 
 
 class WrapperCall(BaseModel):
@@ -292,7 +288,7 @@ class HeaderFacts:
     # (fuzzkit.param_docs), with their values (None: not a plain integer)
     terminated: dict[str, list[str]] = field(default_factory=dict)
     terminated_flags: dict[str, int | None] = field(default_factory=dict)
-    # function -> the C conditions its documentation asserts on its parameters (fuzzkit.doc_conditions)
+    # function -> the C conditions its documentation asserts on its parameters (fuzzkit.param_docs)
     conditions: dict[str, list[str]] = field(default_factory=dict)
     # flags whose own comment names a field of an argument (fuzzkit.header_macros.field_flags)
     field_flags: list[FieldFlag] = field(default_factory=list)
@@ -317,7 +313,7 @@ class HeaderFacts:
             enums=[Enum(e["name"], tuple((c[0], c[1]) for c in e["constants"]), bool(e.get("typedef")))
                    for e in data.get("enums", [])],
             macros=[Macro(m["name"], m["value"], m["group"], tuple(m.get("scope", ())),
-                          tuple(m.get("only", ())), tuple(m.get("not_for", ())), tuple(m.get("needs", ())))
+                          tuple(m.get("only", ())), tuple(m.get("not_for", ())))
                     for m in data.get("macros", [])],
             releasers=[Releaser.model_validate(r) for r in data.get("releasers", [])],
             returns=dict(data.get("returns", {})),
@@ -378,8 +374,6 @@ class HeaderFacts:
                 groups[-1].only[m.name] = list(m.only)
             elif m.not_for:
                 groups[-1].not_for[m.name] = list(m.not_for)
-            if m.needs:
-                groups[-1].needs[m.name] = list(m.needs)
             last_group = m.group
         return ConstantFacts(macros=groups, enums=[
             EnumConstants(name=e.name, typedef=e.typedef, constants=dict(e.constants)) for e in self.enums])

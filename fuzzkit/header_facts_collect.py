@@ -189,7 +189,7 @@ class _Collector:
             enums=_cap_enums(self._relevant_enums(reach)),
             macros=scope_groups(relevant_macros(self.macros, words, option_owner_words(self.api), any(
                 OPTION_PARAM.search(p.name) or (not p.name and "int32" in p.type)
-                for d in self.api for p in d.params)), self.macros, self.api_names, fields),
+                for d in self.api for p in d.params)), self.macros, self.api_names),
             wrappers=list(self.wrappers),
         )
         facts.field_flags = field_flags(self.macros, fields)

@@ -14,7 +14,7 @@ Nothing here knows any particular library.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from fuzzkit.api import FunctionDecl
@@ -94,29 +94,30 @@ def option_owner_words(api: Sequence[FunctionDecl]) -> set[str]:
     return {w for d in takers for w in _words(d.name) if len(w) >= 4 and counts[w] <= 2 and w not in prefix}
 
 
-def scope_groups(kept: list[Macro], macros: Macros, api_names: Collection[str],
-                 fields: Collection[str] = ()) -> list[Macro]:
-    """``kept`` with the functions each group is for, and each bit's own narrowing, filled in.
-
-    ``fields``: the fields of the API's records; a bit whose own comment names one (``pass the
-    end by re_endp``) makes the call read it, and says so (:attr:`Macro.needs`).
-    """
+def _line_reader() -> Callable[[str], list[str]]:
+    """A reader of a header's lines that reads each file once (no lines for one it cannot read)."""
     texts: dict[str, list[str]] = {}
 
     def lines(path: str) -> list[str]:
         if path not in texts:
             try:
-                texts[path] = Path(path).read_text(errors="replace").splitlines()
+                texts[path] = Path(path).read_text(errors="replace").splitlines() if path else []
             except OSError:
                 texts[path] = []
         return texts[path]
 
+    return lines
+
+
+def scope_groups(kept: list[Macro], macros: Macros, api_names: Collection[str]) -> list[Macro]:
+    """``kept`` with the functions each group is for, and each bit's own narrowing, filled in."""
+    lines = _line_reader()
     out: list[Macro] = []
     scope: tuple[str, ...] = ()
     group = None
     for m in kept:
         _value, path, line = macros.get(m.name, (0, "", 0))
-        text = lines(path) if path else []
+        text = lines(path)
         if m.group != group:
             group = m.group
             scope = _functions(_first_sentence(_comment_above(text, line - 1)), api_names)
@@ -124,7 +125,7 @@ def scope_groups(kept: list[Macro], macros: Macros, api_names: Collection[str],
         named = _functions(note, api_names)
         only = named if named and _ONLY.search(note) and not _NOT_FOR.search(note) else ()
         not_for = named if named and _NOT_FOR.search(note) else ()
-        out.append(Macro(m.name, m.value, m.group, scope, only, not_for, _named_fields(note, fields)))
+        out.append(Macro(m.name, m.value, m.group, scope, only, not_for))
     return out
 
 
@@ -135,14 +136,9 @@ def field_flags(macros: Macros, fields: Collection[str]) -> list[FieldFlag]:
     such a flag must never be drawn, whichever constant of a kept group shares it.
     """
     found: list[FieldFlag] = []
-    texts: dict[str, list[str]] = {}
+    lines = _line_reader()
     for name, (value, path, line) in sorted(macros.items(), key=lambda kv: (kv[1][1], kv[1][2])):
-        if path not in texts:
-            try:
-                texts[path] = Path(path).read_text(errors="replace").splitlines()
-            except OSError:
-                texts[path] = []
-        text = texts[path]
+        text = lines(path)
         note = _trailing_comment(text[line - 1]) if 0 < line <= len(text) else ""
         if named := _named_fields(note, fields):
             found.append(FieldFlag(name=name, value=value, fields=list(named)))

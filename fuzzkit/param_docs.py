@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from fuzzkit.api import FunctionDecl
-from fuzzkit.doc_conditions import documented_conditions
+from fuzzkit.doc_conditions import asserted
 
 MAX_BYTES = 64 << 20  # read no more than this much source in all
 
@@ -70,14 +70,14 @@ class ParamFacts(NamedTuple):
     utf8: dict[str, list[str]]
     docs: dict[str, str]
     terminated: Terminated
-    conditions: dict[str, list[str]]  # function -> conditions its comment asserts (fuzzkit.doc_conditions)
+    conditions: dict[str, list[str]]  # function -> conditions its comment asserts (documented_conditions)
 
 
 def param_facts(files: Iterable[str | Path], api: Sequence[FunctionDecl]) -> ParamFacts:
     """The parameter facts of ``api`` from one read of the files.
 
     :func:`optional_params`, :func:`utf8_params`, :func:`definition_docs`, :func:`terminated_inputs`
-    and :func:`fuzzkit.doc_conditions.documented_conditions`.
+    and :func:`documented_conditions`.
 
     The files are read once.
     """
@@ -270,6 +270,29 @@ def definition_docs(files: Iterable[str | Path], names: Collection[str]) -> dict
     uses it where the headers leave a function undocumented.
     """
     return _definition_docs(_read(files), names)
+
+
+def documented_conditions(texts: Iterable[str], api: Sequence[FunctionDecl]) -> dict[str, list[str]]:
+    """``{function: [condition, ...]}``: the C conditions each function's comment asserts.
+
+    A comment documents the function it names first or whose declaration follows it
+    (:func:`_documented`); :func:`fuzzkit.doc_conditions.asserted` reads its conditions.
+    """
+    params = {d.name: [p.name for p in d.params if p.name] for d in api}
+    found: dict[str, list[str]] = {}
+    for text in texts:
+        if not _ASSERT_TAG.search(text):
+            continue
+        for m in _COMMENT.finditer(text):
+            fn = _documented(m.group(1), text, m.end(), params) if _ASSERT_TAG.search(m.group(1)) else None
+            if fn is None:
+                continue
+            known = found.setdefault(fn, [])
+            known += [c for c in asserted(_LEAD.sub("", m.group(1)), params[fn]) if c not in known]
+    return {fn: conds for fn, conds in found.items() if conds}
+
+
+_ASSERT_TAG = re.compile(r"[@\\](?:assert|pre)\b")
 
 
 def _definition_docs(texts: Iterable[str], names: Collection[str]) -> dict[str, str]:

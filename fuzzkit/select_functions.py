@@ -263,8 +263,15 @@ def _spread(ranked: list[FunctionDecl], scores: Mapping[str, int], common: Colle
     def worth(d: FunctionDecl) -> int:
         return scores[d.name] - 7 * sum(_related(d.name, c.name, common) for c in chosen)
 
+    near: dict[str, frozenset[str]] = {}  # each candidate's reach, computed once
+
+    def reach(name: str) -> frozenset[str]:
+        if name not in near:
+            near[name] = calls.reach(name, DEPTH)
+        return near[name]
+
     def stale(d: FunctionDecl) -> bool:
-        return bool(calls.sizes) and calls.size(calls.reach(d.name, DEPTH) - reached) < least
+        return bool(calls.sizes) and calls.size(reach(d.name) - reached) < least
 
     def covered(d: FunctionDecl, waiting: list[FunctionDecl]) -> bool:
         words = _words(d.name)
@@ -278,7 +285,7 @@ def _spread(ranked: list[FunctionDecl], scores: Mapping[str, int], common: Colle
             break
         best = min(waiting, key=lambda d: (-(worth(d) - 3 * covered(d, waiting)), order[d.name]))
         chosen.append(best)
-        reached.update(calls.reach(best.name, DEPTH))
+        reached.update(reach(best.name))
     return sorted(chosen, key=lambda d: (-scores[d.name], order[d.name]))
 
 

@@ -25,6 +25,7 @@ from agents.offline.fixer_input import insert_before
 from agents.offline.object_kinds import unmet_kinds
 from fuzzkit.api import FunctionDecl
 from fuzzkit.crash_facts import read_crash
+from fuzzkit.doc_conditions import field_conditions
 from fuzzkit.vocabulary import c_words
 
 _NAME = re.compile(r"(->|\.)?\s*\b([A-Za-z_]\w*)\b(\s*\()?")
@@ -57,7 +58,8 @@ def guard_precondition(code: str, triage: str, api: list[FunctionDecl]) -> tuple
     if bounded:
         return bounded, (f"pass {decl.name} an argument that meets its asserted precondition "
                          f"`{cond}` (the failed assertion was on it)")
-    check = _on_arguments(cond, decl, args, names, public=_MACRO.findall(documented))
+    kinds = field_conditions([documented], [p.name for p in decl.params if p.name]) if documented else []
+    check = _on_arguments(cond, decl, args, names, public=[constant for _p, _f, constant in kinds])
     if check is None:
         return code, None
     test, macros = check

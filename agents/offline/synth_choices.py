@@ -229,21 +229,20 @@ def high_flags(param_name: str, ctype: str) -> tuple[int, ...]:
     names += [c for members in table.enum_members.values() for c in members]
     # Below the sign bit of an int: the harness keeps the values in an int table.
     bits = min(ckinds.integer_bits(ctype), 32) - 1
-    values = {v for c in names if (v := table.constants.get(c, 0)) > 255 and _usable_flag(c, v, bits)}
-    # A bit that makes some call read a field: whatever constant of another group shares it.
-    values -= {table.constants.get(c, 0) for c in table.flag_needs} | table.needed_bits
-    return tuple(sorted(values)[:63])
+    values = sorted({v for c in names if (v := table.constants.get(c, 0)) > 255 and _usable_flag(c, v, bits)})
+    return tuple(values[:63])
 
 
 def _usable_flag(name: str, value: int, bits: int) -> bool:
     """A single-bit value below ``1 << bits`` that neither hands memory over nor trusts the input.
 
-    Nor one whose comment names a field of an argument the call then reads (``needs``): the
-    harness leaves the fields of what it passes zeroed.
+    Nor the bit of a flag whose comment names a field of an argument the call then reads (the
+    notes' ``field_flags``), under whichever constant's name: the harness leaves the fields of
+    what it passes zeroed.
     """
     return 0 < value < (1 << bits) and value & (value - 1) == 0 \
         and not OWNERSHIP_FLAG.search(name) and not TRUSTING_FLAG.search(name) \
-        and name not in active().flag_needs
+        and value not in active().needed_bits
 
 
 def _option_word(param_name: str, ctype: str) -> bool:

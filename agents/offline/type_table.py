@@ -68,8 +68,7 @@ class TypeTable:
     flag_scope: dict[str, frozenset[str]] = field(default_factory=dict)
     flag_only: dict[str, frozenset[str]] = field(default_factory=dict)
     flag_not_for: dict[str, frozenset[str]] = field(default_factory=dict)
-    flag_needs: set[str] = field(default_factory=set)  # constants that make the call read a field
-    needed_bits: set[int] = field(default_factory=set)  # their values (whatever group shares them)
+    needed_bits: set[int] = field(default_factory=set)  # bits of flags that make the call read a field
     fixed_args: dict[str, dict[int, str]] = field(default_factory=dict)
     arg_names: dict[str, dict[int, str]] = field(default_factory=dict)  # from the header's wrappers
     instances: list[tuple[str, str]] = field(default_factory=list)  # (name, type) the library defines
@@ -193,7 +192,6 @@ def _read_notes(table: TypeTable, text: str) -> None:
     table.inside_only = set(notes.inside_only) | set(notes.internal) | set(notes.noreturn)
     table.borrows = set(notes.borrows)
     table.optional = {fn: set(names) for fn, names in notes.optional.items()}
-    table.flag_needs.update(f.name for f in notes.field_flags)
     table.needed_bits.update(f.value for f in notes.field_flags)
     table.returns = {r.function: r.text for r in notes.returns}
     wrappers = [Wrapper(w.function, tuple(w.args), w.caller, tuple(w.params)) for w in notes.wrappers]
@@ -223,7 +221,6 @@ def _read_constants(table: TypeTable, text: str) -> None:
             table.flag_scope.update(dict.fromkeys(g.constants, frozenset(g.scope)))
         table.flag_only.update({name: frozenset(fns) for name, fns in g.only.items()})
         table.flag_not_for.update({name: frozenset(fns) for name, fns in g.not_for.items()})
-        table.flag_needs.update(g.needs)
 
 
 def _read_declarations(table: TypeTable, text: str) -> None:

@@ -7,7 +7,7 @@ although the target itself ran fine.
 
 from __future__ import annotations
 
-from agents.offline.followups import crashed_followup, drop_followup
+from agents.offline.followups import crashed_followup, drop_followup, without_crashed_followup
 
 HARNESS = """\
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -75,8 +75,6 @@ ABORT = {"kind": "deadly-signal", "frames": [
 
 def test_the_enhancer_s_stack_starts_past_the_fuzzer_s_own_frames() -> None:
     from agents.crash_analyzer import stack_text
-    from agents.offline.followups import without_crashed_followup
-
     stack = stack_text(ABORT, limit=8)
     assert "LLVMFuzzerTestOneInput /run/harness.c:12" in stack and "__sanitizer" not in stack
     dropped = without_crashed_followup(HARNESS, stack, "kx_search")

@@ -6,8 +6,9 @@ from pathlib import Path
 
 from agents.offline.synth_choices import high_flags, scoped_flags
 from agents.offline.type_table import read_types, using
+from fuzzkit.api import FunctionDecl, Param
 from fuzzkit.header_facts import HeaderFacts, Macro
-from fuzzkit.header_macros import scope_groups
+from fuzzkit.header_macros import field_flags, option_owner_words, scope_groups
 
 HEADER = """\
 /* Flags for zq_open(). The stream they make is read by zq_read() and
@@ -74,31 +75,7 @@ int zq_compile(zq_regex *re, const char *pattern, int cflags);
 """
 
 
-def test_a_flag_whose_comment_names_a_field_is_never_drawn_for_an_option_word(tmp_path: Path) -> None:
-    path = tmp_path / "zq.h"
-    path.write_text(FIELD_HEADER)
-    where = {line.split()[1]: (int(line.split()[2], 16), str(path), n)
-             for n, line in enumerate(FIELD_HEADER.splitlines(), 1) if line.startswith("#define")}
-    kept = [Macro(name, value, 0) for name, (value, _p, _l) in where.items()]
-    scoped = {m.name: m for m in scope_groups(kept, where, {"zq_compile"}, {"code", "re_endp", "count"})}
-    # A field of its own name, or one the comment calls a field; a plain word is no field.
-    assert scoped["ZQ_PEND"].needs == ("re_endp",) and scoped["ZQ_COUNT"].needs == ("count",)
-    assert scoped["ZQ_NOSPEC"].needs == () and scoped["ZQ_ICASE"].needs == ()
-    # Another group's constant sharing the bit does not bring it back.
-    others = [Macro("ZQ_OTHER_MODE", 0x800, 1), Macro("ZQ_OTHER_B", 0x4000, 1)]
-    facts = HeaderFacts(macros=[*scoped.values(), *others])
-    text = facts.render()
-    assert "needs:" in text and HeaderFacts.from_dict(facts.to_dict()).macros == facts.macros
-    with using(read_types(text)):
-        picks = high_flags("cflags", "int")
-    assert 0x100 in picks and 0x2000 in picks and 0x4000 in picks
-    assert 0x800 not in picks and 0x1000 not in picks
-
-
 def test_a_word_naming_one_option_taker_names_its_group_however_many_functions_share_it() -> None:
-    from fuzzkit.api import FunctionDecl, Param
-    from fuzzkit.header_macros import option_owner_words
-
     def fn(name: str, *types: str) -> FunctionDecl:
         return FunctionDecl(name, "int", tuple(Param("", t) for t in types))
 
@@ -114,21 +91,24 @@ def test_a_word_naming_one_option_taker_names_its_group_however_many_functions_s
     assert "zq" not in words
 
 
-def test_a_field_flag_left_out_of_the_kept_groups_still_keeps_its_bit_out(tmp_path: Path) -> None:
-    from fuzzkit.header_macros import field_flags
-
+def test_a_flag_whose_comment_names_a_field_is_never_drawn_for_an_option_word(tmp_path: Path) -> None:
     path = tmp_path / "zq.h"
     path.write_text(FIELD_HEADER)
     where = {line.split()[1]: (int(line.split()[2], 16), str(path), n)
              for n, line in enumerate(FIELD_HEADER.splitlines(), 1) if line.startswith("#define")}
     flags = field_flags(where, {"code", "re_endp", "count"})
+    # A field of its own name, or one the comment calls a field; a plain word ("count nothing") is none.
     assert [(f.name, f.value, f.fields) for f in flags] == [("ZQ_PEND", 0x800, ["re_endp"]),
                                                            ("ZQ_COUNT", 0x1000, ["count"])]
-    # The prompt's budget kept another group only, whose constant shares the bit.
-    facts = HeaderFacts(macros=[Macro("ZQ_OTHER_MODE", 0x800, 1), Macro("ZQ_OTHER_B", 0x4000, 1),
-                                Macro("ZQ_OTHER_C", 0x8000, 1)], field_flags=flags)
-    text = facts.render()
-    assert "field_flags" in text and HeaderFacts.from_dict(facts.to_dict()).field_flags == flags
-    with using(read_types(text)):
-        picks = high_flags("cflags", "int")
-    assert 0x4000 in picks and 0x800 not in picks
+    # Kept or not by the prompt's budget, the flags' bits stay out, under any constant's name.
+    kept = [Macro(name, value, 0) for name, (value, _p, _l) in where.items()]
+    others = [Macro("ZQ_OTHER_MODE", 0x800, 1), Macro("ZQ_OTHER_B", 0x4000, 1)]
+    for macros in ([*kept, *others], others):
+        facts = HeaderFacts(macros=macros, field_flags=flags)
+        text = facts.render()
+        assert "field_flags" in text and HeaderFacts.from_dict(facts.to_dict()).field_flags == flags
+        with using(read_types(text)):
+            picks = high_flags("cflags", "int")
+        assert 0x4000 in picks and 0x800 not in picks and 0x1000 not in picks
+    with using(read_types(HeaderFacts(macros=kept, field_flags=flags).render())):
+        assert {0x100, 0x2000} <= set(high_flags("cflags", "int"))
